@@ -1,0 +1,16 @@
+# Warnings and sanitizers for pipescope's own targets (not forced on projects that consume it).
+add_library(pipescope_build_flags INTERFACE)
+target_compile_options(pipescope_build_flags INTERFACE -Wall -Wextra -Wpedantic)
+
+if(PIPESCOPE_SANITIZE STREQUAL "address")
+  set(_ps_san -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+elseif(PIPESCOPE_SANITIZE STREQUAL "thread")
+  set(_ps_san -fsanitize=thread -fno-omit-frame-pointer)
+elseif(NOT PIPESCOPE_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "PIPESCOPE_SANITIZE must be empty, 'address' or 'thread', not '${PIPESCOPE_SANITIZE}'")
+endif()
+if(_ps_san)
+  # Applied globally so that every object (and the tests) is instrumented the same way.
+  add_compile_options(${_ps_san})
+  add_link_options(${_ps_san})
+endif()

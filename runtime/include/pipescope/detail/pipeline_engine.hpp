@@ -1,0 +1,71 @@
+// Internal: what an iteration's inline fast path needs to know about the policy running it.
+//
+// Vocabulary follows Cilk-P (seed 001 §2, §9): every iteration has a *stage counter* holding the
+// stage of the node it runs now; node (i-1, j) is finished once iteration i-1's counter exceeds j.
+// The implicit last serial stage is `final_stage`; an iteration's counter never needs to exceed it,
+// because retirement is tracked by the pipeline-wide `retired` watermark instead (iterations retire
+// in order, so "iteration i-1 retired" is simply retired >= i).
+#pragma once
+
+#include <pipescope/detail/job.hpp>
+
+#include <atomic>
+#include <coroutine>
+#include <cstdint>
+#include <exception>
+#include <limits>
+
+namespace pipescope {
+class iteration;
+class pipeline_observer;
+}  // namespace pipescope
+
+namespace pipescope::detail {
+
+inline constexpr std::uint64_t final_stage = std::numeric_limits<std::uint64_t>::max() - 1;
+inline constexpr std::uint64_t retired_stage = std::numeric_limits<std::uint64_t>::max();
+
+// Thrown out of a stage boundary when the pipeline is stopping because another stage threw:
+// it unwinds the in-flight iteration's frame and is never reported to the caller.
+struct pipeline_cancelled {};
+
+[[noreturn]] void throw_bad_stage(std::uint64_t index, std::uint64_t current, std::uint64_t next);
+
+// Per in-flight iteration state, one per throttle slot (iteration i lives in slot i mod K).
+// Slots are stable memory for the whole loop, so other workers may inspect them at any time.
+struct alignas(64) iteration_slot {
+    std::atomic<std::uint64_t> counter{0};   // stage of the node running now
+    std::atomic<std::uint64_t> index{0};     // iteration held by the slot (published last)
+    // (suspension serial << 1) | suspended. Claiming a suspended iteration is one CAS from an odd
+    // to the next even value; the serial makes a stale claim fail (no ABA across re-suspensions).
+    std::atomic<std::uint64_t> status{0};
+    std::atomic<std::uint64_t> waiting_stage{0};
+    std::coroutine_handle<> handle;
+};
+
+class pipeline_engine {
+public:
+    // The iteration leaves stage 0: the loop may start its next iteration (seed 001 §5: the
+    // continuation of the control frame is pushed, the worker follows the iteration).
+    virtual void release_control(iteration& it) noexcept = 0;
+    // Eager enabling: after publishing a new stage, look whether iteration i+1 waits for it.
+    virtual void check_right(iteration& it) noexcept = 0;
+    // The cross edge into the current node is not satisfied yet. Returns true if the iteration is
+    // now suspended (someone else will resume it), false if it may go on after all.
+    virtual bool suspend(iteration& it, std::coroutine_handle<> h) noexcept = 0;
+    // The body returned: run the implicit final stage and retire. Returns what to run next.
+    virtual std::coroutine_handle<> finish_iteration(iteration& it) noexcept = 0;
+    virtual void record_exception(std::exception_ptr e) noexcept = 0;
+
+    // Observer hooks, called only when an observer is installed.
+    void notify_node_end(const iteration& it, std::uint64_t next_stage) noexcept;
+    void notify_node_begin(const iteration& it, bool waited) noexcept;
+
+    std::atomic<bool> stopping{false};        // an exception was recorded: unwind, start nothing
+    std::atomic<std::uint64_t> retired{0};    // iterations [0, retired) have retired
+
+protected:
+    ~pipeline_engine() = default;
+};
+
+}  // namespace pipescope::detail

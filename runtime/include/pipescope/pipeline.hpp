@@ -1,0 +1,230 @@
+// pipescope — on-the-fly pipelines (Cilk-P's pipe_while, seed 001 §2).
+//
+//     pipescope::pipe_while(sched, [&] { return reader.more(); },          // evaluated in stage 0
+//         [&](pipescope::iteration& it) -> pipescope::pipe_task {
+//             auto chunk = reader.next();                                  // stage 0: serial
+//             co_await it.stage(1);                                        // stage 1: parallel
+//             auto packed = compress(chunk);
+//             co_await it.stage_wait(2);                                   // stage 2: after (i-1, 2)
+//             writer.write(packed);
+//         });
+//
+// Each iteration is a C++20 coroutine whose frame holds the iteration's state. Stage numbers
+// strictly increase and may skip (null nodes); which boundaries wait may differ per iteration.
+// Every iteration ends in an implicit serial stage, so iterations retire in order.
+#pragma once
+
+#include <pipescope/detail/pipeline_engine.hpp>
+#include <pipescope/scheduler.hpp>
+
+#include <coroutine>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace pipescope {
+
+// How a pipe_while loop is scheduled.
+struct pipeline_options {
+    std::string policy = "piper";       // "piper" or "serial" (the serial elision)
+    unsigned throttle = 0;              // K, most iterations in flight; 0 means 4P (seed 001 §10)
+    bool lazy_enabling = true;          // seed 001 §9
+    bool dependency_folding = true;     // seed 001 §9
+    pipeline_observer* observer = nullptr;
+};
+
+// What happened, counted by the runtime (cheap, always on).
+struct pipeline_stats {
+    std::uint64_t iterations = 0;
+    std::uint64_t peak_live = 0;        // most iterations in flight at once
+    std::uint64_t suspensions = 0;      // cross edges found unsatisfied
+    std::uint64_t throttle_waits = 0;   // times the loop waited for an iteration to retire
+    std::uint64_t tail_swaps = 0;
+    unsigned throttle = 0;              // K actually used
+};
+
+// Hooks a test or tool installs to watch a loop (Taskflow-style observer: no cost when absent).
+// Calls come from worker threads, concurrently; `worker` is this_worker_index().
+class pipeline_observer {
+public:
+    virtual ~pipeline_observer() = default;
+    virtual void on_iteration_start(std::uint64_t /*i*/, int /*worker*/) {}
+    // Node (i, stage) begins; `waited` when it was entered through stage_wait.
+    virtual void on_node_begin(std::uint64_t /*i*/, std::uint64_t /*stage*/, bool /*waited*/, int /*worker*/) {}
+    // Node (i, stage) ended and the iteration moves on to next_stage (final_stage() at the end);
+    // called before the new stage is visible to other iterations.
+    virtual void on_node_end(std::uint64_t /*i*/, std::uint64_t /*stage*/, std::uint64_t /*next*/, int /*worker*/) {}
+    // Called before the retirement is visible to other iterations.
+    virtual void on_iteration_retire(std::uint64_t /*i*/, int /*worker*/) {}
+    static constexpr std::uint64_t final_stage() { return detail::final_stage; }
+};
+
+class pipe_task;
+
+// The handle an iteration body receives. Lives as long as the iteration.
+class iteration {
+    struct stage_awaiter {
+        iteration& it;
+        std::uint64_t stage;
+        bool wait;
+        bool await_ready() {
+            if (stage >= detail::final_stage) [[unlikely]]
+                detail::throw_bad_stage(it.index_, it.stage_, stage);
+            return it.enter(stage, wait);
+        }
+        bool await_suspend(std::coroutine_handle<> h) noexcept { return it.engine_->suspend(it, h); }
+        void await_resume() { it.resumed(wait); }
+    };
+
+public:
+    std::uint64_t index() const noexcept { return index_; }
+    std::uint64_t current_stage() const noexcept { return stage_; }
+
+    // End the current node; the next one, (i, j), may start at once.
+    stage_awaiter stage(std::uint64_t j) noexcept { return {*this, j, false}; }
+    stage_awaiter stage() noexcept { return {*this, stage_ + 1, false}; }
+    // End the current node; (i, j) starts once (i-1, j) has finished (a cross edge).
+    stage_awaiter stage_wait(std::uint64_t j) noexcept { return {*this, j, true}; }
+    stage_awaiter stage_wait() noexcept { return {*this, stage_ + 1, true}; }
+
+private:
+    friend class pipe_task;
+
+    // Moves the iteration to stage j. Inline fast path: no read-modify-write, no suspension when
+    // the cross edge is known (or found) satisfied.
+    bool enter(std::uint64_t j, bool wait) {
+        if (j <= stage_) [[unlikely]] detail::throw_bad_stage(index_, stage_, j);
+        if (observer_) [[unlikely]] engine_->notify_node_end(*this, j);
+        const std::uint64_t was = stage_;
+        stage_ = j;
+        slot_->counter.store(j, std::memory_order_release);
+        if (was == 0) [[unlikely]] engine_->release_control(*this);
+        if (eager_) [[unlikely]] engine_->check_right(*this);
+        if (!wait) return true;
+        // Dynamic dependency folding (seed 001 §9): trust the cached counter of iteration i-1.
+        if (folding_ && prev_seen_ > j) return true;
+        prev_seen_ = read_prev(j);
+        return prev_seen_ > j;
+    }
+
+    // The stage counter of iteration i-1 as far as node (i, j) is concerned: any value > j means
+    // (i-1, j) is done. The slot may already hold a later iteration (i-1 retired): then any value
+    // read is > j or the watermark says retired.
+    std::uint64_t read_prev(std::uint64_t j) const noexcept {
+        if (!prev_slot_) return detail::retired_stage;
+        const std::uint64_t c = prev_slot_->counter.load(std::memory_order_acquire);
+        if (c > j) return c;
+        if (engine_->retired.load(std::memory_order_acquire) >= index_) return detail::retired_stage;
+        return c;
+    }
+
+    void resumed(bool waited) {
+        if (engine_->stopping.load(std::memory_order_relaxed)) [[unlikely]]
+            throw detail::pipeline_cancelled{};
+        if (observer_) [[unlikely]] engine_->notify_node_begin(*this, waited);
+    }
+
+public:  // set up by the engine that runs the iteration
+    struct setup {
+        detail::pipeline_engine* engine;
+        detail::iteration_slot* slot;
+        detail::iteration_slot* prev_slot;  // nullptr: no previous iteration can be in flight
+        std::uint64_t index;
+        pipeline_observer* observer;
+        bool folding;
+        bool eager;
+    };
+    void reset(const setup& s) noexcept {
+        engine_ = s.engine;
+        slot_ = s.slot;
+        prev_slot_ = s.prev_slot;
+        observer_ = s.observer;
+        index_ = s.index;
+        stage_ = 0;
+        prev_seen_ = s.prev_slot ? 0 : detail::retired_stage;
+        folding_ = s.folding;
+        eager_ = s.eager;
+    }
+    detail::iteration_slot* slot() const noexcept { return slot_; }
+    pipeline_observer* observer() const noexcept { return observer_; }
+    void set_prev_seen(std::uint64_t c) noexcept { prev_seen_ = c; }
+    detail::pipeline_engine* engine() const noexcept { return engine_; }
+    bool enter_final() { return enter(detail::final_stage, true); }
+
+private:
+    detail::pipeline_engine* engine_ = nullptr;
+    detail::iteration_slot* slot_ = nullptr;
+    detail::iteration_slot* prev_slot_ = nullptr;
+    pipeline_observer* observer_ = nullptr;
+    std::uint64_t index_ = 0;
+    std::uint64_t stage_ = 0;
+    std::uint64_t prev_seen_ = 0;   // cached stage counter of iteration i-1
+    bool folding_ = true;
+    bool eager_ = false;
+};
+
+namespace detail {
+void* frame_allocate(std::size_t size);
+void frame_deallocate(void* p, std::size_t size) noexcept;
+}  // namespace detail
+
+// The return type of an iteration body.
+class pipe_task {
+public:
+    struct promise_type {
+        iteration* it = nullptr;   // set by the engine before the first resume
+
+        pipe_task get_return_object() noexcept {
+            return pipe_task(std::coroutine_handle<promise_type>::from_promise(*this));
+        }
+        std::suspend_always initial_suspend() noexcept { return {}; }
+        auto final_suspend() noexcept {
+            struct final_awaiter {
+                bool await_ready() noexcept { return false; }
+                std::coroutine_handle<> await_suspend(std::coroutine_handle<promise_type> h) noexcept {
+                    iteration& it = *h.promise().it;
+                    return it.engine()->finish_iteration(it);
+                }
+                void await_resume() noexcept {}
+            };
+            return final_awaiter{};
+        }
+        void return_void() noexcept {}
+        void unhandled_exception() noexcept {
+            try {
+                throw;
+            } catch (const detail::pipeline_cancelled&) {
+                // the loop is stopping; unwinding this iteration was the point
+            } catch (...) {
+                it->engine()->record_exception(std::current_exception());
+            }
+        }
+        static void* operator new(std::size_t size) { return detail::frame_allocate(size); }
+        static void operator delete(void* p, std::size_t size) noexcept { detail::frame_deallocate(p, size); }
+    };
+
+    pipe_task(pipe_task&& o) noexcept : h_(o.h_) { o.h_ = nullptr; }
+    pipe_task(const pipe_task&) = delete;
+    ~pipe_task() = default;   // the engine owns the frame once it has the handle
+
+    std::coroutine_handle<promise_type> release() noexcept {
+        auto h = h_;
+        h_ = nullptr;
+        return h;
+    }
+
+private:
+    explicit pipe_task(std::coroutine_handle<promise_type> h) noexcept : h_(h) {}
+    std::coroutine_handle<promise_type> h_;
+};
+
+using pipe_condition = std::function<bool()>;
+using pipe_body = std::function<pipe_task(iteration&)>;
+
+// Runs the loop to completion. Rethrows the first exception a stage (or the condition) threw,
+// after every in-flight iteration has finished or unwound.
+pipeline_stats pipe_while(scheduler& s, const pipe_condition& condition, const pipe_body& body,
+                          const pipeline_options& options = {});
+
+}  // namespace pipescope

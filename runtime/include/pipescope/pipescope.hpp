@@ -1,0 +1,6 @@
+// pipescope — everything a program needs: the scheduler, fork-join task groups, pipe_while.
+#pragma once
+
+#include <pipescope/pipeline.hpp>
+#include <pipescope/scheduler.hpp>
+#include <pipescope/task_group.hpp>

@@ -1,0 +1,228 @@
+#include "piper.hpp"
+
+#include <algorithm>
+
+namespace pipescope::detail {
+
+piper_engine::piper_engine(scheduler& s, const pipe_condition& condition, const pipe_body& body,
+                           const pipeline_options& o)
+    : sched_(s),
+      condition_(condition),
+      body_(body),
+      observer_(o.observer),
+      throttle_(o.throttle ? o.throttle : 4 * s.workers()),
+      lazy_(o.lazy_enabling),
+      folding_(o.dependency_folding),
+      slots_(std::make_unique<slot_record[]>(throttle_)) {
+    for (unsigned k = 0; k < throttle_; ++k) slots_[k].engine = this;
+    control_.engine = this;
+}
+
+pipeline_stats piper_engine::run() {
+    const bool registered = lazy_ && sched_.impl().register_source(this);
+    outstanding_.add(1);   // the control
+    submit(sched_, &control_);
+    outstanding_.wait(sched_);
+    if (registered) sched_.impl().unregister_source(this);
+
+    pipeline_stats st;
+    st.iterations = retired.load(std::memory_order_acquire);
+    st.peak_live = peak_live_;
+    st.suspensions = suspensions_.load(std::memory_order_relaxed);
+    st.throttle_waits = throttle_waits_;
+    st.tail_swaps = tail_swaps_.load(std::memory_order_relaxed);
+    st.throttle = throttle_;
+    errors_.rethrow_and_reset();
+    return st;
+}
+
+void piper_engine::record_exception(std::exception_ptr e) noexcept {
+    errors_.capture(std::move(e));
+    stopping.store(true, std::memory_order_release);
+}
+
+// The control frame: throttle, evaluate the loop condition (part of serial stage 0), start the
+// next iteration. Its continuation is pushed again when that iteration leaves stage 0.
+void piper_engine::control_step() noexcept {
+    if (stopping.load(std::memory_order_acquire)) {
+        outstanding_.arrive();
+        return;
+    }
+    if (created_ - retired.load(std::memory_order_acquire) >= throttle_) {
+        // Throttling edge (§4): wait for the oldest iteration to retire. Dekker-style handshake
+        // with retire(): either it sees throttled_, or we see its retirement.
+        ++throttle_waits_;
+        throttled_.store(true, std::memory_order_seq_cst);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (created_ - retired.load(std::memory_order_seq_cst) >= throttle_) return;
+        if (!throttled_.exchange(false, std::memory_order_acq_rel)) return;  // a retirer runs us
+    }
+    bool more = false;
+    try {
+        more = condition_();
+    } catch (...) {
+        record_exception(std::current_exception());
+    }
+    if (!more || stopping.load(std::memory_order_acquire)) {
+        outstanding_.arrive();
+        return;
+    }
+    start_iteration(created_++);
+}
+
+void piper_engine::start_iteration(std::uint64_t i) noexcept {
+    slot_record& r = record_of(i);
+    peak_live_ = std::max<std::uint64_t>(peak_live_, i + 1 - retired.load(std::memory_order_relaxed));
+    outstanding_.add(1);
+    r.sync.counter.store(0, std::memory_order_relaxed);
+    r.finishing = false;
+    r.it.reset({this, &r.sync, i == 0 ? nullptr : &record_of(i - 1).sync, i, observer_, folding_, !lazy_});
+    try {
+        r.frame = body_(r.it).release();
+    } catch (...) {   // the body could not even start (allocation): nothing to unwind
+        record_exception(std::current_exception());
+        worker* w = sched_.impl().current();
+        w->push(&control_);   // lets the control see `stopping` and end the loop
+        outstanding_.arrive();
+        return;
+    }
+    r.frame.promise().it = &r.it;
+    r.sync.index.store(i, std::memory_order_release);
+    if (observer_) {
+        observer_->on_iteration_start(i, this_worker_index());
+        notify_node_begin(r.it, false);
+    }
+    r.frame.resume();
+}
+
+void piper_engine::release_control(iteration&) noexcept { sched_.impl().current()->push(&control_); }
+
+// How far iteration i-1 has progressed, as seen by node (i, waited_stage).
+std::uint64_t piper_engine::progress_of_predecessor(std::uint64_t i, std::uint64_t waited_stage) noexcept {
+    if (i == 0) return retired_stage;
+    const std::uint64_t c = record_of(i - 1).sync.counter.load(std::memory_order_seq_cst);
+    if (c > waited_stage) return c;
+    if (retired.load(std::memory_order_seq_cst) >= i) return retired_stage;
+    return c;
+}
+
+// Claims iteration r if it is suspended on a cross edge that `predecessor_progress` satisfies.
+piper_engine::slot_record* piper_engine::try_claim(slot_record& r, std::uint64_t predecessor_progress) noexcept {
+    std::uint64_t st = r.sync.status.load(std::memory_order_acquire);
+    if (!(st & 1)) return nullptr;
+    if (predecessor_progress <= r.sync.waiting_stage.load(std::memory_order_relaxed)) return nullptr;
+    if (!r.sync.status.compare_exchange_strong(st, st + 1, std::memory_order_acq_rel)) return nullptr;
+    suspended_.fetch_sub(1, std::memory_order_relaxed);
+    r.it.set_prev_seen(predecessor_progress);
+    return &r;
+}
+
+// Eager enabling: iteration i just published a new stage; enable i+1 if it waits for it.
+// PIPER §5: the worker follows its own iteration and pushes the enabled node of i+1.
+void piper_engine::check_right(iteration& it) noexcept {
+    const std::uint64_t next = it.index() + 1;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    slot_record& n = record_of(next);
+    if (n.sync.index.load(std::memory_order_acquire) != next) return;
+    if (slot_record* claimed = try_claim(n, it.current_stage())) sched_.impl().current()->push(claimed);
+}
+
+bool piper_engine::suspend(iteration& it, std::coroutine_handle<>) noexcept {
+    slot_record& r = record_of(it.index());
+    const std::uint64_t stage = it.current_stage();
+    const std::uint64_t index = it.index();
+    r.sync.waiting_stage.store(stage, std::memory_order_relaxed);
+    std::uint64_t st = r.sync.status.load(std::memory_order_relaxed) + 1;   // odd: suspended
+    suspended_.fetch_add(1, std::memory_order_relaxed);
+    r.sync.status.store(st, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // Re-check after publishing: the predecessor may have moved on in between (it will not look
+    // at us again in lazy mode before it retires, so a missed edge here would cost parallelism).
+    const std::uint64_t c = progress_of_predecessor(index, stage);
+    if (c > stage && r.sync.status.compare_exchange_strong(st, st + 1, std::memory_order_acq_rel)) {
+        suspended_.fetch_sub(1, std::memory_order_relaxed);
+        it.set_prev_seen(c);
+        return false;
+    }
+    suspensions_.fetch_add(1, std::memory_order_relaxed);
+    return true;   // from here on the iteration belongs to whoever claims it
+}
+
+std::coroutine_handle<> piper_engine::finish_iteration(iteration& it) noexcept {
+    slot_record& r = record_of(it.index());
+    // The implicit final stage waits for iteration i-1 to retire: iterations retire in order.
+    if (!it.enter_final()) {
+        r.finishing = true;
+        if (suspend(it, r.frame)) return std::noop_coroutine();
+    }
+    return retire(r);
+}
+
+void piper_engine::slot_record::run() noexcept {
+    if (!finishing) {
+        frame.resume();
+        return;
+    }
+    std::coroutine_handle<> next = engine->retire(*this);
+    next.resume();
+}
+
+// Run a claimed iteration next: by symmetric transfer if it resumes a stage, through the worker's
+// assigned-job slot if it only has to retire.
+std::coroutine_handle<> piper_engine::continue_with(slot_record* r) noexcept {
+    if (!r->finishing) return r->frame;
+    sched_.impl().current()->set_next(r);
+    return std::noop_coroutine();
+}
+
+// The terminal of iteration i (§5): publish the retirement, check right, check parent, then pick
+// the next vertex by PIPER's rules for iteration terminals, including the tail swap.
+std::coroutine_handle<> piper_engine::retire(slot_record& r) noexcept {
+    const std::uint64_t i = r.it.index();
+    if (observer_) observer_->on_iteration_retire(i, this_worker_index());
+    r.frame.destroy();
+    retired.store(i + 1, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // From here on slot i may be reused by iteration i+K: do not touch r.
+
+    slot_record* right = nullptr;
+    slot_record& n = record_of(i + 1);
+    if (n.sync.index.load(std::memory_order_acquire) == i + 1) right = try_claim(n, retired_stage);
+    const bool parent =
+        throttled_.load(std::memory_order_seq_cst) && throttled_.exchange(false, std::memory_order_acq_rel);
+
+    worker* w = sched_.impl().current();
+    std::coroutine_handle<> next = std::noop_coroutine();
+    if (parent && right) {
+        w->push(&control_);
+        next = continue_with(right);
+    } else if (parent) {
+        if (job* tail = w->pop()) {   // tail swap
+            tail_swaps_.fetch_add(1, std::memory_order_relaxed);
+            w->push(&control_);
+            w->set_next(tail);
+        } else {
+            w->set_next(&control_);
+        }
+    } else if (right) {
+        next = continue_with(right);
+    }
+    outstanding_.arrive();   // last touch of the engine: the loop may end and free it now
+    return next;
+}
+
+// Lazy enabling (§9): nobody checked right when a predecessor moved on, so an idle worker looks
+// for suspended iterations whose cross edge is satisfied by now.
+job* piper_engine::find_enabled_work() noexcept {
+    if (suspended_.load(std::memory_order_acquire) == 0) return nullptr;
+    for (unsigned k = 0; k < throttle_; ++k) {
+        slot_record& r = slots_[k];
+        if (!(r.sync.status.load(std::memory_order_acquire) & 1)) continue;
+        const std::uint64_t i = r.sync.index.load(std::memory_order_acquire);
+        const std::uint64_t waited = r.sync.waiting_stage.load(std::memory_order_relaxed);
+        if (slot_record* claimed = try_claim(r, progress_of_predecessor(i, waited))) return claimed;
+    }
+    return nullptr;
+}
+
+}  // namespace pipescope::detail

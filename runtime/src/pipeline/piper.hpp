@@ -1,0 +1,83 @@
+// The PIPER scheduler of Cilk-P (seed 001 §5) with lazy enabling and dynamic dependency folding
+// (§9), on the work-stealing core.
+//
+// Mapping of the paper's model onto this runtime:
+//   control frame        -> `control_`, a job that starts the next iteration (the continuation of
+//                           the pipe_while loop). Pushed on the worker's deque when an iteration
+//                           leaves stage 0, so a thief steals the loop while the worker follows the
+//                           iteration (parent stealing, §5 footnote 6).
+//   iteration frame      -> a coroutine frame plus a `slot_record` (stage counter, status) in a ring
+//                           of K slots; iteration i uses slot i mod K.
+//   join counter / K     -> `created_ - retired`; the control suspends ("throttled_") at K.
+//   check right          -> try_claim() on slot i+1 after iteration i publishes progress.
+//   check parent         -> claiming `throttled_` when an iteration retires.
+//   tail swap            -> retire(): when retirement enables only the control, swap it with the
+//                           tail of the deque.
+#pragma once
+
+#include "../scheduler_impl.hpp"
+
+#include <pipescope/pipeline.hpp>
+
+#include <memory>
+
+namespace pipescope::detail {
+
+class piper_engine final : public pipeline_engine, public idle_work_source {
+public:
+    piper_engine(scheduler& s, const pipe_condition& condition, const pipe_body& body, const pipeline_options& o);
+    pipeline_stats run();
+
+    void release_control(iteration& it) noexcept override;
+    void check_right(iteration& it) noexcept override;
+    bool suspend(iteration& it, std::coroutine_handle<> h) noexcept override;
+    std::coroutine_handle<> finish_iteration(iteration& it) noexcept override;
+    void record_exception(std::exception_ptr e) noexcept override;
+    job* find_enabled_work() noexcept override;
+
+private:
+    struct slot_record final : job {
+        iteration_slot sync;
+        iteration it;
+        std::coroutine_handle<pipe_task::promise_type> frame;
+        bool finishing = false;   // waiting in the implicit final stage: resuming means retiring
+        piper_engine* engine = nullptr;
+        void run() noexcept override;
+    };
+    struct control_job final : job {
+        piper_engine* engine = nullptr;
+        void run() noexcept override { engine->control_step(); }
+    };
+
+    slot_record& record_of(std::uint64_t i) noexcept { return slots_[i % throttle_]; }
+    void control_step() noexcept;
+    void start_iteration(std::uint64_t i) noexcept;
+    slot_record* try_claim(slot_record& r, std::uint64_t predecessor_progress) noexcept;
+    std::uint64_t progress_of_predecessor(std::uint64_t i, std::uint64_t waited_stage) noexcept;
+    std::coroutine_handle<> retire(slot_record& r) noexcept;
+    std::coroutine_handle<> continue_with(slot_record* r) noexcept;
+
+    scheduler& sched_;
+    const pipe_condition& condition_;
+    const pipe_body& body_;
+    pipeline_observer* observer_;
+    unsigned throttle_;
+    bool lazy_;
+    bool folding_;
+    std::unique_ptr<slot_record[]> slots_;
+    control_job control_;
+
+    // Touched only by whoever runs the control (one at a time).
+    std::uint64_t created_ = 0;
+    std::uint64_t peak_live_ = 0;
+    std::uint64_t throttle_waits_ = 0;
+
+    alignas(64) std::atomic<bool> throttled_{false};
+    std::atomic<std::uint64_t> suspended_{0};
+    std::atomic<std::uint64_t> suspensions_{0};
+    std::atomic<std::uint64_t> tail_swaps_{0};
+    completion_latch outstanding_;   // the control plus every live iteration
+    exception_slot errors_;
+};
+
+}  // namespace pipescope::detail

@@ -1,0 +1,242 @@
+#include "scheduler_impl.hpp"
+
+#include "frame_cache.hpp"
+
+#include <pipescope/scheduler.hpp>
+
+#include <stdexcept>
+#include <string>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define PIPESCOPE_CPU_RELAX() _mm_pause()
+#else
+#define PIPESCOPE_CPU_RELAX() ((void)0)
+#endif
+
+namespace pipescope::detail {
+
+thread_local worker* tls_worker = nullptr;
+
+namespace {
+// Idle back-off: spin with a pause, then yield, then park. A worker in a helping loop (waiting for
+// a task group or a nested pipeline) parks with a timeout, because what it waits for may complete
+// without any new work being pushed. While some pipeline relies on lazy enabling, parked workers
+// also wake up now and then to look for iterations that became ready without being pushed.
+constexpr int spin_rounds = 64;
+constexpr int yield_rounds = 16;
+constexpr std::chrono::microseconds lazy_poll{200};
+constexpr std::chrono::microseconds helping_poll{100};
+}  // namespace
+
+worker::worker(scheduler_impl& s, unsigned index)
+    : sched_(s), index_(index), rng_(0x9E3779B97F4A7C15ull * (index + 1)), frames_(std::make_unique<frame_cache>()) {}
+
+worker::~worker() = default;
+
+std::uint64_t worker::next_random() noexcept {
+    // xorshift64*
+    rng_ ^= rng_ >> 12;
+    rng_ ^= rng_ << 25;
+    rng_ ^= rng_ >> 27;
+    return rng_ * 2685821657736338717ull;
+}
+
+void worker::push(job* j) {
+    deque_.push(j);
+    sched_.notify_work();
+}
+
+job* worker::steal_somewhere() {
+    const unsigned p = sched_.size();
+    if (p > 1) {
+        // Random victim selection (seed 001 §5, the ABP model): a few rounds over random victims.
+        for (unsigned attempt = 0; attempt < 2 * p; ++attempt) {
+            unsigned victim = static_cast<unsigned>(next_random() % (p - 1));
+            if (victim >= index_) ++victim;
+            live_counters::bump(counters.steal_attempts);
+            if (job* j = sched_.at(victim).deque_.steal()) {
+                live_counters::bump(counters.steals);
+                return j;
+            }
+        }
+    }
+    if (job* j = sched_.take_injected()) return j;
+    return sched_.find_registered_work();
+}
+
+job* worker::find_work() {
+    if (job* j = next_) {
+        next_ = nullptr;
+        return j;
+    }
+    if (job* j = deque_.pop()) return j;
+    return steal_somewhere();
+}
+
+void worker::run_until(const std::function<bool()>& done, bool helping) {
+    int idle_rounds = 0;
+    while (!done()) {
+        if (job* j = find_work()) {
+            live_counters::bump(counters.jobs_run);
+            j->run();
+            idle_rounds = 0;
+            continue;
+        }
+        ++idle_rounds;
+        if (idle_rounds < spin_rounds) {
+            for (int i = 0; i < 32; ++i) PIPESCOPE_CPU_RELAX();
+        } else if (idle_rounds < spin_rounds + yield_rounds) {
+            std::this_thread::yield();
+        } else if (sched_.enter_sleep(*this)) {
+            const bool poll = helping || sched_.has_registered_sources();
+            park(poll ? (helping ? helping_poll : lazy_poll) : std::chrono::microseconds{0});
+            sched_.leave_sleep(*this);
+            idle_rounds = spin_rounds;  // after a sleep, yield a little before sleeping again
+        }
+    }
+}
+
+scheduler_impl::scheduler_impl(unsigned n) {
+    if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
+    workers_.reserve(n);
+    for (unsigned i = 0; i < n; ++i) workers_.push_back(std::make_unique<worker>(*this, i));
+    threads_.reserve(n);
+    for (unsigned i = 0; i < n; ++i) {
+        threads_.emplace_back([this, i] {
+            worker& w = *workers_[i];
+            tls_worker = &w;
+            w.run_until([this] { return stopping(); }, false);
+            tls_worker = nullptr;
+        });
+    }
+}
+
+scheduler_impl::~scheduler_impl() {
+    stop_.store(true, std::memory_order_release);
+    for (auto& w : workers_) w->unpark();
+    for (auto& t : threads_) t.join();
+}
+
+worker* scheduler_impl::current() const noexcept {
+    worker* w = tls_worker;
+    return (w && &w->sched() == this) ? w : nullptr;
+}
+
+void scheduler_impl::inject(job* j) {
+    {
+        std::lock_guard lock(inject_mutex_);
+        injected_.push_back(j);
+        injected_size_.store(injected_.size(), std::memory_order_seq_cst);
+    }
+    notify_work();
+}
+
+job* scheduler_impl::take_injected() {
+    if (injected_size_.load(std::memory_order_acquire) == 0) return nullptr;
+    std::lock_guard lock(inject_mutex_);
+    if (injected_.empty()) return nullptr;
+    job* j = injected_.front();
+    injected_.pop_front();
+    injected_size_.store(injected_.size(), std::memory_order_release);
+    return j;
+}
+
+// The registry is read by idle workers while pipelines come and go. A reader announces itself in
+// the entry before loading the pointer; a pipeline leaving clears the pointer and then waits for
+// the entry's readers to drain, so no reader ever touches a finished pipeline.
+bool scheduler_impl::register_source(idle_work_source* s) noexcept {
+    for (auto& e : sources_) {
+        idle_work_source* expected = nullptr;
+        if (e.source.compare_exchange_strong(expected, s, std::memory_order_acq_rel)) {
+            registered_.fetch_add(1, std::memory_order_acq_rel);
+            return true;
+        }
+    }
+    return false;  // full: the pipeline still works, its suspended iterations resume at retirement
+}
+
+void scheduler_impl::unregister_source(idle_work_source* s) noexcept {
+    for (auto& e : sources_) {
+        if (e.source.load(std::memory_order_acquire) != s) continue;
+        e.source.store(nullptr, std::memory_order_seq_cst);
+        while (e.readers.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+        registered_.fetch_sub(1, std::memory_order_acq_rel);
+        return;
+    }
+}
+
+job* scheduler_impl::find_registered_work() noexcept {
+    if (registered_.load(std::memory_order_acquire) == 0) return nullptr;
+    for (auto& e : sources_) {
+        if (e.source.load(std::memory_order_relaxed) == nullptr) continue;
+        e.readers.fetch_add(1, std::memory_order_seq_cst);
+        job* found = nullptr;
+        if (idle_work_source* s = e.source.load(std::memory_order_seq_cst)) found = s->find_enabled_work();
+        e.readers.fetch_sub(1, std::memory_order_release);
+        if (found) return found;
+    }
+    return nullptr;
+}
+
+void submit(scheduler& s, job* j) {
+    scheduler_impl& impl = s.impl();
+    if (worker* w = impl.current())
+        w->push(j);
+    else
+        impl.inject(j);
+}
+
+void completion_latch::arrive() noexcept {
+    if (count_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    worker* waiter;
+    {
+        std::lock_guard lock(mutex_);
+        waiter = helping_worker_;
+        cv_.notify_all();
+    }
+    // Workers live as long as their scheduler, so unparking after the latch may be gone is safe.
+    if (waiter) waiter->unpark();
+}
+
+void completion_latch::wait(scheduler& s) noexcept {
+    if (done()) {
+        std::lock_guard lock(mutex_);  // let a concurrent arrive() leave the mutex first
+        return;
+    }
+    if (worker* w = s.impl().current()) {
+        {
+            std::lock_guard lock(mutex_);
+            helping_worker_ = w;
+        }
+        w->run_until([this] { return done(); }, true);
+        std::lock_guard lock(mutex_);
+        helping_worker_ = nullptr;
+        return;
+    }
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [this] { return done(); });
+}
+
+}  // namespace pipescope::detail
+
+namespace pipescope {
+
+scheduler::scheduler(scheduler_options options) : impl_(std::make_unique<detail::scheduler_impl>(options.workers)) {}
+scheduler::~scheduler() = default;
+
+unsigned scheduler::workers() const noexcept { return impl_->size(); }
+
+worker_counters scheduler::counters(unsigned worker) const noexcept {
+    return worker < impl_->size() ? impl_->at(worker).counters.snapshot() : worker_counters{};
+}
+
+void scheduler::reset_counters() noexcept {
+    for (unsigned i = 0; i < impl_->size(); ++i) impl_->at(i).counters.reset();
+}
+
+int this_worker_index() noexcept {
+    return detail::tls_worker ? static_cast<int>(detail::tls_worker->index()) : -1;
+}
+
+}  // namespace pipescope

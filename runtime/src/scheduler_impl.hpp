@@ -1,0 +1,138 @@
+// The core's private parts: workers, their deques, the injection queue, parking, and the registry
+// through which thieves find pipelines with suspended iterations (lazy enabling, seed 001 §9).
+#pragma once
+
+#include <pipescope/detail/chase_lev_deque.hpp>
+#include <pipescope/detail/job.hpp>
+#include <pipescope/scheduler.hpp>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace pipescope::detail {
+
+class scheduler_impl;
+
+// A source of work that is not on any deque: a pipeline whose suspended iterations may have
+// become ready without anyone pushing them (lazy enabling). Idle workers ask it.
+class idle_work_source {
+public:
+    virtual job* find_enabled_work() noexcept = 0;
+
+protected:
+    ~idle_work_source() = default;
+};
+
+class frame_cache;
+
+// Per-worker counters: written only by their worker (plain load + store, no locked instruction),
+// read by anyone.
+struct live_counters {
+    std::atomic<std::uint64_t> jobs_run{0}, steal_attempts{0}, steals{0}, parks{0};
+    static void bump(std::atomic<std::uint64_t>& c) noexcept {
+        c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+    worker_counters snapshot() const noexcept {
+        return {jobs_run.load(std::memory_order_relaxed), steal_attempts.load(std::memory_order_relaxed),
+                steals.load(std::memory_order_relaxed), parks.load(std::memory_order_relaxed)};
+    }
+    void reset() noexcept { jobs_run = 0; steal_attempts = 0; steals = 0; parks = 0; }
+};
+
+class worker {
+public:
+    worker(scheduler_impl& s, unsigned index);
+    ~worker();
+
+    // Runs jobs until `done()` holds. The main loop of a worker thread and the helping loop of a
+    // worker that waits for a task group or a nested pipeline are the same loop.
+    void run_until(const std::function<bool()>& done, bool helping);
+
+    void push(job* j);               // own deque, then wake a sleeper
+    void set_next(job* j) noexcept { next_ = j; }   // PIPER's "assigned vertex"
+    job* pop() { return deque_.pop(); }
+
+    void unpark() noexcept;          // any thread
+    unsigned index() const noexcept { return index_; }
+    scheduler_impl& sched() noexcept { return sched_; }
+    frame_cache& frames() noexcept { return *frames_; }
+
+    chase_lev_deque<job*> deque_;
+    live_counters counters;
+
+private:
+    job* find_work();
+    job* steal_somewhere();
+    void park(std::chrono::microseconds timeout);
+    std::uint64_t next_random() noexcept;
+
+    scheduler_impl& sched_;
+    unsigned index_;
+    job* next_ = nullptr;
+    std::uint64_t rng_;
+    alignas(64) std::atomic<std::uint32_t> wake_token_{0};
+    std::unique_ptr<frame_cache> frames_;
+};
+
+class scheduler_impl {
+public:
+    explicit scheduler_impl(unsigned workers);
+    ~scheduler_impl();
+
+    unsigned size() const noexcept { return static_cast<unsigned>(workers_.size()); }
+    worker& at(unsigned i) noexcept { return *workers_[i]; }
+
+    // The worker of *this* scheduler running the calling thread, or nullptr.
+    worker* current() const noexcept;
+
+    void inject(job* j);             // from threads that are not workers
+    job* take_injected();
+    void notify_work() noexcept;     // some work became available: wake one parked worker
+    bool work_visible() const;       // snapshot used before parking
+
+    // Parking: a worker registers as a sleeper, re-checks for work, then sleeps on its token.
+    bool enter_sleep(worker& w);     // false: work appeared, do not sleep
+    void leave_sleep(worker& w);     // after waking (timeout or token)
+
+    // Registry of idle work sources (pipelines that use lazy enabling).
+    bool register_source(idle_work_source* s) noexcept;
+    void unregister_source(idle_work_source* s) noexcept;
+    job* find_registered_work() noexcept;
+    bool has_registered_sources() const noexcept { return registered_.load(std::memory_order_acquire) > 0; }
+
+    bool stopping() const noexcept { return stop_.load(std::memory_order_acquire); }
+
+private:
+    struct alignas(64) source_entry {
+        std::atomic<idle_work_source*> source{nullptr};
+        std::atomic<int> readers{0};
+    };
+
+    std::vector<std::unique_ptr<worker>> workers_;
+    std::vector<std::thread> threads_;
+    std::atomic<bool> stop_{false};
+
+    std::mutex inject_mutex_;
+    std::deque<job*> injected_;
+    std::atomic<std::size_t> injected_size_{0};
+
+    std::mutex sleep_mutex_;
+    std::vector<worker*> sleeping_;
+    alignas(64) std::atomic<int> sleepers_{0};
+
+    std::array<source_entry, 64> sources_;
+    std::atomic<int> registered_{0};
+};
+
+// The futex-based primitives behind parking.
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::chrono::microseconds timeout) noexcept;
+void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept;
+
+}  // namespace pipescope::detail
