@@ -1,0 +1,205 @@
+// Small helpers shared by the benchmarks: wall-clock timing, run statistics, an aligned text
+// table, machine description and command-line parsing. Benchmarks only print; nothing here
+// compares a time against a threshold.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace bench {
+
+// ---------------------------------------------------------------------------------------------
+// Timing
+
+using bench_clock = std::chrono::steady_clock;
+
+// Seconds taken by f().
+template <class F>
+double time_seconds(F&& f) {
+    const auto start = bench_clock::now();
+    f();
+    return std::chrono::duration<double>(bench_clock::now() - start).count();
+}
+
+// Lets idle worker threads (ours or oneTBB's) finish spinning and go to sleep, so that one
+// measurement does not steal CPU time from the next one on a machine with few cores.
+inline void settle(int milliseconds) {
+    if (milliseconds > 0) std::this_thread::sleep_for(std::chrono::milliseconds(milliseconds));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics over repeated runs
+
+struct summary {
+    double median = 0;
+    double min = 0;
+    double max = 0;
+    // (max - min) / median: how far apart the runs were, relative to the reported value.
+    double rel_spread() const { return median > 0 ? (max - min) / median : 0; }
+};
+
+inline summary summarize(std::vector<double> samples) {
+    if (samples.empty()) return {};
+    std::sort(samples.begin(), samples.end());
+    const std::size_t n = samples.size();
+    const double median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+    return {median, samples.front(), samples.back()};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Formatting
+
+inline std::string fmt(const char* format, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, v);
+    return buf;
+}
+
+// "0.4123 (2.1%)": median seconds with the relative spread of the runs.
+inline std::string fmt_time(const summary& s) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.4f (%.1f%%)", s.median, 100.0 * s.rel_spread());
+    return buf;
+}
+
+inline std::string fmt_ratio(double r) { return fmt("%.2f", r); }
+
+// A text table: the first `left_columns` columns are left-aligned (names), the rest right-aligned
+// (numbers). A row with a single empty cell prints as a separator line.
+class table {
+public:
+    explicit table(std::vector<std::string> header, std::size_t left_columns = 1)
+        : left_(left_columns) {
+        rows_.push_back(std::move(header));
+    }
+    void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+    void separator() { rows_.push_back({}); }
+
+    void print(std::FILE* out = stdout) const {
+        std::vector<std::size_t> width;
+        for (const auto& r : rows_) {
+            if (width.size() < r.size()) width.resize(r.size(), 0);
+            for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+        }
+        std::size_t total = 0;
+        for (auto w : width) total += w + 2;
+        const std::string rule(total > 2 ? total - 2 : 0, '-');
+        print_row(out, rows_.front(), width);
+        std::fprintf(out, "%s\n", rule.c_str());
+        for (std::size_t i = 1; i < rows_.size(); ++i) {
+            if (rows_[i].empty())
+                std::fprintf(out, "%s\n", rule.c_str());
+            else
+                print_row(out, rows_[i], width);
+        }
+    }
+
+private:
+    void print_row(std::FILE* out, const std::vector<std::string>& r, const std::vector<std::size_t>& width) const {
+        std::string line;
+        for (std::size_t c = 0; c < r.size(); ++c) {
+            const std::string pad(width[c] - r[c].size(), ' ');
+            line += c < left_ ? r[c] + pad : pad + r[c];
+            if (c + 1 < r.size()) line += "  ";
+        }
+        std::fprintf(out, "%s\n", line.c_str());
+    }
+
+    std::size_t left_;
+    std::vector<std::vector<std::string>> rows_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Machine description
+
+inline std::string cpu_model() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("model name", 0) == 0) {
+            const auto colon = line.find(':');
+            if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
+        }
+    }
+    return "unknown";
+}
+
+inline void print_machine(std::FILE* out = stdout) {
+    std::fprintf(out, "machine: %u hardware threads (std::thread::hardware_concurrency), CPU: %s\n",
+                 std::thread::hardware_concurrency(), cpu_model().c_str());
+#ifdef PIPESCOPE_BENCH_BUILD_TYPE
+    std::fprintf(out, "build type: %s\n", PIPESCOPE_BENCH_BUILD_TYPE);
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command line
+
+// Parses "1,2,4" into {1, 2, 4}; every value must be a positive integer.
+inline std::vector<unsigned> parse_list(const std::string& text) {
+    std::vector<unsigned> out;
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        std::size_t used = 0;
+        const unsigned long v = std::stoul(item, &used);
+        if (used != item.size() || v == 0) throw std::invalid_argument("bad list element '" + item + "'");
+        out.push_back(static_cast<unsigned>(v));
+    }
+    if (out.empty()) throw std::invalid_argument("empty list");
+    return out;
+}
+
+inline unsigned long parse_positive(const std::string& text) {
+    std::size_t used = 0;
+    const unsigned long v = std::stoul(text, &used);
+    if (used != text.size() || v == 0) throw std::invalid_argument("expected a positive integer, got '" + text + "'");
+    return v;
+}
+
+// Minimal "--name value" parser: each option is a name and a handler for its value.
+struct option {
+    std::string name;
+    std::string help;
+    std::function<void(const std::string&)> set;
+};
+
+// Returns false (after printing usage) on --help; exits with status 2 on a bad command line.
+inline bool parse_command_line(int argc, char** argv, const std::string& what, const std::vector<option>& options) {
+    auto usage = [&](std::FILE* out) {
+        std::fprintf(out, "usage: %s [options]\n%s\n", argv[0], what.c_str());
+        for (const auto& o : options) std::fprintf(out, "  %-16s %s\n", o.name.c_str(), o.help.c_str());
+    };
+    for (int a = 1; a < argc; ++a) {
+        const std::string arg = argv[a];
+        if (arg == "--help" || arg == "-h") {
+            usage(stdout);
+            return false;
+        }
+        auto o = std::find_if(options.begin(), options.end(), [&](const option& x) { return x.name == arg; });
+        if (o == options.end() || a + 1 >= argc) {
+            std::fprintf(stderr, "%s: %s\n", argv[0],
+                         o == options.end() ? ("unknown option " + arg).c_str() : ("missing value for " + arg).c_str());
+            usage(stderr);
+            std::exit(2);
+        }
+        try {
+            o->set(argv[++a]);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s: %s: %s\n", argv[0], arg.c_str(), e.what());
+            std::exit(2);
+        }
+    }
+    return true;
+}
+
+}  // namespace bench

@@ -1,0 +1,320 @@
+// bench_sps_vs_tbb — a serial–parallel–serial pipeline under pipescope and under oneTBB.
+//
+//   stage 0, serial in order : produce item i (fill a small buffer with a hash sequence)
+//   stage 1, parallel        : `rounds` rounds of multiply–xorshift mixing over the buffer
+//   stage 2, serial in order : fold the item's digest into an order-dependent checksum
+//
+// Both versions call the very same stage functions on the same ring of K item buffers, use the
+// same limit K on items in flight (pipescope's throttle, TBB's max_number_of_live_tokens) and the
+// same number P of threads. The per-item work of stage 1 is calibrated to a target grain
+// (default 1 µs and 20 µs), so the small grain shows per-item scheduling overhead and the large
+// grain shows how well each runtime keeps P threads busy.
+//
+// Every run's checksum is compared against a plain serial loop's; a mismatch exits with status 1.
+#include "bench_common.hpp"
+
+#include <pipescope/pipeline.hpp>
+#include <pipescope/scheduler.hpp>
+
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/parallel_pipeline.h>
+#include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/version.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// The stage work, shared by all three versions
+
+constexpr std::size_t item_words = 64;   // 512-byte buffer: fits in L1, large enough to be real work
+
+struct alignas(64) work_item {   // own cache lines: neighbouring items never falsely share
+    std::array<std::uint64_t, item_words> buf;
+    std::uint64_t index = 0;
+    std::uint64_t digest = 0;
+};
+
+// Stage 0: the buffer of item i is a splitmix64 sequence seeded by i.
+void produce(work_item& item, std::uint64_t i) {
+    std::uint64_t x = i * 0x9E3779B97F4A7C15ull + 1;
+    for (auto& w : item.buf) {
+        x += 0x9E3779B97F4A7C15ull;
+        std::uint64_t z = x;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        w = z ^ (z >> 31);
+    }
+    item.index = i;
+}
+
+// Stage 1: a serial dependency chain through `acc` (so the compiler cannot shortcut it), written
+// back into the buffer so every round depends on the previous one.
+void transform(work_item& item, unsigned rounds) {
+    std::uint64_t acc = item.index;
+    for (unsigned r = 0; r < rounds; ++r) {
+        for (auto& w : item.buf) {
+            acc ^= w;
+            acc *= 0xD6E8FEB86659FD93ull;
+            acc ^= acc >> 29;
+            w = acc;
+        }
+    }
+    item.digest = acc;
+}
+
+// Stage 2: FNV-1a style folding; swapping any two items changes the result.
+std::uint64_t fold(std::uint64_t checksum, const work_item& item) {
+    checksum = (checksum ^ item.digest) * 0x100000001B3ull;
+    checksum = (checksum ^ item.index) * 0x100000001B3ull;
+    return checksum;
+}
+
+constexpr std::uint64_t checksum_seed = 0xCBF29CE484222325ull;
+
+struct workload {
+    std::uint64_t items;
+    unsigned rounds;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The three versions
+
+std::uint64_t run_serial(const workload& w) {
+    work_item item;
+    std::uint64_t checksum = checksum_seed;
+    for (std::uint64_t i = 0; i < w.items; ++i) {
+        produce(item, i);
+        transform(item, w.rounds);
+        checksum = fold(checksum, item);
+    }
+    return checksum;
+}
+
+// Items in flight never exceed K, and iterations retire in order, so item i may reuse the buffer
+// of item i-K: by the time i starts, i-K has left the last stage (in both runtimes).
+std::uint64_t run_pipescope(pipescope::scheduler& s, const workload& w, std::vector<work_item>& ring) {
+    pipescope::pipeline_options options;
+    options.policy = "piper";
+    options.throttle = static_cast<unsigned>(ring.size());
+    std::uint64_t next = 0;
+    std::uint64_t checksum = checksum_seed;
+    pipescope::pipe_while(
+        s, [&] { return next < w.items; },
+        [&](pipescope::iteration& it) -> pipescope::pipe_task {
+            const std::uint64_t i = next++;
+            work_item& item = ring[i % ring.size()];
+            produce(item, i);
+            co_await it.stage(1);
+            transform(item, w.rounds);
+            co_await it.stage_wait(2);
+            checksum = fold(checksum, item);
+        },
+        options);
+    return checksum;
+}
+
+// Must be called inside the arena that limits TBB to P threads.
+std::uint64_t run_tbb(const workload& w, std::vector<work_item>& ring) {
+    std::uint64_t next = 0;
+    std::uint64_t checksum = checksum_seed;
+    tbb::parallel_pipeline(
+        ring.size(),
+        tbb::make_filter<void, work_item*>(tbb::filter_mode::serial_in_order,
+                                           [&](tbb::flow_control& fc) -> work_item* {
+                                               if (next >= w.items) {
+                                                   fc.stop();
+                                                   return nullptr;
+                                               }
+                                               const std::uint64_t i = next++;
+                                               work_item* item = &ring[i % ring.size()];
+                                               produce(*item, i);
+                                               return item;
+                                           }) &
+            tbb::make_filter<work_item*, work_item*>(tbb::filter_mode::parallel,
+                                                     [&](work_item* item) {
+                                                         transform(*item, w.rounds);
+                                                         return item;
+                                                     }) &
+            tbb::make_filter<work_item*, void>(tbb::filter_mode::serial_in_order,
+                                               [&](work_item* item) { checksum = fold(checksum, *item); }));
+    return checksum;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settings, calibration, measurement
+
+struct settings {
+    unsigned runs = 7;
+    std::vector<unsigned> workers = {1, 2};
+    std::vector<unsigned> grains_us = {1, 20};
+    unsigned long items = 0;          // 0: chosen per grain so the serial loop takes about run_ms
+    unsigned run_ms = 300;
+    unsigned throttle_factor = 4;     // K = factor * P, as pipescope's default
+    int settle_ms = 20;
+};
+
+// Stage-1 rounds for a target grain, from the measured cost of one round on this machine.
+unsigned calibrate_rounds(double grain_us) {
+    constexpr unsigned probe_rounds = 16;
+    constexpr unsigned probe_items = 4000;
+    work_item item;
+    produce(item, 0);
+    transform(item, probe_rounds);   // warm the caches and the branch predictor
+    double best = 1e9;
+    for (int attempt = 0; attempt < 3; ++attempt) {   // the fastest probe is the least disturbed
+        const double t = bench::time_seconds([&] {
+            for (unsigned i = 0; i < probe_items; ++i) {
+                item.index = i;
+                transform(item, probe_rounds);
+            }
+        });
+        best = std::min(best, t);
+    }
+    if (item.digest == 42) std::printf(" ");   // keeps the probe from being optimized away
+    const double us_per_round = best * 1e6 / (double(probe_items) * probe_rounds);
+    return std::max(1u, static_cast<unsigned>(std::lround(grain_us / us_per_round)));
+}
+
+[[noreturn]] void mismatch(const char* who, unsigned p, std::uint64_t got, std::uint64_t want) {
+    std::fprintf(stderr, "MISMATCH: %s on P=%u: checksum %016llx, serial loop has %016llx\n", who, p,
+                 static_cast<unsigned long long>(got), static_cast<unsigned long long>(want));
+    std::exit(1);
+}
+
+struct cell {   // one (grain, P) combination
+    unsigned grain_us;
+    workload work;
+    unsigned p;
+    unsigned k;
+    bench::summary serial;
+    bench::summary pipescope;
+    bench::summary tbb;
+};
+
+// Runs pipescope and TBB alternately (even runs pipescope first, odd runs TBB first) so neither
+// always benefits from, or pays for, what ran just before it. The first pair is a warm-up.
+void measure_pair(cell& c, const settings& cfg, std::uint64_t want) {
+    pipescope::scheduler sched(pipescope::scheduler_options{c.p});
+    // Both limits: global_control caps TBB's worker pool, the arena caps this pipeline's concurrency.
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, c.p);
+    tbb::task_arena arena(static_cast<int>(c.p));
+    std::vector<work_item> ring(c.k);
+
+    auto once_pipescope = [&] {
+        std::uint64_t got = 0;
+        const double t = bench::time_seconds([&] { got = run_pipescope(sched, c.work, ring); });
+        if (got != want) mismatch("pipescope", c.p, got, want);
+        bench::settle(cfg.settle_ms);
+        return t;
+    };
+    auto once_tbb = [&] {
+        std::uint64_t got = 0;
+        const double t = bench::time_seconds([&] { arena.execute([&] { got = run_tbb(c.work, ring); }); });
+        if (got != want) mismatch("oneTBB", c.p, got, want);
+        bench::settle(cfg.settle_ms);
+        return t;
+    };
+
+    once_pipescope();   // warm-up: thread start-up, page faults, frame caches
+    once_tbb();
+    std::vector<double> ps, tb;
+    for (unsigned run = 0; run < cfg.runs; ++run) {
+        if (run % 2 == 0) {
+            ps.push_back(once_pipescope());
+            tb.push_back(once_tbb());
+        } else {
+            tb.push_back(once_tbb());
+            ps.push_back(once_pipescope());
+        }
+    }
+    c.pipescope = bench::summarize(ps);
+    c.tbb = bench::summarize(tb);
+}
+
+bench::summary measure_serial(const workload& w, const settings& cfg, std::uint64_t want) {
+    std::vector<double> t;
+    for (unsigned run = 0; run < cfg.runs; ++run) {
+        std::uint64_t got = 0;
+        t.push_back(bench::time_seconds([&] { got = run_serial(w); }));
+        if (got != want) mismatch("serial loop (rerun)", 0, got, want);
+    }
+    return bench::summarize(t);
+}
+
+void print_cells(const std::vector<cell>& cells) {
+    bench::table t({"grain", "us/item", "rounds", "items", "P", "K", "serial loop", "pipescope", "oneTBB", "ps/TBB",
+                    "ps speedup", "TBB speedup"},
+                   1);
+    unsigned last_grain = 0;
+    for (const cell& c : cells) {
+        if (last_grain != 0 && c.grain_us != last_grain) t.separator();
+        last_grain = c.grain_us;
+        const double items = double(c.work.items);
+        t.add({std::to_string(c.grain_us) + " us", bench::fmt("%.2f", c.serial.median * 1e6 / items),
+               std::to_string(c.work.rounds), std::to_string(c.work.items), std::to_string(c.p), std::to_string(c.k),
+               bench::fmt_time(c.serial), bench::fmt_time(c.pipescope), bench::fmt_time(c.tbb),
+               bench::fmt_ratio(c.pipescope.median / c.tbb.median),
+               bench::fmt_ratio(c.serial.median / c.pipescope.median),
+               bench::fmt_ratio(c.serial.median / c.tbb.median)});
+    }
+    t.print();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    settings cfg;
+    const bool go = bench::parse_command_line(
+        argc, argv, "Serial-parallel-serial pipeline: pipescope (PIPER) against oneTBB parallel_pipeline.",
+        {{"--runs", "measured runs per cell and runtime (default 7)",
+          [&](const std::string& v) { cfg.runs = unsigned(bench::parse_positive(v)); }},
+         {"--workers", "thread counts P, comma-separated (default 1,2)",
+          [&](const std::string& v) { cfg.workers = bench::parse_list(v); }},
+         {"--grains-us", "target stage-1 work per item in microseconds (default 1,20)",
+          [&](const std::string& v) { cfg.grains_us = bench::parse_list(v); }},
+         {"--items", "items per run (default: serial loop takes about --run-ms)",
+          [&](const std::string& v) { cfg.items = bench::parse_positive(v); }},
+         {"--run-ms", "target serial-loop time when --items is not given (default 300)",
+          [&](const std::string& v) { cfg.run_ms = unsigned(bench::parse_positive(v)); }},
+         {"--k-factor", "K = factor * P items in flight, for both runtimes (default 4)",
+          [&](const std::string& v) { cfg.throttle_factor = unsigned(bench::parse_positive(v)); }},
+         {"--settle-ms", "pause between measurements so idle threads go to sleep (default 20)",
+          [&](const std::string& v) { cfg.settle_ms = std::stoi(v); }}});
+    if (!go) return 0;
+
+    std::printf("bench_sps_vs_tbb: serial-parallel-serial pipeline, pipescope vs oneTBB %d.%d\n", TBB_VERSION_MAJOR,
+                TBB_VERSION_MINOR);
+    bench::print_machine();
+    std::printf("%u measured runs per cell and runtime after one warm-up, order alternating; K = %u*P\n\n", cfg.runs,
+                cfg.throttle_factor);
+
+    std::vector<cell> cells;
+    for (unsigned grain : cfg.grains_us) {
+        workload w{0, calibrate_rounds(grain)};
+        w.items = cfg.items ? cfg.items : std::max<std::uint64_t>(1000, std::uint64_t(cfg.run_ms) * 1000 / grain);
+        const std::uint64_t want = run_serial(w);   // also warms up the serial loop
+        const bench::summary serial = measure_serial(w, cfg, want);
+        for (unsigned p : cfg.workers) {
+            cell c{grain, w, p, cfg.throttle_factor * p, serial, {}, {}};
+            measure_pair(c, cfg, want);
+            cells.push_back(c);
+            std::fprintf(stderr, "  grain %u us, P=%u done\n", grain, p);
+        }
+    }
+
+    std::printf("Times in seconds: median over the runs, (x%%) = (max - min) / median.\n");
+    std::printf("ps/TBB = pipescope median / oneTBB median: below 1 means pipescope was faster.\n");
+    std::printf("grain = target stage-1 work per item; us/item = measured serial-loop time per item (all three\n"
+                "stages); speedup = serial loop / pipeline.\n\n");
+    print_cells(cells);
+    std::printf("\nAll checksums matched the serial loop.\n");
+    return 0;
+}

@@ -1,0 +1,143 @@
+// The `pipescope` command.
+//
+//   pipescope run <workload> [--policy NAME] [--workers N] [--size tiny|small|large] [--param k=v]...
+//   pipescope list
+//
+// `run` checks the workload's output against its serial reference and exits 1 if they differ,
+// 2 on a usage error.
+#include <pipescope/pipescope.hpp>
+#include <pipescope/workloads/workload.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ws = pipescope::workloads;
+
+namespace {
+
+constexpr const char* usage_text =
+    "usage: pipescope run <workload> [--policy piper|serial] [--workers N] [--size tiny|small|large]\n"
+    "                     [--param key=value]...\n"
+    "       pipescope list\n"
+    "       pipescope --help\n";
+
+struct usage_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct run_args {
+    std::string workload;
+    ws::run_request request;
+    unsigned workers = 0;
+};
+
+unsigned parse_workers(const std::string& text) {
+    try {
+        std::size_t used = 0;
+        const unsigned long v = std::stoul(text, &used);
+        if (used == text.size() && v >= 1 && v <= 1024) return static_cast<unsigned>(v);
+    } catch (const std::exception&) {
+    }
+    throw usage_error("--workers " + text + ": expected a number of workers between 1 and 1024");
+}
+
+run_args parse_run(const std::vector<std::string>& args) {
+    run_args r;
+    std::vector<std::string> params;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        auto value = [&]() -> const std::string& {
+            if (i + 1 >= args.size()) throw usage_error(a + " needs a value");
+            return args[++i];
+        };
+        if (a == "--policy") r.request.policy = value();
+        else if (a == "--workers") r.workers = parse_workers(value());
+        else if (a == "--size") r.request.size = ws::parse_size(value());
+        else if (a == "--param") params.push_back(value());
+        else if (!a.empty() && a[0] == '-') throw usage_error("unknown option " + a);
+        else if (r.workload.empty()) r.workload = a;
+        else throw usage_error("unexpected argument " + a + " (one workload per run)");
+    }
+    if (r.workload.empty()) throw usage_error("run: which workload? (see `pipescope list`)");
+    r.request.params = ws::param_set::parse(params);
+    return r;
+}
+
+int list_workloads() {
+    for (const ws::workload* w : ws::all_workloads()) {
+        std::cout << w->name() << "\n    " << w->summary() << "\n";
+        std::string p = w->parameters(), line;
+        for (char c : p + "\n") {
+            if (c != '\n') { line += c; continue; }
+            if (!line.empty()) std::cout << "    --param " << line << "\n";
+            line.clear();
+        }
+    }
+    std::cout << "policies: piper (default), serial\n";
+    return 0;
+}
+
+int run_workload(const run_args& args) {
+    const ws::workload* w = ws::find_workload(args.workload);
+    if (!w) throw usage_error("unknown workload '" + args.workload + "' (see `pipescope list`)");
+    if (args.request.policy != "piper" && args.request.policy != "serial")
+        throw usage_error("unknown policy '" + args.request.policy + "' (known: piper, serial)");
+
+    pipescope::scheduler sched({args.workers});
+    ws::run_request request = args.request;
+    const ws::run_report report = w->run(sched, request);
+
+    const auto& st = report.stats;
+    std::printf("%s · %s · P=%u · size %s\n", w->name().c_str(), request.policy.c_str(), sched.workers(),
+                ws::size_name(request.size));
+    std::printf("  result    %s — %s\n", report.description.c_str(),
+                report.matches_reference ? "matches the serial reference" : "DIFFERS from the serial reference");
+    std::printf("  time      %.4f s   (serial reference %.4f s, ratio %.2f)\n", report.seconds,
+                report.reference_seconds, report.reference_seconds > 0 ? report.seconds / report.reference_seconds : 0.0);
+    std::printf("  pipeline  %llu iterations, peak %llu live of K=%u, %llu suspensions, %llu throttle waits, "
+                "%llu tail swaps\n",
+                (unsigned long long)st.iterations, (unsigned long long)st.peak_live, st.throttle,
+                (unsigned long long)st.suspensions, (unsigned long long)st.throttle_waits,
+                (unsigned long long)st.tail_swaps);
+    pipescope::worker_counters total;
+    for (unsigned i = 0; i < sched.workers(); ++i) {
+        const auto c = sched.counters(i);
+        total.jobs_run += c.jobs_run;
+        total.steals += c.steals;
+        total.steal_attempts += c.steal_attempts;
+        total.parks += c.parks;
+    }
+    std::printf("  workers   %llu jobs, %llu steals of %llu attempts, %llu parks\n",
+                (unsigned long long)total.jobs_run, (unsigned long long)total.steals,
+                (unsigned long long)total.steal_attempts, (unsigned long long)total.parks);
+    return report.matches_reference ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    try {
+        if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+            std::cout << usage_text;
+            return args.empty() ? 2 : 0;
+        }
+        if (args[0] == "list") return list_workloads();
+        if (args[0] == "run") return run_workload(parse_run({args.begin() + 1, args.end()}));
+        throw usage_error("unknown command '" + args[0] + "'");
+    } catch (const usage_error& e) {
+        std::cerr << "pipescope: " << e.what() << "\n" << usage_text;
+        return 2;
+    } catch (const std::invalid_argument& e) {
+        std::cerr << "pipescope: " << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "pipescope: error: " << e.what() << "\n";
+        return 3;
+    }
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The pipescope demo: builds the plain configuration (build/, same as scripts/test.sh) and runs the
+# demo workloads under each scheduling policy, printing each result.
+#
+#   scripts/demo.sh
+#   scripts/demo.sh --no-build     use the existing build/ as it is
+#
+# Environment: PIPESCOPE_SKIP_INSTALL_DEPS=1 skips scripts/install-deps.sh; JOBS=<n> build jobs.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+repo_root="$(pwd -P)"
+me="demo.sh"
+
+# What the demo runs: every workload under every policy, at this size.
+workloads=(pipe-fib pipe-fib-256)
+policies=(serial piper)
+size=small
+
+build_dir="$repo_root/build"
+cli="$build_dir/cli/pipescope"
+
+die() {
+    echo "$me: ERROR: $*" >&2
+    exit 1
+}
+
+do_build=1
+case "${1:-}" in
+    "") ;;
+    --no-build) do_build=0 ;;
+    -h|--help) sed -n '2,8s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) die "unknown argument '$1' (try --help)" ;;
+esac
+
+build() {
+    local jobs="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
+    if [[ "${PIPESCOPE_SKIP_INSTALL_DEPS:-0}" != 1 ]]; then
+        scripts/install-deps.sh || die "installing dependencies failed"
+    fi
+    echo "==== $me: configure and build ($build_dir)"
+    # Same cache settings as scripts/test.sh's plain configuration, so neither reconfigures the other.
+    cmake -S "$repo_root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+          -DPIPESCOPE_BUILD_TESTS=ON -DPIPESCOPE_SANITIZE= -DPIPESCOPE_BUILD_BENCH=ON \
+        || die "configuring $build_dir failed"
+    cmake --build "$build_dir" --parallel "$jobs" || die "building $build_dir failed"
+}
+
+# run_job WORKLOAD POLICY: one run of the CLI, its output shown as it comes.
+run_job() {
+    local workload="$1" policy="$2"
+    local -a cmd=("$cli" run "$workload" --size "$size" --policy "$policy")
+    echo ""
+    echo "---- $workload, policy $policy: ${cmd[*]#"$repo_root/"}"
+    "${cmd[@]}" || die "'${cmd[*]}' failed (exit status $?)"
+}
+
+main() {
+    if [[ $do_build -eq 1 ]]; then
+        build
+    fi
+    if [[ ! -x "$cli" ]]; then
+        die "the pipescope CLI was not built: $cli does not exist (no pipescope_cli target yet?)"
+    fi
+    echo ""
+    echo "==== $me: running ${workloads[*]} under policies ${policies[*]} (size $size)"
+    for workload in "${workloads[@]}"; do
+        for policy in "${policies[@]}"; do
+            run_job "$workload" "$policy"
+        done
+    done
+    echo ""
+    echo "==== $me: done"
+}
+
+main

@@ -1,0 +1,66 @@
+// The workloads the `pipescope` CLI (and later the benchmarks and the demo) can run by name.
+// Each one runs under a chosen policy, checks its output against its serial reference and says
+// what it did.
+#pragma once
+
+#include <pipescope/pipeline.hpp>
+#include <pipescope/scheduler.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace pipescope::workloads {
+
+// `--param key=value` pairs. Workloads take the keys they understand; whatever is left over is an
+// error that names the key, so a typo never silently runs the default.
+class param_set {
+public:
+    param_set() = default;
+    explicit param_set(std::map<std::string, std::string> values) : values_(std::move(values)) {}
+
+    static param_set parse(const std::vector<std::string>& key_values);   // throws on "k" without "="
+
+    std::uint64_t take_uint(const std::string& key, std::uint64_t fallback, std::uint64_t min = 0,
+                            std::uint64_t max = UINT64_MAX);
+    bool take_bool(const std::string& key, bool fallback);
+    void reject_unknown(const std::string& workload) const;   // throws std::invalid_argument
+
+private:
+    std::map<std::string, std::string> values_;
+};
+
+enum class input_size { tiny, small, large };
+input_size parse_size(const std::string& name);   // throws on anything else
+const char* size_name(input_size s);
+
+struct run_request {
+    std::string policy = "piper";
+    input_size size = input_size::small;
+    param_set params;
+};
+
+struct run_report {
+    bool matches_reference = false;
+    std::string description;        // what was computed, e.g. "F_20000 (13884 bits)"
+    double seconds = 0;             // the parallel (or chosen-policy) run
+    double reference_seconds = 0;   // the serial reference
+    pipeline_stats stats;
+};
+
+class workload {
+public:
+    virtual ~workload() = default;
+    virtual std::string name() const = 0;
+    virtual std::string summary() const = 0;      // one line for `pipescope list`
+    virtual std::string parameters() const = 0;   // "key=default: meaning" lines
+    virtual run_report run(scheduler& s, run_request& request) const = 0;
+};
+
+const std::vector<const workload*>& all_workloads();
+const workload* find_workload(const std::string& name);   // nullptr if unknown
+
+// Pipeline options shared by every pipe_while workload: policy plus K, lazy, folding.
+pipeline_options pipeline_options_from(const run_request& request, param_set& params);
+
+}  // namespace pipescope::workloads

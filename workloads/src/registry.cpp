@@ -1,0 +1,20 @@
+// Every workload the CLI knows, in the order `pipescope list` shows them.
+#include <pipescope/workloads/workload.hpp>
+
+namespace pipescope::workloads {
+
+const workload& pipe_fib_fine();
+const workload& pipe_fib_coarse();
+
+const std::vector<const workload*>& all_workloads() {
+    static const std::vector<const workload*> all = {&pipe_fib_fine(), &pipe_fib_coarse()};
+    return all;
+}
+
+const workload* find_workload(const std::string& name) {
+    for (const workload* w : all_workloads())
+        if (w->name() == name) return w;
+    return nullptr;
+}
+
+}  // namespace pipescope::workloads
