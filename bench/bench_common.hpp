@@ -133,9 +133,19 @@ inline std::string cpu_model() {
     return "unknown";
 }
 
+// The 1/5/15-minute load averages: other processes competing for the few cores make every
+// number in the tables noisier, so the tables say how busy the machine was.
+inline std::string load_average() {
+    std::ifstream in("/proc/loadavg");
+    std::string one, five, fifteen;
+    if (!(in >> one >> five >> fifteen)) return "unknown";
+    return one + " " + five + " " + fifteen;
+}
+
 inline void print_machine(std::FILE* out = stdout) {
     std::fprintf(out, "machine: %u hardware threads (std::thread::hardware_concurrency), CPU: %s\n",
                  std::thread::hardware_concurrency(), cpu_model().c_str());
+    std::fprintf(out, "load average at start: %s\n", load_average().c_str());
 #ifdef PIPESCOPE_BENCH_BUILD_TYPE
     std::fprintf(out, "build type: %s\n", PIPESCOPE_BENCH_BUILD_TYPE);
 #endif

@@ -202,10 +202,13 @@ int main(int argc, char** argv) {
     const wl::fib_bits want = wl::pipe_fib_serial(cfg.n);
     std::printf("F_%u has %zu bits\n\n", cfg.n, want.size());
 
+    std::fflush(stdout);   // the header before the progress lines on stderr
+
     scheduler_set scheds = make_schedulers(cfg.workers);
     warm_up(scheds, cfg.n);
     const measurements m = measure(scheds, cfg, want);
 
+    std::printf("load average at end: %s\n", bench::load_average().c_str());
     std::printf("Times in seconds: median over %u runs, (x%%) = (max - min) / median.\n", cfg.runs);
     std::printf("T_1/T_S = serial overhead, T_1/T_P = scalability, T_S/T_P = speedup.\n\n");
     print_times(m, cfg);

@@ -155,6 +155,7 @@ struct settings {
     unsigned runs = 7;
     std::vector<unsigned> workers = {1, 2};
     std::vector<unsigned> grains_us = {1, 20};
+    std::vector<unsigned> rounds;     // if given: fixed stage-1 rounds instead of calibrated grains
     unsigned long items = 0;          // 0: chosen per grain so the serial loop takes about run_ms
     unsigned run_ms = 300;
     unsigned throttle_factor = 4;     // K = factor * P, as pipescope's default
@@ -169,7 +170,7 @@ unsigned calibrate_rounds(double grain_us) {
     produce(item, 0);
     transform(item, probe_rounds);   // warm the caches and the branch predictor
     double best = 1e9;
-    for (int attempt = 0; attempt < 3; ++attempt) {   // the fastest probe is the least disturbed
+    for (int attempt = 0; attempt < 5; ++attempt) {   // the fastest probe is the least disturbed
         const double t = bench::time_seconds([&] {
             for (unsigned i = 0; i < probe_items; ++i) {
                 item.index = i;
@@ -189,8 +190,34 @@ unsigned calibrate_rounds(double grain_us) {
     std::exit(1);
 }
 
+// The amount of stage-1 work per item, and how to label it in the table.
+struct grain_spec {
+    std::string label;
+    unsigned rounds;
+    unsigned long default_items;   // items per run when --items is not given
+};
+
+std::vector<grain_spec> grain_specs(const settings& cfg) {
+    std::vector<grain_spec> out;
+    if (!cfg.rounds.empty()) {
+        // Fixed work: the serial loop's time per item is measured and shown instead of a target.
+        for (unsigned r : cfg.rounds) out.push_back({std::to_string(r) + " rounds", r, 100000});
+        return out;
+    }
+    for (unsigned g : cfg.grains_us)
+        out.push_back({std::to_string(g) + " us", calibrate_rounds(g), std::max(1000ul, cfg.run_ms * 1000ul / g)});
+    return out;
+}
+
+double once_serial(const workload& w, std::uint64_t want) {
+    std::uint64_t got = 0;
+    const double t = bench::time_seconds([&] { got = run_serial(w); });
+    if (got != want) mismatch("serial loop (rerun)", 0, got, want);
+    return t;
+}
+
 struct cell {   // one (grain, P) combination
-    unsigned grain_us;
+    std::string grain;
     workload work;
     unsigned p;
     unsigned k;
@@ -200,8 +227,9 @@ struct cell {   // one (grain, P) combination
 };
 
 // Runs pipescope and TBB alternately (even runs pipescope first, odd runs TBB first) so neither
-// always benefits from, or pays for, what ran just before it. The first pair is a warm-up.
-void measure_pair(cell& c, const settings& cfg, std::uint64_t want) {
+// always benefits from, or pays for, what ran just before it. The first pair is a warm-up. The
+// serial loop runs once per round too, so its baseline sees the same machine conditions.
+void measure_cell(cell& c, const settings& cfg, std::uint64_t want) {
     pipescope::scheduler sched(pipescope::scheduler_options{c.p});
     // Both limits: global_control caps TBB's worker pool, the arena caps this pipeline's concurrency.
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, c.p);
@@ -225,8 +253,10 @@ void measure_pair(cell& c, const settings& cfg, std::uint64_t want) {
 
     once_pipescope();   // warm-up: thread start-up, page faults, frame caches
     once_tbb();
-    std::vector<double> ps, tb;
+    std::vector<double> serial, ps, tb;
     for (unsigned run = 0; run < cfg.runs; ++run) {
+        serial.push_back(once_serial(c.work, want));
+        bench::settle(cfg.settle_ms);
         if (run % 2 == 0) {
             ps.push_back(once_pipescope());
             tb.push_back(once_tbb());
@@ -235,30 +265,21 @@ void measure_pair(cell& c, const settings& cfg, std::uint64_t want) {
             ps.push_back(once_pipescope());
         }
     }
+    c.serial = bench::summarize(serial);
     c.pipescope = bench::summarize(ps);
     c.tbb = bench::summarize(tb);
-}
-
-bench::summary measure_serial(const workload& w, const settings& cfg, std::uint64_t want) {
-    std::vector<double> t;
-    for (unsigned run = 0; run < cfg.runs; ++run) {
-        std::uint64_t got = 0;
-        t.push_back(bench::time_seconds([&] { got = run_serial(w); }));
-        if (got != want) mismatch("serial loop (rerun)", 0, got, want);
-    }
-    return bench::summarize(t);
 }
 
 void print_cells(const std::vector<cell>& cells) {
     bench::table t({"grain", "us/item", "rounds", "items", "P", "K", "serial loop", "pipescope", "oneTBB", "ps/TBB",
                     "ps speedup", "TBB speedup"},
                    1);
-    unsigned last_grain = 0;
+    std::string last_grain;
     for (const cell& c : cells) {
-        if (last_grain != 0 && c.grain_us != last_grain) t.separator();
-        last_grain = c.grain_us;
+        if (!last_grain.empty() && c.grain != last_grain) t.separator();
+        last_grain = c.grain;
         const double items = double(c.work.items);
-        t.add({std::to_string(c.grain_us) + " us", bench::fmt("%.2f", c.serial.median * 1e6 / items),
+        t.add({c.grain, bench::fmt("%.2f", c.serial.median * 1e6 / items),
                std::to_string(c.work.rounds), std::to_string(c.work.items), std::to_string(c.p), std::to_string(c.k),
                bench::fmt_time(c.serial), bench::fmt_time(c.pipescope), bench::fmt_time(c.tbb),
                bench::fmt_ratio(c.pipescope.median / c.tbb.median),
@@ -280,6 +301,8 @@ int main(int argc, char** argv) {
           [&](const std::string& v) { cfg.workers = bench::parse_list(v); }},
          {"--grains-us", "target stage-1 work per item in microseconds (default 1,20)",
           [&](const std::string& v) { cfg.grains_us = bench::parse_list(v); }},
+         {"--rounds", "fixed stage-1 rounds per item, comma-separated (overrides --grains-us)",
+          [&](const std::string& v) { cfg.rounds = bench::parse_list(v); }},
          {"--items", "items per run (default: serial loop takes about --run-ms)",
           [&](const std::string& v) { cfg.items = bench::parse_positive(v); }},
          {"--run-ms", "target serial-loop time when --items is not given (default 300)",
@@ -296,20 +319,21 @@ int main(int argc, char** argv) {
     std::printf("%u measured runs per cell and runtime after one warm-up, order alternating; K = %u*P\n\n", cfg.runs,
                 cfg.throttle_factor);
 
+    std::fflush(stdout);   // the header before the progress lines on stderr
+
     std::vector<cell> cells;
-    for (unsigned grain : cfg.grains_us) {
-        workload w{0, calibrate_rounds(grain)};
-        w.items = cfg.items ? cfg.items : std::max<std::uint64_t>(1000, std::uint64_t(cfg.run_ms) * 1000 / grain);
+    for (const grain_spec& g : grain_specs(cfg)) {
+        const workload w{cfg.items ? cfg.items : g.default_items, g.rounds};
         const std::uint64_t want = run_serial(w);   // also warms up the serial loop
-        const bench::summary serial = measure_serial(w, cfg, want);
         for (unsigned p : cfg.workers) {
-            cell c{grain, w, p, cfg.throttle_factor * p, serial, {}, {}};
-            measure_pair(c, cfg, want);
+            cell c{g.label, w, p, cfg.throttle_factor * p, {}, {}, {}};
+            measure_cell(c, cfg, want);
             cells.push_back(c);
-            std::fprintf(stderr, "  grain %u us, P=%u done\n", grain, p);
+            std::fprintf(stderr, "  grain %s, P=%u done\n", g.label.c_str(), p);
         }
     }
 
+    std::printf("load average at end: %s\n", bench::load_average().c_str());
     std::printf("Times in seconds: median over the runs, (x%%) = (max - min) / median.\n");
     std::printf("ps/TBB = pipescope median / oneTBB median: below 1 means pipescope was faster.\n");
     std::printf("grain = target stage-1 work per item; us/item = measured serial-loop time per item (all three\n"

@@ -192,6 +192,7 @@ void completion_latch::arrive() noexcept {
     worker* waiter;
     {
         std::lock_guard lock(mutex_);
+        signaled_.store(true, std::memory_order_release);
         waiter = helping_worker_;
         cv_.notify_all();
     }
@@ -200,22 +201,20 @@ void completion_latch::arrive() noexcept {
 }
 
 void completion_latch::wait(scheduler& s) noexcept {
-    if (done()) {
-        std::lock_guard lock(mutex_);  // let a concurrent arrive() leave the mutex first
-        return;
-    }
-    if (worker* w = s.impl().current()) {
-        {
-            std::lock_guard lock(mutex_);
-            helping_worker_ = w;
+    if (count_.fetch_sub(1, std::memory_order_acq_rel) != 1) {   // give up the waiter's token
+        if (worker* w = s.impl().current()) {
+            {
+                std::lock_guard lock(mutex_);
+                helping_worker_ = w;
+            }
+            w->run_until([this] { return signaled_.load(std::memory_order_acquire); }, true);
         }
-        w->run_until([this] { return done(); }, true);
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);   // also waits for the signaling arrive() to leave
+        cv_.wait(lock, [this] { return signaled_.load(std::memory_order_relaxed); });
         helping_worker_ = nullptr;
-        return;
+        signaled_.store(false, std::memory_order_relaxed);
     }
-    std::unique_lock lock(mutex_);
-    cv_.wait(lock, [this] { return done(); });
+    count_.store(1, std::memory_order_relaxed);   // ready for reuse (task groups sync repeatedly)
 }
 
 }  // namespace pipescope::detail

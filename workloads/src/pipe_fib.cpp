@@ -20,6 +20,26 @@ void check_n(unsigned n) {
     if (n == 0) throw std::invalid_argument("pipe-fib: n must be at least 1 (F_0 = 0 has no bits)");
 }
 
+// Adds bits [lo, hi) of a and b plus the carry into c and returns the carry out: the same loop as
+// the serial program's. A plain function on purpose: inside the coroutine, the loop's variables
+// would live in the frame, and every byte store to c may alias them (char aliasing), so the
+// compiler would reload them from memory on every bit.
+unsigned add_bits(const std::uint8_t* a, const std::uint8_t* b, std::uint8_t* c, std::size_t lo, std::size_t hi,
+                  unsigned carry) {
+    for (std::size_t j = lo; j < hi; ++j) {
+        const unsigned sum = a[j] + b[j] + carry;
+        c[j] = static_cast<std::uint8_t>(sum & 1u);
+        carry = sum >> 1;
+    }
+    return carry;
+}
+
+// One past the highest 1 bit of c below hi (the sum's length), scanning down from hi.
+std::size_t length_below(const std::uint8_t* c, std::size_t hi) {
+    while (hi > 0 && c[hi - 1] == 0) --hi;
+    return hi;
+}
+
 }  // namespace
 
 fib_bits pipe_fib_serial(unsigned n) {
@@ -75,22 +95,18 @@ fib_bits pipe_fib_pipeline(scheduler& s, unsigned n, unsigned bits_per_stage, co
             const std::uint8_t* b = arr[(i + 1) % 3].data();
             std::uint8_t* c = arr[i % 3].data();   // held F_i, which nobody reads any more here
             unsigned carry = 0;
-            std::size_t top = 0;   // one past the highest 1 bit written so far
+            std::size_t hi = 0;
             for (std::size_t g = 0;; ++g) {
                 // Group g of F_{i+2} is final once node (i-1, g+1) is done.
                 co_await it.stage_wait(g + 1);
-                const std::size_t lo = g * group, hi = lo + group;
-                for (std::size_t j = lo; j < hi; ++j) {
-                    const unsigned sum = a[j] + b[j] + carry;
-                    c[j] = static_cast<std::uint8_t>(sum & 1u);
-                    carry = sum >> 1;
-                    if (c[j]) top = j + 1;
-                }
+                const std::size_t lo = g * group;
+                hi = lo + group;
+                carry = add_bits(a, b, c, lo, hi, carry);
                 // While iteration i-1 still runs, it is past stage g+1, so F_{i+2} goes on beyond hi.
                 const std::size_t len_a = len[i + 2].load(std::memory_order_acquire);
                 if (len_a != 0 && len_a <= hi && carry == 0) break;
             }
-            len[i + 3].store(top, std::memory_order_release);
+            len[i + 3].store(length_below(c, hi), std::memory_order_release);
         },
         options);
     if (stats) *stats = st;

@@ -48,14 +48,20 @@ void piper_engine::control_step() noexcept {
         outstanding_.arrive();
         return;
     }
-    if (created_ - retired.load(std::memory_order_acquire) >= throttle_) {
+    const std::uint64_t created = created_;
+    if (created - retired.load(std::memory_order_acquire) >= throttle_) {
         // Throttling edge (§4): wait for the oldest iteration to retire. Dekker-style handshake
-        // with retire(): either it sees throttled_, or we see its retirement.
+        // with retire(): either it sees throttled_, or we see its retirement. Once throttled_ is
+        // set, a retirer may run the control elsewhere and even finish the loop, so the loop is
+        // held open (outstanding_) until the handshake is over.
         ++throttle_waits_;
+        outstanding_.add(1);
         throttled_.store(true, std::memory_order_seq_cst);
         std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (created_ - retired.load(std::memory_order_seq_cst) >= throttle_) return;
-        if (!throttled_.exchange(false, std::memory_order_acq_rel)) return;  // a retirer runs us
+        const bool still_full = created - retired.load(std::memory_order_seq_cst) >= throttle_;
+        const bool keep_running = !still_full && throttled_.exchange(false, std::memory_order_acq_rel);
+        outstanding_.arrive();
+        if (!keep_running) return;   // suspended, or a retirer already runs us
     }
     bool more = false;
     try {
@@ -131,21 +137,26 @@ bool piper_engine::suspend(iteration& it, std::coroutine_handle<>) noexcept {
     slot_record& r = record_of(it.index());
     const std::uint64_t stage = it.current_stage();
     const std::uint64_t index = it.index();
+    suspensions_.fetch_add(1, std::memory_order_relaxed);
+    // Once the status is published, another worker may claim the iteration, run it to the end
+    // and finish the whole loop while this function still runs: hold the loop open meanwhile.
+    outstanding_.add(1);
     r.sync.waiting_stage.store(stage, std::memory_order_relaxed);
     std::uint64_t st = r.sync.status.load(std::memory_order_relaxed) + 1;   // odd: suspended
     suspended_.fetch_add(1, std::memory_order_relaxed);
     r.sync.status.store(st, std::memory_order_seq_cst);
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    // Re-check after publishing: the predecessor may have moved on in between (it will not look
-    // at us again in lazy mode before it retires, so a missed edge here would cost parallelism).
+    // Re-check after publishing: the predecessor may have moved on in between (in lazy mode it
+    // will not look at us again before it retires, so a missed edge here would cost parallelism).
     const std::uint64_t c = progress_of_predecessor(index, stage);
+    bool suspended = true;
     if (c > stage && r.sync.status.compare_exchange_strong(st, st + 1, std::memory_order_acq_rel)) {
         suspended_.fetch_sub(1, std::memory_order_relaxed);
         it.set_prev_seen(c);
-        return false;
+        suspended = false;
     }
-    suspensions_.fetch_add(1, std::memory_order_relaxed);
-    return true;   // from here on the iteration belongs to whoever claims it
+    outstanding_.arrive();   // last touch of the engine when suspended
+    return suspended;
 }
 
 std::coroutine_handle<> piper_engine::finish_iteration(iteration& it) noexcept {

@@ -29,22 +29,26 @@ protected:
 // the scheduler's injection queue. Wakes a parked worker if one sleeps.
 void submit(scheduler& s, job* j);
 
-// Counts outstanding work and lets one party wait until the count drops to zero. A worker of the
+// Counts outstanding work and lets one party wait until all of it is done. A worker of the
 // scheduler waits by running other work ("helping"); any other thread blocks on a condition variable.
-// The party that brings the count to zero signals under the mutex, so the waiter may destroy the
-// latch as soon as its wait returns.
+//
+// Lifetime is the subtle part: the waiter usually destroys the latch as soon as wait() returns,
+// while the last arriving party may still be inside arrive(). So the waiter holds a token of its
+// own in the count. Whoever drops the count to zero is the only one to touch the latch after its
+// decrement: if that is the waiter, nobody else is inside; if it is a worker, it signals under the
+// mutex, and the waiter takes the mutex once before returning.
 class completion_latch {
 public:
     void add(std::int64_t n = 1) noexcept { count_.fetch_add(n, std::memory_order_relaxed); }
     void arrive() noexcept;                 // one piece of work is done
-    void wait(scheduler& s) noexcept;       // returns when the count is zero
-    bool done() const noexcept { return count_.load(std::memory_order_acquire) == 0; }
+    void wait(scheduler& s) noexcept;       // returns when every added piece has arrived
 
 private:
-    std::atomic<std::int64_t> count_{0};
+    std::atomic<std::int64_t> count_{1};    // pending work + the waiter's token
+    std::atomic<bool> signaled_{false};
     std::mutex mutex_;
     std::condition_variable cv_;
-    worker* helping_worker_ = nullptr;  // guarded by mutex_: the worker to unpark on completion
+    worker* helping_worker_ = nullptr;      // guarded by mutex_: the worker to unpark on completion
 };
 
 // First-exception-wins storage shared by the tasks of a group or the iterations of a pipeline.
