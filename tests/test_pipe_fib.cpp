@@ -31,3 +31,19 @@ TEST_CASE("pipe-fib: the pipeline equals the serial program for every grain and 
         }
     }
 }
+
+TEST_CASE("pipe-fib: oversubscribed workers preempted inside claim windows still give the serial result",
+          "[pipe-fib][stress]") {
+    // More workers than cores: the OS preempts workers between reading a slot and claiming it, the
+    // window in which a slot can be reused by iteration i+K (a bug once, found by TSan this way).
+    scheduler s({6});
+    const fib_bits expected = pipe_fib_serial(1500);
+    for (int rep = 0; rep < 30; ++rep) {
+        pipeline_options o;
+        o.lazy_enabling = rep % 2 == 0;
+        o.dependency_folding = rep % 3 == 0;
+        o.throttle = 3 + rep % 5;
+        CAPTURE(rep);
+        REQUIRE(pipe_fib_pipeline(s, 1500, 1 + rep % 4, o) == expected);
+    }
+}

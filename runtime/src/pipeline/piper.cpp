@@ -112,10 +112,24 @@ std::uint64_t piper_engine::progress_of_predecessor(std::uint64_t i, std::uint64
     return c;
 }
 
-// Claims iteration r if it is suspended on a cross edge that `predecessor_progress` satisfies.
-piper_engine::slot_record* piper_engine::try_claim(slot_record& r, std::uint64_t predecessor_progress) noexcept {
+// Claims iteration `index` in slot r if it is suspended on a cross edge that `predecessor_progress`
+// satisfies.
+//
+// The index must be checked here, after the status load and against the status value the CAS
+// uses: checking it before (as retire() and find_enabled_work() used to) leaves an ABA window.
+// Between that check and the status load, iteration `index` can retire and its slot be reused by
+// index+K (or +2K...), which suspends on its own cross edge; the CAS then claims the wrong
+// iteration with `predecessor_progress` meant for `index` (e.g. retired_stage), and index+K runs a
+// node before (index+K-1, stage) is done, or even retires out of order. Seen under TSan with P=3
+// on 2 cores as races and wrong results in pipe-fib. With this order the status read
+// synchronizes with the suspension that wrote it, which comes after that iteration's
+// start_iteration() stored its index, so a reused slot shows a different index; a stale
+// suspended status of an older occupant makes the CAS fail, as that occupant was resumed since.
+piper_engine::slot_record* piper_engine::try_claim(slot_record& r, std::uint64_t index,
+                                                   std::uint64_t predecessor_progress) noexcept {
     std::uint64_t st = r.sync.status.load(std::memory_order_acquire);
     if (!(st & 1)) return nullptr;
+    if (r.sync.index.load(std::memory_order_acquire) != index) return nullptr;
     if (predecessor_progress <= r.sync.waiting_stage.load(std::memory_order_relaxed)) return nullptr;
     if (!r.sync.status.compare_exchange_strong(st, st + 1, std::memory_order_acq_rel)) return nullptr;
     suspended_.fetch_sub(1, std::memory_order_relaxed);
@@ -128,9 +142,8 @@ piper_engine::slot_record* piper_engine::try_claim(slot_record& r, std::uint64_t
 void piper_engine::check_right(iteration& it) noexcept {
     const std::uint64_t next = it.index() + 1;
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    slot_record& n = record_of(next);
-    if (n.sync.index.load(std::memory_order_acquire) != next) return;
-    if (slot_record* claimed = try_claim(n, it.current_stage())) sched_.impl().current()->push(claimed);
+    if (slot_record* claimed = try_claim(record_of(next), next, it.current_stage()))
+        sched_.impl().current()->push(claimed);
 }
 
 bool piper_engine::suspend(iteration& it, std::coroutine_handle<>) noexcept {
@@ -196,9 +209,7 @@ std::coroutine_handle<> piper_engine::retire(slot_record& r) noexcept {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     // From here on slot i may be reused by iteration i+K: do not touch r.
 
-    slot_record* right = nullptr;
-    slot_record& n = record_of(i + 1);
-    if (n.sync.index.load(std::memory_order_acquire) == i + 1) right = try_claim(n, retired_stage);
+    slot_record* right = try_claim(record_of(i + 1), i + 1, retired_stage);   // checks the index itself
     const bool parent =
         throttled_.load(std::memory_order_seq_cst) && throttled_.exchange(false, std::memory_order_acq_rel);
 
@@ -231,7 +242,7 @@ job* piper_engine::find_enabled_work() noexcept {
         if (!(r.sync.status.load(std::memory_order_acquire) & 1)) continue;
         const std::uint64_t i = r.sync.index.load(std::memory_order_acquire);
         const std::uint64_t waited = r.sync.waiting_stage.load(std::memory_order_relaxed);
-        if (slot_record* claimed = try_claim(r, progress_of_predecessor(i, waited))) return claimed;
+        if (slot_record* claimed = try_claim(r, i, progress_of_predecessor(i, waited))) return claimed;
     }
     return nullptr;
 }

@@ -52,7 +52,7 @@ private:
     slot_record& record_of(std::uint64_t i) noexcept { return slots_[i % throttle_]; }
     void control_step() noexcept;
     void start_iteration(std::uint64_t i) noexcept;
-    slot_record* try_claim(slot_record& r, std::uint64_t predecessor_progress) noexcept;
+    slot_record* try_claim(slot_record& r, std::uint64_t index, std::uint64_t predecessor_progress) noexcept;
     std::uint64_t progress_of_predecessor(std::uint64_t i, std::uint64_t waited_stage) noexcept;
     std::coroutine_handle<> retire(slot_record& r) noexcept;
     std::coroutine_handle<> continue_with(slot_record* r) noexcept;
