@@ -4,7 +4,9 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -72,6 +74,16 @@ inline std::string fmt_time(const summary& s) {
 }
 
 inline std::string fmt_ratio(double r) { return fmt("%.2f", r); }
+
+// "0.41 0.40 0.52": every sample in run order, for --raw output.
+inline std::string fmt_samples(const std::vector<double>& samples, const char* format = "%.4f") {
+    std::string out;
+    for (double v : samples) {
+        if (!out.empty()) out += ' ';
+        out += fmt(format, v);
+    }
+    return out;
+}
 
 // A text table: the first `left_columns` columns are left-aligned (names), the rest right-aligned
 // (numbers). A row with a single empty cell prints as a separator line.
@@ -142,10 +154,77 @@ inline std::string load_average() {
     return one + " " + five + " " + fifteen;
 }
 
+// How many cores' worth of CPU P threads actually get right now: P threads run the same amount of
+// independent arithmetic each, compared with one thread alone. Close to P on an idle machine; near
+// 1 when other processes occupy the other cores, and then every T_P in the tables means little.
+inline double parallel_capacity(unsigned p) {
+    auto spin = [](std::uint64_t seed) {
+        std::uint64_t x = seed | 1;
+        for (int i = 0; i < 20'000'000; ++i) {   // about 40-60 ms of xorshift on a current core
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+        }
+        return x;
+    };
+    std::vector<std::uint64_t> sink(p);
+    double one = 1e9, many = 1e9;
+    for (int attempt = 0; attempt < 3; ++attempt) {   // best of three: a short probe is easily disturbed
+        one = std::min(one, time_seconds([&] { sink[0] = spin(1); }));
+        many = std::min(many, time_seconds([&] {
+                            std::vector<std::thread> threads;
+                            for (unsigned t = 0; t < p; ++t) threads.emplace_back([&, t] { sink[t] = spin(t + 2); });
+                            for (auto& t : threads) t.join();
+                        }));
+    }
+    std::uint64_t all = 0;
+    for (auto v : sink) all ^= v;
+    if (all == 42) std::fprintf(stderr, " ");   // keeps the loops from being optimized away
+    return many > 0 ? p * one / many : 0;
+}
+
+// Nanoseconds for one cache line to go from one thread to another and back (two threads taking
+// turns on an atomic counter). Pipelines hand data between cores all the time, so this bounds how
+// fast fine-grained stages can be. On a virtual machine it can change while the benchmark runs,
+// when the host moves the virtual CPUs (seen here: ~75 ns vs ~350 ns), and T_P changes with it.
+// Returns 0 on a machine with a single hardware thread, where spinning would only measure the OS.
+inline double core_round_trip_ns() {
+    if (std::thread::hardware_concurrency() < 2) return 0;
+    constexpr long trips = 50'000;
+    double best = 1e9;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        alignas(64) std::atomic<long> turn{0};
+        const double t = time_seconds([&] {
+            std::thread other([&] {
+                for (long i = 0; i < trips; ++i) {
+                    while (turn.load(std::memory_order_acquire) != 2 * i + 1) {
+                    }
+                    turn.store(2 * i + 2, std::memory_order_release);
+                }
+            });
+            for (long i = 0; i < trips; ++i) {
+                while (turn.load(std::memory_order_acquire) != 2 * i) {
+                }
+                turn.store(2 * i + 1, std::memory_order_release);
+            }
+            other.join();
+        });
+        best = std::min(best, t);
+    }
+    return best * 1e9 / trips;
+}
+
+// One line for the start and the end of a benchmark: load average, measured parallel capacity and
+// core-to-core round trip.
+inline void print_conditions(const char* when, unsigned max_workers, std::FILE* out = stdout) {
+    std::fprintf(out, "%s: load average %s; %u threads of independent work ran at %.2fx one thread; "
+                      "core-to-core round trip %.0f ns\n",
+                 when, load_average().c_str(), max_workers, parallel_capacity(max_workers), core_round_trip_ns());
+}
+
 inline void print_machine(std::FILE* out = stdout) {
     std::fprintf(out, "machine: %u hardware threads (std::thread::hardware_concurrency), CPU: %s\n",
                  std::thread::hardware_concurrency(), cpu_model().c_str());
-    std::fprintf(out, "load average at start: %s\n", load_average().c_str());
 #ifdef PIPESCOPE_BENCH_BUILD_TYPE
     std::fprintf(out, "build type: %s\n", PIPESCOPE_BENCH_BUILD_TYPE);
 #endif
@@ -176,11 +255,13 @@ inline unsigned long parse_positive(const std::string& text) {
     return v;
 }
 
-// Minimal "--name value" parser: each option is a name and a handler for its value.
+// Minimal "--name value" parser: each option is a name and a handler for its value. A flag
+// (takes_value false) has no value; its handler receives "".
 struct option {
     std::string name;
     std::string help;
     std::function<void(const std::string&)> set;
+    bool takes_value = true;
 };
 
 // Returns false (after printing usage) on --help; exits with status 2 on a bad command line.
@@ -196,14 +277,14 @@ inline bool parse_command_line(int argc, char** argv, const std::string& what, c
             return false;
         }
         auto o = std::find_if(options.begin(), options.end(), [&](const option& x) { return x.name == arg; });
-        if (o == options.end() || a + 1 >= argc) {
+        if (o == options.end() || (o->takes_value && a + 1 >= argc)) {
             std::fprintf(stderr, "%s: %s\n", argv[0],
                          o == options.end() ? ("unknown option " + arg).c_str() : ("missing value for " + arg).c_str());
             usage(stderr);
             std::exit(2);
         }
         try {
-            o->set(argv[++a]);
+            o->set(o->takes_value ? argv[++a] : "");
         } catch (const std::exception& e) {
             std::fprintf(stderr, "%s: %s: %s\n", argv[0], arg.c_str(), e.what());
             std::exit(2);

@@ -29,10 +29,11 @@ namespace {
 namespace wl = pipescope::workloads;
 
 struct settings {
-    unsigned n = 30000;
+    unsigned n = 45000;   // T_S about 0.4 s on a 2.6 GHz EPYC (work grows as n^2)
     unsigned runs = 5;
     std::vector<unsigned> workers = {1, 2};
     int settle_ms = 20;
+    bool raw = false;   // also print every sample
 };
 
 // One row of the table: which program, with which runtime switches.
@@ -99,6 +100,7 @@ void warm_up(scheduler_set& scheds, unsigned n) {
 }
 
 struct measurements {
+    std::vector<double> round_trip_ns;   // measured before each round: the host may move the vCPUs
     std::vector<double> serial;
     // [row][P] -> one time per run
     std::vector<std::map<unsigned, std::vector<double>>> pipeline;
@@ -111,6 +113,7 @@ measurements measure(scheduler_set& scheds, const settings& cfg, const wl::fib_b
     m.pipeline.resize(rows.size());
     m.stats.resize(rows.size());
     for (unsigned run = 0; run < cfg.runs; ++run) {
+        m.round_trip_ns.push_back(bench::core_round_trip_ns());
         m.serial.push_back(bench::time_seconds([&] {
             const auto bits = wl::pipe_fib_serial(cfg.n);
             if (bits.size() != want.size()) std::exit(1);   // keeps the call from being optimized out
@@ -176,19 +179,33 @@ void print_stats(const measurements& m) {
     t.print();
 }
 
+// Every sample in run order: shows whether a large spread is one outlier or a bimodal cell.
+void print_raw(const measurements& m) {
+    std::printf("\nEvery run, in run order (seconds):\n\n");
+    bench::table t({"Program", "Folding", "Lazy", "P", "times"}, 3);
+    t.add({"serial program", "", "", "", bench::fmt_samples(m.serial)});
+    t.add({"core round trip (ns)", "", "", "", bench::fmt_samples(m.round_trip_ns, "%.0f")});
+    for (std::size_t r = 0; r < rows.size(); ++r)
+        for (const auto& [p, samples] : m.pipeline[r])
+            t.add({rows[r].program, rows[r].folding ? "yes" : "no", rows[r].lazy ? "yes" : "no", std::to_string(p),
+                   bench::fmt_samples(samples)});
+    t.print();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     settings cfg;
     const bool go = bench::parse_command_line(
         argc, argv, "Reproduces seed 001 Fig. 14 (pipe-fib, dependency folding) on this machine.",
-        {{"--n", "compute F_n (default 30000)", [&](const std::string& v) { cfg.n = unsigned(bench::parse_positive(v)); }},
+        {{"--n", "compute F_n (default 45000)", [&](const std::string& v) { cfg.n = unsigned(bench::parse_positive(v)); }},
          {"--runs", "measured runs per cell (default 5)",
           [&](const std::string& v) { cfg.runs = unsigned(bench::parse_positive(v)); }},
          {"--workers", "worker counts P, comma-separated (default 1,2; 1 is always added)",
           [&](const std::string& v) { cfg.workers = bench::parse_list(v); }},
          {"--settle-ms", "pause between measurements so idle workers park (default 20)",
-          [&](const std::string& v) { cfg.settle_ms = std::stoi(v); }}});
+          [&](const std::string& v) { cfg.settle_ms = std::stoi(v); }},
+         {"--raw", "also print every run's time, in run order", [&](const std::string&) { cfg.raw = true; }, false}});
     if (!go) return 0;
     // T_1 is needed for the overhead and scalability columns, whatever the user asked for.
     if (std::find(cfg.workers.begin(), cfg.workers.end(), 1u) == cfg.workers.end()) cfg.workers.push_back(1);
@@ -200,20 +217,23 @@ int main(int argc, char** argv) {
     std::printf("n = %u, %u runs per cell (interleaved), policy piper, K = 4P\n", cfg.n, cfg.runs);
 
     const wl::fib_bits want = wl::pipe_fib_serial(cfg.n);
-    std::printf("F_%u has %zu bits\n\n", cfg.n, want.size());
+    std::printf("F_%u has %zu bits\n", cfg.n, want.size());
 
+    bench::print_conditions("conditions at start", cfg.workers.back());
+    std::printf("\n");
     std::fflush(stdout);   // the header before the progress lines on stderr
 
     scheduler_set scheds = make_schedulers(cfg.workers);
     warm_up(scheds, cfg.n);
     const measurements m = measure(scheds, cfg, want);
 
-    std::printf("load average at end: %s\n", bench::load_average().c_str());
+    bench::print_conditions("conditions at end", cfg.workers.back());
     std::printf("Times in seconds: median over %u runs, (x%%) = (max - min) / median.\n", cfg.runs);
     std::printf("T_1/T_S = serial overhead, T_1/T_P = scalability, T_S/T_P = speedup.\n\n");
     print_times(m, cfg);
     std::printf("\nRuntime counters of the last run of each cell:\n\n");
     print_stats(m);
+    if (cfg.raw) print_raw(m);
     std::printf("\nAll pipeline results matched the serial program.\n");
     return 0;
 }

@@ -160,6 +160,7 @@ struct settings {
     unsigned run_ms = 300;
     unsigned throttle_factor = 4;     // K = factor * P, as pipescope's default
     int settle_ms = 20;
+    bool raw = false;                 // also print every sample
 };
 
 // Stage-1 rounds for a target grain, from the measured cost of one round on this machine.
@@ -224,6 +225,8 @@ struct cell {   // one (grain, P) combination
     bench::summary serial;
     bench::summary pipescope;
     bench::summary tbb;
+    std::vector<double> serial_runs, pipescope_runs, tbb_runs;   // in run order, for --raw
+    std::vector<double> round_trip_ns;                            // measured before each round
 };
 
 // Runs pipescope and TBB alternately (even runs pipescope first, odd runs TBB first) so neither
@@ -253,8 +256,11 @@ void measure_cell(cell& c, const settings& cfg, std::uint64_t want) {
 
     once_pipescope();   // warm-up: thread start-up, page faults, frame caches
     once_tbb();
-    std::vector<double> serial, ps, tb;
+    std::vector<double>& serial = c.serial_runs;
+    std::vector<double>& ps = c.pipescope_runs;
+    std::vector<double>& tb = c.tbb_runs;
     for (unsigned run = 0; run < cfg.runs; ++run) {
+        c.round_trip_ns.push_back(bench::core_round_trip_ns());
         serial.push_back(once_serial(c.work, want));
         bench::settle(cfg.settle_ms);
         if (run % 2 == 0) {
@@ -289,6 +295,19 @@ void print_cells(const std::vector<cell>& cells) {
     t.print();
 }
 
+// Every sample in run order: shows whether a large spread is one outlier or a bimodal cell.
+void print_raw(const std::vector<cell>& cells) {
+    std::printf("\nEvery run, in run order (seconds; even runs started with pipescope):\n\n");
+    bench::table t({"grain", "P", "version", "times"}, 3);
+    for (const cell& c : cells) {
+        t.add({c.grain, std::to_string(c.p), "serial loop", bench::fmt_samples(c.serial_runs)});
+        t.add({c.grain, std::to_string(c.p), "pipescope", bench::fmt_samples(c.pipescope_runs)});
+        t.add({c.grain, std::to_string(c.p), "oneTBB", bench::fmt_samples(c.tbb_runs)});
+        t.add({c.grain, std::to_string(c.p), "round trip (ns)", bench::fmt_samples(c.round_trip_ns, "%.0f")});
+    }
+    t.print();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -310,15 +329,18 @@ int main(int argc, char** argv) {
          {"--k-factor", "K = factor * P items in flight, for both runtimes (default 4)",
           [&](const std::string& v) { cfg.throttle_factor = unsigned(bench::parse_positive(v)); }},
          {"--settle-ms", "pause between measurements so idle threads go to sleep (default 20)",
-          [&](const std::string& v) { cfg.settle_ms = std::stoi(v); }}});
+          [&](const std::string& v) { cfg.settle_ms = std::stoi(v); }},
+         {"--raw", "also print every run's time, in run order", [&](const std::string&) { cfg.raw = true; }, false}});
     if (!go) return 0;
 
     std::printf("bench_sps_vs_tbb: serial-parallel-serial pipeline, pipescope vs oneTBB %d.%d\n", TBB_VERSION_MAJOR,
                 TBB_VERSION_MINOR);
     bench::print_machine();
-    std::printf("%u measured runs per cell and runtime after one warm-up, order alternating; K = %u*P\n\n", cfg.runs,
+    std::printf("%u measured runs per cell and runtime after one warm-up, order alternating; K = %u*P\n", cfg.runs,
                 cfg.throttle_factor);
 
+    bench::print_conditions("conditions at start", *std::max_element(cfg.workers.begin(), cfg.workers.end()));
+    std::printf("\n");
     std::fflush(stdout);   // the header before the progress lines on stderr
 
     std::vector<cell> cells;
@@ -326,19 +348,20 @@ int main(int argc, char** argv) {
         const workload w{cfg.items ? cfg.items : g.default_items, g.rounds};
         const std::uint64_t want = run_serial(w);   // also warms up the serial loop
         for (unsigned p : cfg.workers) {
-            cell c{g.label, w, p, cfg.throttle_factor * p, {}, {}, {}};
+            cell c{g.label, w, p, cfg.throttle_factor * p, {}, {}, {}, {}, {}, {}, {}};
             measure_cell(c, cfg, want);
             cells.push_back(c);
             std::fprintf(stderr, "  grain %s, P=%u done\n", g.label.c_str(), p);
         }
     }
 
-    std::printf("load average at end: %s\n", bench::load_average().c_str());
+    bench::print_conditions("conditions at end", *std::max_element(cfg.workers.begin(), cfg.workers.end()));
     std::printf("Times in seconds: median over the runs, (x%%) = (max - min) / median.\n");
     std::printf("ps/TBB = pipescope median / oneTBB median: below 1 means pipescope was faster.\n");
     std::printf("grain = target stage-1 work per item; us/item = measured serial-loop time per item (all three\n"
                 "stages); speedup = serial loop / pipeline.\n\n");
     print_cells(cells);
+    if (cfg.raw) print_raw(cells);
     std::printf("\nAll checksums matched the serial loop.\n");
     return 0;
 }
