@@ -68,7 +68,9 @@ class iteration {
         iteration& it;
         std::uint64_t stage;
         bool wait;
-        bool await_ready() {
+        // Forced inline: GCC otherwise keeps this call out of line, which is most of the cost of a
+        // stage boundary in fine-grained pipelines (bench/: pipe-fib).
+        [[gnu::always_inline]] bool await_ready() {
             if (stage >= detail::final_stage) [[unlikely]]
                 detail::throw_bad_stage(it.index_, it.stage_, stage);
             return it.enter(stage, wait);
@@ -93,7 +95,7 @@ private:
 
     // Moves the iteration to stage j. Inline fast path: no read-modify-write, no suspension when
     // the cross edge is known (or found) satisfied.
-    bool enter(std::uint64_t j, bool wait) {
+    [[gnu::always_inline]] bool enter(std::uint64_t j, bool wait) {
         if (j <= stage_) [[unlikely]] detail::throw_bad_stage(index_, stage_, j);
         if (observer_) [[unlikely]] engine_->notify_node_end(*this, j);
         const std::uint64_t was = stage_;
@@ -111,7 +113,7 @@ private:
     // The stage counter of iteration i-1 as far as node (i, j) is concerned: any value > j means
     // (i-1, j) is done. The slot may already hold a later iteration (i-1 retired): then any value
     // read is > j or the watermark says retired.
-    std::uint64_t read_prev(std::uint64_t j) const noexcept {
+    [[gnu::always_inline]] std::uint64_t read_prev(std::uint64_t j) const noexcept {
         if (!prev_slot_) return detail::retired_stage;
         const std::uint64_t c = prev_slot_->counter.load(std::memory_order_acquire);
         if (c > j) return c;
@@ -119,7 +121,7 @@ private:
         return c;
     }
 
-    void resumed(bool waited) {
+    [[gnu::always_inline]] void resumed(bool waited) {
         if (engine_->stopping.load(std::memory_order_relaxed)) [[unlikely]]
             throw detail::pipeline_cancelled{};
         if (observer_) [[unlikely]] engine_->notify_node_begin(*this, waited);
