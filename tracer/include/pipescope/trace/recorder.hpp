@@ -1,0 +1,107 @@
+// Recording: per-worker buffers with no lock, no allocation and no system call per event.
+//
+// A recorder owns a bounded pool of fixed-size chunks (the memory budget). Each worker writes into
+// its own `event_buffer`, a chunk at a time; when a chunk fills, the buffer hands it over to the
+// recorder's full list and takes a free one (a mutex, once per `chunk_events` events). A consumer —
+// the trace writer's thread — drains full chunks while the run goes on and gives them back, so
+// memory stays bounded whatever the run's length. If no free chunk is left, the buffer drops
+// events and counts them; the next event it can record is preceded by a `dropped` record saying
+// how many were lost, so a loss is never silent.
+#pragma once
+
+#include <pipescope/trace/clock.hpp>
+#include <pipescope/trace/events.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace pipescope::trace {
+
+struct chunk {
+    unsigned writer = 0;            // which event_buffer filled it
+    std::size_t used = 0;           // records in use
+    std::unique_ptr<event_record[]> records;
+};
+
+class recorder;
+
+class event_buffer {
+public:
+    // Hot path: one bounds check, one timestamp, four stores.
+    void record(event_kind kind, std::uint64_t a = 0, std::uint64_t b = 0, std::uint32_t c = 0) noexcept {
+        if (pos_ == end_) [[unlikely]] {
+            if (!refill()) {
+                ++dropped_;
+                return;
+            }
+        }
+        event_record& r = *pos_++;
+        r.ticks = now_ticks();
+        r.a = a;
+        r.b = b;
+        r.c = c;
+        r.kind = kind;
+    }
+
+    unsigned writer() const noexcept { return writer_; }
+    std::uint64_t dropped_total() const noexcept { return dropped_total_; }
+
+private:
+    friend class recorder;
+    event_buffer(recorder& owner, unsigned writer) : owner_(owner), writer_(writer) {}
+    bool refill() noexcept;   // hands the full chunk over, takes a free one; false when none is free
+
+    recorder& owner_;
+    unsigned writer_;
+    chunk* current_ = nullptr;
+    event_record* pos_ = nullptr;
+    event_record* end_ = nullptr;
+    std::uint64_t dropped_ = 0;         // lost since the last `dropped` record
+    std::uint64_t dropped_total_ = 0;
+};
+
+class recorder {
+public:
+    // budget_bytes is the whole pool; at least two chunks per writer are kept.
+    recorder(unsigned writers, std::size_t budget_bytes = 64u << 20, std::size_t chunk_events = 4096);
+    ~recorder();
+    recorder(const recorder&) = delete;
+    recorder& operator=(const recorder&) = delete;
+
+    event_buffer& buffer(unsigned writer) noexcept { return *buffers_[writer]; }
+    unsigned writers() const noexcept { return static_cast<unsigned>(buffers_.size()); }
+
+    // Consumer side. Calls `sink` for every full chunk (in the order they filled), then returns
+    // the chunks to the pool. Safe while writers record.
+    using sink_fn = std::function<void(unsigned writer, const event_record* records, std::size_t count)>;
+    std::size_t drain(const sink_fn& sink);
+    // After every writer has stopped: hands over the partly filled chunks too, then drains.
+    std::size_t flush(const sink_fn& sink);
+
+    // Events lost so far, including any lost after a buffer's last record (which no `dropped`
+    // record can follow): the writer reports this total. Call once the writers have stopped.
+    std::uint64_t dropped_total() const noexcept;
+    std::size_t chunk_events() const noexcept { return chunk_events_; }
+    std::size_t chunks_in_pool() const noexcept { return chunk_count_; }
+    clock_sample start_clock() const noexcept { return start_; }
+
+private:
+    friend class event_buffer;
+    chunk* exchange_full(chunk* full);   // under the mutex: queue `full`, pop a free chunk (or nullptr)
+
+    std::size_t chunk_events_;
+    std::size_t chunk_count_;
+    std::vector<std::unique_ptr<chunk>> storage_;
+    std::vector<std::unique_ptr<event_buffer>> buffers_;
+    std::mutex mutex_;
+    std::vector<chunk*> free_;
+    std::deque<chunk*> full_;
+    clock_sample start_;
+};
+
+}  // namespace pipescope::trace

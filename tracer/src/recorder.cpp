@@ -1,0 +1,112 @@
+#include <pipescope/trace/recorder.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace pipescope::trace {
+
+std::string_view event_name(event_kind k) noexcept {
+    static constexpr std::string_view names[] = {
+        "worker start",     "worker stop",      "node",          "node end",         "task",
+        "task end",         "steal",            "idle",          "idle end",         "park",
+        "unpark",           "stage_wait check", "suspend",       "resume",           "throttle",
+        "throttle resume",  "iteration start",  "retire",        "counter",          "dropped events",
+    };
+    static_assert(sizeof(names) / sizeof(names[0]) == static_cast<std::size_t>(event_kind::count_));
+    const auto i = static_cast<std::size_t>(k);
+    return i < static_cast<std::size_t>(event_kind::count_) ? names[i] : std::string_view("unknown");
+}
+
+recorder::recorder(unsigned writers, std::size_t budget_bytes, std::size_t chunk_events)
+    : chunk_events_(chunk_events), start_(clock_sample::take()) {
+    if (writers == 0) throw std::invalid_argument("recorder: at least one writer is needed");
+    if (chunk_events == 0) throw std::invalid_argument("recorder: chunks must hold at least one event");
+    const std::size_t chunk_bytes = chunk_events * sizeof(event_record);
+    chunk_count_ = std::max<std::size_t>(budget_bytes / chunk_bytes, 2 * std::size_t{writers});
+    storage_.reserve(chunk_count_);
+    for (std::size_t i = 0; i < chunk_count_; ++i) {
+        auto c = std::make_unique<chunk>();
+        c->records = std::make_unique<event_record[]>(chunk_events);
+        free_.push_back(c.get());
+        storage_.push_back(std::move(c));
+    }
+    buffers_.reserve(writers);
+    for (unsigned w = 0; w < writers; ++w) buffers_.push_back(std::unique_ptr<event_buffer>(new event_buffer(*this, w)));
+}
+
+recorder::~recorder() = default;
+
+chunk* recorder::exchange_full(chunk* full) {
+    std::lock_guard lock(mutex_);
+    if (full) full_.push_back(full);
+    if (free_.empty()) return nullptr;
+    chunk* c = free_.back();
+    free_.pop_back();
+    return c;
+}
+
+bool event_buffer::refill() noexcept {
+    if (current_) current_->used = static_cast<std::size_t>(pos_ - current_->records.get());
+    // current_ is full here (or null: the first event, or the pool ran dry last time).
+    chunk* next = owner_.exchange_full(current_);
+    current_ = next;
+    if (!next) {
+        pos_ = end_ = nullptr;
+        return false;
+    }
+    next->writer = writer_;
+    next->used = 0;
+    pos_ = next->records.get();
+    end_ = pos_ + owner_.chunk_events_;
+    if (dropped_) {   // say how much was lost, right where it was lost
+        event_record& r = *pos_++;
+        r = event_record{now_ticks(), dropped_, 0, 0, event_kind::dropped, {}};
+        dropped_total_ += dropped_;
+        dropped_ = 0;
+    }
+    return true;
+}
+
+std::size_t recorder::drain(const sink_fn& sink) {
+    std::size_t events = 0;
+    for (;;) {
+        chunk* c;
+        {
+            std::lock_guard lock(mutex_);
+            if (full_.empty()) break;
+            c = full_.front();
+            full_.pop_front();
+        }
+        sink(c->writer, c->records.get(), c->used);
+        events += c->used;
+        c->used = 0;
+        std::lock_guard lock(mutex_);
+        free_.push_back(c);
+    }
+    return events;
+}
+
+std::size_t recorder::flush(const sink_fn& sink) {
+    for (auto& b : buffers_) {
+        if (!b->current_) continue;
+        b->current_->used = static_cast<std::size_t>(b->pos_ - b->current_->records.get());
+        {
+            std::lock_guard lock(mutex_);
+            if (b->current_->used) full_.push_back(b->current_);
+            else free_.push_back(b->current_);
+        }
+        b->current_ = nullptr;
+        b->pos_ = b->end_ = nullptr;
+        b->dropped_total_ += b->dropped_;   // lost at the very end: nothing followed to carry a marker
+        b->dropped_ = 0;
+    }
+    return drain(sink);
+}
+
+std::uint64_t recorder::dropped_total() const noexcept {
+    std::uint64_t n = 0;
+    for (const auto& b : buffers_) n += b->dropped_total_ + b->dropped_;
+    return n;
+}
+
+}  // namespace pipescope::trace
