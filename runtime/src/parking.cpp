@@ -5,6 +5,7 @@
 //             and hand it a token.
 // Either the producer sees the sleeper, or the sleeper sees the work.
 #include "scheduler_impl.hpp"
+#include "trace_hooks.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -41,7 +42,10 @@ void scheduler_impl::notify_work() noexcept {
             sleepers_.fetch_sub(1, std::memory_order_relaxed);
         }
     }
-    if (w) w->unpark();
+    if (w) {
+        trace_event(trace::event_kind::unpark, w->index());   // recorded by the waker, if a worker
+        w->unpark();
+    }
 }
 
 bool scheduler_impl::enter_sleep(worker& w) {

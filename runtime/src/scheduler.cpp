@@ -1,6 +1,7 @@
 #include "scheduler_impl.hpp"
 
 #include "frame_cache.hpp"
+#include "trace_hooks.hpp"
 
 #include <pipescope/scheduler.hpp>
 
@@ -57,6 +58,7 @@ job* worker::steal_somewhere() {
             live_counters::bump(counters.steal_attempts);
             if (job* j = sched_.at(victim).deque_.steal()) {
                 live_counters::bump(counters.steals);
+                trace_event(*this, trace::event_kind::steal, victim, reinterpret_cast<std::uintptr_t>(j), 1);
                 return j;
             }
         }
@@ -76,21 +78,32 @@ job* worker::find_work() {
 
 void worker::run_until(const std::function<bool()>& done, bool helping) {
     int idle_rounds = 0;
+    std::uint64_t attempts_at_idle = 0;
     while (!done()) {
+        // A safe point: no record of this worker is in progress (attach_recorder waits for it).
+        trace_epoch_seen_.store(sched_.trace_epoch(), std::memory_order_release);
         if (job* j = find_work()) {
+            if (idle_rounds > 0)   // failed steal attempts are summed up, not recorded one by one
+                trace_event(*this, trace::event_kind::idle_end,
+                            counters.steal_attempts.load(std::memory_order_relaxed) - attempts_at_idle);
             live_counters::bump(counters.jobs_run);
             j->run();
             idle_rounds = 0;
             continue;
         }
-        ++idle_rounds;
+        if (idle_rounds++ == 0) {
+            attempts_at_idle = counters.steal_attempts.load(std::memory_order_relaxed);
+            trace_event(*this, trace::event_kind::idle_begin);
+        }
         if (idle_rounds < spin_rounds) {
             for (int i = 0; i < 32; ++i) PIPESCOPE_CPU_RELAX();
         } else if (idle_rounds < spin_rounds + yield_rounds) {
             std::this_thread::yield();
         } else if (sched_.enter_sleep(*this)) {
             const bool poll = helping || sched_.has_registered_sources();
+            trace_event(*this, trace::event_kind::park);
             park(poll ? (helping ? helping_poll : lazy_poll) : std::chrono::microseconds{0});
+            trace_event(*this, trace::event_kind::park_end);
             sched_.leave_sleep(*this);
             idle_rounds = spin_rounds;  // after a sleep, yield a little before sleeping again
         }
@@ -116,6 +129,23 @@ scheduler_impl::~scheduler_impl() {
     stop_.store(true, std::memory_order_release);
     for (auto& w : workers_) w->unpark();
     for (auto& t : threads_) t.join();
+}
+
+void scheduler_impl::attach_recorder(trace::recorder* r) {
+    if (r && r->writers() < size())
+        throw std::invalid_argument("attach_recorder: the recorder has " + std::to_string(r->writers()) +
+                                    " buffers for " + std::to_string(size()) + " workers");
+    recorder_.store(r, std::memory_order_release);
+    for (unsigned i = 0; i < size(); ++i) workers_[i]->set_trace_buffer(r ? &r->buffer(i) : nullptr);
+    // Idle workers record too (idle, park). Before the caller may read or free the old buffers,
+    // every worker must have passed a safe point after the switch: wake them all and wait.
+    const std::uint64_t epoch = trace_epoch_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    for (unsigned i = 0; i < size(); ++i) {
+        while (workers_[i]->trace_epoch_seen_.load(std::memory_order_acquire) < epoch) {
+            workers_[i]->unpark();
+            std::this_thread::yield();
+        }
+    }
 }
 
 worker* scheduler_impl::current() const noexcept {
@@ -233,6 +263,8 @@ worker_counters scheduler::counters(unsigned worker) const noexcept {
 void scheduler::reset_counters() noexcept {
     for (unsigned i = 0; i < impl_->size(); ++i) impl_->at(i).counters.reset();
 }
+
+void scheduler::attach_recorder(trace::recorder* r) { impl_->attach_recorder(r); }
 
 int this_worker_index() noexcept {
     return detail::tls_worker ? static_cast<int>(detail::tls_worker->index()) : -1;

@@ -6,6 +6,8 @@
 #include <pipescope/detail/job.hpp>
 #include <pipescope/scheduler.hpp>
 
+#include <pipescope/trace/recorder.hpp>
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -63,6 +65,8 @@ public:
     unsigned index() const noexcept { return index_; }
     scheduler_impl& sched() noexcept { return sched_; }
     frame_cache& frames() noexcept { return *frames_; }
+    trace::event_buffer* trace_buffer() const noexcept { return trace_.load(std::memory_order_acquire); }
+    void set_trace_buffer(trace::event_buffer* b) noexcept { trace_.store(b, std::memory_order_release); }
 
     chase_lev_deque<job*> deque_;
     live_counters counters;
@@ -77,6 +81,9 @@ private:
     unsigned index_;
     job* next_ = nullptr;
     std::uint64_t rng_;
+    std::atomic<trace::event_buffer*> trace_{nullptr};
+    friend class scheduler_impl;
+    std::atomic<std::uint64_t> trace_epoch_seen_{0};   // see scheduler_impl::attach_recorder
     alignas(64) std::atomic<std::uint32_t> wake_token_{0};
     std::unique_ptr<frame_cache> frames_;
 };
@@ -109,6 +116,10 @@ public:
 
     bool stopping() const noexcept { return stop_.load(std::memory_order_acquire); }
 
+    void attach_recorder(trace::recorder* r);
+    bool tracing() const noexcept { return recorder_.load(std::memory_order_acquire) != nullptr; }
+    std::uint64_t trace_epoch() const noexcept { return trace_epoch_.load(std::memory_order_acquire); }
+
 private:
     struct alignas(64) source_entry {
         std::atomic<idle_work_source*> source{nullptr};
@@ -127,6 +138,8 @@ private:
     std::vector<worker*> sleeping_;
     alignas(64) std::atomic<int> sleepers_{0};
 
+    std::atomic<trace::recorder*> recorder_{nullptr};
+    std::atomic<std::uint64_t> trace_epoch_{0};
     std::array<source_entry, 64> sources_;
     std::atomic<int> registered_{0};
 };

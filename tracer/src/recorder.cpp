@@ -9,7 +9,7 @@ std::string_view event_name(event_kind k) noexcept {
     static constexpr std::string_view names[] = {
         "worker start",     "worker stop",      "node",          "node end",         "task",
         "task end",         "steal",            "idle",          "idle end",         "park",
-        "unpark",           "stage_wait check", "suspend",       "resume",           "throttle",
+        "park end",         "unpark",           "stage_wait check", "suspend",       "resume",           "throttle",
         "throttle resume",  "iteration start",  "retire",        "counter",          "dropped events",
     };
     static_assert(sizeof(names) / sizeof(names[0]) == static_cast<std::size_t>(event_kind::count_));

@@ -97,7 +97,7 @@ private:
     // the cross edge is known (or found) satisfied.
     [[gnu::always_inline]] bool enter(std::uint64_t j, bool wait) {
         if (j <= stage_) [[unlikely]] detail::throw_bad_stage(index_, stage_, j);
-        if (observer_) [[unlikely]] engine_->notify_node_end(*this, j);
+        if (hooked_) [[unlikely]] engine_->notify_node_end(*this, j);
         const std::uint64_t was = stage_;
         stage_ = j;
         slot_->counter.store(j, std::memory_order_release);
@@ -124,7 +124,7 @@ private:
     [[gnu::always_inline]] void resumed(bool waited) {
         if (engine_->stopping.load(std::memory_order_relaxed)) [[unlikely]]
             throw detail::pipeline_cancelled{};
-        if (observer_) [[unlikely]] engine_->notify_node_begin(*this, waited);
+        if (hooked_) [[unlikely]] engine_->notify_node_begin(*this, waited);
     }
 
 public:  // set up by the engine that runs the iteration
@@ -136,12 +136,14 @@ public:  // set up by the engine that runs the iteration
         pipeline_observer* observer;
         bool folding;
         bool eager;
+        bool traced = false;   // the scheduler records a trace
     };
     void reset(const setup& s) noexcept {
         engine_ = s.engine;
         slot_ = s.slot;
         prev_slot_ = s.prev_slot;
         observer_ = s.observer;
+        hooked_ = s.observer != nullptr || s.traced;
         index_ = s.index;
         stage_ = 0;
         prev_seen_ = s.prev_slot ? 0 : detail::retired_stage;
@@ -159,6 +161,7 @@ private:
     detail::iteration_slot* slot_ = nullptr;
     detail::iteration_slot* prev_slot_ = nullptr;
     pipeline_observer* observer_ = nullptr;
+    bool hooked_ = false;           // an observer or the tracer wants node begin/end
     std::uint64_t index_ = 0;
     std::uint64_t stage_ = 0;
     std::uint64_t prev_seen_ = 0;   // cached stage counter of iteration i-1

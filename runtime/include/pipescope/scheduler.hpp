@@ -13,6 +13,9 @@ namespace pipescope {
 namespace detail {
 class scheduler_impl;
 }
+namespace trace {
+class recorder;
+}
 
 struct scheduler_options {
     unsigned workers = 0;  // 0: one worker per hardware thread
@@ -36,6 +39,10 @@ public:
     unsigned workers() const noexcept;
     worker_counters counters(unsigned worker) const noexcept;
     void reset_counters() noexcept;
+
+    // Records what the workers do into `r` (one buffer per worker) until detached with nullptr.
+    // Attach and detach while no program runs.
+    void attach_recorder(trace::recorder* r);
 
     detail::scheduler_impl& impl() noexcept { return *impl_; }
 

@@ -1,5 +1,6 @@
 // pipe_while: validates the options and hands the loop to the policy that runs it.
 #include "piper.hpp"
+#include "../trace_hooks.hpp"
 #include "serial.hpp"
 
 #include <stdexcept>
@@ -19,11 +20,13 @@ void throw_bad_stage(std::uint64_t index, std::uint64_t current, std::uint64_t n
 }
 
 void pipeline_engine::notify_node_end(const iteration& it, std::uint64_t next_stage) noexcept {
-    it.observer()->on_node_end(it.index(), it.current_stage(), next_stage, this_worker_index());
+    if (auto* o = it.observer()) o->on_node_end(it.index(), it.current_stage(), next_stage, this_worker_index());
+    trace_event(trace::event_kind::node_end, it.index(), it.current_stage());
 }
 
 void pipeline_engine::notify_node_begin(const iteration& it, bool waited) noexcept {
-    it.observer()->on_node_begin(it.index(), it.current_stage(), waited, this_worker_index());
+    if (auto* o = it.observer()) o->on_node_begin(it.index(), it.current_stage(), waited, this_worker_index());
+    trace_event(trace::event_kind::node_begin, it.index(), it.current_stage(), waited ? 1 : 0);
 }
 
 }  // namespace detail

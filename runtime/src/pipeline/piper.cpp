@@ -1,5 +1,7 @@
 #include "piper.hpp"
 
+#include "../trace_hooks.hpp"
+
 #include <algorithm>
 
 namespace pipescope::detail {
@@ -13,6 +15,7 @@ piper_engine::piper_engine(scheduler& s, const pipe_condition& condition, const 
       throttle_(o.throttle ? o.throttle : 4 * s.workers()),
       lazy_(o.lazy_enabling),
       folding_(o.dependency_folding),
+      traced_(s.impl().tracing()),
       slots_(std::make_unique<slot_record[]>(throttle_)) {
     for (unsigned k = 0; k < throttle_; ++k) slots_[k].engine = this;
     control_.engine = this;
@@ -55,6 +58,7 @@ void piper_engine::control_step() noexcept {
         // set, a retirer may run the control elsewhere and even finish the loop, so the loop is
         // held open (outstanding_) until the handshake is over.
         ++throttle_waits_;
+        trace_event(trace::event_kind::throttle_suspend, created - retired.load(std::memory_order_relaxed), throttle_);
         outstanding_.add(1);
         throttled_.store(true, std::memory_order_seq_cst);
         std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -82,7 +86,7 @@ void piper_engine::start_iteration(std::uint64_t i) noexcept {
     outstanding_.add(1);
     r.sync.counter.store(0, std::memory_order_relaxed);
     r.finishing = false;
-    r.it.reset({this, &r.sync, i == 0 ? nullptr : &record_of(i - 1).sync, i, observer_, folding_, !lazy_});
+    r.it.reset({this, &r.sync, i == 0 ? nullptr : &record_of(i - 1).sync, i, observer_, folding_, !lazy_, traced_});
     try {
         r.frame = body_(r.it).release();
     } catch (...) {   // the body could not even start (allocation): nothing to unwind
@@ -94,10 +98,9 @@ void piper_engine::start_iteration(std::uint64_t i) noexcept {
     }
     r.frame.promise().it = &r.it;
     r.sync.index.store(i, std::memory_order_release);
-    if (observer_) {
-        observer_->on_iteration_start(i, this_worker_index());
-        notify_node_begin(r.it, false);
-    }
+    trace_event(trace::event_kind::iteration_start, i, i % throttle_);
+    if (observer_) observer_->on_iteration_start(i, this_worker_index());
+    if (observer_ || traced_) notify_node_begin(r.it, false);
     r.frame.resume();
 }
 
@@ -134,6 +137,8 @@ piper_engine::slot_record* piper_engine::try_claim(slot_record& r, std::uint64_t
     if (!r.sync.status.compare_exchange_strong(st, st + 1, std::memory_order_acq_rel)) return nullptr;
     suspended_.fetch_sub(1, std::memory_order_relaxed);
     r.it.set_prev_seen(predecessor_progress);
+    trace_event(trace::event_kind::iteration_resume, index, r.it.current_stage(),
+                static_cast<std::uint32_t>(this_worker_index()));
     return &r;
 }
 
@@ -151,6 +156,7 @@ bool piper_engine::suspend(iteration& it, std::coroutine_handle<>) noexcept {
     const std::uint64_t stage = it.current_stage();
     const std::uint64_t index = it.index();
     suspensions_.fetch_add(1, std::memory_order_relaxed);
+    trace_event(trace::event_kind::iteration_suspend, index, stage, static_cast<std::uint32_t>(index - 1));
     // Once the status is published, another worker may claim the iteration, run it to the end
     // and finish the whole loop while this function still runs: hold the loop open meanwhile.
     outstanding_.add(1);
@@ -204,6 +210,7 @@ std::coroutine_handle<> piper_engine::continue_with(slot_record* r) noexcept {
 std::coroutine_handle<> piper_engine::retire(slot_record& r) noexcept {
     const std::uint64_t i = r.it.index();
     if (observer_) observer_->on_iteration_retire(i, this_worker_index());
+    trace_event(trace::event_kind::iteration_retire, i, i % throttle_);
     r.frame.destroy();
     retired.store(i + 1, std::memory_order_seq_cst);
     std::atomic_thread_fence(std::memory_order_seq_cst);

@@ -64,6 +64,7 @@ private:
     unsigned throttle_;
     bool lazy_;
     bool folding_;
+    bool traced_;
     std::unique_ptr<slot_record[]> slots_;
     control_job control_;
 

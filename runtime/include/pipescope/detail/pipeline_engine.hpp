@@ -57,7 +57,7 @@ public:
     virtual std::coroutine_handle<> finish_iteration(iteration& it) noexcept = 0;
     virtual void record_exception(std::exception_ptr e) noexcept = 0;
 
-    // Observer hooks, called only when an observer is installed.
+    // Observer and tracer hooks, called only when an observer is installed or a trace recorded.
     void notify_node_end(const iteration& it, std::uint64_t next_stage) noexcept;
     void notify_node_begin(const iteration& it, bool waited) noexcept;
 

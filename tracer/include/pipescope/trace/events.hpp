@@ -18,8 +18,9 @@ enum class event_kind : std::uint8_t {
     task_end,            // task id              -                      -
     steal,               // victim worker        what was taken (id)    success (0/1)
     idle_begin,          // -                    -                      -
-    idle_end,            // -                    -                      -
+    idle_end,            // failed steal attempts while idle         -
     park,                // -                    -                      -
+    park_end,            // -                    -                      -
     unpark,              // woken worker         -                      -
     stage_wait_check,    // iteration            stage                  satisfied (0/1)
     iteration_suspend,   // iteration            stage                  waiting on iteration

@@ -1,0 +1,32 @@
+// How the runtime talks to the tracer: one call per event into the calling worker's buffer.
+// With tracing built out (PIPESCOPE_TRACING=0) the calls compile to nothing; built in but not
+// recording, they cost one predictable branch.
+#pragma once
+
+#include "scheduler_impl.hpp"
+
+#include <pipescope/trace/recorder.hpp>
+
+namespace pipescope::detail {
+
+extern thread_local worker* tls_worker;
+
+inline void trace_event(worker& w, trace::event_kind k, std::uint64_t a = 0, std::uint64_t b = 0,
+                        std::uint32_t c = 0) noexcept {
+#if PIPESCOPE_TRACING
+    if (trace::event_buffer* buf = w.trace_buffer()) [[unlikely]]
+        buf->record(k, a, b, c);
+#else
+    (void)w, (void)k, (void)a, (void)b, (void)c;
+#endif
+}
+
+inline void trace_event(trace::event_kind k, std::uint64_t a = 0, std::uint64_t b = 0, std::uint32_t c = 0) noexcept {
+#if PIPESCOPE_TRACING
+    if (worker* w = tls_worker) trace_event(*w, k, a, b, c);
+#else
+    (void)k, (void)a, (void)b, (void)c;
+#endif
+}
+
+}  // namespace pipescope::detail
