@@ -193,7 +193,11 @@ TEST_CASE("perfetto writer: a recorded pipe-fib run parses back and follows the 
     check_nesting(t);
 
     std::uint64_t stage_slices = 0, steals = 0;
-    std::set<std::uint64_t> flow_starts;
+    // Flows are matched in timestamp order by the importer, not in file order (a wake-up starts in
+    // the waker's sequence and ends in the woken worker's, which may come first in the file).
+    std::map<std::uint64_t, std::uint64_t> flow_start_ts;
+    for (const auto& e : t.events)
+        for (auto id : e.flows) CHECK(flow_start_ts.emplace(id, e.ts).second);
     for (const auto& e : t.events) {
         if (e.type == 1 && e.name.rfind("stage ", 0) == 0) {
             ++stage_slices;
@@ -201,8 +205,10 @@ TEST_CASE("perfetto writer: a recorded pipe-fib run parses back and follows the 
             CHECK(e.args.at("stage") == std::stoull(e.name.substr(6)));
         }
         if (e.type == 3 && e.name == "steal") ++steals;
-        for (auto id : e.flows) CHECK(flow_starts.insert(id).second);
-        for (auto id : e.terminating) CHECK(flow_starts.count(id) == 1);   // begun earlier in the file
+        for (auto id : e.terminating) {
+            REQUIRE(flow_start_ts.count(id) == 1);
+            CHECK(flow_start_ts.at(id) <= e.ts);   // the arrow points forward in time
+        }
     }
     CHECK(stage_slices == recorded[event_kind::node_begin]);
     CHECK(steals == recorded[event_kind::steal]);
