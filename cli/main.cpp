@@ -6,7 +6,14 @@
 // `run` checks the workload's output against its serial reference and exits 1 if they differ,
 // 2 on a usage error.
 #include <pipescope/pipescope.hpp>
+#include <pipescope/trace/perfetto_writer.hpp>
+#include <pipescope/trace/recorder.hpp>
 #include <pipescope/workloads/workload.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <filesystem>
 
 #include <cstdio>
 #include <exception>
@@ -22,7 +29,7 @@ namespace {
 
 constexpr const char* usage_text =
     "usage: pipescope run <workload> [--policy piper|serial] [--workers N] [--size tiny|small|large]\n"
-    "                     [--param key=value]...\n"
+    "                     [--param key=value]... [-o trace.pftrace [--no-trace]]\n"
     "       pipescope list\n"
     "       pipescope --help\n";
 
@@ -34,6 +41,9 @@ struct run_args {
     std::string workload;
     ws::run_request request;
     unsigned workers = 0;
+    std::string trace_path;   // -o: record a Perfetto trace there
+    bool trace = true;        // --no-trace turns recording off even with -o
+    std::vector<std::string> params;   // as given, for the trace's metadata
 };
 
 unsigned parse_workers(const std::string& text) {
@@ -59,12 +69,15 @@ run_args parse_run(const std::vector<std::string>& args) {
         else if (a == "--workers") r.workers = parse_workers(value());
         else if (a == "--size") r.request.size = ws::parse_size(value());
         else if (a == "--param") params.push_back(value());
+        else if (a == "-o" || a == "--output") r.trace_path = value();
+        else if (a == "--no-trace") r.trace = false;
         else if (!a.empty() && a[0] == '-') throw usage_error("unknown option " + a);
         else if (r.workload.empty()) r.workload = a;
         else throw usage_error("unexpected argument " + a + " (one workload per run)");
     }
     if (r.workload.empty()) throw usage_error("run: which workload? (see `pipescope list`)");
     r.request.params = ws::param_set::parse(params);
+    r.params = params;
     return r;
 }
 
@@ -82,6 +95,58 @@ int list_workloads() {
     return 0;
 }
 
+// Records a run into a Perfetto trace: a recorder attached to the scheduler, a thread draining
+// full chunks into the writer while the run goes on (bounded memory), the rest at the end.
+class trace_session {
+public:
+    trace_session(pipescope::scheduler& sched, const run_args& args, const std::string& workload)
+        : sched_(sched), recorder_(sched.workers()), writer_(std::filesystem::path(args.trace_path)),
+          trace_path_(args.trace_path) {
+        nlohmann::json meta = {{"workload", workload},
+                               {"policy", args.request.policy},
+                               {"workers", sched.workers()},
+                               {"size", ws::size_name(args.request.size)},
+                               {"params", args.params},
+                               {"machine", {{"hardware_threads", std::thread::hardware_concurrency()}}}};
+        writer_.begin_run({workload + " · " + args.request.policy + " · P=" + std::to_string(sched.workers()),
+                           sched.workers(), meta.dump()});
+        sched_.attach_recorder(&recorder_);
+        drainer_ = std::thread([this] {
+            while (!stop_.load(std::memory_order_acquire)) {
+                if (recorder_.drain(writer_.sink()) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+        });
+    }
+    ~trace_session() {
+        if (drainer_.joinable()) stop_drainer();
+    }
+
+    // Writes the trace file; returns the line that describes it.
+    std::string finish() {
+        stop_drainer();
+        recorder_.flush(writer_.sink());
+        writer_.end_run(pipescope::trace::tick_converter(recorder_.start_clock(), pipescope::trace::clock_sample::take()));
+        writer_.finish();
+        const auto& st = writer_.stats();
+        return "  trace     " + trace_path_ + ": " + std::to_string(st.slices) + " slices, " + std::to_string(st.flows) +
+               " flows, " + std::to_string(recorder_.dropped_total()) + " events dropped (open it in ui.perfetto.dev)\n";
+    }
+
+private:
+    void stop_drainer() {
+        sched_.attach_recorder(nullptr);
+        stop_.store(true, std::memory_order_release);
+        drainer_.join();
+    }
+
+    pipescope::scheduler& sched_;
+    pipescope::trace::recorder recorder_;
+    pipescope::trace::perfetto_writer writer_;
+    std::string trace_path_;
+    std::atomic<bool> stop_{false};
+    std::thread drainer_;
+};
+
 int run_workload(const run_args& args) {
     const ws::workload* w = ws::find_workload(args.workload);
     if (!w) throw usage_error("unknown workload '" + args.workload + "' (see `pipescope list`)");
@@ -90,7 +155,11 @@ int run_workload(const run_args& args) {
 
     pipescope::scheduler sched({args.workers});
     ws::run_request request = args.request;
+    const bool recording = !args.trace_path.empty() && args.trace;
+    std::unique_ptr<trace_session> session;
+    if (recording) session = std::make_unique<trace_session>(sched, args, w->name());
     const ws::run_report report = w->run(sched, request);
+    const std::string trace_line = session ? session->finish() : "";
 
     const auto& st = report.stats;
     std::printf("%s · %s · P=%u · size %s\n", w->name().c_str(), request.policy.c_str(), sched.workers(),
@@ -115,6 +184,7 @@ int run_workload(const run_args& args) {
     std::printf("  workers   %llu jobs, %llu steals of %llu attempts, %llu parks\n",
                 (unsigned long long)total.jobs_run, (unsigned long long)total.steals,
                 (unsigned long long)total.steal_attempts, (unsigned long long)total.parks);
+    std::fputs(trace_line.c_str(), stdout);
     return report.matches_reference ? 0 : 1;
 }
 

@@ -15,9 +15,11 @@ me="demo.sh"
 # What the demo runs: every workload under every policy, at this size.
 workloads=(pipe-fib pipe-fib-256)
 policies=(serial piper)
+traced_workloads=(pipe-fib-256)
 size=small
 
 build_dir="$repo_root/build"
+trace_dir="$repo_root/out"   # traces the demo records (git-ignored)
 cli="$build_dir/cli/pipescope"
 
 die() {
@@ -50,6 +52,14 @@ build() {
 run_job() {
     local workload="$1" policy="$2"
     local -a cmd=("$cli" run "$workload" --size "$size" --policy "$policy")
+    # Parallel runs of the coarse-grained workloads are recorded as Perfetto traces. (The serial
+    # elision runs on the calling thread and has no workers to record; fine-grained pipe-fib makes
+    # hundreds of millions of events at this size, more than the writer, which still holds a run in
+    # memory, should take on.)
+    if [[ "$policy" != serial && " ${traced_workloads[*]} " == *" $workload "* ]]; then
+        mkdir -p "$trace_dir"
+        cmd+=(-o "$trace_dir/$workload-$policy.pftrace")
+    fi
     echo ""
     echo "---- $workload, policy $policy: ${cmd[*]#"$repo_root/"}"
     "${cmd[@]}" || die "'${cmd[*]}' failed (exit status $?)"
@@ -70,7 +80,7 @@ main() {
         done
     done
     echo ""
-    echo "==== $me: done"
+    echo "==== $me: done. Traces in ${trace_dir#"$repo_root/"}/ — open them in ui.perfetto.dev"
 }
 
 main
