@@ -28,7 +28,7 @@ namespace ws = pipescope::workloads;
 namespace {
 
 constexpr const char* usage_text =
-    "usage: pipescope run <workload> [--policy piper|serial] [--workers N] [--size tiny|small|large]\n"
+    "usage: pipescope run <workload> [--policy NAME] [--workers N] [--size tiny|small|large]\n"
     "                     [--param key=value]... [-o trace.pftrace [--no-trace]]\n"
     "       pipescope list\n"
     "       pipescope --help\n";
@@ -91,7 +91,8 @@ int list_workloads() {
             line.clear();
         }
     }
-    std::cout << "policies: piper (default), serial\n";
+    std::cout << "policies (--policy):\n";
+    for (const auto& p : pipescope::pipeline_policies()) std::cout << "  " << p.name << "\n    " << p.summary << "\n";
     return 0;
 }
 
@@ -150,8 +151,13 @@ private:
 int run_workload(const run_args& args) {
     const ws::workload* w = ws::find_workload(args.workload);
     if (!w) throw usage_error("unknown workload '" + args.workload + "' (see `pipescope list`)");
-    if (args.request.policy != "piper" && args.request.policy != "serial")
-        throw usage_error("unknown policy '" + args.request.policy + "' (known: piper, serial)");
+    std::string known;
+    bool policy_known = false;
+    for (const auto& p : pipescope::pipeline_policies()) {
+        policy_known = policy_known || p.name == args.request.policy;
+        known += (known.empty() ? "" : ", ") + p.name;
+    }
+    if (!policy_known) throw usage_error("unknown policy '" + args.request.policy + "' (known: " + known + ")");
 
     pipescope::scheduler sched({args.workers});
     ws::run_request request = args.request;

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace pipescope {
 
@@ -223,6 +224,13 @@ private:
     explicit pipe_task(std::coroutine_handle<promise_type> h) noexcept : h_(h) {}
     std::coroutine_handle<promise_type> h_;
 };
+
+// The policies pipe_while knows, for tools that list or validate them.
+struct pipeline_policy_info {
+    std::string name;
+    std::string summary;
+};
+std::vector<pipeline_policy_info> pipeline_policies();
 
 using pipe_condition = std::function<bool()>;
 using pipe_body = std::function<pipe_task(iteration&)>;

@@ -4,6 +4,9 @@
 #include "serial.hpp"
 
 #include <stdexcept>
+#include <string_view>
+#include <type_traits>
+#include <vector>
 #include <string>
 
 namespace pipescope {
@@ -31,20 +34,52 @@ void pipeline_engine::notify_node_begin(const iteration& it, bool waited) noexce
 
 }  // namespace detail
 
+namespace {
+
+// The policies that can run a pipe_while loop. Adding one is adding its engine file and a line here.
+struct policy_entry {
+    std::string_view name;
+    std::string_view summary;
+    pipeline_stats (*run)(scheduler&, const pipe_condition&, const pipe_body&, const pipeline_options&);
+};
+
+template <class Engine>
+pipeline_stats run_engine(scheduler& s, const pipe_condition& c, const pipe_body& b, const pipeline_options& o) {
+    if constexpr (std::is_constructible_v<Engine, scheduler&, const pipe_condition&, const pipe_body&,
+                                          const pipeline_options&>) {
+        Engine engine(s, c, b, o);
+        return engine.run();
+    } else {
+        Engine engine(c, b, o);
+        return engine.run();
+    }
+}
+
+constexpr policy_entry policies[] = {
+    {"piper", "Cilk-P's PIPER: work stealing, throttle K, tail swap, lazy enabling, dependency folding",
+     run_engine<detail::piper_engine>},
+    {"serial", "the serial elision: iterations one after another on the calling thread",
+     run_engine<detail::serial_engine>},
+};
+
+}  // namespace
+
+std::vector<pipeline_policy_info> pipeline_policies() {
+    std::vector<pipeline_policy_info> out;
+    for (const auto& p : policies) out.push_back({std::string(p.name), std::string(p.summary)});
+    return out;
+}
+
 pipeline_stats pipe_while(scheduler& s, const pipe_condition& condition, const pipe_body& body,
                           const pipeline_options& options) {
     if (!condition) throw std::invalid_argument("pipe_while: the loop condition is empty");
     if (!body) throw std::invalid_argument("pipe_while: the iteration body is empty");
-    if (options.policy == "serial") {
-        detail::serial_engine engine(condition, body, options);
-        return engine.run();
+    std::string known;
+    for (const auto& p : policies) {
+        if (p.name == options.policy) return p.run(s, condition, body, options);
+        known += (known.empty() ? "" : ", ") + std::string(p.name);
     }
-    if (options.policy == "piper") {
-        detail::piper_engine engine(s, condition, body, options);
-        return engine.run();
-    }
-    throw std::invalid_argument("pipe_while: unknown policy '" + options.policy +
-                                "' (known: piper, serial)");
+    throw std::invalid_argument("pipe_while: unknown policy '" + options.policy + "' (known: " + known + ")");
 }
 
 }  // namespace pipescope
