@@ -214,6 +214,7 @@ TEST_CASE("perfetto writer: a recorded pipe-fib run parses back and follows the 
     CHECK(steals == recorded[event_kind::steal]);
     CHECK(out.stats().flows >= steals);
     CHECK(out.stats().dropped_events == 0);
+    CHECK(out.stats().unmatched_ends == 0);   // the runtime never records an end without its begin
     INFO("trace left at " << path.string() << " for check-trace.sh");
 }
 

@@ -79,11 +79,15 @@ job* worker::find_work() {
 void worker::run_until(const std::function<bool()>& done, bool helping) {
     int idle_rounds = 0;
     std::uint64_t attempts_at_idle = 0;
+    // The buffer an idle_begin went to: an idle_end is recorded only into the same buffer, so a
+    // recorder attached while this worker idles never sees an end without its begin.
+    trace::event_buffer* idle_traced = nullptr;
     while (!done()) {
         // A safe point: no record of this worker is in progress (attach_recorder waits for it).
         trace_epoch_seen_.store(sched_.trace_epoch(), std::memory_order_release);
         if (job* j = find_work()) {
-            if (idle_rounds > 0)   // failed steal attempts are summed up, not recorded one by one
+            if (idle_rounds > 0 && idle_traced && idle_traced == trace_buffer())
+                // failed steal attempts are summed up, not recorded one by one
                 trace_event(*this, trace::event_kind::idle_end,
                             counters.steal_attempts.load(std::memory_order_relaxed) - attempts_at_idle);
             live_counters::bump(counters.jobs_run);
@@ -93,6 +97,7 @@ void worker::run_until(const std::function<bool()>& done, bool helping) {
         }
         if (idle_rounds++ == 0) {
             attempts_at_idle = counters.steal_attempts.load(std::memory_order_relaxed);
+            idle_traced = trace_buffer();
             trace_event(*this, trace::event_kind::idle_begin);
         }
         if (idle_rounds < spin_rounds) {
@@ -101,9 +106,10 @@ void worker::run_until(const std::function<bool()>& done, bool helping) {
             std::this_thread::yield();
         } else if (sched_.enter_sleep(*this)) {
             const bool poll = helping || sched_.has_registered_sources();
+            trace::event_buffer* parked_traced = trace_buffer();
             trace_event(*this, trace::event_kind::park);
             park(poll ? (helping ? helping_poll : lazy_poll) : std::chrono::microseconds{0});
-            trace_event(*this, trace::event_kind::park_end);
+            if (parked_traced && parked_traced == trace_buffer()) trace_event(*this, trace::event_kind::park_end);
             sched_.leave_sleep(*this);
             idle_rounds = spin_rounds;  // after a sleep, yield a little before sleeping again
         }
