@@ -6,6 +6,7 @@
 // `run` checks the workload's output against its serial reference and exits 1 if they differ,
 // 2 on a usage error.
 #include <pipescope/pipescope.hpp>
+#include <pipescope/trace/perfetto_reader.hpp>
 #include <pipescope/trace/perfetto_writer.hpp>
 #include <pipescope/trace/recorder.hpp>
 #include <pipescope/workloads/workload.hpp>
@@ -14,6 +15,8 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <cstdio>
 #include <exception>
@@ -30,6 +33,7 @@ namespace {
 constexpr const char* usage_text =
     "usage: pipescope run <workload> [--policy NAME] [--workers N] [--size tiny|small|large]\n"
     "                     [--param key=value]... [-o trace.pftrace [--no-trace]]\n"
+    "       pipescope validate <trace.pftrace>\n"
     "       pipescope list\n"
     "       pipescope --help\n";
 
@@ -79,6 +83,35 @@ run_args parse_run(const std::vector<std::string>& args) {
     r.request.params = ws::param_set::parse(params);
     r.params = params;
     return r;
+}
+
+// Reads a trace and says what it holds, or what is wrong with it and where. Exit 0 when it follows
+// the importer's rules and every slice closes, 1 otherwise.
+int validate_trace(const std::vector<std::string>& args) {
+    if (args.size() != 1) throw usage_error("validate: give exactly one trace file");
+    std::ifstream in(args[0], std::ios::binary);
+    if (!in) {
+        std::cerr << "pipescope: validate: cannot open " << args[0] << "\n";
+        return 1;
+    }
+    const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    pipescope::trace::perfetto_file file;
+    try {
+        file = pipescope::trace::read_perfetto(bytes);
+    } catch (const pipescope::trace::proto::decode_error& e) {
+        std::cerr << "pipescope: " << args[0] << ": malformed at " << e.what() << "\n";
+        return 1;
+    }
+    const auto s = pipescope::trace::summarize(file);
+    std::printf("%s: %zu bytes, %llu packets, %llu tracks, %llu slices (%llu open, %llu unmatched ends), "
+                "%llu instants, %llu flows, %llu counter values\n",
+                args[0].c_str(), bytes.size(), (unsigned long long)s.packets, (unsigned long long)s.tracks,
+                (unsigned long long)s.slices, (unsigned long long)s.open_slices, (unsigned long long)s.unmatched_ends,
+                (unsigned long long)s.instants, (unsigned long long)s.flows, (unsigned long long)s.counter_values);
+    for (const auto& p : file.problems) std::printf("  problem: %s\n", p.c_str());
+    const bool ok = file.problems.empty() && s.open_slices == 0 && s.unmatched_ends == 0;
+    std::printf("%s\n", ok ? "ok" : "NOT OK");
+    return ok ? 0 : 1;
 }
 
 int list_workloads() {
@@ -204,6 +237,7 @@ int main(int argc, char** argv) {
             return args.empty() ? 2 : 0;
         }
         if (args[0] == "list") return list_workloads();
+        if (args[0] == "validate") return validate_trace({args.begin() + 1, args.end()});
         if (args[0] == "run") return run_workload(parse_run({args.begin() + 1, args.end()}));
         throw usage_error("unknown command '" + args[0] + "'");
     } catch (const usage_error& e) {
