@@ -1,6 +1,7 @@
 // perfetto_writer: recorded runs become Perfetto traces that our own reader can parse back and
 // that obey the importer's rules (sequence ids, flags, interning, described tracks, nesting).
 #include <pipescope/pipescope.hpp>
+#include <pipescope/trace/perfetto_reader.hpp>
 #include <pipescope/trace/perfetto_writer.hpp>
 #include <pipescope/trace/proto_reader.hpp>
 #include <pipescope/trace/recorder.hpp>
@@ -22,114 +23,20 @@ using trace::event_record;
 
 namespace {
 
-struct track_event_packet {
-    bool has_ts = false, has_seq = false;
-    std::uint64_t ts = 0, seq = 0, flags = 0;
-    std::uint64_t type = 0, track = 0;
-    std::string name;   // resolved through the sequence's interned event names
-    std::vector<std::uint64_t> flows, terminating;
-    std::map<std::string, std::uint64_t> args;   // uint debug annotations, names resolved
-};
-
-struct parsed_trace {
-    std::vector<track_event_packet> events;
-    std::set<std::uint64_t> described;   // track uuids described so far
-    std::vector<std::string> problems;   // rule violations found while reading, in file order
-};
+// The library's reader checks the importer's rules; on top of it, our writer's own conventions:
+// the first packet of every sequence clears incremental state (flags 3), later ones only need it.
+using parsed_trace = trace::perfetto_file;
+using track_event_packet = trace::track_event;
 
 parsed_trace parse(const std::string& bytes) {
-    parsed_trace out;
-    struct seq_state {
-        bool seen = false;
-        std::map<std::uint64_t, std::string> names, arg_names;
-    };
-    std::map<std::uint64_t, seq_state> seqs;
-    trace::proto::reader file(bytes);
-    while (!file.done()) {
-        const auto pf = file.next();
-        REQUIRE(pf.number == 1);
-        auto packet = trace::proto::reader::nested(pf);
-        track_event_packet p;
-        bool is_event = false;
-        std::string_view te_bytes, interned;
-        while (!packet.done()) {
-            const auto fl = packet.next();
-            switch (fl.number) {
-                case 8: p.has_ts = true; p.ts = fl.value; break;
-                case 10: p.has_seq = true; p.seq = fl.value; break;
-                case 13: p.flags = fl.value; break;
-                case 11: is_event = true; te_bytes = fl.bytes; break;
-                case 12: interned = fl.bytes; break;
-                case 58: out.problems.push_back("timestamp_clock_id set"); break;
-                case 42: out.problems.push_back("previous_packet_dropped set"); break;
-                case 60: {
-                    auto td = trace::proto::reader::nested(fl);
-                    while (!td.done()) {
-                        const auto t = td.next();
-                        if (t.number == 1) out.described.insert(t.value);
-                    }
-                    break;
-                }
-                default: break;
-            }
-        }
-        if (!is_event) continue;
-        if (!p.has_ts || !p.has_seq || p.seq == 0) out.problems.push_back("track event without timestamp or sequence id");
-        seq_state& s = seqs[p.seq];
-        if (!s.seen && p.flags != 3) out.problems.push_back("first packet of sequence " + std::to_string(p.seq) + " has flags " + std::to_string(p.flags));
-        if (s.seen && p.flags != 2) out.problems.push_back("later packet of sequence " + std::to_string(p.seq) + " has flags " + std::to_string(p.flags));
-        if (p.flags & 1) s.names.clear(), s.arg_names.clear();
-        s.seen = true;
-        if (!interned.empty()) {
-            trace::proto::reader in(interned);
-            while (!in.done()) {
-                const auto e = in.next();
-                if (e.number != 2 && e.number != 3) continue;
-                auto entry = trace::proto::reader::nested(e);
-                std::uint64_t iid = 0;
-                std::string name;
-                while (!entry.done()) {
-                    const auto x = entry.next();
-                    if (x.number == 1) iid = x.value;
-                    if (x.number == 2) name = std::string(x.bytes);
-                }
-                (e.number == 2 ? s.names : s.arg_names)[iid] = name;
-            }
-        }
-        trace::proto::reader te(te_bytes);
-        while (!te.done()) {
-            const auto x = te.next();
-            switch (x.number) {
-                case 9: p.type = x.value; break;
-                case 11: p.track = x.value; break;
-                case 10:
-                    if (!s.names.count(x.value)) out.problems.push_back("event name iid not interned");
-                    p.name = s.names[x.value];
-                    break;
-                case 23: p.name = std::string(x.bytes); break;
-                case 47: REQUIRE(x.wire_type == 1); p.flows.push_back(x.value); break;
-                case 48: REQUIRE(x.wire_type == 1); p.terminating.push_back(x.value); break;
-                case 4: {
-                    auto da = trace::proto::reader::nested(x);
-                    std::string key;
-                    std::uint64_t v = 0;
-                    while (!da.done()) {
-                        const auto y = da.next();
-                        if (y.number == 1) {
-                            if (!s.arg_names.count(y.value)) out.problems.push_back("annotation name iid not interned");
-                            key = s.arg_names[y.value];
-                        }
-                        if (y.number == 3) v = y.value;
-                    }
-                    p.args[key] = v;
-                    break;
-                }
-                default: break;
-            }
-        }
-        if (p.type == 2 && !p.name.empty()) out.problems.push_back("SLICE_END with a name");
-        if (!out.described.count(p.track)) out.problems.push_back("track " + std::to_string(p.track) + " used before it was described");
-        out.events.push_back(std::move(p));
+    parsed_trace out = trace::read_perfetto(bytes);
+    std::set<std::uint64_t> seen;
+    for (const auto& e : out.events) {
+        const bool first = seen.insert(e.seq).second;
+        if (first && e.flags != 3)
+            out.problems.push_back("first packet of sequence " + std::to_string(e.seq) + " has flags " + std::to_string(e.flags));
+        if (!first && e.flags != 2)
+            out.problems.push_back("later packet of sequence " + std::to_string(e.seq) + " has flags " + std::to_string(e.flags));
     }
     return out;
 }

@@ -117,6 +117,7 @@ perfetto_file read_perfetto(std::string_view bytes) {
         const proto::field* event_field = nullptr;
         proto::field event_copy, interned;
         bool has_interned = false;
+        bool dropped_flag = false;
         while (!packet.done()) {
             const auto fl = packet.next();
             switch (fl.number) {
@@ -126,11 +127,15 @@ perfetto_file read_perfetto(std::string_view bytes) {
                 case 11: event_copy = fl; event_field = &event_copy; break;
                 case 12: interned = fl; has_interned = true; break;
                 case 58: out.problems.push_back(at(fl.offset) + "timestamp_clock_id set without a clock snapshot"); break;
+                case 42: dropped_flag = fl.value != 0; break;
                 case 60: read_descriptor(fl, out); break;
                 default: break;
             }
         }
         sequence_state& s = seqs[e.seq];
+        if (dropped_flag && !(e.flags & 1))
+            out.problems.push_back(at(pf.offset) + "previous_packet_dropped on a packet that does not clear incremental "
+                                   "state (the importer then skips the sequence's interned packets)");
         if (e.flags & 1) s.names.clear(), s.arg_names.clear();
         if (has_interned) read_interned(interned, s);
         if (!event_field) continue;
