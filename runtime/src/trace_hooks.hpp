@@ -29,4 +29,20 @@ inline void trace_event(trace::event_kind k, std::uint64_t a = 0, std::uint64_t 
 #endif
 }
 
+// Records at a given timestamp; returns the timestamp used (0 when nothing was recorded).
+inline std::uint64_t trace_event_at(std::uint64_t ticks, trace::event_kind k, std::uint64_t a = 0,
+                                    std::uint64_t b = 0, std::uint32_t c = 0) noexcept {
+#if PIPESCOPE_TRACING
+    if (worker* w = tls_worker)
+        if (trace::event_buffer* buf = w->trace_buffer()) {
+            if (ticks == 0) ticks = trace::now_ticks();
+            buf->record_at(ticks, k, a, b, c);
+            return ticks;
+        }
+#else
+    (void)ticks, (void)k, (void)a, (void)b, (void)c;
+#endif
+    return 0;
+}
+
 }  // namespace pipescope::detail

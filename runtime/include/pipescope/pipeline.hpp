@@ -148,6 +148,7 @@ public:  // set up by the engine that runs the iteration
         index_ = s.index;
         stage_ = 0;
         prev_seen_ = s.prev_slot ? 0 : detail::retired_stage;
+        boundary_ticks_ = 0;
         folding_ = s.folding;
         eager_ = s.eager;
     }
@@ -155,6 +156,8 @@ public:  // set up by the engine that runs the iteration
     pipeline_observer* observer() const noexcept { return observer_; }
     void set_prev_seen(std::uint64_t c) noexcept { prev_seen_ = c; }
     detail::pipeline_engine* engine() const noexcept { return engine_; }
+    std::uint64_t boundary_ticks() const noexcept { return boundary_ticks_; }
+    void set_boundary_ticks(std::uint64_t t) noexcept { boundary_ticks_ = t; }
     bool enter_final() { return enter(detail::final_stage, true); }
 
 private:
@@ -166,6 +169,7 @@ private:
     std::uint64_t index_ = 0;
     std::uint64_t stage_ = 0;
     std::uint64_t prev_seen_ = 0;   // cached stage counter of iteration i-1
+    std::uint64_t boundary_ticks_ = 0;   // tracer: clock read at the last node end, if not suspended since
     bool folding_ = true;
     bool eager_ = false;
 };

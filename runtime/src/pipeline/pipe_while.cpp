@@ -22,14 +22,17 @@ void throw_bad_stage(std::uint64_t index, std::uint64_t current, std::uint64_t n
                                 "; stage numbers must strictly increase");
 }
 
-void pipeline_engine::notify_node_end(const iteration& it, std::uint64_t next_stage) noexcept {
+// A stage boundary that does not suspend ends one node and begins the next at the same instant:
+// the end's clock read is kept in the iteration and reused for the begin (suspend() drops it).
+void pipeline_engine::notify_node_end(iteration& it, std::uint64_t next_stage) noexcept {
     if (auto* o = it.observer()) o->on_node_end(it.index(), it.current_stage(), next_stage, this_worker_index());
-    trace_event(trace::event_kind::node_end, it.index(), it.current_stage());
+    it.set_boundary_ticks(trace_event_at(0, trace::event_kind::node_end, it.index(), it.current_stage()));
 }
 
-void pipeline_engine::notify_node_begin(const iteration& it, bool waited) noexcept {
+void pipeline_engine::notify_node_begin(iteration& it, bool waited) noexcept {
     if (auto* o = it.observer()) o->on_node_begin(it.index(), it.current_stage(), waited, this_worker_index());
-    trace_event(trace::event_kind::node_begin, it.index(), it.current_stage(), waited ? 1 : 0);
+    trace_event_at(it.boundary_ticks(), trace::event_kind::node_begin, it.index(), it.current_stage(), waited ? 1 : 0);
+    it.set_boundary_ticks(0);
 }
 
 }  // namespace detail

@@ -156,6 +156,7 @@ bool piper_engine::suspend(iteration& it, std::coroutine_handle<>) noexcept {
     const std::uint64_t stage = it.current_stage();
     const std::uint64_t index = it.index();
     suspensions_.fetch_add(1, std::memory_order_relaxed);
+    it.set_boundary_ticks(0);   // the next node begins when the iteration resumes, not now
     trace_event(trace::event_kind::iteration_suspend, index, stage, static_cast<std::uint32_t>(index - 1));
     // Once the status is published, another worker may claim the iteration, run it to the end
     // and finish the whole loop while this function still runs: hold the loop open meanwhile.

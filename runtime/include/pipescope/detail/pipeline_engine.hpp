@@ -58,8 +58,8 @@ public:
     virtual void record_exception(std::exception_ptr e) noexcept = 0;
 
     // Observer and tracer hooks, called only when an observer is installed or a trace recorded.
-    void notify_node_end(const iteration& it, std::uint64_t next_stage) noexcept;
-    void notify_node_begin(const iteration& it, bool waited) noexcept;
+    void notify_node_end(iteration& it, std::uint64_t next_stage) noexcept;
+    void notify_node_begin(iteration& it, bool waited) noexcept;
 
     std::atomic<bool> stopping{false};        // an exception was recorded: unwind, start nothing
     std::atomic<std::uint64_t> retired{0};    // iterations [0, retired) have retired

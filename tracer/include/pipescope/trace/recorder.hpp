@@ -34,6 +34,11 @@ class event_buffer {
 public:
     // Hot path: one bounds check, one timestamp, four stores.
     void record(event_kind kind, std::uint64_t a = 0, std::uint64_t b = 0, std::uint32_t c = 0) noexcept {
+        record_at(now_ticks(), kind, a, b, c);
+    }
+    // With a timestamp the caller already has (two events of one instant share one clock read).
+    void record_at(std::uint64_t ticks, event_kind kind, std::uint64_t a = 0, std::uint64_t b = 0,
+                   std::uint32_t c = 0) noexcept {
         if (pos_ == end_) [[unlikely]] {
             if (!refill()) {
                 ++dropped_;
@@ -41,7 +46,7 @@ public:
             }
         }
         event_record& r = *pos_++;
-        r.ticks = now_ticks();
+        r.ticks = ticks;
         r.a = a;
         r.b = b;
         r.c = c;
