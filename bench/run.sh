@@ -16,7 +16,7 @@ if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
 
 cmake -S "${src_dir}" -B "${build_dir}" "${generator[@]}" \
   -DCMAKE_BUILD_TYPE=Release -DPIPESCOPE_BUILD_TESTS=OFF -DPIPESCOPE_BUILD_BENCH=ON >/dev/null
-cmake --build "${build_dir}" --target bench_pipe_fib
+cmake --build "${build_dir}" --target bench_pipe_fib bench_trace_cost
 # bench_sps_vs_tbb only exists when CMake found oneTBB.
 have_tbb=0
 if cmake --build "${build_dir}" --target help | grep -q 'bench_sps_vs_tbb'; then
@@ -37,3 +37,8 @@ if [[ ${have_tbb} -eq 1 ]]; then
 else
   echo "skipped: oneTBB was not found when configuring (install libtbb-dev)"
 fi
+
+echo
+echo "== bench_trace_cost =="
+# shellcheck disable=SC2086
+"${build_dir}/bench/bench_trace_cost" ${TRACE_ARGS:-}

@@ -81,15 +81,13 @@ void overhead(unsigned workers, unsigned n, unsigned bits, int runs) {
 int main(int argc, char** argv) {
     int runs = 5;
     unsigned n = 30000;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        const std::string k = argv[i];
-        if (k == "--runs") runs = std::max(1, std::atoi(argv[i + 1]));
-        else if (k == "--n") n = static_cast<unsigned>(std::max(3, std::atoi(argv[i + 1])));
-        else {
-            std::fprintf(stderr, "usage: bench_trace_cost [--runs N] [--n N]\n");
-            return 2;
-        }
-    }
+    const bool go = bench::parse_command_line(
+        argc, argv, "What recording costs: ns per event, and pipe-fib with tracing on vs off.",
+        {{"--runs", "measured runs per cell (default 5)",
+          [&](const std::string& v) { runs = static_cast<int>(bench::parse_positive(v)); }},
+         {"--n", "compute F_n (default 30000)", [&](const std::string& v) { n = unsigned(bench::parse_positive(v)); }}});
+    if (!go) return 0;
+    bench::print_machine();
     per_event_cost(runs);
     for (unsigned p : {1u, 2u}) {
         overhead(p, n, 256, runs);
