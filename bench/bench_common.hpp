@@ -3,6 +3,8 @@
 // compares a time against a threshold.
 #pragma once
 
+#include <pipescope/workloads/machine.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -133,18 +135,6 @@ private:
 // ---------------------------------------------------------------------------------------------
 // Machine description
 
-inline std::string cpu_model() {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("model name", 0) == 0) {
-            const auto colon = line.find(':');
-            if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
-        }
-    }
-    return "unknown";
-}
-
 // The 1/5/15-minute load averages: other processes competing for the few cores make every
 // number in the tables noisier, so the tables say how busy the machine was.
 inline std::string load_average() {
@@ -223,8 +213,9 @@ inline void print_conditions(const char* when, unsigned max_workers, std::FILE* 
 }
 
 inline void print_machine(std::FILE* out = stdout) {
-    std::fprintf(out, "machine: %u hardware threads (std::thread::hardware_concurrency), CPU: %s\n",
-                 std::thread::hardware_concurrency(), cpu_model().c_str());
+    const auto m = pipescope::workloads::describe_machine();
+    std::fprintf(out, "machine: %u hardware threads (std::thread::hardware_concurrency), CPU: %s, %s\n",
+                 m.hardware_threads, m.cpu.c_str(), m.kernel.c_str());
 #ifdef PIPESCOPE_BENCH_BUILD_TYPE
     std::fprintf(out, "build type: %s\n", PIPESCOPE_BENCH_BUILD_TYPE);
 #endif

@@ -5,10 +5,13 @@
 //
 // `run` checks the workload's output against its serial reference and exits 1 if they differ,
 // 2 on a usage error.
+#include "commands.hpp"
+
 #include <pipescope/pipescope.hpp>
 #include <pipescope/trace/perfetto_reader.hpp>
 #include <pipescope/trace/perfetto_writer.hpp>
 #include <pipescope/trace/recorder.hpp>
+#include <pipescope/workloads/machine.hpp>
 #include <pipescope/workloads/workload.hpp>
 
 #include <nlohmann/json.hpp>
@@ -34,6 +37,7 @@ constexpr const char* usage_text =
     "usage: pipescope run <workload> [--policy NAME] [--workers N] [--size tiny|small|large]\n"
     "                     [--param key=value]... [-o trace.pftrace [--no-trace]]\n"
     "       pipescope validate <trace.pftrace>\n"
+    "       pipescope export-json <trace.pftrace> <out.json>\n"
     "       pipescope list\n"
     "       pipescope --help\n";
 
@@ -129,21 +133,45 @@ int list_workloads() {
     return 0;
 }
 
+// The run's configuration and program structure, stored in the trace for the viewer and analysis
+// (docs/tracing.md, "Metadata").
+std::string run_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload) {
+    ws::param_set params = args.request.params;   // a copy: the workload takes its own later
+    const pipescope::pipeline_options options = ws::pipeline_options_from(args.request, params);
+    const ws::program_info program = workload.program(args.request);
+    nlohmann::json stages = nlohmann::json::array();
+    for (std::size_t j = 0; j < program.stages.size(); ++j)
+        stages.push_back({{"index", j}, {"name", program.stages[j].name}, {"kind", program.stages[j].kind},
+                          {"note", program.stages[j].note}});
+    const ws::machine_info machine = ws::describe_machine();
+    const nlohmann::json meta = {
+        {"format", "pipescope-run/1"},
+        {"workload", workload.name()},
+        {"policy", args.request.policy},
+        {"workers", sched.workers()},
+        {"size", ws::size_name(args.request.size)},
+        {"params", args.params},
+        {"program",
+         {{"kind", program.kind},
+          {"shape", program.shape},
+          {"stages", stages},
+          {"K", pipescope::effective_throttle(options, sched.workers())},
+          {"lazy_enabling", options.lazy_enabling},
+          {"dependency_folding", options.dependency_folding}}},
+        {"machine", {{"cpu", machine.cpu}, {"hardware_threads", machine.hardware_threads}, {"kernel", machine.kernel}}}};
+    return meta.dump();
+}
+
 // Records a run into a Perfetto trace: a recorder attached to the scheduler, a thread draining
 // full chunks into the writer while the run goes on (bounded memory), the rest at the end.
 class trace_session {
 public:
-    trace_session(pipescope::scheduler& sched, const run_args& args, const std::string& workload)
+    trace_session(pipescope::scheduler& sched, const run_args& args, const ws::workload& workload)
         : sched_(sched), recorder_(sched.workers()), writer_(std::filesystem::path(args.trace_path)),
           trace_path_(args.trace_path) {
-        nlohmann::json meta = {{"workload", workload},
-                               {"policy", args.request.policy},
-                               {"workers", sched.workers()},
-                               {"size", ws::size_name(args.request.size)},
-                               {"params", args.params},
-                               {"machine", {{"hardware_threads", std::thread::hardware_concurrency()}}}};
-        writer_.begin_run({workload + " · " + args.request.policy + " · P=" + std::to_string(sched.workers()),
-                           sched.workers(), meta.dump()});
+        writer_.begin_run({workload.name() + " · " + args.request.policy + " · P=" + std::to_string(sched.workers()),
+                           sched.workers(), run_metadata(sched, args, workload), {}},
+                          pipescope::trace::run_clock::calibrating(recorder_.start_clock()));
         sched_.attach_recorder(&recorder_);
         drainer_ = std::thread([this] {
             while (!stop_.load(std::memory_order_acquire)) {
@@ -159,7 +187,7 @@ public:
     std::string finish() {
         stop_drainer();
         recorder_.flush(writer_.sink());
-        writer_.end_run(pipescope::trace::tick_converter(recorder_.start_clock(), pipescope::trace::clock_sample::take()));
+        writer_.end_run();
         writer_.finish();
         const auto& st = writer_.stats();
         return "  trace     " + trace_path_ + ": " + std::to_string(st.slices) + " slices, " + std::to_string(st.flows) +
@@ -196,7 +224,7 @@ int run_workload(const run_args& args) {
     ws::run_request request = args.request;
     const bool recording = !args.trace_path.empty() && args.trace;
     std::unique_ptr<trace_session> session;
-    if (recording) session = std::make_unique<trace_session>(sched, args, w->name());
+    if (recording) session = std::make_unique<trace_session>(sched, args, *w);
     const ws::run_report report = w->run(sched, request);
     const std::string trace_line = session ? session->finish() : "";
 
@@ -238,6 +266,7 @@ int main(int argc, char** argv) {
         }
         if (args[0] == "list") return list_workloads();
         if (args[0] == "validate") return validate_trace({args.begin() + 1, args.end()});
+        if (args[0] == "export-json") return export_json_command({args.begin() + 1, args.end()});
         if (args[0] == "run") return run_workload(parse_run({args.begin() + 1, args.end()}));
         throw usage_error("unknown command '" + args[0] + "'");
     } catch (const usage_error& e) {

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace pipescope;
@@ -35,7 +36,8 @@ parsed_trace parse(const std::string& bytes) {
         const bool first = seen.insert(e.seq).second;
         if (first && e.flags != 3)
             out.problems.push_back("first packet of sequence " + std::to_string(e.seq) + " has flags " + std::to_string(e.flags));
-        if (!first && e.flags != 2)
+        // After a loss the marker packet clears the state again (flags 3, previous_packet_dropped).
+        if (!first && e.flags != 2 && !(e.flags == 3 && e.name == "events lost"))
             out.problems.push_back("later packet of sequence " + std::to_string(e.seq) + " has flags " + std::to_string(e.flags));
     }
     return out;
@@ -65,9 +67,14 @@ void check_nesting(const parsed_trace& t) {
     }
 }
 
-event_record rec(std::uint64_t ticks, event_kind k, std::uint64_t a = 0, std::uint64_t b = 0, std::uint32_t c = 0) {
-    return event_record{ticks, a, b, c, k, {}};
+event_record rec(std::uint64_t ticks, event_kind k, std::uint64_t a = 0, std::uint64_t b = 0, std::uint32_t c = 0,
+                 std::uint16_t d = 0) {
+    return event_record{ticks, a, b, c, k, 0, d};
 }
+
+// Ticks are nanoseconds in the hand-made tests: origin 0, one ns per tick.
+trace::run_clock identity_clock() { return trace::run_clock::fixed(trace::tick_converter({0, 0}, {1000, 1000}), 0); }
+const trace::writer_options plain{false, 1};   // uncompressed: the packets are directly visible
 
 }  // namespace
 
@@ -83,12 +90,13 @@ TEST_CASE("perfetto writer: a recorded pipe-fib run parses back and follows the 
     std::filesystem::remove(path);
     std::map<event_kind, std::uint64_t> recorded;
     trace::perfetto_writer out(path);
-    out.begin_run({"pipe-fib · piper · P=2", s.workers(), R"({"workload":"pipe-fib","n":600,"bits":8})"});
+    out.begin_run({"pipe-fib · piper · P=2", s.workers(), R"({"workload":"pipe-fib","n":600,"bits":8})", {}},
+                  trace::run_clock::calibrating(recorder.start_clock()));
     recorder.flush([&](unsigned w, const event_record* r, std::size_t n) {
         for (std::size_t k = 0; k < n; ++k) ++recorded[r[k].kind];
         out.add_chunk(w, r, n);
     });
-    out.end_run(trace::tick_converter(recorder.start_clock(), trace::clock_sample::take()));
+    out.end_run();
     CHECK_FALSE(std::filesystem::exists(path));   // only the temporary file exists until finish()
     out.finish();
     REQUIRE(std::filesystem::exists(path));
@@ -126,11 +134,9 @@ TEST_CASE("perfetto writer: a recorded pipe-fib run parses back and follows the 
 }
 
 TEST_CASE("perfetto writer: unclosed slices are closed, unmatched ends dropped", "[perfetto]") {
-    // Ticks are nanoseconds here: a converter with origin 0 and one ns per tick.
-    const trace::tick_converter identity({0, 0}, {1000, 1000});
     const std::vector<event_record> w0 = {
         rec(100, event_kind::node_begin, 1, 0),
-        rec(120, event_kind::unpark, 1),
+        rec(120, event_kind::unpark, 1, 77),   // wake id 77
         rec(150, event_kind::node_end, 1, 0),
         rec(160, event_kind::idle_end, 3),   // nothing idle is open: dropped
         rec(170, event_kind::node_begin, 2, 1),
@@ -138,19 +144,19 @@ TEST_CASE("perfetto writer: unclosed slices are closed, unmatched ends dropped",
     };
     const std::vector<event_record> w1 = {
         rec(100, event_kind::park),
-        rec(130, event_kind::park_end),      // woken by worker 0's unpark at 120
+        rec(130, event_kind::park_end, 77),  // woken by worker 0's unpark at 120
         rec(140, event_kind::steal, 0, 0xabc, 1),
         rec(145, event_kind::dropped, 7),
         rec(146, event_kind::node_end, 9, 9),   // unmatched as well
     };
 
     std::ostringstream bytes;
-    trace::perfetto_writer out(bytes);
-    out.begin_run({"hand-made · test · P=2", 2, "{}"});
+    trace::perfetto_writer out(bytes, plain);
+    out.begin_run({"hand-made · test · P=2", 2, "{}", {}}, identity_clock());
     out.add_chunk(0, w0.data(), 3);            // records of one worker may come in several chunks
     out.add_chunk(1, w1.data(), w1.size());
     out.add_chunk(0, w0.data() + 3, w0.size() - 3);
-    out.end_run(identity);
+    out.end_run();
     out.finish();
 
     CHECK(out.stats().unmatched_ends == 2);
@@ -186,7 +192,7 @@ TEST_CASE("perfetto writer: unclosed slices are closed, unmatched ends dropped",
         if (e.name == "steal") steal = &e;
         if (e.name == "wake worker 1") wake = &e;
         if (e.name == "woken") woken = &e;
-        if (e.name == "dropped 7 events") dropped = &e;
+        if (e.name == "events lost") dropped = &e;
     }
     REQUIRE(stolen);
     REQUIRE(steal);
@@ -211,12 +217,126 @@ TEST_CASE("perfetto writer: without finish() the target file is not created", "[
     std::filesystem::remove(path);
     {
         trace::perfetto_writer out(path);
-        out.begin_run({"abandoned", 1, "{}"});
+        out.begin_run({"abandoned", 1, "{}", {}}, identity_clock());
         const event_record r = rec(5, event_kind::idle_begin);
         out.add_chunk(0, &r, 1);
         CHECK_THROWS_AS(out.add_chunk(1, &r, 1), std::out_of_range);
-        out.end_run(trace::tick_converter({0, 0}, {1, 1}));
+        out.end_run();
     }
     CHECK_FALSE(std::filesystem::exists(path));
     CHECK_FALSE(std::filesystem::exists(path.string() + ".tmp"));
+}
+
+TEST_CASE("perfetto writer: line tracks, resumption flows and the live-iterations counter", "[perfetto]") {
+    // Iteration 3 (slot 1) starts at 100 on worker 0, suspends at 200 waiting at stage 2, is resumed
+    // by worker 1 at 300 and runs stage 2 on worker 0 from 400; it retires at 500. The control is
+    // throttled from 150 to 500.
+    const std::vector<event_record> w0 = {
+        rec(100, event_kind::iteration_start, 3, 0, 1, 1),
+        rec(100, event_kind::node_begin, 3, 0),
+        rec(150, event_kind::throttle_suspend, 4, 4),
+        rec(190, event_kind::node_end, 3, 0),
+        rec(200, event_kind::iteration_suspend, 3, 100, 2, 1),
+        rec(400, event_kind::node_begin, 3, 2, trace::node_waited | trace::node_resumed),
+        rec(480, event_kind::node_end, 3, 2),
+        rec(500, event_kind::iteration_retire, 3, 300, 0, 1),
+    };
+    const std::vector<event_record> w1 = {
+        rec(250, event_kind::node_begin, 2, 2),
+        rec(300, event_kind::iteration_resume, 3, 200, 2, 1),
+        rec(310, event_kind::node_end, 2, 2),
+        rec(500, event_kind::throttle_resume, 3, 150, 4),
+    };
+    for (const bool compress : {false, true}) {
+        INFO("compressed: " << compress);
+        std::ostringstream bytes;
+        trace::perfetto_writer out(bytes, {compress, 6});
+        out.begin_run({"lines · test · P=2", 2, "{}", {}}, identity_clock());
+        out.add_chunk(1, w1.data(), w1.size());   // chunks arrive in any order across workers
+        out.add_chunk(0, w0.data(), w0.size());
+        out.end_run();
+        out.finish();
+
+        const parsed_trace t = parse(bytes.str());
+        for (const auto& p : t.problems) FAIL_CHECK(p);
+        check_nesting(t);
+
+        std::map<std::string, std::uint64_t> track_named;
+        for (const auto& [uuid, info] : t.tracks) track_named[info.name] = uuid;
+        REQUIRE(track_named.count("line 1") == 1);
+        REQUIRE(track_named.count("control") == 1);
+        REQUIRE(track_named.count("live iterations") == 1);
+        CHECK(t.tracks.at(track_named["line 1"]).parent == track_named.at("lines"));
+
+        // Each state's begin and end are written together (by the worker that ended it), so
+        // pairs can be read in file order. The line shows running [100, 200], waiting at stage 2 [200, 300], running [300, 500],
+        // each begin moved 1 ns later so that no begin shares a timestamp with the previous end.
+        std::vector<std::tuple<std::string, std::uint64_t, std::uint64_t>> line;
+        std::vector<const track_event_packet*> open;
+        for (const auto& e : t.events) {
+            if (e.track != track_named["line 1"]) continue;
+            if (e.type == 1) open.push_back(&e);
+            if (e.type == 2) {
+                REQUIRE_FALSE(open.empty());
+                line.emplace_back(open.back()->name, open.back()->ts, e.ts);
+                CHECK(open.back()->args.at("iteration") == 3);
+                open.pop_back();
+            }
+        }
+        using state = std::tuple<std::string, std::uint64_t, std::uint64_t>;
+        std::sort(line.begin(), line.end(), [](const state& x, const state& y) { return std::get<1>(x) < std::get<1>(y); });
+        CHECK(line == std::vector<state>{{"running", 101, 200}, {"waiting at stage 2", 201, 300}, {"running", 301, 500}});
+
+        const track_event_packet *resume = nullptr, *resumed_node = nullptr, *throttled = nullptr;
+        std::vector<std::int64_t> live;
+        for (const auto& e : t.events) {
+            if (e.name == "resume") resume = &e;
+            if (e.type == 1 && e.name == "stage 2" && e.args.at("iteration") == 3) resumed_node = &e;
+            if (e.type == 1 && e.name == "throttled") throttled = &e;
+            if (e.type == 4) live.push_back(e.counter_value);
+        }
+        REQUIRE(resume);
+        REQUIRE(resumed_node);
+        REQUIRE(resume->flows.size() == 1);
+        CHECK(resumed_node->terminating == resume->flows);   // resume (worker 1) -> stage 2 (worker 0)
+        CHECK(resumed_node->args.at("waited") == 1);
+        REQUIRE(throttled);
+        CHECK(throttled->track == track_named["control"]);
+        CHECK(throttled->ts == 151);
+        CHECK(live == std::vector<std::int64_t>{1, 0});
+        CHECK(out.stats().flows == 1);
+    }
+}
+
+TEST_CASE("perfetto writer: streams each chunk to the file at once, compressed or not", "[perfetto]") {
+    std::vector<event_record> chunk;
+    for (std::uint64_t i = 0; i < 1000; ++i) {
+        chunk.push_back(rec(10 * i, event_kind::node_begin, i, 1));
+        chunk.push_back(rec(10 * i + 5, event_kind::node_end, i, 1));
+    }
+    std::map<bool, std::size_t> sizes;
+    for (const bool compress : {false, true}) {
+        std::ostringstream bytes;
+        trace::perfetto_writer out(bytes, {compress, 6});
+        out.begin_run({"stream", 1, "{}", {}}, identity_clock());
+        std::size_t before = bytes.str().size();
+        for (int k = 0; k < 3; ++k) {
+            for (auto& r : chunk) r.ticks += 100000;
+            out.add_chunk(0, chunk.data(), chunk.size());
+            const std::size_t now = bytes.str().size();
+            CHECK(now > before);   // nothing is held back until the end of the run
+            before = now;
+        }
+        out.end_run();
+        out.finish();
+        CHECK(out.stats().bytes == bytes.str().size());
+        const parsed_trace t = parse(bytes.str());
+        for (const auto& p : t.problems) FAIL_CHECK(p);
+        const auto s = trace::summarize(t);
+        CHECK(s.slices == 3000);
+        CHECK(s.open_slices == 0);
+        sizes[compress] = bytes.str().size();
+    }
+    INFO("plain " << sizes[false] << " bytes, compressed " << sizes[true] << " bytes");
+    CHECK(sizes[true] * 4 < sizes[false]);
 }

@@ -43,8 +43,13 @@ void scheduler_impl::notify_work() noexcept {
         }
     }
     if (w) {
-        trace_event(trace::event_kind::unpark, w->index());   // recorded by the waker, if a worker
-        w->unpark();
+        // Recorded by the waker if it is a traced worker; the wake id links it to the woken's park_end.
+        std::uint64_t wake_id = 0;
+        if (worker* me = tls_worker; me && me->trace_buffer()) {
+            wake_id = me->next_wake_id();
+            trace_event(*me, trace::event_kind::unpark, w->index(), wake_id);
+        }
+        w->unpark(wake_id);
     }
 }
 
@@ -76,16 +81,20 @@ bool scheduler_impl::work_visible() const {
     return false;
 }
 
-void worker::unpark() noexcept {
+void worker::unpark(std::uint64_t wake_id) noexcept {
+    woken_by_.store(wake_id, std::memory_order_relaxed);   // published by the token's release store
     wake_token_.store(1, std::memory_order_release);
     futex_wake_one(wake_token_);
 }
 
-void worker::park(std::chrono::microseconds timeout) {
+std::uint64_t worker::park(std::chrono::microseconds timeout) {
     live_counters::bump(counters.parks);
-    if (wake_token_.exchange(0, std::memory_order_acq_rel) == 1) return;
-    futex_wait(wake_token_, 0, timeout);
-    wake_token_.store(0, std::memory_order_relaxed);
+    if (wake_token_.exchange(0, std::memory_order_acq_rel) != 1) {
+        futex_wait(wake_token_, 0, timeout);
+        // A timeout or a spurious return leaves the token at 0: nobody woke us.
+        if (wake_token_.exchange(0, std::memory_order_acq_rel) != 1) return 0;
+    }
+    return woken_by_.exchange(0, std::memory_order_relaxed);
 }
 
 }  // namespace pipescope::detail

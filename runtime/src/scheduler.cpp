@@ -108,8 +108,8 @@ void worker::run_until(const std::function<bool()>& done, bool helping) {
             const bool poll = helping || sched_.has_registered_sources();
             trace::event_buffer* parked_traced = trace_buffer();
             trace_event(*this, trace::event_kind::park);
-            park(poll ? (helping ? helping_poll : lazy_poll) : std::chrono::microseconds{0});
-            if (parked_traced && parked_traced == trace_buffer()) trace_event(*this, trace::event_kind::park_end);
+            const std::uint64_t woken_by = park(poll ? (helping ? helping_poll : lazy_poll) : std::chrono::microseconds{0});
+            if (parked_traced && parked_traced == trace_buffer()) trace_event(*this, trace::event_kind::park_end, woken_by);
             sched_.leave_sleep(*this);
             idle_rounds = spin_rounds;  // after a sleep, yield a little before sleeping again
         }
@@ -213,6 +213,13 @@ job* scheduler_impl::find_registered_work() noexcept {
         if (found) return found;
     }
     return nullptr;
+}
+
+void trace_task_begin(const void* task) noexcept {
+    trace_event(trace::event_kind::task_begin, reinterpret_cast<std::uintptr_t>(task));
+}
+void trace_task_end(const void* task) noexcept {
+    trace_event(trace::event_kind::task_end, reinterpret_cast<std::uintptr_t>(task));
 }
 
 void submit(scheduler& s, job* j) {

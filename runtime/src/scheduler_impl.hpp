@@ -61,7 +61,11 @@ public:
     void set_next(job* j) noexcept { next_ = j; }   // PIPER's "assigned vertex"
     job* pop() { return deque_.pop(); }
 
-    void unpark() noexcept;          // any thread
+    // Any thread. wake_id names this wake-up in the trace (0: not traced); the woken worker
+    // records it on its park_end, so the writer can draw the flow waker -> woken.
+    void unpark(std::uint64_t wake_id = 0) noexcept;
+    // A fresh wake id for an unpark this worker records: (index + 1) << 32 | sequence number.
+    std::uint64_t next_wake_id() noexcept { return (std::uint64_t{index_} + 1) << 32 | (++wakes_sent_ & 0xFFFFFFFFu); }
     unsigned index() const noexcept { return index_; }
     scheduler_impl& sched() noexcept { return sched_; }
     frame_cache& frames() noexcept { return *frames_; }
@@ -74,7 +78,7 @@ public:
 private:
     job* find_work();
     job* steal_somewhere();
-    void park(std::chrono::microseconds timeout);
+    std::uint64_t park(std::chrono::microseconds timeout);   // returns the wake id that ended it
     std::uint64_t next_random() noexcept;
 
     scheduler_impl& sched_;
@@ -84,7 +88,9 @@ private:
     std::atomic<trace::event_buffer*> trace_{nullptr};
     friend class scheduler_impl;
     std::atomic<std::uint64_t> trace_epoch_seen_{0};   // see scheduler_impl::attach_recorder
+    std::uint64_t wakes_sent_ = 0;   // owner thread only
     alignas(64) std::atomic<std::uint32_t> wake_token_{0};
+    std::atomic<std::uint64_t> woken_by_{0};   // wake id of the last unpark, taken by park()
     std::unique_ptr<frame_cache> frames_;
 };
 

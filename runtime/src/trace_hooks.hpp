@@ -12,35 +12,45 @@ namespace pipescope::detail {
 extern thread_local worker* tls_worker;
 
 inline void trace_event(worker& w, trace::event_kind k, std::uint64_t a = 0, std::uint64_t b = 0,
-                        std::uint32_t c = 0) noexcept {
+                        std::uint32_t c = 0, std::uint16_t d = 0) noexcept {
 #if PIPESCOPE_TRACING
     if (trace::event_buffer* buf = w.trace_buffer()) [[unlikely]]
-        buf->record(k, a, b, c);
+        buf->record(k, a, b, c, d);
 #else
-    (void)w, (void)k, (void)a, (void)b, (void)c;
+    (void)w, (void)k, (void)a, (void)b, (void)c, (void)d;
 #endif
 }
 
-inline void trace_event(trace::event_kind k, std::uint64_t a = 0, std::uint64_t b = 0, std::uint32_t c = 0) noexcept {
+inline void trace_event(trace::event_kind k, std::uint64_t a = 0, std::uint64_t b = 0, std::uint32_t c = 0,
+                        std::uint16_t d = 0) noexcept {
 #if PIPESCOPE_TRACING
-    if (worker* w = tls_worker) trace_event(*w, k, a, b, c);
+    if (worker* w = tls_worker) trace_event(*w, k, a, b, c, d);
 #else
-    (void)k, (void)a, (void)b, (void)c;
+    (void)k, (void)a, (void)b, (void)c, (void)d;
 #endif
 }
 
 // Records at a given timestamp; returns the timestamp used (0 when nothing was recorded).
 inline std::uint64_t trace_event_at(std::uint64_t ticks, trace::event_kind k, std::uint64_t a = 0,
-                                    std::uint64_t b = 0, std::uint32_t c = 0) noexcept {
+                                    std::uint64_t b = 0, std::uint32_t c = 0, std::uint16_t d = 0) noexcept {
 #if PIPESCOPE_TRACING
     if (worker* w = tls_worker)
         if (trace::event_buffer* buf = w->trace_buffer()) {
             if (ticks == 0) ticks = trace::now_ticks();
-            buf->record_at(ticks, k, a, b, c);
+            buf->record_at(ticks, k, a, b, c, d);
             return ticks;
         }
 #else
-    (void)ticks, (void)k, (void)a, (void)b, (void)c;
+    (void)ticks, (void)k, (void)a, (void)b, (void)c, (void)d;
+#endif
+    return 0;
+}
+
+// The clock, if the calling worker records (0 otherwise): for a state whose event is recorded later.
+inline std::uint64_t trace_now() noexcept {
+#if PIPESCOPE_TRACING
+    if (worker* w = tls_worker)
+        if (w->trace_buffer()) return trace::now_ticks();
 #endif
     return 0;
 }

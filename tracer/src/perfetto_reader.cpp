@@ -1,155 +1,690 @@
 #include <pipescope/trace/perfetto_reader.hpp>
 
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
 #include <set>
+#include <unordered_set>
 
 namespace pipescope::trace {
 
+// ---------------------------------------------------------------------------------------------
+
+compressed_decode_error::compressed_decode_error(std::uint64_t outer, std::uint64_t inner, const std::string& reason)
+    : proto::decode_error(outer, reason),
+      inner_(inner),
+      message_("byte " + std::to_string(inner) + " (inside the compressed packet at byte " + std::to_string(outer) +
+               "): " + reason) {}
+
+string_table::string_table() {
+    strings_.emplace_back();
+    index_.emplace(std::string_view(strings_.back()), 0);
+}
+
+std::uint32_t string_table::intern(std::string_view s) {
+    if (s.empty()) return 0;
+    auto it = index_.find(s);
+    if (it != index_.end()) return it->second;
+    const auto id = static_cast<std::uint32_t>(strings_.size());
+    strings_.emplace_back(s);
+    index_.emplace(std::string_view(strings_.back()), id);
+    return id;
+}
+
+std::vector<std::string> string_table::take() {
+    std::vector<std::string> out;
+    out.reserve(strings_.size());
+    for (auto& s : strings_) out.push_back(std::move(s));
+    strings_.clear();
+    index_.clear();
+    return out;
+}
+
+bool sanitize_utf8(std::string_view in, std::string& out, std::size_t* bad_at) {
+    out.clear();
+    out.reserve(in.size());
+    bool ok = true;
+    const auto* p = reinterpret_cast<const unsigned char*>(in.data());
+    const std::size_t n = in.size();
+    std::size_t i = 0;
+    while (i < n) {
+        const unsigned char c = p[i];
+        if (c < 0x80) {
+            out.push_back(static_cast<char>(c));
+            ++i;
+            continue;
+        }
+        std::size_t len = 0;
+        std::uint32_t cp = 0, min = 0;
+        if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F, min = 0x80;
+        else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F, min = 0x800;
+        else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07, min = 0x10000;
+        bool good = len != 0 && i + len <= n;
+        for (std::size_t k = 1; good && k < len; ++k) {
+            if ((p[i + k] & 0xC0) != 0x80) good = false;
+            else cp = (cp << 6) | (p[i + k] & 0x3F);
+        }
+        if (good && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))) good = false;
+        if (good) {
+            out.append(in.substr(i, len));
+            i += len;
+        } else {
+            if (ok && bad_at) *bad_at = i;
+            ok = false;
+            out.append("\xEF\xBF\xBD");
+            ++i;
+        }
+    }
+    return ok;
+}
+
 namespace {
 
-struct sequence_state {
-    bool seen = false;
-    std::map<std::uint64_t, std::string> names, arg_names;
+bool is_ascii(std::string_view s) {
+    for (char c : s)
+        if (static_cast<unsigned char>(c) >= 0x80) return false;
+    return true;
+}
+
+// Packed varints (a repeated scalar written packed by a foreign writer).
+template <class F>
+void for_each_packed_varint(std::string_view bytes, std::uint64_t base, F&& fn) {
+    std::size_t i = 0;
+    while (i < bytes.size()) {
+        const std::size_t start = i;
+        std::uint64_t v = 0;
+        for (int shift = 0;; shift += 7) {
+            if (i >= bytes.size()) throw proto::decode_error(base + start, "truncated packed varint");
+            if (shift > 63) throw proto::decode_error(base + start, "packed varint is longer than 10 bytes");
+            const auto b = static_cast<std::uint8_t>(bytes[i++]);
+            v |= std::uint64_t{b & 0x7Fu} << shift;
+            if (!(b & 0x80)) break;
+        }
+        fn(v);
+    }
+}
+
+const char* wire_name(std::uint8_t w) {
+    switch (w) {
+        case 0: return "varint";
+        case 1: return "fixed64";
+        case 2: return "length-delimited";
+        case 5: return "fixed32";
+        default: return "?";
+    }
+}
+
+// An iid -> string index table: dense for small iids, hashed beyond.
+class iid_table {
+public:
+    static constexpr std::uint32_t none = 0xFFFFFFFFu;
+    std::uint32_t find(std::uint64_t iid) const {
+        if (iid < dense_.size()) return dense_[iid];
+        if (iid < dense_limit) return none;
+        auto it = sparse_.find(iid);
+        return it == sparse_.end() ? none : it->second;
+    }
+    void set(std::uint64_t iid, std::uint32_t s) {
+        if (iid < dense_limit) {
+            if (iid >= dense_.size()) dense_.resize(iid + 1, none);
+            dense_[iid] = s;
+        } else {
+            sparse_[iid] = s;
+        }
+    }
+    void clear() {
+        dense_.clear();
+        sparse_.clear();
+    }
+
+private:
+    static constexpr std::uint64_t dense_limit = 1 << 16;
+    std::vector<std::uint32_t> dense_;
+    std::unordered_map<std::uint64_t, std::uint32_t> sparse_;
 };
 
-std::string at(std::uint64_t offset) { return "byte " + std::to_string(offset) + ": "; }
+struct sequence_state {
+    bool seen = false;      // some packet of this sequence was read
+    bool cleared = false;   // some packet cleared the incremental state
+    bool valid = true;      // false after previous_packet_dropped without a clear
+    iid_table names, arg_names, categories, string_values;
+    bool has_default_track = false;
+    std::uint64_t default_track = 0;
+    std::uint64_t last_checked_track = ~std::uint64_t{0};
+};
 
-void read_interned(const proto::field& f, sequence_state& s) {
-    proto::reader in = proto::reader::nested(f);
-    while (!in.done()) {
-        const auto e = in.next();
-        if (e.number != 2 && e.number != 3) continue;   // event_names, debug_annotation_names
-        proto::reader entry = proto::reader::nested(e);
-        std::uint64_t iid = 0;
-        std::string name;
-        while (!entry.done()) {
-            const auto x = entry.next();
-            if (x.number == 1) iid = x.value;
-            if (x.number == 2) name = std::string(x.bytes);
-        }
-        (e.number == 2 ? s.names : s.arg_names)[iid] = name;
+class decoder {
+public:
+    decoder(perfetto_visitor& v, string_table& s, const read_options& o) : v_(v), strings_(s), opt_(o) {}
+
+    void run(std::string_view bytes) { read_trace(bytes, 0); }
+
+private:
+    // -- offsets and problems ---------------------------------------------------------------------
+    std::string at(std::uint64_t offset) const {
+        if (in_compressed_)
+            return "byte " + std::to_string(offset) + " (inside the compressed packet at byte " +
+                   std::to_string(outer_) + "): ";
+        return "byte " + std::to_string(offset) + ": ";
     }
-}
+    void problem(std::uint64_t offset, const std::string& what) { v_.on_problem(at(offset) + what); }
 
-void read_descriptor(const proto::field& f, perfetto_file& out) {
-    track_info t;
-    proto::reader td = proto::reader::nested(f);
-    while (!td.done()) {
-        const auto x = td.next();
-        switch (x.number) {
-            case 1: t.uuid = x.value; break;
-            case 2: t.name = std::string(x.bytes); break;
-            case 5: t.parent = x.value; break;
-            case 8: t.is_counter = true; break;
-            case 3:
-            case 4: {
-                (x.number == 3 ? t.is_process : t.is_thread) = true;
-                proto::reader d = proto::reader::nested(x);
-                while (!d.done()) {
-                    const auto y = d.next();
-                    if (y.number == 1) t.pid = y.as_int();
-                    if (x.number == 4 && y.number == 2) t.tid = y.as_int();
-                    if ((x.number == 3 && y.number == 6) || (x.number == 4 && y.number == 5)) t.name = std::string(y.bytes);
-                }
-                break;
-            }
-            default: break;
-        }
+    static void expect(const proto::field& f, std::uint8_t wire, const char* what) {
+        if (f.wire_type != wire)
+            throw proto::decode_error(f.offset, std::string(what) + " (field " + std::to_string(f.number) +
+                                                    ") has wire type " + wire_name(f.wire_type) + ", expected " +
+                                                    wire_name(wire));
     }
-    if (t.uuid == 0) out.problems.push_back(at(f.offset) + "track descriptor without a uuid");
-    else out.tracks[t.uuid] = t;
-}
+    static void expect_varint(const proto::field& f, const char* what) { expect(f, 0, what); }
 
-void read_event(const proto::field& f, track_event& e, sequence_state& s, perfetto_file& out) {
-    proto::reader te = proto::reader::nested(f);
-    while (!te.done()) {
-        const auto x = te.next();
-        switch (x.number) {
-            case 9: e.type = x.value; break;
-            case 11: e.track = x.value; break;
-            case 10:
-                if (!s.names.count(x.value)) out.problems.push_back(at(x.offset) + "event name iid " + std::to_string(x.value) + " was never interned");
-                else e.name = s.names[x.value];
-                break;
-            case 23: e.name = std::string(x.bytes); break;
-            case 30: e.counter_value = x.as_int(); break;
-            case 47:
-            case 48:
-                if (x.wire_type != 1) out.problems.push_back(at(x.offset) + "flow id not written as fixed64 (the importer drops it)");
-                (x.number == 47 ? e.flows : e.terminating).push_back(x.value);
-                break;
-            case 4: {
-                proto::reader da = proto::reader::nested(x);
-                std::string key;
-                std::uint64_t v = 0;
-                while (!da.done()) {
-                    const auto y = da.next();
-                    if (y.number == 1) {
-                        if (!s.arg_names.count(y.value)) out.problems.push_back(at(y.offset) + "annotation name iid never interned");
-                        else key = s.arg_names[y.value];
-                    }
-                    if (y.number == 10) key = std::string(y.bytes);
-                    if (y.number == 3 || y.number == 4) v = y.value;
-                }
-                e.args[key] = v;
-                break;
-            }
-            default: break;
+    // A string field: validated as UTF-8 (invalid bytes replaced by U+FFFD, with a problem) and interned.
+    std::uint32_t text(const proto::field& f, const char* what) {
+        expect(f, 2, what);
+        if (is_ascii(f.bytes)) return strings_.intern(f.bytes);
+        std::size_t bad = 0;
+        if (!sanitize_utf8(f.bytes, scratch_, &bad)) {
+            problem(f.bytes_offset + bad, std::string(what) + " is not valid UTF-8 (invalid bytes replaced by U+FFFD)");
         }
+        return strings_.intern(scratch_);
     }
-}
 
-}  // namespace
-
-perfetto_file read_perfetto(std::string_view bytes) {
-    perfetto_file out;
-    std::map<std::uint64_t, sequence_state> seqs;
-    proto::reader file(bytes);
-    while (!file.done()) {
-        const auto pf = file.next();
-        if (pf.number != 1 || pf.wire_type != 2) {
+    // -- the outer loop -----------------------------------------------------------------------------
+    void read_trace(std::string_view bytes, std::uint64_t base) {
+        proto::reader file(bytes, base);
+        while (!file.done()) {
+            const auto pf = file.next();
             if (pf.number != 1) continue;   // unknown Trace-level fields are ignored, like the importer does
-            throw proto::decode_error(pf.offset, "Trace.packet must be length-delimited");
+            if (pf.wire_type != 2) throw proto::decode_error(pf.offset, "Trace.packet must be length-delimited");
+            read_packet(pf);
         }
-        ++out.packets;
+    }
+
+    void read_packet(const proto::field& pf) {
+        v_.on_packet();
         proto::reader packet = proto::reader::nested(pf);
-        track_event e;
-        e.offset = pf.offset;
-        const proto::field* event_field = nullptr;
-        proto::field event_copy, interned;
-        bool has_interned = false;
-        bool dropped_flag = false;
+        proto::field event_f, interned_f, descriptor_f, defaults_f, compressed_f;
+        bool has_event = false, has_interned = false, has_descriptor = false, has_defaults = false,
+             has_compressed = false;
+        bool dropped_flag = false, cleared_flag = false;
+        std::uint64_t ts = 0, seq = 0, flags = 0;
+        bool has_ts = false, has_seq = false;
         while (!packet.done()) {
             const auto fl = packet.next();
             switch (fl.number) {
-                case 8: e.has_ts = true; e.ts = fl.value; break;
-                case 10: e.has_seq = true; e.seq = fl.value; break;
-                case 13: e.flags = fl.value; break;
-                case 11: event_copy = fl; event_field = &event_copy; break;
-                case 12: interned = fl; has_interned = true; break;
-                case 58: out.problems.push_back(at(fl.offset) + "timestamp_clock_id set without a clock snapshot"); break;
-                case 42: dropped_flag = fl.value != 0; break;
-                case 60: read_descriptor(fl, out); break;
+                case 8: expect_varint(fl, "TracePacket.timestamp"); has_ts = true; ts = fl.value; break;
+                case 10: expect_varint(fl, "TracePacket.trusted_packet_sequence_id"); has_seq = true; seq = fl.value; break;
+                case 13: expect_varint(fl, "TracePacket.sequence_flags"); flags = fl.value; break;
+                case 11: expect(fl, 2, "TracePacket.track_event"); event_f = fl; has_event = true; break;
+                case 12: expect(fl, 2, "TracePacket.interned_data"); interned_f = fl; has_interned = true; break;
+                case 41: expect_varint(fl, "TracePacket.incremental_state_cleared"); cleared_flag = fl.value != 0; break;
+                case 42: expect_varint(fl, "TracePacket.previous_packet_dropped"); dropped_flag = fl.value != 0; break;
+                case 50: expect(fl, 2, "TracePacket.compressed_packets"); compressed_f = fl; has_compressed = true; break;
+                case 58: problem(fl.offset, "timestamp_clock_id set without a clock snapshot"); break;
+                case 59: expect(fl, 2, "TracePacket.trace_packet_defaults"); defaults_f = fl; has_defaults = true; break;
+                case 60: expect(fl, 2, "TracePacket.track_descriptor"); descriptor_f = fl; has_descriptor = true; break;
                 default: break;
             }
         }
-        sequence_state& s = seqs[e.seq];
-        if (dropped_flag && !(e.flags & 1))
-            out.problems.push_back(at(pf.offset) + "previous_packet_dropped on a packet that does not clear incremental "
-                                   "state (the importer then skips the sequence's interned packets)");
-        if (e.flags & 1) s.names.clear(), s.arg_names.clear();
-        if (has_interned) read_interned(interned, s);
-        if (!event_field) continue;
-        if (!e.has_ts || !e.has_seq || e.seq == 0)
-            out.problems.push_back(at(pf.offset) + "track event without a timestamp or a sequence id (dropped by the importer)");
-        if ((e.flags & 2) && !s.seen && !(e.flags & 1))
-            out.problems.push_back(at(pf.offset) + "sequence " + std::to_string(e.seq) + " needs incremental state before any packet cleared it");
+        if (has_compressed) {
+            if (in_compressed_) throw proto::decode_error(compressed_f.offset, "compressed_packets nested inside compressed_packets");
+            read_compressed(compressed_f, pf.offset);
+        }
+        if (has_descriptor) read_descriptor(descriptor_f, pf.offset);
+
+        sequence_state& s = sequence(seq);
+        if (dropped_flag && !(flags & 1) && !cleared_flag)
+            problem(pf.offset, "previous_packet_dropped on a packet that does not clear incremental "
+                               "state (the importer then skips the sequence's interned packets)");
+        if ((flags & 1) || cleared_flag) {
+            s.names.clear(), s.arg_names.clear(), s.categories.clear(), s.string_values.clear();
+            s.has_default_track = false;
+            s.cleared = true;
+            s.valid = true;
+        } else if (dropped_flag) {
+            s.valid = false;
+        }
+        if (has_defaults) read_defaults(defaults_f, s);
+        if (has_interned) read_interned(interned_f, s);
+        if (!has_event) {
+            if (has_seq || has_interned) s.seen = true;
+            return;
+        }
+        decoded_event& e = event_;
+        e.offset = pf.offset;
+        e.compressed = in_compressed_;
+        e.outer_offset = in_compressed_ ? outer_ : 0;
+        e.position = position_++;
+        e.ts = ts, e.seq = seq, e.flags = flags, e.has_ts = has_ts, e.has_seq = has_seq;
+        if (!has_ts || !has_seq || seq == 0)
+            problem(pf.offset, "track event without a timestamp or a sequence id (dropped by the importer)");
+        if ((flags & 2) && !s.cleared)
+            problem(pf.offset, "sequence " + std::to_string(seq) + " needs incremental state before any packet cleared it");
         s.seen = true;
-        read_event(*event_field, e, s, out);
-        if (e.type == 2 && !e.name.empty()) out.problems.push_back(at(pf.offset) + "SLICE_END carries a name");
-        if (!out.tracks.count(e.track))
-            out.problems.push_back(at(pf.offset) + "track " + std::to_string(e.track) + " used before it was described");
-        out.events.push_back(std::move(e));
+        read_event(event_f, e, s);
+        if (e.type == 2 && e.name != 0) problem(pf.offset, "SLICE_END carries a name");
+        if (e.track != 0 && e.track != s.last_checked_track) {
+            if (!described_.count(e.track))
+                problem(pf.offset, "track " + std::to_string(e.track) + " used before it was described");
+            else
+                s.last_checked_track = e.track;
+        }
+        v_.on_event(e);
     }
+
+    sequence_state& sequence(std::uint64_t seq) {
+        if (last_seq_ && last_seq_id_ == seq) return *last_seq_;
+        auto& p = seqs_[seq];
+        if (!p) p = std::make_unique<sequence_state>();
+        last_seq_ = p.get();
+        last_seq_id_ = seq;
+        return *p;
+    }
+
+    // -- compressed packets -------------------------------------------------------------------------
+    void read_compressed(const proto::field& f, std::uint64_t packet_offset) {
+        const std::uint64_t ratio_limit =
+            opt_.compression_allowance + std::min<std::uint64_t>(f.bytes.size(), ~std::uint64_t{0} / (opt_.max_compression_ratio + 1)) *
+                                             opt_.max_compression_ratio;
+        const std::uint64_t total_left =
+            opt_.max_decompressed_bytes > decompressed_total_ ? opt_.max_decompressed_bytes - decompressed_total_ : 0;
+        const std::uint64_t limit = std::min(ratio_limit, total_left);
+        std::string out;
+        z_stream z{};
+        if (inflateInit(&z) != Z_OK) throw proto::decode_error(f.offset, "compressed_packets: cannot initialize zlib");
+        struct guard {
+            z_stream& z;
+            ~guard() { inflateEnd(&z); }
+        } g{z};
+        std::string_view in = f.bytes;
+        constexpr std::size_t step = 64 * 1024;
+        int rc = Z_OK;
+        while (true) {
+            if (z.avail_in == 0 && !in.empty()) {
+                const std::size_t n = std::min<std::size_t>(in.size(), 1u << 30);
+                z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+                z.avail_in = static_cast<uInt>(n);
+                in.remove_prefix(n);
+            }
+            if (out.size() >= limit) {
+                // One more byte would exceed the limit: see whether the stream ends here.
+                char probe;
+                z.next_out = reinterpret_cast<Bytef*>(&probe);
+                z.avail_out = 1;
+                rc = inflate(&z, Z_NO_FLUSH);
+                if (rc == Z_STREAM_END && z.avail_out == 1) break;
+                if (rc == Z_OK || rc == Z_STREAM_END || rc == Z_BUF_ERROR) {
+                    const bool total = limit == total_left && total_left < ratio_limit;
+                    throw proto::decode_error(
+                        f.bytes_offset,
+                        "compressed_packets expands beyond " + std::to_string(limit) + " bytes (" +
+                            (total ? "limit on the decompressed size of the whole file"
+                                   : "more than " + std::to_string(opt_.max_compression_ratio) +
+                                         " times its compressed size of " + std::to_string(f.bytes.size()) + " bytes") +
+                            "): refusing to inflate further");
+                }
+            } else {
+                const std::size_t old = out.size();
+                const std::size_t grow = static_cast<std::size_t>(std::min<std::uint64_t>(step + old / 2, limit - old));
+                out.resize(old + grow);
+                z.next_out = reinterpret_cast<Bytef*>(out.data() + old);
+                z.avail_out = static_cast<uInt>(grow);
+                rc = inflate(&z, Z_NO_FLUSH);
+                out.resize(old + grow - z.avail_out);
+            }
+            if (rc == Z_STREAM_END) break;
+            if (rc == Z_NEED_DICT || rc == Z_DATA_ERROR || rc == Z_MEM_ERROR || rc == Z_STREAM_ERROR) {
+                const std::uint64_t where = f.bytes_offset + (f.bytes.size() - in.size() - z.avail_in);
+                throw proto::decode_error(where, std::string("compressed_packets: corrupt zlib data (") +
+                                                     (z.msg ? z.msg : "inflate error " + std::to_string(rc)) + ")");
+            }
+            if (rc == Z_BUF_ERROR && z.avail_in == 0 && in.empty())
+                throw proto::decode_error(f.bytes_offset + f.bytes.size(),
+                                          "compressed_packets: truncated zlib stream (" + std::to_string(out.size()) +
+                                              " bytes inflated)");
+        }
+        if (z.avail_in != 0 || !in.empty())
+            problem(f.bytes_offset + (f.bytes.size() - in.size() - z.avail_in),
+                    "compressed_packets: data after the end of the zlib stream (ignored)");
+        decompressed_total_ += out.size();
+        in_compressed_ = true;
+        outer_ = packet_offset;
+        try {
+            read_trace(out, 0);
+        } catch (const compressed_decode_error&) {
+            in_compressed_ = false;
+            throw;
+        } catch (const proto::decode_error& e) {
+            in_compressed_ = false;
+            const std::string what = e.what();
+            const std::string prefix = "byte " + std::to_string(e.offset()) + ": ";
+            throw compressed_decode_error(packet_offset, e.offset(),
+                                          what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what);
+        }
+        in_compressed_ = false;
+    }
+
+    // -- descriptors, defaults, interning -----------------------------------------------------------
+    void read_descriptor(const proto::field& f, std::uint64_t packet_offset) {
+        decoded_track t;
+        t.offset = packet_offset;
+        bool has_uuid = false;
+        std::uint32_t td_name = 0, sub_name = 0;
+        proto::reader td = proto::reader::nested(f);
+        while (!td.done()) {
+            const auto x = td.next();
+            switch (x.number) {
+                case 1: expect_varint(x, "TrackDescriptor.uuid"); t.uuid = x.value; has_uuid = true; break;
+                case 2: td_name = text(x, "track name"); break;
+                case 5: expect_varint(x, "TrackDescriptor.parent_uuid"); t.parent = x.value; break;
+                case 8: expect(x, 2, "TrackDescriptor.counter"); t.is_counter = true; break;
+                case 3:
+                case 4: {
+                    const bool process = x.number == 3;
+                    expect(x, 2, process ? "TrackDescriptor.process" : "TrackDescriptor.thread");
+                    (process ? t.is_process : t.is_thread) = true;
+                    proto::reader d = proto::reader::nested(x);
+                    while (!d.done()) {
+                        const auto y = d.next();
+                        if (y.number == 1) expect_varint(y, "pid"), t.pid = static_cast<std::int32_t>(y.value);
+                        if (!process && y.number == 2) expect_varint(y, "tid"), t.tid = y.as_int();
+                        if ((process && y.number == 6) || (!process && y.number == 5))
+                            sub_name = text(y, process ? "process name" : "thread name");
+                    }
+                    break;
+                }
+                default: break;
+            }
+        }
+        t.name = sub_name ? sub_name : td_name;
+        if (!has_uuid || t.uuid == 0) {
+            problem(f.offset, "track descriptor without a uuid");
+            return;
+        }
+        described_.insert(t.uuid);
+        v_.on_track(t);
+    }
+
+    void read_defaults(const proto::field& f, sequence_state& s) {
+        proto::reader d = proto::reader::nested(f);
+        while (!d.done()) {
+            const auto x = d.next();
+            if (x.number != 11) continue;
+            expect(x, 2, "TracePacketDefaults.track_event_defaults");
+            proto::reader te = proto::reader::nested(x);
+            while (!te.done()) {
+                const auto y = te.next();
+                if (y.number == 11) {
+                    expect_varint(y, "TrackEventDefaults.track_uuid");
+                    s.has_default_track = true;
+                    s.default_track = y.value;
+                }
+            }
+        }
+    }
+
+    void read_interned(const proto::field& f, sequence_state& s) {
+        proto::reader in = proto::reader::nested(f);
+        while (!in.done()) {
+            const auto e = in.next();
+            iid_table* table = nullptr;
+            const char* what = nullptr;
+            switch (e.number) {
+                case 1: table = &s.categories, what = "interned category"; break;
+                case 2: table = &s.names, what = "interned event name"; break;
+                case 3: table = &s.arg_names, what = "interned annotation name"; break;
+                case 29: table = &s.string_values, what = "interned annotation string"; break;
+                default: continue;
+            }
+            expect(e, 2, what);
+            proto::reader entry = proto::reader::nested(e);
+            std::uint64_t iid = 0;
+            std::uint32_t name = 0;
+            while (!entry.done()) {
+                const auto x = entry.next();
+                if (x.number == 1) expect_varint(x, "iid"), iid = x.value;
+                if (x.number == 2) name = text(x, what);
+            }
+            table->set(iid, name);
+        }
+    }
+
+    // -- events ---------------------------------------------------------------------------------------
+    void add_flow(const proto::field& x, std::vector<std::uint64_t>& to) {
+        if (x.wire_type == 1) {
+            to.push_back(x.value);
+        } else if (x.wire_type == 0) {
+            problem(x.offset, "flow id not written as fixed64 (field " + std::to_string(x.number) +
+                                  " as a varint: the importer accepts it, protobuf libraries drop it)");
+            to.push_back(x.value);
+        } else if (x.wire_type == 2) {
+            problem(x.offset, "flow id not written as fixed64 (packed: the importer drops it)");
+            if (x.bytes.size() % 8 != 0)
+                throw proto::decode_error(x.bytes_offset, "packed fixed64 flow ids: length " +
+                                                              std::to_string(x.bytes.size()) + " is not a multiple of 8");
+            for (std::size_t i = 0; i < x.bytes.size(); i += 8) {
+                std::uint64_t v = 0;
+                for (int k = 0; k < 8; ++k) v |= std::uint64_t{static_cast<std::uint8_t>(x.bytes[i + k])} << (8 * k);
+                to.push_back(v);
+            }
+        } else {
+            expect(x, 1, "flow id");
+        }
+    }
+    void add_old_flow(const proto::field& x, std::vector<std::uint64_t>& to) {
+        if (x.wire_type == 2) {   // packed varints
+            for_each_packed_varint(x.bytes, x.bytes_offset, [&](std::uint64_t v) { to.push_back(v); });
+            return;
+        }
+        expect_varint(x, "deprecated flow id");
+        to.push_back(x.value);
+    }
+
+    void read_event(const proto::field& f, decoded_event& e, sequence_state& s) {
+        e.type = 0;
+        e.track = s.has_default_track ? s.default_track : 0;
+        e.name = 0;
+        e.categories.clear();
+        e.args.clear();
+        e.flows.clear();
+        e.terminating.clear();
+        e.has_counter = e.counter_is_double = false;
+        e.counter_int = 0;
+        e.counter_double = 0;
+        proto::reader te = proto::reader::nested(f);
+        while (!te.done()) {
+            const auto x = te.next();
+            switch (x.number) {
+                case 9: expect_varint(x, "TrackEvent.type"); e.type = x.value; break;
+                case 11: expect_varint(x, "TrackEvent.track_uuid"); e.track = x.value; break;
+                case 10: {
+                    expect_varint(x, "TrackEvent.name_iid");
+                    const auto n = s.names.find(x.value);
+                    if (n == iid_table::none)
+                        problem(x.offset, "event name iid " + std::to_string(x.value) + " was never interned");
+                    else
+                        e.name = n;
+                    break;
+                }
+                case 23: e.name = text(x, "event name"); break;
+                case 3:
+                    if (x.wire_type == 2) {
+                        problem(x.offset, "category_iids written packed (the importer reads garbage)");
+                        for_each_packed_varint(x.bytes, x.bytes_offset,
+                                               [&](std::uint64_t v) { add_category(s, v, x.offset, e); });
+                    } else {
+                        expect_varint(x, "TrackEvent.category_iids");
+                        add_category(s, x.value, x.offset, e);
+                    }
+                    break;
+                case 22: e.categories.push_back(text(x, "category")); break;
+                case 30: expect_varint(x, "TrackEvent.counter_value"); e.has_counter = true; e.counter_int = x.as_int(); break;
+                case 44:
+                    expect(x, 1, "TrackEvent.double_counter_value");
+                    e.has_counter = true;
+                    e.counter_is_double = true;
+                    e.counter_double = x.as_double();
+                    break;
+                case 47: add_flow(x, e.flows); break;
+                case 48: add_flow(x, e.terminating); break;
+                case 36: add_old_flow(x, e.flows); break;
+                case 42: add_old_flow(x, e.terminating); break;
+                case 4:
+                    expect(x, 2, "TrackEvent.debug_annotations");
+                    read_annotation(x, s, e, 0, std::string_view(), 1);
+                    break;
+                default: break;
+            }
+        }
+    }
+
+    void add_category(sequence_state& s, std::uint64_t iid, std::uint64_t offset, decoded_event& e) {
+        const auto c = s.categories.find(iid);
+        if (c == iid_table::none) problem(offset, "category iid " + std::to_string(iid) + " was never interned");
+        else e.categories.push_back(c);
+    }
+
+    // A DebugAnnotation; `prefix` is the flattened name of the enclosing dict/array (empty at top level).
+    void read_annotation(const proto::field& f, sequence_state& s, decoded_event& e, unsigned depth,
+                         std::string_view prefix, int top_level) {
+        if (depth >= opt_.max_depth)
+            throw proto::decode_error(f.offset, "messages nested deeper than " + std::to_string(opt_.max_depth) +
+                                                    " levels (debug annotation dict/array)");
+        proto::reader da = proto::reader::nested(f);
+        std::uint32_t key = 0;
+        bool has_value = false;
+        decoded_arg a;
+        // Children are read after the name is known; remember them.
+        std::vector<proto::field> dict, array;
+        while (!da.done()) {
+            const auto y = da.next();
+            switch (y.number) {
+                case 1: {
+                    expect_varint(y, "DebugAnnotation.name_iid");
+                    const auto n = s.arg_names.find(y.value);
+                    if (n == iid_table::none) problem(y.offset, "annotation name iid " + std::to_string(y.value) + " never interned");
+                    else key = n;
+                    break;
+                }
+                case 10: key = text(y, "annotation name"); break;
+                case 2: expect_varint(y, "DebugAnnotation.bool_value"); a.kind = arg_kind::bool_value, a.bits = y.value != 0, has_value = true; break;
+                case 3:
+                case 7: expect_varint(y, "DebugAnnotation.uint_value"); a.kind = arg_kind::uint_value, a.bits = y.value, has_value = true; break;
+                case 4: expect_varint(y, "DebugAnnotation.int_value"); a.kind = arg_kind::int_value, a.bits = y.value, has_value = true; break;
+                case 5: expect(y, 1, "DebugAnnotation.double_value"); a.kind = arg_kind::double_value, a.bits = y.value, has_value = true; break;
+                case 6:
+                case 9: a.kind = arg_kind::string_value, a.bits = text(y, "annotation string"), has_value = true; break;
+                case 17: {
+                    expect_varint(y, "DebugAnnotation.string_value_iid");
+                    const auto v = s.string_values.find(y.value);
+                    if (v == iid_table::none) problem(y.offset, "annotation string iid " + std::to_string(y.value) + " never interned");
+                    a.kind = arg_kind::string_value, a.bits = v == iid_table::none ? 0 : v, has_value = true;
+                    break;
+                }
+                case 11: expect(y, 2, "DebugAnnotation.dict_entries"); dict.push_back(y); break;
+                case 12: expect(y, 2, "DebugAnnotation.array_values"); array.push_back(y); break;
+                default: break;
+            }
+        }
+        std::uint32_t full = key;
+        if (!prefix.empty() && top_level < 0) {
+            full = strings_.intern(prefix);   // an array element: the name is the prefix ("a[3]")
+        } else if (!prefix.empty()) {
+            std::string n(prefix);
+            n += '.';
+            n += strings_[key];
+            full = strings_.intern(n);
+        } else if (key == 0 && top_level > 0 && (has_value || !dict.empty() || !array.empty())) {
+            problem(f.offset, "debug annotation without a name");
+        }
+        if (has_value) {
+            a.name = full;
+            e.args.push_back(a);
+        }
+        if (dict.empty() && array.empty()) return;
+        const std::string base = strings_[full];
+        for (const auto& d : dict) read_annotation(d, s, e, depth + 1, base.empty() ? std::string_view("?") : std::string_view(base), 0);
+        for (std::size_t i = 0; i < array.size(); ++i) {
+            const std::string n = base + "[" + std::to_string(i) + "]";
+            read_annotation(array[i], s, e, depth + 1, n, -1);
+        }
+    }
+
+    perfetto_visitor& v_;
+    string_table& strings_;
+    const read_options& opt_;
+    std::unordered_map<std::uint64_t, std::unique_ptr<sequence_state>> seqs_;
+    sequence_state* last_seq_ = nullptr;
+    std::uint64_t last_seq_id_ = 0;
+    std::unordered_set<std::uint64_t> described_;
+    decoded_event event_;
+    std::uint64_t position_ = 0;
+    std::string scratch_;
+    bool in_compressed_ = false;
+    std::uint64_t outer_ = 0;
+    std::uint64_t decompressed_total_ = 0;
+};
+
+// Builds a perfetto_file.
+class file_builder final : public perfetto_visitor {
+public:
+    file_builder(perfetto_file& out, const string_table& s) : out_(out), s_(s) {}
+    void on_packet() override { ++out_.packets; }
+    void on_problem(std::string p) override { out_.problems.push_back(std::move(p)); }
+    void on_track(const decoded_track& t) override {
+        track_info& i = out_.tracks[t.uuid];
+        i.uuid = t.uuid;
+        i.parent = t.parent;
+        i.name = s_[t.name];
+        i.pid = t.pid, i.tid = t.tid;
+        i.is_process = t.is_process, i.is_thread = t.is_thread, i.is_counter = t.is_counter;
+    }
+    void on_event(const decoded_event& d) override {
+        track_event e;
+        e.offset = d.offset;
+        e.ts = d.ts, e.seq = d.seq, e.flags = d.flags, e.has_ts = d.has_ts, e.has_seq = d.has_seq;
+        e.type = d.type;
+        e.track = d.track;
+        e.name = s_[d.name];
+        for (auto c : d.categories) e.categories.push_back(s_[c]);
+        e.flows = d.flows;
+        e.terminating = d.terminating;
+        for (const auto& a : d.args) {
+            const std::string& key = s_[a.name];
+            switch (a.kind) {
+                case arg_kind::string_value: e.str_args[key] = s_[static_cast<std::uint32_t>(a.bits)]; break;
+                case arg_kind::double_value: {
+                    double v;
+                    std::memcpy(&v, &a.bits, sizeof v);
+                    e.double_args[key] = v;
+                    break;
+                }
+                default: e.args[key] = a.bits; break;
+            }
+        }
+        e.counter_value = d.counter_is_double ? static_cast<std::int64_t>(d.counter_double) : d.counter_int;
+        e.double_counter_value = d.counter();
+        out_.events.push_back(std::move(e));
+    }
+
+private:
+    perfetto_file& out_;
+    const string_table& s_;
+};
+
+}  // namespace
+
+void decode_perfetto(std::string_view bytes, perfetto_visitor& visitor, string_table& strings, const read_options& options) {
+    decoder d(visitor, strings, options);
+    d.run(bytes);
+}
+
+perfetto_file read_perfetto(std::string_view bytes, const read_options& options) {
+    perfetto_file out;
+    string_table strings;
+    file_builder b(out, strings);
+    decode_perfetto(bytes, b, strings, options);
     return out;
 }
 

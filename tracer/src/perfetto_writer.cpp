@@ -1,161 +1,39 @@
 #include <pipescope/trace/perfetto_writer.hpp>
 
+#include "perfetto_fields.hpp"
+#include "track_event_sequence.hpp"
+
 #include <pipescope/trace/proto_writer.hpp>
+
+#include <zlib.h>
 
 #include <algorithm>
 #include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 
 namespace pipescope::trace {
 
 namespace {
 
-// Field numbers (perfetto-format.md §2).
-namespace f {
-constexpr std::uint32_t trace_packet = 1;
-// TracePacket
-constexpr std::uint32_t timestamp = 8;
-constexpr std::uint32_t sequence_id = 10;
-constexpr std::uint32_t track_event = 11;
-constexpr std::uint32_t interned_data = 12;
-constexpr std::uint32_t sequence_flags = 13;
-constexpr std::uint32_t track_descriptor = 60;
-constexpr std::uint32_t first_packet_on_sequence = 87;
-// TrackDescriptor
-constexpr std::uint32_t td_uuid = 1;
-constexpr std::uint32_t td_name = 2;
-constexpr std::uint32_t td_process = 3;
-constexpr std::uint32_t td_thread = 4;
-constexpr std::uint32_t td_parent_uuid = 5;
-constexpr std::uint32_t td_counter = 8;
-constexpr std::uint32_t td_sibling_order_rank = 12;
-// ProcessDescriptor / ThreadDescriptor / CounterDescriptor
-constexpr std::uint32_t pd_pid = 1;
-constexpr std::uint32_t pd_process_name = 6;
-constexpr std::uint32_t thd_pid = 1;
-constexpr std::uint32_t thd_tid = 2;
-constexpr std::uint32_t thd_thread_name = 5;
-constexpr std::uint32_t cd_unit = 3;
-constexpr std::uint64_t unit_count = 2;
-// TrackEvent
-constexpr std::uint32_t te_debug_annotations = 4;
-constexpr std::uint32_t te_type = 9;
-constexpr std::uint32_t te_name_iid = 10;
-constexpr std::uint32_t te_track_uuid = 11;
-constexpr std::uint32_t te_counter_value = 30;
-constexpr std::uint32_t te_flow_ids = 47;
-constexpr std::uint32_t te_terminating_flow_ids = 48;
-// DebugAnnotation
-constexpr std::uint32_t da_name_iid = 1;
-constexpr std::uint32_t da_uint_value = 3;
-constexpr std::uint32_t da_string_value = 6;
-// InternedData and its EventName / DebugAnnotationName entries
-constexpr std::uint32_t id_event_names = 2;
-constexpr std::uint32_t id_debug_annotation_names = 3;
-constexpr std::uint32_t in_iid = 1;
-constexpr std::uint32_t in_name = 2;
-}  // namespace f
+namespace f = fields;
+using detail::arg_key;
+using detail::event_type;
+using detail::name_table;
+using detail::track_event_packet;
+using detail::track_event_sequence;
 
-enum class ev_type : std::uint8_t { slice_begin = 1, slice_end = 2, instant = 3, counter = 4 };
-constexpr std::uint32_t seq_cleared_and_needs = 3;   // SEQ_INCREMENTAL_STATE_CLEARED | SEQ_NEEDS_INCREMENTAL_STATE
-constexpr std::uint32_t seq_needs = 2;               // SEQ_NEEDS_INCREMENTAL_STATE
-
-struct arg {
-    arg(std::string_view n, std::uint64_t v) : name(n), value(v) {}
-    arg(std::string_view n, std::string_view t) : name(n), text(t), is_text(true) {}
-    std::string_view name;
-    std::uint64_t value = 0;
-    std::string_view text;   // written instead of value when is_text
-    bool is_text = false;
-};
-
-struct event {
-    std::uint64_t ts = 0;
-    std::uint64_t track = 0;
-    ev_type type = ev_type::instant;
-    std::string name;   // empty for ends and counters: never put a name on an END
-    std::vector<arg> args;
-    std::optional<std::uint64_t> flow;              // flow_ids
-    std::optional<std::uint64_t> terminating_flow;  // terminating_flow_ids
-    std::int64_t counter_value = 0;
-};
-
-// One trusted_packet_sequence_id with its own interning tables.
-class sequence {
-public:
-    explicit sequence(std::uint32_t id) : id_(id) {}
-
-    void emit(const event& e, std::vector<std::uint8_t>& out, perfetto_write_stats& stats) {
-        new_names_.clear();
-        new_args_.clear();
-        const std::uint64_t name_iid = e.name.empty() ? 0 : intern(names_, e.name, new_names_);
-        for (const arg& a : e.args) intern(arg_names_, a.name, new_args_);
-
-        proto::writer w(out);
-        proto::nested packet(w, f::trace_packet);
-        w.uint_field(f::timestamp, e.ts);
-        w.uint_field(f::sequence_id, id_);
-        w.uint_field(f::sequence_flags, first_ ? seq_cleared_and_needs : seq_needs);
-        if (first_) w.bool_field(f::first_packet_on_sequence, true);
-        first_ = false;
-        if (!new_names_.empty() || !new_args_.empty()) {
-            proto::nested interned(w, f::interned_data);
-            write_entries(w, f::id_event_names, new_names_);
-            write_entries(w, f::id_debug_annotation_names, new_args_);
-        }
-        {
-            proto::nested te(w, f::track_event);
-            w.uint_field(f::te_type, static_cast<std::uint64_t>(e.type));
-            w.uint_field(f::te_track_uuid, e.track);
-            if (name_iid) w.uint_field(f::te_name_iid, name_iid);
-            for (const arg& a : e.args) {
-                proto::nested da(w, f::te_debug_annotations);
-                w.uint_field(f::da_name_iid, arg_names_.at(std::string(a.name)));
-                if (a.is_text)
-                    w.bytes_field(f::da_string_value, a.text);
-                else
-                    w.uint_field(f::da_uint_value, a.value);
-            }
-            if (e.type == ev_type::counter) w.int_field(f::te_counter_value, e.counter_value);
-            if (e.flow) w.fixed64_field(f::te_flow_ids, *e.flow);   // unpacked fixed64, one tag per id
-            if (e.terminating_flow) w.fixed64_field(f::te_terminating_flow_ids, *e.terminating_flow);
-        }
-        ++stats.packets;
-        if (e.type == ev_type::slice_begin) ++stats.slices;
-    }
-
-private:
-    using table = std::unordered_map<std::string, std::uint64_t>;
-    using entries = std::vector<std::pair<std::uint64_t, std::string_view>>;
-
-    static std::uint64_t intern(table& t, std::string_view s, entries& fresh) {
-        auto [it, inserted] = t.try_emplace(std::string(s), t.size() + 1);   // iids start at 1
-        if (inserted) fresh.emplace_back(it->second, it->first);
-        return it->second;
-    }
-    static void write_entries(proto::writer& w, std::uint32_t field, const entries& es) {
-        for (const auto& [iid, name] : es) {
-            proto::nested entry(w, field);
-            w.uint_field(f::in_iid, iid);
-            w.bytes_field(f::in_name, name);
-        }
-    }
-
-    std::uint32_t id_;
-    bool first_ = true;
-    table names_, arg_names_;
-    entries new_names_, new_args_;
-};
-
-// Track uuids of run r: (r + 1) << 32 | kind/index.
+// Track uuids of run r: (r + 1) << 32 | what. Unique across runs of one file.
 std::uint64_t run_base(unsigned run) { return (std::uint64_t{run} + 1) << 32; }
 std::uint64_t process_uuid(unsigned run) { return run_base(run) | 1; }
-std::uint64_t counter_uuid(unsigned run) { return run_base(run) | 2; }
+std::uint64_t live_counter_uuid(unsigned run) { return run_base(run) | 2; }
+std::uint64_t lines_group_uuid(unsigned run) { return run_base(run) | 3; }
+std::uint64_t control_line_uuid(unsigned run) { return run_base(run) | 4; }
+std::uint64_t counter_uuid(unsigned run, std::size_t k) { return run_base(run) | (0x10000u + k); }
 std::uint64_t thread_uuid(unsigned run, unsigned worker) { return run_base(run) | (0x100000u + worker); }
+std::uint64_t line_uuid(unsigned run, unsigned slot) { return run_base(run) | (0x200000u + slot); }
 std::int64_t pid_of(unsigned run) { return 1000 + static_cast<std::int64_t>(run); }
 std::int64_t tid_of(unsigned run, unsigned worker) { return pid_of(run) * 100 + worker + 1; }
 std::uint32_t worker_sequence(unsigned run, unsigned worker) { return (run << 16) | (worker + 1); }
@@ -164,39 +42,13 @@ std::uint32_t run_sequence(unsigned run) { return (run << 16) | 0xFFFFu; }
 constexpr unsigned max_workers = 0xFFFE;
 constexpr unsigned max_runs = 0x10000;
 
-void write_descriptors(unsigned run, const run_info& info, std::vector<std::uint8_t>& out, perfetto_write_stats& stats) {
-    proto::writer w(out);
-    {
-        proto::nested packet(w, f::trace_packet);
-        proto::nested td(w, f::track_descriptor);
-        w.uint_field(f::td_uuid, process_uuid(run));
-        proto::nested pd(w, f::td_process);
-        w.int_field(f::pd_pid, pid_of(run));
-        w.bytes_field(f::pd_process_name, info.name);
-    }
-    for (unsigned worker = 0; worker < info.workers; ++worker) {
-        proto::nested packet(w, f::trace_packet);
-        proto::nested td(w, f::track_descriptor);
-        w.uint_field(f::td_uuid, thread_uuid(run, worker));
-        w.int_field(f::td_sibling_order_rank, worker);
-        proto::nested thd(w, f::td_thread);
-        w.int_field(f::thd_pid, pid_of(run));
-        w.int_field(f::thd_tid, tid_of(run, worker));
-        w.bytes_field(f::thd_thread_name, "worker " + std::to_string(worker));
-    }
-    {
-        proto::nested packet(w, f::trace_packet);
-        proto::nested td(w, f::track_descriptor);
-        w.uint_field(f::td_uuid, counter_uuid(run));
-        w.uint_field(f::td_parent_uuid, process_uuid(run));
-        w.bytes_field(f::td_name, "live iterations");
-        proto::nested cd(w, f::td_counter);
-        w.uint_field(f::cd_unit, f::unit_count);
-    }
-    stats.packets += 2 + info.workers;
+// Flow ids: kind in the top 4 bits, run in the next 16, a value the two ends agree on below.
+enum class flow_kind : std::uint64_t { steal = 1, wake = 2, resume = 3 };
+std::uint64_t flow_id(flow_kind k, unsigned run, std::uint64_t value) {
+    return static_cast<std::uint64_t>(k) << 60 | std::uint64_t{run & 0xFFFFu} << 44 | (value & ((1ull << 44) - 1));
 }
 
-bool is_slice_begin(event_kind k) {
+bool opens_slice(event_kind k) {
     return k == event_kind::node_begin || k == event_kind::idle_begin || k == event_kind::park ||
            k == event_kind::task_begin;
 }
@@ -211,58 +63,383 @@ std::optional<event_kind> opener_of(event_kind k) {
     }
 }
 
-// Wake-up flows: an unpark of worker v at time t is linked to the end of the park of v that
-// contains t (drawn as "wake worker v" -> "woken") (the first unpark to find a park gets it). Keys are record indices per worker.
-struct wake_flows {
-    std::vector<std::unordered_map<std::size_t, std::uint64_t>> out;   // unpark record -> flow id
-    std::vector<std::unordered_map<std::size_t, std::uint64_t>> in;    // park_end record -> flow id
+void add(perfetto_write_stats& total, const perfetto_write_stats& s) {
+    total.packets += s.packets;
+    total.slices += s.slices;
+    total.instants += s.instants;
+    total.flows += s.flows;
+    total.counter_values += s.counter_values;
+    total.records += s.records;
+    total.unmatched_ends += s.unmatched_ends;
+    total.closed_at_end += s.closed_at_end;
+    total.closed_early += s.closed_early;
+    total.closed_at_loss += s.closed_at_loss;
+    total.dropped_events += s.dropped_events;
+}
+
+struct track_descriptor {
+    std::uint64_t uuid = 0, parent = 0;
+    std::string_view name;
+    std::optional<int> rank;
+    bool explicit_children = false, counter = false;
 };
 
-wake_flows match_wakeups(const std::vector<std::vector<event_record>>& records, std::uint64_t& next_flow_id) {
-    const std::size_t n = records.size();
-    struct park_span {
-        std::uint64_t from, to;
-        std::size_t end_index;
-        bool claimed;
-    };
-    std::vector<std::vector<park_span>> parks(n);
-    for (std::size_t w = 0; w < n; ++w) {
-        bool parked = false;
-        std::uint64_t parked_at = 0;
-        for (std::size_t i = 0; i < records[w].size(); ++i) {
-            const event_record& r = records[w][i];
-            if (r.kind == event_kind::park) parked = true, parked_at = r.ticks;
-            if (r.kind == event_kind::park_end && parked) {
-                parks[w].push_back({parked_at, r.ticks, i, false});
-                parked = false;
-            }
-        }
+void write_descriptor(proto::writer& w, const track_descriptor& d) {
+    proto::nested packet(w, f::trace_packet);
+    proto::nested td(w, f::track_descriptor);
+    w.uint_field(f::td_uuid, d.uuid);
+    if (d.parent) w.uint_field(f::td_parent_uuid, d.parent);
+    w.bytes_field(f::td_name, d.name);
+    if (d.rank) w.int_field(f::td_sibling_order_rank, *d.rank);
+    if (d.explicit_children) w.uint_field(f::td_child_ordering, f::child_ordering_explicit);
+    if (d.counter) {
+        proto::nested cd(w, f::td_counter);
+        w.uint_field(f::cd_unit, f::unit_count);
     }
-    wake_flows flows{std::vector<std::unordered_map<std::size_t, std::uint64_t>>(n),
-                     std::vector<std::unordered_map<std::size_t, std::uint64_t>>(n)};
-    for (std::size_t w = 0; w < n; ++w) {
-        for (std::size_t i = 0; i < records[w].size(); ++i) {
-            const event_record& r = records[w][i];
-            if (r.kind != event_kind::unpark || r.a >= n) continue;
-            auto& spans = parks[r.a];
-            const std::uint64_t t = r.ticks;
-            auto it = std::lower_bound(spans.begin(), spans.end(), t,
-                                       [](const park_span& s, std::uint64_t v) { return s.to < v; });
-            if (it == spans.end() || it->from > t || it->claimed) continue;
-            it->claimed = true;
-            const std::uint64_t id = next_flow_id++;
-            flows.out[w][i] = id;
-            flows.in[r.a][it->end_index] = id;
-        }
-    }
-    return flows;
 }
 
 }  // namespace
 
-perfetto_writer::perfetto_writer(std::ostream& out) : out_(&out) {}
+// The conversion state of one run: per worker its sequence, its open slices and its latest
+// timestamp; which line tracks are described already. Nothing grows with the run's length.
+class perfetto_writer::run_state {
+public:
+    run_state(unsigned index, run_info info, run_clock clock)
+        : index_(index), info_(std::move(info)), clock_(std::move(clock)), run_seq_(run_sequence(index), 0) {
+        workers_.reserve(info_.workers);
+        for (unsigned w = 0; w < info_.workers; ++w)
+            workers_.push_back({track_event_sequence(worker_sequence(index, w), thread_uuid(index, w)), {}, 0});
+        n_.stolen = names_.id("stolen");
+        n_.steal = names_.id("steal");
+        n_.idle = names_.id("idle");
+        n_.parked = names_.id("parked");
+        n_.task = names_.id("task");
+        n_.woken = names_.id("woken");
+        n_.suspend = names_.id("suspend");
+        n_.resume = names_.id("resume");
+        n_.throttled = names_.id("throttled");
+        n_.throttle_resume = names_.id("throttle resume");
+        n_.stage_wait_check = names_.id("stage_wait check");
+        n_.running = names_.id("running");
+        n_.waiting_to_retire = names_.id("waiting to retire");
+        n_.events_lost = names_.id("events lost");
+        n_.run = names_.id("run");
+        n_.run_summary = names_.id("run summary");
+    }
 
-perfetto_writer::perfetto_writer(const std::filesystem::path& path) : path_(path), tmp_path_(path) {
+    void write_start(proto::writer& w) {
+        {
+            proto::nested packet(w, f::trace_packet);
+            proto::nested td(w, f::track_descriptor);
+            w.uint_field(f::td_uuid, process_uuid(index_));
+            proto::nested pd(w, f::td_process);
+            w.int_field(f::pd_pid, pid_of(index_));
+            w.bytes_field(f::pd_process_name, info_.name);
+        }
+        for (unsigned worker = 0; worker < info_.workers; ++worker) {
+            proto::nested packet(w, f::trace_packet);
+            proto::nested td(w, f::track_descriptor);
+            w.uint_field(f::td_uuid, thread_uuid(index_, worker));
+            w.int_field(f::td_sibling_order_rank, worker);
+            proto::nested thd(w, f::td_thread);
+            w.int_field(f::thd_pid, pid_of(index_));
+            w.int_field(f::thd_tid, tid_of(index_, worker));
+            std::string name = "worker ";
+            name += std::to_string(worker);
+            w.bytes_field(f::thd_thread_name, name);
+        }
+        write_descriptor(w, {lines_group_uuid(index_), process_uuid(index_), "lines", {}, true, false});
+        write_descriptor(w, {control_line_uuid(index_), lines_group_uuid(index_), "control", 0, false, false});
+        write_descriptor(w, {live_counter_uuid(index_), process_uuid(index_), "live iterations", {}, false, true});
+        for (std::size_t k = 0; k < info_.counters.size(); ++k)
+            write_descriptor(w, {counter_uuid(index_, k), process_uuid(index_), info_.counters[k], {}, false, true});
+        stats_.packets += 4 + info_.workers + info_.counters.size();
+
+        track_event_packet e;
+        e.ts = clock_.start_ns();
+        e.track = process_uuid(index_);
+        e.name = n_.run;
+        e.text(arg_key::name, info_.name).arg(arg_key::workers, info_.workers).text(arg_key::metadata, info_.metadata_json);
+        emit(run_seq_, e, w);
+    }
+
+    void convert(unsigned worker, const event_record* records, std::size_t count, proto::writer& w) {
+        if (worker >= workers_.size()) {
+            std::string what = "perfetto_writer: records of worker ";
+            what += std::to_string(worker);
+            what += " in a run of ";
+            what += std::to_string(workers_.size());
+            what += " workers";
+            throw std::out_of_range(what);
+        }
+        worker_state& ws = workers_[worker];
+        for (std::size_t i = 0; i < count; ++i) convert(worker, ws, records[i], w);
+        stats_.records += count;
+    }
+
+    void write_end(proto::writer& w) {
+        std::uint64_t end_ts = clock_.start_ns();
+        for (worker_state& ws : workers_) {
+            while (!ws.open.empty()) {   // a slice still open at the worker's last record ends there
+                end_slice(ws, ws.last_ts, w);
+                ++stats_.closed_at_end;
+            }
+            end_ts = std::max(end_ts, ws.last_ts);
+        }
+        track_event_packet e;
+        e.ts = end_ts;
+        e.track = process_uuid(index_);
+        e.name = n_.run_summary;
+        e.arg(arg_key::slices, stats_.slices)
+            .arg(arg_key::instants, stats_.instants + 1)   // this one included
+            .arg(arg_key::flows, stats_.flows)
+            .arg(arg_key::counter_values, stats_.counter_values)
+            .arg(arg_key::dropped_events, stats_.dropped_events);
+        emit(run_seq_, e, w);
+    }
+
+    const perfetto_write_stats& stats() const noexcept { return stats_; }
+
+private:
+    struct worker_state {
+        track_event_sequence seq;
+        std::vector<event_kind> open;   // BEGIN kinds of the slices open on this track, innermost last
+        std::uint64_t last_ts;
+    };
+
+    void emit(track_event_sequence& seq, const track_event_packet& e, proto::writer& w) {
+        seq.write(e, names_, w.buffer());
+        ++stats_.packets;
+        switch (e.type) {
+            case event_type::slice_begin: ++stats_.slices; break;
+            case event_type::instant: ++stats_.instants; break;
+            case event_type::counter: ++stats_.counter_values; break;
+            default: break;
+        }
+    }
+    static track_event_packet at(std::uint64_t ts, event_type type, std::uint32_t name, std::uint64_t track = 0) {
+        track_event_packet e;
+        e.ts = ts;
+        e.type = type;
+        e.name = name;
+        e.track = track;
+        return e;
+    }
+    void end_slice(worker_state& ws, std::uint64_t ts, proto::writer& w) {
+        emit(ws.seq, at(ts, event_type::slice_end, 0), w);
+        ws.open.pop_back();
+    }
+
+    std::uint32_t stage_name(std::uint64_t stage) {
+        return names_.keyed(stage, [&] {
+            std::string s = "stage ";
+            s += std::to_string(stage);
+            return s;
+        });
+    }
+    std::uint32_t waiting_name(std::uint32_t stage) {
+        if (stage == final_stage_operand) return n_.waiting_to_retire;
+        return names_.keyed((1ull << 62) | stage, [&] {
+            std::string s = "waiting at stage ";
+            s += std::to_string(stage);
+            return s;
+        });
+    }
+    std::uint32_t wake_name(std::uint64_t worker) {
+        return names_.keyed((2ull << 62) | worker, [&] {
+            std::string s = "wake worker ";
+            s += std::to_string(worker);
+            return s;
+        });
+    }
+
+    // A line track is described the first time a state is drawn on it.
+    std::uint64_t line_track(unsigned slot, proto::writer& w) {
+        if (slot >= lines_described_.size()) lines_described_.resize(slot + 1, false);
+        if (!lines_described_[slot]) {
+            std::string name = "line ";
+            name += std::to_string(slot);
+            write_descriptor(w, {line_uuid(index_, slot), lines_group_uuid(index_), name, static_cast<int>(slot) + 1, false, false});
+            ++stats_.packets;
+            lines_described_[slot] = true;
+        }
+        return line_uuid(index_, slot);
+    }
+
+    // A state that began at tick `since` and ends now, drawn on a line track. Both ends are
+    // written here, by the worker that ended the state; states of one line follow each other in
+    // time but are written by different workers' sequences, so the begin is moved 1 ns later:
+    // the importer then never sees a begin and the previous state's end at the same timestamp
+    // (which it would order by file position, not by intent).
+    void line_state(worker_state& ws, std::uint64_t track, std::uint64_t since, std::uint64_t now, std::uint32_t name,
+                    std::optional<std::uint64_t> iteration, proto::writer& w) {
+        if (since == 0) return;   // began before recording did
+        const std::uint64_t begin = clock_.to_ns(since) + 1;
+        track_event_packet b = at(begin, event_type::slice_begin, name, track);
+        if (iteration) b.arg(arg_key::iteration, *iteration);
+        emit(ws.seq, b, w);
+        emit(ws.seq, at(std::max(now, begin), event_type::slice_end, 0, track), w);
+    }
+
+    void counter(worker_state& ws, std::uint64_t ts, std::uint64_t track, std::int64_t value, proto::writer& w) {
+        track_event_packet e = at(ts, event_type::counter, 0, track);
+        e.counter_value = value;
+        emit(ws.seq, e, w);
+    }
+
+    void convert(unsigned worker, worker_state& ws, const event_record& r, proto::writer& w);
+
+    struct fixed_names {
+        std::uint32_t stolen, steal, idle, parked, task, woken, suspend, resume, throttled, throttle_resume,
+            stage_wait_check, running, waiting_to_retire, events_lost, run, run_summary;
+    };
+
+    unsigned index_;
+    run_info info_;
+    run_clock clock_;
+    name_table names_;
+    fixed_names n_{};
+    track_event_sequence run_seq_;
+    std::vector<worker_state> workers_;
+    std::vector<bool> lines_described_;
+    std::uint64_t steals_ = 0;
+    perfetto_write_stats stats_;
+};
+
+void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, const event_record& r, proto::writer& w) {
+    const std::uint64_t ts = clock_.to_ns(r.ticks);
+    ws.last_ts = std::max(ws.last_ts, ts);
+
+    if (opens_slice(r.kind)) {
+        track_event_packet e;
+        switch (r.kind) {
+            case event_kind::node_begin:
+                e = at(ts, event_type::slice_begin, stage_name(r.b));
+                e.arg(arg_key::iteration, r.a).arg(arg_key::stage, r.b);
+                if (r.c & node_waited) e.arg(arg_key::waited, 1);
+                if (r.c & node_resumed) {   // the end of a resumption flow (resume -> this node)
+                    e.terminating_flow = flow_id(flow_kind::resume, index_, r.a);
+                    ++stats_.flows;
+                }
+                break;
+            case event_kind::idle_begin: e = at(ts, event_type::slice_begin, n_.idle); break;
+            case event_kind::park: e = at(ts, event_type::slice_begin, n_.parked); break;
+            default: e = at(ts, event_type::slice_begin, n_.task).arg(arg_key::task, r.a); break;
+        }
+        emit(ws.seq, e, w);
+        ws.open.push_back(r.kind);
+        return;
+    }
+    if (const auto opener = opener_of(r.kind)) {
+        const auto it = std::find(ws.open.rbegin(), ws.open.rend(), *opener);
+        if (it == ws.open.rend()) {   // nothing of this kind is open: drop the END
+            ++stats_.unmatched_ends;
+            return;
+        }
+        // Close whatever was opened inside it first, so the track stays properly nested.
+        for (auto inner = it - ws.open.rbegin(); inner > 0; --inner) {
+            end_slice(ws, ts, w);
+            ++stats_.closed_early;
+        }
+        track_event_packet e = at(ts, event_type::slice_end, 0);
+        if (r.kind == event_kind::idle_end) e.arg(arg_key::failed_steals, r.a);
+        emit(ws.seq, e, w);
+        ws.open.pop_back();
+        // The wake-up flow ends on an instant right after the parked slice: on the END itself the
+        // importer would bind it to the parked slice and draw it backwards.
+        if (r.kind == event_kind::park_end && r.a) {
+            track_event_packet woken = at(ts, event_type::instant, n_.woken);
+            woken.terminating_flow = flow_id(flow_kind::wake, index_, r.a);
+            emit(ws.seq, woken, w);
+            ++stats_.flows;
+        }
+        return;
+    }
+
+    switch (r.kind) {
+        case event_kind::steal: {
+            if (r.c != 1) break;   // failed attempts are summed up in idle_end
+            track_event_packet thief = at(ts, event_type::instant, n_.steal).arg(arg_key::victim, r.a);
+            if (r.a < workers_.size()) {
+                // The victim records nothing for the stolen job: mark it on its track here, written
+                // first so that at the equal timestamp the flow runs victim -> thief.
+                track_event_packet victim =
+                    at(ts, event_type::instant, n_.stolen, thread_uuid(index_, static_cast<unsigned>(r.a)));
+                victim.arg(arg_key::thief, worker);
+                victim.flow = flow_id(flow_kind::steal, index_, ++steals_);
+                thief.terminating_flow = victim.flow;
+                emit(ws.seq, victim, w);
+                ++stats_.flows;
+            }
+            emit(ws.seq, thief, w);
+            break;
+        }
+        case event_kind::unpark: {
+            track_event_packet e = at(ts, event_type::instant, wake_name(r.a)).arg(arg_key::worker, r.a);
+            if (r.b) e.flow = flow_id(flow_kind::wake, index_, r.b);
+            emit(ws.seq, e, w);
+            break;
+        }
+        case event_kind::stage_wait_check:
+            emit(ws.seq,
+                 at(ts, event_type::instant, n_.stage_wait_check)
+                     .arg(arg_key::iteration, r.a)
+                     .arg(arg_key::stage, r.b)
+                     .arg(arg_key::value, r.c),
+                 w);
+            break;
+        case event_kind::iteration_suspend: {
+            track_event_packet e = at(ts, event_type::instant, n_.suspend).arg(arg_key::iteration, r.a);
+            if (r.c != final_stage_operand) e.arg(arg_key::stage, r.c);
+            if (r.a > 0) e.arg(arg_key::waiting_on, r.a - 1);
+            emit(ws.seq, e, w);
+            line_state(ws, line_track(r.d, w), r.b, ts, n_.running, r.a, w);
+            break;
+        }
+        case event_kind::iteration_resume: {
+            track_event_packet e = at(ts, event_type::instant, n_.resume).arg(arg_key::iteration, r.a);
+            if (r.c != final_stage_operand) {   // a stage node follows: the flow ends on its begin
+                e.arg(arg_key::stage, r.c);
+                e.flow = flow_id(flow_kind::resume, index_, r.a);
+            }
+            emit(ws.seq, e, w);
+            line_state(ws, line_track(r.d, w), r.b, ts, waiting_name(r.c), r.a, w);
+            break;
+        }
+        case event_kind::iteration_start: counter(ws, ts, live_counter_uuid(index_), r.c, w); break;
+        case event_kind::iteration_retire:
+            counter(ws, ts, live_counter_uuid(index_), r.c, w);
+            line_state(ws, line_track(r.d, w), r.b, ts, n_.running, r.a, w);
+            break;
+        case event_kind::throttle_suspend:
+            emit(ws.seq, at(ts, event_type::instant, n_.throttled).arg(arg_key::live, r.a).arg(arg_key::K, r.b), w);
+            break;
+        case event_kind::throttle_resume:
+            emit(ws.seq, at(ts, event_type::instant, n_.throttle_resume).arg(arg_key::live, r.a).arg(arg_key::K, r.c), w);
+            line_state(ws, control_line_uuid(index_), r.b, ts, n_.throttled, std::nullopt, w);
+            break;
+        case event_kind::counter:
+            if (r.a < info_.counters.size()) counter(ws, ts, counter_uuid(index_, r.a), static_cast<std::int64_t>(r.b), w);
+            break;
+        case event_kind::dropped:
+            // What was open may never see its end: close it here, and restart the sequence's
+            // incremental state with previous_packet_dropped on the marker.
+            while (!ws.open.empty()) {
+                end_slice(ws, ts, w);
+                ++stats_.closed_at_loss;
+            }
+            stats_.dropped_events += r.a;
+            ws.seq.mark_loss();
+            emit(ws.seq, at(ts, event_type::instant, n_.events_lost).arg(arg_key::dropped, r.a), w);
+            break;
+        default: break;   // worker_start/stop: nothing to draw
+    }
+}
+
+perfetto_writer::perfetto_writer(std::ostream& out, writer_options options) : out_(&out), options_(options) {}
+
+perfetto_writer::perfetto_writer(const std::filesystem::path& path, writer_options options)
+    : path_(path), tmp_path_(path), options_(options) {
     tmp_path_ += ".tmp";
     file_.open(tmp_path_, std::ios::binary | std::ios::trunc);
     if (!file_) throw std::runtime_error("perfetto_writer: cannot create " + tmp_path_.string());
@@ -277,222 +454,74 @@ perfetto_writer::~perfetto_writer() {
     }
 }
 
-void perfetto_writer::begin_run(run_info info) {
+void perfetto_writer::begin_run(run_info info, run_clock clock) {
     if (finished_) throw std::logic_error("perfetto_writer: begin_run after finish");
-    if (in_run_) throw std::logic_error("perfetto_writer: begin_run while a run is open");
+    if (run_) throw std::logic_error("perfetto_writer: begin_run while a run is open");
     if (info.workers == 0 || info.workers > max_workers)
         throw std::invalid_argument("perfetto_writer: a run needs 1.." + std::to_string(max_workers) + " workers");
     if (run_index_ >= max_runs) throw std::length_error("perfetto_writer: too many runs in one trace");
-    run_ = std::move(info);
-    records_.assign(run_.workers, {});
-    in_run_ = true;
+    run_ = std::make_unique<run_state>(run_index_, std::move(info), std::move(clock));
+    proto::writer w(packets_);
+    run_->write_start(w);
+    write_packets(packets_);
 }
 
 void perfetto_writer::add_chunk(unsigned worker, const event_record* records, std::size_t count) {
-    if (!in_run_) throw std::logic_error("perfetto_writer: add_chunk outside a run");
-    if (worker >= records_.size())
-        throw std::out_of_range("perfetto_writer: records of worker " + std::to_string(worker) + " in a run of " +
-                                std::to_string(records_.size()) + " workers");
-    records_[worker].insert(records_[worker].end(), records, records + count);
+    if (!run_) throw std::logic_error("perfetto_writer: add_chunk outside a run");
+    proto::writer w(packets_);
+    run_->convert(worker, records, count, w);
+    write_packets(packets_);
 }
 
 recorder::sink_fn perfetto_writer::sink() {
     return [this](unsigned worker, const event_record* records, std::size_t count) { add_chunk(worker, records, count); };
 }
 
-void perfetto_writer::end_run(const tick_converter& clock) {
-    if (!in_run_) throw std::logic_error("perfetto_writer: end_run without begin_run");
-    const unsigned run = run_index_;
-    const unsigned workers = run_.workers;
-    std::vector<std::uint8_t> out;
-    write_descriptors(run, run_, out, stats_);
-
-    // Run-level packets: the "run" instant with the metadata, then the live-iterations counter,
-    // merged over all workers in tick order.
-    {
-        sequence seq(run_sequence(run));
-        std::optional<std::uint64_t> first_ticks;
-        std::vector<std::pair<std::uint64_t, int>> deltas;
-        for (const auto& rs : records_)
-            for (const event_record& r : rs) {
-                if (!first_ticks || r.ticks < *first_ticks) first_ticks = r.ticks;
-                if (r.kind == event_kind::iteration_start) deltas.emplace_back(r.ticks, +1);
-                if (r.kind == event_kind::iteration_retire) deltas.emplace_back(r.ticks, -1);
-            }
-        if (first_ticks) {
-            event e;
-            e.ts = clock.to_ns(*first_ticks);
-            e.track = process_uuid(run);
-            e.name = "run";
-            e.args = {{"name", std::string_view(run_.name)}, {"workers", workers}, {"metadata", std::string_view(run_.metadata_json)}};
-            seq.emit(e, out, stats_);
-        }
-        std::stable_sort(deltas.begin(), deltas.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-        std::int64_t live = 0;
-        for (const auto& [ticks, d] : deltas) {
-            live += d;
-            event e;
-            e.ts = clock.to_ns(ticks);
-            e.track = counter_uuid(run);
-            e.type = ev_type::counter;
-            e.counter_value = live;
-            seq.emit(e, out, stats_);
-        }
-    }
-
-    wake_flows wakes = match_wakeups(records_, next_flow_id_);
-
-    for (unsigned worker = 0; worker < workers; ++worker) {
-        sequence seq(worker_sequence(run, worker));
-        const std::uint64_t track = thread_uuid(run, worker);
-        std::vector<event_kind> open;   // BEGIN kinds of the slices open on this track, innermost last
-        std::uint64_t last_ts = 0;
-
-        auto emit = [&](std::uint64_t ts, ev_type type, std::string name, std::vector<arg> args = {},
-                        std::uint64_t on_track = 0) {
-            event e;
-            e.ts = ts;
-            e.track = on_track ? on_track : track;
-            e.type = type;
-            e.name = std::move(name);
-            e.args = std::move(args);
-            return e;
-        };
-        auto end_slice = [&](std::uint64_t ts, std::vector<arg> args = {}) {
-            seq.emit(emit(ts, ev_type::slice_end, {}, std::move(args)), out, stats_);
-            open.pop_back();
-        };
-
-        const auto& rs = records_[worker];
-        for (std::size_t i = 0; i < rs.size(); ++i) {
-            const event_record& r = rs[i];
-            const std::uint64_t ts = clock.to_ns(r.ticks);
-            last_ts = std::max(last_ts, ts);
-
-            if (is_slice_begin(r.kind)) {
-                event e;
-                switch (r.kind) {
-                    case event_kind::node_begin:
-                        e = emit(ts, ev_type::slice_begin, "stage " + std::to_string(r.b),
-                                 {{"iteration", r.a}, {"stage", r.b}, {"waited", r.c}});
-                        break;
-                    case event_kind::idle_begin: e = emit(ts, ev_type::slice_begin, "idle"); break;
-                    case event_kind::park: e = emit(ts, ev_type::slice_begin, "parked"); break;
-                    default: e = emit(ts, ev_type::slice_begin, "task", {{"task", r.a}}); break;
-                }
-                seq.emit(e, out, stats_);
-                open.push_back(r.kind);
-                continue;
-            }
-            if (const auto opener = opener_of(r.kind)) {
-                const auto at = std::find(open.rbegin(), open.rend(), *opener);
-                if (at == open.rend()) {   // nothing of this kind is open: drop the END
-                    ++stats_.unmatched_ends;
-                    continue;
-                }
-                // Close whatever was opened inside it first, so the track stays properly nested.
-                for (auto inner = at - open.rbegin(); inner > 0; --inner) {
-                    end_slice(ts);
-                    ++stats_.closed_early;
-                }
-                std::vector<arg> args;
-                if (r.kind == event_kind::idle_end) args.push_back({"failed_steals", r.a});
-                end_slice(ts, std::move(args));
-                // The wake-up flow ends on an instant right after the parked slice: on the END
-                // itself the importer would bind it to the parked slice and draw it backwards.
-                if (r.kind == event_kind::park_end)
-                    if (auto it = wakes.in[worker].find(i); it != wakes.in[worker].end()) {
-                        event e = emit(ts, ev_type::instant, "woken");
-                        e.terminating_flow = it->second;
-                        seq.emit(e, out, stats_);
-                    }
-                continue;
-            }
-
-            switch (r.kind) {
-                case event_kind::steal: {
-                    if (r.c != 1) break;   // only successful steals are drawn
-                    event thief = emit(ts, ev_type::instant, "steal", {{"victim", r.a}});
-                    if (r.a < workers) {
-                        const std::uint64_t id = next_flow_id_++;
-                        ++stats_.flows;
-                        // The victim records nothing for the stolen job: mark it on its track here,
-                        // written first so that at the equal timestamp the flow runs victim -> thief.
-                        event victim = emit(ts, ev_type::instant, "stolen", {{"thief", worker}},
-                                            thread_uuid(run, static_cast<unsigned>(r.a)));
-                        victim.flow = id;
-                        seq.emit(victim, out, stats_);
-                        thief.terminating_flow = id;
-                    }
-                    seq.emit(thief, out, stats_);
-                    break;
-                }
-                case event_kind::unpark: {
-                    event e = emit(ts, ev_type::instant, "wake worker " + std::to_string(r.a), {{"worker", r.a}});
-                    if (auto it = wakes.out[worker].find(i); it != wakes.out[worker].end()) {
-                        e.flow = it->second;
-                        ++stats_.flows;
-                    }
-                    seq.emit(e, out, stats_);
-                    break;
-                }
-                case event_kind::iteration_suspend:
-                    seq.emit(emit(ts, ev_type::instant, "suspend",
-                                  {{"iteration", r.a}, {"stage", r.b}, {"waiting_on", r.c}}),
-                             out, stats_);
-                    break;
-                case event_kind::iteration_resume:
-                    seq.emit(emit(ts, ev_type::instant, "resume",
-                                  {{"iteration", r.a}, {"stage", r.b}, {"resumed_by", r.c}}),
-                             out, stats_);
-                    break;
-                case event_kind::throttle_suspend:
-                case event_kind::throttle_resume:
-                    seq.emit(emit(ts, ev_type::instant, std::string(event_name(r.kind)), {{"live", r.a}, {"K", r.b}}),
-                             out, stats_);
-                    break;
-                case event_kind::iteration_start:
-                case event_kind::iteration_retire:
-                    seq.emit(emit(ts, ev_type::instant, std::string(event_name(r.kind)),
-                                  {{"iteration", r.a}, {"slot", r.b}}),
-                             out, stats_);
-                    break;
-                case event_kind::stage_wait_check:
-                    seq.emit(emit(ts, ev_type::instant, "stage_wait check",
-                                  {{"iteration", r.a}, {"stage", r.b}, {"satisfied", r.c}}),
-                             out, stats_);
-                    break;
-                case event_kind::dropped:
-                    stats_.dropped_events += r.a;
-                    seq.emit(emit(ts, ev_type::instant, "dropped " + std::to_string(r.a) + " events",
-                                  {{"dropped", r.a}}),
-                             out, stats_);
-                    break;
-                default: break;   // worker_start/stop, counter: not drawn yet
-            }
-        }
-        // A slice still open at the worker's last record ends there.
-        while (!open.empty()) {
-            end_slice(last_ts);
-            ++stats_.closed_at_end;
-        }
-    }
-
-    write(out);
-    records_.clear();
-    in_run_ = false;
+void perfetto_writer::end_run() {
+    if (!run_) throw std::logic_error("perfetto_writer: end_run without begin_run");
+    proto::writer w(packets_);
+    run_->write_end(w);
+    write_packets(packets_);
+    add(stats_, run_->stats());
+    run_.reset();
     ++run_index_;
 }
 
-void perfetto_writer::write(const std::vector<std::uint8_t>& bytes) {
-    out_->write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (!*out_) throw std::runtime_error("perfetto_writer: write failed" +
-                                                 (path_.empty() ? std::string() : " (" + tmp_path_.string() + ")"));
+// Writes the packets converted so far, as they are or as one compressed_packets packet, and
+// flushes: a run killed later leaves a readable partial file (".tmp", without its "run summary").
+void perfetto_writer::write_packets(std::vector<std::uint8_t>& packets) {
+    if (packets.empty()) return;
+    const std::vector<std::uint8_t>* payload = &packets;
+    std::vector<std::uint8_t> header;
+    if (options_.compress) {
+        uLongf size = compressBound(static_cast<uLong>(packets.size()));
+        compressed_.resize(size);
+        const int rc = compress2(compressed_.data(), &size, packets.data(), static_cast<uLong>(packets.size()),
+                                 std::clamp(options_.compression_level, 1, 9));
+        if (rc != Z_OK) throw std::runtime_error("perfetto_writer: zlib compression failed (" + std::to_string(rc) + ")");
+        compressed_.resize(size);
+        proto::writer h(header);
+        h.tag(f::trace_packet, proto::wire::len);
+        h.varint(proto::varint_size((f::compressed_packets << 3) | 2) + proto::varint_size(size) + size);
+        h.tag(f::compressed_packets, proto::wire::len);
+        h.varint(size);
+        payload = &compressed_;
+    }
+    out_->write(reinterpret_cast<const char*>(header.data()), static_cast<std::streamsize>(header.size()));
+    out_->write(reinterpret_cast<const char*>(payload->data()), static_cast<std::streamsize>(payload->size()));
+    out_->flush();
+    if (!*out_) {
+        std::string what = "perfetto_writer: write failed";
+        if (!path_.empty()) what += " (" + tmp_path_.string() + ")";
+        throw std::runtime_error(what);
+    }
+    stats_.bytes += header.size() + payload->size();
+    packets.clear();
 }
 
 void perfetto_writer::finish() {
     if (finished_) return;
-    if (in_run_) throw std::logic_error("perfetto_writer: finish with a run still open (call end_run)");
+    if (run_) throw std::logic_error("perfetto_writer: finish with a run still open (call end_run)");
     out_->flush();
     if (!*out_) throw std::runtime_error("perfetto_writer: flush failed");
     if (!path_.empty()) {

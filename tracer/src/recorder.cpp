@@ -30,6 +30,7 @@ recorder::recorder(unsigned writers, std::size_t budget_bytes, std::size_t chunk
         free_.push_back(c.get());
         storage_.push_back(std::move(c));
     }
+    free_count_.store(free_.size(), std::memory_order_relaxed);
     buffers_.reserve(writers);
     for (unsigned w = 0; w < writers; ++w) buffers_.push_back(std::unique_ptr<event_buffer>(new event_buffer(*this, w)));
 }
@@ -42,10 +43,14 @@ chunk* recorder::exchange_full(chunk* full) {
     if (free_.empty()) return nullptr;
     chunk* c = free_.back();
     free_.pop_back();
+    free_count_.store(free_.size(), std::memory_order_relaxed);
     return c;
 }
 
 bool event_buffer::refill() noexcept {
+    // While the pool is dry, every event comes here: look without taking the lock (dropping an
+    // event must stay as cheap as recording one, or a backlog would slow the run down).
+    if (!current_ && dropped_ && owner_.free_count_.load(std::memory_order_relaxed) == 0) return false;
     if (current_) current_->used = static_cast<std::size_t>(pos_ - current_->records.get());
     // current_ is full here (or null: the first event, or the pool ran dry last time).
     chunk* next = owner_.exchange_full(current_);
@@ -60,7 +65,7 @@ bool event_buffer::refill() noexcept {
     end_ = pos_ + owner_.chunk_events_;
     if (dropped_) {   // say how much was lost, right where it was lost
         event_record& r = *pos_++;
-        r = event_record{now_ticks(), dropped_, 0, 0, event_kind::dropped, {}};
+        r = event_record{now_ticks(), dropped_, 0, 0, event_kind::dropped, 0, 0};
         dropped_total_ += dropped_;
         dropped_ = 0;
     }
@@ -82,6 +87,7 @@ std::size_t recorder::drain(const sink_fn& sink) {
         c->used = 0;
         std::lock_guard lock(mutex_);
         free_.push_back(c);
+        free_count_.store(free_.size(), std::memory_order_relaxed);
     }
     return events;
 }
@@ -94,6 +100,7 @@ std::size_t recorder::flush(const sink_fn& sink) {
             std::lock_guard lock(mutex_);
             if (b->current_->used) full_.push_back(b->current_);
             else free_.push_back(b->current_);
+            free_count_.store(free_.size(), std::memory_order_relaxed);
         }
         b->current_ = nullptr;
         b->pos_ = b->end_ = nullptr;

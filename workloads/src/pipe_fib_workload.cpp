@@ -45,6 +45,16 @@ public:
         return report;
     }
 
+    program_info program(const run_request&) const override {
+        program_info p;
+        p.shape = "on the fly: iteration i computes F_i = F_(i-1) + F_(i-2), " + std::to_string(bits_) +
+                  (bits_ == 1 ? " bit" : " bits") + " per stage; the number of stages grows with the length of F_i";
+        p.stages = {{"stage 0 · start iteration", "serial", "the pipe_while condition and the first block"},
+                    {"stage j ≥ 1 · add bit block j", "stage_wait",
+                     "waits for iteration i-1 to finish block j (its carry and F_(i-1)'s bits)"}};
+        return p;
+    }
+
 private:
     static unsigned default_n(input_size s) {
         switch (s) {

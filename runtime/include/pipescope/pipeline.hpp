@@ -20,6 +20,7 @@
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <functional>
 #include <string>
 #include <vector>
@@ -34,6 +35,11 @@ struct pipeline_options {
     bool dependency_folding = true;     // seed 001 §9
     pipeline_observer* observer = nullptr;
 };
+
+// The K a loop runs with on `workers` workers: options.throttle, or 4P when that is 0.
+inline unsigned effective_throttle(const pipeline_options& options, unsigned workers) noexcept {
+    return options.throttle ? options.throttle : 4 * workers;
+}
 
 // What happened, counted by the runtime (cheap, always on).
 struct pipeline_stats {
@@ -149,6 +155,7 @@ public:  // set up by the engine that runs the iteration
         stage_ = 0;
         prev_seen_ = s.prev_slot ? 0 : detail::retired_stage;
         boundary_ticks_ = 0;
+        resumed_ = false;
         folding_ = s.folding;
         eager_ = s.eager;
     }
@@ -158,6 +165,10 @@ public:  // set up by the engine that runs the iteration
     detail::pipeline_engine* engine() const noexcept { return engine_; }
     std::uint64_t boundary_ticks() const noexcept { return boundary_ticks_; }
     void set_boundary_ticks(std::uint64_t t) noexcept { boundary_ticks_ = t; }
+    // Tracer: the iteration was suspended and has been resumed; its next node begin ends the
+    // resumption flow. take_resumed() reads and clears the mark.
+    void mark_resumed() noexcept { resumed_ = true; }
+    bool take_resumed() noexcept { return std::exchange(resumed_, false); }
     bool enter_final() { return enter(detail::final_stage, true); }
 
 private:
@@ -172,6 +183,7 @@ private:
     std::uint64_t boundary_ticks_ = 0;   // tracer: clock read at the last node end, if not suspended since
     bool folding_ = true;
     bool eager_ = false;
+    bool resumed_ = false;               // tracer: see mark_resumed()
 };
 
 namespace detail {

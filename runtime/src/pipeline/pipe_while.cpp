@@ -31,7 +31,8 @@ void pipeline_engine::notify_node_end(iteration& it, std::uint64_t next_stage) n
 
 void pipeline_engine::notify_node_begin(iteration& it, bool waited) noexcept {
     if (auto* o = it.observer()) o->on_node_begin(it.index(), it.current_stage(), waited, this_worker_index());
-    trace_event_at(it.boundary_ticks(), trace::event_kind::node_begin, it.index(), it.current_stage(), waited ? 1 : 0);
+    const std::uint32_t flags = (waited ? trace::node_waited : 0) | (it.take_resumed() ? trace::node_resumed : 0);
+    trace_event_at(it.boundary_ticks(), trace::event_kind::node_begin, it.index(), it.current_stage(), flags);
     it.set_boundary_ticks(0);
 }
 

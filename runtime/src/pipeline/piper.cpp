@@ -6,13 +6,20 @@
 
 namespace pipescope::detail {
 
+namespace {
+std::uint32_t stage_operand(std::uint64_t stage) noexcept {
+    return stage >= final_stage ? trace::final_stage_operand : static_cast<std::uint32_t>(stage);
+}
+std::uint32_t clamp32(std::uint64_t v) noexcept { return static_cast<std::uint32_t>(std::min<std::uint64_t>(v, 0xFFFFFFFFu)); }
+}  // namespace
+
 piper_engine::piper_engine(scheduler& s, const pipe_condition& condition, const pipe_body& body,
                            const pipeline_options& o)
     : sched_(s),
       condition_(condition),
       body_(body),
       observer_(o.observer),
-      throttle_(o.throttle ? o.throttle : 4 * s.workers()),
+      throttle_(effective_throttle(o, s.workers())),
       lazy_(o.lazy_enabling),
       folding_(o.dependency_folding),
       traced_(s.impl().tracing()),
@@ -58,7 +65,8 @@ void piper_engine::control_step() noexcept {
         // set, a retirer may run the control elsewhere and even finish the loop, so the loop is
         // held open (outstanding_) until the handshake is over.
         ++throttle_waits_;
-        trace_event(trace::event_kind::throttle_suspend, created - retired.load(std::memory_order_relaxed), throttle_);
+        throttle_since_ = trace_event_at(0, trace::event_kind::throttle_suspend,
+                                         created - retired.load(std::memory_order_relaxed), throttle_);
         outstanding_.add(1);
         throttled_.store(true, std::memory_order_seq_cst);
         std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -66,6 +74,8 @@ void piper_engine::control_step() noexcept {
         const bool keep_running = !still_full && throttled_.exchange(false, std::memory_order_acq_rel);
         outstanding_.arrive();
         if (!keep_running) return;   // suspended, or a retirer already runs us
+        trace_event(trace::event_kind::throttle_resume, created - retired.load(std::memory_order_relaxed),
+                    throttle_since_, throttle_);
     }
     bool more = false;
     try {
@@ -82,7 +92,9 @@ void piper_engine::control_step() noexcept {
 
 void piper_engine::start_iteration(std::uint64_t i) noexcept {
     slot_record& r = record_of(i);
-    peak_live_ = std::max<std::uint64_t>(peak_live_, i + 1 - retired.load(std::memory_order_relaxed));
+    const std::uint64_t live = i + 1 - retired.load(std::memory_order_relaxed);
+    peak_live_ = std::max(peak_live_, live);
+    created_published_.store(i + 1, std::memory_order_relaxed);
     outstanding_.add(1);
     r.sync.counter.store(0, std::memory_order_relaxed);
     r.finishing = false;
@@ -98,7 +110,7 @@ void piper_engine::start_iteration(std::uint64_t i) noexcept {
     }
     r.frame.promise().it = &r.it;
     r.sync.index.store(i, std::memory_order_release);
-    trace_event(trace::event_kind::iteration_start, i, i % throttle_);
+    r.line_since = trace_event_at(0, trace::event_kind::iteration_start, i, 0, clamp32(live), line_of(i));
     if (observer_) observer_->on_iteration_start(i, this_worker_index());
     if (observer_ || traced_) notify_node_begin(r.it, false);
     r.frame.resume();
@@ -137,8 +149,9 @@ piper_engine::slot_record* piper_engine::try_claim(slot_record& r, std::uint64_t
     if (!r.sync.status.compare_exchange_strong(st, st + 1, std::memory_order_acq_rel)) return nullptr;
     suspended_.fetch_sub(1, std::memory_order_relaxed);
     r.it.set_prev_seen(predecessor_progress);
-    trace_event(trace::event_kind::iteration_resume, index, r.it.current_stage(),
-                static_cast<std::uint32_t>(this_worker_index()));
+    r.it.mark_resumed();
+    r.line_since = trace_event_at(0, trace::event_kind::iteration_resume, index, r.line_since,
+                                  stage_operand(r.it.current_stage()), line_of(index));
     return &r;
 }
 
@@ -157,7 +170,11 @@ bool piper_engine::suspend(iteration& it, std::coroutine_handle<>) noexcept {
     const std::uint64_t index = it.index();
     suspensions_.fetch_add(1, std::memory_order_relaxed);
     it.set_boundary_ticks(0);   // the next node begins when the iteration resumes, not now
-    trace_event(trace::event_kind::iteration_suspend, index, stage, static_cast<std::uint32_t>(index - 1));
+    // The waiting state begins now; its start goes to the resumer with the status word. The
+    // suspend itself is recorded only once we know the iteration stays suspended.
+    const std::uint64_t running_since = r.line_since;
+    const std::uint64_t suspended_at = trace_now();
+    r.line_since = suspended_at;
     // Once the status is published, another worker may claim the iteration, run it to the end
     // and finish the whole loop while this function still runs: hold the loop open meanwhile.
     outstanding_.add(1);
@@ -173,8 +190,13 @@ bool piper_engine::suspend(iteration& it, std::coroutine_handle<>) noexcept {
     if (c > stage && r.sync.status.compare_exchange_strong(st, st + 1, std::memory_order_acq_rel)) {
         suspended_.fetch_sub(1, std::memory_order_relaxed);
         it.set_prev_seen(c);
+        r.line_since = running_since;   // never really waited: the running state goes on
         suspended = false;
     }
+    // Only locals from here on: a resumer may own the slot already.
+    if (suspended && suspended_at)
+        trace_event_at(suspended_at, trace::event_kind::iteration_suspend, index, running_since, stage_operand(stage),
+                       line_of(index));
     outstanding_.arrive();   // last touch of the engine when suspended
     return suspended;
 }
@@ -211,7 +233,7 @@ std::coroutine_handle<> piper_engine::continue_with(slot_record* r) noexcept {
 std::coroutine_handle<> piper_engine::retire(slot_record& r) noexcept {
     const std::uint64_t i = r.it.index();
     if (observer_) observer_->on_iteration_retire(i, this_worker_index());
-    trace_event(trace::event_kind::iteration_retire, i, i % throttle_);
+    trace_event(trace::event_kind::iteration_retire, i, r.line_since, live_after_retiring(i), line_of(i));
     r.frame.destroy();
     retired.store(i + 1, std::memory_order_seq_cst);
     std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -220,6 +242,8 @@ std::coroutine_handle<> piper_engine::retire(slot_record& r) noexcept {
     slot_record* right = try_claim(record_of(i + 1), i + 1, retired_stage);   // checks the index itself
     const bool parent =
         throttled_.load(std::memory_order_seq_cst) && throttled_.exchange(false, std::memory_order_acq_rel);
+    if (parent)   // check parent resumes the throttled control
+        trace_event(trace::event_kind::throttle_resume, live_after_retiring(i), throttle_since_, throttle_);
 
     worker* w = sched_.impl().current();
     std::coroutine_handle<> next = std::noop_coroutine();
@@ -239,6 +263,11 @@ std::coroutine_handle<> piper_engine::retire(slot_record& r) noexcept {
     }
     outstanding_.arrive();   // last touch of the engine: the loop may end and free it now
     return next;
+}
+
+std::uint32_t piper_engine::live_after_retiring(std::uint64_t i) const noexcept {
+    const std::uint64_t created = created_published_.load(std::memory_order_relaxed);
+    return clamp32(created > i ? created - i - 1 : 0);
 }
 
 // Lazy enabling (§9): nobody checked right when a predecessor moved on, so an idle worker looks

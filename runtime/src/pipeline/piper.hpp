@@ -41,6 +41,9 @@ private:
         iteration it;
         std::coroutine_handle<pipe_task::promise_type> frame;
         bool finishing = false;   // waiting in the implicit final stage: resuming means retiring
+        // Tracer: when the iteration's current state on its line (running, waiting) began. Handed
+        // from suspender to resumer along with the status word.
+        std::uint64_t line_since = 0;
         piper_engine* engine = nullptr;
         void run() noexcept override;
     };
@@ -50,6 +53,10 @@ private:
     };
 
     slot_record& record_of(std::uint64_t i) noexcept { return slots_[i % throttle_]; }
+    // The line track an iteration is drawn on (its slot), as the 16-bit trace operand.
+    std::uint16_t line_of(std::uint64_t i) const noexcept { return static_cast<std::uint16_t>(i % throttle_); }
+    // Live iterations as a retirer sees them (iteration i retiring), for the trace's counter.
+    std::uint32_t live_after_retiring(std::uint64_t i) const noexcept;
     void control_step() noexcept;
     void start_iteration(std::uint64_t i) noexcept;
     slot_record* try_claim(slot_record& r, std::uint64_t index, std::uint64_t predecessor_progress) noexcept;
@@ -72,11 +79,13 @@ private:
     std::uint64_t created_ = 0;
     std::uint64_t peak_live_ = 0;
     std::uint64_t throttle_waits_ = 0;
+    std::uint64_t throttle_since_ = 0;   // tracer: when the control throttled (read by the retirer that resumes it)
 
     alignas(64) std::atomic<bool> throttled_{false};
     std::atomic<std::uint64_t> suspended_{0};
     std::atomic<std::uint64_t> suspensions_{0};
     std::atomic<std::uint64_t> tail_swaps_{0};
+    std::atomic<std::uint64_t> created_published_{0};   // created_, for the retirers' live-iterations counter
     completion_latch outstanding_;   // the control plus every live iteration
     exception_slot errors_;
 };

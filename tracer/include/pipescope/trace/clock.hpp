@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
+#include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -53,6 +55,47 @@ public:
 private:
     clock_sample origin_;
     double ns_per_tick_ = 1.0;
+};
+
+// The tick -> ns map of one run as a streaming writer needs it: fixed before the run ends. Either
+// given (tests, replays), or calibrated from the run's origin sample the first time a timestamp is
+// converted, once at least `min_span` has passed (it waits for the rest if need be). An invariant
+// TSC runs at a constant rate, so a 20 ms baseline puts the rate within a few parts per million.
+class run_clock {
+public:
+    static run_clock calibrating(clock_sample origin, std::chrono::milliseconds min_span = std::chrono::milliseconds(20)) {
+        run_clock c;
+        c.origin_ = origin;
+        c.min_span_ = min_span;
+        return c;
+    }
+    static run_clock fixed(const tick_converter& conversion, std::uint64_t start_ticks) {
+        run_clock c;
+        c.origin_ = {start_ticks, conversion.to_ns(start_ticks)};
+        c.conversion_ = conversion;
+        return c;
+    }
+
+    std::uint64_t start_ns() const noexcept { return origin_.ns; }
+    std::uint64_t to_ns(std::uint64_t ticks) {
+        if (!conversion_) calibrate();
+        return conversion_->to_ns(ticks);
+    }
+
+private:
+    void calibrate() {
+        clock_sample now = clock_sample::take();
+        const auto span = std::chrono::nanoseconds(now.ns - origin_.ns);
+        if (span < min_span_) {
+            std::this_thread::sleep_for(min_span_ - span);
+            now = clock_sample::take();
+        }
+        conversion_.emplace(origin_, now);
+    }
+
+    clock_sample origin_{};
+    std::chrono::milliseconds min_span_{0};
+    std::optional<tick_converter> conversion_;
 };
 
 }  // namespace pipescope::trace

@@ -8,31 +8,42 @@
 
 namespace pipescope::trace {
 
+// Operands: a, b (64 bit), c (32 bit), d (16 bit). "since" is the tick count at which the state
+// that this event ends began (the writer draws that state on a "line" track from since to now);
+// 0 means unknown (the state began before recording did). "slot" is the in-flight iteration slot
+// (the line track), taken modulo 2^16.
 enum class event_kind : std::uint8_t {
-    //                      a                    b                      c
-    worker_start,        // -                    -                      -
-    worker_stop,         // -                    -                      -
-    node_begin,          // iteration            stage                  waited (0/1)
-    node_end,            // iteration            stage                  -
-    task_begin,          // task id              -                      -
-    task_end,            // task id              -                      -
-    steal,               // victim worker        what was taken (id)    success (0/1)
-    idle_begin,          // -                    -                      -
-    idle_end,            // failed steal attempts while idle         -
-    park,                // -                    -                      -
-    park_end,            // -                    -                      -
-    unpark,              // woken worker         -                      -
-    stage_wait_check,    // iteration            stage                  satisfied (0/1)
-    iteration_suspend,   // iteration            stage                  waiting on iteration
-    iteration_resume,    // iteration            stage                  resumed by worker
-    throttle_suspend,    // live iterations      K                      -
-    throttle_resume,     // live iterations      K                      -
-    iteration_start,     // iteration            slot                   -
-    iteration_retire,    // iteration            slot                   -
-    counter,             // counter id           value                  -
-    dropped,             // events lost before this one                 -
+    //                      a                    b                      c                      d
+    worker_start,        // -                    -                      -                      -
+    worker_stop,         // -                    -                      -                      -
+    node_begin,          // iteration            stage                  node_flags             -
+    node_end,            // iteration            stage                  -                      -
+    task_begin,          // task id              -                      -                      -
+    task_end,            // task id              -                      -                      -
+    steal,               // victim worker        what was taken (id)    success (0/1)          -
+    idle_begin,          // -                    -                      -                      -
+    idle_end,            // failed steal attempts while idle            -                      -
+    park,                // -                    -                      -                      -
+    park_end,            // wake id (0: timeout or unknown waker)       -                      -
+    unpark,              // woken worker         wake id                -                      -
+    stage_wait_check,    // iteration            stage                  satisfied (0/1)        -
+    iteration_suspend,   // iteration            since (running)        stage (waits on i-1)   slot
+    iteration_resume,    // iteration            since (suspended)      stage                  slot
+    throttle_suspend,    // live iterations      K                      -                      -
+    throttle_resume,     // live iterations      since (throttled)      K                      -
+    iteration_start,     // iteration            -                      live iterations        slot
+    iteration_retire,    // iteration            since (running)        live iterations        slot
+    counter,             // counter id           value                  -                      -
+    dropped,             // events lost before this one                 -                      -
     count_               // number of kinds
 };
+
+// node_begin's c: bit 0 = entered through stage_wait (the node has a cross edge), bit 1 = the
+// iteration was suspended just before and resumed by an iteration_resume (a resumption flow ends here).
+inline constexpr std::uint32_t node_waited = 1;
+inline constexpr std::uint32_t node_resumed = 2;
+// The stage operand of iteration_suspend/resume for the implicit final stage (waiting to retire).
+inline constexpr std::uint32_t final_stage_operand = 0xFFFFFFFFu;
 
 std::string_view event_name(event_kind k) noexcept;
 
@@ -42,7 +53,8 @@ struct event_record {
     std::uint64_t b;
     std::uint32_t c;
     event_kind kind;
-    std::uint8_t reserved[3];
+    std::uint8_t reserved;
+    std::uint16_t d;
 };
 static_assert(sizeof(event_record) == 32, "records are written by plain stores; keep them one half cache line");
 

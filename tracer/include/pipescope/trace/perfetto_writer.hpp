@@ -1,22 +1,31 @@
-// Turns recorded event_records into a Perfetto protobuf trace (.pftrace), written with our own
-// proto::writer (no Perfetto SDK). See /work/shared/reference/perfetto-format.md and
-// docs/trace-format.md for the field numbers and the importer's rules this follows.
+// Turns recorded event_records into a Perfetto protobuf trace (.pftrace) while the run goes on,
+// written with our own proto::writer (no Perfetto SDK). See docs/tracing.md for the layout and
+// /work/shared/reference/perfetto-format.md for the importer's rules it follows.
 //
-// Layout, per run (run index r):
-//   process track   pid = 1000 + r, process_name = run name
-//   thread tracks   tid = pid * 100 + worker + 1, thread_name "worker w"
-//   counter track   "live iterations" (iteration_start +1, iteration_retire -1)
-//   sequences       one trusted_packet_sequence_id per worker, (r << 16) | (worker + 1), plus one
-//                   for the run's own packets (counter values, the "run" instant), (r << 16) | 0xFFFF
+// Streaming: every chunk of records is converted and written as soon as it arrives (optionally as
+// one zlib-compressed packet), so memory stays bounded whatever the run's length: the writer keeps
+// only per-worker state (open slices, interning tables). Nothing here needs records of other
+// workers: the runtime puts into each record what the conversion needs (the "since" tick of the
+// state an event ends, wake ids, live counts), see events.hpp.
+//
+// Layout, per run r (several runs per file make a comparison):
+//   process track   pid 1000 + r, named "workload · policy · P=n"; instants "run" (metadata JSON)
+//                   at the start and "run summary" (what was written) at the end
+//   thread tracks   "worker w": node slices "stage j", idle / parked / task slices, instants
+//   "lines" group   "line k", one per in-flight iteration slot: "running" / "waiting at stage j"
+//                   slices of the iteration in that slot; "control": "throttled" slices
+//   counter tracks  "live iterations", and the run's own counters (run_info::counters)
+//   flows           steals (stolen -> steal), wake-ups (wake -> woken), resumptions (resume -> node)
+//   sequences       one trusted_packet_sequence_id per worker, (r << 16) | (worker + 1), plus
+//                   (r << 16) | 0xFFFF for the run's own packets
 //
 // Usage:
 //   perfetto_writer out("run.pftrace");
-//   out.begin_run({"pipe-fib · piper · P=2", 2, "{...}"});
-//   rec.flush(out.sink());                       // or drain() while the run goes on
-//   out.end_run(tick_converter(rec.start_clock(), clock_sample::take()));
-//   out.finish();                                // writes run.pftrace.tmp, then renames it
-//
-// A run is buffered (as raw records) until end_run, which converts and writes it.
+//   out.begin_run({"pipe-fib · piper · P=2", 2, "{...}"}, run_clock::calibrating(rec.start_clock()));
+//   while (running) rec.drain(out.sink());
+//   rec.flush(out.sink());
+//   out.end_run();
+//   out.finish();                 // writes run.pftrace.tmp, then renames it
 #pragma once
 
 #include <pipescope/trace/clock.hpp>
@@ -28,66 +37,81 @@
 #include <filesystem>
 #include <fstream>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace pipescope::trace {
 
 struct run_info {
-    std::string name;            // "workload · policy · P=n"
+    std::string name;                    // "workload · policy · P=n"
     unsigned workers = 0;
-    std::string metadata_json;   // stored verbatim as a debug annotation on the run's "run" instant
+    std::string metadata_json;           // the "metadata" annotation of the run's "run" instant
+    std::vector<std::string> counters;   // names of the counter tracks `counter` records refer to by index
 };
 
-// What the conversion had to repair, summed over all runs.
+struct writer_options {
+    // Wrap each converted chunk in a zlib-compressed `compressed_packets` packet (level 1..9).
+    bool compress = true;
+    int compression_level = 1;
+};
+
+// What was written, summed over all runs (a run's own figures go into its "run summary").
 struct perfetto_write_stats {
-    std::uint64_t packets = 0;
+    std::uint64_t packets = 0;              // TrackEvent and descriptor packets (before compression)
     std::uint64_t slices = 0;               // SLICE_BEGINs written
+    std::uint64_t instants = 0;
+    std::uint64_t flows = 0;                // flows whose both ends were written
+    std::uint64_t counter_values = 0;
+    std::uint64_t records = 0;              // event_records converted
     std::uint64_t unmatched_ends = 0;       // END records whose kind had no open slice: dropped
     std::uint64_t closed_at_end = 0;        // slices still open at a worker's last record: closed there
     std::uint64_t closed_early = 0;         // slices closed because an END for an outer slice arrived
-    std::uint64_t flows = 0;                // steal and wake-up flows
+    std::uint64_t closed_at_loss = 0;       // slices open when events were lost: closed at the loss marker
     std::uint64_t dropped_events = 0;       // sum of `dropped` records
+    std::uint64_t bytes = 0;                // bytes written to the file
 };
 
 class perfetto_writer {
 public:
     // Writes to `out`; the stream must outlive the writer.
-    explicit perfetto_writer(std::ostream& out);
+    explicit perfetto_writer(std::ostream& out, writer_options options = {});
     // Writes to "<path>.tmp" and renames it to `path` in finish(); without finish() the
     // temporary file is removed and `path` is left untouched.
-    explicit perfetto_writer(const std::filesystem::path& path);
+    explicit perfetto_writer(const std::filesystem::path& path, writer_options options = {});
     ~perfetto_writer();
     perfetto_writer(const perfetto_writer&) = delete;
     perfetto_writer& operator=(const perfetto_writer&) = delete;
 
-    void begin_run(run_info info);
-    // Records of one worker, in the order they were recorded (recorder::drain/flush order).
+    // Writes the run's descriptors and its "run" instant at once.
+    void begin_run(run_info info, run_clock clock);
+    // Records of one worker, in the order they were recorded (recorder::drain/flush order):
+    // converted and written now.
     void add_chunk(unsigned worker, const event_record* records, std::size_t count);
     // A recorder sink that forwards to add_chunk.
     recorder::sink_fn sink();
-    // Converts the run's records (timestamps through `clock`) and writes its packets.
-    void end_run(const tick_converter& clock);
+    // Closes the slices still open and writes the run's summary.
+    void end_run();
     // Flushes; for a path, renames the temporary file into place. Throws on I/O errors.
     void finish();
 
     const perfetto_write_stats& stats() const noexcept { return stats_; }
     unsigned runs() const noexcept { return run_index_; }
 
+    class run_state;   // the conversion state of the open run (perfetto_writer.cpp)
+
 private:
-    void write(const std::vector<std::uint8_t>& bytes);
+    void write_packets(std::vector<std::uint8_t>& packets);
 
     std::filesystem::path path_;
     std::filesystem::path tmp_path_;
     std::ofstream file_;
     std::ostream* out_ = nullptr;
+    writer_options options_;
     bool finished_ = false;
-
-    bool in_run_ = false;
-    unsigned run_index_ = 0;          // runs completed so far
-    run_info run_;
-    std::vector<std::vector<event_record>> records_;   // per worker, current run
-    std::uint64_t next_flow_id_ = 1;
+    unsigned run_index_ = 0;   // runs completed so far
+    std::unique_ptr<run_state> run_;
+    std::vector<std::uint8_t> packets_, compressed_;
     perfetto_write_stats stats_;
 };
 

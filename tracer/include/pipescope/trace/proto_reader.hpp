@@ -78,6 +78,12 @@ public:
 
 private:
     std::uint64_t varint(const char* what) {
+        // Fast path: most tags and values of a trace are one byte.
+        if (pos_ < data_.size() && !(static_cast<std::uint8_t>(data_[pos_]) & 0x80))
+            return static_cast<std::uint8_t>(data_[pos_++]);
+        return varint_slow(what);
+    }
+    std::uint64_t varint_slow(const char* what) {
         const std::uint64_t start = offset();
         std::uint64_t v = 0;
         for (int shift = 0; shift < 70; shift += 7) {

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -32,13 +33,14 @@ class recorder;
 
 class event_buffer {
 public:
-    // Hot path: one bounds check, one timestamp, four stores.
-    void record(event_kind kind, std::uint64_t a = 0, std::uint64_t b = 0, std::uint32_t c = 0) noexcept {
-        record_at(now_ticks(), kind, a, b, c);
+    // Hot path: one bounds check, one timestamp, a few plain stores.
+    void record(event_kind kind, std::uint64_t a = 0, std::uint64_t b = 0, std::uint32_t c = 0,
+                std::uint16_t d = 0) noexcept {
+        record_at(now_ticks(), kind, a, b, c, d);
     }
     // With a timestamp the caller already has (two events of one instant share one clock read).
     void record_at(std::uint64_t ticks, event_kind kind, std::uint64_t a = 0, std::uint64_t b = 0,
-                   std::uint32_t c = 0) noexcept {
+                   std::uint32_t c = 0, std::uint16_t d = 0) noexcept {
         if (pos_ == end_) [[unlikely]] {
             if (!refill()) {
                 ++dropped_;
@@ -51,6 +53,7 @@ public:
         r.b = b;
         r.c = c;
         r.kind = kind;
+        r.d = d;
     }
 
     unsigned writer() const noexcept { return writer_; }
@@ -105,6 +108,7 @@ private:
     std::vector<std::unique_ptr<event_buffer>> buffers_;
     std::mutex mutex_;
     std::vector<chunk*> free_;
+    std::atomic<std::size_t> free_count_{0};   // free_.size(), readable without the lock
     std::deque<chunk*> full_;
     clock_sample start_;
 };

@@ -48,6 +48,18 @@ struct run_report {
     pipeline_stats stats;
 };
 
+// The program's structure as the trace metadata records it (the viewer rebuilds the DAG from it).
+struct stage_info {
+    std::string name;   // e.g. "stage 0 · start iteration"
+    std::string kind;   // "serial", "parallel", or "stage_wait" (serial via a cross edge to i-1)
+    std::string note;   // anything else worth knowing, e.g. how many such stages there are
+};
+struct program_info {
+    std::string kind = "pipeline";   // a pipe_while loop
+    std::string shape;               // how the stages are decided, in words
+    std::vector<stage_info> stages;
+};
+
 class workload {
 public:
     virtual ~workload() = default;
@@ -55,6 +67,7 @@ public:
     virtual std::string summary() const = 0;      // one line for `pipescope list`
     virtual std::string parameters() const = 0;   // "key=default: meaning" lines
     virtual run_report run(scheduler& s, run_request& request) const = 0;
+    virtual program_info program(const run_request& request) const = 0;
 };
 
 const std::vector<const workload*>& all_workloads();

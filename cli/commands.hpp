@@ -1,0 +1,11 @@
+// Subcommands of the `pipescope` command that live in their own files. Each takes the arguments
+// after its name and returns the process exit code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+// pipescope export-json <in.pftrace> <out.json>
+// Exit 0 on success, 1 if the trace cannot be read or is malformed (the message names the byte
+// offset), 2 on a usage error.
+int export_json_command(const std::vector<std::string>& args);

@@ -1,0 +1,37 @@
+// `pipescope export-json in.pftrace out.json`: the trace model as Chrome trace-event JSON.
+#include "commands.hpp"
+
+#include <pipescope/trace/chrome_json.hpp>
+#include <pipescope/trace/trace_model.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+int export_json_command(const std::vector<std::string>& args) {
+    if (args.size() != 2 || args[0].empty() || args[1].empty() || args[0][0] == '-' || args[1][0] == '-') {
+        std::cerr << "usage: pipescope export-json <in.pftrace> <out.json>\n";
+        return 2;
+    }
+    pipescope::trace::trace_model model;
+    try {
+        model = pipescope::trace::load_trace_file(args[0]);
+    } catch (const pipescope::trace::proto::decode_error& e) {
+        std::cerr << "pipescope: " << args[0] << ": malformed at " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << "pipescope: " << e.what() << "\n";
+        return 1;
+    }
+    try {
+        const auto st = pipescope::trace::write_chrome_json(model, std::filesystem::path(args[1]));
+        std::printf("%s: %llu events (%llu slices, %llu instants, %llu counter values, %llu flows)\n", args[1].c_str(),
+                    (unsigned long long)st.events, (unsigned long long)st.slices, (unsigned long long)st.instants,
+                    (unsigned long long)st.counters, (unsigned long long)st.flows);
+        for (const auto& p : model.problems) std::printf("  problem: %s\n", p.c_str());
+    } catch (const std::exception& e) {
+        std::cerr << "pipescope: export-json: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}

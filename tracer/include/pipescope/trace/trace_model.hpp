@@ -1,0 +1,198 @@
+// The in-memory trace model: what the viewer, the analysis and `export-json` read.
+//
+//   pipescope::trace::trace_model m = pipescope::trace::load_trace_file("run.pftrace");
+//   for (const auto& r : m.runs) ... r.workers, r.dag.nodes ...
+//   const auto& t = m.tracks[r.workers[0]];   // t.slices sorted by begin: binary-search them
+//
+// Built from any Perfetto TrackEvent trace (decode_perfetto in perfetto_reader.hpp): tracks,
+// slices, instants, counters and flows. Events of a track are sorted by (timestamp, file
+// position) before BEGIN/END are matched, as Perfetto's importer does (an END@100 written before
+// a BEGIN@100 makes two siblings). For pipescope's own traces it also recognizes the runs
+// (process tracks), their workers and lines, the run metadata, and rebuilds the pipeline DAG.
+//
+// Memory: strings are stored once (`strings`; events refer to them by index); annotations live in
+// one pool (`args`) that events index by range; a slice is 32 bytes, an instant 24, a counter
+// sample 16. No per-event map or string.
+#pragma once
+
+#include <pipescope/trace/perfetto_reader.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pipescope::trace {
+
+using string_id = std::uint32_t;   // index into trace_model::strings; 0 is ""
+inline constexpr std::uint32_t no_index = std::numeric_limits<std::uint32_t>::max();
+
+// One debug annotation: 16 bytes.
+struct model_arg {
+    string_id name = 0;
+    arg_kind kind = arg_kind::uint_value;
+    std::uint64_t bits = 0;   // see decoded_arg: uint/int/bool value, double bits, or string_id
+};
+
+// A range of trace_model::args.
+struct arg_range {
+    std::uint32_t first = 0;
+    std::uint16_t count = 0;
+};
+
+struct slice {
+    std::uint64_t begin = 0, end = 0;   // ns; an unterminated slice ends at its track's last timestamp
+    string_id name = 0;
+    std::uint32_t args_first = 0;
+    std::uint16_t args_count = 0;
+    std::uint16_t depth = 0;            // 0 = outermost
+    bool unterminated = false;          // no END before the end of the trace (Perfetto: dur = -1)
+    std::uint64_t duration() const { return end - begin; }
+};
+
+struct instant {
+    std::uint64_t ts = 0;
+    string_id name = 0;
+    std::uint32_t args_first = 0;
+    std::uint16_t args_count = 0;
+    std::uint16_t depth = 0;            // number of slices open around it
+};
+
+struct counter_sample {
+    std::uint64_t ts = 0;
+    double value = 0;
+};
+
+enum class track_kind : std::uint8_t { process, thread, counter, line, other };
+
+struct track {
+    std::uint64_t uuid = 0, parent_uuid = 0;
+    std::uint32_t parent = no_index;    // index of the parent track, if described
+    track_kind kind = track_kind::other;
+    std::string name;
+    std::int64_t pid = 0, tid = 0;
+    std::uint32_t run = no_index;       // the run (process) it belongs to
+    int worker = -1;                    // "worker w" thread tracks of a run
+    int line = -1;                      // "line k" tracks of a run
+    bool described = true;              // false: used by events but never described (or the global track 0)
+    std::vector<slice> slices;          // sorted by (begin, nesting): parents before children
+    std::vector<instant> instants;      // sorted by ts
+    std::vector<counter_sample> counters;   // sorted by ts
+    std::uint64_t unmatched_ends = 0;   // SLICE_ENDs with no open slice (ignored, like the importer)
+    std::uint16_t max_depth = 0;
+};
+
+// A slice or an instant of a track.
+struct event_ref {
+    std::uint32_t track = no_index;
+    std::uint32_t index = no_index;
+    bool is_instant = false;
+    bool valid() const { return track != no_index; }
+    bool operator==(const event_ref&) const = default;
+};
+
+// An arrow (Perfetto flow semantics: the first event carrying an id begins it, each later one
+// steps it, a terminating id ends it; ordered by timestamp).
+struct flow {
+    std::uint64_t id = 0;
+    event_ref from, to;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The pipeline DAG of a run (Cilk-P's picture): nodes (i, j), stage edges down an iteration,
+// cross edges between iterations, throttling edges K iterations apart.
+
+struct dag_node {
+    std::uint64_t iteration = 0;
+    std::uint64_t stage = 0;
+    std::uint64_t start = 0, end = 0;
+    int worker = -1;
+    bool waited = false;                // entered through stage_wait: it has a cross edge
+    event_ref slice;                    // its node slice
+};
+
+enum class dag_edge_kind : std::uint8_t {
+    stage,      // (i, j) -> (i, j') consecutive nodes of one iteration
+    cross,      // last node of i-1 with stage <= j -> waited node (i, j)
+    retire,     // the implicit final stage: last node of i-1 -> last node of i (iterations retire in order)
+    throttle,   // last node of i-K -> first node of i
+};
+
+struct dag_edge {
+    std::uint32_t from = 0, to = 0;     // indices into pipeline_dag::nodes
+    dag_edge_kind kind = dag_edge_kind::stage;
+};
+
+struct pipeline_dag {
+    std::vector<dag_node> nodes;        // sorted by (iteration, stage)
+    std::vector<dag_edge> edges;        // grouped by target node
+    std::uint64_t K = 0;                // throttle (program.K of the metadata); 0 = unknown
+    std::uint64_t iterations = 0;       // distinct iterations with nodes
+    // The node (i, j), or no_index.
+    std::uint32_t find(std::uint64_t iteration, std::uint64_t stage) const;
+};
+
+struct stage_info {
+    std::uint64_t index = 0;
+    std::string name, kind;
+};
+
+// A run: one process track (pipescope writes one process per run, "workload · policy · P=n").
+struct run {
+    std::uint32_t track = no_index;     // the process track
+    std::int64_t pid = 0;
+    std::string name;
+    std::uint64_t declared_workers = 0; // the "workers" annotation of the "run" instant
+    std::string metadata_json;          // the "metadata" annotation, verbatim
+    bool metadata_valid = false;        // it parsed as a JSON object
+    std::string workload, policy, program_kind;
+    std::vector<stage_info> stages;     // program.stages
+    std::vector<std::uint32_t> workers; // thread tracks "worker w", indexed by w (no_index if missing)
+    std::vector<std::uint32_t> lines;   // "line k" tracks, by k (no_index if missing)
+    std::vector<std::uint32_t> tracks;  // every track of the run (the process track first)
+    pipeline_dag dag;
+};
+
+struct trace_model {
+    std::vector<std::string> strings;   // strings[0] == ""
+    std::vector<model_arg> args;        // the annotation pool
+    std::vector<track> tracks;          // in order of first description/use
+    std::vector<flow> flows;
+    std::vector<run> runs;
+    std::vector<std::string> problems;  // each names a byte offset (or, for the DAG, the nodes)
+    std::uint64_t packets = 0, events = 0, slices = 0, instants = 0, counter_values = 0;
+    std::uint64_t unterminated_slices = 0, unmatched_ends = 0;
+    std::uint64_t first_ts = 0, last_ts = 0;   // over all events (0, 0 if none)
+
+    const std::string& str(string_id s) const { return strings[s]; }
+    std::uint32_t find_track(std::uint64_t uuid) const;   // no_index if absent
+    const model_arg* args_begin(const slice& s) const { return args.data() + s.args_first; }
+    const model_arg* args_end(const slice& s) const { return args.data() + s.args_first + s.args_count; }
+    const model_arg* args_begin(const instant& i) const { return args.data() + i.args_first; }
+    const model_arg* args_end(const instant& i) const { return args.data() + i.args_first + i.args_count; }
+    // The value of a uint/int/bool annotation by name, if the event has it.
+    std::optional<std::uint64_t> uint_arg(const slice& s, std::string_view name) const;
+    std::optional<std::uint64_t> uint_arg(const instant& i, std::string_view name) const;
+    std::optional<std::string_view> string_arg(const instant& i, std::string_view name) const;
+    // An annotation value as text (numbers in decimal, strings verbatim).
+    std::string arg_text(const model_arg& a) const;
+};
+
+trace_model load_trace(std::string_view bytes, const read_options& options = {});
+
+// Reads a whole file; throws std::runtime_error naming the file if it cannot be read or is larger
+// than max_bytes, proto::decode_error for malformed contents.
+inline constexpr std::uint64_t default_max_trace_file = std::uint64_t{16} << 30;
+trace_model load_trace_file(const std::filesystem::path& path, const read_options& options = {},
+                            std::uint64_t max_bytes = default_max_trace_file);
+
+// Builds (or rebuilds) the DAG of a run from its worker tracks; called by load_trace.
+pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<std::string>* problems = nullptr);
+
+const char* to_string(dag_edge_kind k);
+const char* to_string(track_kind k);
+
+}  // namespace pipescope::trace
