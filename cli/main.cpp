@@ -35,7 +35,8 @@ namespace {
 
 constexpr const char* usage_text =
     "usage: pipescope run <workload> [--policy NAME] [--workers N] [--size tiny|small|large]\n"
-    "                     [--param key=value]... [-o trace.pftrace [--no-trace]]\n"
+    "                     [--param key=value]... [-o trace.pftrace [--no-trace] [--trace-buffer MiB]\n"
+    "                     [--trace-plain]]\n"
     "       pipescope validate <trace.pftrace>\n"
     "       pipescope export-json <trace.pftrace> <out.json>\n"
     "       pipescope list\n"
@@ -50,6 +51,8 @@ struct run_args {
     ws::run_request request;
     unsigned workers = 0;
     std::string trace_path;   // -o: record a Perfetto trace there
+    std::size_t trace_buffer_mib = 64;   // --trace-buffer: the recorder's memory budget
+    bool trace_compress = true;          // --trace-plain writes packets uncompressed
     bool trace = true;        // --no-trace turns recording off even with -o
     std::vector<std::string> params;   // as given, for the trace's metadata
 };
@@ -62,6 +65,16 @@ unsigned parse_workers(const std::string& text) {
     } catch (const std::exception&) {
     }
     throw usage_error("--workers " + text + ": expected a number of workers between 1 and 1024");
+}
+
+std::size_t parse_mib(const std::string& text) {
+    try {
+        std::size_t used = 0;
+        const unsigned long v = std::stoul(text, &used);
+        if (used == text.size() && v >= 1 && v <= 65536) return v;
+    } catch (const std::exception&) {
+    }
+    throw usage_error("--trace-buffer " + text + ": expected a size in MiB between 1 and 65536");
 }
 
 run_args parse_run(const std::vector<std::string>& args) {
@@ -79,6 +92,8 @@ run_args parse_run(const std::vector<std::string>& args) {
         else if (a == "--param") params.push_back(value());
         else if (a == "-o" || a == "--output") r.trace_path = value();
         else if (a == "--no-trace") r.trace = false;
+        else if (a == "--trace-buffer") r.trace_buffer_mib = parse_mib(value());
+        else if (a == "--trace-plain") r.trace_compress = false;
         else if (!a.empty() && a[0] == '-') throw usage_error("unknown option " + a);
         else if (r.workload.empty()) r.workload = a;
         else throw usage_error("unexpected argument " + a + " (one workload per run)");
@@ -167,38 +182,65 @@ std::string run_metadata(const pipescope::scheduler& sched, const run_args& args
 class trace_session {
 public:
     trace_session(pipescope::scheduler& sched, const run_args& args, const ws::workload& workload)
-        : sched_(sched), recorder_(sched.workers()), writer_(std::filesystem::path(args.trace_path)),
-          trace_path_(args.trace_path) {
-        writer_.begin_run({workload.name() + " · " + args.request.policy + " · P=" + std::to_string(sched.workers()),
-                           sched.workers(), run_metadata(sched, args, workload), {}},
+        : sched_(sched), recorder_(sched.workers(), args.trace_buffer_mib << 20),
+          writer_(std::filesystem::path(args.trace_path), {args.trace_compress, 1}),
+          trace_path_(args.trace_path), buffer_mib_(args.trace_buffer_mib), args_(args), workload_(workload) {
+    }
+    ~trace_session() {
+        if (drainer_.joinable()) stop_drainer();   // the run failed: the writer drops its temporary file
+    }
+
+    // Starts recording: called right before the measured run (run_request::on_measured_start).
+    void start() {
+        recorder_.restart_clock();
+        started_ = true;
+        writer_.begin_run({workload_.name() + " · " + args_.request.policy + " · P=" + std::to_string(sched_.workers()),
+                           sched_.workers(), run_metadata(sched_, args_, workload_), {}},
                           pipescope::trace::run_clock::calibrating(recorder_.start_clock()));
         sched_.attach_recorder(&recorder_);
         drainer_ = std::thread([this] {
-            while (!stop_.load(std::memory_order_acquire)) {
-                if (recorder_.drain(writer_.sink()) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            try {
+                while (!stop_.load(std::memory_order_acquire)) {
+                    if (recorder_.drain(writer_.sink()) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                }
+            } catch (...) {   // e.g. the disk is full: the run goes on, finish() reports it
+                drain_error_ = std::current_exception();
             }
         });
-    }
-    ~trace_session() {
-        if (drainer_.joinable()) stop_drainer();
     }
 
     // Writes the trace file; returns the line that describes it.
     std::string finish() {
+        if (!started_)
+            throw std::logic_error("workload " + workload_.name() + " never called on_measured_start: nothing was recorded");
         stop_drainer();
+        if (drain_error_) std::rethrow_exception(drain_error_);
         recorder_.flush(writer_.sink());
         writer_.end_run();
         writer_.finish();
         const auto& st = writer_.stats();
-        return "  trace     " + trace_path_ + ": " + std::to_string(st.slices) + " slices, " + std::to_string(st.flows) +
-               " flows, " + std::to_string(recorder_.dropped_total()) + " events dropped (open it in ui.perfetto.dev)\n";
+        char line[512];
+        std::snprintf(line, sizeof line,
+                      "  trace     %s: %llu slices, %llu flows, %llu counter values; %.1f MB, %.1f bytes per event\n",
+                      trace_path_.c_str(), (unsigned long long)st.slices, (unsigned long long)st.flows,
+                      (unsigned long long)st.counter_values, static_cast<double>(st.bytes) / 1e6,
+                      st.records ? static_cast<double>(st.bytes) / static_cast<double>(st.records) : 0.0);
+        std::string out = line;
+        if (const auto lost = recorder_.dropped_total()) {
+            std::snprintf(line, sizeof line,
+                          "  WARNING   %llu events were dropped: the writer fell behind the workers (the trace marks "
+                          "where); a bigger --trace-buffer (now %zu MiB) holds more\n",
+                          (unsigned long long)lost, buffer_mib_);
+            out += line;
+        }
+        return out;
     }
 
 private:
     void stop_drainer() {
         sched_.attach_recorder(nullptr);
         stop_.store(true, std::memory_order_release);
-        drainer_.join();
+        if (drainer_.joinable()) drainer_.join();
     }
 
     pipescope::scheduler& sched_;
@@ -206,6 +248,11 @@ private:
     pipescope::trace::perfetto_writer writer_;
     std::string trace_path_;
     std::atomic<bool> stop_{false};
+    std::exception_ptr drain_error_;
+    std::size_t buffer_mib_;
+    const run_args& args_;
+    const ws::workload& workload_;
+    bool started_ = false;
     std::thread drainer_;
 };
 
@@ -224,7 +271,10 @@ int run_workload(const run_args& args) {
     ws::run_request request = args.request;
     const bool recording = !args.trace_path.empty() && args.trace;
     std::unique_ptr<trace_session> session;
-    if (recording) session = std::make_unique<trace_session>(sched, args, *w);
+    if (recording) {
+        session = std::make_unique<trace_session>(sched, args, *w);
+        request.on_measured_start = [&session] { session->start(); };
+    }
     const ws::run_report report = w->run(sched, request);
     const std::string trace_line = session ? session->finish() : "";
 

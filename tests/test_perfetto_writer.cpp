@@ -72,13 +72,29 @@ event_record rec(std::uint64_t ticks, event_kind k, std::uint64_t a = 0, std::ui
     return event_record{ticks, a, b, c, k, 0, d};
 }
 
+// Where a test leaves a trace for the Perfetto checks of the suite (ctest perfetto.check_traces
+// runs the tests tagged [trace-file], then checks every trace in that directory).
+std::filesystem::path checked_trace_path(const std::string& name) {
+#ifdef PIPESCOPE_TEST_TRACE_DIR
+    return std::filesystem::path(PIPESCOPE_TEST_TRACE_DIR) / name;
+#else
+    return std::filesystem::temp_directory_path() / name;
+#endif
+}
+
+void save_for_checks(const std::string& name, const std::string& bytes) {
+    std::ofstream out(checked_trace_path(name), std::ios::binary | std::ios::trunc);
+    out << bytes;
+    REQUIRE(out.good());
+}
+
 // Ticks are nanoseconds in the hand-made tests: origin 0, one ns per tick.
 trace::run_clock identity_clock() { return trace::run_clock::fixed(trace::tick_converter({0, 0}, {1000, 1000}), 0); }
 const trace::writer_options plain{false, 1};   // uncompressed: the packets are directly visible
 
 }  // namespace
 
-TEST_CASE("perfetto writer: a recorded pipe-fib run parses back and follows the importer's rules", "[perfetto]") {
+TEST_CASE("perfetto writer: a recorded pipe-fib run parses back and follows the importer's rules", "[perfetto][trace-file]") {
     scheduler s({2});
     trace::recorder recorder(s.workers(), 64u << 20);
     s.attach_recorder(&recorder);
@@ -86,7 +102,7 @@ TEST_CASE("perfetto writer: a recorded pipe-fib run parses back and follows the 
     REQUIRE(result == workloads::pipe_fib_serial(600));
     s.attach_recorder(nullptr);
 
-    const auto path = std::filesystem::temp_directory_path() / "pipescope_test_pipe_fib.pftrace";
+    const auto path = checked_trace_path("writer-pipe-fib.pftrace");
     std::filesystem::remove(path);
     std::map<event_kind, std::uint64_t> recorded;
     trace::perfetto_writer out(path);
@@ -133,7 +149,7 @@ TEST_CASE("perfetto writer: a recorded pipe-fib run parses back and follows the 
     INFO("trace left at " << path.string() << " for check-trace.sh");
 }
 
-TEST_CASE("perfetto writer: unclosed slices are closed, unmatched ends dropped", "[perfetto]") {
+TEST_CASE("perfetto writer: unclosed slices are closed, unmatched ends dropped", "[perfetto][trace-file]") {
     const std::vector<event_record> w0 = {
         rec(100, event_kind::node_begin, 1, 0),
         rec(120, event_kind::unpark, 1, 77),   // wake id 77
@@ -158,6 +174,7 @@ TEST_CASE("perfetto writer: unclosed slices are closed, unmatched ends dropped",
     out.add_chunk(0, w0.data() + 3, w0.size() - 3);
     out.end_run();
     out.finish();
+    save_for_checks("writer-repaired.pftrace", bytes.str());
 
     CHECK(out.stats().unmatched_ends == 2);
     CHECK(out.stats().closed_at_end == 2);
@@ -227,7 +244,7 @@ TEST_CASE("perfetto writer: without finish() the target file is not created", "[
     CHECK_FALSE(std::filesystem::exists(path.string() + ".tmp"));
 }
 
-TEST_CASE("perfetto writer: line tracks, resumption flows and the live-iterations counter", "[perfetto]") {
+TEST_CASE("perfetto writer: line tracks, resumption flows and the live-iterations counter", "[perfetto][trace-file]") {
     // Iteration 3 (slot 1) starts at 100 on worker 0, suspends at 200 waiting at stage 2, is resumed
     // by worker 1 at 300 and runs stage 2 on worker 0 from 400; it retires at 500. The control is
     // throttled from 150 to 500.
@@ -256,6 +273,7 @@ TEST_CASE("perfetto writer: line tracks, resumption flows and the live-iteration
         out.add_chunk(0, w0.data(), w0.size());
         out.end_run();
         out.finish();
+        save_for_checks(compress ? "writer-lines-compressed.pftrace" : "writer-lines.pftrace", bytes.str());
 
         const parsed_trace t = parse(bytes.str());
         for (const auto& p : t.problems) FAIL_CHECK(p);

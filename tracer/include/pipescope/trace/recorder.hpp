@@ -97,6 +97,8 @@ public:
     std::size_t chunk_events() const noexcept { return chunk_events_; }
     std::size_t chunks_in_pool() const noexcept { return chunk_count_; }
     clock_sample start_clock() const noexcept { return start_; }
+    // Takes the start sample again (when recording really begins later than construction).
+    void restart_clock() noexcept { start_ = clock_sample::take(); }
 
 private:
     friend class event_buffer;

@@ -6,6 +6,7 @@
 #include <pipescope/pipeline.hpp>
 #include <pipescope/scheduler.hpp>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -38,6 +39,9 @@ struct run_request {
     std::string policy = "piper";
     input_size size = input_size::small;
     param_set params;
+    // Called right before the measured run under the chosen policy starts (after the serial
+    // reference and any set-up): the CLI starts recording here, so a trace shows just that run.
+    std::function<void()> on_measured_start;
 };
 
 struct run_report {
