@@ -1,15 +1,26 @@
-// What recording costs: nanoseconds per recorded event on the hot path, and run time with the
-// recorder attached vs not for a coarse pipeline (pipe-fib-256) and a fine one (pipe-fib).
-// A consumer thread drains full chunks (and discards them) so memory stays bounded, as the trace
-// writer's thread will. Prints medians of several runs; asserts nothing about time.
+// bench_trace_cost — what tracing costs.
+//
+//   1. ns per recorded event on the hot path (median and p99 over batches of 1000), with one
+//      thread recording and with every hardware thread recording at once;
+//   2. run time with tracing off vs on, for fine-grained pipe-fib (one bit per stage), pipe-fib-256
+//      and a coarse serial–parallel–serial pipeline (50 µs per item), on P = 1 and 2 workers.
+//      "record": a consumer drains full chunks and discards them (the recording cost alone);
+//      "record+write": the CLI's path, the streaming Perfetto writer compressing into a file;
+//   3. the writer: bytes per event with and without compression, and events converted per second.
+// Prints medians of several runs with their spread; asserts nothing about time.
 #include "bench_common.hpp"
+#include "sps_pipeline.hpp"
 
 #include <pipescope/pipescope.hpp>
+#include <pipescope/trace/perfetto_writer.hpp>
 #include <pipescope/trace/recorder.hpp>
 #include <pipescope/workloads/pipe_fib.hpp>
 
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -17,63 +28,164 @@ using namespace pipescope;
 
 namespace {
 
-// Median and p99 of the per-event cost over batches of 1000 events, one writer, drained.
-void per_event_cost(int runs) {
-    std::vector<double> batch_ns;
-    trace::recorder rec(1, 64u << 20);
+// ---------------------------------------------------------------------------------------------
+// 1. The hot path
+
+void per_event_cost(unsigned writers, int runs) {
+    trace::recorder rec(writers, 64u << 20);
     std::atomic<bool> stop{false};
     std::thread consumer([&] {
-        while (!stop.load()) rec.drain([](unsigned, const trace::event_record*, std::size_t) {});
+        while (!stop.load())
+            if (rec.drain([](unsigned, const trace::event_record*, std::size_t) {}) == 0)
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
     });
-    trace::event_buffer& buf = rec.buffer(0);
-    for (int r = 0; r < runs; ++r)
-        for (int batch = 0; batch < 2000; ++batch) {
-            const auto t0 = bench::bench_clock::now();
-            for (std::uint64_t i = 0; i < 1000; ++i) buf.record(trace::event_kind::node_begin, i, 3, 1);
-            batch_ns.push_back(std::chrono::duration<double, std::nano>(bench::bench_clock::now() - t0).count() / 1000);
-        }
+    std::vector<std::vector<double>> batch_ns(writers);
+    std::vector<std::thread> threads;
+    for (unsigned w = 0; w < writers; ++w)
+        threads.emplace_back([&, w] {
+            trace::event_buffer& buf = rec.buffer(w);
+            for (int r = 0; r < runs; ++r)
+                for (int batch = 0; batch < 2000; ++batch) {
+                    const auto t0 = bench::bench_clock::now();
+                    for (std::uint64_t i = 0; i < 1000; ++i) buf.record(trace::event_kind::node_begin, i, 3, 1);
+                    batch_ns[w].push_back(
+                        std::chrono::duration<double, std::nano>(bench::bench_clock::now() - t0).count() / 1000);
+                }
+        });
+    for (auto& t : threads) t.join();
     stop = true;
     consumer.join();
-    std::sort(batch_ns.begin(), batch_ns.end());
-    const double median = batch_ns[batch_ns.size() / 2];
-    const double p99 = batch_ns[batch_ns.size() * 99 / 100];
-    std::printf("recording, one writer: %.2f ns per event (median of %zu batches of 1000), p99 %.2f ns; dropped %llu\n",
-                median, batch_ns.size(), p99, static_cast<unsigned long long>(rec.dropped_total()));
+    std::vector<double> all;
+    for (const auto& b : batch_ns) all.insert(all.end(), b.begin(), b.end());
+    std::sort(all.begin(), all.end());
+    std::printf("  %u thread%s recording: %.2f ns per event (median of %zu batches of 1000), p99 %.2f ns; dropped %llu\n",
+                writers, writers == 1 ? " " : "s", all[all.size() / 2], all.size(), all[all.size() * 99 / 100],
+                static_cast<unsigned long long>(rec.dropped_total()));
 }
 
-double run_pipe_fib(scheduler& s, unsigned n, unsigned bits, trace::recorder* rec) {
+// What it costs to read the clock alone, for comparison: the floor of any timestamped record.
+void clock_cost() {
+    std::uint64_t sink = 0;
+    const int n = 10'000'000;
+    const double t = bench::time_seconds([&] {
+        for (int i = 0; i < n; ++i) sink += trace::now_ticks();
+    });
+    std::printf("  reading the clock alone (now_ticks): %.2f ns%s\n", t * 1e9 / n, sink == 42 ? " " : "");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Tracing off vs on
+
+enum class tracing { off, record, record_and_write };
+
+struct program {
+    const char* name;
+    std::function<void(scheduler&)> run;
+};
+
+struct traced_run {
+    double seconds = 0;
+    std::uint64_t events = 0, dropped = 0;
+};
+
+traced_run run_once(scheduler& s, const program& p, tracing mode) {
+    traced_run out;
+    if (mode == tracing::off) {
+        out.seconds = bench::time_seconds([&] { p.run(s); });
+        return out;
+    }
+    trace::recorder rec(s.workers(), 64u << 20);
+    const auto path = std::filesystem::temp_directory_path() / "pipescope-bench-trace-cost.pftrace";
+    std::optional<trace::perfetto_writer> writer;
+    trace::recorder::sink_fn sink = [&](unsigned, const trace::event_record*, std::size_t k) { out.events += k; };
+    if (mode == tracing::record_and_write) {
+        writer.emplace(path);
+        writer->begin_run({p.name, s.workers(), "{}", {}}, trace::run_clock::calibrating(rec.start_clock()));
+        sink = [&](unsigned w, const trace::event_record* r, std::size_t k) {
+            out.events += k;
+            writer->add_chunk(w, r, k);
+        };
+    }
     std::atomic<bool> stop{false};
-    std::uint64_t events = 0;
-    std::thread consumer;
-    if (rec) {
-        s.attach_recorder(rec);
-        consumer = std::thread([&] {
-            auto sink = [&](unsigned, const trace::event_record*, std::size_t k) { events += k; };
-            while (!stop.load()) rec->drain(sink);
-        });
+    s.attach_recorder(&rec);
+    std::thread consumer([&] {   // like the CLI: drain what is full, else nap
+        while (!stop.load())
+            if (rec.drain(sink) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+    out.seconds = bench::time_seconds([&] { p.run(s); });
+    s.attach_recorder(nullptr);
+    stop = true;
+    consumer.join();
+    rec.flush(sink);
+    if (writer) {
+        writer->end_run();
+        writer->finish();
+        std::filesystem::remove(path);
     }
-    const double t = bench::time_seconds([&] { workloads::pipe_fib_pipeline(s, n, bits, {}); });
-    if (rec) {
-        s.attach_recorder(nullptr);
-        stop = true;
-        consumer.join();
-        rec->flush([&](unsigned, const trace::event_record*, std::size_t k) { events += k; });
-    }
-    return t;
+    out.dropped = rec.dropped_total();
+    return out;
 }
 
-void overhead(unsigned workers, unsigned n, unsigned bits, int runs) {
+void overhead(const program& p, unsigned workers, int runs) {
     scheduler s({workers});
-    std::vector<double> off, on;
-    for (int r = 0; r < runs; ++r) {   // alternate, so drift hits both
-        off.push_back(run_pipe_fib(s, n, bits, nullptr));
-        trace::recorder rec(s.workers(), 64u << 20);
-        on.push_back(run_pipe_fib(s, n, bits, &rec));
-        if (rec.dropped_total()) std::printf("  (run %d dropped %llu events)\n", r, (unsigned long long)rec.dropped_total());
+    std::vector<double> off, rec, write;
+    std::uint64_t events = 0, dropped = 0;
+    p.run(s);   // warm up
+    for (int r = 0; r < runs; ++r) {   // interleaved, so drift hits every column
+        off.push_back(run_once(s, p, tracing::off).seconds);
+        const auto a = run_once(s, p, tracing::record);
+        rec.push_back(a.seconds);
+        const auto b = run_once(s, p, tracing::record_and_write);
+        write.push_back(b.seconds);
+        events = a.events;
+        dropped += a.dropped + b.dropped;
     }
-    const auto a = bench::summarize(off), b = bench::summarize(on);
-    std::printf("%-13s P=%u  tracing off %s   on %s   on/off %.3f\n", bits == 1 ? "pipe-fib" : "pipe-fib-256", workers,
-                bench::fmt_time(a).c_str(), bench::fmt_time(b).c_str(), b.median / a.median);
+    const auto o = bench::summarize(off), a = bench::summarize(rec), b = bench::summarize(write);
+    std::printf("  %-13s P=%u  off %s  record %s (%.3fx)  record+write %s (%.3fx)  %.1fM events/run%s\n", p.name,
+                workers, bench::fmt_time(o).c_str(), bench::fmt_time(a).c_str(), a.median / o.median,
+                bench::fmt_time(b).c_str(), b.median / o.median, static_cast<double>(events) / 1e6,
+                dropped ? "  (some runs dropped events)" : "");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. The writer
+
+void writer_cost(int runs) {
+    scheduler s({2});
+    trace::recorder rec(s.workers(), std::size_t{1} << 30);
+    s.attach_recorder(&rec);
+    pipeline_options o;
+    o.throttle = 4;
+    workloads::pipe_fib_pipeline(s, 20000, 64, o);
+    s.attach_recorder(nullptr);
+    std::vector<std::pair<unsigned, std::vector<trace::event_record>>> chunks;
+    std::uint64_t events = 0;
+    rec.flush([&](unsigned w, const trace::event_record* r, std::size_t n) {
+        chunks.push_back({w, {r, r + n}});
+        events += n;
+    });
+    const trace::tick_converter conv(rec.start_clock(), trace::clock_sample::take());
+    const auto path = std::filesystem::temp_directory_path() / "pipescope-bench-writer.pftrace";
+    for (const bool compress : {false, true}) {
+        std::vector<double> seconds;
+        std::uint64_t bytes = 0;
+        for (int r = 0; r < runs; ++r) {
+            trace::perfetto_writer w(path, {compress, 1});
+            seconds.push_back(bench::time_seconds([&] {
+                w.begin_run({"pipe-fib-64", 2, "{}", {}}, trace::run_clock::fixed(conv, rec.start_clock().ticks));
+                for (const auto& [worker, rs] : chunks) w.add_chunk(worker, rs.data(), rs.size());
+                w.end_run();
+                w.finish();
+            }));
+            bytes = w.stats().bytes;
+        }
+        const auto t = bench::summarize(seconds);
+        std::printf("  %-10s %.2f bytes per event, %.1f M events/s converted (%s for %.2fM events)\n",
+                    compress ? "compressed" : "plain", static_cast<double>(bytes) / static_cast<double>(events),
+                    static_cast<double>(events) / t.median / 1e6, bench::fmt_time(t).c_str(),
+                    static_cast<double>(events) / 1e6);
+    }
+    std::filesystem::remove(path);
 }
 
 }  // namespace
@@ -82,15 +194,34 @@ int main(int argc, char** argv) {
     int runs = 5;
     unsigned n = 30000;
     const bool go = bench::parse_command_line(
-        argc, argv, "What recording costs: ns per event, and pipe-fib with tracing on vs off.",
+        argc, argv, "What tracing costs: ns per event, run time with tracing off/on, the writer's bytes and speed.",
         {{"--runs", "measured runs per cell (default 5)",
           [&](const std::string& v) { runs = static_cast<int>(bench::parse_positive(v)); }},
-         {"--n", "compute F_n (default 30000)", [&](const std::string& v) { n = unsigned(bench::parse_positive(v)); }}});
+         {"--n", "pipe-fib computes F_n (default 30000)", [&](const std::string& v) { n = unsigned(bench::parse_positive(v)); }}});
     if (!go) return 0;
     bench::print_machine();
-    per_event_cost(runs);
-    for (unsigned p : {1u, 2u}) {
-        overhead(p, n, 256, runs);
-        overhead(p, n, 1, runs);
-    }
+
+    std::printf("\n1. recording, per event\n");
+    clock_cost();
+    per_event_cost(1, runs);
+    const unsigned hw = std::max(2u, std::thread::hardware_concurrency());
+    per_event_cost(hw, runs);
+
+    std::printf("\n2. run time, tracing off vs on (median (spread) of %d runs)\n", runs);
+    const unsigned rounds = bench::sps::calibrate_rounds(50.0);
+    const bench::sps::workload coarse{4000, rounds};
+    const std::uint64_t coarse_checksum = bench::sps::run_serial(coarse);
+    const std::vector<program> programs = {
+        {"sps-50us", [&](scheduler& s) {
+             std::vector<bench::sps::work_item> ring(4 * s.workers());
+             if (bench::sps::run_pipescope(s, coarse, ring) != coarse_checksum) std::abort();
+         }},
+        {"pipe-fib-256", [&](scheduler& s) { workloads::pipe_fib_pipeline(s, n, 256, {}); }},
+        {"pipe-fib", [&](scheduler& s) { workloads::pipe_fib_pipeline(s, n, 1, {}); }},
+    };
+    for (const auto& p : programs)
+        for (unsigned workers : {1u, 2u}) overhead(p, workers, runs);
+
+    std::printf("\n3. the Perfetto writer (a pipe-fib-64 run with K=4 on 2 workers)\n");
+    writer_cost(runs);
 }

@@ -128,8 +128,19 @@ int validate_trace(const std::vector<std::string>& args) {
                 (unsigned long long)s.slices, (unsigned long long)s.open_slices, (unsigned long long)s.unmatched_ends,
                 (unsigned long long)s.instants, (unsigned long long)s.flows, (unsigned long long)s.counter_values);
     for (const auto& p : file.problems) std::printf("  problem: %s\n", p.c_str());
-    const bool ok = file.problems.empty() && s.open_slices == 0 && s.unmatched_ends == 0;
-    std::printf("%s\n", ok ? "ok" : "NOT OK");
+    // A pipescope run begins with a "run" instant and ends with a "run summary": a recording that
+    // was cut short (the process killed, a NAME.tmp left behind) has the first without the second.
+    std::uint64_t runs = 0, summaries = 0;
+    for (const auto& e : file.events) {
+        runs += e.type == 3 && e.name == "run";
+        summaries += e.type == 3 && e.name == "run summary";
+    }
+    if (runs > summaries)
+        std::printf("  PARTIAL: %llu of %llu recorded runs have no run summary: the recording was cut short "
+                    "(slices still open were left unterminated)\n",
+                    (unsigned long long)(runs - summaries), (unsigned long long)runs);
+    const bool ok = file.problems.empty() && s.open_slices == 0 && s.unmatched_ends == 0 && runs == summaries;
+    std::printf("%s\n", ok ? "ok" : runs > summaries ? "NOT OK (partial)" : "NOT OK");
     return ok ? 0 : 1;
 }
 
