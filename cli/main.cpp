@@ -34,7 +34,7 @@ namespace ws = pipescope::workloads;
 namespace {
 
 constexpr const char* usage_text =
-    "usage: pipescope run <workload> [--policy NAME] [--workers N] [--size tiny|small|large]\n"
+    "usage: pipescope run <workload> [--policy NAME] [--workers N] [--size tiny|small|large] [--seed N]\n"
     "                     [--param key=value]... [-o trace.pftrace [--no-trace] [--trace-buffer MiB]\n"
     "                     [--trace-plain]]\n"
     "       pipescope validate <trace.pftrace>\n"
@@ -67,6 +67,16 @@ unsigned parse_workers(const std::string& text) {
     throw usage_error("--workers " + text + ": expected a number of workers between 1 and 1024");
 }
 
+std::uint64_t parse_seed(const std::string& text) {
+    try {
+        std::size_t used = 0;
+        const unsigned long long v = std::stoull(text, &used);
+        if (used == text.size() && !text.empty() && text[0] != '-') return v;
+    } catch (const std::exception&) {
+    }
+    throw usage_error("--seed " + text + ": expected a non-negative integer");
+}
+
 std::size_t parse_mib(const std::string& text) {
     try {
         std::size_t used = 0;
@@ -89,6 +99,7 @@ run_args parse_run(const std::vector<std::string>& args) {
         if (a == "--policy") r.request.policy = value();
         else if (a == "--workers") r.workers = parse_workers(value());
         else if (a == "--size") r.request.size = ws::parse_size(value());
+        else if (a == "--seed") r.request.seed = parse_seed(value());
         else if (a == "--param") params.push_back(value());
         else if (a == "-o" || a == "--output") r.trace_path = value();
         else if (a == "--no-trace") r.trace = false;
@@ -176,6 +187,7 @@ std::string run_metadata(const pipescope::scheduler& sched, const run_args& args
         {"policy", args.request.policy},
         {"workers", sched.workers()},
         {"size", ws::size_name(args.request.size)},
+        {"seed", args.request.seed},
         {"params", args.params},
         {"program",
          {{"kind", program.kind},

@@ -5,9 +5,13 @@ namespace pipescope::workloads {
 
 const workload& pipe_fib_fine();
 const workload& pipe_fib_coarse();
+// Further workloads declare their accessor here and add it to the list below, one line each.
 
 const std::vector<const workload*>& all_workloads() {
-    static const std::vector<const workload*> all = {&pipe_fib_fine(), &pipe_fib_coarse()};
+    static const std::vector<const workload*> all = {
+        &pipe_fib_fine(),
+        &pipe_fib_coarse(),
+    };
     return all;
 }
 

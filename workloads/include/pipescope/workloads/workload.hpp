@@ -38,6 +38,7 @@ const char* size_name(input_size s);
 struct run_request {
     std::string policy = "piper";
     input_size size = input_size::small;
+    std::uint64_t seed = 1;   // --seed: generated inputs are a function of (size, params, seed)
     param_set params;
     // Called right before the measured run under the chosen policy starts (after the serial
     // reference and any set-up): the CLI starts recording here, so a trace shows just that run.
