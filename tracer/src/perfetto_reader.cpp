@@ -23,6 +23,12 @@ string_table::string_table() {
     index_.emplace(std::string_view(strings_.back()), 0);
 }
 
+std::uint32_t string_table::find(std::string_view s) const {
+    if (s.empty()) return 0;
+    auto it = index_.find(s);
+    return it == index_.end() ? not_found : it->second;
+}
+
 std::uint32_t string_table::intern(std::string_view s) {
     if (s.empty()) return 0;
     auto it = index_.find(s);
@@ -158,6 +164,11 @@ struct sequence_state {
 class decoder {
 public:
     decoder(perfetto_visitor& v, string_table& s, const read_options& o) : v_(v), strings_(s), opt_(o) {}
+    ~decoder() {
+        if (z_ready_) inflateEnd(&z_);
+    }
+    decoder(const decoder&) = delete;
+    decoder& operator=(const decoder&) = delete;
 
     void run(std::string_view bytes) { read_trace(bytes, 0); }
 
@@ -182,6 +193,9 @@ private:
     // A string field: validated as UTF-8 (invalid bytes replaced by U+FFFD, with a problem) and interned.
     std::uint32_t text(const proto::field& f, const char* what) {
         expect(f, 2, what);
+        // A string already in the table is valid UTF-8 (only valid or sanitized strings go in):
+        // only new strings are checked, once.
+        if (const auto id = strings_.find(f.bytes); id != string_table::not_found) return id;
         if (is_ascii(f.bytes)) return strings_.intern(f.bytes);
         std::size_t bad = 0;
         if (!sanitize_utf8(f.bytes, scratch_, &bad)) {
@@ -193,8 +207,9 @@ private:
     // -- the outer loop -----------------------------------------------------------------------------
     void read_trace(std::string_view bytes, std::uint64_t base) {
         proto::reader file(bytes, base);
+        proto::field pf;
         while (!file.done()) {
-            const auto pf = file.next();
+            file.next(pf);
             if (pf.number != 1) continue;   // unknown Trace-level fields are ignored, like the importer does
             if (pf.wire_type != 2) throw proto::decode_error(pf.offset, "Trace.packet must be length-delimited");
             read_packet(pf);
@@ -210,8 +225,9 @@ private:
         bool dropped_flag = false, cleared_flag = false;
         std::uint64_t ts = 0, seq = 0, flags = 0;
         bool has_ts = false, has_seq = false;
+        proto::field fl;
         while (!packet.done()) {
-            const auto fl = packet.next();
+            packet.next(fl);
             switch (fl.number) {
                 case 8: expect_varint(fl, "TracePacket.timestamp"); has_ts = true; ts = fl.value; break;
                 case 10: expect_varint(fl, "TracePacket.trusted_packet_sequence_id"); has_seq = true; seq = fl.value; break;
@@ -290,13 +306,17 @@ private:
         const std::uint64_t total_left =
             opt_.max_decompressed_bytes > decompressed_total_ ? opt_.max_decompressed_bytes - decompressed_total_ : 0;
         const std::uint64_t limit = std::min(ratio_limit, total_left);
-        std::string out;
-        z_stream z{};
-        if (inflateInit(&z) != Z_OK) throw proto::decode_error(f.offset, "compressed_packets: cannot initialize zlib");
-        struct guard {
-            z_stream& z;
-            ~guard() { inflateEnd(&z); }
-        } g{z};
+        // One zlib stream and one output buffer for all compressed packets of the file (reset, reused).
+        if (!z_ready_) {
+            z_ = z_stream{};
+            if (inflateInit(&z_) != Z_OK) throw proto::decode_error(f.offset, "compressed_packets: cannot initialize zlib");
+            z_ready_ = true;
+        } else if (inflateReset(&z_) != Z_OK) {
+            throw proto::decode_error(f.offset, "compressed_packets: cannot reset zlib");
+        }
+        z_stream& z = z_;
+        z.avail_in = 0;
+        std::size_t out_size = 0;
         std::string_view in = f.bytes;
         constexpr std::size_t step = 64 * 1024;
         int rc = Z_OK;
@@ -307,7 +327,7 @@ private:
                 z.avail_in = static_cast<uInt>(n);
                 in.remove_prefix(n);
             }
-            if (out.size() >= limit) {
+            if (out_size >= limit) {
                 // One more byte would exceed the limit: see whether the stream ends here.
                 char probe;
                 z.next_out = reinterpret_cast<Bytef*>(&probe);
@@ -325,13 +345,21 @@ private:
                             "): refusing to inflate further");
                 }
             } else {
-                const std::size_t old = out.size();
-                const std::size_t grow = static_cast<std::size_t>(std::min<std::uint64_t>(step + old / 2, limit - old));
-                out.resize(old + grow);
-                z.next_out = reinterpret_cast<Bytef*>(out.data() + old);
+                if (out_size == out_capacity_) {
+                    // Grow (keeping what is inflated): no zero-filling, and kept for the next packets.
+                    const std::size_t cap = static_cast<std::size_t>(
+                        std::min<std::uint64_t>(std::max<std::size_t>(step, out_capacity_ + out_capacity_ / 2), limit));
+                    auto bigger = std::make_unique_for_overwrite<char[]>(cap);
+                    if (out_size) std::memcpy(bigger.get(), out_.get(), out_size);
+                    out_ = std::move(bigger);
+                    out_capacity_ = cap;
+                }
+                const std::size_t grow = static_cast<std::size_t>(
+                    std::min<std::uint64_t>({out_capacity_ - out_size, limit - out_size, std::uint64_t{1} << 30}));
+                z.next_out = reinterpret_cast<Bytef*>(out_.get() + out_size);
                 z.avail_out = static_cast<uInt>(grow);
                 rc = inflate(&z, Z_NO_FLUSH);
-                out.resize(old + grow - z.avail_out);
+                out_size += grow - z.avail_out;
             }
             if (rc == Z_STREAM_END) break;
             if (rc == Z_NEED_DICT || rc == Z_DATA_ERROR || rc == Z_MEM_ERROR || rc == Z_STREAM_ERROR) {
@@ -341,17 +369,17 @@ private:
             }
             if (rc == Z_BUF_ERROR && z.avail_in == 0 && in.empty())
                 throw proto::decode_error(f.bytes_offset + f.bytes.size(),
-                                          "compressed_packets: truncated zlib stream (" + std::to_string(out.size()) +
+                                          "compressed_packets: truncated zlib stream (" + std::to_string(out_size) +
                                               " bytes inflated)");
         }
         if (z.avail_in != 0 || !in.empty())
             problem(f.bytes_offset + (f.bytes.size() - in.size() - z.avail_in),
                     "compressed_packets: data after the end of the zlib stream (ignored)");
-        decompressed_total_ += out.size();
+        decompressed_total_ += out_size;
         in_compressed_ = true;
         outer_ = packet_offset;
         try {
-            read_trace(out, 0);
+            read_trace(std::string_view(out_.get(), out_size), 0);
         } catch (const compressed_decode_error&) {
             in_compressed_ = false;
             throw;
@@ -493,8 +521,9 @@ private:
         e.counter_int = 0;
         e.counter_double = 0;
         proto::reader te = proto::reader::nested(f);
+        proto::field x;
         while (!te.done()) {
-            const auto x = te.next();
+            te.next(x);
             switch (x.number) {
                 case 9: expect_varint(x, "TrackEvent.type"); e.type = x.value; break;
                 case 11: expect_varint(x, "TrackEvent.track_uuid"); e.track = x.value; break;
@@ -532,7 +561,7 @@ private:
                 case 42: add_old_flow(x, e.terminating); break;
                 case 4:
                     expect(x, 2, "TrackEvent.debug_annotations");
-                    read_annotation(x, s, e, 0, std::string_view(), 1);
+                    if (!simple_annotation(x, s, e)) read_annotation(x, s, e, 0, std::string_view(), 1);
                     break;
                 default: break;
             }
@@ -543,6 +572,44 @@ private:
         const auto c = s.categories.find(iid);
         if (c == iid_table::none) problem(offset, "category iid " + std::to_string(iid) + " was never interned");
         else e.categories.push_back(c);
+    }
+
+    // The common case of a top-level DebugAnnotation: an interned name and a scalar value or an
+    // interned string, nothing else. Returns false, having changed nothing, for anything else
+    // (read_annotation then reads it, reporting what there is to report).
+    bool simple_annotation(const proto::field& f, sequence_state& s, decoded_event& e) {
+        if (opt_.max_depth == 0) return false;
+        proto::reader da = proto::reader::nested(f);
+        proto::field y;
+        decoded_arg a;
+        bool has_value = false;
+        while (!da.done()) {
+            da.next(y);
+            if (y.wire_type != (y.number == 5 ? 1 : 0)) return false;
+            switch (y.number) {
+                case 1: {
+                    const auto n = s.arg_names.find(y.value);
+                    if (n == iid_table::none || n == 0) return false;
+                    a.name = n;
+                    break;
+                }
+                case 2: a.kind = arg_kind::bool_value, a.bits = y.value != 0, has_value = true; break;
+                case 3:
+                case 7: a.kind = arg_kind::uint_value, a.bits = y.value, has_value = true; break;
+                case 4: a.kind = arg_kind::int_value, a.bits = y.value, has_value = true; break;
+                case 5: a.kind = arg_kind::double_value, a.bits = y.value, has_value = true; break;
+                case 17: {
+                    const auto v = s.string_values.find(y.value);
+                    if (v == iid_table::none) return false;
+                    a.kind = arg_kind::string_value, a.bits = v, has_value = true;
+                    break;
+                }
+                default: return false;
+            }
+        }
+        if (!has_value || a.name == 0) return false;
+        e.args.push_back(a);
+        return true;
     }
 
     // A DebugAnnotation; `prefix` is the flattened name of the enclosing dict/array (empty at top level).
@@ -624,6 +691,10 @@ private:
     bool in_compressed_ = false;
     std::uint64_t outer_ = 0;
     std::uint64_t decompressed_total_ = 0;
+    z_stream z_{};
+    bool z_ready_ = false;
+    std::unique_ptr<char[]> out_;   // inflated data of the current compressed packet
+    std::size_t out_capacity_ = 0;
 };
 
 // Builds a perfetto_file.

@@ -132,6 +132,40 @@ bool parse_suffix(const std::string& name, std::string_view prefix, int& out) {
     return true;
 }
 
+// Sorts v stably, given that it is the concatenation of the sorted runs starting at `starts`
+// (starts[0] == 0): merges neighbouring runs pairwise, O(n log runs) with no comparisons inside a run.
+template <class T, class Less>
+void merge_sorted_runs(std::vector<T>& v, std::vector<std::size_t> starts, Less less) {
+    if (starts.size() <= 1) return;
+    if (starts.size() > 4096) {   // hardly sorted at all
+        std::stable_sort(v.begin(), v.end(), less);
+        return;
+    }
+    starts.push_back(v.size());
+    while (starts.size() > 2) {
+        std::vector<std::size_t> merged;
+        merged.reserve(starts.size() / 2 + 2);
+        std::size_t k = 0;
+        for (; k + 2 < starts.size(); k += 2) {
+            std::inplace_merge(v.begin() + starts[k], v.begin() + starts[k + 1], v.begin() + starts[k + 2], less);
+            merged.push_back(starts[k]);
+        }
+        for (; k < starts.size(); ++k) merged.push_back(starts[k]);
+        starts = std::move(merged);
+    }
+}
+
+// The starts of the maximal sorted runs of v.
+template <class T, class Less>
+std::vector<std::size_t> sorted_runs(const std::vector<T>& v, Less less) {
+    std::vector<std::size_t> starts;
+    if (v.empty()) return starts;
+    starts.push_back(0);
+    for (std::size_t i = 1; i < v.size(); ++i)
+        if (less(v[i], v[i - 1])) starts.push_back(i);
+    return starts;
+}
+
 class model_builder final : public perfetto_visitor {
 public:
     model_builder(trace_model& m) : m_(m) {}
@@ -205,6 +239,11 @@ public:
         raw_[ti].push_back(r);
     }
 
+    // Reserves the annotation pool from the file's size (about one annotation per 8 bytes at most
+    // for our files, fewer for compressed ones): address space only, pages are touched as used, and
+    // no reallocation copies the pool while it grows.
+    void reserve_for(std::size_t file_bytes) { m_.args.reserve(std::min<std::size_t>(file_bytes / 8, std::size_t{1} << 28)); }
+
     void finish(string_table& strings_table) {
         match_slices();
         link_flows();
@@ -223,7 +262,7 @@ private:
             t.described = false;
             t.name = uuid == 0 ? "global" : "track " + std::to_string(uuid);
             m_.tracks.push_back(std::move(t));
-            raw_.emplace_back();
+            raw_.emplace_back().reserve(1024);
             counters_.emplace_back();
         }
         return it->second;
@@ -235,10 +274,12 @@ private:
             track& t = m_.tracks[ti];
             auto& raw = raw_[ti];
             const auto by_ts = [](const raw_event& a, const raw_event& b) { return a.ts < b.ts; };
-            if (!std::is_sorted(raw.begin(), raw.end(), by_ts)) std::stable_sort(raw.begin(), raw.end(), by_ts);
+            // Our files are sorted per sequence: a track written by several sequences is a few
+            // sorted runs, merged (stably: ties stay in file order).
+            merge_sorted_runs(raw, sorted_runs(raw, by_ts), by_ts);
             auto& cs = counters_[ti];
             const auto c_by_ts = [](const counter_sample& a, const counter_sample& b) { return a.ts < b.ts; };
-            if (!std::is_sorted(cs.begin(), cs.end(), c_by_ts)) std::stable_sort(cs.begin(), cs.end(), c_by_ts);
+            merge_sorted_runs(cs, sorted_runs(cs, c_by_ts), c_by_ts);
             t.counters = std::move(cs);
             std::size_t begins = 0, instants = 0;
             for (const auto& r : raw) (r.type == 1 ? begins : instants) += r.type != 2;
@@ -296,8 +337,11 @@ private:
     }
 
     void link_flows() {
-        std::sort(steps_.begin(), steps_.end(),
-                  [](const flow_step& a, const flow_step& b) { return std::tie(a.ts, a.position) < std::tie(b.ts, b.position); });
+        // The steps are in track order, each track's sorted by timestamp and file position.
+        const auto less = [](const flow_step& a, const flow_step& b) {
+            return std::tie(a.ts, a.position) < std::tie(b.ts, b.position);
+        };
+        merge_sorted_runs(steps_, sorted_runs(steps_, less), less);
         std::unordered_map<std::uint64_t, event_ref> active;
         for (const auto& s : steps_) {
             auto it = active.find(s.id);
@@ -488,24 +532,44 @@ pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<
             dag.nodes.push_back(n);
         }
     }
-    // Sort by (iteration, stage, start) through a compact key vector.
+    // Sort by (iteration, stage, start). The nodes come worker by worker, each worker's in
+    // iteration order: when the iterations are dense (as they are), a counting sort by iteration
+    // and a sort of each iteration's nodes by (stage, start); a plain sort otherwise.
     {
-        struct key {
-            std::uint64_t iteration, stage, start;
-            std::uint32_t index;
-        };
-        std::vector<key> keys(dag.nodes.size());
-        for (std::uint32_t i = 0; i < keys.size(); ++i)
-            keys[i] = {dag.nodes[i].iteration, dag.nodes[i].stage, dag.nodes[i].start, i};
-        const auto less = [](const key& a, const key& b) {
+        const auto less = [](const dag_node& a, const dag_node& b) {
             return std::tie(a.iteration, a.stage, a.start) < std::tie(b.iteration, b.stage, b.start);
         };
-        if (!std::is_sorted(keys.begin(), keys.end(), less)) {
-            std::sort(keys.begin(), keys.end(), less);
-            std::vector<dag_node> sorted;
-            sorted.reserve(keys.size());
-            for (const key& k : keys) sorted.push_back(dag.nodes[k.index]);
-            dag.nodes = std::move(sorted);
+        if (!std::is_sorted(dag.nodes.begin(), dag.nodes.end(), less)) {
+            std::uint64_t lo = ~std::uint64_t{0}, hi = 0;
+            for (const auto& n : dag.nodes) lo = std::min(lo, n.iteration), hi = std::max(hi, n.iteration);
+            if (hi - lo < 4 * dag.nodes.size() + 1024) {
+                std::vector<std::uint32_t> start(static_cast<std::size_t>(hi - lo) + 2, 0);
+                for (const auto& n : dag.nodes) ++start[static_cast<std::size_t>(n.iteration - lo) + 1];
+                for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+                std::vector<dag_node> sorted(dag.nodes.size());
+                for (const auto& n : dag.nodes) sorted[start[static_cast<std::size_t>(n.iteration - lo)]++] = n;
+                // start[i] is now the end of iteration lo + i's bucket
+                std::size_t b = 0;
+                for (std::size_t i = 0; i + 1 < start.size(); ++i) {
+                    const std::size_t e = start[i];
+                    if (e - b > 16) {   // an iteration of many nodes (from several workers)
+                        std::stable_sort(sorted.begin() + b, sorted.begin() + e, less);
+                        b = e;
+                        continue;
+                    }
+                    for (std::size_t k = b + 1; k < e; ++k) {   // stable insertion sort of one bucket
+                        if (!less(sorted[k], sorted[k - 1])) continue;
+                        dag_node x = sorted[k];
+                        std::size_t m = k;
+                        for (; m > b && less(x, sorted[m - 1]); --m) sorted[m] = sorted[m - 1];
+                        sorted[m] = x;
+                    }
+                    b = e;
+                }
+                dag.nodes = std::move(sorted);
+            } else {
+                std::stable_sort(dag.nodes.begin(), dag.nodes.end(), less);
+            }
         }
     }
     // A node appears once; a second slice for the same (i, j) is reported and dropped.
@@ -532,23 +596,37 @@ pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<
         else iters.back().last = i;
     }
     dag.iterations = iters.size();
+    // iteration -> its range: by index when the iterations are dense, else by binary search.
+    const std::uint64_t it_lo = iters.empty() ? 0 : iters.front().iteration;
+    const bool dense = !iters.empty() && iters.back().iteration - it_lo < 4 * iters.size() + 1024;
+    std::vector<std::uint32_t> iter_index;
+    if (dense) {
+        iter_index.assign(static_cast<std::size_t>(iters.back().iteration - it_lo) + 1, no_index);
+        for (std::uint32_t k = 0; k < iters.size(); ++k) iter_index[static_cast<std::size_t>(iters[k].iteration - it_lo)] = k;
+    }
     auto find_iter = [&](std::uint64_t it) -> const range* {
+        if (dense) {
+            if (it < it_lo || it - it_lo >= iter_index.size()) return nullptr;
+            const std::uint32_t k = iter_index[static_cast<std::size_t>(it - it_lo)];
+            return k == no_index ? nullptr : &iters[k];
+        }
         auto p = std::lower_bound(iters.begin(), iters.end(), it, [](const range& a, std::uint64_t v) { return a.iteration < v; });
         return p != iters.end() && p->iteration == it ? &*p : nullptr;
     };
+    dag.edges.reserve(dag.nodes.size() * 2);
     for (const range& cur : iters) {
         const range* prev = cur.iteration > 0 ? find_iter(cur.iteration - 1) : nullptr;
         const range* throttler = dag.K && cur.iteration >= dag.K ? find_iter(cur.iteration - dag.K) : nullptr;
+        // The node of i-1 that holds stage j: its last node with stage <= j. Stages ascend in both
+        // iterations, so one pointer walks i-1's nodes once (not once per node of i).
+        std::uint32_t holder = no_index;   // last node of i-1 with stage <= the current node's stage
+        std::uint32_t next_p = prev ? prev->first : 0;
         for (std::uint32_t i = cur.first; i <= cur.last; ++i) {
             if (i > cur.first) dag.edges.push_back({i - 1, i, dag_edge_kind::stage});
             std::uint32_t cross_from = no_index;
             if (dag.nodes[i].waited && prev) {
-                // The node of i-1 that holds stage j: its last node with stage <= j.
-                for (std::uint32_t p = prev->last + 1; p-- > prev->first;)
-                    if (dag.nodes[p].stage <= dag.nodes[i].stage) {
-                        cross_from = p;
-                        break;
-                    }
+                while (next_p <= prev->last && dag.nodes[next_p].stage <= dag.nodes[i].stage) holder = next_p++;
+                cross_from = holder;
                 if (cross_from != no_index) dag.edges.push_back({cross_from, i, dag_edge_kind::cross});
             }
             if (i == cur.last && prev && cross_from != prev->last) dag.edges.push_back({prev->last, i, dag_edge_kind::retire});
@@ -561,6 +639,7 @@ pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<
 trace_model load_trace(std::string_view bytes, const read_options& options) {
     trace_model m;
     model_builder b(m);
+    b.reserve_for(bytes.size());
     decode_perfetto(bytes, b, b.strings_, options);
     b.finish(b.strings_);
     return m;

@@ -61,7 +61,10 @@ private:
 class string_table {
 public:
     string_table();
+    static constexpr std::uint32_t not_found = 0xFFFFFFFFu;
     std::uint32_t intern(std::string_view s);
+    // The index of `s` if it is in the table, else not_found.
+    std::uint32_t find(std::string_view s) const;
     const std::string& operator[](std::uint32_t i) const { return strings_[i]; }
     std::size_t size() const { return strings_.size(); }
     // Moves the strings out (the table is empty afterwards).

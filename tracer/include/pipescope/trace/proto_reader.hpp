@@ -39,74 +39,124 @@ struct field {
 class reader {
 public:
     // `base` is the offset of data[0] in the whole file, so errors name file offsets.
-    explicit reader(std::string_view data, std::uint64_t base = 0) : data_(data), base_(base) {}
+    explicit reader(std::string_view data, std::uint64_t base = 0)
+        : begin_(reinterpret_cast<const std::uint8_t*>(data.data())),
+          p_(begin_),
+          end_(begin_ + data.size()),
+          base_(base) {}
 
-    bool done() const { return pos_ >= data_.size(); }
-    std::uint64_t offset() const { return base_ + pos_; }
+    bool done() const { return p_ >= end_; }
+    std::uint64_t offset() const { return base_ + static_cast<std::uint64_t>(p_ - begin_); }
 
+    // Reads the next field. Inlined: the common case (a one-byte tag and a one-byte varint or a
+    // one-byte length) takes a few instructions; everything else goes through out-of-line paths.
     field next() {
         field f;
+        next(f);
+        return f;
+    }
+    void next(field& f) {
         f.offset = offset();
-        const std::uint64_t key = varint("field tag");
+        std::uint64_t key;
+        if (p_ < end_ && *p_ < 0x80) [[likely]]
+            key = *p_++;
+        else
+            key = varint_slow("field tag");
         f.number = static_cast<std::uint32_t>(key >> 3);
         f.wire_type = static_cast<std::uint8_t>(key & 7);
-        if (f.number == 0) throw decode_error(f.offset, "field number 0 is invalid");
+        if (f.number == 0) [[unlikely]]
+            throw_at(f.offset, "field number 0 is invalid");
         switch (f.wire_type) {
-            case 0: f.value = varint("varint value"); break;
+            case 0:
+                if (p_ < end_ && *p_ < 0x80) [[likely]]
+                    f.value = *p_++;
+                else
+                    f.value = varint_multi("varint value");
+                break;
             case 1: f.value = fixed(8); break;
             case 5: f.value = fixed(4); break;
             case 2: {
-                const std::uint64_t at = offset();
-                const std::uint64_t len = varint("length");
-                if (len > data_.size() - pos_)
-                    throw decode_error(at, "length " + std::to_string(len) + " runs past the end of the enclosing data (" +
-                                               std::to_string(data_.size() - pos_) + " bytes left)");
+                const std::uint8_t* at = p_;
+                std::uint64_t len;
+                if (p_ < end_ && *p_ < 0x80) [[likely]]
+                    len = *p_++;
+                else
+                    len = varint_slow("length");
+                if (len > static_cast<std::uint64_t>(end_ - p_)) [[unlikely]]
+                    throw_length(at, len);
                 f.bytes_offset = offset();
-                f.bytes = data_.substr(pos_, len);
-                pos_ += len;
+                f.bytes = std::string_view(reinterpret_cast<const char*>(p_), static_cast<std::size_t>(len));
+                p_ += len;
                 break;
             }
-            default:
-                throw decode_error(f.offset, "unsupported wire type " + std::to_string(f.wire_type) + " (field " +
-                                                 std::to_string(f.number) + ")");
+            default: throw_wire_type(f);
         }
-        return f;
     }
 
     // A reader over a length-delimited field's payload; its errors still name file offsets.
     static reader nested(const field& f) { return reader(f.bytes, f.bytes_offset); }
 
 private:
-    std::uint64_t varint(const char* what) {
-        // Fast path: most tags and values of a trace are one byte.
-        if (pos_ < data_.size() && !(static_cast<std::uint8_t>(data_[pos_]) & 0x80))
-            return static_cast<std::uint8_t>(data_[pos_++]);
+    [[noreturn, gnu::noinline, gnu::cold]] static void throw_at(std::uint64_t offset, const char* what) {
+        throw decode_error(offset, what);
+    }
+    [[noreturn, gnu::noinline, gnu::cold]] void throw_length(const std::uint8_t* at, std::uint64_t len) const {
+        throw decode_error(base_ + static_cast<std::uint64_t>(at - begin_),
+                           "length " + std::to_string(len) + " runs past the end of the enclosing data (" +
+                               std::to_string(end_ - p_) + " bytes left)");
+    }
+    [[noreturn, gnu::noinline, gnu::cold]] static void throw_wire_type(const field& f) {
+        throw decode_error(f.offset, "unsupported wire type " + std::to_string(f.wire_type) + " (field " +
+                                         std::to_string(f.number) + ")");
+    }
+    // A varint of several bytes (timestamps, uuids): unrolled without bounds checks when at least
+    // 10 bytes are left; the checked loop otherwise, and for anything malformed.
+    std::uint64_t varint_multi(const char* what) {
+        if (end_ - p_ >= 10) [[likely]] {
+            const std::uint8_t* q = p_;
+            std::uint64_t v = 0;
+            for (int i = 0; i < 9; ++i) {
+                const std::uint64_t b = q[i];
+                v |= (b & 0x7F) << (7 * i);
+                if (b < 0x80) {
+                    p_ = q + i + 1;
+                    return v;
+                }
+            }
+            if (q[9] <= 1) {
+                p_ = q + 10;
+                return v | (std::uint64_t{q[9]} << 63);
+            }
+        }
         return varint_slow(what);
     }
-    std::uint64_t varint_slow(const char* what) {
+    [[gnu::noinline]] std::uint64_t varint_slow(const char* what) {
         const std::uint64_t start = offset();
         std::uint64_t v = 0;
         for (int shift = 0; shift < 70; shift += 7) {
-            if (pos_ >= data_.size()) throw decode_error(start, std::string("truncated ") + what);
-            const std::uint8_t b = static_cast<std::uint8_t>(data_[pos_++]);
-            if (shift == 63 && b > 1) throw decode_error(start, std::string(what) + " overflows 64 bits");
+            if (p_ >= end_) [[unlikely]]
+                throw decode_error(start, std::string("truncated ") + what);
+            const std::uint8_t b = *p_++;
+            if (shift == 63 && b > 1) [[unlikely]]
+                throw decode_error(start, std::string(what) + " overflows 64 bits");
             v |= std::uint64_t{b & 0x7Fu} << shift;
             if (!(b & 0x80)) return v;
         }
         throw decode_error(start, std::string(what) + " is longer than 10 bytes");
     }
     std::uint64_t fixed(int n) {
-        if (data_.size() - pos_ < static_cast<std::size_t>(n))
+        if (static_cast<std::size_t>(end_ - p_) < static_cast<std::size_t>(n)) [[unlikely]]
             throw decode_error(offset(), "truncated fixed" + std::to_string(8 * n) + " value");
         std::uint64_t v = 0;
-        for (int i = 0; i < n; ++i) v |= std::uint64_t{static_cast<std::uint8_t>(data_[pos_ + i])} << (8 * i);
-        pos_ += n;
+        for (int i = 0; i < n; ++i) v |= std::uint64_t{p_[i]} << (8 * i);
+        p_ += n;
         return v;
     }
 
-    std::string_view data_;
+    const std::uint8_t* begin_;
+    const std::uint8_t* p_;
+    const std::uint8_t* end_;
     std::uint64_t base_;
-    std::size_t pos_ = 0;
 };
 
 }  // namespace pipescope::trace::proto
