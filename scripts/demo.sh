@@ -54,8 +54,8 @@ run_job() {
     local -a cmd=("$cli" run "$workload" --size "$size" --policy "$policy")
     # Parallel runs of the coarse-grained workloads are recorded as Perfetto traces. (The serial
     # elision runs on the calling thread and has no workers to record; fine-grained pipe-fib makes
-    # hundreds of millions of events at this size, more than the writer, which still holds a run in
-    # memory, should take on.)
+    # hundreds of millions of events at this size — one per 2.5 ns stage — faster than any writer
+    # can stream them, so its trace would mostly say where events were dropped.)
     if [[ "$policy" != serial && " ${traced_workloads[*]} " == *" $workload "* ]]; then
         mkdir -p "$trace_dir"
         cmd+=(-o "$trace_dir/$workload-$policy.pftrace")
@@ -80,7 +80,15 @@ main() {
         done
     done
     echo ""
-    echo "==== $me: done. Traces in ${trace_dir#"$repo_root/"}/ — open them in ui.perfetto.dev"
+    echo ""
+    echo "==== $me: the recorded traces"
+    local t
+    for t in "$trace_dir"/*.pftrace; do
+        "$cli" validate "$t" | head -1
+    done
+    echo ""
+    echo "==== $me: done. Traces in ${trace_dir#"$repo_root/"}/ — open them in ui.perfetto.dev;"
+    echo "     example traces that ship with pipescope are in traces/ (see traces/README.md)"
 }
 
 main
