@@ -9,3 +9,6 @@
 // Exit 0 on success, 1 if the trace cannot be read or is malformed (the message names the byte
 // offset), 2 on a usage error.
 int export_json_command(const std::vector<std::string>& args);
+
+// pipescope list [--json]
+int list_command(const std::vector<std::string>& args);

@@ -39,7 +39,7 @@ constexpr const char* usage_text =
     "                     [--trace-plain]]\n"
     "       pipescope validate <trace.pftrace>\n"
     "       pipescope export-json <trace.pftrace> <out.json>\n"
-    "       pipescope list\n"
+    "       pipescope list [--json]\n"
     "       pipescope --help\n";
 
 struct usage_error : std::runtime_error {
@@ -153,21 +153,6 @@ int validate_trace(const std::vector<std::string>& args) {
     const bool ok = file.problems.empty() && s.open_slices == 0 && s.unmatched_ends == 0 && runs == summaries;
     std::printf("%s\n", ok ? "ok" : runs > summaries ? "NOT OK (partial)" : "NOT OK");
     return ok ? 0 : 1;
-}
-
-int list_workloads() {
-    for (const ws::workload* w : ws::all_workloads()) {
-        std::cout << w->name() << "\n    " << w->summary() << "\n";
-        std::string p = w->parameters(), line;
-        for (char c : p + "\n") {
-            if (c != '\n') { line += c; continue; }
-            if (!line.empty()) std::cout << "    --param " << line << "\n";
-            line.clear();
-        }
-    }
-    std::cout << "policies (--policy):\n";
-    for (const auto& p : pipescope::pipeline_policies()) std::cout << "  " << p.name << "\n    " << p.summary << "\n";
-    return 0;
 }
 
 // The run's configuration and program structure, stored in the trace for the viewer and analysis
@@ -289,6 +274,8 @@ int run_workload(const run_args& args) {
         known += (known.empty() ? "" : ", ") + p.name;
     }
     if (!policy_known) throw usage_error("unknown policy '" + args.request.policy + "' (known: " + known + ")");
+    if (const std::string why = w->cannot_run_under(args.request.policy); !why.empty())
+        throw usage_error(w->name() + " cannot run under policy '" + args.request.policy + "': " + why);
 
     pipescope::scheduler sched({args.workers});
     ws::run_request request = args.request;
@@ -337,7 +324,7 @@ int main(int argc, char** argv) {
             std::cout << usage_text;
             return args.empty() ? 2 : 0;
         }
-        if (args[0] == "list") return list_workloads();
+        if (args[0] == "list") return list_command({args.begin() + 1, args.end()});
         if (args[0] == "validate") return validate_trace({args.begin() + 1, args.end()});
         if (args[0] == "export-json") return export_json_command({args.begin() + 1, args.end()});
         if (args[0] == "run") return run_workload(parse_run({args.begin() + 1, args.end()}));

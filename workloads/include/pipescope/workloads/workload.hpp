@@ -73,6 +73,12 @@ public:
     virtual std::string parameters() const = 0;   // "key=default: meaning" lines
     virtual run_report run(scheduler& s, run_request& request) const = 0;
     virtual program_info program(const run_request& request) const = 0;
+    // Why this workload cannot run under `policy`, or "" if it can (e.g. a program whose structure
+    // is decided on the fly cannot be declared up front to a construct-and-run policy).
+    virtual std::string cannot_run_under(const std::string& policy) const {
+        (void)policy;
+        return {};
+    }
 };
 
 const std::vector<const workload*>& all_workloads();

@@ -1,0 +1,91 @@
+// pipescope list [--json]: the workloads, their parameters with defaults, and which policies can
+// run each (and why not, where not); then the policies.
+#include "commands.hpp"
+
+#include <pipescope/pipeline.hpp>
+#include <pipescope/workloads/workload.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <stdexcept>
+
+namespace ws = pipescope::workloads;
+
+namespace {
+
+struct parameter {
+    std::string name, default_value, meaning;
+};
+
+// workload::parameters() is "key=default: meaning" lines.
+std::vector<parameter> parse_parameters(const std::string& text) {
+    std::vector<parameter> out;
+    std::string line;
+    auto flush = [&] {
+        if (line.empty()) return;
+        parameter p;
+        const auto eq = line.find('=');
+        // A default may be a description in angle brackets that contains ": " itself.
+        auto from = eq == std::string::npos ? 0 : eq;
+        if (eq != std::string::npos && eq + 1 < line.size() && line[eq + 1] == '<')
+            if (const auto close = line.find('>', eq); close != std::string::npos) from = close;
+        const auto colon = line.find(": ", from);
+        p.name = line.substr(0, eq);
+        if (eq != std::string::npos) p.default_value = line.substr(eq + 1, colon == std::string::npos ? std::string::npos : colon - eq - 1);
+        if (colon != std::string::npos) p.meaning = line.substr(colon + 2);
+        out.push_back(p);
+        line.clear();
+    };
+    for (char c : text) {
+        if (c == '\n') flush();
+        else line += c;
+    }
+    flush();
+    return out;
+}
+
+int print_json() {
+    nlohmann::json workloads = nlohmann::json::array();
+    for (const ws::workload* w : ws::all_workloads()) {
+        nlohmann::json params = nlohmann::json::array(), policies = nlohmann::json::object();
+        for (const auto& p : parse_parameters(w->parameters()))
+            params.push_back({{"name", p.name}, {"default", p.default_value}, {"meaning", p.meaning}});
+        for (const auto& p : pipescope::pipeline_policies()) {
+            const std::string why = w->cannot_run_under(p.name);
+            policies[p.name] = why.empty() ? nlohmann::json{{"runs", true}} : nlohmann::json{{"runs", false}, {"why", why}};
+        }
+        workloads.push_back({{"name", w->name()}, {"summary", w->summary()}, {"parameters", params}, {"policies", policies}});
+    }
+    nlohmann::json policies = nlohmann::json::array();
+    for (const auto& p : pipescope::pipeline_policies()) policies.push_back({{"name", p.name}, {"summary", p.summary}});
+    std::cout << nlohmann::json{{"workloads", workloads}, {"policies", policies}}.dump(2) << "\n";
+    return 0;
+}
+
+int print_text() {
+    for (const ws::workload* w : ws::all_workloads()) {
+        std::cout << w->name() << "\n    " << w->summary() << "\n";
+        for (const auto& p : parse_parameters(w->parameters()))
+            std::cout << "    --param " << p.name << "=" << p.default_value << (p.meaning.empty() ? "" : ": ") << p.meaning
+                      << "\n";
+        std::string runs, refused;
+        for (const auto& p : pipescope::pipeline_policies()) {
+            const std::string why = w->cannot_run_under(p.name);
+            if (why.empty()) runs += (runs.empty() ? "" : ", ") + p.name;
+            else refused += "    not under " + p.name + ": " + why + "\n";
+        }
+        std::cout << "    runs under: " << runs << "\n" << refused;
+    }
+    std::cout << "policies (--policy):\n";
+    for (const auto& p : pipescope::pipeline_policies()) std::cout << "  " << p.name << "\n    " << p.summary << "\n";
+    return 0;
+}
+
+}  // namespace
+
+int list_command(const std::vector<std::string>& args) {
+    if (args.empty()) return print_text();
+    if (args.size() == 1 && args[0] == "--json") return print_json();
+    throw std::invalid_argument("list: unexpected argument '" + args[0] + "' (only --json)");
+}
