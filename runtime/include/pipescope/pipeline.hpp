@@ -27,13 +27,23 @@
 
 namespace pipescope {
 
+// How a stage behaves in a pipeline whose structure is declared up front (the filter modes of
+// construct-and-run policies, seed 000 §2.3): serial in order (iteration i after i-1, the cross
+// edge of stage_wait), serial out of order (one iteration at a time, any order), parallel.
+enum class stage_kind : std::uint8_t { serial_in_order, serial_out_of_order, parallel };
+
 // How a pipe_while loop is scheduled.
 struct pipeline_options {
-    std::string policy = "piper";       // "piper" or "serial" (the serial elision)
-    unsigned throttle = 0;              // K, most iterations in flight; 0 means 4P (seed 001 §10)
+    std::string policy = "piper";       // a name from pipeline_policies(): "piper", "serial", ...
+    unsigned throttle = 0;              // K, most iterations in flight (tokens); 0 means 4P (seed 001 §10)
     bool lazy_enabling = true;          // seed 001 §9
     bool dependency_folding = true;     // seed 001 §9
     pipeline_observer* observer = nullptr;
+    // The structure, for policies that need it before the loop runs (construct-and-run): stage j
+    // of every iteration has kind declared_stages[j] (stage 0, where the loop condition runs, must
+    // be serial_in_order). Iterations may still skip stages. Empty: the structure is decided on
+    // the fly, which only the work-stealing policies (piper, serial elision) can run.
+    std::vector<stage_kind> declared_stages;
 };
 
 // The K a loop runs with on `workers` workers: options.throttle, or 4P when that is 0.
