@@ -1,0 +1,79 @@
+#include <catch2/catch.hpp>
+
+#include <model/document.hpp>
+#include <model/lod.hpp>
+#include <model/view_state.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace pipescope::viewer;
+namespace fs = std::filesystem;
+
+static const fs::path k2 = fs::path(PIPESCOPE_SOURCE_DIR) / "traces" / "pipe-fib-256-piper-K2.pftrace";
+
+TEST_CASE("slice and instant names are classified for colours", "[viewer][document]") {
+    CHECK(classify_slice_name("stage 0") == 0);
+    CHECK(classify_slice_name("stage 17") == 17);
+    CHECK(classify_slice_name("stage x") == key_other);
+    CHECK(classify_slice_name("idle") == key_idle);
+    CHECK(classify_slice_name("parked") == key_parked);
+    CHECK(classify_slice_name("waiting at stage 3") == key_waiting);
+    CHECK(classify_slice_name("waiting to retire") == key_waiting);
+    CHECK(classify_slice_name("throttled") == key_throttled);
+    CHECK(classify_instant_name("events lost") == instant_kind::events_lost);
+    CHECK(classify_instant_name("wake worker 1") == instant_kind::wake);
+    CHECK(classify_instant_name("stolen") == instant_kind::stolen);
+}
+
+TEST_CASE("an example trace loads into runs with workers, lines and counters", "[viewer][document]") {
+    document d;
+    d.add(load_file(k2));
+    REQUIRE(d.runs.size() == 1);
+    const run_ref& r = d.runs[0];
+    CHECK(r.workers.size() == 2);
+    CHECK(r.lines.size() >= 3);          // line 0, line 1, control
+    CHECK(r.counters.size() >= 1);       // live iterations
+    CHECK(r.start < r.end);
+    CHECK(d.start == r.start);
+    const loaded_file& f = *d.files[0];
+    std::size_t stage_slices = 0;
+    for (const auto& s : f.model.tracks[r.workers[0]].slices) stage_slices += is_stage(f.key(s));
+    CHECK(stage_slices > 0);
+    // The LOD of a whole worker track at 1000 px accounts for every slice exactly once.
+    const row_view row = f.row(r.workers[0], 0);
+    lod_params p;
+    p.t_left = static_cast<double>(r.start);
+    p.width = 1000;
+    p.npp = static_cast<double>(r.end - r.start) / 1000 + 1;
+    std::vector<lod_block> blocks;
+    lod_merge(row, f.key_of_string.data(), p, blocks);
+    std::size_t n = 0;
+    for (const auto& b : blocks) n += b.count;
+    CHECK(n == row.size);
+    // Flows: a selection of a flow's end lists the flow.
+    REQUIRE(!f.model.flows.empty());
+    const auto& fl = f.model.flows[0];
+    view_state st;
+    st.select(d, {0, fl.from});
+    REQUIRE(!st.sel_flows.empty());
+    CHECK(st.sel_flows[0].outgoing);
+    CHECK(st.sel_flows[0].other == fl.to);
+    // Two files: runs stack, absolute or aligned.
+    d.add(load_file(k2));
+    CHECK(d.runs.size() == 2);
+    CHECK(display_offset(d, d.runs[1], true) == static_cast<double>(d.runs[1].start));
+    CHECK(display_offset(d, d.runs[1], false) == static_cast<double>(d.start));
+}
+
+TEST_CASE("a truncated trace fails to load with the reader's message", "[viewer][document]") {
+    const fs::path tmp = fs::temp_directory_path() / "pipescope-viewer-truncated.pftrace";
+    {
+        std::ifstream in(k2, std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(in)), {});
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size() / 2 + 7));
+    }
+    CHECK_THROWS(load_file(tmp));
+    fs::remove(tmp);
+}

@@ -1,0 +1,148 @@
+#include "support.hpp"
+
+#include <catch2/catch.hpp>
+#include <model/lod.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <map>
+
+using namespace pipescope::viewer;
+using viewer_test::make_file;
+using viewer_test::spec;
+
+namespace {
+
+bool covers(double x0, double x1, long c) {
+    if (x1 > x0) return c < x1 && c + 1 > x0;
+    return std::floor(x0) == static_cast<double>(c);
+}
+
+double weight(const tm::slice& s) { return static_cast<double>(s.end - s.begin) + 1.0; }
+
+}  // namespace
+
+TEST_CASE("lod: merged blocks cover exactly the union of the slices, per pixel column", "[viewer][lod]") {
+    std::mt19937_64 rng(42);
+    for (int round = 0; round < 60; ++round) {
+        const auto specs = viewer_test::random_slices(rng, 3000, 5);
+        const auto f = make_file(specs);
+        const row_view row = f->row(0, 0);
+        const double span = static_cast<double>(specs.back().e - specs.front().b);
+        lod_params p;
+        p.width = 400;
+        p.npp = std::max(1.0, std::floor(span / p.width * std::pow(2.0, -(round % 12))));
+        p.t_left = static_cast<double>(specs.front().b) + std::floor(static_cast<double>(rng() % static_cast<std::uint64_t>(span)) * 0.5);
+        std::vector<lod_block> blocks;
+        lod_merge(row, f->key_of_string.data(), p, blocks);
+        INFO("round " << round << " npp " << p.npp << " t_left " << p.t_left);
+        // Coverage per column.
+        for (long c = 0; c < static_cast<long>(p.width); ++c) {
+            bool by_slices = false, by_blocks = false;
+            for (const auto& s : specs) {
+                if (covers((static_cast<double>(s.b) - p.t_left) / p.npp, (static_cast<double>(s.e) - p.t_left) / p.npp, c)) {
+                    by_slices = true;
+                    break;
+                }
+            }
+            for (const auto& b : blocks)
+                if (covers(b.x0, b.x1, c)) { by_blocks = true; break; }
+            REQUIRE(by_slices == by_blocks);
+        }
+        // Every visible slice is in exactly one block; wide ones are blocks of their own.
+        std::size_t visible = 0, counted = 0;
+        for (std::size_t i = 0; i < row.size; ++i)
+            if (static_cast<double>(row[i].end) >= p.t_left && static_cast<double>(row[i].begin) < p.t_left + p.width * p.npp) ++visible;
+        for (const auto& b : blocks) counted += b.count;
+        CHECK(counted == visible);
+        for (std::size_t i = 0; i < row.size; ++i) {
+            const tm::slice& s = row[i];
+            const double w = static_cast<double>(s.end - s.begin) / p.npp;
+            if (w < 1 || static_cast<double>(s.end) < p.t_left || static_cast<double>(s.begin) >= p.t_left + p.width * p.npp) continue;
+            bool found = false;
+            for (const auto& b : blocks)
+                if (!b.merged() && b.first == i && b.count == 1) found = true;
+            REQUIRE(found);
+        }
+        // Blocks are ordered, a bounded number, and merged ones are coloured by their dominant key.
+        CHECK(blocks.size() <= static_cast<std::size_t>(p.width) * 2 + 4);
+        for (std::size_t k = 1; k < blocks.size(); ++k) CHECK(blocks[k].x0 >= blocks[k - 1].x0);
+        for (const auto& b : blocks) {
+            if (!b.merged() || b.count > 64) continue;
+            std::map<colour_key, double> w;
+            for (std::uint32_t q = b.first; q < b.first + b.count; ++q) w[f->key(row[q])] += weight(row[q]);
+            for (const auto& [k, v] : w) CHECK(w[b.key] >= v);
+        }
+    }
+}
+
+TEST_CASE("lod: the colour of a merged column is its dominant stage", "[viewer][lod]") {
+    // Column 0 = [0, 1000): stage 1 has 2 x 100 ns, stage 2 one 300 ns slice -> stage 2.
+    // Column 1 = [1000, 2000): five short stage-3 slices and one 200 ns idle -> stage 3 (5 x 50 > 200+1).
+    const auto f = make_file({{0, 100, 1}, {150, 450, 2}, {500, 600, 1},
+                              {1000, 1050, 3}, {1100, 1150, 3}, {1200, 1250, 3}, {1300, 1350, 3}, {1400, 1450, 3}, {1500, 1700, -1}});
+    lod_params p;
+    p.t_left = 0;
+    p.npp = 1000;
+    p.width = 10;
+    std::vector<lod_block> blocks;
+    lod_merge(f->row(0, 0), f->key_of_string.data(), p, blocks);
+    REQUIRE(blocks.size() == 2);
+    CHECK(blocks[0].key == 2);
+    CHECK(blocks[0].count == 3);
+    CHECK(blocks[0].x0 == 0);
+    CHECK(blocks[0].x1 == 1);
+    CHECK(blocks[1].key == 3);
+    CHECK(blocks[1].count == 6);
+    // Zoomed in, every slice is its own block with its own colour.
+    p.npp = 1;
+    p.width = 2000;
+    lod_merge(f->row(0, 0), f->key_of_string.data(), p, blocks);
+    REQUIRE(blocks.size() == 9);
+    CHECK(blocks[8].key == key_idle);
+    CHECK(blocks[1].x0 == 150);
+    CHECK(blocks[1].x1 == 450);
+}
+
+TEST_CASE("lod: adjacent merged columns of one colour coalesce; a wide slice breaks them", "[viewer][lod]") {
+    std::vector<spec> v;
+    for (std::uint64_t t = 0; t < 100000; t += 10) v.push_back({t, t + 5, 0});   // 10000 tiny stage-0 slices
+    v.push_back({100000, 150000, 1});                                              // 50 px wide stage 1
+    for (std::uint64_t t = 150000; t < 200000; t += 10) v.push_back({t, t + 5, 0});
+    const auto f = make_file(v);
+    lod_params p;
+    p.t_left = 0;
+    p.npp = 1000;
+    p.width = 200;
+    std::vector<lod_block> blocks;
+    lod_merge(f->row(0, 0), f->key_of_string.data(), p, blocks);
+    REQUIRE(blocks.size() == 3);
+    CHECK(blocks[0].merged());
+    CHECK(blocks[0].x0 == 0);
+    CHECK(blocks[0].x1 == Approx(100));
+    CHECK(blocks[1].count == 1);
+    CHECK(blocks[1].key == 1);
+    CHECK(blocks[2].merged());
+    CHECK(blocks[0].count + blocks[1].count + blocks[2].count == v.size());
+}
+
+TEST_CASE("lod: cost is bounded by the pixels, not the slices", "[viewer][lod]") {
+    std::vector<spec> v;
+    v.reserve(2000000);
+    for (std::uint64_t i = 0; i < 2000000; ++i) v.push_back({i * 10, i * 10 + 7, static_cast<int>(i % 3)});
+    const auto f = make_file(v);
+    lod_params p;
+    p.t_left = 0;
+    p.npp = 20000000.0 / 1000;
+    p.width = 1000;
+    std::vector<lod_block> blocks;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 20; ++i) lod_merge(f->row(0, 0), f->key_of_string.data(), p, blocks);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / 20;
+    CHECK(blocks.size() <= 1001);
+    std::size_t total = 0;
+    for (const auto& b : blocks) total += b.count;
+    CHECK(total == v.size());
+    WARN("lod_merge of 2M slices into 1000 px: " << ms << " ms");
+    CHECK(ms < 20);   // a scan of 2M slices would take longer than this with the dominant-colour work
+}

@@ -1,0 +1,329 @@
+// pipescope-viewer: window and GL setup, the frame loop, command line, and the headless modes
+// (--screenshot, --bench). See docs/viewer.md.
+//
+// Exit status: 0 success; 1 usage error; 2 a trace could not be loaded (with --screenshot the
+// screenshot is still written and shows the error); 3 no window/OpenGL; 4 the PNG could not be written.
+#include "shell.hpp"
+
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+#include <stb_image_write.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <cfloat>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace pipescope::viewer;
+
+namespace {
+
+std::vector<std::string> g_dropped;
+
+struct options {
+    std::vector<std::string> traces;
+    std::string screenshot;
+    std::string view = "timeline";
+    bool has_range = false;
+    double range_a = 0, range_b = 0;
+    int w = 1600, h = 1000;
+    bool size_given = false;
+    int bench = 0;
+};
+
+void usage(std::FILE* out) {
+    std::fprintf(out,
+                 "usage: pipescope-viewer [trace.pftrace ...] [--screenshot out.png] [--view NAME] [--range A:B]\n"
+                 "                        [--size WxH] [--bench N]\n"
+                 "  --screenshot PNG  render a few frames headless-capable and write them to PNG, then exit\n"
+                 "  --view NAME       the view to show (");
+    for (const auto& v : view_registry()) std::fprintf(out, " %s", v.name);
+    std::fprintf(out,
+                 " )\n"
+                 "  --range A:B       time range in ns relative to the trace start (e.g. 0:2000000)\n"
+                 "  --size WxH        window size (default 1600x1000)\n"
+                 "  --bench N         replay a scripted pan/zoom over N frames; print load time, frame times, RSS\n"
+                 "exit status: 0 ok, 1 usage, 2 a trace could not be loaded, 3 no window/OpenGL, 4 PNG not written\n");
+}
+
+bool parse_double(std::string_view s, double& v) {
+    auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+    return r.ec == std::errc{} && r.ptr == s.data() + s.size();
+}
+
+int parse_args(int argc, char** argv, options& o) {
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto need = [&](const char* what) -> const char* {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "pipescope-viewer: %s needs a value\n", what);
+                return nullptr;
+            }
+            return argv[++i];
+        };
+        if (a == "--help" || a == "-h") {
+            usage(stdout);
+            std::exit(0);
+        } else if (a == "--screenshot") {
+            const char* v = need("--screenshot");
+            if (!v) return 1;
+            o.screenshot = v;
+        } else if (a == "--view") {
+            const char* v = need("--view");
+            if (!v) return 1;
+            o.view = v;
+            if (!find_view(o.view)) {
+                std::fprintf(stderr, "pipescope-viewer: unknown view '%s'\n", v);
+                usage(stderr);
+                return 1;
+            }
+        } else if (a == "--range") {
+            const char* v = need("--range");
+            if (!v) return 1;
+            std::string_view s = v;
+            const auto colon = s.find(':');
+            if (colon == std::string_view::npos || !parse_double(s.substr(0, colon), o.range_a) ||
+                !parse_double(s.substr(colon + 1), o.range_b) || o.range_b <= o.range_a) {
+                std::fprintf(stderr, "pipescope-viewer: --range %s: expected A:B in ns with A < B\n", v);
+                return 1;
+            }
+            o.has_range = true;
+        } else if (a == "--size") {
+            const char* v = need("--size");
+            if (!v || std::sscanf(v, "%dx%d", &o.w, &o.h) != 2 || o.w < 200 || o.h < 150 || o.w > 8192 || o.h > 8192) {
+                std::fprintf(stderr, "pipescope-viewer: --size: expected WxH (200x150 to 8192x8192)\n");
+                return 1;
+            }
+            o.size_given = true;
+        } else if (a == "--bench") {
+            const char* v = need("--bench");
+            if (!v || std::sscanf(v, "%d", &o.bench) != 1 || o.bench < 2) {
+                std::fprintf(stderr, "pipescope-viewer: --bench: expected a number of frames >= 2\n");
+                return 1;
+            }
+        } else if (a.starts_with("--")) {
+            std::fprintf(stderr, "pipescope-viewer: unknown option %s\n", a.c_str());
+            usage(stderr);
+            return 1;
+        } else {
+            o.traces.push_back(a);
+        }
+    }
+    return 0;
+}
+
+double rss_mb() {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.starts_with("VmRSS:")) return std::atof(line.c_str() + 6) / 1024.0;
+    return 0;
+}
+
+void setup_style(ImFont*& mono) {
+    ImGui::StyleColorsDark();
+    ImGuiStyle& s = ImGui::GetStyle();
+    s.WindowRounding = 4;
+    s.FrameRounding = 3;
+    s.GrabRounding = 3;
+    s.ScrollbarRounding = 3;
+    s.FramePadding = ImVec2(6, 3);
+    s.ItemSpacing = ImVec2(8, 5);
+    s.Colors[ImGuiCol_WindowBg] = ImVec4(0.11f, 0.115f, 0.13f, 1);
+    s.Colors[ImGuiCol_ChildBg] = ImVec4(0.13f, 0.135f, 0.15f, 1);
+    s.Colors[ImGuiCol_MenuBarBg] = ImVec4(0.16f, 0.17f, 0.2f, 1);
+    ImGuiIO& io = ImGui::GetIO();
+    static const ImWchar ranges[] = {0x0020, 0x00FF, 0x2013, 0x2026, 0x2190, 0x2193, 0};
+    const char* sans = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+    const char* monof = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
+    std::error_code ec;
+    if (fs::exists(sans, ec)) io.Fonts->AddFontFromFileTTF(sans, 15.0f, nullptr, ranges);
+    else io.Fonts->AddFontDefault();
+    if (fs::exists(monof, ec)) mono = io.Fonts->AddFontFromFileTTF(monof, 14.0f, nullptr, ranges);
+}
+
+struct gl_app {
+    GLFWwindow* win = nullptr;
+    ~gl_app() {
+        if (!win) return;
+        ImGui_ImplOpenGL3_Shutdown();
+        ImGui_ImplGlfw_Shutdown();
+        ImGui::DestroyContext();
+        glfwDestroyWindow(win);
+        glfwTerminate();
+    }
+};
+
+// One frame: UI, render; returns the CPU time spent building the UI (ms).
+bool g_headless = false;
+
+double run_frame(gl_app& g, shell& sh, bool swap = true, const std::function<void()>& before_render = {}) {
+    glfwPollEvents();
+    const auto t0 = std::chrono::steady_clock::now();
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    if (g_headless) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);   // no hover in screenshots
+    ImGui::NewFrame();
+    sh.frame();
+    ImGui::Render();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    int w, h;
+    glfwGetFramebufferSize(g.win, &w, &h);
+    glViewport(0, 0, w, h);
+    glClearColor(0.11f, 0.115f, 0.13f, 1);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    if (before_render) before_render();
+    if (swap) glfwSwapBuffers(g.win);
+    return ms;
+}
+
+bool write_png(GLFWwindow* win, const std::string& path) {
+    int w, h;
+    glfwGetFramebufferSize(win, &w, &h);
+    std::vector<unsigned char> px(static_cast<std::size_t>(w) * h * 4);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glReadBuffer(GL_BACK);
+    glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+    std::vector<unsigned char> flipped(px.size());
+    for (int y = 0; y < h; ++y)
+        std::memcpy(&flipped[static_cast<std::size_t>(y) * w * 4], &px[static_cast<std::size_t>(h - 1 - y) * w * 4], static_cast<std::size_t>(w) * 4);
+    for (std::size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;
+    return stbi_write_png(path.c_str(), w, h, 4, flipped.data(), w * 4) != 0;
+}
+
+double percentile(std::vector<double> v, double p) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t k = std::min(v.size() - 1, static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size()))) - (p > 0 ? 1 : 0));
+    return v[k];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    options o;
+    if (int rc = parse_args(argc, argv, o)) return rc;
+    const bool headless = !o.screenshot.empty() || o.bench > 0;
+    g_headless = headless;
+
+    glfwSetErrorCallback([](int code, const char* msg) { std::fprintf(stderr, "pipescope-viewer: GLFW error %d: %s\n", code, msg); });
+    if (!glfwInit()) {
+        std::fprintf(stderr, "pipescope-viewer: cannot initialize GLFW (no display? try xvfb-run -a)\n");
+        return 3;
+    }
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GL_TRUE);
+    if (headless) glfwWindowHint(GLFW_RESIZABLE, GLFW_FALSE);
+    gl_app g;
+    const int W = (headless || o.size_given) ? o.w : 1440, H = (headless || o.size_given) ? o.h : 900;
+    g.win = glfwCreateWindow(W, H, "pipescope-viewer", nullptr, nullptr);
+    if (!g.win) {
+        std::fprintf(stderr, "pipescope-viewer: cannot create an OpenGL 3.3 window\n");
+        glfwTerminate();
+        return 3;
+    }
+    glfwMakeContextCurrent(g.win);
+    glfwSwapInterval(headless ? 0 : 1);
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    static std::string ini;
+    if (headless) {
+        io.IniFilename = nullptr;
+    } else {
+        std::error_code ec;
+        fs::create_directories(config_dir(), ec);
+        ini = (config_dir() / "imgui.ini").string();
+        io.IniFilename = ini.c_str();
+    }
+    shell sh;
+    setup_style(sh.mono);
+    ImGui_ImplGlfw_InitForOpenGL(g.win, true);
+    ImGui_ImplOpenGL3_Init("#version 330 core");
+    glfwSetDropCallback(g.win, [](GLFWwindow*, int n, const char** paths) {
+        for (int i = 0; i < n; ++i) g_dropped.emplace_back(paths[i]);
+    });
+    sh.set_view(o.view);
+
+    if (headless) {
+        // Load synchronously: the frames rendered are the loaded document (or the error).
+        const auto t0 = std::chrono::steady_clock::now();
+        int rc = 0;
+        for (const auto& t : o.traces) {
+            load_result r = loader::load_now(t);
+            if (!r.file) {
+                std::fprintf(stderr, "pipescope-viewer: %s\n", r.error.c_str());
+                rc = 2;
+            }
+            sh.add_loaded(std::move(r));
+        }
+        const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (o.has_range) sh.state.frame_request = std::pair{o.range_a, o.range_b};
+        if (o.bench > 0) {
+            if (sh.doc.empty()) {
+                std::fprintf(stderr, "pipescope-viewer: --bench needs a trace that loads\n");
+                return 2;
+            }
+            for (int i = 0; i < 3; ++i) run_frame(g, sh);
+            const double span = static_cast<double>(sh.doc.end - sh.doc.start);
+            std::vector<double> out_ms, mid_ms;
+            const int n_out = o.bench / 2, n_mid = o.bench - n_out;
+            for (int i = 0; i < n_out; ++i) {   // full zoom-out, jittering by a few pixels
+                sh.state.frame_request = std::pair{(i % 5) * span * 0.002, span + (i % 5) * span * 0.002};
+                out_ms.push_back(run_frame(g, sh));
+            }
+            for (int i = 0; i < n_mid; ++i) {   // 1/1000 of the trace in view, panning across it
+                const double w = span / 1000;
+                const double a = (span - w) * (static_cast<double>(i) / std::max(1, n_mid - 1));
+                sh.state.frame_request = std::pair{a, a + w};
+                mid_ms.push_back(run_frame(g, sh));
+            }
+            const double rss = rss_mb();
+            const double events = static_cast<double>(sh.doc.event_count());
+            std::printf("bench: load %.2f s, %.0f events, frames %d: zoomed-out p50 %.2f ms p99 %.2f ms, mid-zoom p50 %.2f ms p99 %.2f ms, "
+                        "RSS %.0f MB (%.1f B/event)\n",
+                        load_s, events, o.bench, percentile(out_ms, 0.5), percentile(out_ms, 0.99), percentile(mid_ms, 0.5),
+                        percentile(mid_ms, 0.99), rss, events > 0 ? rss * 1048576.0 / events : 0.0);
+            std::printf("load_seconds %.3f\nevents %.0f\nframes %d\nzoomed_out_p50_ms %.3f\nzoomed_out_p99_ms %.3f\n"
+                        "mid_zoom_p50_ms %.3f\nmid_zoom_p99_ms %.3f\nrss_mb %.1f\nrss_bytes_per_event %.1f\n",
+                        load_s, events, o.bench, percentile(out_ms, 0.5), percentile(out_ms, 0.99), percentile(mid_ms, 0.5),
+                        percentile(mid_ms, 0.99), rss, events > 0 ? rss * 1048576.0 / events : 0.0);
+            return rc;
+        }
+        for (int i = 0; i < 3; ++i) run_frame(g, sh);
+        bool ok = true;
+        run_frame(g, sh, true, [&] { ok = write_png(g.win, o.screenshot); });
+        if (!ok) {
+            std::fprintf(stderr, "pipescope-viewer: cannot write %s\n", o.screenshot.c_str());
+            return 4;
+        }
+        std::printf("pipescope-viewer: wrote %s\n", o.screenshot.c_str());
+        return rc;
+    }
+
+    for (const auto& t : o.traces) sh.open(t);
+    while (!glfwWindowShouldClose(g.win) && !sh.quit) {
+        for (auto& p : g_dropped) sh.open(p);
+        g_dropped.clear();
+        run_frame(g, sh);
+        bool key_held = false;
+        for (int k : {'W', 'A', 'S', 'D'}) key_held |= ImGui::IsKeyDown(k);
+        if (!sh.loads.busy() && !key_held && !ImGui::IsAnyItemActive() && io.MouseDelta.x == 0 && io.MouseDelta.y == 0)
+            glfwWaitEventsTimeout(0.25);   // idle: don't spin
+    }
+    return 0;
+}

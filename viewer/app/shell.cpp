@@ -1,0 +1,395 @@
+#include "shell.hpp"
+
+#include "../views/palette.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+
+#ifndef PIPESCOPE_SOURCE_DIR
+#define PIPESCOPE_SOURCE_DIR ""
+#endif
+
+namespace fs = std::filesystem;
+
+namespace pipescope::viewer {
+
+// ---------------------------------------------------------------------------------------------
+// loader
+
+loader::~loader() {
+    std::lock_guard lk(mu_);
+    for (auto& j : jobs_)
+        if (j.th.joinable()) j.th.join();
+}
+
+load_result loader::load_now(const fs::path& p) {
+    load_result r;
+    r.path = p;
+    try {
+        r.file = load_file(p);
+    } catch (const std::exception& e) {
+        r.error = e.what();
+    } catch (...) {
+        r.error = "unknown error";
+    }
+    if (!r.file && r.error.empty()) r.error = "could not be loaded";
+    if (!r.error.empty() && r.error.find(p.filename().string()) == std::string::npos)
+        r.error = p.string() + ": " + r.error;
+    return r;
+}
+
+void loader::start(const fs::path& p) {
+    std::lock_guard lk(mu_);
+    job j;
+    j.path = p;
+    std::error_code ec;
+    j.bytes = fs::file_size(p, ec);
+    j.t0 = std::chrono::steady_clock::now();
+    j.done = std::make_shared<std::atomic<bool>>(false);
+    j.th = std::thread([this, p, done = j.done] {
+        load_result r = load_now(p);
+        std::lock_guard lk2(mu_);
+        results_.push_back(std::move(r));
+        done->store(true);
+    });
+    jobs_.push_back(std::move(j));
+}
+
+std::vector<load_result> loader::take() {
+    std::vector<job> finished;
+    std::vector<load_result> out;
+    {
+        std::lock_guard lk(mu_);
+        out.swap(results_);
+        for (auto it = jobs_.begin(); it != jobs_.end();) {
+            if (it->done->load()) {
+                finished.push_back(std::move(*it));
+                it = jobs_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+    for (auto& j : finished) j.th.join();
+    return out;
+}
+
+std::vector<loader::pending> loader::in_progress() const {
+    std::lock_guard lk(mu_);
+    std::vector<pending> v;
+    const auto now = std::chrono::steady_clock::now();
+    for (const auto& j : jobs_)
+        if (!j.done->load())
+            v.push_back({j.path.filename().string(), j.bytes, std::chrono::duration<double>(now - j.t0).count()});
+    return v;
+}
+
+bool loader::busy() const {
+    std::lock_guard lk(mu_);
+    return !jobs_.empty() || !results_.empty();
+}
+
+// ---------------------------------------------------------------------------------------------
+
+fs::path config_dir() {
+    if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return fs::path(x) / "pipescope";
+    if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".config" / "pipescope";
+    return {};
+}
+
+std::vector<fs::path> find_examples() {
+    std::vector<fs::path> dirs;
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        dirs.push_back(exe.parent_path() / "../share/pipescope/traces");
+        dirs.push_back(exe.parent_path() / "../traces");
+        dirs.push_back(exe.parent_path() / "../../traces");
+    }
+    if (*PIPESCOPE_SOURCE_DIR) dirs.push_back(fs::path(PIPESCOPE_SOURCE_DIR) / "traces");
+    for (const auto& d : dirs) {
+        std::vector<fs::path> v;
+        for (const auto& e : fs::directory_iterator(d, ec))
+            if (e.path().extension() == ".pftrace") v.push_back(fs::weakly_canonical(e.path(), ec));
+        if (!v.empty()) {
+            std::sort(v.begin(), v.end());
+            return v;
+        }
+    }
+    return {};
+}
+
+shell::shell() {
+    examples_ = find_examples();
+    load_recent();
+    set_view("timeline");
+    std::error_code ec;
+    browser_dir_ = fs::current_path(ec);
+}
+
+bool shell::set_view(std::string_view name) {
+    const view_entry* e = find_view(name);
+    if (!e) return false;
+    view_ = e->make();
+    state.active_view = e->name;
+    return true;
+}
+
+void shell::load_recent() {
+    recent_.clear();
+    std::ifstream in(config_dir() / "recent.txt");
+    std::string line;
+    while (std::getline(in, line))
+        if (!line.empty()) recent_.emplace_back(line);
+}
+
+void shell::save_recent(const fs::path& p) {
+    std::error_code ec;
+    const fs::path abs = fs::absolute(p, ec);
+    recent_.erase(std::remove(recent_.begin(), recent_.end(), abs), recent_.end());
+    recent_.insert(recent_.begin(), abs);
+    if (recent_.size() > 12) recent_.resize(12);
+    const fs::path dir = config_dir();
+    if (dir.empty()) return;
+    fs::create_directories(dir, ec);
+    std::ofstream out(dir / "recent.txt", std::ios::trunc);
+    for (const auto& r : recent_) out << r.string() << '\n';
+}
+
+void shell::open(const fs::path& p) { loads.start(p); }
+
+void shell::add_loaded(load_result r) {
+    if (!r.file) {
+        errors.push_back(r.error);
+        return;
+    }
+    save_recent(r.path);
+    const bool first = doc.empty();
+    doc.add(std::move(r.file));
+    state.select(doc, {});
+    state.lines_open.assign(doc.runs.size(), 1);
+    if (first || !state.frame_request) state.request_frame_all(doc);
+}
+
+void shell::poll_loads() {
+    for (auto& r : loads.take()) add_loaded(std::move(r));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+void shell::menus() {
+    ImGuiIO& io = ImGui::GetIO();
+    if (io.KeyCtrl && ImGui::IsKeyPressed('O', false)) browser_open_ = true;
+    if (!io.WantTextInput && (ImGui::IsKeyPressed('H', false) || ImGui::IsKeyPressed(290 /* GLFW_KEY_F1 */, false)))
+        state.show_help = !state.show_help;
+    if (!ImGui::BeginMainMenuBar()) return;
+    if (ImGui::BeginMenu("File")) {
+        if (ImGui::MenuItem("Open...", "Ctrl+O")) browser_open_ = true;
+        if (ImGui::BeginMenu("Open recent", !recent_.empty())) {
+            for (const auto& r : recent_)
+                if (ImGui::MenuItem(r.string().c_str())) open(r);
+            ImGui::EndMenu();
+        }
+        if (ImGui::MenuItem("Close all", nullptr, false, !doc.empty())) {
+            doc.clear();
+            state.select(doc, {});
+        }
+        ImGui::Separator();
+        if (ImGui::MenuItem("Quit", "Ctrl+Q")) quit = true;
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("Examples")) {
+        if (examples_.empty()) ImGui::MenuItem("(no traces/ directory found)", nullptr, false, false);
+        for (const auto& e : examples_)
+            if (ImGui::MenuItem(e.filename().string().c_str())) open(e);
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("View")) {
+        for (const auto& v : view_registry())
+            if (ImGui::MenuItem(v.title, nullptr, state.active_view == v.name)) set_view(v.name);
+        ImGui::Separator();
+        ImGui::MenuItem("Details panel", nullptr, &state.show_details);
+        ImGui::MenuItem("Align runs to their start", nullptr, &state.align_runs);
+        ImGui::MenuItem("All flows in view", nullptr, &state.all_flows);
+        ImGui::Separator();
+        ImGui::MenuItem("Help", "H", &state.show_help);
+        ImGui::EndMenu();
+    }
+    if (!doc.empty()) {
+        char b[160];
+        std::snprintf(b, sizeof b, "%zu file%s, %zu run%s, %.2fM events", doc.files.size(), doc.files.size() == 1 ? "" : "s",
+                      doc.runs.size(), doc.runs.size() == 1 ? "" : "s", static_cast<double>(doc.event_count()) / 1e6);
+        ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(b).x - 20);
+        ImGui::TextDisabled("%s", b);
+    }
+    ImGui::EndMainMenuBar();
+    if (io.KeyCtrl && ImGui::IsKeyPressed('Q', false)) quit = true;
+}
+
+void shell::welcome() {
+    ImGui::Dummy(ImVec2(0, 30));
+    ImGui::Indent(40);
+    ImGui::SetWindowFontScale(1.6f);
+    ImGui::TextUnformatted("pipescope-viewer");
+    ImGui::SetWindowFontScale(1.0f);
+    ImGui::TextDisabled("How pipeline-parallel programs were scheduled: open a .pftrace recorded by `pipescope run ... -o`.");
+    ImGui::Dummy(ImVec2(0, 10));
+    ImGui::TextUnformatted("Drop trace files on this window, use File > Open (Ctrl+O), or start with an example:");
+    ImGui::Dummy(ImVec2(0, 6));
+    for (const auto& e : examples_) {
+        if (ImGui::Button(e.filename().string().c_str(), ImVec2(320, 0))) open(e);
+    }
+    if (examples_.empty()) ImGui::TextDisabled("(no example traces found next to the executable)");
+    if (!recent_.empty()) {
+        ImGui::Dummy(ImVec2(0, 10));
+        ImGui::TextUnformatted("Recent files:");
+        for (const auto& r : recent_)
+            if (ImGui::Selectable(r.string().c_str())) open(r);
+    }
+    ImGui::Dummy(ImVec2(0, 10));
+    if (ImGui::Button("Open...")) browser_open_ = true;
+    ImGui::SameLine();
+    if (ImGui::Button("Help")) state.show_help = true;
+    ImGui::Unindent(40);
+}
+
+void shell::refresh_browser() {
+    browser_entries_.clear();
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(browser_dir_, fs::directory_options::skip_permission_denied, ec)) {
+        if (e.path().filename().string().starts_with(".")) continue;
+        std::error_code ec2;
+        if (e.is_directory(ec2) || browser_all_files_ || e.path().extension() == ".pftrace" || e.path().extension() == ".tmp")
+            browser_entries_.push_back(e);
+    }
+    std::sort(browser_entries_.begin(), browser_entries_.end(), [](const auto& a, const auto& b) {
+        std::error_code e1, e2;
+        const bool da = a.is_directory(e1), db = b.is_directory(e2);
+        if (da != db) return da;
+        return a.path().filename() < b.path().filename();
+    });
+    std::snprintf(browser_path_, sizeof browser_path_, "%s", browser_dir_.string().c_str());
+}
+
+void shell::file_browser() {
+    if (!browser_open_) return;
+    static bool first = true;
+    if (first) {
+        refresh_browser();
+        first = false;
+    }
+    ImGui::SetNextWindowSize(ImVec2(640, 460), ImGuiCond_FirstUseEver);
+    if (ImGui::Begin("Open trace", &browser_open_)) {
+        ImGui::SetNextItemWidth(-140);
+        if (ImGui::InputText("##path", browser_path_, sizeof browser_path_, ImGuiInputTextFlags_EnterReturnsTrue)) {
+            const fs::path p(browser_path_);
+            std::error_code ec;
+            if (fs::is_directory(p, ec)) {
+                browser_dir_ = p;
+                refresh_browser();
+            } else if (fs::exists(p, ec)) {
+                open(p);
+                browser_open_ = false;
+            }
+        }
+        ImGui::SameLine();
+        if (ImGui::Checkbox("all files", &browser_all_files_)) refresh_browser();
+        if (ImGui::Button("..")) {
+            browser_dir_ = browser_dir_.parent_path();
+            refresh_browser();
+        }
+        ImGui::SameLine();
+        ImGui::TextDisabled("%s", browser_dir_.string().c_str());
+        ImGui::BeginChild("##entries", ImVec2(0, 0), true);
+        fs::path go;
+        for (const auto& e : browser_entries_) {
+            std::error_code ec;
+            const bool dir = e.is_directory(ec);
+            std::string label = (dir ? "[dir] " : "      ") + e.path().filename().string();
+            if (!dir) {
+                char b[32];
+                std::snprintf(b, sizeof b, "   %.1f MB", static_cast<double>(e.file_size(ec)) / 1e6);
+                label += b;
+            }
+            if (ImGui::Selectable(label.c_str(), false, ImGuiSelectableFlags_AllowDoubleClick) && (ImGui::IsMouseDoubleClicked(0) || dir))
+                go = e.path();
+        }
+        ImGui::EndChild();
+        if (!go.empty()) {
+            std::error_code ec;
+            if (fs::is_directory(go, ec)) {
+                browser_dir_ = go;
+                refresh_browser();
+            } else {
+                open(go);
+                browser_open_ = false;
+            }
+        }
+    }
+    ImGui::End();
+}
+
+void shell::frame() {
+    poll_loads();
+    menus();
+    const ImGuiViewport* vp = ImGui::GetMainViewport();
+    ImGui::SetNextWindowPos(vp->WorkPos);
+    ImGui::SetNextWindowSize(vp->WorkSize);
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0);
+    ImGui::Begin("##main", nullptr,
+                 ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoCollapse |
+                     ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoScrollbar);
+    ImGui::PopStyleVar();
+    // Errors stay until dismissed.
+    for (std::size_t i = 0; i < errors.size();) {
+        ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(90, 28, 30, 255));
+        ImGui::PushID(static_cast<int>(i));
+        const float h = ImGui::GetTextLineHeightWithSpacing() * 2.6f;
+        ImGui::BeginChild("##err", ImVec2(0, h), true);
+        ImGui::TextColored(ImVec4(1, 0.75f, 0.75f, 1), "Could not open the trace:");
+        ImGui::SameLine(ImGui::GetWindowWidth() - 80);
+        const bool dismiss = ImGui::SmallButton("dismiss");
+        ImGui::TextWrapped("%s", errors[i].c_str());
+        ImGui::EndChild();
+        ImGui::PopID();
+        ImGui::PopStyleColor();
+        if (dismiss) errors.erase(errors.begin() + static_cast<std::ptrdiff_t>(i));
+        else ++i;
+    }
+    for (const auto& p : loads.in_progress()) {
+        const float t = static_cast<float>(ImGui::GetTime());
+        const ImVec2 c = ImGui::GetCursorScreenPos();
+        ImDrawList* dl = ImGui::GetWindowDrawList();
+        const float r = 7;
+        const float a0 = t * 6.0f;
+        dl->PathArcTo(ImVec2(c.x + r + 2, c.y + r + 2), r, a0, a0 + 4.2f, 16);
+        dl->PathStroke(IM_COL32(120, 170, 255, 255), 0, 2.5f);
+        ImGui::Dummy(ImVec2(2 * r + 6, 2 * r + 4));
+        ImGui::SameLine();
+        ImGui::Text("Loading %s  (%.1f MB, %.1f s)...", p.name.c_str(), static_cast<double>(p.bytes) / 1e6, p.seconds);
+    }
+    if (doc.empty()) {
+        if (loads.in_progress().empty()) welcome();
+    } else if (view_) {
+        const float details_w = state.show_details ? 360.f : 0.f;
+        view_context ctx{doc, state, mono};
+        ImGui::BeginChild("##view", ImVec2(ImGui::GetContentRegionAvail().x - details_w, 0), false,
+                          ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+        view_->draw(ctx);
+        ImGui::EndChild();
+        if (state.show_details) {
+            ImGui::SameLine();
+            ImGui::BeginChild("##details", ImVec2(0, 0), true);
+            draw_details_panel(ctx);
+            ImGui::EndChild();
+        }
+    }
+    ImGui::End();
+    file_browser();
+    view_context ctx{doc, state, mono};
+    draw_help_overlay(ctx);
+}
+
+}  // namespace pipescope::viewer

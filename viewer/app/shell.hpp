@@ -1,0 +1,86 @@
+// The application shell: document, loading on a background thread, menus, welcome screen, file
+// browser, recent files, examples, error display, and the active view with the details panel.
+#pragma once
+
+#include "../model/document.hpp"
+#include "../model/view_state.hpp"
+#include "../views/view.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace pipescope::viewer {
+
+struct load_result {
+    std::filesystem::path path;
+    std::unique_ptr<loaded_file> file;
+    std::string error;
+};
+
+// Loads files on background threads; the frame loop collects finished ones with take().
+class loader {
+public:
+    ~loader();
+    void start(const std::filesystem::path& p);
+    std::vector<load_result> take();
+    struct pending { std::string name; std::uint64_t bytes; double seconds; };
+    std::vector<pending> in_progress() const;
+    bool busy() const;
+    static load_result load_now(const std::filesystem::path& p);
+
+private:
+    struct job {
+        std::filesystem::path path;
+        std::uint64_t bytes = 0;
+        std::chrono::steady_clock::time_point t0;
+        std::thread th;
+        std::shared_ptr<std::atomic<bool>> done;
+    };
+    mutable std::mutex mu_;
+    std::vector<job> jobs_;
+    std::vector<load_result> results_;
+};
+
+std::filesystem::path config_dir();                 // $XDG_CONFIG_HOME/pipescope or ~/.config/pipescope
+std::vector<std::filesystem::path> find_examples();  // traces/*.pftrace of the source tree / install
+
+class shell {
+public:
+    shell();
+    void open(const std::filesystem::path& p);       // background load
+    void add_loaded(load_result r);                   // into the document (or the error list)
+    void frame();                                     // builds the whole UI for one frame
+    bool set_view(std::string_view name);
+    void poll_loads();
+
+    document doc;
+    view_state state;
+    loader loads;
+    std::vector<std::string> errors;
+    ImFont* mono = nullptr;
+    bool quit = false;
+
+private:
+    std::unique_ptr<view> view_;
+    std::vector<std::filesystem::path> recent_, examples_;
+    bool browser_open_ = false;
+    std::filesystem::path browser_dir_;
+    std::vector<std::filesystem::directory_entry> browser_entries_;
+    bool browser_all_files_ = false;
+    char browser_path_[1024] = {};
+
+    void menus();
+    void welcome();
+    void file_browser();
+    void refresh_browser();
+    void load_recent();
+    void save_recent(const std::filesystem::path& p);
+};
+
+}  // namespace pipescope::viewer

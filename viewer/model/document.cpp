@@ -1,0 +1,218 @@
+#include "document.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <limits>
+
+namespace pipescope::viewer {
+
+colour_key classify_slice_name(std::string_view n) {
+    auto starts = [&](std::string_view p) { return n.substr(0, p.size()) == p; };
+    if (starts("stage ")) {
+        unsigned v = 0;
+        auto r = std::from_chars(n.data() + 6, n.data() + n.size(), v);
+        if (r.ec == std::errc{} && v < key_special) return static_cast<colour_key>(v);
+        return key_other;
+    }
+    if (n == "idle") return key_idle;
+    if (n == "parked") return key_parked;
+    if (n == "task") return key_task;
+    if (n == "running") return key_running;
+    if (starts("waiting")) return key_waiting;
+    if (n == "throttled") return key_throttled;
+    return key_other;
+}
+
+instant_kind classify_instant_name(std::string_view n) {
+    if (n == "events lost") return instant_kind::events_lost;
+    if (n == "steal") return instant_kind::steal;
+    if (n == "stolen") return instant_kind::stolen;
+    if (n.substr(0, 11) == "wake worker") return instant_kind::wake;
+    if (n == "woken") return instant_kind::woken;
+    if (n == "suspend") return instant_kind::suspend;
+    if (n == "resume") return instant_kind::resume;
+    if (n == "throttled" || n == "throttle resume") return instant_kind::throttle;
+    return instant_kind::other;
+}
+
+row_view loaded_file::row(std::uint32_t track, std::uint16_t depth) const {
+    const tm::track& t = model.tracks[track];
+    row_view r;
+    r.slices = t.slices.data();
+    const auto& rows = depth_rows[track];
+    if (rows.empty()) {
+        if (depth == 0) r.size = t.slices.size();
+        return r;
+    }
+    if (depth < rows.size()) {
+        r.index = rows[depth].data();
+        r.size = rows[depth].size();
+    }
+    return r;
+}
+
+std::uint64_t loaded_file::event_ts(const tm::event_ref& e) const {
+    const tm::track& t = model.tracks[e.track];
+    return e.is_instant ? t.instants[e.index].ts : t.slices[e.index].begin;
+}
+
+std::uint64_t loaded_file::event_end(const tm::event_ref& e) const {
+    const tm::track& t = model.tracks[e.track];
+    return e.is_instant ? t.instants[e.index].ts : t.slices[e.index].end;
+}
+
+std::unique_ptr<loaded_file> prepare_file(tm::trace_model model, std::filesystem::path path) {
+    auto f = std::make_unique<loaded_file>();
+    f->path = std::move(path);
+    f->name = f->path.filename().string();
+    f->model = std::move(model);
+    const tm::trace_model& m = f->model;
+    f->key_of_string.resize(m.strings.size());
+    f->instant_of_string.resize(m.strings.size());
+    for (std::size_t i = 0; i < m.strings.size(); ++i) {
+        f->key_of_string[i] = classify_slice_name(m.strings[i]);
+        f->instant_of_string[i] = classify_instant_name(m.strings[i]);
+    }
+    f->depth_rows.resize(m.tracks.size());
+    f->lost_instants.resize(m.tracks.size());
+    f->counter_max.assign(m.tracks.size(), 0.0);
+    for (std::size_t ti = 0; ti < m.tracks.size(); ++ti)
+        for (const auto& c : m.tracks[ti].counters) f->counter_max[ti] = std::max(f->counter_max[ti], c.value);
+    for (std::size_t ti = 0; ti < m.tracks.size(); ++ti)
+        for (std::size_t k = 0; k < m.tracks[ti].instants.size(); ++k)
+            if (f->instant_of_string[m.tracks[ti].instants[k].name] == instant_kind::events_lost)
+                f->lost_instants[ti].push_back(static_cast<std::uint32_t>(k));
+    for (std::size_t ti = 0; ti < m.tracks.size(); ++ti) {
+        const tm::track& t = m.tracks[ti];
+        std::uint16_t maxd = 0;
+        for (const tm::slice& s : t.slices) maxd = std::max(maxd, s.depth);
+        if (maxd == 0) continue;
+        auto& rows = f->depth_rows[ti];
+        rows.resize(maxd + 1u);
+        for (std::size_t si = 0; si < t.slices.size(); ++si)
+            rows[t.slices[si].depth].push_back(static_cast<std::uint32_t>(si));
+    }
+    f->flows_by_time.resize(m.flows.size());
+    for (std::uint32_t i = 0; i < m.flows.size(); ++i) f->flows_by_time[i] = i;
+    std::vector<std::uint64_t> ts(m.flows.size());
+    for (std::uint32_t i = 0; i < m.flows.size(); ++i) {
+        const tm::flow& fl = m.flows[i];
+        ts[i] = std::min(fl.from.valid() ? f->event_ts(fl.from) : ~0ull, fl.to.valid() ? f->event_ts(fl.to) : ~0ull);
+    }
+    std::sort(f->flows_by_time.begin(), f->flows_by_time.end(), [&](auto a, auto b) { return ts[a] < ts[b]; });
+    f->flow_time.resize(ts.size());
+    for (std::size_t i = 0; i < ts.size(); ++i) f->flow_time[i] = ts[f->flows_by_time[i]];
+    return f;
+}
+
+std::unique_ptr<loaded_file> load_file(const std::filesystem::path& path) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto f = prepare_file(tm::load_trace_file(path), path);
+    std::error_code ec;
+    f->file_bytes = std::filesystem::file_size(path, ec);
+    f->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return f;
+}
+
+void document::add(std::unique_ptr<loaded_file> f) {
+    files.push_back(std::move(f));
+    rebuild_runs();
+}
+
+void document::remove_file(std::uint32_t file) {
+    if (file < files.size()) files.erase(files.begin() + file);
+    rebuild_runs();
+}
+
+std::uint64_t document::event_count() const {
+    std::uint64_t n = 0;
+    for (const auto& f : files) n += f->model.slices + f->model.instants + f->model.counter_values;
+    return n;
+}
+
+namespace {
+void extend(std::uint64_t& lo, std::uint64_t& hi, const tm::track& t) {
+    if (!t.slices.empty()) {
+        lo = std::min(lo, t.slices.front().begin);
+        for (const auto& s : t.slices) hi = std::max(hi, s.end);  // cheap relative to loading
+    }
+    if (!t.instants.empty()) {
+        lo = std::min(lo, t.instants.front().ts);
+        hi = std::max(hi, t.instants.back().ts);
+    }
+    if (!t.counters.empty()) {
+        lo = std::min(lo, t.counters.front().ts);
+        hi = std::max(hi, t.counters.back().ts);
+    }
+}
+bool has_events(const tm::track& t) { return !t.slices.empty() || !t.instants.empty() || !t.counters.empty(); }
+}  // namespace
+
+void document::rebuild_runs() {
+    runs.clear();
+    for (std::uint32_t fi = 0; fi < files.size(); ++fi) {
+        const loaded_file& f = *files[fi];
+        const tm::trace_model& m = f.model;
+        auto classify = [&](run_ref& rr, std::uint32_t ti) {
+            const tm::track& t = m.tracks[ti];
+            if (t.worker >= 0) return;  // added in worker order
+            if (t.kind == tm::track_kind::line || (t.parent != tm::no_index && m.tracks[t.parent].name == "lines")) {
+                if (t.kind != tm::track_kind::line) rr.lines.push_back(ti);
+            } else if (t.kind == tm::track_kind::counter || !t.counters.empty()) {
+                rr.counters.push_back(ti);
+            } else if (t.kind != tm::track_kind::process && has_events(t)) {
+                rr.others.push_back(ti);
+            }
+        };
+        auto finish = [&](run_ref& rr, const std::vector<std::uint32_t>& all) {
+            std::uint64_t lo = ~0ull, hi = 0;
+            for (auto ti : all) extend(lo, hi, m.tracks[ti]);
+            if (lo > hi) lo = hi = 0;
+            rr.start = lo;
+            rr.end = hi;
+        };
+        if (m.runs.empty()) {
+            run_ref rr;
+            rr.file = fi;
+            rr.title = f.name;
+            std::vector<std::uint32_t> all;
+            for (std::uint32_t ti = 0; ti < m.tracks.size(); ++ti) {
+                const tm::track& t = m.tracks[ti];
+                if (!has_events(t)) continue;
+                all.push_back(ti);
+                if (t.kind == tm::track_kind::thread) rr.workers.push_back(ti);
+                else classify(rr, ti);
+            }
+            finish(rr, all);
+            runs.push_back(std::move(rr));
+            continue;
+        }
+        for (std::uint32_t ri = 0; ri < m.runs.size(); ++ri) {
+            const tm::run& r = m.runs[ri];
+            run_ref rr;
+            rr.file = fi;
+            rr.run = ri;
+            rr.title = (r.name.empty() ? m.tracks[r.track].name : r.name);
+            if (files.size() > 1) rr.title += "  [" + f.name + "]";
+            for (auto w : r.workers)
+                if (w != tm::no_index) rr.workers.push_back(w);
+            std::vector<std::uint32_t> lines_k;
+            for (auto l : r.lines)
+                if (l != tm::no_index) rr.lines.push_back(l);
+            for (auto ti : r.tracks) classify(rr, ti);
+            finish(rr, r.tracks);
+            runs.push_back(std::move(rr));
+        }
+    }
+    start = ~0ull;
+    end = 0;
+    for (const auto& r : runs) {
+        if (r.start == 0 && r.end == 0) continue;
+        start = std::min(start, r.start);
+        end = std::max(end, r.end);
+    }
+    if (start > end) start = end = 0;
+}
+
+}  // namespace pipescope::viewer

@@ -1,0 +1,110 @@
+// The viewer's document: one or more loaded trace files and the runs they hold, with the
+// indices the views need to draw a frame without touching more than what is visible.
+// Pure C++ (no ImGui, no OpenGL): unit-tested in tests/viewer.
+#pragma once
+
+#include <pipescope/trace/trace_model.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pipescope::viewer {
+
+namespace tm = pipescope::trace;
+
+// What colour a slice gets: a stage index (< key_special) or one of the scheduler/line states.
+using colour_key = std::uint16_t;
+inline constexpr colour_key key_special = 0xFF00;
+inline constexpr colour_key key_idle = 0xFF00;
+inline constexpr colour_key key_parked = 0xFF01;
+inline constexpr colour_key key_task = 0xFF02;
+inline constexpr colour_key key_running = 0xFF03;      // line: iteration running
+inline constexpr colour_key key_waiting = 0xFF04;      // line: waiting at a stage / to retire
+inline constexpr colour_key key_throttled = 0xFF05;    // control: throttled
+inline constexpr colour_key key_other = 0xFFFF;
+inline constexpr int key_count_special = 6;
+
+// "stage 3" (or "stage 3 · name") -> 3; "idle" -> key_idle; ... anything else -> key_other.
+colour_key classify_slice_name(std::string_view name);
+inline bool is_stage(colour_key k) { return k < key_special; }
+
+// Instant kinds the timeline draws differently.
+enum class instant_kind : std::uint8_t { other, events_lost, steal, stolen, wake, woken, suspend, resume, throttle };
+instant_kind classify_instant_name(std::string_view name);
+
+// One row (depth) of a track's slices: the indices of its slices in begin order. Slices of one
+// depth never overlap, so both begins and ends are sorted within a row.
+struct row_view {
+    const tm::slice* slices = nullptr;       // the track's slices
+    const std::uint32_t* index = nullptr;    // nullptr: the row is the whole track (max_depth == 0)
+    std::size_t size = 0;
+    const tm::slice& operator[](std::size_t i) const { return index ? slices[index[i]] : slices[i]; }
+    std::uint32_t slice_index(std::size_t i) const { return index ? index[i] : static_cast<std::uint32_t>(i); }
+};
+
+struct loaded_file {
+    std::filesystem::path path;
+    std::string name;                        // file name for headers
+    tm::trace_model model;
+    std::uint64_t file_bytes = 0;
+    double load_seconds = 0;
+    std::vector<colour_key> key_of_string;   // per string_id
+    std::vector<instant_kind> instant_of_string;
+    // Per track: for tracks with nested slices, the slice indices of each depth; empty otherwise.
+    std::vector<std::vector<std::vector<std::uint32_t>>> depth_rows;
+    // Flows ordered by the timestamp of their first end (for "all flows in view").
+    std::vector<std::uint32_t> flows_by_time;
+    std::vector<std::uint64_t> flow_time;    // parallel to flows_by_time
+    // Per track: the positions of its "events lost" instants (drawn whatever the zoom).
+    std::vector<std::vector<std::uint32_t>> lost_instants;
+    // Per track: the largest counter value (0 if none), for the plot's scale.
+    std::vector<double> counter_max;
+
+    row_view row(std::uint32_t track, std::uint16_t depth) const;
+    colour_key key(const tm::slice& s) const { return key_of_string[s.name]; }
+    std::uint64_t event_ts(const tm::event_ref& e) const;
+    std::uint64_t event_end(const tm::event_ref& e) const;
+};
+
+// Builds the indices of a loaded model (called by load_file, and by tests on hand-made models).
+std::unique_ptr<loaded_file> prepare_file(tm::trace_model model, std::filesystem::path path = {});
+// Reads and prepares a file; throws what load_trace_file throws (std::runtime_error, decode_error).
+std::unique_ptr<loaded_file> load_file(const std::filesystem::path& path);
+
+// A run as the timeline shows it (a pipescope run, or all tracks of a foreign trace).
+struct run_ref {
+    std::uint32_t file = 0;
+    std::uint32_t run = tm::no_index;        // index into model.runs; no_index: whole-file pseudo run
+    std::string title;
+    std::uint64_t start = 0, end = 0;        // first and last timestamp of its events
+    std::vector<std::uint32_t> workers;      // worker tracks (in worker order)
+    std::vector<std::uint32_t> lines;        // line k tracks, then "control" and other line tracks
+    std::vector<std::uint32_t> counters;     // counter tracks
+    std::vector<std::uint32_t> others;       // other tracks with events
+};
+
+struct document {
+    std::vector<std::unique_ptr<loaded_file>> files;
+    std::vector<run_ref> runs;
+    std::uint64_t start = 0, end = 0;        // over all runs (absolute ns)
+
+    void add(std::unique_ptr<loaded_file> f);
+    void remove_file(std::uint32_t file);
+    void clear() { files.clear(); runs.clear(); start = end = 0; }
+    bool empty() const { return files.empty(); }
+    std::uint64_t event_count() const;
+private:
+    void rebuild_runs();
+};
+
+// The viewer's time axis: display time (ns, relative to the document start, or to each run's own
+// start when runs are aligned) of a run's absolute timestamp.
+inline double display_offset(const document& d, const run_ref& r, bool aligned) {
+    return aligned ? static_cast<double>(r.start) : static_cast<double>(d.start);
+}
+
+}  // namespace pipescope::viewer

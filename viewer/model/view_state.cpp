@@ -1,0 +1,50 @@
+#include "view_state.hpp"
+
+#include <algorithm>
+
+namespace pipescope::viewer {
+
+std::vector<flow_link> flows_of(const loaded_file& f, const tm::event_ref& e) {
+    std::vector<flow_link> out;
+    const auto& flows = f.model.flows;
+    for (std::uint32_t i = 0; i < flows.size(); ++i) {
+        if (flows[i].from == e) out.push_back({i, true, flows[i].to});
+        else if (flows[i].to == e) out.push_back({i, false, flows[i].from});
+    }
+    return out;
+}
+
+std::uint32_t run_of(const document& d, std::uint32_t file, std::uint32_t track) {
+    for (std::uint32_t r = 0; r < d.runs.size(); ++r) {
+        const run_ref& rr = d.runs[r];
+        if (rr.file != file) continue;
+        for (const auto* v : {&rr.workers, &rr.lines, &rr.counters, &rr.others})
+            if (std::find(v->begin(), v->end(), track) != v->end()) return r;
+    }
+    return tm::no_index;
+}
+
+std::optional<std::pair<double, double>> selection_range(const document& d, const selection& s, bool aligned) {
+    if (!s.valid() || s.file >= d.files.size()) return std::nullopt;
+    const loaded_file& f = *d.files[s.file];
+    const std::uint32_t r = run_of(d, s.file, s.ev.track);
+    const double off = r == tm::no_index ? static_cast<double>(d.start) : display_offset(d, d.runs[r], aligned);
+    return std::pair{static_cast<double>(f.event_ts(s.ev)) - off, static_cast<double>(f.event_end(s.ev)) - off};
+}
+
+void view_state::select(const document& d, const selection& s) {
+    sel = s;
+    sel_flows.clear();
+    if (s.valid() && s.file < d.files.size()) sel_flows = flows_of(*d.files[s.file], s.ev);
+}
+
+void view_state::request_frame_all(const document& d) {
+    double lo = 0, hi = static_cast<double>(d.end - d.start);
+    if (align_runs) {
+        hi = 0;
+        for (const auto& r : d.runs) hi = std::max(hi, static_cast<double>(r.end - r.start));
+    }
+    frame_request = std::pair{lo, std::max(hi, lo + 1)};
+}
+
+}  // namespace pipescope::viewer

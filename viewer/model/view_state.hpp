@@ -1,0 +1,57 @@
+// What the views share besides the document: the time axis, the selection, the toggles.
+// Pure C++ (no ImGui).
+#pragma once
+
+#include "document.hpp"
+#include "viewport.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pipescope::viewer {
+
+struct selection {
+    std::uint32_t file = tm::no_index;
+    tm::event_ref ev;
+    bool valid() const { return file != tm::no_index && ev.valid(); }
+    bool operator==(const selection&) const = default;
+};
+
+// A flow touching an event: the flow, whether it leaves the event, and its other end.
+struct flow_link {
+    std::uint32_t flow = 0;
+    bool outgoing = false;
+    tm::event_ref other;
+};
+// O(flows): called when the selection changes, not per frame.
+std::vector<flow_link> flows_of(const loaded_file& f, const tm::event_ref& e);
+
+// The run (index into document::runs) that shows `track` of `file`, or no_index.
+std::uint32_t run_of(const document& d, std::uint32_t file, std::uint32_t track);
+
+// Display-time range of a selection (ns on the view's axis), if valid.
+std::optional<std::pair<double, double>> selection_range(const document& d, const selection& s, bool aligned);
+
+struct view_state {
+    viewport vp;
+    selection sel;                          // clicked
+    selection hover;                        // under the mouse this frame
+    std::vector<flow_link> sel_flows;       // flows of `sel` (kept in sync by select())
+    bool align_runs = false;                // each run at its own start (else absolute time)
+    bool all_flows = false;                 // draw every flow in view (else the selection's)
+    bool show_details = true;
+    bool show_help = false;
+    std::vector<char> lines_open;           // per document run: line tracks expanded
+    std::optional<std::pair<double, double>> frame_request;   // display range to frame when laid out
+    bool scroll_to_selection = false;
+    std::string active_view = "timeline";
+
+    void select(const document& d, const selection& s);
+    // Frames [lo, hi] of the whole document on the display axis.
+    void request_frame_all(const document& d);
+};
+
+}  // namespace pipescope::viewer

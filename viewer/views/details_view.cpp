@@ -1,0 +1,148 @@
+// The details panel: everything about the selection (annotations, flows in and out with links
+// that jump to the other end), or a summary of the document when nothing is selected.
+#include "palette.hpp"
+#include "view.hpp"
+
+#include <cstdio>
+
+namespace pipescope::viewer {
+
+namespace {
+
+std::string event_label(const loaded_file& f, const tm::event_ref& e) {
+    const tm::trace_model& m = f.model;
+    const tm::track& t = m.tracks[e.track];
+    std::string s = e.is_instant ? m.str(t.instants[e.index].name) : m.str(t.slices[e.index].name);
+    const auto it = e.is_instant ? m.uint_arg(t.instants[e.index], "iteration") : m.uint_arg(t.slices[e.index], "iteration");
+    if (it) s += " i" + std::to_string(*it);
+    return s + " on " + t.name;
+}
+
+void summary(view_context& ctx) {
+    const document& d = ctx.doc;
+    ImGui::TextDisabled("Nothing selected: click a slice or an instant.");
+    ImGui::Separator();
+    for (const auto& f : d.files) {
+        const tm::trace_model& m = f->model;
+        ImGui::Text("%s", f->name.c_str());
+        ImGui::TextDisabled("%.1f MB, loaded in %.2f s", static_cast<double>(f->file_bytes) / 1e6, f->load_seconds);
+        ImGui::Text("%llu slices, %llu instants, %llu counter values, %zu flows",
+                    static_cast<unsigned long long>(m.slices), static_cast<unsigned long long>(m.instants),
+                    static_cast<unsigned long long>(m.counter_values), m.flows.size());
+        for (const auto& r : m.runs) {
+            ImGui::BulletText("%s", r.name.c_str());
+            if (!r.stages.empty() && ImGui::TreeNode(&r, "%zu stages", r.stages.size())) {
+                for (const auto& s : r.stages) {
+                    ImGui::ColorButton("##c", ImColor(key_colour(static_cast<colour_key>(s.index))), ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
+                    ImGui::SameLine();
+                    ImGui::TextWrapped("%s (%s)", s.name.c_str(), s.kind.c_str());
+                }
+                ImGui::TreePop();
+            }
+            if (!r.metadata_json.empty() && ImGui::TreeNode(&r.metadata_json, "metadata")) {
+                ImGui::TextWrapped("%s", r.metadata_json.c_str());
+                ImGui::TreePop();
+            }
+        }
+        if (!m.problems.empty() && ImGui::TreeNode(&m.problems, "%zu problems", m.problems.size())) {
+            for (const auto& p : m.problems) ImGui::TextWrapped("%s", p.c_str());
+            ImGui::TreePop();
+        }
+        ImGui::Separator();
+    }
+}
+
+}  // namespace
+
+void draw_details_panel(view_context& ctx) {
+    const document& d = ctx.doc;
+    view_state& st = ctx.state;
+    if (!st.sel.valid() || st.sel.file >= d.files.size()) {
+        summary(ctx);
+        return;
+    }
+    const loaded_file& f = *d.files[st.sel.file];
+    const tm::trace_model& m = f.model;
+    const tm::event_ref e = st.sel.ev;
+    const tm::track& t = m.tracks[e.track];
+    const std::uint32_t r = run_of(d, st.sel.file, e.track);
+    const double off = r == tm::no_index ? static_cast<double>(d.start) : display_offset(d, d.runs[r], st.align_runs);
+    const tm::model_arg *a0, *a1;
+    if (e.is_instant) {
+        const tm::instant& in = t.instants[e.index];
+        ImGui::TextWrapped("%s", m.str(in.name).c_str());
+        ImGui::TextDisabled("instant");
+        ImGui::Separator();
+        ImGui::Text("at       %s", format_duration(static_cast<double>(in.ts) - off, 3).c_str());
+        ImGui::Text("ts       %llu ns", static_cast<unsigned long long>(in.ts));
+        a0 = m.args_begin(in);
+        a1 = m.args_end(in);
+    } else {
+        const tm::slice& s = t.slices[e.index];
+        const colour_key k = f.key(s);
+        ImGui::ColorButton("##k", ImColor(key_colour(k)), ImGuiColorEditFlags_NoTooltip, ImVec2(14, 14));
+        ImGui::SameLine();
+        ImGui::TextWrapped("%s", m.str(s.name).c_str());
+        ImGui::TextDisabled("slice, depth %u%s", unsigned(s.depth), s.unterminated ? ", unterminated" : "");
+        ImGui::Separator();
+        ImGui::Text("start    %s", format_duration(static_cast<double>(s.begin) - off, 3).c_str());
+        ImGui::Text("end      %s", format_duration(static_cast<double>(s.end) - off, 3).c_str());
+        ImGui::Text("duration %s", format_duration(static_cast<double>(s.duration()), 3).c_str());
+        ImGui::Text("ts       %llu ns", static_cast<unsigned long long>(s.begin));
+        a0 = m.args_begin(s);
+        a1 = m.args_end(s);
+    }
+    ImGui::Text("track    %s", t.name.c_str());
+    if (r != tm::no_index) ImGui::TextWrapped("run      %s", d.runs[r].title.c_str());
+    if (a0 != a1) {
+        ImGui::Separator();
+        ImGui::TextDisabled("annotations");
+        if (ImGui::BeginTable("##args", 2, ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp)) {
+            for (auto* a = a0; a != a1; ++a) {
+                ImGui::TableNextRow();
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(m.str(a->name).c_str());
+                ImGui::TableNextColumn();
+                ImGui::TextWrapped("%s", m.arg_text(*a).c_str());
+            }
+            ImGui::EndTable();
+        }
+    }
+    ImGui::Separator();
+    if (st.sel_flows.empty()) {
+        ImGui::TextDisabled("no flows");
+    } else {
+        ImGui::TextDisabled("flows (click to jump to the other end)");
+        selection jump;
+        for (const flow_link& l : st.sel_flows) {
+            ImGui::PushID(static_cast<int>(l.flow));
+            const std::string text = std::string(l.outgoing ? "-> " : "<- ") + event_label(f, l.other);
+            if (ImGui::Selectable(text.c_str())) jump = {st.sel.file, l.other};
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip("flow %llu, %s %s", static_cast<unsigned long long>(m.flows[l.flow].id), l.outgoing ? "to" : "from",
+                                  format_duration(static_cast<double>(f.event_ts(l.other)) - off, 3).c_str());
+            ImGui::PopID();
+        }
+        if (jump.valid()) {
+            st.select(d, jump);
+            if (auto range = selection_range(d, st.sel, st.align_runs)) {
+                // Keep the zoom if the other end fits; otherwise frame it.
+                const double span = st.vp.width * st.vp.npp;
+                const double len = range->second - range->first;
+                if (len < span * 0.8) {
+                    const double mid = (range->first + range->second) * 0.5;
+                    st.frame_request = std::pair{mid - span * 0.5, mid + span * 0.5};
+                } else {
+                    st.frame_request = range;
+                }
+            }
+            st.scroll_to_selection = true;
+        }
+    }
+    ImGui::Separator();
+    if (ImGui::Button("Frame (F)")) st.frame_request = selection_range(d, st.sel, st.align_runs);
+    ImGui::SameLine();
+    if (ImGui::Button("Clear")) st.select(d, {});
+}
+
+}  // namespace pipescope::viewer

@@ -1,0 +1,22 @@
+#include "view.hpp"
+
+#include <array>
+
+namespace pipescope::viewer {
+
+std::unique_ptr<view> make_timeline_view();   // timeline_view.cpp
+
+// One line per view: {name for --view, menu title, factory}.
+static const std::array registry{
+    view_entry{"timeline", "Timeline", &make_timeline_view},
+};
+
+std::span<const view_entry> view_registry() { return registry; }
+
+const view_entry* find_view(std::string_view name) {
+    for (const auto& e : registry)
+        if (name == e.name) return &e;
+    return nullptr;
+}
+
+}  // namespace pipescope::viewer
