@@ -5,7 +5,8 @@
 // perfetto_writer from synthetic event_records (a pipe-fib-like run: three stages per iteration,
 // stage waits, line and counter tracks, now and then idle time and a steal), so it has the layout
 // and the encoding of real files. A real trace can be measured as well with --file.
-// Prints medians of several runs with their spread; asserts nothing about time.
+// Prints medians of several runs with their spread, by wall time and by CPU time (the latter less
+// disturbed on a shared machine); asserts nothing about time.
 #include "bench_common.hpp"
 
 #include <pipescope/trace/clock.hpp>
@@ -15,6 +16,7 @@
 #include <pipescope/trace/trace_model.hpp>
 
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -99,6 +101,21 @@ struct counting_visitor final : trace::perfetto_visitor {
     void on_problem(std::string) override { ++problems; }
 };
 
+// CPU time of the process (on a shared machine, less disturbed by other work than wall time).
+double cpu_now() {
+    timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+template <class F>
+double time_both(F&& f, std::vector<double>& cpu) {
+    const double c0 = cpu_now();
+    const double wall = bench::time_seconds(std::forward<F>(f));
+    cpu.push_back(cpu_now() - c0);
+    return wall;
+}
+
 struct input {
     std::string label;
     std::string bytes;
@@ -158,18 +175,19 @@ int main(int argc, char** argv) {
         inputs.push_back({f, std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>())});
     }
 
-    bench::table tab({"input", "events", "bytes", "B/event", "decode only", "load_trace", "decode s", "load s"});
+    bench::table tab({"input", "events", "bytes", "B/event", "decode only", "load_trace", "decode s", "load s", "decode (CPU)",
+                      "load_trace (CPU)"});
     for (auto& in : inputs) {
-        std::vector<double> decode, load;
+        std::vector<double> decode, load, decode_cpu, load_cpu;
         std::uint64_t slices = 0, problems = 0, nodes = 0;
         for (int r = 0; r < runs; ++r) {
             counting_visitor v;
             trace::string_table strings;
-            decode.push_back(bench::time_seconds([&] { trace::decode_perfetto(in.bytes, v, strings); }));
+            decode.push_back(time_both([&] { trace::decode_perfetto(in.bytes, v, strings); }, decode_cpu));
             in.events = v.events;
             problems = v.problems;
             trace::trace_model m;
-            load.push_back(bench::time_seconds([&] { m = trace::load_trace(in.bytes); }));
+            load.push_back(time_both([&] { m = trace::load_trace(in.bytes); }, load_cpu));
             slices = m.slices;
             nodes = 0;
             for (const auto& run : m.runs) nodes += run.dag.nodes.size();
@@ -178,15 +196,18 @@ int main(int argc, char** argv) {
                                                      (unsigned long long)in.events);
         }
         const auto d = bench::summarize(decode), l = bench::summarize(load);
+        const auto dc = bench::summarize(decode_cpu), lc = bench::summarize(load_cpu);
         tab.add({in.label, std::to_string(in.events), std::to_string(in.bytes.size()),
                  bench::fmt("%.2f", double(in.bytes.size()) / double(in.events ? in.events : 1)),
-                 mevents(double(in.events), d), mevents(double(in.events), l), bench::fmt_time(d), bench::fmt_time(l)});
+                 mevents(double(in.events), d), mevents(double(in.events), l), bench::fmt_time(d), bench::fmt_time(l),
+                 mevents(double(in.events), dc), mevents(double(in.events), lc)});
         std::printf("%s: %llu slices, %llu DAG nodes, %llu problems\n", in.label.c_str(), (unsigned long long)slices,
                     (unsigned long long)nodes, (unsigned long long)problems);
         if (raw)
             std::printf("  decode: %s\n  load:   %s\n", bench::fmt_samples(decode).c_str(), bench::fmt_samples(load).c_str());
     }
-    std::printf("\nmedian of %d runs (spread = (max - min) / median of the times)\n", runs);
+    std::printf("\nmedian of %d runs (spread = (max - min) / median of the times); (CPU): events per second of the\n"
+                "process's CPU time, less disturbed than wall time when the machine is shared\n", runs);
     tab.print();
     bench::print_conditions("after", 2);
 }

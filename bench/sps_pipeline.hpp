@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 namespace bench::sps {
@@ -86,10 +87,14 @@ inline std::uint64_t run_serial(const workload& w) {
 
 // Items in flight never exceed K, and iterations retire in order, so item i may reuse the buffer
 // of item i-K: by the time i starts, i-K has left the last stage (in both runtimes).
-inline std::uint64_t run_pipescope(pipescope::scheduler& s, const workload& w, std::vector<work_item>& ring) {
+// `policy` is any pipe_while policy; the filter kinds are declared for construct-and-run ones (tbb).
+inline std::uint64_t run_pipescope(pipescope::scheduler& s, const workload& w, std::vector<work_item>& ring,
+                                   const std::string& policy = "piper") {
     pipescope::pipeline_options options;
-    options.policy = "piper";
+    options.policy = policy;
     options.throttle = static_cast<unsigned>(ring.size());
+    options.declared_stages = {pipescope::stage_kind::serial_in_order, pipescope::stage_kind::parallel,
+                               pipescope::stage_kind::serial_in_order};
     std::uint64_t next = 0;
     std::uint64_t checksum = checksum_seed;
     pipescope::pipe_while(

@@ -74,6 +74,7 @@ struct settings {
     unsigned throttle_factor = 4;     // K = factor * P, as pipescope's default
     int settle_ms = 20;
     bool raw = false;                 // also print every sample
+    std::string policy = "piper";     // the pipescope policy (tbb: pipescope's own construct-and-run tokens)
 };
 
 [[noreturn]] void mismatch(const char* who, unsigned p, std::uint64_t got, std::uint64_t want) {
@@ -132,7 +133,7 @@ void measure_cell(cell& c, const settings& cfg, std::uint64_t want) {
 
     auto once_pipescope = [&] {
         std::uint64_t got = 0;
-        const double t = bench::time_seconds([&] { got = run_pipescope(sched, c.work, ring); });
+        const double t = bench::time_seconds([&] { got = run_pipescope(sched, c.work, ring, cfg.policy); });
         if (got != want) mismatch("pipescope", c.p, got, want);
         bench::settle(cfg.settle_ms);
         return t;
@@ -221,6 +222,8 @@ int main(int argc, char** argv) {
           [&](const std::string& v) { cfg.throttle_factor = unsigned(bench::parse_positive(v)); }},
          {"--settle-ms", "pause between measurements so idle threads go to sleep (default 20)",
           [&](const std::string& v) { cfg.settle_ms = std::stoi(v); }},
+         {"--policy", "pipescope policy: piper (default), piper-earliest, tbb (declared filters, N = K tokens)",
+          [&](const std::string& v) { cfg.policy = v; }},
          {"--raw", "also print every run's time, in run order", [&](const std::string&) { cfg.raw = true; }, false}});
     if (!go) return 0;
 
@@ -229,6 +232,7 @@ int main(int argc, char** argv) {
     bench::print_machine();
     std::printf("%u measured runs per cell and runtime after one warm-up, order alternating; K = %u*P\n", cfg.runs,
                 cfg.throttle_factor);
+    std::printf("pipescope column: policy '%s'\n", cfg.policy.c_str());
 
     bench::print_conditions("conditions at start", *std::max_element(cfg.workers.begin(), cfg.workers.end()));
     std::printf("\n");

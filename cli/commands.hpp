@@ -12,3 +12,9 @@ int export_json_command(const std::vector<std::string>& args);
 
 // pipescope list [--json]
 int list_command(const std::vector<std::string>& args);
+
+// pipescope dedup-restore <archive> <out>
+// Rebuilds the file a `dedup` archive was made from (written to out.tmp, then renamed). Exit 0 on
+// success, 1 if the archive is corrupt (the message names the byte offset) or a file cannot be read
+// or written, 2 on a usage error.
+int dedup_restore_command(const std::vector<std::string>& args);

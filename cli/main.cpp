@@ -39,6 +39,7 @@ constexpr const char* usage_text =
     "                     [--trace-plain]]\n"
     "       pipescope validate <trace.pftrace>\n"
     "       pipescope export-json <trace.pftrace> <out.json>\n"
+    "       pipescope dedup-restore <archive> <out>\n"
     "       pipescope list [--json]\n"
     "       pipescope --help\n";
 
@@ -200,12 +201,14 @@ public:
 
     // Starts recording: called right before the measured run (run_request::on_measured_start).
     void start() {
+        // Attach first: attaching waits for every worker to pass a safe point (waking parked ones),
+        // which can take milliseconds that belong to no run. The clock starts once it is done.
+        sched_.attach_recorder(&recorder_);
         recorder_.restart_clock();
         started_ = true;
         writer_.begin_run({workload_.name() + " · " + args_.request.policy + " · P=" + std::to_string(sched_.workers()),
                            sched_.workers(), run_metadata(sched_, args_, workload_), {}},
                           pipescope::trace::run_clock::calibrating(recorder_.start_clock()));
-        sched_.attach_recorder(&recorder_);
         drainer_ = std::thread([this] {
             try {
                 while (!stop_.load(std::memory_order_acquire)) {
@@ -327,6 +330,7 @@ int main(int argc, char** argv) {
         if (args[0] == "list") return list_command({args.begin() + 1, args.end()});
         if (args[0] == "validate") return validate_trace({args.begin() + 1, args.end()});
         if (args[0] == "export-json") return export_json_command({args.begin() + 1, args.end()});
+        if (args[0] == "dedup-restore") return dedup_restore_command({args.begin() + 1, args.end()});
         if (args[0] == "run") return run_workload(parse_run({args.begin() + 1, args.end()}));
         throw usage_error("unknown command '" + args[0] + "'");
     } catch (const usage_error& e) {

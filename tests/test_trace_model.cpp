@@ -451,3 +451,284 @@ TEST_CASE("trace model: foreign annotations, categories and interned annotation 
     CHECK(i.uint_arg(one.slices[0], "k") == 1u);
     CHECK(i.str(one.instants.at(0).name) == "after reset");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Matching on the fly. load_trace matches BEGIN/END while a track's BEGINs and ENDs arrive in
+// timestamp order, places instants that arrive out of order afterwards, and switches a track to
+// sorting its buffered events when a BEGIN/END arrives out of order. Whichever path a track takes,
+// the result must be what sorting every track's events by (timestamp, file position) first gives:
+// checked here against that reference, computed directly from the events written.
+
+#include <random>
+
+namespace {
+
+struct written_event {
+    std::uint64_t ts, track, type;   // 1 begin, 2 end, 3 instant
+    std::string name;                // unique per event (END: empty)
+    std::vector<std::uint64_t> flows, terminating;
+};
+
+// What the importer's rules give for `events` (in file order) on `tracks`.
+struct reference_track {
+    std::vector<std::tuple<std::uint64_t, std::uint64_t, std::string, unsigned, bool>> slices;   // begin, end, name, depth, unterminated
+    std::vector<std::tuple<std::uint64_t, std::string, unsigned>> instants;                      // ts, name, depth
+    std::uint64_t unmatched = 0;
+    unsigned max_depth = 0;
+};
+using flow_names = std::vector<std::tuple<std::uint64_t, std::string, std::string>>;   // id, from, to (event names)
+
+void reference(const std::vector<written_event>& events, const std::vector<std::uint64_t>& tracks,
+               std::map<std::uint64_t, reference_track>& out, flow_names& flows) {
+    struct step {
+        std::uint64_t ts, position, id;
+        bool terminating;
+        std::string at;   // the slice's or instant's name
+    };
+    std::vector<step> steps;
+    for (const auto uuid : tracks) {
+        std::vector<std::size_t> order;
+        for (std::size_t i = 0; i < events.size(); ++i)
+            if (events[i].track == uuid) order.push_back(i);
+        std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return events[a].ts < events[b].ts; });
+        reference_track& t = out[uuid];
+        std::vector<std::size_t> open;   // indices into t.slices
+        std::uint64_t last = 0;
+        for (const auto i : order) {
+            const written_event& e = events[i];
+            last = e.ts;
+            std::string at;
+            if (e.type == 1) {
+                t.max_depth = std::max<unsigned>(t.max_depth, static_cast<unsigned>(open.size()));
+                open.push_back(t.slices.size());
+                t.slices.emplace_back(e.ts, e.ts, e.name, static_cast<unsigned>(open.size() - 1), false);
+                at = e.name;
+            } else if (e.type == 2) {
+                if (open.empty()) {
+                    ++t.unmatched;
+                    continue;   // its flow ids are ignored
+                }
+                std::get<1>(t.slices[open.back()]) = e.ts;
+                at = std::get<2>(t.slices[open.back()]);
+                open.pop_back();
+            } else {
+                t.instants.emplace_back(e.ts, e.name, static_cast<unsigned>(open.size()));
+                at = e.name;
+            }
+            for (auto id : e.flows) steps.push_back({e.ts, i, id, false, at});
+            for (auto id : e.terminating) steps.push_back({e.ts, i, id, true, at});
+        }
+        for (auto k : open) {
+            std::get<1>(t.slices[k]) = last;
+            std::get<4>(t.slices[k]) = true;
+        }
+    }
+    std::stable_sort(steps.begin(), steps.end(), [](const step& a, const step& b) {
+        return std::tie(a.ts, a.position) < std::tie(b.ts, b.position);
+    });
+    std::map<std::uint64_t, std::string> active;
+    for (const auto& s : steps) {
+        auto it = active.find(s.id);
+        if (s.terminating) {
+            if (it == active.end()) continue;
+            if (it->second != s.at) flows.emplace_back(s.id, it->second, s.at);
+            active.erase(it);
+        } else if (it == active.end()) {
+            active.emplace(s.id, s.at);
+        } else {
+            if (it->second != s.at) flows.emplace_back(s.id, it->second, s.at);
+            it->second = s.at;
+        }
+    }
+}
+
+// Writes `events` (each on the sequence given by `seq_of`) and compares load_trace with the reference.
+void check_against_reference(const std::vector<written_event>& events, const std::vector<std::uint64_t>& seq_of,
+                             const std::vector<std::uint64_t>& tracks) {
+    trace_builder b;
+    for (const auto uuid : tracks) b.custom(uuid, 0, "t" + std::to_string(uuid));
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        trace_builder::event e;
+        e.ts = events[i].ts, e.seq = seq_of[i], e.type = events[i].type, e.track = events[i].track;
+        e.name = events[i].name, e.flows = events[i].flows, e.terminating = events[i].terminating;
+        b.add(e);
+    }
+    std::map<std::uint64_t, reference_track> want;
+    flow_names want_flows;
+    reference(events, tracks, want, want_flows);
+
+    const trace_model m = load_trace(b.view());
+    std::uint64_t slices = 0, instants = 0, unmatched = 0, unterminated = 0;
+    for (const auto uuid : tracks) {
+        CAPTURE(uuid);
+        const track& t = m.tracks[m.find_track(uuid)];
+        const reference_track& r = want[uuid];
+        std::vector<std::tuple<std::uint64_t, std::uint64_t, std::string, unsigned, bool>> got_slices;
+        for (const auto& s : t.slices) got_slices.emplace_back(s.begin, s.end, m.str(s.name), s.depth, s.unterminated);
+        CHECK(got_slices == r.slices);
+        std::vector<std::tuple<std::uint64_t, std::string, unsigned>> got_instants;
+        for (const auto& in : t.instants) got_instants.emplace_back(in.ts, m.str(in.name), in.depth);
+        CHECK(got_instants == r.instants);
+        CHECK(t.unmatched_ends == r.unmatched);
+        CHECK(t.max_depth == r.max_depth);
+        slices += r.slices.size(), instants += r.instants.size(), unmatched += r.unmatched;
+        for (const auto& s : r.slices) unterminated += std::get<4>(s);
+    }
+    CHECK(m.slices == slices);
+    CHECK(m.instants == instants);
+    CHECK(m.unmatched_ends == unmatched);
+    CHECK(m.unterminated_slices == unterminated);
+    const auto name_of = [&](const event_ref& e) {
+        const track& t = m.tracks[e.track];
+        return m.str(e.is_instant ? t.instants.at(e.index).name : t.slices.at(e.index).name);
+    };
+    flow_names got_flows;
+    for (const auto& f : m.flows) got_flows.emplace_back(f.id, name_of(f.from), name_of(f.to));
+    CHECK(got_flows == want_flows);
+}
+
+}  // namespace
+
+TEST_CASE("trace model: a worker track with instants written out of order by other sequences", "[trace][model]") {
+    // Worker track 1, written by sequence 1 in order; sequence 2 (a thief) writes "stolen" marks on
+    // it, the first before any of the worker's own events (a newer timestamp, earlier in the file).
+    std::vector<written_event> ev;
+    std::vector<std::uint64_t> seq;
+    const auto add = [&](std::uint64_t s, written_event e) {
+        ev.push_back(std::move(e));
+        seq.push_back(s);
+    };
+    add(2, {50, 1, 3, "stolen@50", {9}, {}});           // inside B (40..60), which arrives later
+    add(2, {20, 1, 3, "stolen@20", {}, {}});            // out of order among the instants too
+    add(1, {10, 1, 1, "A", {}, {}});
+    add(1, {15, 1, 3, "mark@15", {}, {}});
+    add(1, {20, 1, 2, "", {}, {}});                      // END@20 after "stolen@20" in the file: the mark is inside A
+    add(1, {40, 1, 1, "B", {}, {9}});                    // terminates flow 9 from stolen@50: a later instant
+    add(1, {50, 1, 1, "B.child", {}, {}});               // BEGIN@50 after stolen@50 in the file: the mark is outside it
+    add(1, {55, 1, 2, "", {}, {}});
+    add(1, {60, 1, 2, "", {}, {}});
+    add(2, {60, 1, 3, "stolen@60", {}, {}});             // after END@60 in the file: depth 0
+    add(1, {70, 1, 2, "", {7}, {}});                     // unmatched END: its flow id is ignored
+    add(1, {80, 1, 1, "C", {}, {}});                     // never closed
+    check_against_reference(ev, seq, {1});
+
+    trace_builder b;
+    b.custom(1, 0, "t");
+    for (std::size_t i = 0; i < ev.size(); ++i) {
+        trace_builder::event e;
+        e.ts = ev[i].ts, e.seq = seq[i], e.type = ev[i].type, e.track = ev[i].track, e.name = ev[i].name;
+        e.flows = ev[i].flows, e.terminating = ev[i].terminating;
+        b.add(e);
+    }
+    const trace_model m = load_trace(b.view());
+    const track& t = m.tracks[m.find_track(1)];
+    REQUIRE(t.instants.size() == 4);
+    CHECK(m.str(t.instants[0].name) == "mark@15");
+    CHECK(t.instants[0].depth == 1);
+    CHECK(m.str(t.instants[1].name) == "stolen@20");
+    CHECK(t.instants[1].depth == 1);
+    CHECK(m.str(t.instants[2].name) == "stolen@50");
+    CHECK(t.instants[2].depth == 1);
+    CHECK(m.str(t.instants[3].name) == "stolen@60");
+    CHECK(t.instants[3].depth == 0);
+    CHECK(t.unmatched_ends == 1);
+    REQUIRE(t.slices.size() == 4);
+    CHECK(t.slices[3].unterminated);
+    CHECK(t.slices[3].end == 80);
+    // Flow ids are taken in timestamp order: B@40 terminates 9 while it is not active (ignored),
+    // then stolen@50 begins a flow that nothing ends.
+    CHECK(m.flows.empty());
+}
+
+TEST_CASE("trace model: a track whose BEGIN/END arrive out of order midway is switched to sorting",
+          "[trace][model]") {
+    // Matched on the fly for a while (with instants, an unmatched END and flows), then a BEGIN older
+    // than the latest END: the events so far are rebuilt and everything is sorted at the end.
+    std::vector<written_event> ev;
+    std::vector<std::uint64_t> seq;
+    const auto add = [&](std::uint64_t s, written_event e) {
+        ev.push_back(std::move(e));
+        seq.push_back(s);
+    };
+    add(1, {5, 3, 2, "", {1}, {}});                       // unmatched so far; later it closes "early"
+    add(1, {10, 3, 1, "x", {2}, {}});
+    add(2, {8, 3, 3, "late instant", {}, {2}});            // out of order: depth 0 after sorting
+    add(1, {12, 3, 3, "in x", {3}, {}});
+    add(1, {20, 3, 2, "", {}, {3}});
+    add(1, {30, 3, 1, "y", {}, {}});
+    add(2, {3, 3, 1, "early", {}, {1}});                   // BEGIN@3 < 30: switch; it contains END@5
+    add(2, {30, 3, 2, "", {}, {}});                         // END@30 after BEGIN y@30: closes y
+    add(1, {40, 3, 3, "after", {4}, {}});
+    add(2, {35, 3, 1, "z", {}, {4}});                       // buffered from now on
+    check_against_reference(ev, seq, {3});
+}
+
+TEST_CASE("trace model: random tracks: every path gives what sorting first gives", "[trace][model]") {
+    std::mt19937_64 rng(20240611);
+    const std::vector<std::uint64_t> tracks = {1, 2, 3};
+    for (int round = 0; round < 400; ++round) {
+        CAPTURE(round);
+        // Per round, how disordered: 0 in order per track (one sequence each), 1 instants out of
+        // order only, 2 BEGIN/ENDs out of order too, 3 any order, 4 each track written by three
+        // sequences, each in order (like line tracks), 5 one sequence writing BEGIN/END pairs that
+        // overlap (begin a little in the past).
+        const int mode = round % 6;
+        const std::size_t n = 20 + rng() % 200;
+        std::vector<written_event> ev;
+        std::vector<std::uint64_t> seq;
+        std::map<std::uint64_t, std::uint64_t> now;
+        const std::uint64_t spread = 1 + rng() % 4;   // small: many equal timestamps
+        for (std::size_t i = 0; i < n; ++i) {
+            written_event e;
+            e.track = tracks[rng() % tracks.size()];
+            const unsigned r = rng() % 10;
+            e.type = r < 4 ? 1 : r < 8 ? 2 : 3;
+            std::uint64_t s = e.track;   // the track's own sequence
+            bool late = false;
+            if (mode == 1 && e.type == 3 && rng() % 3 == 0) late = true;
+            if (mode == 2 && rng() % 8 == 0) late = true;
+            if (mode == 3) late = rng() % 2 == 0;
+            if (mode == 4) {
+                s = 20 + rng() % 3;
+                e.ts = (now[e.track * 100 + s] += rng() % (spread + 1));
+            } else if (mode == 5 && e.type == 1) {
+                e.ts = now[e.track] + rng() % (spread + 1);
+                now[e.track] = e.ts;
+                e.ts = e.ts >= 2 * spread ? e.ts - rng() % (2 * spread + 1) : 0;
+            } else if (late) {
+                s = 10 + rng() % 3;
+                e.ts = now[e.track] + spread * 3 - rng() % (spread * 8 + 1);
+                if (e.ts > now[e.track] + spread * 3) e.ts = 0;   // wrapped below 0
+            } else {
+                e.ts = (now[e.track] += rng() % (spread + 1));
+            }
+            if (e.type != 2) e.name = "e" + std::to_string(i);
+            if (rng() % 6 == 0) (rng() % 2 ? e.flows : e.terminating).push_back(1 + rng() % 4);
+            ev.push_back(std::move(e));
+            seq.push_back(s);
+        }
+        check_against_reference(ev, seq, tracks);
+    }
+}
+
+TEST_CASE("trace model: a large track in random order is sorted like a small one", "[trace][model]") {
+    // Too disordered for sorting by insertion (which gives up after a budget of moves, then sorts
+    // what it left): the result must still be the stable sort.
+    std::mt19937_64 rng(7);
+    for (int round = 0; round < 3; ++round) {
+        std::vector<written_event> ev;
+        std::vector<std::uint64_t> seq;
+        for (std::size_t i = 0; i < 3000; ++i) {
+            written_event e;
+            e.track = 1 + rng() % 2;
+            const unsigned r = rng() % 10;
+            e.type = r < 4 ? 1 : r < 8 ? 2 : 3;
+            e.ts = round == 0 ? rng() % 50 : 3000 - i + rng() % 40;   // random, or mostly descending
+            if (e.type != 2) e.name = "e" + std::to_string(i);
+            if (rng() % 8 == 0) (rng() % 2 ? e.flows : e.terminating).push_back(1 + rng() % 4);
+            ev.push_back(std::move(e));
+            seq.push_back(1 + rng() % 3);
+        }
+        check_against_reference(ev, seq, {1, 2});
+    }
+}

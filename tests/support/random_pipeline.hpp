@@ -102,6 +102,9 @@ inline std::uint64_t nested_pipeline(scheduler& s, std::uint64_t x, const pipeli
     pipeline_options o = outer;
     o.observer = nullptr;
     o.throttle = 2;
+    // Construct-and-run policies (tbb) need this loop's own structure, not the outer loop's.
+    if (!o.declared_stages.empty())
+        o.declared_stages = {stage_kind::serial_in_order, stage_kind::parallel, stage_kind::serial_in_order};
     unsigned next = 0;
     std::uint64_t chain = x;
     pipe_while(

@@ -2,6 +2,13 @@
 #   MODE=timeline: the K=2 example; the PNG has >= 3 stage palette colours over large areas, the idle
 #                  grey, many distinct colours, and is not blank.
 #   MODE=range:    the same with --range (a zoomed-in view) and --size.
+#   MODE=compare:  the two pipe-fib-256 examples (K = 8 and K = 2) in the compare view: one band of
+#                  stage-coloured worker rows per run, and the table (its header colour).
+#   MODE=breakdown: the K=2 example in the breakdown view: the category colours (work, scheduler,
+#                  stealing, idle, stall, parked) over large areas.
+#   MODE=dag:      the DAG view: a small pipe-fib recorded by the CLI has exactly one box per node
+#                  (counted in the state colours, mid-run and after the end), and the K=2 example
+#                  zoomed out (level of detail) is all done after the end.
 #   MODE=corrupt:  a truncated copy of a trace: exit status 2, the reader's message on stderr, and the
 #                  screenshot shows the error box.
 if(NOT XVFB_RUN)
@@ -43,6 +50,53 @@ elseif(MODE STREQUAL "range")
     message(FATAL_ERROR "pipescope-viewer --screenshot --range failed (exit ${rc})")
   endif()
   check_png(${png} --min-colours 100 --stage-colours 2:1500)
+elseif(MODE STREQUAL "compare")
+  set(png ${OUT_DIR}/compare.png)
+  file(REMOVE ${png})
+  run_viewer(${png} ${TRACES}/pipe-fib-256-piper.pftrace ${k2} --view compare)
+  if(NOT rc EQUAL 0 OR NOT EXISTS ${png})
+    message(FATAL_ERROR "pipescope-viewer --view compare failed (exit ${rc})")
+  endif()
+  check_png(${png} --min-colours 100 --stage-colours 2:1500 --stage-bands 2:200:10 --colour 334A6E:3000)
+elseif(MODE STREQUAL "breakdown")
+  set(png ${OUT_DIR}/breakdown.png)
+  file(REMOVE ${png})
+  run_viewer(${png} ${k2} --view breakdown)
+  if(NOT rc EQUAL 0 OR NOT EXISTS ${png})
+    message(FATAL_ERROR "pipescope-viewer --view breakdown failed (exit ${rc})")
+  endif()
+  check_png(${png} --min-colours 50 --colour 4C9F70:5000 --colour 9C7FD0:1000 --colour 5FD3F3:500 --colour C8C8C8:1000
+            --colour 000000:500 --colour 5E5E5E:1000)
+elseif(MODE STREQUAL "dag")
+  # A small pipe-fib (38 iterations, 581 nodes: the structure is fixed by n, not by the timing),
+  # fitted in the window: one box per DAG node, counted in the five state colours (not ready,
+  # ready, running, suspended, done) at the default cursor (halfway through the run).
+  set(small ${OUT_DIR}/dag-pipe-fib-40.pftrace)
+  execute_process(COMMAND ${CLI} run pipe-fib --workers 2 --param n=40 --param K=4 -o ${small}
+                  RESULT_VARIABLE crc OUTPUT_VARIABLE cout ERROR_VARIABLE cout TIMEOUT 120)
+  if(NOT crc EQUAL 0)
+    message(FATAL_ERROR "pipescope run failed (${crc}): ${cout}")
+  endif()
+  set(png ${OUT_DIR}/dag-small.png)
+  file(REMOVE ${png})
+  run_viewer(${png} ${small} --view dag)
+  if(NOT rc EQUAL 0 OR NOT EXISTS ${png})
+    message(FATAL_ERROR "pipescope-viewer --screenshot --view dag failed (exit ${rc})")
+  endif()
+  check_png(${png} --boxes 474C5A,E8C547,4CD97B,C46BDB,5F86B5:581 --colour 5F86B5:2000 --colour 474C5A:2000 --colour FF4D4D:500)
+  # After the end every node is done: 581 boxes in the done colour alone.
+  set(png ${OUT_DIR}/dag-small-end.png)
+  file(REMOVE ${png})
+  run_viewer(${png} ${small} --view dag --time 1e12)
+  check_png(${png} --boxes 5F86B5:581 --colour-max 474C5A:600)
+  # The K=2 example (5998 iterations x 18 stages) zoomed out: level of detail, all done at the end.
+  set(png ${OUT_DIR}/dag-K2-end.png)
+  file(REMOVE ${png})
+  run_viewer(${png} ${k2} --view dag --time 1e12)
+  if(NOT rc EQUAL 0 OR NOT EXISTS ${png})
+    message(FATAL_ERROR "pipescope-viewer --screenshot --view dag --time failed (exit ${rc})")
+  endif()
+  check_png(${png} --colour 5F86B5:100000 --colour-max 474C5A:600 --min-colours 50)
 elseif(MODE STREQUAL "corrupt")
   file(READ ${k2} hex HEX LIMIT 200000)
   set(bad ${OUT_DIR}/truncated.pftrace)

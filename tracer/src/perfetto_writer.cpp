@@ -179,13 +179,14 @@ public:
 
     void write_end(proto::writer& w) {
         std::uint64_t end_ts = clock_.start_ns();
-        for (worker_state& ws : workers_) {
-            while (!ws.open.empty()) {   // a slice still open at the worker's last record ends there
-                end_slice(ws, ws.last_ts, w);
+        for (const worker_state& ws : workers_) end_ts = std::max(end_ts, ws.last_ts);
+        // A slice still open when recording stopped (a worker idle or parked until the end) lasted
+        // until the run's end, not just until that worker's last record.
+        for (worker_state& ws : workers_)
+            while (!ws.open.empty()) {
+                end_slice(ws, end_ts, w);
                 ++stats_.closed_at_end;
             }
-            end_ts = std::max(end_ts, ws.last_ts);
-        }
         track_event_packet e;
         e.ts = end_ts;
         e.track = process_uuid(index_);
@@ -289,6 +290,32 @@ private:
 
     void convert(unsigned worker, worker_state& ws, const event_record& r, proto::writer& w);
 
+    // The tbb policy's counter tracks, described on first use: k = 0 "tokens in flight", k = j + 1
+    // "stage j buffer" (uuids run_base | 0x300000 + k).
+    std::uint64_t tbb_track(std::uint64_t k, proto::writer& w) {
+        k = std::min<std::uint64_t>(k, 0xFFFFF);
+        if (k >= tbb_described_.size()) tbb_described_.resize(k + 1, false);
+        const std::uint64_t uuid = run_base(index_) | (0x300000u + k);
+        if (!tbb_described_[k]) {
+            const std::string name = k == 0 ? std::string("tokens in flight") : "stage " + std::to_string(k - 1) + " buffer";
+            write_descriptor(w, {uuid, process_uuid(index_), name, {}, false, true});
+            ++stats_.packets;
+            tbb_described_[k] = true;
+        }
+        return uuid;
+    }
+
+    // piper-earliest's "suspended iterations" counter track (uuid run_base | 5), described on first use.
+    std::uint64_t suspended_track(proto::writer& w) {
+        const std::uint64_t uuid = run_base(index_) | 5;
+        if (!suspended_described_) {
+            write_descriptor(w, {uuid, process_uuid(index_), "suspended iterations", {}, false, true});
+            ++stats_.packets;
+            suspended_described_ = true;
+        }
+        return uuid;
+    }
+
     struct fixed_names {
         std::uint32_t stolen, steal, idle, parked, task, woken, suspend, resume, throttled, throttle_resume,
             stage_wait_check, running, waiting_to_retire, events_lost, run, run_summary;
@@ -302,6 +329,8 @@ private:
     track_event_sequence run_seq_;
     std::vector<worker_state> workers_;
     std::vector<bool> lines_described_;
+    std::vector<bool> tbb_described_;   // tbb_track()
+    bool suspended_described_ = false;   // piper-earliest: suspended_track()
     std::uint64_t steals_ = 0;
     perfetto_write_stats stats_;
 };
@@ -421,6 +450,36 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
         case event_kind::counter:
             if (r.a < info_.counters.size()) counter(ws, ts, counter_uuid(index_, r.a), static_cast<std::int64_t>(r.b), w);
             break;
+        case event_kind::token_acquire:   // tbb: tokens in flight, against N (program.K in the metadata)
+        case event_kind::token_release:
+            counter(ws, ts, tbb_track(0, w), r.c, w);
+            break;
+        case event_kind::buffer_put:   // tbb: an item parked in / taken from a serial filter's input buffer
+        case event_kind::buffer_take: {
+            const bool put = r.kind == event_kind::buffer_put;
+            emit(ws.seq,
+                 at(ts, event_type::instant, names_.id(put ? "parked in buffer" : "taken from buffer"))
+                     .arg(arg_key::iteration, r.a)
+                     .arg(arg_key::stage, r.b)
+                     .arg(arg_key::value, r.c),
+                 w);
+            counter(ws, ts, tbb_track(r.b + 1, w), r.c, w);
+            break;
+        }
+        case event_kind::suspended_iterations:   // piper-earliest: its suspended list changed
+            counter(ws, ts, suspended_track(w), static_cast<std::int64_t>(r.a), w);
+            break;
+        case event_kind::earliest_resume: {   // piper-earliest resumed the earliest suspended iteration
+            static constexpr std::string_view points[] = {"retire", "suspend", "steal found nothing"};
+            const std::string_view point = r.c < 3 ? points[r.c] : std::string_view("unknown");
+            emit(ws.seq,
+                 at(ts, event_type::instant, names_.id("resume earliest"))
+                     .arg(arg_key::iteration, r.a)
+                     .arg(arg_key::suspended, r.b)
+                     .text(arg_key::resumed_at, point),
+                 w);   // the counter track got its sample from the claim's suspended_iterations record
+            break;
+        }
         case event_kind::dropped:
             // What was open may never see its end: close it here, and restart the sequence's
             // incremental state with previous_packet_dropped on the marker.

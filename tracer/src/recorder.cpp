@@ -11,6 +11,8 @@ std::string_view event_name(event_kind k) noexcept {
         "task end",         "steal",            "idle",          "idle end",         "park",
         "park end",         "unpark",           "stage_wait check", "suspend",       "resume",           "throttle",
         "throttle resume",  "iteration start",  "retire",        "counter",          "dropped events",
+        "token acquire",    "token release",    "buffer put",    "buffer take",
+        "suspended iterations", "earliest resume",
     };
     static_assert(sizeof(names) / sizeof(names[0]) == static_cast<std::size_t>(event_kind::count_));
     const auto i = static_cast<std::size_t>(k);

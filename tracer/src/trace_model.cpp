@@ -166,6 +166,56 @@ std::vector<std::size_t> sorted_runs(const std::vector<T>& v, Less less) {
     return starts;
 }
 
+// A flow id carried by an event of a track that is matched on the fly (see track_state).
+struct pending_flow {
+    std::uint64_t ts, position, id;
+    std::uint32_t event;   // the event's ordinal among the track's events
+    std::uint32_t index;   // the slice or instant it binds to
+    std::uint8_t what;     // 0 slice, 1 instant, 3 nothing (an unmatched END)
+    bool terminating;
+};
+
+// The matching state of one track.
+//
+// Perfetto's importer sorts a track's events by (timestamp, file position) before matching
+// BEGIN/END. Instants change no slice: what matters is the order of the BEGINs and ENDs. While
+// those arrive in timestamp order (on every track written by one sequence, as our worker tracks
+// are; the instants other workers write on it do not count), arrival order is their sorted order:
+// they are matched as they arrive, into the track's slices, and no raw copy is kept (only `log`,
+// one byte per event, in arrival order). Instants go to the track's instants as they arrive, with
+// the depth they have if no BEGIN/END comes before them in the sorted order that arrived after
+// them (nor after them that arrived before); otherwise (an instant older than the latest
+// BEGIN/END, or a BEGIN/END older than an instant) all depths are recomputed at the end, by
+// walking the BEGIN/END order (from `log`) and the instants in sorted order together. Instants
+// that arrived out of order are sorted by (timestamp, arrival) at the end.
+// A BEGIN or END older than the latest one switches the track to the buffered path: its events so
+// far are rebuilt in arrival order from the slices, instants and `log` (exactly, with their flows),
+// and from then on they are kept raw, sorted (stably) and matched at the end, as before.
+// A stretch of a buffered track's raw events written by one sequence (or rebuilt when it was
+// switched to the buffered path: `rebuilt`).
+struct raw_segment {
+    std::uint32_t first;
+    bool rebuilt;
+    std::uint64_t seq;
+};
+
+struct track_state {
+    std::uint64_t last_be_ts = 0;           // of the latest BEGIN/END
+    std::uint64_t max_ts = 0;               // of any event (unterminated slices end there)
+    std::uint64_t last_instant_ts = 0, max_instant_ts = 0;
+    std::uint32_t ordinal = 0;              // events so far
+    bool buffered = false;
+    bool instants_sorted = true;            // arrived in timestamp order
+    bool fix_depths = false;                // instant depths are recomputed at the end
+    std::vector<std::uint32_t> open;        // open slices, innermost last
+    std::vector<std::uint8_t> log;          // the type of each event, in arrival order
+    std::vector<std::uint64_t> unmatched;   // timestamps of the unmatched ENDs
+    std::vector<pending_flow> flows;        // in arrival order
+    std::vector<raw_event> raw;             // the buffered path: every event, in arrival order
+    std::vector<raw_segment> segments;      // of `raw`, by sequence
+    std::vector<counter_sample> counters;
+};
+
 class model_builder final : public perfetto_visitor {
 public:
     model_builder(trace_model& m) : m_(m) {}
@@ -192,57 +242,137 @@ public:
         if (!seen_ts_ || e.ts < m_.first_ts) m_.first_ts = e.ts;
         if (!seen_ts_ || e.ts > m_.last_ts) m_.last_ts = e.ts;
         seen_ts_ = true;
+        progress_ = e.compressed ? e.outer_offset : e.offset;
         const std::uint32_t ti = e.track == last_uuid_ && last_index_ != no_index ? last_index_ : track_index(e.track);
         last_uuid_ = e.track;
         last_index_ = ti;
+        track_state& st = states_[ti];
         if (e.type == 4) {
             ++m_.counter_values;
-            if (!e.has_counter) {
+            if (!e.has_counter) [[unlikely]] {
                 m_.problems.push_back(where(e) + "counter event without a value (dropped by the importer)");
                 return;
             }
-            if (m_.tracks[ti].kind != track_kind::counter)
+            if (m_.tracks[ti].kind != track_kind::counter) [[unlikely]]
                 m_.problems.push_back(where(e) + "counter value on track " + std::to_string(e.track) +
                                       ", which is not a counter track (dropped by the importer)");
-            counters_[ti].push_back({e.ts, e.counter()});
+            grow(st.counters);
+            st.counters.push_back({e.ts, e.counter()});
             return;
         }
-        if (e.type < 1 || e.type > 3) {
+        if (e.type < 1 || e.type > 3) [[unlikely]] {
             m_.problems.push_back(where(e) + "track event of type " + std::to_string(e.type) + " ignored");
             return;
         }
-        raw_event r{};
-        r.ts = e.ts;
-        r.type = static_cast<std::uint8_t>(e.type);
-        r.name = e.name;
+        std::uint32_t args_first = 0;
+        std::uint16_t args_count = 0;
         if (e.type != 2 && !e.args.empty()) {
             std::size_t n = e.args.size();
-            if (n > 0xFFFF) {
+            if (n > 0xFFFF) [[unlikely]] {
                 m_.problems.push_back(where(e) + "more than 65535 annotations on one event (the rest dropped)");
                 n = 0xFFFF;
             }
-            r.args_first = static_cast<std::uint32_t>(m_.args.size());
-            r.args_count = static_cast<std::uint16_t>(n);
-            for (std::size_t k = 0; k < n; ++k) m_.args.push_back({e.args[k].name, e.args[k].kind, e.args[k].bits});
+            args_first = static_cast<std::uint32_t>(m_.args.size());
+            args_count = static_cast<std::uint16_t>(n);
+            if (m_.args.capacity() - m_.args.size() < n) [[unlikely]]
+                m_.args.reserve(std::max(m_.args.size() + n, m_.args.capacity() * 2));
+            const decoded_arg* a = e.args.data();
+            for (std::size_t k = 0; k < n; ++k) m_.args.push_back({a[k].name, a[k].kind, a[k].bits});
         }
         const std::size_t nflows = e.flows.size() + e.terminating.size();
-        if (nflows) {
-            r.flows_first = static_cast<std::uint32_t>(flows_.size());
+        if (nflows > 255) [[unlikely]]
+            m_.problems.push_back(where(e) + "more than 255 flow ids on one event (the rest dropped)");
+        const auto type = static_cast<std::uint8_t>(e.type);
+
+        if (!st.buffered && type != 3 && e.ts < st.last_be_ts) [[unlikely]]
+            to_buffered(ti);
+        if (st.buffered) [[unlikely]] {
+            raw_event r{e.ts, e.name, args_first, 0, args_count, 0, type};
+            if (nflows) {
+                r.flows_first = static_cast<std::uint32_t>(flows_.size());
+                std::size_t kept = 0;
+                for (auto id : e.flows)
+                    if (kept++ < 255) flows_.push_back({id, e.position, false});
+                for (auto id : e.terminating)
+                    if (kept++ < 255) flows_.push_back({id, e.position, true});
+                r.flows_count = static_cast<std::uint8_t>(std::min<std::size_t>(kept, 255));
+            }
+            if (st.segments.empty() || st.segments.back().rebuilt || st.segments.back().seq != e.seq)
+                st.segments.push_back({static_cast<std::uint32_t>(st.raw.size()), false, e.seq});
+            grow(st.raw);
+            st.raw.push_back(r);
+            return;
+        }
+
+        // Matched now.
+        track& t = m_.tracks[ti];
+        if (e.ts > st.max_ts) st.max_ts = e.ts;
+        const std::uint32_t ordinal = st.ordinal++;
+        grow(st.log);
+        st.log.push_back(type);
+        std::uint32_t index = no_index;
+        std::uint8_t what = 3;
+        if (type != 3 && e.ts < st.max_instant_ts) [[unlikely]]
+            st.fix_depths = true;
+        if (type == 1) {
+            st.last_be_ts = e.ts;
+            slice s;
+            s.begin = s.end = e.ts;
+            s.name = e.name;
+            s.args_first = args_first;
+            s.args_count = args_count;
+            s.depth = static_cast<std::uint16_t>(std::min<std::size_t>(st.open.size(), 0xFFFF));
+            if (s.depth > t.max_depth) t.max_depth = s.depth;
+            index = static_cast<std::uint32_t>(t.slices.size());
+            st.open.push_back(index);
+            grow(t.slices);
+            t.slices.push_back(s);
+            what = 0;
+        } else if (type == 2) {
+            st.last_be_ts = e.ts;
+            if (st.open.empty()) {
+                ++t.unmatched_ends;
+                st.unmatched.push_back(e.ts);
+            } else {
+                index = st.open.back();
+                st.open.pop_back();
+                t.slices[index].end = e.ts;
+                what = 0;
+            }
+        } else {
+            instant in;
+            in.ts = e.ts;
+            in.name = e.name;
+            in.args_first = args_first;
+            in.args_count = args_count;
+            in.depth = static_cast<std::uint16_t>(std::min<std::size_t>(st.open.size(), 0xFFFF));
+            index = static_cast<std::uint32_t>(t.instants.size());
+            if (e.ts < st.last_be_ts) [[unlikely]]
+                st.fix_depths = true;
+            if (e.ts < st.last_instant_ts) [[unlikely]]
+                st.instants_sorted = false;
+            st.last_instant_ts = e.ts;
+            if (e.ts > st.max_instant_ts) st.max_instant_ts = e.ts;
+            grow(t.instants);
+            t.instants.push_back(in);
+            what = 1;
+        }
+        if (nflows) [[unlikely]] {
             std::size_t kept = 0;
             for (auto id : e.flows)
-                if (kept++ < 255) flows_.push_back({id, e.position, false});
+                if (kept++ < 255) st.flows.push_back({e.ts, e.position, id, ordinal, index, what, false});
             for (auto id : e.terminating)
-                if (kept++ < 255) flows_.push_back({id, e.position, true});
-            if (kept > 255) m_.problems.push_back(where(e) + "more than 255 flow ids on one event (the rest dropped)");
-            r.flows_count = static_cast<std::uint8_t>(std::min<std::size_t>(kept, 255));
+                if (kept++ < 255) st.flows.push_back({e.ts, e.position, id, ordinal, index, what, true});
         }
-        raw_[ti].push_back(r);
     }
 
     // Reserves the annotation pool from the file's size (about one annotation per 8 bytes at most
     // for our files, fewer for compressed ones): address space only, pages are touched as used, and
     // no reallocation copies the pool while it grows.
-    void reserve_for(std::size_t file_bytes) { m_.args.reserve(std::min<std::size_t>(file_bytes / 8, std::size_t{1} << 28)); }
+    void reserve_for(std::size_t file_bytes) {
+        total_bytes_ = file_bytes;
+        m_.args.reserve(std::min<std::size_t>(file_bytes / 8, std::size_t{1} << 28));
+    }
 
     void finish(string_table& strings_table) {
         match_slices();
@@ -262,82 +392,300 @@ private:
             t.described = false;
             t.name = uuid == 0 ? "global" : "track " + std::to_string(uuid);
             m_.tracks.push_back(std::move(t));
-            raw_.emplace_back().reserve(1024);
-            counters_.emplace_back();
+            states_.emplace_back();
         }
         return it->second;
+    }
+
+    // Grows a vector that is full to the size its track will have at the end of the file, as far
+    // as the part read so far tells (its events are spread over the file): one or two
+    // reallocations instead of a doubling series, each copying everything and touching new pages.
+    // Capacity beyond what is used is address space only.
+    template <class T>
+    void grow(std::vector<T>& v) {
+        if (v.size() < v.capacity()) [[likely]]
+            return;
+        const std::size_t cap = v.capacity();
+        std::size_t want = std::max<std::size_t>(cap * 2, 64);
+        if (total_bytes_ && progress_ > 0 && cap >= 64) {
+            const double predicted = static_cast<double>(cap) * (static_cast<double>(total_bytes_) / static_cast<double>(progress_)) * 1.1;
+            want = std::max(want, static_cast<std::size_t>(std::min(predicted, static_cast<double>(cap) * 64)));
+        }
+        v.reserve(want);
+    }
+
+    // A BEGIN or END older than the latest one: rebuilds the track's events so far as raw events,
+    // in arrival order (a stable sort by timestamp then gives the importer's order), and buffers
+    // the track from now on.
+    void to_buffered(std::uint32_t ti) {
+        track& t = m_.tracks[ti];
+        track_state& st = states_[ti];
+        st.raw.clear();
+        st.segments.clear();
+        if (!st.log.empty()) st.segments.push_back({0, true, 0});
+        st.raw.reserve(std::max<std::size_t>(1024, st.log.size() * 2));
+        std::vector<std::uint32_t> open;
+        std::size_t si = 0, ii = 0, ui = 0, fi = 0;
+        for (std::uint32_t k = 0; k < st.log.size(); ++k) {
+            raw_event r{};
+            r.type = st.log[k];
+            if (r.type == 1) {
+                const slice& s = t.slices[si];
+                r.ts = s.begin, r.name = s.name, r.args_first = s.args_first, r.args_count = s.args_count;
+                open.push_back(static_cast<std::uint32_t>(si++));
+            } else if (r.type == 2) {
+                if (open.empty()) {
+                    r.ts = st.unmatched[ui++];
+                } else {
+                    r.ts = t.slices[open.back()].end;
+                    open.pop_back();
+                }
+            } else {
+                const instant& in = t.instants[ii++];
+                r.ts = in.ts, r.name = in.name, r.args_first = in.args_first, r.args_count = in.args_count;
+            }
+            if (fi < st.flows.size() && st.flows[fi].event == k) {
+                r.flows_first = static_cast<std::uint32_t>(flows_.size());
+                for (; fi < st.flows.size() && st.flows[fi].event == k; ++fi) {
+                    flows_.push_back({st.flows[fi].id, st.flows[fi].position, st.flows[fi].terminating});
+                    ++r.flows_count;
+                }
+            }
+            st.raw.push_back(r);
+        }
+        t.slices = {};
+        t.instants = {};
+        t.max_depth = 0;
+        t.unmatched_ends = 0;
+        st.open = {};
+        st.log = {};
+        st.unmatched = {};
+        st.flows = {};
+        st.buffered = true;
     }
 
     void match_slices() {
         std::vector<std::uint32_t> open;
         for (std::size_t ti = 0; ti < m_.tracks.size(); ++ti) {
             track& t = m_.tracks[ti];
-            auto& raw = raw_[ti];
-            const auto by_ts = [](const raw_event& a, const raw_event& b) { return a.ts < b.ts; };
-            // Our files are sorted per sequence: a track written by several sequences is a few
-            // sorted runs, merged (stably: ties stay in file order).
-            merge_sorted_runs(raw, sorted_runs(raw, by_ts), by_ts);
-            auto& cs = counters_[ti];
+            track_state& st = states_[ti];
+            auto& cs = st.counters;
             const auto c_by_ts = [](const counter_sample& a, const counter_sample& b) { return a.ts < b.ts; };
             merge_sorted_runs(cs, sorted_runs(cs, c_by_ts), c_by_ts);
             t.counters = std::move(cs);
-            std::size_t begins = 0, instants = 0;
-            for (const auto& r : raw) (r.type == 1 ? begins : instants) += r.type != 2;
-            t.slices.reserve(begins);
-            t.instants.reserve(instants);
-            open.clear();
-            std::uint64_t last_ts = 0;
-            for (const raw_event& r : raw) {
-                last_ts = r.ts;
-                event_ref ref;
-                if (r.type == 1) {
-                    slice s;
-                    s.begin = s.end = r.ts;
-                    s.name = r.name;
-                    s.args_first = r.args_first;
-                    s.args_count = r.args_count;
-                    s.depth = static_cast<std::uint16_t>(std::min<std::size_t>(open.size(), 0xFFFF));
-                    t.max_depth = std::max(t.max_depth, s.depth);
-                    open.push_back(static_cast<std::uint32_t>(t.slices.size()));
-                    ref = {static_cast<std::uint32_t>(ti), open.back(), false};
-                    t.slices.push_back(s);
-                } else if (r.type == 2) {
-                    if (open.empty()) {
-                        ++t.unmatched_ends;
-                    } else {
-                        t.slices[open.back()].end = r.ts;
-                        ref = {static_cast<std::uint32_t>(ti), open.back(), false};
-                        open.pop_back();
-                    }
-                } else {
-                    instant in;
-                    in.ts = r.ts;
-                    in.name = r.name;
-                    in.args_first = r.args_first;
-                    in.args_count = r.args_count;
-                    in.depth = static_cast<std::uint16_t>(std::min<std::size_t>(open.size(), 0xFFFF));
-                    ref = {static_cast<std::uint32_t>(ti), static_cast<std::uint32_t>(t.instants.size()), true};
-                    t.instants.push_back(in);
-                }
-                if (r.flows_count && ref.valid())
-                    for (std::uint32_t k = r.flows_first; k < r.flows_first + r.flows_count; ++k)
-                        steps_.push_back({r.ts, flows_[k].position, flows_[k].id, flows_[k].terminating, ref});
-            }
-            for (auto i : open) {
-                t.slices[i].end = last_ts;
-                t.slices[i].unterminated = true;
-            }
-            m_.unterminated_slices += open.size();
+            if (st.buffered) match_buffered(static_cast<std::uint32_t>(ti), open);
+            else finish_in_order(static_cast<std::uint32_t>(ti));
             m_.unmatched_ends += t.unmatched_ends;
             m_.slices += t.slices.size();
             m_.instants += t.instants.size();
-            raw.clear();
-            raw.shrink_to_fit();
+            st = track_state{};
         }
     }
 
+    void finish_in_order(std::uint32_t ti) {
+        track& t = m_.tracks[ti];
+        track_state& st = states_[ti];
+        for (auto i : st.open) {
+            t.slices[i].end = st.max_ts;
+            t.slices[i].unterminated = true;
+        }
+        m_.unterminated_slices += st.open.size();
+        // The instants in their sorted order: by (timestamp, arrival).
+        std::vector<std::uint32_t> order;
+        if (!st.instants_sorted) {
+            order.resize(t.instants.size());
+            for (std::uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+            std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return t.instants[a].ts < t.instants[b].ts; });
+        }
+        if (st.fix_depths) fix_instant_depths(ti, order);
+        std::vector<std::uint32_t> moved;   // instant index remapping, if they were sorted here
+        if (!order.empty()) {
+            std::vector<instant> sorted(t.instants.size());
+            moved.resize(order.size());
+            for (std::uint32_t k = 0; k < order.size(); ++k) {
+                sorted[k] = t.instants[order[k]];
+                moved[order[k]] = k;
+            }
+            t.instants = std::move(sorted);
+        }
+        for (const pending_flow& f : st.flows) {
+            if (f.what == 3) continue;   // on an unmatched END: ignored
+            event_ref ref{ti, f.index, f.what == 1};
+            if (f.what == 1 && !moved.empty()) ref.index = moved[f.index];
+            steps_.push_back({f.ts, f.position, f.id, f.terminating, ref});
+        }
+    }
+
+    // Each instant's depth: the slices open after the BEGIN/ENDs that precede it in (timestamp,
+    // arrival) order. The BEGIN/ENDs are replayed from `log` in arrival order (their sorted order),
+    // the instants taken in sorted order (`order`, or as they are if empty): one walk.
+    void fix_instant_depths(std::uint32_t ti, const std::vector<std::uint32_t>& order) {
+        track& t = m_.tracks[ti];
+        track_state& st = states_[ti];
+        const auto& log = st.log;
+        std::vector<std::uint32_t> arrival(t.instants.size());
+        for (std::uint32_t k = 0, ii = 0; k < log.size(); ++k)
+            if (log[k] == 3) arrival[ii++] = k;
+        std::vector<std::uint32_t> open;
+        std::size_t k = 0, si = 0, ui = 0;
+        for (std::size_t n = 0; n < t.instants.size(); ++n) {
+            const std::uint32_t i = order.empty() ? static_cast<std::uint32_t>(n) : order[n];
+            const std::uint64_t ts = t.instants[i].ts;
+            const std::uint32_t at = arrival[i];
+            for (;;) {
+                while (k < log.size() && log[k] == 3) ++k;
+                if (k == log.size()) break;
+                std::uint64_t be_ts;
+                if (log[k] == 1) be_ts = t.slices[si].begin;
+                else be_ts = open.empty() ? st.unmatched[ui] : t.slices[open.back()].end;
+                if (be_ts > ts || (be_ts == ts && k > at)) break;
+                if (log[k] == 1) open.push_back(static_cast<std::uint32_t>(si++));
+                else if (open.empty()) ++ui;
+                else open.pop_back();
+                ++k;
+            }
+            t.instants[i].depth = static_cast<std::uint16_t>(std::min<std::size_t>(open.size(), 0xFFFF));
+        }
+    }
+
+    // The sorted order of a buffered track's raw events (by timestamp, then arrival) when each
+    // sequence's events are in timestamp order (as a writer writes them): a merge of the
+    // sequences' streams, one pass. Empty when that does not hold or there is one sorted stream
+    // (then they are sorted in place).
+    static std::vector<std::uint32_t> sequence_order(const track_state& st) {
+        const auto& raw = st.raw;
+        struct stream {
+            std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges;   // [first, end) of raw
+            std::size_t range = 0;
+            std::uint32_t at = 0;
+        };
+        std::vector<stream> streams;
+        std::vector<std::pair<std::pair<bool, std::uint64_t>, std::uint32_t>> which;   // (rebuilt, seq) -> stream
+        for (std::size_t k = 0; k < st.segments.size(); ++k) {
+            const auto& seg = st.segments[k];
+            const std::uint32_t end = k + 1 < st.segments.size() ? st.segments[k + 1].first : static_cast<std::uint32_t>(raw.size());
+            const std::pair<bool, std::uint64_t> key{seg.rebuilt, seg.seq};
+            std::uint32_t si = 0;
+            while (si < which.size() && which[si].first != key) ++si;
+            if (si == which.size()) {
+                if (which.size() >= 64) return {};   // many writers: sort instead
+                which.push_back({key, static_cast<std::uint32_t>(streams.size())});
+                streams.emplace_back();
+            }
+            auto& sr = streams[which[si].second];
+            // Each stream must be in timestamp order, across its segments too.
+            if (!sr.ranges.empty() && raw[seg.first].ts < raw[sr.ranges.back().second - 1].ts) return {};
+            for (std::uint32_t i = seg.first + 1; i < end; ++i)
+                if (raw[i].ts < raw[i - 1].ts) return {};
+            sr.ranges.push_back({seg.first, end});
+        }
+        if (streams.size() <= 1) return {};
+        for (auto& sr : streams) sr.at = sr.ranges.front().first;
+        // A min-heap of streams by (timestamp, arrival) of their next event.
+        const auto after = [&](std::uint32_t a, std::uint32_t b) {
+            const raw_event& x = raw[streams[a].at];
+            const raw_event& y = raw[streams[b].at];
+            return x.ts != y.ts ? x.ts > y.ts : streams[a].at > streams[b].at;
+        };
+        std::vector<std::uint32_t> heap;
+        for (std::uint32_t i = 0; i < streams.size(); ++i) heap.push_back(i);
+        std::make_heap(heap.begin(), heap.end(), after);
+        std::vector<std::uint32_t> order;
+        order.reserve(raw.size());
+        while (!heap.empty()) {
+            std::pop_heap(heap.begin(), heap.end(), after);
+            stream& sr = streams[heap.back()];
+            order.push_back(sr.at);
+            if (++sr.at == sr.ranges[sr.range].second) {
+                if (++sr.range == sr.ranges.size()) {
+                    heap.pop_back();
+                    continue;
+                }
+                sr.at = sr.ranges[sr.range].first;
+            }
+            std::push_heap(heap.begin(), heap.end(), after);
+        }
+        return order;
+    }
+
+    // Sorts raw by timestamp, stably, by insertion when events are only a little out of place
+    // (one sequence writing overlapping states: each a BEGIN/END pair). Gives up after a budget of
+    // moves (what it has done keeps the sort stable) and returns false.
+    static bool nearly_sorted(std::vector<raw_event>& raw) {
+        std::size_t budget = 8 * raw.size() + 1024;
+        for (std::size_t i = 1; i < raw.size(); ++i) {
+            if (!(raw[i].ts < raw[i - 1].ts)) continue;
+            const raw_event x = raw[i];
+            std::size_t k = i;
+            for (; k > 0 && x.ts < raw[k - 1].ts; --k) raw[k] = raw[k - 1];
+            raw[k] = x;
+            const std::size_t moved = i - k;
+            if (moved > budget) return false;
+            budget -= moved;
+        }
+        return true;
+    }
+
+    void match_buffered(std::uint32_t ti, std::vector<std::uint32_t>& open) {
+        track& t = m_.tracks[ti];
+        auto& raw = states_[ti].raw;
+        const auto by_ts = [](const raw_event& a, const raw_event& b) { return a.ts < b.ts; };
+        // Sorted per sequence: a track written by several sequences is a few sorted runs, merged
+        // (stably: ties stay in file order).
+        const std::vector<std::uint32_t> order = sequence_order(states_[ti]);
+        if (order.empty() && !nearly_sorted(raw)) merge_sorted_runs(raw, sorted_runs(raw, by_ts), by_ts);
+        std::size_t begins = 0, instants = 0;
+        for (const auto& r : raw) (r.type == 1 ? begins : instants) += r.type != 2;
+        t.slices.reserve(begins);
+        t.instants.reserve(instants);
+        open.clear();
+        std::uint64_t last_ts = 0;
+        for (std::size_t n = 0; n < raw.size(); ++n) {
+            const raw_event& r = order.empty() ? raw[n] : raw[order[n]];
+            last_ts = r.ts;
+            event_ref ref;
+            if (r.type == 1) {
+                slice s;
+                s.begin = s.end = r.ts;
+                s.name = r.name;
+                s.args_first = r.args_first;
+                s.args_count = r.args_count;
+                s.depth = static_cast<std::uint16_t>(std::min<std::size_t>(open.size(), 0xFFFF));
+                t.max_depth = std::max(t.max_depth, s.depth);
+                open.push_back(static_cast<std::uint32_t>(t.slices.size()));
+                ref = {ti, open.back(), false};
+                t.slices.push_back(s);
+            } else if (r.type == 2) {
+                if (open.empty()) {
+                    ++t.unmatched_ends;
+                } else {
+                    t.slices[open.back()].end = r.ts;
+                    ref = {ti, open.back(), false};
+                    open.pop_back();
+                }
+            } else {
+                instant in;
+                in.ts = r.ts;
+                in.name = r.name;
+                in.args_first = r.args_first;
+                in.args_count = r.args_count;
+                in.depth = static_cast<std::uint16_t>(std::min<std::size_t>(open.size(), 0xFFFF));
+                ref = {ti, static_cast<std::uint32_t>(t.instants.size()), true};
+                t.instants.push_back(in);
+            }
+            if (r.flows_count && ref.valid())
+                for (std::uint32_t k = r.flows_first; k < r.flows_first + r.flows_count; ++k)
+                    steps_.push_back({r.ts, flows_[k].position, flows_[k].id, flows_[k].terminating, ref});
+        }
+        for (auto i : open) {
+            t.slices[i].end = last_ts;
+            t.slices[i].unterminated = true;
+        }
+        m_.unterminated_slices += open.size();
+    }
+
     void link_flows() {
-        // The steps are in track order, each track's sorted by timestamp and file position.
+        // By timestamp and file position (the flow ids of one event stay in their order).
         const auto less = [](const flow_step& a, const flow_step& b) {
             return std::tie(a.ts, a.position) < std::tie(b.ts, b.position);
         };
@@ -480,9 +828,9 @@ private:
 
     trace_model& m_;
     std::unordered_map<std::uint64_t, std::uint32_t> index_;
-    std::vector<std::vector<raw_event>> raw_;
-    std::vector<std::vector<counter_sample>> counters_;
+    std::vector<track_state> states_;
     std::vector<raw_flow> flows_;
+    std::size_t total_bytes_ = 0, progress_ = 0;
     std::vector<flow_step> steps_;
     std::uint64_t last_uuid_ = 0;
     std::uint32_t last_index_ = no_index;
@@ -505,40 +853,92 @@ pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<
     std::vector<bool> is_node_name(m.strings.size());
     for (std::size_t i = 0; i < m.strings.size(); ++i)
         is_node_name[i] = m.strings[i].size() > 6 && m.strings[i].compare(0, 6, "stage ") == 0;
+    // The node of slice k of worker w, if it is one.
+    const auto node_of = [&](std::size_t w, std::size_t k, dag_node& n) {
+        const track& t = m.tracks[r.workers[w]];
+        const slice& s = t.slices[k];
+        if (!is_node_name[s.name]) return false;
+        bool has_it = false, has_stage = false;
+        n = dag_node{};
+        for (std::uint32_t a = s.args_first; a < s.args_first + s.args_count; ++a) {
+            const model_arg& arg = m.args[a];
+            if (arg.kind == arg_kind::string_value || arg.kind == arg_kind::double_value) continue;
+            if (arg.name == iteration_id) n.iteration = arg.bits, has_it = true;
+            else if (arg.name == stage_id) n.stage = arg.bits, has_stage = true;
+            else if (arg.name == waited_id) n.waited = (arg.bits & 1) != 0;
+        }
+        if (!has_it || !has_stage) return false;
+        n.start = s.begin;
+        n.end = s.end;
+        n.worker = static_cast<int>(w);
+        n.slice = {r.workers[w], static_cast<std::uint32_t>(k), false};
+        return true;
+    };
+    const auto less = [](const dag_node& a, const dag_node& b) {
+        return std::tie(a.iteration, a.stage, a.start) < std::tie(b.iteration, b.stage, b.start);
+    };
     std::size_t count = 0;
     for (auto w : r.workers)
         if (w != no_index) count += m.tracks[w].slices.size();
-    dag.nodes.reserve(count);
-    for (std::size_t w = 0; w < r.workers.size(); ++w) {
-        if (r.workers[w] == no_index) continue;
-        const track& t = m.tracks[r.workers[w]];
-        for (std::size_t k = 0; k < t.slices.size(); ++k) {
-            const slice& s = t.slices[k];
-            if (!is_node_name[s.name]) continue;
-            bool has_it = false, has_stage = false;
-            dag_node n;
-            for (std::uint32_t a = s.args_first; a < s.args_first + s.args_count; ++a) {
-                const model_arg& arg = m.args[a];
-                if (arg.kind == arg_kind::string_value || arg.kind == arg_kind::double_value) continue;
-                if (arg.name == iteration_id) n.iteration = arg.bits, has_it = true;
-                else if (arg.name == stage_id) n.stage = arg.bits, has_stage = true;
-                else if (arg.name == waited_id) n.waited = (arg.bits & 1) != 0;
+    // The nodes sorted (stably) by (iteration, stage, start). Each worker's nodes are in that order
+    // when its iterations ascend (as they do): then a merge of the workers' nodes, in one pass
+    // and into place; otherwise (it finds a worker's nodes out of order) all are collected and sorted.
+    bool merged = true;
+    {
+        struct cursor {
+            std::size_t w, k;   // worker, next slice
+            dag_node n;         // its current node
+        };
+        std::vector<cursor> cur;
+        const auto advance = [&](cursor& c) {
+            const std::size_t n = m.tracks[r.workers[c.w]].slices.size();
+            while (c.k < n)
+                if (node_of(c.w, c.k++, c.n)) return true;
+            return false;
+        };
+        for (std::size_t w = 0; w < r.workers.size(); ++w) {
+            if (r.workers[w] == no_index) continue;
+            cursor c{w, 0, {}};
+            if (advance(c)) cur.push_back(c);
+        }
+        // A min-heap of cursors by (node, worker): ties keep worker order, as a stable sort would.
+        const auto after = [&](std::uint32_t a, std::uint32_t b) {
+            if (less(cur[b].n, cur[a].n)) return true;
+            if (less(cur[a].n, cur[b].n)) return false;
+            return cur[a].w > cur[b].w;
+        };
+        std::vector<std::uint32_t> heap;
+        for (std::uint32_t i = 0; i < cur.size(); ++i) heap.push_back(i);
+        std::make_heap(heap.begin(), heap.end(), after);
+        dag.nodes.reserve(count);
+        while (!heap.empty()) {
+            std::pop_heap(heap.begin(), heap.end(), after);
+            cursor& c = cur[heap.back()];
+            dag.nodes.push_back(c.n);
+            if (!advance(c)) {
+                heap.pop_back();
+                continue;
             }
-            if (!has_it || !has_stage) continue;
-            n.start = s.begin;
-            n.end = s.end;
-            n.worker = static_cast<int>(w);
-            n.slice = {r.workers[w], static_cast<std::uint32_t>(k), false};
-            dag.nodes.push_back(n);
+            if (less(c.n, dag.nodes.back())) {
+                merged = false;
+                break;
+            }
+            std::push_heap(heap.begin(), heap.end(), after);
+        }
+        if (!merged) {
+            dag.nodes.clear();
+            for (std::size_t w = 0; w < r.workers.size(); ++w) {
+                if (r.workers[w] == no_index) continue;
+                const std::size_t n = m.tracks[r.workers[w]].slices.size();
+                dag_node node;
+                for (std::size_t k = 0; k < n; ++k)
+                    if (node_of(w, k, node)) dag.nodes.push_back(node);
+            }
         }
     }
-    // Sort by (iteration, stage, start). The nodes come worker by worker, each worker's in
-    // iteration order: when the iterations are dense (as they are), a counting sort by iteration
-    // and a sort of each iteration's nodes by (stage, start); a plain sort otherwise.
-    {
-        const auto less = [](const dag_node& a, const dag_node& b) {
-            return std::tie(a.iteration, a.stage, a.start) < std::tie(b.iteration, b.stage, b.start);
-        };
+    // Collected worker by worker: when the iterations are dense (as they are), a counting sort by
+    // iteration and a sort of each iteration's nodes by (stage, start); a plain sort otherwise.
+    if (!merged) {
         if (!std::is_sorted(dag.nodes.begin(), dag.nodes.end(), less)) {
             std::uint64_t lo = ~std::uint64_t{0}, hi = 0;
             for (const auto& n : dag.nodes) lo = std::min(lo, n.iteration), hi = std::max(hi, n.iteration);

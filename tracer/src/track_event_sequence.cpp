@@ -23,7 +23,7 @@ std::string_view arg_text(arg_key k) noexcept {
     static constexpr std::string_view texts[] = {
         "iteration", "stage",   "waited",  "victim", "thief",  "worker",  "waiting_on",     "failed_steals",
         "live",      "K",       "dropped", "workers", "name",  "metadata", "slices",        "instants",
-        "flows",     "counter_values", "dropped_events", "value", "task",
+        "flows",     "counter_values", "dropped_events", "value", "task", "resumed_at", "suspended",
     };
     static_assert(sizeof(texts) / sizeof(texts[0]) == static_cast<std::size_t>(arg_key::count_));
     return texts[static_cast<std::size_t>(k)];

@@ -40,12 +40,14 @@ struct options {
     int w = 1600, h = 1000;
     bool size_given = false;
     int bench = 0;
+    bool has_time = false;
+    double time = 0;
 };
 
 void usage(std::FILE* out) {
     std::fprintf(out,
                  "usage: pipescope-viewer [trace.pftrace ...] [--screenshot out.png] [--view NAME] [--range A:B]\n"
-                 "                        [--size WxH] [--bench N]\n"
+                 "                        [--size WxH] [--bench N] [--time T]\n"
                  "  --screenshot PNG  render a few frames headless-capable and write them to PNG, then exit\n"
                  "  --view NAME       the view to show (");
     for (const auto& v : view_registry()) std::fprintf(out, " %s", v.name);
@@ -53,6 +55,7 @@ void usage(std::FILE* out) {
                  " )\n"
                  "  --range A:B       time range in ns relative to the trace start (e.g. 0:2000000)\n"
                  "  --size WxH        window size (default 1600x1000)\n"
+                 "  --time T          time cursor in ns relative to the trace start (the DAG view's replay)\n"
                  "  --bench N         replay a scripted pan/zoom over N frames; print load time, frame times, RSS\n"
                  "exit status: 0 ok, 1 usage, 2 a trace could not be loaded, 3 no window/OpenGL, 4 PNG not written\n");
 }
@@ -106,6 +109,13 @@ int parse_args(int argc, char** argv, options& o) {
                 return 1;
             }
             o.size_given = true;
+        } else if (a == "--time") {
+            const char* v = need("--time");
+            if (!v || !parse_double(v, o.time) || o.time < 0) {
+                std::fprintf(stderr, "pipescope-viewer: --time: expected a time >= 0 in ns\n");
+                return 1;
+            }
+            o.has_time = true;
         } else if (a == "--bench") {
             const char* v = need("--bench");
             if (!v || std::sscanf(v, "%d", &o.bench) != 1 || o.bench < 2) {
@@ -273,6 +283,7 @@ int main(int argc, char** argv) {
         }
         const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (o.has_range) sh.state.frame_request = std::pair{o.range_a, o.range_b};
+        if (o.has_time) sh.state.cursor = o.time;
         if (o.bench > 0) {
             if (sh.doc.empty()) {
                 std::fprintf(stderr, "pipescope-viewer: --bench needs a trace that loads\n");
@@ -322,7 +333,7 @@ int main(int argc, char** argv) {
         run_frame(g, sh);
         bool key_held = false;
         for (int k : {'W', 'A', 'S', 'D'}) key_held |= ImGui::IsKeyDown(k);
-        if (!sh.loads.busy() && !key_held && !ImGui::IsAnyItemActive() && io.MouseDelta.x == 0 && io.MouseDelta.y == 0)
+        if (!sh.loads.busy() && !key_held && !sh.state.playing && !ImGui::IsAnyItemActive() && io.MouseDelta.x == 0 && io.MouseDelta.y == 0)
             glfwWaitEventsTimeout(0.25);   // idle: don't spin
     }
     return 0;

@@ -48,6 +48,10 @@ struct view_state {
     std::optional<std::pair<double, double>> frame_request;   // display range to frame when laid out
     bool scroll_to_selection = false;
     std::string active_view = "timeline";
+    // The time cursor shared by the views (display ns, like vp), unset until a view or --time sets it;
+    // `playing`: a view advances it every frame (the frame loop then does not idle).
+    std::optional<double> cursor;
+    bool playing = false;
 
     void select(const document& d, const selection& s);
     // Frames [lo, hi] of the whole document on the display axis.

@@ -5,10 +5,16 @@
 namespace pipescope::viewer {
 
 std::unique_ptr<view> make_timeline_view();   // timeline_view.cpp
+std::unique_ptr<view> make_dag_view();        // dag_view.cpp
+std::unique_ptr<view> make_compare_view();    // compare_view.cpp
+std::unique_ptr<view> make_breakdown_view();  // breakdown_view.cpp
 
 // One line per view: {name for --view, menu title, factory}.
 static const std::array registry{
     view_entry{"timeline", "Timeline", &make_timeline_view},
+    view_entry{"dag", "Pipeline DAG", &make_dag_view},
+    view_entry{"compare", "Compare runs", &make_compare_view},
+    view_entry{"breakdown", "Time breakdown", &make_breakdown_view},
 };
 
 std::span<const view_entry> view_registry() { return registry; }

@@ -46,6 +46,14 @@ public:
         return report;
     }
 
+    std::string cannot_run_under(const std::string& policy) const override {
+        for (const auto& p : pipeline_policies())
+            if (p.name == policy && p.needs_declared_stages)
+                return "pipe-fib's stages are decided on the fly: iteration i has as many stages as F_i has bit "
+                       "blocks, so the filter chain cannot be declared before the loop starts (seed 001 §10)";
+        return {};
+    }
+
     program_info program(const run_request&) const override {
         program_info p;
         p.shape = "on the fly: iteration i computes F_i = F_(i-1) + F_(i-2), " + std::to_string(bits_) +

@@ -5,12 +5,18 @@ namespace pipescope::workloads {
 
 const workload& pipe_fib_fine();
 const workload& pipe_fib_coarse();
+const workload& ferret_search();
+const workload& dedup_compressor();
+const workload& x264_encoder();
 // Further workloads declare their accessor here and add it to the list below, one line each.
 
 const std::vector<const workload*>& all_workloads() {
     static const std::vector<const workload*> all = {
         &pipe_fib_fine(),
         &pipe_fib_coarse(),
+        &ferret_search(),
+        &dedup_compressor(),
+        &x264_encoder(),
     };
     return all;
 }

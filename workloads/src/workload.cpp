@@ -42,6 +42,15 @@ bool param_set::take_bool(const std::string& key, bool fallback) {
     throw std::invalid_argument("--param " + key + "=" + text + ": expected on or off");
 }
 
+std::optional<std::string> param_set::take_string(const std::string& key) {
+    auto it = values_.find(key);
+    if (it == values_.end()) return std::nullopt;
+    std::string v = it->second;
+    values_.erase(it);
+    if (v.empty()) throw std::invalid_argument("--param " + key + "=: must not be empty");
+    return v;
+}
+
 void param_set::reject_unknown(const std::string& workload) const {
     if (values_.empty()) return;
     std::string keys;

@@ -120,6 +120,8 @@ private:
         slot_->counter.store(j, std::memory_order_release);
         if (was == 0) [[unlikely]] engine_->release_control(*this);
         if (eager_) [[unlikely]] engine_->check_right(*this);
+        // Construct-and-run policies (tbb) decide every boundary from the declared stage kinds.
+        if (gated_) [[unlikely]] return engine_->admit(*this);
         if (!wait) return true;
         // Dynamic dependency folding (seed 001 §9): trust the cached counter of iteration i-1.
         if (folding_ && prev_seen_ > j) return true;
@@ -154,6 +156,7 @@ public:  // set up by the engine that runs the iteration
         bool folding;
         bool eager;
         bool traced = false;   // the scheduler records a trace
+        bool gated = false;    // every boundary asks engine->admit() (construct-and-run policies)
     };
     void reset(const setup& s) noexcept {
         engine_ = s.engine;
@@ -168,6 +171,7 @@ public:  // set up by the engine that runs the iteration
         resumed_ = false;
         folding_ = s.folding;
         eager_ = s.eager;
+        gated_ = s.gated;
     }
     detail::iteration_slot* slot() const noexcept { return slot_; }
     pipeline_observer* observer() const noexcept { return observer_; }
@@ -193,6 +197,7 @@ private:
     std::uint64_t boundary_ticks_ = 0;   // tracer: clock read at the last node end, if not suspended since
     bool folding_ = true;
     bool eager_ = false;
+    bool gated_ = false;                 // see setup::gated
     bool resumed_ = false;               // tracer: see mark_resumed()
 };
 
@@ -255,6 +260,7 @@ private:
 struct pipeline_policy_info {
     std::string name;
     std::string summary;
+    bool needs_declared_stages = false;   // construct-and-run: refuses loops without declared_stages
 };
 std::vector<pipeline_policy_info> pipeline_policies();
 

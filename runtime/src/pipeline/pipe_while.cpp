@@ -1,7 +1,9 @@
 // pipe_while: validates the options and hands the loop to the policy that runs it.
 #include "piper.hpp"
+#include "piper_earliest.hpp"
 #include "../trace_hooks.hpp"
 #include "serial.hpp"
+#include "tbb_tokens.hpp"
 
 #include <stdexcept>
 #include <string_view>
@@ -45,6 +47,7 @@ struct policy_entry {
     std::string_view name;
     std::string_view summary;
     pipeline_stats (*run)(scheduler&, const pipe_condition&, const pipe_body&, const pipeline_options&);
+    bool needs_declared_stages = false;   // construct-and-run (pipeline_options::declared_stages)
 };
 
 template <class Engine>
@@ -62,15 +65,19 @@ pipeline_stats run_engine(scheduler& s, const pipe_condition& c, const pipe_body
 constexpr policy_entry policies[] = {
     {"piper", "Cilk-P's PIPER: work stealing, throttle K, tail swap, lazy enabling, dependency folding",
      run_engine<detail::piper_engine>},
+    {"piper-earliest", "PIPER plus Cheetah-Piper's suspended list: resume the earliest ready iteration on retire, suspend, failed steal",
+     run_engine<detail::piper_earliest_engine>},
     {"serial", "the serial elision: iterations one after another on the calling thread",
      run_engine<detail::serial_engine>},
+    {"tbb", "TBB's construct-and-run pipeline: declared filters, at most N tokens in flight, ordered serial-filter buffers", run_engine<detail::tbb_engine>, true},
 };
 
 }  // namespace
 
 std::vector<pipeline_policy_info> pipeline_policies() {
     std::vector<pipeline_policy_info> out;
-    for (const auto& p : policies) out.push_back({std::string(p.name), std::string(p.summary)});
+    for (const auto& p : policies)
+        out.push_back({std::string(p.name), std::string(p.summary), p.needs_declared_stages});
     return out;
 }
 

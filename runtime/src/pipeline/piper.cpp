@@ -15,7 +15,8 @@ std::uint32_t clamp32(std::uint64_t v) noexcept { return static_cast<std::uint32
 
 piper_engine::piper_engine(scheduler& s, const pipe_condition& condition, const pipe_body& body,
                            const pipeline_options& o)
-    : sched_(s),
+    : idle_source_(o.lazy_enabling),
+      sched_(s),
       condition_(condition),
       body_(body),
       observer_(o.observer),
@@ -29,7 +30,7 @@ piper_engine::piper_engine(scheduler& s, const pipe_condition& condition, const 
 }
 
 pipeline_stats piper_engine::run() {
-    const bool registered = lazy_ && sched_.impl().register_source(this);
+    const bool registered = idle_source_ && sched_.impl().register_source(this);
     outstanding_.add(1);   // the control
     submit(sched_, &control_);
     outstanding_.wait(sched_);
@@ -148,6 +149,7 @@ piper_engine::slot_record* piper_engine::try_claim(slot_record& r, std::uint64_t
     if (predecessor_progress <= r.sync.waiting_stage.load(std::memory_order_relaxed)) return nullptr;
     if (!r.sync.status.compare_exchange_strong(st, st + 1, std::memory_order_acq_rel)) return nullptr;
     suspended_.fetch_sub(1, std::memory_order_relaxed);
+    after_claim(r, false);
     r.it.set_prev_seen(predecessor_progress);
     r.it.mark_resumed();
     r.line_since = trace_event_at(0, trace::event_kind::iteration_resume, index, r.line_since,
@@ -181,6 +183,7 @@ bool piper_engine::suspend(iteration& it, std::coroutine_handle<>) noexcept {
     r.sync.waiting_stage.store(stage, std::memory_order_relaxed);
     std::uint64_t st = r.sync.status.load(std::memory_order_relaxed) + 1;   // odd: suspended
     suspended_.fetch_add(1, std::memory_order_relaxed);
+    before_publish_suspension(r);
     r.sync.status.store(st, std::memory_order_seq_cst);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     // Re-check after publishing: the predecessor may have moved on in between (in lazy mode it
@@ -189,6 +192,7 @@ bool piper_engine::suspend(iteration& it, std::coroutine_handle<>) noexcept {
     bool suspended = true;
     if (c > stage && r.sync.status.compare_exchange_strong(st, st + 1, std::memory_order_acq_rel)) {
         suspended_.fetch_sub(1, std::memory_order_relaxed);
+        after_claim(r, true);
         it.set_prev_seen(c);
         r.line_since = running_since;   // never really waited: the running state goes on
         suspended = false;
@@ -197,6 +201,7 @@ bool piper_engine::suspend(iteration& it, std::coroutine_handle<>) noexcept {
     if (suspended && suspended_at)
         trace_event_at(suspended_at, trace::event_kind::iteration_suspend, index, running_since, stage_operand(stage),
                        line_of(index));
+    if (suspended) after_suspended();
     outstanding_.arrive();   // last touch of the engine when suspended
     return suspended;
 }
@@ -239,7 +244,7 @@ std::coroutine_handle<> piper_engine::retire(slot_record& r) noexcept {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     // From here on slot i may be reused by iteration i+K: do not touch r.
 
-    slot_record* right = try_claim(record_of(i + 1), i + 1, retired_stage);   // checks the index itself
+    slot_record* right = enable_at_retire(i);
     const bool parent =
         throttled_.load(std::memory_order_seq_cst) && throttled_.exchange(false, std::memory_order_acq_rel);
     if (parent)   // check parent resumes the throttled control
@@ -263,6 +268,12 @@ std::coroutine_handle<> piper_engine::retire(slot_record& r) noexcept {
     }
     outstanding_.arrive();   // last touch of the engine: the loop may end and free it now
     return next;
+}
+
+// Check right at an iteration terminal (§5): iteration i+1, if it is suspended (i retired, so any
+// cross edge of i+1 is satisfied).
+piper_engine::slot_record* piper_engine::enable_at_retire(std::uint64_t i) noexcept {
+    return try_claim(record_of(i + 1), i + 1, retired_stage);   // checks the index itself
 }
 
 std::uint32_t piper_engine::live_after_retiring(std::uint64_t i) const noexcept {

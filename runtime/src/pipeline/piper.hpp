@@ -13,6 +13,10 @@
 //   check parent         -> claiming `throttled_` when an iteration retires.
 //   tail swap            -> retire(): when retirement enables only the control, swap it with the
 //                           tail of the deque.
+//
+// Policies that refine PIPER (piper-earliest, seed 003 §4) derive from piper_engine and override
+// the protected hooks below. They sit on the slow paths only (suspension, claiming, retirement), so
+// PIPER itself pays one indirect call there and nothing on the stage-boundary fast path.
 #pragma once
 
 #include "../scheduler_impl.hpp"
@@ -23,19 +27,35 @@
 
 namespace pipescope::detail {
 
-class piper_engine final : public pipeline_engine, public idle_work_source {
+class piper_engine : public pipeline_engine, public idle_work_source {
 public:
     piper_engine(scheduler& s, const pipe_condition& condition, const pipe_body& body, const pipeline_options& o);
+    virtual ~piper_engine() = default;
     pipeline_stats run();
 
-    void release_control(iteration& it) noexcept override;
-    void check_right(iteration& it) noexcept override;
-    bool suspend(iteration& it, std::coroutine_handle<> h) noexcept override;
-    std::coroutine_handle<> finish_iteration(iteration& it) noexcept override;
-    void record_exception(std::exception_ptr e) noexcept override;
+    void release_control(iteration& it) noexcept final;
+    void check_right(iteration& it) noexcept final;
+    bool suspend(iteration& it, std::coroutine_handle<> h) noexcept final;
+    std::coroutine_handle<> finish_iteration(iteration& it) noexcept final;
+    void record_exception(std::exception_ptr e) noexcept final;
     job* find_enabled_work() noexcept override;
 
-private:
+protected:
+    struct slot_record;
+
+    // Hooks for derived policies (PIPER's own behaviour is the default).
+    // Before a suspension's status is published (the status goes odd).
+    virtual void before_publish_suspension(slot_record&) noexcept {}
+    // The status of r went from odd to even: someone claimed the suspended iteration; `self` when
+    // it was the suspending worker itself, whose re-check found the edge satisfied after all.
+    virtual void after_claim(slot_record&, bool /*self*/) noexcept {}
+    // The iteration stays suspended: the suspending worker is about to go back to the scheduler.
+    // Called while the loop is still held open; may hand the worker something to run (set_next).
+    virtual void after_suspended() noexcept {}
+    // Iteration i has retired (its slot may be reused already): the iteration to follow, claimed,
+    // or nullptr. PIPER: "check right", iteration i+1 if it waits (§5).
+    virtual slot_record* enable_at_retire(std::uint64_t i) noexcept;
+
     struct slot_record final : job {
         iteration_slot sync;
         iteration it;
@@ -63,6 +83,9 @@ private:
     std::uint64_t progress_of_predecessor(std::uint64_t i, std::uint64_t waited_stage) noexcept;
     std::coroutine_handle<> retire(slot_record& r) noexcept;
     std::coroutine_handle<> continue_with(slot_record* r) noexcept;
+
+    // Whether idle workers ask this loop for work (find_enabled_work): PIPER does with lazy enabling.
+    bool idle_source_;
 
     scheduler& sched_;
     const pipe_condition& condition_;

@@ -56,6 +56,10 @@ public:
     // The body returned: run the implicit final stage and retire. Returns what to run next.
     virtual std::coroutine_handle<> finish_iteration(iteration& it) noexcept = 0;
     virtual void record_exception(std::exception_ptr e) noexcept = 0;
+    // Construct-and-run policies only (iteration::setup::gated): the iteration has just moved to
+    // it.current_stage(); true if the node may start now, false if the awaiter must call suspend()
+    // (which parks it or finds it may go on after all). May throw (an undeclared stage).
+    virtual bool admit(iteration&) { return true; }
 
     // Observer and tracer hooks, called only when an observer is installed or a trace recorded.
     void notify_node_end(iteration& it, std::uint64_t next_stage) noexcept;

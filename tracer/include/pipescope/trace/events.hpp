@@ -35,6 +35,14 @@ enum class event_kind : std::uint8_t {
     iteration_retire,    // iteration            since (running)        live iterations        slot
     counter,             // counter id           value                  -                      -
     dropped,             // events lost before this one                 -                      -
+    // The tbb policy (construct-and-run tokens, seed 000 §2.3): counters carry their own values.
+    token_acquire,       // iteration            N (token limit)        tokens in flight       -
+    token_release,       // iteration            N (token limit)        tokens in flight       -
+    buffer_put,          // iteration            stage (serial filter)  items in its buffer    -
+    buffer_take,         // iteration            stage (serial filter)  items in its buffer    -
+    // The piper-earliest policy (seed 003 §4): its suspended list, and where it resumed from.
+    suspended_iterations, // suspended iterations (after the change)    -                      -
+    earliest_resume,     // iteration            suspended iterations   earliest_point         slot
     count_               // number of kinds
 };
 
@@ -44,6 +52,8 @@ inline constexpr std::uint32_t node_waited = 1;
 inline constexpr std::uint32_t node_resumed = 2;
 // The stage operand of iteration_suspend/resume for the implicit final stage (waiting to retire).
 inline constexpr std::uint32_t final_stage_operand = 0xFFFFFFFFu;
+// earliest_resume's c: at which of seed 003's three points the earliest suspended iteration was resumed.
+enum class earliest_point : std::uint32_t { retire = 0, suspend = 1, steal_found_nothing = 2 };
 
 std::string_view event_name(event_kind k) noexcept;
 

@@ -10,6 +10,10 @@
 // a BEGIN@100 makes two siblings). For pipescope's own traces it also recognizes the runs
 // (process tracks), their workers and lines, the run metadata, and rebuilds the pipeline DAG.
 //
+// Tracks whose BEGIN/ENDs arrive in timestamp order (every track written by one sequence) are
+// matched as they arrive, without a raw copy of their events; the others are buffered and sorted.
+// The result is the same either way.
+//
 // Memory: strings are stored once (`strings`; events refer to them by index); annotations live in
 // one pool (`args`) that events index by range; a slice is 32 bytes, an instant 24, a counter
 // sample 16. No per-event map or string.

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ public:
     std::uint64_t take_uint(const std::string& key, std::uint64_t fallback, std::uint64_t min = 0,
                             std::uint64_t max = UINT64_MAX);
     bool take_bool(const std::string& key, bool fallback);
+    // A text value (a path, a mode name); nullopt if absent; an empty value is an error.
+    std::optional<std::string> take_string(const std::string& key);
     void reject_unknown(const std::string& workload) const;   // throws std::invalid_argument
 
 private:

@@ -1,0 +1,37 @@
+// `pipescope dedup-restore ARCHIVE OUT`: the inverse of the dedup workload (run with output=PATH).
+#include "commands.hpp"
+
+#include <pipescope/workloads/dedup.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+int dedup_restore_command(const std::vector<std::string>& args) {
+    if (args.size() != 2 || args[0].empty() || args[1].empty() || args[0][0] == '-' || args[1][0] == '-') {
+        std::cerr << "usage: pipescope dedup-restore <archive> <out>\n";
+        return 2;
+    }
+    namespace ws = pipescope::workloads;
+    ws::byte_vector restored;
+    std::size_t archive_bytes = 0;
+    try {
+        const ws::byte_vector archive = ws::read_whole_file(args[0]);
+        archive_bytes = archive.size();
+        restored = ws::dedup_restore(archive);
+    } catch (const ws::archive_error& e) {
+        std::cerr << "pipescope: " << args[0] << ": corrupt dedup archive " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << "pipescope: dedup-restore: " << e.what() << "\n";
+        return 1;
+    }
+    try {
+        ws::write_file_atomically(args[1], restored);
+    } catch (const std::exception& e) {
+        std::cerr << "pipescope: dedup-restore: " << e.what() << "\n";
+        return 1;
+    }
+    std::printf("%s: %zu bytes restored from %zu archive bytes\n", args[1].c_str(), restored.size(), archive_bytes);
+    return 0;
+}

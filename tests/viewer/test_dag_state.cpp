@@ -1,0 +1,308 @@
+#include <catch2/catch.hpp>
+
+#include <model/dag_state.hpp>
+
+#include <filesystem>
+
+using namespace pipescope::viewer;
+namespace fs = std::filesystem;
+using tm::dag_edge_kind;
+
+namespace {
+
+// Three iterations, K = 2, stages 0..3 with skips (null nodes (0,2), (1,2), (2,1)):
+//   n0 (0,0) [0,10)  w0          n3 (1,0) [12,15) w1            n6 (2,0) [45,47) w1
+//   n1 (0,1) [10,30) w0 waited   n4 (1,1) [35,50) w1 waited     n7 (2,2) [52,70) w1 waited
+//   n2 (0,3) [30,40) w0          n5 (1,3) [50,60) w0 waited
+// Edges (grouped by target, as build_pipeline_dag makes them): stage down each iteration, cross
+// n1->n4, n2->n5, n4->n7 (holder of stage <= 2 in iteration 1), retire n5->n7, throttle n2->n6.
+// Iteration 1 suspends at 16 (before n4), iteration 2 at 48 (before n7).
+tm::pipeline_dag hand_dag() {
+    tm::pipeline_dag d;
+    auto node = [&](std::uint64_t i, std::uint64_t j, std::uint64_t s, std::uint64_t e, int w, bool waited) {
+        tm::dag_node n;
+        n.iteration = i;
+        n.stage = j;
+        n.start = s;
+        n.end = e;
+        n.worker = w;
+        n.waited = waited;
+        n.slice = {static_cast<std::uint32_t>(w), static_cast<std::uint32_t>(d.nodes.size()), false};
+        d.nodes.push_back(n);
+    };
+    node(0, 0, 0, 10, 0, false);
+    node(0, 1, 10, 30, 0, true);
+    node(0, 3, 30, 40, 0, false);
+    node(1, 0, 12, 15, 1, false);
+    node(1, 1, 35, 50, 1, true);
+    node(1, 3, 50, 60, 0, true);
+    node(2, 0, 45, 47, 1, false);
+    node(2, 2, 52, 70, 1, true);
+    d.edges = {{0, 1, dag_edge_kind::stage}, {1, 2, dag_edge_kind::stage}, {3, 4, dag_edge_kind::stage},
+               {1, 4, dag_edge_kind::cross}, {4, 5, dag_edge_kind::stage}, {2, 5, dag_edge_kind::cross},
+               {2, 6, dag_edge_kind::throttle}, {6, 7, dag_edge_kind::stage}, {4, 7, dag_edge_kind::cross},
+               {5, 7, dag_edge_kind::retire}};
+    d.K = 2;
+    d.iterations = 3;
+    return d;
+}
+const std::vector<suspend_mark> hand_suspends = {{1, 16}, {2, 48}};
+
+using S = node_state;
+std::vector<S> states(const tm::pipeline_dag& d, const dag_index& x, std::uint64_t t, edge_mask m = ready_edge_kinds) {
+    std::vector<S> v;
+    for (std::uint32_t i = 0; i < d.nodes.size(); ++i) v.push_back(state_at(d, x, i, t, m));
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("dag index: columns, rows, suspensions, events", "[viewer][dag]") {
+    const auto d = hand_dag();
+    const dag_index x = build_dag_index(d, hand_suspends);
+    CHECK(x.columns() == 3);
+    CHECK(x.col_iteration == std::vector<std::uint64_t>{0, 1, 2});
+    CHECK(x.col_first == std::vector<std::uint32_t>{0, 3, 6, 8});
+    CHECK(x.row_stage == std::vector<std::uint64_t>{0, 1, 2, 3});
+    CHECK(x.node_row == std::vector<std::uint32_t>{0, 1, 3, 0, 1, 3, 0, 2});
+    CHECK(x.suspend_at[4] == 16);
+    CHECK(x.suspend_at[7] == 48);
+    CHECK(x.suspend_at[5] == no_time);
+    CHECK(x.edge_span == 2);
+    CHECK(x.workers == 2);
+    CHECK(x.start == 0);
+    CHECK(x.end == 70);
+    CHECK(x.node_at_cell(0, 2) == tm::no_index);   // null node
+    CHECK(x.node_at_cell(2, 2) == 7);
+    CHECK(x.node_of_slice({1, 4, false}) == 4);
+    CHECK(x.node_of_slice({0, 4, false}) == tm::no_index);
+    CHECK(x.next_event(12) == 15u);
+    CHECK(x.prev_event(12) == 10u);
+    CHECK(x.next_event(0) == 10u);
+    CHECK_FALSE(x.next_event(70));
+    CHECK_FALSE(x.prev_event(0));
+    CHECK(x.events == std::vector<std::uint64_t>{0, 10, 12, 15, 30, 35, 40, 45, 47, 50, 52, 60, 70});
+}
+
+TEST_CASE("dag node states at several times follow the definition", "[viewer][dag]") {
+    const auto d = hand_dag();
+    const dag_index x = build_dag_index(d, hand_suspends);
+    const S nr = S::not_ready, rd = S::ready, ru = S::running, su = S::suspended, dn = S::done;
+    CHECK(states(d, x, 5) == std::vector<S>{ru, nr, nr, rd, nr, nr, nr, nr});
+    CHECK(states(d, x, 12) == std::vector<S>{dn, ru, nr, ru, nr, nr, nr, nr});
+    CHECK(states(d, x, 15) == std::vector<S>{dn, ru, nr, dn, nr, nr, nr, nr});   // n4 waits on n1 (cross)
+    CHECK(states(d, x, 16) == std::vector<S>{dn, ru, nr, dn, su, nr, nr, nr});   // iteration 1 suspended
+    CHECK(states(d, x, 30) == std::vector<S>{dn, dn, ru, dn, su, nr, nr, nr});   // end is exclusive
+    CHECK(states(d, x, 40) == std::vector<S>{dn, dn, dn, dn, ru, nr, rd, nr});   // throttle edge satisfied
+    CHECK(states(d, x, 45) == std::vector<S>{dn, dn, dn, dn, ru, nr, ru, nr});
+    CHECK(states(d, x, 48) == std::vector<S>{dn, dn, dn, dn, ru, nr, dn, su});
+    CHECK(states(d, x, 50) == std::vector<S>{dn, dn, dn, dn, dn, ru, dn, su});
+    CHECK(states(d, x, 52) == std::vector<S>{dn, dn, dn, dn, dn, ru, dn, ru});
+    CHECK(states(d, x, 70) == std::vector<S>(8, dn));
+    // Without the suspend marks, a node whose predecessors are done is ready; retire edges count
+    // only when asked for.
+    const dag_index y = build_dag_index(d);
+    CHECK(state_at(d, y, 7, 50) == S::ready);
+    CHECK(state_at(d, y, 7, 50, all_edge_kinds) == S::not_ready);   // retire edge from n5 (ends 60)
+    CHECK(state_at(d, y, 4, 16) == S::not_ready);
+    CHECK(state_at(d, y, 4, 30) == S::ready);
+}
+
+TEST_CASE("dag state counts agree with the node states at every time", "[viewer][dag]") {
+    const auto d = hand_dag();
+    const dag_index x = build_dag_index(d, hand_suspends);
+    for (std::uint64_t t = 0; t <= 75; ++t) {
+        std::uint64_t k[node_state_count] = {};
+        for (S s : states(d, x, t)) ++k[static_cast<int>(s)];
+        const state_counts c = counts_at(x, t);
+        INFO("t = " << t);
+        CHECK(c.done == k[static_cast<int>(S::done)]);
+        CHECK(c.running == k[static_cast<int>(S::running)]);
+        CHECK(c.suspended == k[static_cast<int>(S::suspended)]);
+        CHECK(c.waiting == k[static_cast<int>(S::ready)] + k[static_cast<int>(S::not_ready)]);
+    }
+    const state_counts c = counts_at(x, 48);
+    CHECK(c.done == 5);
+    CHECK(c.running == 1);
+    CHECK(c.suspended == 1);
+    CHECK(c.waiting == 1);
+}
+
+TEST_CASE("critical path: the longest path by node durations", "[viewer][dag]") {
+    const auto d = hand_dag();
+    const dag_index x = build_dag_index(d, hand_suspends);
+    const critical_path all = longest_path(d, x);   // n0 n1 n4 n5 -retire-> n7: 10+20+15+10+18
+    CHECK(all.nodes == std::vector<std::uint32_t>{0, 1, 4, 5, 7});
+    CHECK(all.length == 73);
+    const critical_path starts = longest_path(d, x, ready_edge_kinds);   // n0 n1 n4 -cross-> n7
+    CHECK(starts.nodes == std::vector<std::uint32_t>{0, 1, 4, 7});
+    CHECK(starts.length == 63);
+    int on = 0;
+    for (char c : starts.on_edge) on += c;
+    CHECK(on == 3);
+    CHECK(starts.on_edge[8]);   // the cross edge n4 -> n7
+    CHECK(starts.on_node[4]);
+    CHECK_FALSE(starts.on_node[2]);
+    const critical_path stage_only = longest_path(d, x, edge_bit(dag_edge_kind::stage));   // n0 n1 n2
+    CHECK(stage_only.length == 40);
+    CHECK(stage_only.nodes == std::vector<std::uint32_t>{0, 1, 2});
+    tm::pipeline_dag empty;
+    CHECK(longest_path(empty, build_dag_index(empty)).empty());
+}
+
+TEST_CASE("dag camera: fit, zoom at the cursor, clamp, hit testing", "[viewer][dag]") {
+    const auto d = hand_dag();
+    const dag_index x = build_dag_index(d, hand_suspends);
+    dag_camera cam;
+    cam.width = 300;
+    cam.height = 200;
+    cam.fit(3, 4);
+    CHECK(cam.px_x(0) >= 0);
+    CHECK(cam.px_x(3) <= 300);
+    CHECK(cam.px_y(0) >= 0);
+    CHECK(cam.px_y(4) <= 200);
+    const double wx = cam.col_at(123), wy = cam.row_at(77);
+    cam.zoom_at(123, 77, 1.7, 0.6);
+    CHECK(cam.col_at(123) == Approx(wx));
+    CHECK(cam.row_at(77) == Approx(wy));
+    // The cell centre of (column 1, row 3) hits n5; a null node's cell hits nothing.
+    CHECK(node_at_px(x, cam, cam.px_x(1.5), cam.px_y(3.5)) == 5);
+    CHECK(node_at_px(x, cam, cam.px_x(0.5), cam.px_y(2.5)) == tm::no_index);
+    CHECK(node_at_px(x, cam, cam.px_x(-0.5), cam.px_y(0.5)) == tm::no_index);
+    cam.pan_px(1e6, -1e6);
+    cam.clamp(3, 4);
+    CHECK(cam.px_x(3) > 0);          // the grid stays in view
+    CHECK(cam.px_y(0) < cam.height);
+}
+
+TEST_CASE("dag draw list: one box per visible node, null marks, edges, LOD", "[viewer][dag]") {
+    const auto d = hand_dag();
+    const dag_index x = build_dag_index(d, hand_suspends);
+    const critical_path cp = longest_path(d, x, ready_edge_kinds);
+    dag_camera cam;
+    cam.width = 300;
+    cam.height = 200;
+    cam.fit(3, 4);
+    dag_draw_params p;
+    p.t = 48;
+    p.critical = &cp;
+    dag_draw_list out;
+    build_dag_draw_list(d, x, cam, p, out);
+    REQUIRE_FALSE(out.lod);
+    REQUIRE(out.boxes.size() == d.nodes.size());
+    CHECK(out.nulls.size() == 3);
+    CHECK(out.edges.size() == d.edges.size());
+    for (const dag_box& b : out.boxes) {
+        CHECK(b.state == state_at(d, x, b.node, 48));
+        CHECK(b.critical == bool(cp.on_node[b.node]));
+        CHECK(b.x1 > b.x0);
+        CHECK(b.y1 > b.y0);
+        CHECK(b.x0 == std::floor(b.x0));   // whole pixels
+    }
+    // Boxes never touch: at least one pixel between any two.
+    for (const dag_box& a : out.boxes)
+        for (const dag_box& b : out.boxes)
+            if (&a != &b) CHECK((a.x1 < b.x0 || b.x1 < a.x0 || a.y1 < b.y0 || b.y1 < a.y0));
+    int crit_edges = 0;
+    for (const auto& e : out.edges) crit_edges += e.critical;
+    CHECK(crit_edges == 3);
+    // Only stage edges.
+    p.edges_shown = edge_bit(dag_edge_kind::stage);
+    build_dag_draw_list(d, x, cam, p, out);
+    CHECK(out.edges.size() == 5);
+    for (const auto& e : out.edges) CHECK(e.kind == dag_edge_kind::stage);
+    // Zoomed in on column 1: its three nodes; the throttle edge from column 0 into column 2 and the
+    // edges into column 1 are still drawn (they cross the view).
+    cam.sx = cam.sy = 100;
+    cam.width = 100;
+    cam.height = 400;
+    cam.x0 = 1;
+    cam.y0 = 0;
+    p.edges_shown = all_edge_kinds;
+    build_dag_draw_list(d, x, cam, p, out);
+    CHECK(out.col0 == 1);
+    CHECK(out.col1 == 2);
+    REQUIRE(out.boxes.size() == 3);
+    for (const dag_box& b : out.boxes) CHECK(x.node_col[b.node] == 1);
+    int throttle = 0;
+    for (const auto& e : out.edges) throttle += e.kind == dag_edge_kind::throttle;
+    CHECK(throttle == 1);
+    // LOD: cells smaller than min_box_px merge into groups coloured by the dominant state.
+    cam.sx = 0.5;
+    cam.sy = 0.5;
+    cam.x0 = 0;
+    cam.y0 = 0;
+    cam.width = 100;
+    cam.height = 100;
+    p.t = 1000;
+    build_dag_draw_list(d, x, cam, p, out);
+    REQUIRE(out.lod);
+    CHECK(out.boxes.empty());
+    REQUIRE(out.cells.size() == 1);
+    CHECK(out.cells[0].nodes == 8);
+    CHECK(out.cells[0].state == S::done);
+    CHECK(out.cells[0].worker >= 0);
+    // Scrolled entirely off the grid: nothing.
+    cam.x0 = 50;
+    build_dag_draw_list(d, x, cam, p, out);
+    CHECK(out.cells.empty());
+    CHECK(out.boxes.empty());
+}
+
+TEST_CASE("dag view model on an example trace", "[viewer][dag]") {
+    const fs::path k2 = fs::path(PIPESCOPE_SOURCE_DIR) / "traces" / "pipe-fib-256-piper-K2.pftrace";
+    const auto file = load_file(k2);
+    REQUIRE(file->model.runs.size() == 1);
+    const tm::run& r = file->model.runs[0];
+    const tm::pipeline_dag& d = r.dag;
+    REQUIRE(d.nodes.size() > 1000);
+    const auto susp = find_suspends(file->model, r);
+    CHECK(!susp.empty());
+    const dag_index x = build_dag_index(d, susp);
+    CHECK(x.columns() == d.iterations);
+    std::size_t suspended_nodes = 0;
+    for (auto s : x.suspend_at) suspended_nodes += s != no_time;
+    CHECK(suspended_nodes > 0);
+    // Every node slice maps back to its node.
+    for (std::uint32_t v = 0; v < d.nodes.size(); v += 97) CHECK(x.node_of_slice(d.nodes[v].slice) == v);
+    // In a real execution the edges that order starts are respected: a running node's predecessors
+    // are done, up to a short overlap on cross edges between workers (the recorded end of (i-1, j)
+    // can follow the start of (i, j) by a few hundred ns: the end is read after the release).
+    for (std::uint64_t t = x.start; t < x.end; t += (x.end - x.start) / 37) {
+        const state_counts c = counts_at(x, t);
+        CHECK(c.done + c.running + c.suspended + c.waiting == d.nodes.size());
+    }
+    std::size_t overlaps = 0;
+    for (std::uint32_t v = 0; v < d.nodes.size(); ++v)
+        for (std::uint32_t k = x.in_first[v]; k < x.in_first[v + 1]; ++k) {
+            const auto& e = d.edges[x.in_edges[k]];
+            if (e.kind == dag_edge_kind::retire || d.nodes[e.from].end <= d.nodes[v].start) continue;
+            ++overlaps;
+            CHECK(e.kind == dag_edge_kind::cross);
+            CHECK(d.nodes[e.from].end - d.nodes[v].start < 2000);
+        }
+    CHECK(overlaps * 100 < d.edges.size());
+    const critical_path cp = longest_path(d, x, ready_edge_kinds);
+    CHECK(cp.length > 0);
+    CHECK(cp.length <= x.end - x.start);
+    // At a zoom where every node is at least 4 px, the draw list has one box per node.
+    dag_camera cam;
+    cam.sx = cam.sy = 4;
+    cam.width = 4.0 * static_cast<double>(x.columns());
+    cam.height = 4.0 * static_cast<double>(x.rows());
+    cam.x0 = cam.y0 = 0;
+    dag_draw_params p;
+    p.t = (x.start + x.end) / 2;
+    dag_draw_list out;
+    build_dag_draw_list(d, x, cam, p, out);
+    REQUIRE_FALSE(out.lod);
+    CHECK(out.boxes.size() == d.nodes.size());
+    // Fitted into 1200 x 700 px: LOD cells account for every column group and every state.
+    cam.width = 1200;
+    cam.height = 700;
+    cam.fit(static_cast<double>(x.columns()), static_cast<double>(x.rows()));
+    build_dag_draw_list(d, x, cam, p, out);
+    CHECK(out.lod);
+    CHECK(!out.cells.empty());
+    CHECK(out.cells.size() <= 1200 / 3 * x.rows() + x.rows());
+}

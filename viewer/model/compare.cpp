@@ -1,0 +1,65 @@
+#include "compare.hpp"
+
+#include "breakdown.hpp"
+
+#include <algorithm>
+
+namespace pipescope::viewer {
+
+std::vector<compare_row> compute_compare(const document& d) {
+    std::vector<compare_row> rows;
+    rows.reserve(d.runs.size());
+    for (std::uint32_t ri = 0; ri < d.runs.size(); ++ri) {
+        const run_ref& rr = d.runs[ri];
+        const loaded_file& f = *d.files[rr.file];
+        const tm::trace_model& m = f.model;
+        compare_row row;
+        row.name = rr.title;
+        row.run = ri;
+        row.workers = rr.workers.size();
+        row.makespan = rr.end > rr.start ? rr.end - rr.start : 0;
+        std::uint64_t stage_slices = 0;
+        for (auto ti : rr.workers) {
+            const tm::track& t = m.tracks[ti];
+            for (const auto& in : t.instants) {
+                const instant_kind k = f.instant_of_string[in.name];
+                row.steals += k == instant_kind::steal;
+                row.suspensions += k == instant_kind::suspend;
+            }
+            for (const auto& s : t.slices) stage_slices += is_stage(f.key(s));
+        }
+        for (auto ti : rr.counters)
+            if (m.tracks[ti].name == "live iterations" && !m.tracks[ti].counters.empty())
+                row.peak_live = std::max(row.peak_live.value_or(f.counter_max[ti]), f.counter_max[ti]);
+        row.nodes = stage_slices;
+        if (rr.run != tm::no_index) {
+            const tm::run& r = m.runs[rr.run];
+            row.K = r.dag.K;
+            row.iterations = r.dag.iterations;
+            if (!r.dag.nodes.empty()) row.nodes = r.dag.nodes.size();
+        }
+        const run_breakdown b = compute_breakdown(f, rr);
+        row.work_fraction = b.total.time.fraction(time_category::work);
+        if (row.serial_ns && row.makespan) row.speedup = static_cast<double>(*row.serial_ns) / static_cast<double>(row.makespan);
+        rows.push_back(std::move(row));
+    }
+    for (auto& row : rows)
+        row.vs_first = row.makespan && !rows.empty() ? static_cast<double>(rows.front().makespan) / static_cast<double>(row.makespan) : 0.0;
+    return rows;
+}
+
+document_key document_key::of(const document& d) {
+    document_key k;
+    k.runs.reserve(d.runs.size());
+    for (const auto& r : d.runs) k.runs.emplace_back(d.files[r.file].get(), r.run);
+    return k;
+}
+
+bool document_key::matches(const document& d) const {
+    if (runs.size() != d.runs.size()) return false;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        if (runs[i].first != d.files[d.runs[i].file].get() || runs[i].second != d.runs[i].run) return false;
+    return true;
+}
+
+}  // namespace pipescope::viewer

@@ -1,0 +1,401 @@
+#include "dag_state.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace pipescope::viewer {
+
+const char* to_string(node_state s) {
+    switch (s) {
+        case node_state::not_ready: return "not ready";
+        case node_state::ready: return "ready";
+        case node_state::running: return "running";
+        case node_state::suspended: return "suspended";
+        case node_state::done: return "done";
+    }
+    return "?";
+}
+
+std::vector<suspend_mark> find_suspends(const tm::trace_model& m, const tm::run& r) {
+    std::vector<suspend_mark> out;
+    for (std::uint32_t ti : r.workers) {
+        if (ti == tm::no_index || ti >= m.tracks.size()) continue;
+        for (const tm::instant& in : m.tracks[ti].instants) {
+            if (m.str(in.name) != "suspend") continue;
+            if (auto it = m.uint_arg(in, "iteration")) out.push_back({*it, in.ts});
+        }
+    }
+    return out;
+}
+
+dag_index build_dag_index(const tm::pipeline_dag& dag, std::span<const suspend_mark> suspends) {
+    dag_index x;
+    const auto& nodes = dag.nodes;
+    const std::size_t n = nodes.size();
+    // Incoming edges by target (counting sort).
+    x.in_first.assign(n + 1, 0);
+    for (const auto& e : dag.edges)
+        if (e.to < n && e.from < n) ++x.in_first[e.to + 1];
+    for (std::size_t v = 0; v < n; ++v) x.in_first[v + 1] += x.in_first[v];
+    x.in_edges.resize(x.in_first[n]);
+    {
+        std::vector<std::uint32_t> fill(x.in_first.begin(), x.in_first.end() - 1);
+        for (std::uint32_t k = 0; k < dag.edges.size(); ++k) {
+            const auto& e = dag.edges[k];
+            if (e.to < n && e.from < n) x.in_edges[fill[e.to]++] = k;
+        }
+    }
+    // Columns (distinct iterations, in node order) and rows (distinct stages).
+    x.node_col.resize(n);
+    for (std::uint32_t v = 0; v < n; ++v) {
+        if (v == 0 || nodes[v].iteration != nodes[v - 1].iteration) {
+            x.col_first.push_back(v);
+            x.col_iteration.push_back(nodes[v].iteration);
+        }
+        x.node_col[v] = static_cast<std::uint32_t>(x.col_first.size() - 1);
+    }
+    x.col_first.push_back(static_cast<std::uint32_t>(n));
+    x.row_stage.reserve(64);
+    for (const auto& nd : nodes) x.row_stage.push_back(nd.stage);
+    std::sort(x.row_stage.begin(), x.row_stage.end());
+    x.row_stage.erase(std::unique(x.row_stage.begin(), x.row_stage.end()), x.row_stage.end());
+    x.row_stage.shrink_to_fit();
+    x.node_row.resize(n);
+    for (std::uint32_t v = 0; v < n; ++v)
+        x.node_row[v] = static_cast<std::uint32_t>(std::lower_bound(x.row_stage.begin(), x.row_stage.end(), nodes[v].stage) - x.row_stage.begin());
+    // Suspensions: the node an iteration waits for is its first node starting at or after the suspend.
+    x.suspend_at.assign(n, no_time);
+    for (const suspend_mark& s : suspends) {
+        auto ci = std::lower_bound(x.col_iteration.begin(), x.col_iteration.end(), s.iteration);
+        if (ci == x.col_iteration.end() || *ci != s.iteration) continue;
+        const std::size_t c = static_cast<std::size_t>(ci - x.col_iteration.begin());
+        for (std::uint32_t v = x.col_first[c]; v < x.col_first[c + 1]; ++v)
+            if (nodes[v].start >= s.ts) {
+                x.suspend_at[v] = std::min(x.suspend_at[v], s.ts);
+                break;
+            }
+    }
+    // Times.
+    x.starts.reserve(n);
+    x.ends.reserve(n);
+    for (std::uint32_t v = 0; v < n; ++v) {
+        x.starts.push_back(nodes[v].start);
+        x.ends.push_back(std::max(nodes[v].start, nodes[v].end));
+        if (x.suspend_at[v] != no_time) {
+            x.susp_from.push_back(x.suspend_at[v]);
+            x.susp_to.push_back(nodes[v].start);
+        }
+        x.workers = std::max(x.workers, nodes[v].worker + 1);
+    }
+    std::sort(x.starts.begin(), x.starts.end());
+    std::sort(x.ends.begin(), x.ends.end());
+    std::sort(x.susp_from.begin(), x.susp_from.end());
+    std::sort(x.susp_to.begin(), x.susp_to.end());
+    x.events.reserve(2 * n);
+    std::merge(x.starts.begin(), x.starts.end(), x.ends.begin(), x.ends.end(), std::back_inserter(x.events));
+    x.events.erase(std::unique(x.events.begin(), x.events.end()), x.events.end());
+    if (n) {
+        x.start = x.starts.front();
+        x.end = x.ends.back();
+    }
+    for (std::uint32_t v = 0; v < n; ++v)
+        if (nodes[v].slice.valid() && !nodes[v].slice.is_instant)
+            x.by_slice.emplace_back((std::uint64_t{nodes[v].slice.track} << 32) | nodes[v].slice.index, v);
+    std::sort(x.by_slice.begin(), x.by_slice.end());
+    for (const auto& e : dag.edges)
+        if (e.to < n && e.from < n && x.node_col[e.to] > x.node_col[e.from])
+            x.edge_span = std::max(x.edge_span, x.node_col[e.to] - x.node_col[e.from]);
+    return x;
+}
+
+std::uint32_t dag_index::node_of_slice(const tm::event_ref& e) const {
+    if (!e.valid() || e.is_instant) return tm::no_index;
+    const std::uint64_t key = (std::uint64_t{e.track} << 32) | e.index;
+    auto it = std::lower_bound(by_slice.begin(), by_slice.end(), std::pair{key, std::uint32_t{0}});
+    return it != by_slice.end() && it->first == key ? it->second : tm::no_index;
+}
+
+std::uint32_t dag_index::node_at_cell(std::uint32_t col, std::uint32_t row) const {
+    if (col >= columns()) return tm::no_index;
+    const auto b = node_row.begin() + col_first[col], e = node_row.begin() + col_first[col + 1];
+    auto it = std::lower_bound(b, e, row);
+    return it != e && *it == row ? static_cast<std::uint32_t>(it - node_row.begin()) : tm::no_index;
+}
+
+std::optional<std::uint64_t> dag_index::next_event(std::uint64_t t) const {
+    auto it = std::upper_bound(events.begin(), events.end(), t);
+    if (it == events.end()) return std::nullopt;
+    return *it;
+}
+
+std::optional<std::uint64_t> dag_index::prev_event(std::uint64_t t) const {
+    auto it = std::lower_bound(events.begin(), events.end(), t);
+    if (it == events.begin()) return std::nullopt;
+    return *(it - 1);
+}
+
+node_state state_at(const tm::pipeline_dag& dag, const dag_index& idx, std::uint32_t v, std::uint64_t t, edge_mask ready_mask) {
+    const tm::dag_node& nd = dag.nodes[v];
+    if (t >= std::max(nd.start, nd.end)) return node_state::done;
+    if (t >= nd.start) return node_state::running;
+    if (idx.suspend_at[v] <= t) return node_state::suspended;
+    for (std::uint32_t k = idx.in_first[v]; k < idx.in_first[v + 1]; ++k) {
+        const tm::dag_edge& e = dag.edges[idx.in_edges[k]];
+        if (!(ready_mask & edge_bit(e.kind))) continue;
+        const tm::dag_node& u = dag.nodes[e.from];
+        if (t < std::max(u.start, u.end)) return node_state::not_ready;
+    }
+    return node_state::ready;
+}
+
+state_counts counts_at(const dag_index& idx, std::uint64_t t) {
+    auto le = [t](const std::vector<std::uint64_t>& v) {
+        return static_cast<std::uint64_t>(std::upper_bound(v.begin(), v.end(), t) - v.begin());
+    };
+    state_counts c;
+    const std::uint64_t started = le(idx.starts);
+    c.done = le(idx.ends);
+    c.running = started - c.done;
+    c.suspended = le(idx.susp_from) - le(idx.susp_to);
+    c.waiting = idx.starts.size() - started - c.suspended;
+    return c;
+}
+
+critical_path longest_path(const tm::pipeline_dag& dag, const dag_index& idx, edge_mask mask) {
+    critical_path cp;
+    const std::size_t n = dag.nodes.size();
+    cp.on_node.assign(n, 0);
+    cp.on_edge.assign(dag.edges.size(), 0);
+    if (n == 0) return cp;
+    std::vector<std::uint64_t> len(n);
+    std::vector<std::uint32_t> via(n, tm::no_index);   // edge index of the best predecessor
+    std::uint32_t best = 0;
+    for (std::uint32_t v = 0; v < n; ++v) {
+        std::uint64_t in = 0;
+        for (std::uint32_t k = idx.in_first[v]; k < idx.in_first[v + 1]; ++k) {
+            const std::uint32_t ei = idx.in_edges[k];
+            const tm::dag_edge& e = dag.edges[ei];
+            if (!(mask & edge_bit(e.kind)) || e.from >= v) continue;
+            if (via[v] == tm::no_index || len[e.from] > in) {
+                in = len[e.from];
+                via[v] = ei;
+            }
+        }
+        const tm::dag_node& nd = dag.nodes[v];
+        len[v] = in + (nd.end > nd.start ? nd.end - nd.start : 0);
+        if (len[v] > len[best]) best = v;
+    }
+    cp.length = len[best];
+    for (std::uint32_t v = best;;) {
+        cp.nodes.push_back(v);
+        cp.on_node[v] = 1;
+        if (via[v] == tm::no_index) break;
+        cp.on_edge[via[v]] = 1;
+        v = dag.edges[via[v]].from;
+    }
+    std::reverse(cp.nodes.begin(), cp.nodes.end());
+    return cp;
+}
+
+// --- camera ----------------------------------------------------------------------------------
+
+void dag_camera::zoom_at(double px, double py, double fx, double fy) {
+    const double wx = col_at(px), wy = row_at(py);
+    sx = std::clamp(sx * fx, min_scale, max_scale);
+    sy = std::clamp(sy * fy, min_scale, max_scale);
+    x0 = wx - px / sx;
+    y0 = wy - py / sy;
+}
+
+void dag_camera::fit(double cols, double rows, double margin, double max_cell, double max_aspect) {
+    cols = std::max(cols, 1.0);
+    rows = std::max(rows, 1.0);
+    sx = std::min(std::max(1.0, width - 2 * margin) / cols, max_cell);
+    sy = std::min(std::max(1.0, height - 2 * margin) / rows, max_cell);
+    sx = std::min(sx, sy * max_aspect);   // cells not much wider than tall
+    sx = std::clamp(sx, min_scale, max_scale);
+    sy = std::clamp(sy, min_scale, max_scale);
+    x0 = cols / 2 - width / 2 / sx;       // centred across
+    y0 = -margin / sy;                    // hanging from the top
+}
+
+void dag_camera::centre_on(double col, double row) {
+    x0 = col - width / 2 / sx;
+    y0 = row - height / 2 / sy;
+}
+
+void dag_camera::clamp(double cols, double rows) {
+    sx = std::clamp(sx, min_scale, max_scale);
+    sy = std::clamp(sy, min_scale, max_scale);
+    // At least 40 px of the grid stay in view in each direction.
+    x0 = std::clamp(x0, -width / sx + 40 / sx, std::max(-width / sx + 40 / sx, cols - 40 / sx));
+    y0 = std::clamp(y0, -height / sy + 40 / sy, std::max(-height / sy + 40 / sy, rows - 40 / sy));
+}
+
+std::uint32_t node_at_px(const dag_index& idx, const dag_camera& cam, double px, double py) {
+    const double c = std::floor(cam.col_at(px)), r = std::floor(cam.row_at(py));
+    if (c < 0 || r < 0 || c >= static_cast<double>(idx.columns()) || r >= static_cast<double>(idx.rows())) return tm::no_index;
+    return idx.node_at_cell(static_cast<std::uint32_t>(c), static_cast<std::uint32_t>(r));
+}
+
+// --- draw list -------------------------------------------------------------------------------
+
+void dag_draw_list::clear() {
+    boxes.clear();
+    nulls.clear();
+    edges.clear();
+    cells.clear();
+    lod = false;
+    col0 = col1 = row0 = row1 = 0;
+}
+
+namespace {
+
+std::uint32_t clamp_index(double v, std::size_t hi) {
+    if (!(v > 0)) return 0;
+    return v >= static_cast<double>(hi) ? static_cast<std::uint32_t>(hi) : static_cast<std::uint32_t>(v);
+}
+
+// Box extent along one axis: `s` px per cell; at least 1 px and at least 1 px of gap.
+double box_size(double s, double frac) {
+    return std::max(1.0, std::min(std::round(s * frac), std::floor(s) - 1));
+}
+
+}  // namespace
+
+void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, const dag_camera& cam,
+                         const dag_draw_params& p, dag_draw_list& out) {
+    out.clear();
+    const std::size_t ncols = idx.columns(), nrows = idx.rows();
+    if (dag.nodes.empty() || ncols == 0 || nrows == 0) return;
+    const std::uint32_t c0 = clamp_index(std::floor(cam.col_at(0)), ncols), c1 = clamp_index(std::ceil(cam.col_at(cam.width)), ncols);
+    const std::uint32_t r0 = clamp_index(std::floor(cam.row_at(0)), nrows), r1 = clamp_index(std::ceil(cam.row_at(cam.height)), nrows);
+    out.col0 = c0;
+    out.col1 = c1;
+    out.row0 = r0;
+    out.row1 = r1;
+    if (c0 >= c1 || r0 >= r1) return;
+    const auto& rows = idx.node_row;
+    auto first_row_at_least = [&](std::uint32_t c, std::uint32_t r) {
+        return static_cast<std::uint32_t>(std::lower_bound(rows.begin() + idx.col_first[c], rows.begin() + idx.col_first[c + 1], r) - rows.begin());
+    };
+    const bool crit = p.critical && p.critical->on_node.size() == dag.nodes.size();
+
+    out.lod = cam.sx < p.min_box_px || cam.sy < p.min_box_px;
+    if (out.lod) {
+        const std::uint32_t gx = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::ceil(p.min_box_px / cam.sx)));
+        const std::uint32_t gy = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::ceil(p.min_box_px / cam.sy)));
+        const std::uint32_t g0 = c0 / gx, g1 = (c1 + gx - 1) / gx;
+        const std::uint32_t rg0 = r0 / gy, rg1 = (r1 + gy - 1) / gy, nrg = rg1 - rg0;
+        const int wk = std::min(idx.workers, 64);
+        const std::size_t stride = node_state_count + static_cast<std::size_t>(wk);
+        const double bw = gx == 1 ? box_size(cam.sx, p.box_frac) : 0, bh = gy == 1 ? box_size(cam.sy, p.box_frac) : 0;
+        for (std::uint32_t g = g0; g < g1; ++g) {
+            const std::uint32_t ca = g * gx, cb = std::min<std::uint32_t>(static_cast<std::uint32_t>(ncols), ca + gx);
+            out.scratch.assign(static_cast<std::size_t>(nrg) * stride, 0);
+            const std::uint32_t span = cb - ca, samples = std::min<std::uint32_t>(span, 16);
+            for (std::uint32_t s = 0; s < samples; ++s) {
+                const std::uint32_t c = ca + static_cast<std::uint32_t>(static_cast<std::uint64_t>(s) * span / samples);
+                for (std::uint32_t v = first_row_at_least(c, rg0 * gy); v < idx.col_first[c + 1] && rows[v] < rg1 * gy; ++v) {
+                    const node_state st = state_at(dag, idx, v, p.t, p.ready_mask);
+                    std::uint32_t* cnt = &out.scratch[static_cast<std::size_t>(rows[v] / gy - rg0) * stride];
+                    ++cnt[static_cast<int>(st)];
+                    const int w = dag.nodes[v].worker;
+                    if ((st == node_state::done || st == node_state::running) && w >= 0 && w < wk) ++cnt[node_state_count + w];
+                }
+            }
+            double x0, x1;
+            if (gx == 1) {
+                x0 = std::round(cam.px_x(ca) + (cam.sx - bw) / 2);
+                x1 = x0 + bw;
+            } else {
+                x0 = std::round(cam.px_x(ca));
+                x1 = std::max(x0 + 1, std::round(cam.px_x(cb)));
+            }
+            for (std::uint32_t rg = 0; rg < nrg; ++rg) {
+                const std::uint32_t* cnt = &out.scratch[static_cast<std::size_t>(rg) * stride];
+                std::uint32_t total = 0;
+                for (int k = 0; k < node_state_count; ++k) total += cnt[k];
+                if (total == 0) continue;
+                // The activity front stays visible: running, then suspended, then ready nodes win
+                // over the majority of done / not ready ones.
+                int best = cnt[static_cast<int>(node_state::done)] >= cnt[static_cast<int>(node_state::not_ready)]
+                               ? static_cast<int>(node_state::done) : static_cast<int>(node_state::not_ready);
+                for (node_state s : {node_state::ready, node_state::suspended, node_state::running})
+                    if (cnt[static_cast<int>(s)] > 0) best = static_cast<int>(s);
+                int worker = -1;
+                for (int w = 0; w < wk; ++w)
+                    if (cnt[node_state_count + w] > 0 && (worker < 0 || cnt[node_state_count + w] > cnt[node_state_count + worker])) worker = w;
+                const std::uint32_t ra = (rg0 + rg) * gy, rb = std::min<std::uint32_t>(static_cast<std::uint32_t>(nrows), ra + gy);
+                double y0, y1;
+                if (gy == 1) {
+                    y0 = std::round(cam.px_y(ra) + (cam.sy - bh) / 2);
+                    y1 = y0 + bh;
+                } else {
+                    y0 = std::round(cam.px_y(ra));
+                    y1 = std::max(y0 + 1, std::round(cam.px_y(rb)));
+                }
+                out.cells.push_back({static_cast<float>(x0), static_cast<float>(y0), static_cast<float>(x1), static_cast<float>(y1),
+                                     static_cast<node_state>(best), worker, total});
+            }
+        }
+        return;
+    }
+
+    const double bw = box_size(cam.sx, p.box_frac), bh = box_size(cam.sy, p.box_frac);
+    const double ox = (cam.sx - bw) / 2, oy = (cam.sy - bh) / 2;
+    auto box_x = [&](std::uint32_t c) { return std::round(cam.px_x(c) + ox); };
+    auto box_y = [&](std::uint32_t r) { return std::round(cam.px_y(r) + oy); };
+    for (std::uint32_t c = c0; c < c1; ++c) {
+        const float x0 = static_cast<float>(box_x(c));
+        const std::uint32_t vb = idx.col_first[c], ve = idx.col_first[c + 1];
+        const std::uint32_t first = first_row_at_least(c, r0);
+        for (std::uint32_t v = first; v < ve && rows[v] < r1; ++v) {
+            const float y0 = static_cast<float>(box_y(rows[v]));
+            out.boxes.push_back({x0, y0, x0 + static_cast<float>(bw), y0 + static_cast<float>(bh), v,
+                                 state_at(dag, idx, v, p.t, p.ready_mask), crit && p.critical->on_node[v]});
+        }
+        // Null nodes: rows an iteration skipped between two of its nodes.
+        for (std::uint32_t v = first > vb ? first - 1 : vb; v + 1 < ve && rows[v] < r1; ++v) {
+            const std::uint32_t ra = std::max(rows[v] + 1, r0), rb = std::min(rows[v + 1], r1);
+            for (std::uint32_t r = ra; r < rb; ++r)
+                out.nulls.push_back({static_cast<float>(cam.px_x(c + 0.5)), static_cast<float>(cam.px_y(r + 0.5))});
+        }
+    }
+    if (std::min(cam.sx, cam.sy) < p.min_edge_px || !p.edges_shown) return;
+    // Edges into the visible columns, and throttle edges from them into columns to the right.
+    const std::uint32_t cend = static_cast<std::uint32_t>(std::min<std::uint64_t>(ncols, std::uint64_t{c1} + idx.edge_span));
+    auto edges_into = [&](std::uint32_t v, std::uint32_t c, bool only_throttle) {
+        for (std::uint32_t k = idx.in_first[v]; k < idx.in_first[v + 1]; ++k) {
+            const std::uint32_t ei = idx.in_edges[k];
+            const tm::dag_edge& e = dag.edges[ei];
+            if (!(p.edges_shown & edge_bit(e.kind))) continue;
+            if (only_throttle && e.kind != tm::dag_edge_kind::throttle) continue;
+            const std::uint32_t u = e.from, cu = idx.node_col[u];
+            if (cu >= c1 && c >= c1) continue;
+            const std::uint32_t ru = rows[u], rv = rows[v];
+            if ((ru < r0 && rv < r0) || (ru >= r1 && rv >= r1)) continue;
+            const double ux = box_x(cu), uy = box_y(ru), vx = box_x(c), vy = box_y(rv);
+            const bool on_cp = crit && p.critical->on_edge[ei];
+            double ax, ay, bx, by;
+            switch (e.kind) {
+                case tm::dag_edge_kind::stage: ax = ux + bw / 2, ay = uy + bh, bx = vx + bw / 2, by = vy; break;
+                case tm::dag_edge_kind::throttle: ax = ux + bw, ay = uy + bh, bx = vx, by = vy; break;
+                default: ax = ux + bw, ay = uy + bh / 2, bx = vx, by = vy + bh / 2; break;   // cross, retire
+            }
+            out.edges.push_back({static_cast<float>(ax), static_cast<float>(ay), static_cast<float>(bx), static_cast<float>(by), e.kind, on_cp});
+        }
+    };
+    for (std::uint32_t c = c0; c < cend; ++c) {
+        const std::uint32_t vb = idx.col_first[c], ve = idx.col_first[c + 1];
+        if (c > c1) {   // beyond the column right of the view only throttle edges (into first nodes) reach in
+            edges_into(vb, c, true);
+            continue;
+        }
+        const std::uint32_t f = first_row_at_least(c, r0);
+        if (f > vb) edges_into(vb, c, false);   // the first node's throttle edge, even when scrolled down
+        for (std::uint32_t v = f; v < ve; ++v) edges_into(v, c, false);
+    }
+}
+
+}  // namespace pipescope::viewer

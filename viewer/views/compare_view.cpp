@@ -1,0 +1,491 @@
+// Compare: every run of the document (one or several files) on one time axis — from each run's
+// start, normalised to each run's length, or on the absolute clock — each run's workers drawn
+// compactly (one row per worker, node slices by stage, idle/parked in grey, with the timeline's
+// level of detail) and its live-iterations counter; below, a table per run (model/compare.hpp):
+// makespan, speedup, steals, suspensions, peak live iterations, nodes, work share.
+#include "palette.hpp"
+#include "view.hpp"
+
+#include "../model/compare.hpp"
+#include "../model/lod.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace pipescope::viewer {
+namespace {
+
+constexpr float label_w = 150, ruler_h = 30, header_h = 22, worker_h = 13, counter_h = 24, run_gap = 10;
+constexpr double norm_units = 1e6;   // the normalised axis: 0 .. 1e6 = 0 .. 100 % of a run
+
+enum class axis_mode : int { from_start, normalised, absolute };
+
+// Table header colour: distinct, so that the screenshot test can find the table.
+constexpr ImU32 col_table_header = IM_COL32(0x33, 0x4A, 0x6E, 255);
+
+std::string stage_name(const document& d, const run_ref& rr, colour_key k) {
+    if (rr.run == tm::no_index) return {};
+    for (const auto& st : d.files[rr.file]->model.runs[rr.run].stages)
+        if (st.index == k) return st.name;
+    return {};
+}
+
+class compare_view final : public view {
+public:
+    void draw(view_context& ctx) override;
+
+private:
+    viewport vp_;
+    axis_mode mode_ = axis_mode::from_start;
+    bool framed_ = false;
+    document_key key_;
+    std::vector<compare_row> rows_;
+    std::vector<lod_block> blocks_;
+    std::vector<counter_column> ccols_;
+    bool dragging_ = false;
+    float drag_x_ = 0;
+
+    double domain(const document& d) const;
+    // Absolute ns of axis unit 0 for a run, and ns per axis unit.
+    void run_axis(const document& d, const run_ref& rr, double& offset, double& scale) const;
+    void toolbar(view_context& ctx);
+    void ruler(ImDrawList* dl, ImVec2 o, float width) const;
+    void draw_worker(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float x0, float y, float width,
+                     const lod_params& p);
+    void draw_counter(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float x0, float y, float width,
+                      const lod_params& p);
+    void table(view_context& ctx, float height);
+};
+
+double compare_view::domain(const document& d) const {
+    if (mode_ == axis_mode::normalised) return norm_units;
+    if (mode_ == axis_mode::absolute) return std::max(1.0, static_cast<double>(d.end - d.start));
+    double h = 1;
+    for (const auto& r : d.runs) h = std::max(h, static_cast<double>(r.end - r.start));
+    return h;
+}
+
+void compare_view::run_axis(const document& d, const run_ref& rr, double& offset, double& scale) const {
+    switch (mode_) {
+        case axis_mode::from_start: offset = static_cast<double>(rr.start); scale = 1; break;
+        case axis_mode::absolute: offset = static_cast<double>(d.start); scale = 1; break;
+        case axis_mode::normalised:
+            offset = static_cast<double>(rr.start);
+            scale = std::max(1.0, static_cast<double>(rr.end - rr.start)) / norm_units;
+            break;
+    }
+}
+
+void compare_view::toolbar(view_context& ctx) {
+    static const char* modes[] = {"from each run's start", "normalised to each run's length", "absolute clock"};
+    ImGui::TextUnformatted("Time axis");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(250);
+    int m = static_cast<int>(mode_);
+    if (ImGui::Combo("##axis", &m, modes, 3)) {
+        mode_ = static_cast<axis_mode>(m);
+        framed_ = false;
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("From each run's start: one ns scale, runs aligned at 0 (lengths compare).\n"
+                          "Normalised: every run spans the width (0-100 %% of its makespan; shapes compare).\n"
+                          "Absolute clock: runs where they were recorded (files recorded one after the other).");
+    ImGui::SameLine();
+    if (ImGui::Button("Fit")) framed_ = false;
+    ImGui::SameLine();
+    ImGui::TextDisabled("|");
+    // Stage legend (the first palette entries that occur) and the states.
+    int max_stage = -1;
+    for (const auto& f : ctx.doc.files)
+        for (colour_key k : f->key_of_string)
+            if (is_stage(k)) max_stage = std::max<int>(max_stage, k);
+    auto swatch = [&](ImU32 c, const char* label) {
+        ImGui::SameLine();
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        const float h = ImGui::GetTextLineHeight();
+        ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + 3), ImVec2(p.x + h, p.y + 1 + h), c, 2);
+        ImGui::Dummy(ImVec2(h, h));
+        ImGui::SameLine(0, 4);
+        ImGui::TextUnformatted(label);
+    };
+    if (max_stage >= 0) {
+        ImGui::SameLine();
+        ImGui::TextUnformatted("stage");
+        const int shown = std::min(max_stage + 1, stage_palette_size);
+        for (int k = 0; k < shown; ++k) {
+            ImGui::SameLine(0, 3);
+            const ImVec2 p = ImGui::GetCursorScreenPos();
+            const float h = ImGui::GetTextLineHeight();
+            ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + 3), ImVec2(p.x + h * 0.7f, p.y + 1 + h),
+                                                      key_colour(static_cast<colour_key>(k)), 2);
+            ImGui::Dummy(ImVec2(h * 0.7f, h));
+            if (ImGui::IsItemHovered()) {
+                std::string tip = "stage " + std::to_string(k);
+                for (int j = k + stage_palette_size; j <= max_stage; j += stage_palette_size) tip += ", " + std::to_string(j);
+                ImGui::SetTooltip("%s", tip.c_str());
+            }
+        }
+    }
+    swatch(key_colour(key_idle), "idle");
+    swatch(key_colour(key_parked), "parked");
+    swatch(key_colour(key_task), "task");
+    ImGui::SameLine();
+    ImGui::TextDisabled("   wheel: zoom, drag: pan, click: select");
+}
+
+void compare_view::ruler(ImDrawList* dl, ImVec2 o, float width) const {
+    dl->AddRectFilled(o, ImVec2(o.x + label_w + width, o.y + ruler_h), IM_COL32(24, 25, 29, 255));
+    const double step = nice_step(vp_.npp, 100);
+    const double minor = step / 5;
+    const float x0 = o.x + label_w;
+    for (double t = std::ceil(vp_.t0 / minor) * minor; t <= vp_.t1(); t += minor) {
+        const float x = x0 + static_cast<float>(vp_.to_px(t));
+        const bool major = std::fabs(std::remainder(t, step)) < minor * 0.5;
+        dl->AddLine(ImVec2(x, o.y + ruler_h - (major ? 10 : 4)), ImVec2(x, o.y + ruler_h), IM_COL32(170, 170, 180, 255));
+        if (!major) continue;
+        std::string s;
+        if (mode_ == axis_mode::normalised) {
+            char b[32];
+            const double pct = std::round(t / norm_units * 100 * 1e6) / 1e6;
+            std::snprintf(b, sizeof b, "%g %%", pct == 0 ? 0.0 : pct);
+            s = b;
+        } else {
+            s = format_tick(t, step);
+        }
+        if (x + 3 + ImGui::CalcTextSize(s.c_str()).x <= x0 + width + 2)
+            dl->AddText(ImVec2(x + 3, o.y + 3), IM_COL32(220, 220, 225, 255), s.c_str());
+    }
+    const char* what = mode_ == axis_mode::normalised ? "% of each run" : mode_ == axis_mode::absolute ? "absolute" : "since run start";
+    dl->AddText(ImVec2(o.x + 6, o.y + 3), IM_COL32(150, 150, 160, 255), what);
+    if (mode_ != axis_mode::normalised) {
+        const std::string d = format_duration(step) + " / div";
+        dl->AddText(ImVec2(o.x + 6, o.y + 15), IM_COL32(120, 120, 130, 255), d.c_str());
+    }
+    dl->AddLine(ImVec2(o.x, o.y + ruler_h - 0.5f), ImVec2(o.x + label_w + width, o.y + ruler_h - 0.5f), IM_COL32(80, 80, 90, 255));
+}
+
+void compare_view::draw_worker(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float x0, float y, float width,
+                               const lod_params& p) {
+    const tm::track& t = f.model.tracks[ti];
+    if (t.slices.empty()) return;
+    // Every depth into the one compact row, outermost first: the innermost slice shows (a
+    // `parked` inside an `idle` is drawn parked).
+    for (int d = 0; d <= t.max_depth; ++d) {
+        lod_merge(f.row(ti, static_cast<std::uint16_t>(d)), f.key_of_string.data(), p, blocks_);
+        for (const lod_block& b : blocks_) {
+            const float bx0 = x0 + static_cast<float>(std::max(b.x0, -2.0));
+            const float bx1 = x0 + static_cast<float>(std::min(std::max(b.x1, b.x0 + 1.0), width + 2.0));
+            dl->AddRectFilled(ImVec2(bx0, y), ImVec2(bx1, y + worker_h - 1), key_colour(b.key));
+        }
+    }
+}
+
+void compare_view::draw_counter(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float x0, float y, float width,
+                                const lod_params& p) {
+    const auto& v = f.model.tracks[ti].counters;
+    if (v.empty()) return;
+    const double hi = std::max(1.0, f.counter_max[ti]);
+    const float top = y + 2, bot = y + counter_h - 2;
+    auto vy = [&](double val) { return bot - static_cast<float>(val / hi) * (bot - top); };
+    double before = 0;
+    counter_lod(v, p, ccols_, &before);
+    const ImU32 fill = rgb(0x4E79A7, 170), line = rgb(0x9FD0FF);
+    const bool has_before = static_cast<double>(v.front().ts) < p.t_left;
+    double prev_x = 0, prev_v = before;
+    bool have = has_before;
+    for (const counter_column& c : ccols_) {
+        const double cx = std::max(c.x, 0.0);
+        if (have && cx > prev_x) {
+            dl->AddRectFilled(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)), ImVec2(x0 + static_cast<float>(cx), bot), fill);
+            dl->AddLine(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)), ImVec2(x0 + static_cast<float>(cx), vy(prev_v)), line);
+        }
+        dl->AddRectFilled(ImVec2(x0 + static_cast<float>(cx), vy(c.hi)), ImVec2(x0 + static_cast<float>(cx) + 1, bot), fill);
+        prev_x = cx + 1;
+        prev_v = c.last;
+        have = true;
+    }
+    if (have) {
+        const double end_px = std::min<double>(width, (static_cast<double>(v.back().ts) - p.t_left) / p.npp);
+        if (end_px > prev_x) {
+            dl->AddRectFilled(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)), ImVec2(x0 + static_cast<float>(end_px), bot), fill);
+            dl->AddLine(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)), ImVec2(x0 + static_cast<float>(end_px), vy(prev_v)), line);
+        }
+    }
+}
+
+void compare_view::table(view_context& ctx, float height) {
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter |
+                                  ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Resizable;
+    ImGui::PushStyleColor(ImGuiCol_TableHeaderBg, col_table_header);
+    if (!ImGui::BeginTable("##compare", 12, flags, ImVec2(0, height))) {
+        ImGui::PopStyleColor();
+        return;
+    }
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("run", ImGuiTableColumnFlags_WidthStretch);
+    for (const char* c : {"P", "K", "makespan", "vs first", "speedup", "steals", "suspensions", "peak live", "nodes",
+                          "iterations", "work"})
+        ImGui::TableSetupColumn(c);
+    static const char* tips[] = {
+        "the run (and its file when several are open)",
+        "workers",
+        "throttle K (run metadata)",
+        "first to last event of the run",
+        "the first run's makespan / this run's makespan",
+        "against the serial reference: the run metadata does not record the serial time yet (—)",
+        "successful steals (steal instants)",
+        "iterations suspended at a stage (suspend instants)",
+        "max of the live iterations counter",
+        "nodes of the pipeline DAG",
+        "iterations with nodes",
+        "work / (workers x makespan); see the breakdown view",
+    };
+    ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
+    for (int c = 0; c < 12; ++c) {
+        ImGui::TableSetColumnIndex(c);
+        ImGui::TableHeader(ImGui::TableGetColumnName(c));
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tips[c]);
+    }
+    if (ctx.mono) ImGui::PushFont(ctx.mono);
+    char b[64];
+    auto cell = [&](const char* s, bool right = true) {
+        ImGui::TableNextColumn();
+        if (right) {
+            const float w = ImGui::CalcTextSize(s).x, avail = ImGui::GetContentRegionAvail().x;
+            if (avail > w) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + avail - w);
+        }
+        ImGui::TextUnformatted(s);
+    };
+    auto num = [&](std::uint64_t v) {
+        std::snprintf(b, sizeof b, "%llu", static_cast<unsigned long long>(v));
+        cell(b);
+    };
+    for (const compare_row& r : rows_) {
+        ImGui::TableNextRow();
+        cell(r.name.c_str(), false);
+        num(r.workers);
+        if (r.K) num(r.K);
+        else cell("—");
+        cell(format_duration(static_cast<double>(r.makespan), 2).c_str());
+        std::snprintf(b, sizeof b, "%.2fx", r.vs_first);
+        cell(b);
+        if (r.speedup) {
+            std::snprintf(b, sizeof b, "%.2fx", *r.speedup);
+            cell(b);
+        } else {
+            cell("—");
+        }
+        num(r.steals);
+        num(r.suspensions);
+        if (r.peak_live) {
+            std::snprintf(b, sizeof b, "%g", *r.peak_live);
+            cell(b);
+        } else {
+            cell("—");
+        }
+        num(r.nodes);
+        num(r.iterations);
+        std::snprintf(b, sizeof b, "%.1f %%", 100 * r.work_fraction);
+        cell(b);
+    }
+    if (ctx.mono) ImGui::PopFont();
+    ImGui::EndTable();
+    ImGui::PopStyleColor();
+}
+
+void compare_view::draw(view_context& ctx) {
+    const document& doc = ctx.doc;
+    view_state& st = ctx.state;
+    ImGuiIO& io = ImGui::GetIO();
+    if (!key_.matches(doc)) {
+        key_ = document_key::of(doc);
+        rows_ = compute_compare(doc);
+        framed_ = false;
+    }
+    toolbar(ctx);
+
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float width = std::max(50.f, avail.x - label_w);
+    vp_.width = width;
+    const double dom = domain(doc);
+    if (!framed_) {
+        vp_.frame(0, dom, 0.01);
+        framed_ = true;
+    }
+    vp_.clamp(0, dom);
+
+    const float row_text_h = ImGui::GetTextLineHeightWithSpacing() + 4;
+    const float table_h = std::min(avail.y * 0.4f, row_text_h * (static_cast<float>(rows_.size()) + 1) + 8);
+    const float note_h = ImGui::GetTextLineHeightWithSpacing();
+    float needed = ruler_h + 4;
+    for (const auto& rr : doc.runs) {
+        needed += header_h + 2 + run_gap + worker_h * static_cast<float>(rr.workers.size());
+        for (auto ti : rr.counters) needed += doc.files[rr.file]->model.tracks[ti].name == "live iterations" ? counter_h : 0;
+    }
+    const float bands_h = std::clamp(needed, 60.f, std::max(60.f, avail.y - table_h - note_h - ImGui::GetStyle().ItemSpacing.y * 3));
+
+    const ImVec2 ro = ImGui::GetCursorScreenPos();
+    ruler(ImGui::GetWindowDrawList(), ro, width);
+    ImGui::Dummy(ImVec2(label_w + width, ruler_h));
+
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, col_background);
+    ImGui::BeginChild("##runs", ImVec2(0, bands_h - ruler_h), false, ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 wpos = ImGui::GetWindowPos();
+    const float clip_y0 = wpos.y, clip_y1 = wpos.y + ImGui::GetWindowHeight();
+    const float xl = wpos.x, x0 = wpos.x + label_w;
+    float y = ImGui::GetCursorScreenPos().y;
+    const float y_start = y;
+    auto visible = [&](float a, float b) { return b >= clip_y0 && a <= clip_y1; };
+    {   // grid
+        const double step = nice_step(vp_.npp, 100);
+        for (double t = std::ceil(vp_.t0 / step) * step; t <= vp_.t1(); t += step) {
+            const float x = x0 + static_cast<float>(vp_.to_px(t));
+            dl->AddLine(ImVec2(x, clip_y0), ImVec2(x, clip_y1), IM_COL32(255, 255, 255, 14));
+        }
+    }
+    // Hover target (found while laying out, used after).
+    const ImVec2 mp = io.MousePos;
+    const bool hovered = ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && mp.x >= x0 &&
+                         mp.x < x0 + width && mp.y >= clip_y0 && mp.y < clip_y1;
+    selection hover;
+    double hover_offset = 0;
+
+    for (std::uint32_t ri = 0; ri < doc.runs.size(); ++ri) {
+        const run_ref& rr = doc.runs[ri];
+        const loaded_file& f = *doc.files[rr.file];
+        double offset = 0, scale = 1;
+        run_axis(doc, rr, offset, scale);
+        lod_params p;
+        p.t_left = offset + vp_.t0 * scale;
+        p.npp = vp_.npp * scale;
+        p.width = width;
+        // Header: title, makespan, where the run lies on the axis.
+        if (visible(y, y + header_h)) {
+            dl->AddRectFilled(ImVec2(xl, y), ImVec2(x0 + width, y + header_h), IM_COL32(52, 56, 70, 255));
+            std::string h = rr.title + "    " + format_duration(static_cast<double>(rr.end - rr.start), 2);
+            if (ri < rows_.size()) {
+                const compare_row& r = rows_[ri];
+                if (rr.title.find("P=") == std::string::npos) h += "  ·  P = " + std::to_string(r.workers);
+                if (r.K) h += "  ·  K = " + std::to_string(r.K);
+                if (ri > 0) {
+                    char b[48];
+                    std::snprintf(b, sizeof b, "  ·  %.2fx vs first", r.vs_first);
+                    h += b;
+                }
+            }
+            dl->PushClipRect(ImVec2(xl, y), ImVec2(x0 + width, y + header_h), true);
+            dl->AddText(ImVec2(xl + 6, y + (header_h - ImGui::GetFontSize()) * 0.5f), IM_COL32(240, 240, 245, 255), h.c_str());
+            dl->PopClipRect();
+            const float rx0 = x0 + static_cast<float>((static_cast<double>(rr.start) - p.t_left) / p.npp);
+            const float rx1 = x0 + static_cast<float>((static_cast<double>(rr.end) - p.t_left) / p.npp);
+            dl->AddRectFilled(ImVec2(std::max(rx0, x0), y + header_h - 3), ImVec2(std::min(rx1, x0 + width), y + header_h),
+                              IM_COL32(120, 150, 220, 255));
+        }
+        y += header_h + 2;
+        for (std::size_t wi = 0; wi < rr.workers.size(); ++wi) {
+            const std::uint32_t ti = rr.workers[wi];
+            if (visible(y, y + worker_h)) {
+                dl->AddRectFilled(ImVec2(xl, y), ImVec2(x0 + width, y + worker_h), (wi & 1) ? col_track_bg_a : col_track_bg_b);
+                const std::string& name = f.model.tracks[ti].name;
+                dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * 0.8f, ImVec2(xl + 14, y), IM_COL32(190, 190, 198, 255),
+                            name.c_str());
+                dl->PushClipRect(ImVec2(x0, y), ImVec2(x0 + width, y + worker_h), true);
+                draw_worker(dl, f, ti, x0, y, width, p);
+                dl->PopClipRect();
+                if (hovered && mp.y >= y && mp.y < y + worker_h) {
+                    const double t = p.t_left + (mp.x - x0) * p.npp, tol = 2 * p.npp;
+                    const tm::track& tr = f.model.tracks[ti];
+                    for (int d = tr.slices.empty() ? -1 : tr.max_depth; d >= 0; --d) {
+                        const row_view row = f.row(ti, static_cast<std::uint16_t>(d));
+                        const std::size_t k = hit_row(row, t, tol);
+                        if (k != npos) {
+                            hover = {rr.file, {ti, row.slice_index(k), false}};
+                            hover_offset = offset;
+                            break;
+                        }
+                    }
+                }
+            }
+            y += worker_h;
+        }
+        for (auto ti : rr.counters) {
+            if (f.model.tracks[ti].name != "live iterations") continue;
+            if (visible(y, y + counter_h)) {
+                dl->AddRectFilled(ImVec2(xl, y), ImVec2(x0 + width, y + counter_h), IM_COL32(33, 35, 42, 255));
+                char b[64];
+                std::snprintf(b, sizeof b, "live (max %g)", f.counter_max[ti]);
+                dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * 0.8f, ImVec2(xl + 14, y + 3), IM_COL32(160, 160, 170, 255), b);
+                dl->PushClipRect(ImVec2(x0, y), ImVec2(x0 + width, y + counter_h), true);
+                draw_counter(dl, f, ti, x0, y, width, p);
+                dl->PopClipRect();
+            }
+            y += counter_h;
+        }
+        y += run_gap;
+    }
+    if (doc.runs.empty()) dl->AddText(ImVec2(x0 + 10, y + 10), IM_COL32(200, 200, 200, 255), "no runs: open one or more traces");
+    dl->AddLine(ImVec2(x0 - 0.5f, clip_y0), ImVec2(x0 - 0.5f, clip_y1), IM_COL32(90, 90, 100, 255));
+    ImGui::SetCursorScreenPos(ImVec2(xl, y_start));
+    ImGui::Dummy(ImVec2(label_w + width - 4, std::max(1.f, y - y_start)));
+
+    // Interaction: wheel zooms at the cursor (Shift+wheel scrolls), drag pans, click selects.
+    if (hovered) {
+        ImDrawList* fg = ImGui::GetForegroundDrawList();
+        fg->AddLine(ImVec2(mp.x, ro.y), ImVec2(mp.x, clip_y1), IM_COL32(255, 255, 255, 60));
+        const double u = vp_.to_ns(mp.x - x0);
+        char b[48];
+        if (mode_ == axis_mode::normalised) std::snprintf(b, sizeof b, "%.2f %%", u / norm_units * 100);
+        else std::snprintf(b, sizeof b, "%s", format_duration(u, 3).c_str());
+        fg->AddRectFilled(ImVec2(mp.x + 2, ro.y + ruler_h - 14), ImVec2(mp.x + 8 + ImGui::CalcTextSize(b).x, ro.y + ruler_h),
+                          IM_COL32(60, 60, 70, 255));
+        fg->AddText(ImVec2(mp.x + 5, ro.y + ruler_h - 14), IM_COL32(255, 255, 255, 255), b);
+        if (hover.valid() && !dragging_) {
+            const loaded_file& f = *doc.files[hover.file];
+            const tm::slice& s = f.model.tracks[hover.ev.track].slices[hover.ev.index];
+            ImGui::BeginTooltip();
+            ImGui::TextUnformatted(f.model.str(s.name).c_str());
+            const colour_key k = f.key(s);
+            const std::uint32_t run = run_of(doc, hover.file, hover.ev.track);
+            if (is_stage(k) && run != tm::no_index) {
+                const std::string sn = stage_name(doc, doc.runs[run], k);
+                if (!sn.empty()) ImGui::TextColored(ImColor(key_colour(k)), "%s", sn.c_str());
+            }
+            if (auto it = f.model.uint_arg(s, "iteration")) ImGui::Text("iteration %llu", static_cast<unsigned long long>(*it));
+            ImGui::TextDisabled("%s", f.model.tracks[hover.ev.track].name.c_str());
+            ImGui::Text("start %s  duration %s", format_duration(static_cast<double>(s.begin) - hover_offset, 3).c_str(),
+                        format_duration(static_cast<double>(s.duration()), 3).c_str());
+            ImGui::EndTooltip();
+        }
+        if (io.MouseWheel != 0) {
+            if (io.KeyShift) ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseWheel * 60);
+            else vp_.zoom_at(mp.x - x0, std::pow(0.8, io.MouseWheel));
+        }
+        if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+            dragging_ = true;
+            drag_x_ = mp.x;
+        }
+    }
+    if (dragging_) {
+        if (ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
+            if (std::fabs(mp.x - drag_x_) > 3) vp_.pan_px(io.MouseDelta.x);
+        } else {
+            dragging_ = false;
+            if (std::fabs(mp.x - drag_x_) <= 3 && hovered) st.select(doc, hover);
+        }
+    }
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
+
+    ImGui::TextDisabled("speedup: the run metadata does not record the serial time yet, so it shows —; "
+                        "\"vs first\" compares each makespan with the first run's.");
+    table(ctx, table_h);
+}
+
+}  // namespace
+
+std::unique_ptr<view> make_compare_view() { return std::make_unique<compare_view>(); }
+
+}  // namespace pipescope::viewer

@@ -1,0 +1,633 @@
+// The pipeline DAG view (Cilk-P's picture, seed 001 Fig. 1 and 3): iterations across, stages down,
+// a box per node, small hollow marks for null nodes (stages an iteration skipped), stage / cross /
+// throttle / retire edges, replayed at the shared time cursor (not ready / ready / running /
+// suspended / done, or coloured by worker), the critical path, play / pause / step / speed and a
+// time scrubber. The model (indices, states, critical path, camera, draw list) is
+// viewer/model/dag_state.hpp; this file only draws what its draw list says and handles input.
+#include "palette.hpp"
+#include "view.hpp"
+
+#include "../model/dag_state.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace pipescope::viewer {
+namespace {
+
+constexpr float label_w = 150, header_h = 22, scrub_h = 30;
+
+constexpr unsigned state_hex[node_state_count] = {0x474C5A, 0xE8C547, 0x4CD97B, 0xC46BDB, 0x5F86B5};
+inline ImU32 state_colour(node_state s) { return rgb(state_hex[static_cast<int>(s)]); }
+// Workers: the stage palette without its red (red marks the critical path).
+constexpr unsigned worker_hex[] = {0xF28E2B, 0x4E79A7, 0x59A14F, 0xB07AA1, 0x76B7B2,
+                                   0xEDC948, 0xFF9DA7, 0x9C755F, 0xBAB0AC, 0x8CD17D};
+inline ImU32 worker_colour(int w) {
+    return w < 0 ? rgb(0x9A8FB8) : rgb(worker_hex[static_cast<unsigned>(w) % (sizeof(worker_hex) / sizeof(worker_hex[0]))]);
+}
+constexpr ImU32 col_stage_edge = rgb(0x9AA0AE, 150), col_cross_edge = rgb(0x5FD3F3, 190),
+                col_throttle_edge = rgb(0xE07A9A, 170), col_retire_edge = rgb(0xB7A7E0, 170),
+                col_critical = rgb(0xFF4D4D), col_null = rgb(0x8A8F9C), col_select = rgb(0xFFFFFF);
+
+double nice_count_step(double px_per_item, double min_px) {
+    double step = 1;
+    for (;;) {
+        for (double m : {1.0, 2.0, 5.0})
+            if (step * m * px_per_item >= min_px) return step * m;
+        step *= 10;
+        if (step > 1e12) return step;
+    }
+}
+
+void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 c, float thick, float dash, float gap) {
+    const float dx = b.x - a.x, dy = b.y - a.y, len = std::sqrt(dx * dx + dy * dy);
+    if (len < 1) return;
+    const float ux = dx / len, uy = dy / len;
+    int n = 0;
+    for (float s = 0; s < len && n < 4000; s += dash + gap, ++n) {
+        const float e = std::min(len, s + dash);
+        dl->AddLine(ImVec2(a.x + ux * s, a.y + uy * s), ImVec2(a.x + ux * e, a.y + uy * e), c, thick);
+    }
+}
+
+void arrow_head(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 c, float size) {
+    const float dx = b.x - a.x, dy = b.y - a.y, len = std::sqrt(dx * dx + dy * dy);
+    if (len < size * 2) return;
+    const float ux = dx / len, uy = dy / len;
+    dl->AddTriangleFilled(b, ImVec2(b.x - ux * size - uy * size * 0.5f, b.y - uy * size + ux * size * 0.5f),
+                          ImVec2(b.x - ux * size + uy * size * 0.5f, b.y - uy * size - ux * size * 0.5f), c);
+}
+
+class dag_view final : public view {
+public:
+    void draw(view_context& ctx) override;
+
+private:
+    // The run shown and its indices (rebuilt when the run changes, never per frame).
+    const loaded_file* file_ = nullptr;
+    std::uint32_t doc_run_ = tm::no_index;
+    std::uint32_t model_run_ = tm::no_index;
+    dag_index idx_;
+    critical_path cp_;
+    dag_camera cam_;
+    bool fit_pending_ = true;
+    bool auto_fit_ = true;   // refit when the canvas changes size, until the user zooms or pans
+    ImVec2 fitted_size_{};
+    dag_draw_list list_;
+    // Toggles.
+    bool show_stage_ = true, show_cross_ = true, show_throttle_ = true, show_retire_ = false;
+    bool show_critical_ = true, by_worker_ = false;
+    double speed_ = 0;   // trace ns per second of playback; 0: the run in 20 s
+    // Input.
+    bool dragging_ = false, drag_moved_ = false;
+    ImVec2 drag_origin_{};
+    selection last_sel_;
+
+    bool choose_run(view_context& ctx);
+    void toolbar(view_context& ctx, const run_ref& rr, double off);
+    void scrubber(view_context& ctx, double off);
+    void legend(view_context& ctx, std::uint64_t t);
+    void canvas(view_context& ctx, const run_ref& rr, double off);
+    ImU32 fill(node_state s, int worker) const {
+        if (by_worker_ && (s == node_state::done || s == node_state::running) && worker >= 0) return worker_colour(worker);
+        return state_colour(s);
+    }
+    const tm::run& run(const view_context&) const { return file_->model.runs[model_run_]; }
+    std::string stage_name(const tm::run& r, std::uint64_t stage) const;
+};
+
+std::string dag_view::stage_name(const tm::run& r, std::uint64_t stage) const {
+    // The metadata may describe a family of stages once ("stage j ≥ 1 · ..."): the closest index below.
+    const tm::stage_info* best = nullptr;
+    for (const auto& s : r.stages)
+        if (s.index <= stage && (!best || s.index > best->index)) best = &s;
+    if (!best) return {};
+    std::string s = best->name;   // the UI font has no '≥' / '≤'
+    for (auto [from, to] : {std::pair<std::string_view, std::string_view>{"\u2265", ">="}, {"\u2264", "<="}})
+        for (std::size_t k; (k = s.find(from)) != std::string::npos;) s.replace(k, from.size(), to);
+    return s;
+}
+
+bool dag_view::choose_run(view_context& ctx) {
+    const document& doc = ctx.doc;
+    auto has_dag = [&](std::uint32_t ri) {
+        if (ri >= doc.runs.size()) return false;
+        const run_ref& rr = doc.runs[ri];
+        return rr.run != tm::no_index && !doc.files[rr.file]->model.runs[rr.run].dag.nodes.empty();
+    };
+    std::uint32_t want = doc_run_;
+    // The selection moved to a node of another run: follow it.
+    if (ctx.state.sel.valid() && !(ctx.state.sel == last_sel_)) {
+        const std::uint32_t r = run_of(doc, ctx.state.sel.file, ctx.state.sel.ev.track);
+        if (has_dag(r)) want = r;
+    }
+    if (!has_dag(want) || doc.files[doc.runs[want].file].get() != file_ || doc.runs[want].run != model_run_) {
+        if (!has_dag(want)) {
+            want = tm::no_index;
+            for (std::uint32_t r = 0; r < doc.runs.size() && want == tm::no_index; ++r)
+                if (has_dag(r)) want = r;
+        }
+        if (want == tm::no_index) {
+            file_ = nullptr;
+            doc_run_ = tm::no_index;
+            return false;
+        }
+        const run_ref& rr = doc.runs[want];
+        if (doc.files[rr.file].get() != file_ || rr.run != model_run_) {
+            file_ = doc.files[rr.file].get();
+            model_run_ = rr.run;
+            const tm::run& r = file_->model.runs[rr.run];
+            idx_ = build_dag_index(r.dag, find_suspends(file_->model, r));
+            cp_ = longest_path(r.dag, idx_);
+            fit_pending_ = true;
+        }
+        doc_run_ = want;
+    }
+    doc_run_ = want;
+    return true;
+}
+
+void dag_view::toolbar(view_context& ctx, const run_ref& rr, double off) {
+    view_state& st = ctx.state;
+    const document& doc = ctx.doc;
+    // Run selector when the document has several runs with a DAG.
+    int n_dag = 0;
+    for (const auto& r : doc.runs) n_dag += r.run != tm::no_index && !doc.files[r.file]->model.runs[r.run].dag.nodes.empty();
+    if (n_dag > 1) {
+        ImGui::SetNextItemWidth(260);
+        if (ImGui::BeginCombo("##run", rr.title.c_str())) {
+            for (std::uint32_t r = 0; r < doc.runs.size(); ++r) {
+                const run_ref& x = doc.runs[r];
+                if (x.run == tm::no_index || doc.files[x.file]->model.runs[x.run].dag.nodes.empty()) continue;
+                ImGui::PushID(static_cast<int>(r));
+                if (ImGui::Selectable(x.title.c_str(), r == doc_run_)) {
+                    doc_run_ = r;
+                    file_ = nullptr;   // rebuilt next frame
+                    model_run_ = tm::no_index;
+                }
+                ImGui::PopID();
+            }
+            ImGui::EndCombo();
+        }
+        ImGui::SameLine();
+    }
+    const double t0 = static_cast<double>(idx_.start) - off, t1 = static_cast<double>(idx_.end) - off;
+    double& cur = *st.cursor;
+    auto tip = [](const char* s) { if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s); };
+    if (ImGui::Button("|<")) { cur = t0; st.playing = false; }
+    tip("Start of the run (Home)");
+    ImGui::SameLine(0, 3);
+    if (ImGui::Button("<")) {
+        if (auto e = idx_.prev_event(static_cast<std::uint64_t>(std::max(0.0, std::round(cur + off))))) cur = static_cast<double>(*e) - off;
+        st.playing = false;
+    }
+    tip("Previous event: the last node start or end before the cursor (Left)");
+    ImGui::SameLine(0, 3);
+    if (ImGui::Button(st.playing ? "Pause" : "Play", ImVec2(52, 0))) {
+        st.playing = !st.playing;
+        if (st.playing && cur >= t1) cur = t0;
+    }
+    tip("Replay the run at the chosen speed (Space)");
+    ImGui::SameLine(0, 3);
+    if (ImGui::Button(">")) {
+        if (auto e = idx_.next_event(static_cast<std::uint64_t>(std::max(0.0, std::round(cur + off))))) cur = static_cast<double>(*e) - off;
+        st.playing = false;
+    }
+    tip("Next event: the next node start or end after the cursor (Right)");
+    ImGui::SameLine(0, 3);
+    if (ImGui::Button(">|")) { cur = t1; st.playing = false; }
+    tip("End of the run (End)");
+    ImGui::SameLine();
+    // Speed: trace time per second, logarithmic.
+    if (speed_ <= 0) speed_ = std::max(1.0, (t1 - t0) / 20);
+    float lg = static_cast<float>(std::log10(speed_));
+    const std::string sp = format_duration(speed_, 2) + " / s";
+    ImGui::SetNextItemWidth(130);
+    std::string fmt = sp;   // a format without conversions prints itself; '%' cannot occur in it
+    if (ImGui::SliderFloat("##speed", &lg, 0.0f, 10.0f, fmt.c_str())) speed_ = std::pow(10.0, static_cast<double>(lg));
+    tip("Playback speed: trace time per second");
+    ImGui::SameLine();
+    ImGui::TextDisabled("|");
+    ImGui::SameLine();
+    ImGui::TextUnformatted("colour");
+    ImGui::SameLine(0, 4);
+    if (ImGui::RadioButton("state", !by_worker_)) by_worker_ = false;
+    ImGui::SameLine(0, 4);
+    if (ImGui::RadioButton("worker", by_worker_)) by_worker_ = true;
+    tip("Done and running nodes in the colour of the worker that ran them");
+    ImGui::SameLine();
+    ImGui::TextDisabled("|");
+    ImGui::SameLine();
+    ImGui::TextUnformatted("edges");
+    ImGui::SameLine(0, 4);
+    ImGui::Checkbox("stage", &show_stage_);
+    tip("(i, j) -> (i, j'): the nodes of an iteration in order");
+    ImGui::SameLine(0, 4);
+    ImGui::Checkbox("cross", &show_cross_);
+    tip("(i-1, j') -> (i, j): pipe_stage_wait(j) waits for iteration i-1 (from its last node with stage <= j)");
+    ImGui::SameLine(0, 4);
+    ImGui::Checkbox("throttle", &show_throttle_);
+    tip("(i-K, last) -> (i, 0): iteration i starts after iteration i-K has finished (dashed)");
+    ImGui::SameLine(0, 4);
+    ImGui::Checkbox("retire", &show_retire_);
+    tip("(i-1, last) -> (i, last): iterations retire in order (dotted)");
+    ImGui::SameLine();
+    ImGui::TextDisabled("|");
+    ImGui::SameLine();
+    ImGui::Checkbox("critical path", &show_critical_);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("The longest path through the DAG weighted by node durations: %zu nodes, %s\n(%.0f%% of the run)",
+                          cp_.nodes.size(), format_duration(static_cast<double>(cp_.length), 3).c_str(),
+                          idx_.end > idx_.start ? 100.0 * static_cast<double>(cp_.length) / static_cast<double>(idx_.end - idx_.start) : 0.0);
+    ImGui::SameLine();
+    if (ImGui::Button("Fit")) fit_pending_ = true;
+    tip("Show the whole DAG (Home / 0)");
+}
+
+void dag_view::scrubber(view_context& ctx, double off) {
+    view_state& st = ctx.state;
+    double& cur = *st.cursor;
+    const double t0 = static_cast<double>(idx_.start) - off, t1 = static_cast<double>(idx_.end) - off;
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float w = std::max(100.f, ImGui::GetContentRegionAvail().x);
+    ImGui::InvisibleButton("##scrub", ImVec2(w, scrub_h));
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float bx0 = p.x + 8, bx1 = p.x + w - 8, by = p.y + scrub_h - 9;
+    auto x_of = [&](double t) { return bx0 + static_cast<float>((t - t0) / std::max(1.0, t1 - t0)) * (bx1 - bx0); };
+    if (ImGui::IsItemActive()) {
+        const float mx = std::clamp(ImGui::GetIO().MousePos.x, bx0, bx1);
+        cur = t0 + (mx - bx0) / (bx1 - bx0) * (t1 - t0);
+        st.playing = false;
+    }
+    dl->AddRectFilled(ImVec2(bx0, by - 3), ImVec2(bx1, by + 3), IM_COL32(60, 62, 72, 255), 3);
+    const float cx = x_of(std::clamp(cur, t0, t1));
+    dl->AddRectFilled(ImVec2(bx0, by - 3), ImVec2(cx, by + 3), rgb(0x3F8FE0), 3);
+    // Ticks at 1-2-5 steps of the run's time.
+    const double step = nice_step((t1 - t0) / std::max(1.f, bx1 - bx0), 90);
+    for (double t = std::ceil(t0 / step) * step; t <= t1; t += step) {
+        const float x = x_of(t);
+        dl->AddLine(ImVec2(x, by + 3), ImVec2(x, by + 6), IM_COL32(140, 140, 150, 255));
+    }
+    dl->AddCircleFilled(ImVec2(cx, by), 6, ImGui::IsItemActive() || ImGui::IsItemHovered() ? IM_COL32(255, 255, 255, 255) : IM_COL32(220, 220, 228, 255));
+    const std::string a = "t = " + format_duration(cur, 3), b = format_duration(t1 - t0, 3);
+    const std::string c = "run " + format_duration(t0, 3) + " to " + format_duration(t1, 3) + "   (" + b + ")";
+    dl->AddText(ImVec2(bx0, p.y + 1), IM_COL32(240, 240, 245, 255), a.c_str());
+    const ImVec2 cs = ImGui::CalcTextSize(c.c_str());
+    dl->AddText(ImVec2(bx1 - cs.x, p.y + 1), IM_COL32(150, 150, 160, 255), c.c_str());
+    if (ImGui::IsItemHovered() && !ImGui::IsItemActive()) ImGui::SetTooltip("Drag to move the time cursor");
+}
+
+void dag_view::legend(view_context&, std::uint64_t t) {
+    const state_counts c = counts_at(idx_, t);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    auto swatch = [&](ImU32 col, const char* label, const std::string& count, const char* tip) {
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        const float h = ImGui::GetTextLineHeight();
+        dl->AddRectFilled(ImVec2(p.x, p.y + 2), ImVec2(p.x + h + 4, p.y + h), col, 3.0f);
+        ImGui::Dummy(ImVec2(h + 4, h));
+        ImGui::SameLine(0, 5);
+        if (count.empty()) ImGui::TextUnformatted(label);
+        else ImGui::Text("%s %s", label, count.c_str());
+        if (tip && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
+        ImGui::SameLine(0, 14);
+    };
+    const bool w = by_worker_;
+    swatch(state_colour(node_state::not_ready), "not ready", "", "some predecessor (stage, cross or throttle edge) has not finished");
+    swatch(state_colour(node_state::ready), "ready", "", "every predecessor has finished; the node has not started");
+    if (w) {
+        for (int k = 0; k < std::min(idx_.workers, 10); ++k) swatch(worker_colour(k), ("w" + std::to_string(k)).c_str(), "", "ran on this worker");
+    } else {
+        swatch(state_colour(node_state::running), "running", "", "started, not finished (label: the worker)");
+    }
+    swatch(state_colour(node_state::suspended), "suspended", "",
+           "the iteration suspended before this node (a cross edge not yet satisfied) and has not started it");
+    if (!w) swatch(state_colour(node_state::done), "done", "", "finished");
+    // Marks and edges.
+    {
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        const float h = ImGui::GetTextLineHeight();
+        dl->AddCircle(ImVec2(p.x + 6, p.y + h * 0.5f + 1), 3.5f, col_null, 12, 1.5f);
+        ImGui::Dummy(ImVec2(12, h));
+        ImGui::SameLine(0, 5);
+        ImGui::TextUnformatted("null node");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("a stage the iteration skipped (no work)");
+        ImGui::SameLine(0, 14);
+    }
+    if (show_critical_ && !cp_.empty()) {
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        const float h = ImGui::GetTextLineHeight();
+        dl->AddRect(ImVec2(p.x, p.y + 2), ImVec2(p.x + h + 4, p.y + h), col_critical, 3.0f, 0, 2.0f);
+        ImGui::Dummy(ImVec2(h + 4, h));
+        ImGui::SameLine(0, 5);
+        ImGui::Text("critical path %s (%zu nodes)", format_duration(static_cast<double>(cp_.length), 3).c_str(), cp_.nodes.size());
+        ImGui::SameLine(0, 14);
+    }
+    ImGui::Text("at t: %llu done, %llu running, %llu suspended, %llu not started", static_cast<unsigned long long>(c.done),
+                static_cast<unsigned long long>(c.running), static_cast<unsigned long long>(c.suspended), static_cast<unsigned long long>(c.waiting));
+    ImGui::SameLine(0, 14);
+    ImGui::TextDisabled("%zu iterations x %zu stages, %zu nodes%s", idx_.columns(), idx_.rows(), file_->model.runs[model_run_].dag.nodes.size(),
+                        file_->model.runs[model_run_].dag.K ? (", K = " + std::to_string(file_->model.runs[model_run_].dag.K)).c_str() : "");
+}
+
+void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
+    view_state& st = ctx.state;
+    const document& doc = ctx.doc;
+    ImGuiIO& io = ImGui::GetIO();
+    const tm::run& r = run(ctx);
+    const tm::pipeline_dag& dag = r.dag;
+    const std::uint64_t t = static_cast<std::uint64_t>(std::max(0.0, std::round(*st.cursor + off)));
+
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, col_background);
+    ImGui::BeginChild("##dagcanvas", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 wp = ImGui::GetWindowPos(), ws = ImGui::GetWindowSize();
+    const float cx0 = wp.x + label_w, cy0 = wp.y + header_h, cx1 = wp.x + ws.x, cy1 = wp.y + ws.y;
+    cam_.width = std::max(10.f, cx1 - cx0);
+    cam_.height = std::max(10.f, cy1 - cy0);
+    const double cols = static_cast<double>(idx_.columns()), rows = static_cast<double>(idx_.rows());
+    if (auto_fit_ && (fitted_size_.x != static_cast<float>(cam_.width) || fitted_size_.y != static_cast<float>(cam_.height))) fit_pending_ = true;
+    if (fit_pending_) {
+        cam_.fit(cols, rows);
+        fit_pending_ = false;
+        auto_fit_ = true;
+        fitted_size_ = ImVec2(static_cast<float>(cam_.width), static_cast<float>(cam_.height));
+    }
+    cam_.clamp(cols, rows);
+
+    // Selection from the other views.
+    std::uint32_t sel_node = tm::no_index;
+    if (st.sel.valid() && st.sel.file == rr.file) sel_node = idx_.node_of_slice(st.sel.ev);
+    if (!(st.sel == last_sel_)) {
+        if (sel_node != tm::no_index) {
+            const double c = idx_.node_col[sel_node] + 0.5, rw = idx_.node_row[sel_node] + 0.5;
+            const double px = cam_.px_x(c), py = cam_.px_y(rw);
+            if (px < 0 || px > cam_.width || py < 0 || py > cam_.height) {
+                cam_.centre_on(c, rw);
+                auto_fit_ = false;
+            }
+        }
+        last_sel_ = st.sel;
+    }
+
+    dag_draw_params p;
+    p.t = t;
+    p.edges_shown = (show_stage_ ? edge_bit(tm::dag_edge_kind::stage) : 0) | (show_cross_ ? edge_bit(tm::dag_edge_kind::cross) : 0) |
+                    (show_throttle_ ? edge_bit(tm::dag_edge_kind::throttle) : 0) | (show_retire_ ? edge_bit(tm::dag_edge_kind::retire) : 0);
+    p.critical = show_critical_ ? &cp_ : nullptr;
+    build_dag_draw_list(dag, idx_, cam_, p, list_);
+
+    // Row stripes and the stage labels.
+    const float fs = ImGui::GetFontSize();
+    const ImVec2 origin(cx0, cy0);
+    auto X = [&](float x) { return origin.x + x; };
+    auto Y = [&](float y) { return origin.y + y; };
+    dl->PushClipRect(ImVec2(wp.x, cy0), ImVec2(cx1, cy1), true);
+    const double row_step = nice_count_step(cam_.sy, fs + 4);
+    for (std::uint32_t rw = list_.row0; rw < list_.row1; ++rw) {
+        const float y0 = Y(static_cast<float>(cam_.px_y(rw))), y1 = Y(static_cast<float>(cam_.px_y(rw + 1)));
+        if (cam_.sy >= 4 && (rw & 1)) dl->AddRectFilled(ImVec2(cx0, y0), ImVec2(cx1, y1), IM_COL32(255, 255, 255, 7));
+        if (std::fmod(static_cast<double>(rw), row_step) != 0) continue;
+        const std::uint64_t sj = idx_.row_stage[rw];
+        std::string lab = "stage " + std::to_string(sj);
+        const std::string nm = cam_.sy >= fs + 4 ? stage_name(r, sj) : std::string{};
+        const float ly = cam_.sy >= fs ? (y0 + y1 - fs) * 0.5f : y0;
+        const ImVec4 clip(wp.x, std::max(cy0, y0 - fs), cx0 - 6, cy1);
+        dl->AddText(ImGui::GetFont(), fs, ImVec2(wp.x + 8, ly), IM_COL32(215, 215, 222, 255), lab.c_str(), nullptr, 0, &clip);
+        if (!nm.empty() && nm != lab && cam_.sy >= 2 * fs + 2) {
+            dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(wp.x + 8, ly + fs), IM_COL32(140, 140, 152, 255), nm.c_str(), nullptr, 0, &clip);
+        }
+    }
+    dl->PopClipRect();
+    // Iteration numbers along the top.
+    dl->AddRectFilled(ImVec2(wp.x, wp.y), ImVec2(cx1, cy0), IM_COL32(36, 38, 45, 255));
+    dl->AddText(ImVec2(wp.x + 8, wp.y + (header_h - fs) * 0.5f), IM_COL32(150, 150, 160, 255), "iteration");
+    {
+        dl->PushClipRect(ImVec2(cx0, wp.y), ImVec2(cx1, cy0), true);
+        const double col_step = nice_count_step(cam_.sx, 56);
+        const std::uint32_t first = static_cast<std::uint32_t>(std::ceil(list_.col0 / col_step) * col_step);
+        for (double c = first; c < list_.col1; c += col_step) {
+            const std::uint32_t ci = static_cast<std::uint32_t>(c);
+            const std::string s = std::to_string(idx_.col_iteration[ci]);
+            const float x = X(static_cast<float>(cam_.px_x(c + 0.5)));
+            dl->AddText(ImVec2(x - ImGui::CalcTextSize(s.c_str()).x * 0.5f, wp.y + (header_h - fs) * 0.5f), IM_COL32(200, 200, 210, 255), s.c_str());
+            dl->AddLine(ImVec2(x, cy0 - 3), ImVec2(x, cy0), IM_COL32(120, 120, 130, 255));
+        }
+        dl->PopClipRect();
+    }
+    dl->AddLine(ImVec2(cx0 - 0.5f, wp.y), ImVec2(cx0 - 0.5f, cy1), IM_COL32(80, 80, 90, 255));
+    dl->AddLine(ImVec2(wp.x, cy0 - 0.5f), ImVec2(cx1, cy0 - 0.5f), IM_COL32(80, 80, 90, 255));
+
+    dl->PushClipRect(ImVec2(cx0, cy0), ImVec2(cx1, cy1), true);
+    if (list_.lod) {
+        for (const dag_lod_cell& c : list_.cells)
+            dl->AddRectFilled(ImVec2(X(c.x0), Y(c.y0)), ImVec2(X(c.x1), Y(c.y1)), fill(c.state, c.worker));
+        // The critical path: a red tick on each cell that holds one of its nodes (the path is in
+        // column order: binary search to the view, one tick per cell).
+        if (show_critical_ && !cp_.empty()) {
+            const std::uint32_t gx = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::ceil(3 / cam_.sx)));
+            const std::uint32_t gy = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::ceil(3 / cam_.sy)));
+            auto it = std::lower_bound(cp_.nodes.begin(), cp_.nodes.end(), list_.col0 / gx * gx,
+                                       [&](std::uint32_t v, std::uint32_t c) { return idx_.node_col[v] < c; });
+            std::uint32_t last_g = tm::no_index, last_r = tm::no_index;
+            for (; it != cp_.nodes.end() && idx_.node_col[*it] < list_.col1; ++it) {
+                const std::uint32_t g = idx_.node_col[*it] / gx, rg = idx_.node_row[*it] / gy;
+                if (g == last_g && rg == last_r) continue;
+                last_g = g;
+                last_r = rg;
+                const float x0 = X(static_cast<float>(cam_.px_x(g * gx))), x1 = std::max(x0 + 1, X(static_cast<float>(cam_.px_x((g + 1) * gx))));
+                const float y = Y(static_cast<float>(cam_.px_y(rg * gy + gy * 0.5)));
+                dl->AddRectFilled(ImVec2(x0, y - 0.5f), ImVec2(x1, y + 0.5f), (col_critical & 0x00FFFFFF) | 0xC0000000);
+            }
+        }
+    } else {
+        // Edges under the boxes; the critical ones on top of the others.
+        const float bsz = list_.boxes.empty() ? 10.f : std::min(list_.boxes[0].x1 - list_.boxes[0].x0, list_.boxes[0].y1 - list_.boxes[0].y0);
+        const float head = std::clamp(bsz * 0.22f, 3.f, 7.f);
+        for (int pass = 0; pass < 2; ++pass)
+            for (const dag_edge_seg& e : list_.edges) {
+                if (e.critical != (pass == 1)) continue;
+                const ImVec2 a(X(e.ax), Y(e.ay)), b(X(e.bx), Y(e.by));
+                ImU32 c = col_stage_edge;
+                float th = 1.2f;
+                switch (e.kind) {
+                    case tm::dag_edge_kind::stage: c = col_stage_edge; break;
+                    case tm::dag_edge_kind::cross: c = col_cross_edge; break;
+                    case tm::dag_edge_kind::throttle: c = col_throttle_edge; break;
+                    case tm::dag_edge_kind::retire: c = col_retire_edge; break;
+                }
+                if (e.critical) c = col_critical, th = 2.5f;
+                if (e.kind == tm::dag_edge_kind::throttle && !e.critical) dashed_line(dl, a, b, c, th, 5, 4);
+                else if (e.kind == tm::dag_edge_kind::retire && !e.critical) dashed_line(dl, a, b, c, th, 2, 3);
+                else dl->AddLine(a, b, c, th);
+                arrow_head(dl, a, b, c, head);
+            }
+        // Critical nodes: a frame just outside the box.
+        for (const dag_box& b : list_.boxes)
+            if (b.critical) dl->AddRect(ImVec2(X(b.x0) - 2, Y(b.y0) - 2), ImVec2(X(b.x1) + 2, Y(b.y1) + 2), col_critical, 0, 0, 1.5f);
+        const bool labels = !list_.boxes.empty() && list_.boxes[0].x1 - list_.boxes[0].x0 >= 22 && list_.boxes[0].y1 - list_.boxes[0].y0 >= fs;
+        const bool big = labels && list_.boxes[0].x1 - list_.boxes[0].x0 >= 64 && list_.boxes[0].y1 - list_.boxes[0].y0 >= 2 * fs + 2;
+        char buf[64];
+        for (const dag_box& b : list_.boxes) {
+            const tm::dag_node& nd = dag.nodes[b.node];
+            const ImU32 c = fill(b.state, nd.worker);
+            dl->AddRectFilled(ImVec2(X(b.x0), Y(b.y0)), ImVec2(X(b.x1), Y(b.y1)), c);
+            if (by_worker_ && b.state == node_state::running)
+                dl->AddRect(ImVec2(X(b.x0) - 1, Y(b.y0) - 1), ImVec2(X(b.x1) + 1, Y(b.y1) + 1), IM_COL32(255, 255, 255, 255), 0, 0, 1.5f);
+            if (!labels) continue;
+            const ImVec4 clip(X(b.x0) + 1, Y(b.y0), X(b.x1) - 1, Y(b.y1));
+            if (big) {
+                std::snprintf(buf, sizeof buf, "(%llu, %llu)", static_cast<unsigned long long>(nd.iteration), static_cast<unsigned long long>(nd.stage));
+                dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2), text_colour_on(c), buf, nullptr, 0, &clip);
+                std::snprintf(buf, sizeof buf, "%s%s", nd.worker >= 0 ? ("w" + std::to_string(nd.worker)).c_str() : "",
+                              b.state == node_state::running ? " running" : "");
+                dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2 + fs), text_colour_on(c), buf, nullptr, 0, &clip);
+            } else if (b.state == node_state::running && nd.worker >= 0) {
+                std::snprintf(buf, sizeof buf, "w%d", nd.worker);
+                const ImVec2 ts = ImGui::CalcTextSize(buf);
+                dl->AddText(ImGui::GetFont(), fs, ImVec2((X(b.x0) + X(b.x1) - ts.x) * 0.5f, (Y(b.y0) + Y(b.y1) - fs) * 0.5f), text_colour_on(c), buf, nullptr, 0, &clip);
+            }
+        }
+        const float nr = std::clamp(std::min<float>(static_cast<float>(cam_.sx), static_cast<float>(cam_.sy)) * 0.1f, 1.5f, 4.f);
+        for (const dag_null_mark& m : list_.nulls) dl->AddCircle(ImVec2(X(m.x), Y(m.y)), nr, col_null, 10, 1.2f);
+    }
+    // The selected node.
+    if (sel_node != tm::no_index) {
+        const float x0 = X(static_cast<float>(cam_.px_x(idx_.node_col[sel_node]))), y0 = Y(static_cast<float>(cam_.px_y(idx_.node_row[sel_node])));
+        const float x1 = std::max(x0 + 3, X(static_cast<float>(cam_.px_x(idx_.node_col[sel_node] + 1)))),
+                    y1 = std::max(y0 + 3, Y(static_cast<float>(cam_.px_y(idx_.node_row[sel_node] + 1))));
+        dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x1 + 1, y1 + 1), col_select, 0, 0, 2.0f);
+    }
+    if (idx_.columns() == 0) dl->AddText(ImVec2(cx0 + 10, cy0 + 10), IM_COL32(200, 200, 200, 255), "this run has no pipeline DAG");
+    dl->PopClipRect();
+    ImGui::SetCursorScreenPos(ImVec2(cx0, cy0));
+    ImGui::Dummy(ImVec2(cam_.width, cam_.height));
+
+    // --- input ---------------------------------------------------------------------------------
+    const ImVec2 mp = io.MousePos;
+    const bool in_canvas = ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && mp.x >= cx0 && mp.x < cx1 && mp.y >= cy0 && mp.y < cy1;
+    const double lx = mp.x - cx0, ly = mp.y - cy0;
+    if (in_canvas && io.MouseWheel != 0) {
+        const double f = std::pow(1.25, io.MouseWheel);
+        cam_.zoom_at(lx, ly, io.KeyCtrl ? 1.0 : f, io.KeyShift ? 1.0 : f);
+        auto_fit_ = false;
+    }
+    if (in_canvas && !dragging_) {
+        const std::uint32_t v = node_at_px(idx_, cam_, lx, ly);
+        if (v != tm::no_index) {
+            const tm::dag_node& nd = dag.nodes[v];
+            const node_state s = state_at(dag, idx_, v, t);
+            st.hover = {rr.file, nd.slice};
+            ImGui::BeginTooltip();
+            ImGui::Text("node (%llu, %llu)", static_cast<unsigned long long>(nd.iteration), static_cast<unsigned long long>(nd.stage));
+            const std::string nm = stage_name(r, nd.stage);
+            if (!nm.empty()) ImGui::TextDisabled("%s", nm.c_str());
+            ImGui::TextColored(ImColor(state_colour(s)), "%s at the cursor", to_string(s));
+            if (nd.worker >= 0) ImGui::TextColored(ImColor(worker_colour(nd.worker)), "worker %d", nd.worker);
+            ImGui::Text("start %s   duration %s", format_duration(static_cast<double>(nd.start) - off, 3).c_str(),
+                        format_duration(static_cast<double>(nd.end - nd.start), 3).c_str());
+            if (nd.waited) ImGui::TextDisabled("entered through pipe_stage_wait (cross edge)");
+            if (idx_.suspend_at[v] != no_time)
+                ImGui::Text("suspended at %s, waited %s", format_duration(static_cast<double>(idx_.suspend_at[v]) - off, 3).c_str(),
+                            format_duration(static_cast<double>(nd.start - idx_.suspend_at[v]), 3).c_str());
+            for (std::uint32_t k = idx_.in_first[v]; k < idx_.in_first[v + 1]; ++k) {
+                const tm::dag_edge& e = dag.edges[idx_.in_edges[k]];
+                const tm::dag_node& u = dag.nodes[e.from];
+                ImGui::TextDisabled("%s edge from (%llu, %llu), ended %s", tm::to_string(e.kind), static_cast<unsigned long long>(u.iteration),
+                                    static_cast<unsigned long long>(u.stage), format_duration(static_cast<double>(u.end) - off, 3).c_str());
+            }
+            if (!cp_.empty() && cp_.on_node[v]) ImGui::TextColored(ImColor(col_critical), "on the critical path");
+            ImGui::EndTooltip();
+        } else if (cam_.sx >= 3 && cam_.sy >= 3) {
+            const double c = std::floor(cam_.col_at(lx)), rw = std::floor(cam_.row_at(ly));
+            if (c >= 0 && rw >= 0 && c < cols && rw < rows) {
+                const std::uint32_t ci = static_cast<std::uint32_t>(c), ri = static_cast<std::uint32_t>(rw);
+                const std::uint32_t b = idx_.col_first[ci], e = idx_.col_first[ci + 1];
+                if (idx_.node_row[b] < ri && idx_.node_row[e - 1] > ri)
+                    ImGui::SetTooltip("null node (%llu, %llu): iteration %llu skipped stage %llu", static_cast<unsigned long long>(idx_.col_iteration[ci]),
+                                      static_cast<unsigned long long>(idx_.row_stage[ri]), static_cast<unsigned long long>(idx_.col_iteration[ci]),
+                                      static_cast<unsigned long long>(idx_.row_stage[ri]));
+            }
+        }
+    }
+    if (in_canvas && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+        dragging_ = true;
+        drag_moved_ = false;
+        drag_origin_ = mp;
+    }
+    if (dragging_) {
+        if (ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
+            if (std::fabs(mp.x - drag_origin_.x) + std::fabs(mp.y - drag_origin_.y) > 3) drag_moved_ = true;
+            if (drag_moved_) {
+                cam_.pan_px(io.MouseDelta.x, io.MouseDelta.y);
+                auto_fit_ = false;
+            }
+        } else {
+            dragging_ = false;
+            if (!drag_moved_) {
+                const std::uint32_t v = node_at_px(idx_, cam_, mp.x - cx0, mp.y - cy0);
+                selection s;
+                if (v != tm::no_index && dag.nodes[v].slice.valid()) s = {rr.file, dag.nodes[v].slice};
+                st.select(doc, s);
+                last_sel_ = st.sel;   // already in view
+            }
+        }
+    }
+    // Keys.
+    if (!io.WantTextInput && (ImGui::IsWindowHovered() || ImGui::IsWindowFocused())) {
+        double& cur = *st.cursor;
+        const double tt = static_cast<double>(t);
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) st.playing = !st.playing;
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) {
+            if (auto e = idx_.next_event(static_cast<std::uint64_t>(tt))) cur = static_cast<double>(*e) - off;
+            st.playing = false;
+        }
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) {
+            if (auto e = idx_.prev_event(static_cast<std::uint64_t>(tt))) cur = static_cast<double>(*e) - off;
+            st.playing = false;
+        }
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false) || ImGui::IsKeyPressed('0', false)) fit_pending_ = true;
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) cur = static_cast<double>(idx_.end) - off;
+        if (ImGui::IsKeyPressed('F', false) && sel_node != tm::no_index) {
+            cam_.sx = std::max(cam_.sx, 40.0);
+            cam_.sy = std::max(cam_.sy, 30.0);
+            cam_.centre_on(idx_.node_col[sel_node] + 0.5, idx_.node_row[sel_node] + 0.5);
+            auto_fit_ = false;
+        }
+    }
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
+}
+
+void dag_view::draw(view_context& ctx) {
+    view_state& st = ctx.state;
+    if (!choose_run(ctx)) {
+        ImGui::TextDisabled("No pipeline DAG in this document: open a trace recorded by `pipescope run` of a pipeline workload.");
+        st.playing = false;
+        return;
+    }
+    const run_ref& rr = ctx.doc.runs[doc_run_];
+    const double off = display_offset(ctx.doc, rr, st.align_runs);
+    const double t0 = static_cast<double>(idx_.start) - off, t1 = static_cast<double>(idx_.end) - off;
+    if (!st.cursor) st.cursor = (t0 + t1) / 2;   // first time: halfway through the run
+    if (st.playing) {
+        *st.cursor += static_cast<double>(ImGui::GetIO().DeltaTime) * speed_;
+        if (*st.cursor >= t1) {
+            *st.cursor = t1;
+            st.playing = false;
+        }
+    }
+    toolbar(ctx, rr, off);
+    scrubber(ctx, off);
+    legend(ctx, static_cast<std::uint64_t>(std::max(0.0, std::round(*st.cursor + off))));
+    canvas(ctx, rr, off);
+}
+
+}  // namespace
+
+std::unique_ptr<view> make_dag_view() { return std::make_unique<dag_view>(); }
+
+}  // namespace pipescope::viewer

@@ -1,0 +1,150 @@
+// `dedup` as a named workload: compress the generated corpus (or input=PATH) in the chosen form,
+// check the archive against the serial program's byte for byte, and check that it restores.
+#include <pipescope/workloads/dedup.hpp>
+#include <pipescope/workloads/workload.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+namespace pipescope::workloads {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::size_t default_bytes(input_size s) {
+    switch (s) {
+        case input_size::tiny: return 256 * 1024;
+        case input_size::small: return 8u << 20;
+        case input_size::large: return 256u << 20;
+    }
+    return 8u << 20;
+}
+
+// Coarse chunks shrink with the input so that tiny runs still have several fan-out iterations.
+std::size_t default_coarse(input_size s) { return s == input_size::tiny ? 32 * 1024 : 512 * 1024; }
+
+std::string human_bytes(std::uint64_t bytes) {
+    if (bytes < 10 * 1024) return std::to_string(bytes) + " bytes";
+    char buf[32];
+    if (bytes < (1u << 20))
+        std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024);
+    else
+        std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+    return buf;
+}
+
+struct dedup_params {
+    dedup_config config;
+    dedup_form form = dedup_form::skip;
+    std::optional<std::string> input, output;
+    std::size_t bytes = 0;
+};
+
+dedup_params take_params(param_set& params, input_size size) {
+    dedup_params p;
+    p.form = parse_dedup_form(params.take_string("form").value_or("skip"));
+    p.input = params.take_string("input");
+    p.output = params.take_string("output");
+    p.bytes = params.take_uint("bytes", default_bytes(size), 0, std::uint64_t{4} << 30);
+    dedup_config& c = p.config;
+    c.coarse_size = params.take_uint("coarse", default_coarse(size), 4096, 1u << 26);
+    c.min_chunk = params.take_uint("min_chunk", c.min_chunk, 64, 1u << 20);
+    c.avg_chunk = params.take_uint("avg_chunk", c.avg_chunk, 66, 1u << 22);
+    c.max_chunk = params.take_uint("max_chunk", c.max_chunk, 67, 1u << 24);
+    c.level = static_cast<int>(params.take_uint("level", 6, 0, 9));
+    validate(c);   // the relations between them (min < avg < max)
+    return p;
+}
+
+class dedup_workload final : public workload {
+public:
+    std::string name() const override { return "dedup"; }
+    std::string summary() const override {
+        return "deduplicating compressor (seed 000 §2.2, 001 §10, 003 Alg. 2): Gear chunking, SHA-1, zlib; "
+               "stage skipping or fan-out";
+    }
+    std::string parameters() const override {
+        return "form=skip: skip (one iteration per fine chunk, duplicates skip compression) or fanout (one "
+               "iteration per coarse chunk, fork-join inside)\n"
+               "input=<generated corpus>: a file to compress instead\n"
+               "output=<none>: write the archive here (restore with `pipescope dedup-restore`)\n"
+               "bytes=<by size: tiny 262144, small 8388608, large 268435456>: generated corpus size\n"
+               "coarse=<by size: tiny 32768, else 524288>: coarse chunk bytes (4096..67108864)\n"
+               "min_chunk=1024, avg_chunk=4096, max_chunk=32768: fine chunk sizes (64 <= min < avg < max)\n"
+               "level=6: zlib level (0..9)\n"
+               "K=0: throttle (0 = 4P)\nlazy=on: lazy enabling\nfolding=on: dynamic dependency folding";
+    }
+
+    run_report run(scheduler& s, run_request& request) const override {
+        const dedup_params p = take_params(request.params, request.size);
+        const pipeline_options options = pipeline_options_from(request, request.params);
+        request.params.reject_unknown(name());
+
+        byte_vector corpus;
+        if (!p.input) corpus = dedup_corpus(p.bytes, request.seed);
+        auto make_reader = [&]() -> std::unique_ptr<byte_reader> {
+            if (p.input) return std::make_unique<file_reader>(*p.input);
+            return std::make_unique<memory_reader>(corpus);
+        };
+
+        run_report report;
+        auto t0 = std::chrono::steady_clock::now();
+        const byte_vector reference = dedup_serial(*make_reader(), p.config);
+        report.reference_seconds = seconds_since(t0);
+
+        auto reader = make_reader();
+        dedup_stats st;
+        if (request.on_measured_start) request.on_measured_start();
+        t0 = std::chrono::steady_clock::now();
+        const byte_vector archive = dedup_pipeline(s, *reader, p.config, p.form, options, &report.stats, &st);
+        report.seconds = seconds_since(t0);
+
+        const bool restores = dedup_restore(archive) == (p.input ? read_whole_file(*p.input) : corpus);
+        report.matches_reference = archive == reference && restores;
+        if (p.output) write_file_atomically(*p.output, archive);
+
+        report.description = std::string("form ") + dedup_form_name(p.form) + ", " +
+                             (p.input ? *p.input : "generated corpus") + " " + human_bytes(st.input_bytes) + " -> " +
+                             human_bytes(st.archive_bytes) + "; " + std::to_string(st.fine_chunks) + " chunks: " +
+                             std::to_string(st.new_chunks) + " new, " + std::to_string(st.duplicate_chunks) +
+                             " duplicates (" + std::to_string(st.wasted_compressions) + " compressed in vain); " +
+                             (restores ? "restores the input" : "DOES NOT RESTORE THE INPUT") +
+                             (p.output ? "; archive written to " + *p.output : "");
+        return report;
+    }
+
+    program_info program(const run_request& request) const override {
+        param_set params = request.params;   // a copy: only the form matters here
+        const dedup_form form = parse_dedup_form(params.take_string("form").value_or("skip"));
+        program_info p;
+        if (form == dedup_form::skip) {
+            p.shape = "one iteration per fine chunk; a chunk whose SHA-1 is already claimed by an earlier chunk "
+                      "skips stage 2 (stage skipping)";
+            p.stages = {{"stage 0 · read", "serial", "next fine chunk; reads and cuts a coarse chunk when needed"},
+                        {"stage 1 · hash", "parallel", "SHA-1 and a claim in the global chunk table"},
+                        {"stage 2 · compress", "parallel", "zlib; skipped by chunks known to be duplicates"},
+                        {"stage 3 · write", "stage_wait", "in input order: new chunk or reference to an earlier one"}};
+        } else {
+            p.shape = "one iteration per coarse chunk; stage 1 forks one task per fine chunk";
+            p.stages = {{"stage 0 · read", "serial", "next coarse chunk"},
+                        {"stage 1 · chunk, hash, compress", "parallel",
+                         "Gear anchors, then task_group: SHA-1, table claim, zlib per fine chunk"},
+                        {"stage 2 · write", "stage_wait", "the coarse chunk's records, in input order"}};
+        }
+        return p;
+    }
+};
+
+}  // namespace
+
+const workload& dedup_compressor() {
+    static const dedup_workload w;
+    return w;
+}
+
+}  // namespace pipescope::workloads
