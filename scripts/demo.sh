@@ -13,9 +13,9 @@ repo_root="$(pwd -P)"
 me="demo.sh"
 
 # What the demo runs: every workload under every policy, at this size.
-workloads=(pipe-fib pipe-fib-256)
-policies=(serial piper)
-traced_workloads=(pipe-fib-256)
+workloads=(ferret pipe-fib-256 dedup x264 pipe-fib)
+policies=(serial piper piper-earliest tbb)
+traced_workloads=(ferret pipe-fib-256 x264)
 size=small
 
 build_dir="$repo_root/build"
@@ -62,7 +62,11 @@ run_job() {
     fi
     echo ""
     echo "---- $workload, policy $policy: ${cmd[*]#"$repo_root/"}"
-    "${cmd[@]}" || die "'${cmd[*]}' failed (exit status $?)"
+    local status=0
+    "${cmd[@]}" || status=$?
+    # Exit status 2 with the reason is a refusal (a construct-and-run policy cannot run a program
+    # whose structure is decided on the fly): part of the demo, not a failure.
+    [[ $status -eq 0 || $status -eq 2 ]] || die "'${cmd[*]}' failed (exit status $status)"
 }
 
 main() {
