@@ -151,8 +151,10 @@ int validate_trace(const std::vector<std::string>& args) {
         std::printf("  PARTIAL: %llu of %llu recorded runs have no run summary: the recording was cut short "
                     "(slices still open were left unterminated)\n",
                     (unsigned long long)(runs - summaries), (unsigned long long)runs);
-    const bool ok = file.problems.empty() && s.open_slices == 0 && s.unmatched_ends == 0 && runs == summaries;
-    std::printf("%s\n", ok ? "ok" : runs > summaries ? "NOT OK (partial)" : "NOT OK");
+    if (s.packets == 0) std::printf("  EMPTY: the file holds no packets (a recording that never wrote anything)\n");
+    const bool ok = file.problems.empty() && s.open_slices == 0 && s.unmatched_ends == 0 && runs == summaries &&
+                    s.packets > 0;
+    std::printf("%s\n", ok ? "ok" : runs > summaries || s.packets == 0 ? "NOT OK (partial)" : "NOT OK");
     return ok ? 0 : 1;
 }
 

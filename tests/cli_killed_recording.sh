@@ -6,7 +6,7 @@ cli=$1; dir=$2
 rm -f "$dir/killed.pftrace" "$dir/killed.pftrace.tmp"
 "$cli" run pipe-fib-256 --size large --workers 2 -o "$dir/killed.pftrace" >/dev/null 2>&1 &
 pid=$!
-for i in $(seq 1 200); do
+for i in $(seq 1 1200); do   # up to 60 s: sanitizer builds run the serial reference slowly
     if [[ -f "$dir/killed.pftrace.tmp" && $(stat -c %s "$dir/killed.pftrace.tmp") -gt 200000 ]]; then break; fi
     sleep 0.05
 done
