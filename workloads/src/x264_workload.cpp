@@ -21,7 +21,7 @@ size_defaults defaults_for(input_size s) {
     switch (s) {
         case input_size::tiny: return {4, 3, 10};      // 64x48
         case input_size::small: return {11, 9, 30};    // QCIF, 176x144
-        case input_size::large: return {22, 18, 100};  // CIF, 352x288
+        case input_size::large: return {22, 18, 400};  // CIF, 352x288
     }
     return {11, 9, 30};
 }
@@ -36,7 +36,7 @@ public:
     std::string parameters() const override {
         return "width=<by size: tiny 4, small 11, large 22>: frame width in 16x16 macroblocks\n"
                "height=<by size: tiny 3, small 9, large 18>: frame height in macroblocks (= row stages)\n"
-               "frames=<by size: tiny 10, small 30, large 100>: frames in the video\n"
+               "frames=<by size: tiny 10, small 30, large 400>: frames in the video\n"
                "keyint=24: an I-frame at least every keyint frames (1 = all I)\n"
                "bframes=2: B-frames between reference frames (0 = IPPP, 2 = IBBP)\n"
                "range=16: motion search range in pixels (row offset w = ceil(range/16))\n"
