@@ -38,6 +38,16 @@ void pipeline_engine::notify_node_begin(iteration& it, bool waited) noexcept {
     it.set_boundary_ticks(0);
 }
 
+bool pipeline_engine::loop_goes_on(const std::function<bool()>& condition) noexcept {
+    bool more = false;
+    try {
+        more = condition();
+    } catch (...) {
+        record_exception(std::current_exception());
+    }
+    return more && !stopping.load(std::memory_order_acquire);
+}
+
 }  // namespace detail
 
 namespace {

@@ -78,13 +78,7 @@ void piper_engine::control_step() noexcept {
         trace_event(trace::event_kind::throttle_resume, created - retired.load(std::memory_order_relaxed),
                     throttle_since_, throttle_);
     }
-    bool more = false;
-    try {
-        more = condition_();
-    } catch (...) {
-        record_exception(std::current_exception());
-    }
-    if (!more || stopping.load(std::memory_order_acquire)) {
+    if (!loop_goes_on(condition_)) {
         outstanding_.arrive();
         return;
     }

@@ -105,13 +105,7 @@ void tbb_engine::input_step() noexcept {
         return;
     }
     if (wait_for_token()) return;   // never true in practice: the input is spawned only with a token
-    bool more = false;
-    try {
-        more = condition_();
-    } catch (...) {
-        record_exception(std::current_exception());
-    }
-    if (!more || stopping.load(std::memory_order_acquire)) {
+    if (!loop_goes_on(condition_)) {
         outstanding_.arrive();
         return;
     }

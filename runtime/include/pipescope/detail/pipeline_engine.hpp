@@ -10,6 +10,7 @@
 #include <pipescope/detail/job.hpp>
 
 #include <atomic>
+#include <functional>
 #include <coroutine>
 #include <cstdint>
 #include <exception>
@@ -64,6 +65,10 @@ public:
     // Observer and tracer hooks, called only when an observer is installed or a trace recorded.
     void notify_node_end(iteration& it, std::uint64_t next_stage) noexcept;
     void notify_node_begin(iteration& it, bool waited) noexcept;
+
+    // Stage 0's loop condition, evaluated by the loop's control: true when another iteration starts.
+    // An exception it throws is recorded (and stops the loop) like one from a stage.
+    bool loop_goes_on(const std::function<bool()>& condition) noexcept;
 
     std::atomic<bool> stopping{false};        // an exception was recorded: unwind, start nothing
     std::atomic<std::uint64_t> retired{0};    // iterations [0, retired) have retired
