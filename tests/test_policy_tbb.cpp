@@ -7,6 +7,7 @@
 //    tokens, and a stage beyond the declaration (naming the iteration and the stage);
 //  - the trace: tokens in flight never above N in any record, items parked in and taken from a
 //    serial filter's buffer, the Perfetto file reading back with its counter tracks.
+#include "support/violation_log.hpp"
 #include "support/random_pipeline.hpp"
 #include "support/test_scale.hpp"
 
@@ -81,32 +82,23 @@ public:
         retired_.fetch_add(1);
     }
 
-    std::uint64_t violations() const { return violations_.load(); }
-    std::string first_violation() const {
-        std::lock_guard lock(mutex_);
-        return first_;
-    }
+    std::uint64_t violations() const { return log_.violations(); }
+    std::string first_violation() const { return log_.first_violation(); }
     std::uint64_t started() const { return started_.load(); }
     std::uint64_t retired() const { return retired_.load(); }
     std::uint64_t peak_live() const { return peak_live_.load(); }
     int peak_inside(std::size_t stage) const { return peak_inside_[stage].load(); }
 
 private:
-    void fail(const std::string& what) {
-        if (violations_.fetch_add(1) == 0) {
-            std::lock_guard lock(mutex_);
-            first_ = what;
-        }
-    }
+    void fail(const std::string& what) { log_.fail(what); }
 
     std::vector<stage_kind> kinds_;
     unsigned tokens_;
     std::vector<std::atomic<int>> inside_;
     std::vector<std::atomic<std::int64_t>> last_begun_;
     std::vector<std::atomic<int>> peak_inside_;
-    std::atomic<std::uint64_t> started_{0}, retired_{0}, peak_live_{0}, violations_{0};
-    mutable std::mutex mutex_;
-    std::string first_;
+    std::atomic<std::uint64_t> started_{0}, retired_{0}, peak_live_{0};
+    pipescope::testing::violation_log log_;
 };
 
 // The declaration of a random program: its ordered stages (the ones whose order the result depends

@@ -6,6 +6,7 @@
 // Callbacks come from worker threads; violations are collected and checked on the test thread.
 #pragma once
 
+#include "violation_log.hpp"
 #include <pipescope/pipeline.hpp>
 
 #include <atomic>
@@ -51,30 +52,21 @@ public:
         retired_.fetch_add(1);
     }
 
-    std::uint64_t violations() const { return violations_.load(); }
-    std::string first_violation() const {
-        std::lock_guard lock(mutex_);
-        return first_;
-    }
+    std::uint64_t violations() const { return log_.violations(); }
+    std::string first_violation() const { return log_.first_violation(); }
     std::uint64_t started() const { return started_.load(); }
     std::uint64_t retired() const { return retired_.load(); }
     std::uint64_t peak_live() const { return peak_.load(); }
     std::uint64_t nodes() const { return nodes_.load(); }
 
 private:
-    void fail(const std::string& what) {
-        if (violations_.fetch_add(1) == 0) {
-            std::lock_guard lock(mutex_);
-            first_ = what;
-        }
-    }
+    void fail(const std::string& what) { log_.fail(what); }
 
     std::uint64_t capacity_;
     unsigned throttle_;
     std::unique_ptr<std::atomic<std::uint64_t>[]> frontier_;   // stages below this are done
-    std::atomic<std::uint64_t> started_{0}, retired_{0}, peak_{0}, nodes_{0}, violations_{0};
-    mutable std::mutex mutex_;
-    std::string first_;
+    std::atomic<std::uint64_t> started_{0}, retired_{0}, peak_{0}, nodes_{0};
+    pipescope::testing::violation_log log_;
 };
 
 }  // namespace pipescope::testing
