@@ -3,6 +3,7 @@
 // compactly (one row per worker, node slices by stage, idle/parked in grey, with the timeline's
 // level of detail) and its live-iterations counter; below, a table per run (model/compare.hpp):
 // makespan, speedup, steals, suspensions, peak live iterations, nodes, work share.
+#include "legend.hpp"
 #include "palette.hpp"
 #include "view.hpp"
 
@@ -97,40 +98,10 @@ void compare_view::toolbar(view_context& ctx) {
     ImGui::SameLine();
     ImGui::TextDisabled("|");
     // Stage legend (the first palette entries that occur) and the states.
-    int max_stage = -1;
-    for (const auto& f : ctx.doc.files)
-        for (colour_key k : f->key_of_string)
-            if (is_stage(k)) max_stage = std::max<int>(max_stage, k);
-    auto swatch = [&](ImU32 c, const char* label) {
-        ImGui::SameLine();
-        const ImVec2 p = ImGui::GetCursorScreenPos();
-        const float h = ImGui::GetTextLineHeight();
-        ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + 3), ImVec2(p.x + h, p.y + 1 + h), c, 2);
-        ImGui::Dummy(ImVec2(h, h));
-        ImGui::SameLine(0, 4);
-        ImGui::TextUnformatted(label);
-    };
-    if (max_stage >= 0) {
-        ImGui::SameLine();
-        ImGui::TextUnformatted("stage");
-        const int shown = std::min(max_stage + 1, stage_palette_size);
-        for (int k = 0; k < shown; ++k) {
-            ImGui::SameLine(0, 3);
-            const ImVec2 p = ImGui::GetCursorScreenPos();
-            const float h = ImGui::GetTextLineHeight();
-            ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + 3), ImVec2(p.x + h * 0.7f, p.y + 1 + h),
-                                                      key_colour(static_cast<colour_key>(k)), 2);
-            ImGui::Dummy(ImVec2(h * 0.7f, h));
-            if (ImGui::IsItemHovered()) {
-                std::string tip = "stage " + std::to_string(k);
-                for (int j = k + stage_palette_size; j <= max_stage; j += stage_palette_size) tip += ", " + std::to_string(j);
-                ImGui::SetTooltip("%s", tip.c_str());
-            }
-        }
-    }
-    swatch(key_colour(key_idle), "idle");
-    swatch(key_colour(key_parked), "parked");
-    swatch(key_colour(key_task), "task");
+    stage_legend(ctx.doc, true);
+    legend_swatch(key_colour(key_idle), "idle");
+    legend_swatch(key_colour(key_parked), "parked");
+    legend_swatch(key_colour(key_task), "task");
     ImGui::SameLine();
     ImGui::TextDisabled("   wheel: zoom, drag: pan, click: select");
 }

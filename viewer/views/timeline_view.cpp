@@ -1,6 +1,7 @@
 // The timeline: per run a header, a track per worker (node slices by stage, scheduler states,
 // instants), the run's line tracks (collapsible) and counters, flows as arrows, a time ruler.
 // Everything drawn per frame is bounded by the visible pixels (see model/lod.hpp).
+#include "legend.hpp"
 #include "palette.hpp"
 #include "view.hpp"
 
@@ -58,16 +59,6 @@ private:
     ImVec2 event_pos(const view_context& ctx, std::uint32_t file, const tm::event_ref& e, float x0, bool& ok) const;
 };
 
-std::string legend_stage_name(const document& d, colour_key k) {
-    for (const auto& rr : d.runs) {
-        if (rr.run == tm::no_index) continue;
-        const auto& r = d.files[rr.file]->model.runs[rr.run];
-        for (const auto& st : r.stages)
-            if (st.index == k) return st.name;
-    }
-    return {};
-}
-
 void timeline_view::toolbar(view_context& ctx) {
     view_state& st = ctx.state;
     if (ImGui::Checkbox("Align runs", &st.align_runs)) st.request_frame_all(ctx.doc);
@@ -80,38 +71,13 @@ void timeline_view::toolbar(view_context& ctx) {
     ImGui::SameLine();
     ImGui::TextDisabled("|");
     // Legend: the stage indices that occur in the document (names from the run metadata), then
-    // the states. Computed from the interned names, not the slices.
-    int max_stage = -1;
-    for (const auto& f : ctx.doc.files)
-        for (colour_key k : f->key_of_string)
-            if (is_stage(k)) max_stage = std::max<int>(max_stage, k);
-    auto swatch = [&](ImU32 c, const std::string& label, const std::string& tip) {
-        ImGui::SameLine();
-        const ImVec2 p = ImGui::GetCursorScreenPos();
-        const float h = ImGui::GetTextLineHeight();
-        ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + 3), ImVec2(p.x + h, p.y + 3 + h - 2), c, 2);
-        ImGui::Dummy(ImVec2(h, h));
-        if (!tip.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip.c_str());
-        ImGui::SameLine(0, 4);
-        ImGui::TextUnformatted(label.c_str());
-        if (!tip.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip.c_str());
-    };
-    if (max_stage >= 0) {
-        ImGui::SameLine();
-        ImGui::TextUnformatted("stage");
-    }
-    const int shown = std::min(max_stage + 1, stage_palette_size);
-    for (int k = 0; k < shown; ++k) {
-        std::string tip = legend_stage_name(ctx.doc, static_cast<colour_key>(k));
-        if (tip.empty()) tip = "stage " + std::to_string(k);
-        for (int j = k + stage_palette_size; j <= max_stage; j += stage_palette_size) tip += ", stage " + std::to_string(j);
-        swatch(key_colour(static_cast<colour_key>(k)), max_stage >= stage_palette_size ? std::to_string(k) + "+" : std::to_string(k), tip);
-    }
-    swatch(key_colour(key_idle), "idle", "worker looking for work (failed steals in the details)");
-    swatch(key_colour(key_parked), "parked", "worker asleep until woken");
-    swatch(key_colour(key_waiting), "waiting", "line: iteration waiting at a stage / to retire");
-    swatch(key_colour(key_throttled), "throttled", "control: the loop waits for the oldest iteration (K)");
-    swatch(col_events_lost, "lost", "events lost: the recorder's buffer ran dry here");
+    // the states.
+    stage_legend(ctx.doc, false);
+    legend_swatch(key_colour(key_idle), "idle", "worker looking for work (failed steals in the details)");
+    legend_swatch(key_colour(key_parked), "parked", "worker asleep until woken");
+    legend_swatch(key_colour(key_waiting), "waiting", "line: iteration waiting at a stage / to retire");
+    legend_swatch(key_colour(key_throttled), "throttled", "control: the loop waits for the oldest iteration (K)");
+    legend_swatch(col_events_lost, "lost", "events lost: the recorder's buffer ran dry here");
 }
 
 void timeline_view::ruler(view_context& ctx, ImVec2 o, float width) {
