@@ -66,6 +66,22 @@ TEST_CASE("an example trace loads into runs with workers, lines and counters", "
     CHECK(display_offset(d, d.runs[1], false) == static_cast<double>(d.start));
 }
 
+TEST_CASE("select_node finds a pipeline node's slice, and nothing for a node no run has", "[viewer][document]") {
+    document d;
+    d.add(load_file(k2));
+    const tm::pipeline_dag& dag = d.files[0]->model.runs[0].dag;
+    REQUIRE(dag.nodes.size() > 20);
+    const tm::dag_node& want = dag.nodes[20];
+    const selection s = select_node(d, want.iteration, want.stage);
+    REQUIRE(s.valid());
+    CHECK(s.file == 0);
+    CHECK(s.ev == want.slice);
+    const tm::slice& sl = d.files[0]->model.tracks[s.ev.track].slices[s.ev.index];
+    CHECK(sl.begin == want.start);
+    CHECK(!select_node(d, dag.iterations + 5, 0).valid());          // past the last iteration
+    CHECK(!select_node(d, want.iteration, want.stage, 7).valid());  // no run 7
+}
+
 TEST_CASE("a truncated trace fails to load with the reader's message", "[viewer][document]") {
     const fs::path tmp = fs::temp_directory_path() / "pipescope-viewer-truncated.pftrace";
     {

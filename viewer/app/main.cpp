@@ -42,12 +42,14 @@ struct options {
     int bench = 0;
     bool has_time = false;
     double time = 0;
+    bool has_select = false;
+    std::uint64_t select_iteration = 0, select_stage = 0;
 };
 
 void usage(std::FILE* out) {
     std::fprintf(out,
                  "usage: pipescope-viewer [trace.pftrace ...] [--screenshot out.png] [--view NAME] [--range A:B]\n"
-                 "                        [--size WxH] [--bench N] [--time T]\n"
+                 "                        [--size WxH] [--bench N] [--time T] [--select I:J]\n"
                  "  --screenshot PNG  render a few frames headless-capable and write them to PNG, then exit\n"
                  "  --view NAME       the view to show (");
     for (const auto& v : view_registry()) std::fprintf(out, " %s", v.name);
@@ -56,6 +58,8 @@ void usage(std::FILE* out) {
                  "  --range A:B       time range in ns relative to the trace start (e.g. 0:2000000)\n"
                  "  --size WxH        window size (default 1600x1000)\n"
                  "  --time T          time cursor in ns relative to the trace start (the DAG view's replay)\n"
+                 "  --select I:J      select pipeline node (iteration I, stage J) of the first run that has it;\n"
+                 "                    without --range the timeline frames it\n"
                  "  --bench N         replay a scripted pan/zoom over N frames; print load time, frame times, RSS\n"
                  "exit status: 0 ok, 1 usage, 2 a trace could not be loaded, 3 no window/OpenGL, 4 PNG not written\n");
 }
@@ -116,6 +120,21 @@ int parse_args(int argc, char** argv, options& o) {
                 return 1;
             }
             o.has_time = true;
+        } else if (a == "--select") {
+            const char* v = need("--select");
+            if (!v) return 1;
+            const std::string_view sv(v);
+            const auto colon = sv.find(':');
+            const auto parse_u64 = [](std::string_view t, std::uint64_t& out) {
+                auto r = std::from_chars(t.data(), t.data() + t.size(), out);
+                return !t.empty() && r.ec == std::errc{} && r.ptr == t.data() + t.size();
+            };
+            if (colon == std::string_view::npos || !parse_u64(sv.substr(0, colon), o.select_iteration) ||
+                !parse_u64(sv.substr(colon + 1), o.select_stage)) {
+                std::fprintf(stderr, "pipescope-viewer: --select %s: expected ITERATION:STAGE, e.g. 12:3\n", v);
+                return 1;
+            }
+            o.has_select = true;
         } else if (a == "--bench") {
             const char* v = need("--bench");
             if (!v || std::sscanf(v, "%d", &o.bench) != 1 || o.bench < 2) {
@@ -222,6 +241,26 @@ double percentile(std::vector<double> v, double p) {
 
 }  // namespace
 
+// --select: selects node (I, J) and, without --range, frames it with context on both sides.
+bool apply_select(shell& sh, const options& o) {
+    const selection node = select_node(sh.doc, o.select_iteration, o.select_stage);
+    if (!node.valid()) {
+        std::fprintf(stderr, "pipescope-viewer: --select %llu:%llu: no run has pipeline node (iteration %llu, stage %llu)\n",
+                     (unsigned long long)o.select_iteration, (unsigned long long)o.select_stage,
+                     (unsigned long long)o.select_iteration, (unsigned long long)o.select_stage);
+        return false;
+    }
+    sh.state.select(sh.doc, node);
+    sh.state.scroll_to_selection = true;
+    if (!o.has_range)
+        if (auto r = selection_range(sh.doc, node, sh.state.align_runs)) {
+            const double w = std::max(r->second - r->first, 1.0) * 20;
+            const double mid = (r->first + r->second) / 2;
+            sh.state.frame_request = std::pair{mid - w / 2, mid + w / 2};
+        }
+    return true;
+}
+
 int main(int argc, char** argv) {
     options o;
     if (int rc = parse_args(argc, argv, o)) return rc;
@@ -284,6 +323,7 @@ int main(int argc, char** argv) {
         const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (o.has_range) sh.state.frame_request = std::pair{o.range_a, o.range_b};
         if (o.has_time) sh.state.cursor = o.time;
+        if (o.has_select && !apply_select(sh, o)) return 1;
         if (o.bench > 0) {
             if (sh.doc.empty()) {
                 std::fprintf(stderr, "pipescope-viewer: --bench needs a trace that loads\n");
@@ -327,7 +367,12 @@ int main(int argc, char** argv) {
     }
 
     for (const auto& t : o.traces) sh.open(t);
+    bool select_pending = o.has_select;   // applied once the files have loaded
     while (!glfwWindowShouldClose(g.win) && !sh.quit) {
+        if (select_pending && !sh.loads.busy()) {
+            select_pending = false;
+            apply_select(sh, o);   // prints why if no run has the node; the window stays open
+        }
         for (auto& p : g_dropped) sh.open(p);
         g_dropped.clear();
         run_frame(g, sh);

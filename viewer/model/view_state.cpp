@@ -24,6 +24,18 @@ std::uint32_t run_of(const document& d, std::uint32_t file, std::uint32_t track)
     return tm::no_index;
 }
 
+selection select_node(const document& d, std::uint64_t iteration, std::uint64_t stage, std::uint32_t run) {
+    for (std::uint32_t r = 0; r < d.runs.size(); ++r) {
+        if (run != tm::no_index && r != run) continue;
+        const run_ref& rr = d.runs[r];
+        if (rr.run == tm::no_index) continue;   // a foreign trace has no DAG
+        const tm::pipeline_dag& dag = d.files[rr.file]->model.runs[rr.run].dag;
+        const std::uint32_t v = dag.find(iteration, stage);
+        if (v != tm::no_index && dag.nodes[v].slice.valid()) return {rr.file, dag.nodes[v].slice};
+    }
+    return {};
+}
+
 std::optional<std::pair<double, double>> selection_range(const document& d, const selection& s, bool aligned) {
     if (!s.valid() || s.file >= d.files.size()) return std::nullopt;
     const loaded_file& f = *d.files[s.file];

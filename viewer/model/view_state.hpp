@@ -32,6 +32,12 @@ std::vector<flow_link> flows_of(const loaded_file& f, const tm::event_ref& e);
 // The run (index into document::runs) that shows `track` of `file`, or no_index.
 std::uint32_t run_of(const document& d, std::uint32_t file, std::uint32_t track);
 
+// The slice of pipeline node (iteration, stage) in the first run (document order) whose DAG has
+// it; an invalid selection if no run does. `run` (index into document::runs), if given, limits
+// the search to that run. Used by --select and by tools that point at a node.
+selection select_node(const document& d, std::uint64_t iteration, std::uint64_t stage,
+                      std::uint32_t run = tm::no_index);
+
 // Display-time range of a selection (ns on the view's axis), if valid.
 std::optional<std::pair<double, double>> selection_range(const document& d, const selection& s, bool aligned);
 
