@@ -11,8 +11,14 @@ elseif(PIPESCOPE_SANITIZE STREQUAL "thread")
   # -Wno-tsan: GCC warns that TSan ignores standalone fences. Every fence in the runtime sits next
   # to seq_cst operations on the same atomics, which TSan does understand.
   set(_ps_san -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan)
+elseif(PIPESCOPE_SANITIZE STREQUAL "fuzz")
+  # The libFuzzer build (clang only, scripts/fuzz.sh): coverage for the fuzzer plus ASan and UBSan.
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "PIPESCOPE_SANITIZE=fuzz needs clang (libFuzzer): configure with CXX=clang++")
+  endif()
+  set(_ps_san -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
 elseif(NOT PIPESCOPE_SANITIZE STREQUAL "")
-  message(FATAL_ERROR "PIPESCOPE_SANITIZE must be empty, 'address' or 'thread', not '${PIPESCOPE_SANITIZE}'")
+  message(FATAL_ERROR "PIPESCOPE_SANITIZE must be empty, 'address', 'thread' or 'fuzz', not '${PIPESCOPE_SANITIZE}'")
 endif()
 if(_ps_san)
   # Applied globally so that every object (and the tests) is instrumented the same way.

@@ -19,6 +19,8 @@ packages=(
     libtbb-dev catch2 nlohmann-json3-dev zlib1g-dev libssl-dev
     # viewer (GLFW + Dear ImGui + OpenGL) and its headless test environment
     libglfw3-dev libimgui-dev libgl-dev xvfb xauth mesa-utils libgl1-mesa-dri
+    # the libFuzzer build of the trace reader (scripts/fuzz.sh): clang and its runtime libraries
+    clang libclang-rt-14-dev
     # trace validation scripts (tests/perfetto): Python venv + pip, Node for the wasm trace processor
     python3 python3-pip python3-venv
 )

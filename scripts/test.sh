@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds pipescope and runs the test suite (what CI runs).
 #
-#   scripts/test.sh                      plain build (build/), then ASan+UBSan (build-asan/), then TSan (build-tsan/)
+#   scripts/test.sh                      plain build (build/), then ASan+UBSan (build-asan/), then TSan
+#                                        (build-tsan/), then the trace reader's fuzzer (build-fuzz/, 60 s)
 #   scripts/test.sh --quick              plain build only
 #   scripts/test.sh --sanitize address   only the ASan+UBSan build
 #   scripts/test.sh --sanitize thread    only the TSan build
+#   scripts/test.sh --fuzz               only the fuzzer (scripts/fuzz.sh)
 #   scripts/test.sh --help
 #
 # Every configuration is built and tested even if an earlier one failed; the exit status is
@@ -12,6 +14,7 @@
 #   PIPESCOPE_SKIP_INSTALL_DEPS=1   do not run scripts/install-deps.sh
 #   PIPESCOPE_CTEST_TIMEOUT=<s>     default per-test timeout for tests that set none (900)
 #   JOBS=<n>                        build and test parallelism (default: nproc)
+#   PIPESCOPE_FUZZ_SECONDS=<s>      how long the fuzz configuration fuzzes (60)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -19,18 +22,20 @@ repo_root="$(pwd -P)"
 me="test.sh"
 
 usage() {
-    sed -n '2,15s/^# \{0,1\}//p' "$0"
+    sed -n '2,17s/^# \{0,1\}//p' "$0"
 }
 die() {
     echo "$me: ERROR: $*" >&2
     exit 2
 }
 
-configs=(plain address thread)
+configs=(plain address thread fuzz)
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --quick)
             configs=(plain) ;;
+        --fuzz)
+            configs=(fuzz) ;;
         --sanitize)
             [[ $# -ge 2 ]] || die "--sanitize needs an argument: address or thread"
             case "$2" in
@@ -62,6 +67,13 @@ fi
 # failing step (each step is checked explicitly: errexit does not apply inside `if` conditions).
 run_config() {
     local name="$1" dir
+    if [[ "$name" == fuzz ]]; then
+        echo ""
+        echo "==== $me: [fuzz] the trace reader under libFuzzer for ${PIPESCOPE_FUZZ_SECONDS:-60} s"
+        PIPESCOPE_SKIP_INSTALL_DEPS=1 scripts/fuzz.sh "${PIPESCOPE_FUZZ_SECONDS:-60}" \
+            || { echo "$me: [fuzz] FAILED" >&2; return 1; }
+        return 0
+    fi
     local -a cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIPESCOPE_BUILD_TESTS=ON)
     local -a env_args=() ctest_args=()
     case "$name" in

@@ -3,7 +3,9 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <set>
 #include <unordered_set>
@@ -87,6 +89,16 @@ bool sanitize_utf8(std::string_view in, std::string& out, std::size_t* bad_at) {
 }
 
 namespace {
+
+// A double counter value as an integer: NaN is 0, values out of range saturate (a plain cast of
+// NaN or of 1e300 is undefined behaviour; the fuzzer found a file with a NaN counter).
+std::int64_t saturating_int64(double v) noexcept {
+    if (std::isnan(v)) return 0;
+    if (v >= 9.2233720368547758e18) return std::numeric_limits<std::int64_t>::max();
+    if (v <= -9.2233720368547758e18) return std::numeric_limits<std::int64_t>::min();
+    return static_cast<std::int64_t>(v);
+}
+
 
 bool is_ascii(std::string_view s) {
     for (char c : s)
@@ -734,7 +746,7 @@ public:
                 default: e.args[key] = a.bits; break;
             }
         }
-        e.counter_value = d.counter_is_double ? static_cast<std::int64_t>(d.counter_double) : d.counter_int;
+        e.counter_value = d.counter_is_double ? saturating_int64(d.counter_double) : d.counter_int;
         e.double_counter_value = d.counter();
         out_.events.push_back(std::move(e));
     }
