@@ -120,6 +120,20 @@ inline std::uint64_t nested_pipeline(scheduler& s, std::uint64_t x, const pipeli
     return chain;
 }
 
+// A declaration of a random program for construct-and-run policies: its ordered stages (the ones
+// whose order the result depends on) must be serial_in_order; every other stage gets any kind,
+// whatever the body says (stage or stage_wait), since such policies ignore the body's choice.
+inline std::vector<stage_kind> declare_random_stages(const random_program& p, std::uint64_t salt) {
+    rng r{p.seed ^ salt};
+    std::vector<stage_kind> kinds(p.max_stage + 1, stage_kind::parallel);
+    kinds[0] = stage_kind::serial_in_order;
+    for (unsigned s = 1; s <= p.max_stage; ++s) {
+        if (p.ordered[s]) kinds[s] = stage_kind::serial_in_order;
+        else kinds[s] = static_cast<stage_kind>(r.below(3));
+    }
+    return kinds;
+}
+
 inline program_state run_program(scheduler& s, const random_program& p, const pipeline_options& options,
                                  pipeline_stats* stats = nullptr) {
     program_state st;

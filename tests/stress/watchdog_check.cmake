@@ -1,0 +1,21 @@
+# The stress test's watchdog: `pipescope_stress --hang-test` must end with status 3 and leave a trace
+# of the hung run that the CLI validates (the slices open at the hang are closed at the run's end).
+set(trace ${DIR}/hung-hang-test.pftrace)
+file(REMOVE ${trace})
+execute_process(COMMAND ${STRESS} --hang-test --timeout 2 --trace-dir ${DIR}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+message(STATUS "pipescope_stress --hang-test: exit ${rc}\n${out}${err}")
+if(NOT rc EQUAL 3)
+  message(FATAL_ERROR "expected exit status 3 from the watchdog, got ${rc}")
+endif()
+if(NOT err MATCHES "HANG: the hang test")
+  message(FATAL_ERROR "expected the watchdog's message naming the hung run")
+endif()
+if(NOT EXISTS ${trace})
+  message(FATAL_ERROR "the watchdog wrote no trace (${trace})")
+endif()
+execute_process(COMMAND ${CLI} validate ${trace} RESULT_VARIABLE vrc OUTPUT_VARIABLE vout ERROR_VARIABLE vout)
+message(STATUS "${vout}")
+if(NOT vrc EQUAL 0 OR NOT vout MATCHES "[1-9][0-9]* slices")
+  message(FATAL_ERROR "the hung run's trace does not validate, or holds no slices")
+endif()
