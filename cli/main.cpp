@@ -39,6 +39,8 @@ constexpr const char* usage_text =
     "                     [--trace-plain]]\n"
     "       pipescope validate <trace.pftrace>\n"
     "       pipescope export-json <trace.pftrace> <out.json>\n"
+    "       pipescope stats <trace.pftrace>... [--run NAME] [--json]\n"
+    "       pipescope compare <a.pftrace> <b.pftrace>... [--json]\n"
     "       pipescope dedup-restore <archive> <out>\n"
     "       pipescope list [--json]\n"
     "       pipescope --help\n";
@@ -126,33 +128,28 @@ int validate_trace(const std::vector<std::string>& args) {
         return 1;
     }
     const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    pipescope::trace::perfetto_file file;
+    pipescope::trace::perfetto_summary s;
     try {
-        file = pipescope::trace::read_perfetto(bytes);
+        s = pipescope::trace::summarize_perfetto(bytes);
     } catch (const pipescope::trace::proto::decode_error& e) {
         std::cerr << "pipescope: " << args[0] << ": malformed at " << e.what() << "\n";
         return 1;
     }
-    const auto s = pipescope::trace::summarize(file);
     std::printf("%s: %zu bytes, %llu packets, %llu tracks, %llu slices (%llu open, %llu unmatched ends), "
                 "%llu instants, %llu flows, %llu counter values\n",
                 args[0].c_str(), bytes.size(), (unsigned long long)s.packets, (unsigned long long)s.tracks,
                 (unsigned long long)s.slices, (unsigned long long)s.open_slices, (unsigned long long)s.unmatched_ends,
                 (unsigned long long)s.instants, (unsigned long long)s.flows, (unsigned long long)s.counter_values);
-    for (const auto& p : file.problems) std::printf("  problem: %s\n", p.c_str());
+    for (const auto& p : s.problems) std::printf("  problem: %s\n", p.c_str());
     // A pipescope run begins with a "run" instant and ends with a "run summary": a recording that
     // was cut short (the process killed, a NAME.tmp left behind) has the first without the second.
-    std::uint64_t runs = 0, summaries = 0;
-    for (const auto& e : file.events) {
-        runs += e.type == 3 && e.name == "run";
-        summaries += e.type == 3 && e.name == "run summary";
-    }
+    const std::uint64_t runs = s.runs, summaries = s.run_summaries;
     if (runs > summaries)
         std::printf("  PARTIAL: %llu of %llu recorded runs have no run summary: the recording was cut short "
                     "(slices still open were left unterminated)\n",
                     (unsigned long long)(runs - summaries), (unsigned long long)runs);
     if (s.packets == 0) std::printf("  EMPTY: the file holds no packets (a recording that never wrote anything)\n");
-    const bool ok = file.problems.empty() && s.open_slices == 0 && s.unmatched_ends == 0 && runs == summaries &&
+    const bool ok = s.problems.empty() && s.open_slices == 0 && s.unmatched_ends == 0 && runs == summaries &&
                     s.packets > 0;
     std::printf("%s\n", ok ? "ok" : runs > summaries || s.packets == 0 ? "NOT OK (partial)" : "NOT OK");
     return ok ? 0 : 1;
@@ -169,7 +166,7 @@ std::string run_metadata(const pipescope::scheduler& sched, const run_args& args
         stages.push_back({{"index", j}, {"name", program.stages[j].name}, {"kind", program.stages[j].kind},
                           {"note", program.stages[j].note}});
     const ws::machine_info machine = ws::describe_machine();
-    const nlohmann::json meta = {
+    nlohmann::json meta = {
         {"format", "pipescope-run/1"},
         {"workload", workload.name()},
         {"policy", args.request.policy},
@@ -185,6 +182,10 @@ std::string run_metadata(const pipescope::scheduler& sched, const run_args& args
           {"lazy_enabling", options.lazy_enabling},
           {"dependency_folding", options.dependency_folding}}},
         {"machine", {{"cpu", machine.cpu}, {"hardware_threads", machine.hardware_threads}, {"kernel", machine.kernel}}}};
+    if (options.policy == "bind-to-stage") {   // its threads per parallel stage and Queue_size, defaults resolved
+        meta["program"]["c"] = options.stage_threads ? options.stage_threads : sched.workers();
+        meta["program"]["queue"] = options.queue_size ? options.queue_size : 20u;
+    }
     return meta.dump();
 }
 
@@ -332,6 +333,8 @@ int main(int argc, char** argv) {
         if (args[0] == "list") return list_command({args.begin() + 1, args.end()});
         if (args[0] == "validate") return validate_trace({args.begin() + 1, args.end()});
         if (args[0] == "export-json") return export_json_command({args.begin() + 1, args.end()});
+        if (args[0] == "stats") return stats_command({args.begin() + 1, args.end()});
+        if (args[0] == "compare") return compare_command({args.begin() + 1, args.end()});
         if (args[0] == "dedup-restore") return dedup_restore_command({args.begin() + 1, args.end()});
         if (args[0] == "run") return run_workload(parse_run({args.begin() + 1, args.end()}));
         throw usage_error("unknown command '" + args[0] + "'");

@@ -771,28 +771,82 @@ perfetto_file read_perfetto(std::string_view bytes, const read_options& options)
     return out;
 }
 
+namespace {
+
+// Counts one event at a time for a perfetto_summary (both summarize functions feed it).
+class summary_counter {
+public:
+    explicit summary_counter(perfetto_summary& s) : s_(s) {}
+    void add(std::uint64_t type, std::uint64_t track, std::string_view name, const std::vector<std::uint64_t>& flows,
+             const std::vector<std::uint64_t>& terminating) {
+        switch (type) {
+            case 1: ++s_.slices; ++depth_[track]; break;
+            case 2: {
+                std::uint64_t& d = depth_[track];
+                if (d == 0) ++s_.unmatched_ends;
+                else --d;
+                break;
+            }
+            case 3:
+                ++s_.instants;
+                s_.runs += name == "run";
+                s_.run_summaries += name == "run summary";
+                break;
+            case 4: ++s_.counter_values; break;
+            default: break;
+        }
+        flow_ids_.insert(flows.begin(), flows.end());
+        flow_ids_.insert(terminating.begin(), terminating.end());
+    }
+    void finish() {
+        for (const auto& [track, d] : depth_) s_.open_slices += d;
+        s_.flows = flow_ids_.size();
+    }
+
+private:
+    perfetto_summary& s_;
+    std::unordered_map<std::uint64_t, std::uint64_t> depth_;   // open slices per track
+    std::unordered_set<std::uint64_t> flow_ids_;
+};
+
+class summary_builder final : public perfetto_visitor {
+public:
+    summary_builder(perfetto_summary& out, const string_table& s) : out_(out), s_(s), counter_(out) {}
+    void on_packet() override { ++out_.packets; }
+    void on_problem(std::string p) override { out_.problems.push_back(std::move(p)); }
+    void on_track(const decoded_track& t) override { tracks_.insert(t.uuid); }
+    void on_event(const decoded_event& d) override { counter_.add(d.type, d.track, s_[d.name], d.flows, d.terminating); }
+    void finish() {
+        counter_.finish();
+        out_.tracks = tracks_.size();
+    }
+
+private:
+    perfetto_summary& out_;
+    const string_table& s_;
+    summary_counter counter_;
+    std::unordered_set<std::uint64_t> tracks_;
+};
+
+}  // namespace
+
 perfetto_summary summarize(const perfetto_file& f) {
     perfetto_summary s;
     s.packets = f.packets;
     s.tracks = f.tracks.size();
-    std::map<std::uint64_t, std::uint64_t> depth;
-    std::set<std::uint64_t> flow_ids;
-    for (const auto& e : f.events) {
-        switch (e.type) {
-            case 1: ++s.slices; ++depth[e.track]; break;
-            case 2:
-                if (depth[e.track] == 0) ++s.unmatched_ends;
-                else --depth[e.track];
-                break;
-            case 3: ++s.instants; break;
-            case 4: ++s.counter_values; break;
-            default: break;
-        }
-        for (auto id : e.flows) flow_ids.insert(id);
-        for (auto id : e.terminating) flow_ids.insert(id);
-    }
-    for (const auto& [track, d] : depth) s.open_slices += d;
-    s.flows = flow_ids.size();
+    s.problems = f.problems;
+    summary_counter counter(s);
+    for (const auto& e : f.events) counter.add(e.type, e.track, e.name, e.flows, e.terminating);
+    counter.finish();
+    return s;
+}
+
+perfetto_summary summarize_perfetto(std::string_view bytes, const read_options& options) {
+    perfetto_summary s;
+    string_table strings;
+    summary_builder b(s, strings);
+    decode_perfetto(bytes, b, strings, options);
+    b.finish();
     return s;
 }
 

@@ -170,11 +170,16 @@ struct perfetto_file {
 
 perfetto_file read_perfetto(std::string_view bytes, const read_options& options = {});
 
-// What `pipescope validate` prints: counts, and whether the slices of every track nest and close.
+// What `pipescope validate` prints: counts, whether the slices of every track nest and close, and
+// how many pipescope runs began ("run" instants) and how many were finished ("run summary").
 struct perfetto_summary {
     std::uint64_t packets = 0, tracks = 0, slices = 0, open_slices = 0, unmatched_ends = 0, instants = 0,
-                  flows = 0, counter_values = 0;
+                  flows = 0, counter_values = 0, runs = 0, run_summaries = 0;
+    std::vector<std::string> problems;   // as perfetto_file::problems
 };
 perfetto_summary summarize(const perfetto_file& f);
+// The same, computed while decoding: memory grows with tracks and flows, not with events, so a
+// file of tens of millions of events is validated in a few hundred MB.
+perfetto_summary summarize_perfetto(std::string_view bytes, const read_options& options = {});
 
 }  // namespace pipescope::trace
