@@ -1,6 +1,7 @@
 # Runs pipescope-viewer headless under Xvfb and checks the screenshot (tests/viewer/CMakeLists.txt).
 #   MODE=timeline: the K=2 example; the PNG has >= 3 stage palette colours over large areas, the idle
 #                  grey, many distinct colours, and is not blank.
+#                  With --time, the time cursor's marker and line are drawn in their colour.
 #   MODE=range:    the same with --range (a zoomed-in view) and --size.
 #   MODE=compare:  the two pipe-fib-256 examples (K = 8 and K = 2) in the compare view: one band of
 #                  stage-coloured worker rows per run, and the table (its header colour).
@@ -43,7 +44,15 @@ if(MODE STREQUAL "timeline")
   if(NOT rc EQUAL 0 OR NOT EXISTS ${png})
     message(FATAL_ERROR "pipescope-viewer --screenshot failed (exit ${rc})")
   endif()
-  check_png(${png} --min-colours 200 --stage-colours 3:1500 --colour C8C8C8:500)
+  check_png(${png} --min-colours 200 --stage-colours 3:1500 --colour C8C8C8:500 --colour-max D4FF3A:0)
+  # --time puts the shared time cursor on the axis: its marker and line in their own colour.
+  set(png ${OUT_DIR}/timeline-K2-cursor.png)
+  file(REMOVE ${png})
+  run_viewer(${png} ${k2} --time 3000000)
+  if(NOT rc EQUAL 0 OR NOT EXISTS ${png})
+    message(FATAL_ERROR "pipescope-viewer --screenshot --time failed (exit ${rc})")
+  endif()
+  check_png(${png} --colour D4FF3A:40)
 elseif(MODE STREQUAL "range")
   set(png ${OUT_DIR}/timeline-K2-range.png)
   file(REMOVE ${png})

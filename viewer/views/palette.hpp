@@ -14,6 +14,9 @@ inline constexpr unsigned stage_palette[] = {0x4E79A7, 0xF28E2B, 0x59A14F, 0xB07
                                              0x76B7B2, 0xEDC948, 0xFF9DA7, 0x9C755F, 0x8CD17D};
 inline constexpr int stage_palette_size = sizeof(stage_palette) / sizeof(stage_palette[0]);
 
+// The shared time cursor (DAG replay) where the timeline draws it: a colour no slice or instant uses.
+inline constexpr ImU32 col_time_cursor = rgb(0xD4FF3A);
+
 inline ImU32 key_colour(colour_key k) {
     if (is_stage(k)) return rgb(stage_palette[k % stage_palette_size]);
     switch (k) {

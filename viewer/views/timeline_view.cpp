@@ -102,6 +102,15 @@ void timeline_view::ruler(view_context& ctx, ImVec2 o, float width) {
     std::snprintf(buf, sizeof buf, "view %s", format_duration(vp.width * vp.npp).c_str());
     dl->AddText(ImVec2(o.x + 6, o.y + 18), IM_COL32(120, 120, 130, 255), buf);
     dl->AddLine(ImVec2(o.x, o.y + ruler_h - 0.5f), ImVec2(o.x + label_w + width, o.y + ruler_h - 0.5f), IM_COL32(80, 80, 90, 255));
+    // The shared time cursor (the DAG's replay time): a marker on the ruler, as in Perfetto.
+    if (ctx.state.cursor) {
+        const double px = vp.to_px(*ctx.state.cursor);
+        if (px >= 0 && px <= width) {
+            const float x = x0 + static_cast<float>(px);
+            dl->AddTriangleFilled(ImVec2(x - 6, o.y + ruler_h - 12), ImVec2(x + 6, o.y + ruler_h - 12), ImVec2(x, o.y + ruler_h),
+                                  col_time_cursor);
+        }
+    }
 }
 
 void timeline_view::draw_slices(view_context& ctx, ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y,
@@ -349,7 +358,13 @@ void timeline_view::draw(view_context& ctx) {
 
     const ImVec2 ruler_origin = ImGui::GetCursorScreenPos();
     ruler(ctx, ruler_origin, width);
-    ImGui::Dummy(ImVec2(label_w + width, ruler_h));
+    // A click on the ruler puts the shared time cursor there (the DAG view replays to it).
+    ImGui::InvisibleButton("##ruler", ImVec2(label_w + width, ruler_h));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Click to put the time cursor here (the DAG view replays to it)");
+    if (ImGui::IsItemClicked() && io.MousePos.x >= ruler_origin.x + label_w) {
+        st.cursor = st.vp.to_ns(io.MousePos.x - ruler_origin.x - label_w);
+        st.playing = false;
+    }
 
     ImGui::PushStyleColor(ImGuiCol_ChildBg, col_background);
     ImGui::BeginChild("##tracks", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
@@ -470,6 +485,11 @@ void timeline_view::draw(view_context& ctx) {
     dl->AddLine(ImVec2(x0 - 0.5f, clip_y0), ImVec2(x0 - 0.5f, clip_y1), IM_COL32(90, 90, 100, 255));
 
     draw_flows(ctx, dl, x0, width, clip_y0, clip_y1);
+    if (st.cursor) {
+        const double px = st.vp.to_px(*st.cursor);
+        if (px >= 0 && px <= width)
+            dl->AddLine(ImVec2(x0 + static_cast<float>(px), clip_y0), ImVec2(x0 + static_cast<float>(px), clip_y1), col_time_cursor, 1.5f);
+    }
 
     // Content size for scrolling.
     ImGui::SetCursorScreenPos(ImVec2(x_labels, y_start));
