@@ -182,9 +182,12 @@ std::string run_metadata(const pipescope::scheduler& sched, const run_args& args
           {"lazy_enabling", options.lazy_enabling},
           {"dependency_folding", options.dependency_folding}}},
         {"machine", {{"cpu", machine.cpu}, {"hardware_threads", machine.hardware_threads}, {"kernel", machine.kernel}}}};
-    if (options.policy == "bind-to-stage") {   // its threads per parallel stage and Queue_size, defaults resolved
-        meta["program"]["c"] = options.stage_threads ? options.stage_threads : sched.workers();
-        meta["program"]["queue"] = options.queue_size ? options.queue_size : 20u;
+    if (options.policy == "bind-to-stage") {
+        // Its threads per parallel stage and Queue_size, defaults resolved. It has no throttle: the
+        // queues bound what is in flight, so the DAG gets no throttling edges (no K).
+        meta["program"].erase("K");
+        meta["program"]["c"] = pipescope::effective_stage_threads(options, sched.workers());
+        meta["program"]["queue"] = pipescope::effective_queue_size(options);
     }
     return meta.dump();
 }
@@ -301,11 +304,17 @@ int run_workload(const run_args& args) {
                 report.matches_reference ? "matches the serial reference" : "DIFFERS from the serial reference");
     std::printf("  time      %.4f s   (serial reference %.4f s, ratio %.2f)\n", report.seconds,
                 report.reference_seconds, report.reference_seconds > 0 ? report.seconds / report.reference_seconds : 0.0);
-    std::printf("  pipeline  %llu iterations, peak %llu live of K=%u, %llu suspensions, %llu throttle waits, "
-                "%llu tail swaps\n",
-                (unsigned long long)st.iterations, (unsigned long long)st.peak_live, st.throttle,
-                (unsigned long long)st.suspensions, (unsigned long long)st.throttle_waits,
-                (unsigned long long)st.tail_swaps);
+    if (request.policy == "bind-to-stage")   // its stats count blocking on the queues (docs/runtime.md)
+        std::printf("  pipeline  %llu iterations, peak %llu live, queues of %u; threads blocked %llu times, "
+                    "%llu of them on a full queue\n",
+                    (unsigned long long)st.iterations, (unsigned long long)st.peak_live, st.throttle,
+                    (unsigned long long)st.suspensions, (unsigned long long)st.throttle_waits);
+    else
+        std::printf("  pipeline  %llu iterations, peak %llu live of K=%u, %llu suspensions, %llu throttle waits, "
+                    "%llu tail swaps\n",
+                    (unsigned long long)st.iterations, (unsigned long long)st.peak_live, st.throttle,
+                    (unsigned long long)st.suspensions, (unsigned long long)st.throttle_waits,
+                    (unsigned long long)st.tail_swaps);
     pipescope::worker_counters total;
     for (unsigned i = 0; i < sched.workers(); ++i) {
         const auto c = sched.counters(i);

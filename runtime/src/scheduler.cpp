@@ -18,6 +18,8 @@
 namespace pipescope::detail {
 
 thread_local worker* tls_worker = nullptr;
+thread_local trace::event_buffer* tls_trace_buffer = nullptr;
+thread_local int tls_thread_index = -1;
 
 namespace {
 // Idle back-off: spin with a pause, then yield, then park. A worker in a helping loop (waiting for
@@ -142,6 +144,10 @@ void scheduler_impl::attach_recorder(trace::recorder* r) {
         throw std::invalid_argument("attach_recorder: the recorder has " + std::to_string(r->writers()) +
                                     " buffers for " + std::to_string(size()) + " workers");
     recorder_.store(r, std::memory_order_release);
+    {
+        std::lock_guard lock(thread_buffers_mutex_);
+        free_thread_buffers_.clear();
+    }
     for (unsigned i = 0; i < size(); ++i) workers_[i]->set_trace_buffer(r ? &r->buffer(i) : nullptr);
     // Idle workers record too (idle, park). Before the caller may read or free the old buffers,
     // every worker must have passed a safe point after the switch: wake them all and wait.
@@ -152,6 +158,24 @@ void scheduler_impl::attach_recorder(trace::recorder* r) {
             std::this_thread::yield();
         }
     }
+}
+
+trace::event_buffer* scheduler_impl::acquire_thread_buffer(std::uint64_t role) {
+    trace::recorder* r = recorder_.load(std::memory_order_acquire);
+    if (!r) return nullptr;
+    std::lock_guard lock(thread_buffers_mutex_);
+    if (auto it = free_thread_buffers_.find(role); it != free_thread_buffers_.end()) {
+        trace::event_buffer* b = it->second;
+        free_thread_buffers_.erase(it);
+        return b;
+    }
+    return &r->add_writer();
+}
+
+void scheduler_impl::release_thread_buffer(std::uint64_t role, trace::event_buffer* b) {
+    if (!b) return;
+    std::lock_guard lock(thread_buffers_mutex_);
+    free_thread_buffers_.emplace(role, b);
 }
 
 worker* scheduler_impl::current() const noexcept {
@@ -280,7 +304,7 @@ void scheduler::reset_counters() noexcept {
 void scheduler::attach_recorder(trace::recorder* r) { impl_->attach_recorder(r); }
 
 int this_worker_index() noexcept {
-    return detail::tls_worker ? static_cast<int>(detail::tls_worker->index()) : -1;
+    return detail::tls_worker ? static_cast<int>(detail::tls_worker->index()) : detail::tls_thread_index;
 }
 
 }  // namespace pipescope

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -126,6 +127,15 @@ public:
     bool tracing() const noexcept { return recorder_.load(std::memory_order_acquire) != nullptr; }
     std::uint64_t trace_epoch() const noexcept { return trace_epoch_.load(std::memory_order_acquire); }
 
+    // Trace buffers for recording threads that are not workers (bind-to-stage's stage threads; the
+    // thread sets tls_trace_buffer). Kept per `role` (a number the policy chooses, e.g. stage and
+    // thread), so a buffer — a writer, a thread track in the trace — always records the same role
+    // and its thread_name never changes. A buffer is taken for the life of one thread and given
+    // back; a new writer is added to the recorder only when no free buffer of that role is left.
+    // nullptr when no recorder is attached. attach_recorder forgets them.
+    trace::event_buffer* acquire_thread_buffer(std::uint64_t role);
+    void release_thread_buffer(std::uint64_t role, trace::event_buffer* b);
+
 private:
     struct alignas(64) source_entry {
         std::atomic<idle_work_source*> source{nullptr};
@@ -146,6 +156,8 @@ private:
 
     std::atomic<trace::recorder*> recorder_{nullptr};
     std::atomic<std::uint64_t> trace_epoch_{0};
+    std::mutex thread_buffers_mutex_;
+    std::multimap<std::uint64_t, trace::event_buffer*> free_thread_buffers_;
     std::array<source_entry, 64> sources_;
     std::atomic<int> registered_{0};
 };

@@ -36,6 +36,9 @@ std::uint64_t thread_uuid(unsigned run, unsigned worker) { return run_base(run) 
 std::uint64_t line_uuid(unsigned run, unsigned slot) { return run_base(run) | (0x200000u + slot); }
 std::int64_t pid_of(unsigned run) { return 1000 + static_cast<std::int64_t>(run); }
 std::int64_t tid_of(unsigned run, unsigned worker) { return pid_of(run) * 100 + worker + 1; }
+// Recording threads that are not workers (writers >= run_info::workers, e.g. bind-to-stage's stage
+// threads) get tids of their own range, so no count of them can collide with another run's workers.
+std::int64_t extra_tid_of(unsigned run, unsigned writer) { return pid_of(run) * 100000 + writer + 1; }
 std::uint32_t worker_sequence(unsigned run, unsigned worker) { return (run << 16) | (worker + 1); }
 std::uint32_t run_sequence(unsigned run) { return (run << 16) | 0xFFFFu; }
 
@@ -50,7 +53,7 @@ std::uint64_t flow_id(flow_kind k, unsigned run, std::uint64_t value) {
 
 bool opens_slice(event_kind k) {
     return k == event_kind::node_begin || k == event_kind::idle_begin || k == event_kind::park ||
-           k == event_kind::task_begin;
+           k == event_kind::task_begin || k == event_kind::blocked_begin;
 }
 // The BEGIN kind an END kind closes, or nullopt if `k` is no END.
 std::optional<event_kind> opener_of(event_kind k) {
@@ -59,6 +62,7 @@ std::optional<event_kind> opener_of(event_kind k) {
         case event_kind::idle_end: return event_kind::idle_begin;
         case event_kind::park_end: return event_kind::park;
         case event_kind::task_end: return event_kind::task_begin;
+        case event_kind::blocked_end: return event_kind::blocked_begin;
         default: return std::nullopt;
     }
 }
@@ -108,7 +112,7 @@ public:
         : index_(index), info_(std::move(info)), clock_(std::move(clock)), run_seq_(run_sequence(index), 0) {
         workers_.reserve(info_.workers);
         for (unsigned w = 0; w < info_.workers; ++w)
-            workers_.push_back({track_event_sequence(worker_sequence(index, w), thread_uuid(index, w)), {}, 0});
+            workers_.push_back({track_event_sequence(worker_sequence(index, w), thread_uuid(index, w)), {}, 0, true});
         n_.stolen = names_.id("stolen");
         n_.steal = names_.id("steal");
         n_.idle = names_.id("idle");
@@ -164,15 +168,22 @@ public:
     }
 
     void convert(unsigned worker, const event_record* records, std::size_t count, proto::writer& w) {
-        if (worker >= workers_.size()) {
-            std::string what = "perfetto_writer: records of worker ";
+        if (worker >= max_workers) {
+            std::string what = "perfetto_writer: records of writer ";
             what += std::to_string(worker);
-            what += " in a run of ";
-            what += std::to_string(workers_.size());
-            what += " workers";
+            what += ", at most ";
+            what += std::to_string(max_workers);
+            what += " writers per run";
             throw std::out_of_range(what);
         }
+        // A writer beyond the run's workers is a recording thread that is not a worker (the
+        // recorder's add_writer): its thread track is described at its first record.
+        while (worker >= workers_.size()) {
+            const auto k = static_cast<unsigned>(workers_.size());
+            workers_.push_back({track_event_sequence(worker_sequence(index_, k), thread_uuid(index_, k)), {}, 0, false});
+        }
         worker_state& ws = workers_[worker];
+        if (!ws.described && count > 0) describe_extra_thread(worker, ws, records[0], w);
         for (std::size_t i = 0; i < count; ++i) convert(worker, ws, records[i], w);
         stats_.records += count;
     }
@@ -206,7 +217,34 @@ private:
         track_event_sequence seq;
         std::vector<event_kind> open;   // BEGIN kinds of the slices open on this track, innermost last
         std::uint64_t last_ts;
+        bool described;                 // its thread track descriptor is written
     };
+
+    // The thread track of a writer that is not a worker, named by its first record if that is a
+    // thread_name ("stage 2 · thread 1"; the policy records it first), else "thread w". A writer
+    // always records for one role (scheduler_impl::acquire_thread_buffer), so the name never changes.
+    void describe_extra_thread(unsigned writer, worker_state& ws, const event_record& first, proto::writer& w) {
+        std::string name;
+        if (first.kind == event_kind::thread_name) {
+            name = "stage ";
+            name += std::to_string(first.a);
+            name += " · thread ";
+            name += std::to_string(first.b);
+        } else {
+            name = "thread ";
+            name += std::to_string(writer);
+        }
+        proto::nested packet(w, f::trace_packet);
+        proto::nested td(w, f::track_descriptor);
+        w.uint_field(f::td_uuid, thread_uuid(index_, writer));
+        w.int_field(f::td_sibling_order_rank, writer);
+        proto::nested thd(w, f::td_thread);
+        w.int_field(f::thd_pid, pid_of(index_));
+        w.int_field(f::thd_tid, extra_tid_of(index_, writer));
+        w.bytes_field(f::thd_thread_name, name);
+        ++stats_.packets;
+        ws.described = true;
+    }
 
     void emit(track_event_sequence& seq, const track_event_packet& e, proto::writer& w) {
         seq.write(e, names_, w.buffer());
@@ -305,6 +343,34 @@ private:
         return uuid;
     }
 
+    // bind-to-stage's counter tracks, described on first use: k = 2j "queue j fill" (items in the
+    // queue in front of stage j; its capacity is Queue_size, program.queue in the metadata), k = 2j + 1
+    // "stage j reorder buffer" (uuids run_base | 0x400000 + k).
+    std::uint64_t bts_track(std::uint64_t k, proto::writer& w) {
+        k = std::min<std::uint64_t>(k, 0xFFFFF);
+        if (k >= bts_described_.size()) bts_described_.resize(k + 1, false);
+        const std::uint64_t uuid = run_base(index_) | (0x400000u + k);
+        if (!bts_described_[k]) {
+            std::string name = k % 2 == 0 ? "queue " : "stage ";
+            name += std::to_string(k / 2);
+            name += k % 2 == 0 ? " fill" : " reorder buffer";
+            write_descriptor(w, {uuid, process_uuid(index_), name, {}, false, true});
+            ++stats_.packets;
+            bts_described_[k] = true;
+        }
+        return uuid;
+    }
+
+    std::uint32_t blocked_name(std::uint64_t queue, std::uint32_t why) {
+        const bool full = why == static_cast<std::uint32_t>(blocked_on::full);
+        return names_.keyed((3ull << 62) | (queue << 1) | (full ? 0 : 1), [&] {
+            std::string s = full ? "blocked: queue " : "waiting: queue ";
+            s += std::to_string(queue);
+            s += full ? " full" : " empty";
+            return s;
+        });
+    }
+
     // piper-earliest's "suspended iterations" counter track (uuid run_base | 5), described on first use.
     std::uint64_t suspended_track(proto::writer& w) {
         const std::uint64_t uuid = run_base(index_) | 5;
@@ -330,6 +396,7 @@ private:
     std::vector<worker_state> workers_;
     std::vector<bool> lines_described_;
     std::vector<bool> tbb_described_;   // tbb_track()
+    std::vector<bool> bts_described_;   // bts_track()
     bool suspended_described_ = false;   // piper-earliest: suspended_track()
     std::uint64_t steals_ = 0;
     perfetto_write_stats stats_;
@@ -353,6 +420,9 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
                 break;
             case event_kind::idle_begin: e = at(ts, event_type::slice_begin, n_.idle); break;
             case event_kind::park: e = at(ts, event_type::slice_begin, n_.parked); break;
+            case event_kind::blocked_begin:   // bind-to-stage: the thread blocks on a full / empty queue
+                e = at(ts, event_type::slice_begin, blocked_name(r.a, r.c)).arg(arg_key::stage, r.a);
+                break;
             default: e = at(ts, event_type::slice_begin, n_.task).arg(arg_key::task, r.a); break;
         }
         emit(ws.seq, e, w);
@@ -466,6 +536,13 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
             counter(ws, ts, tbb_track(r.b + 1, w), r.c, w);
             break;
         }
+        case event_kind::queue_put:   // bind-to-stage: the fill of the queue in front of stage b
+        case event_kind::queue_take:
+            counter(ws, ts, bts_track(2 * r.b, w), r.c, w);
+            break;
+        case event_kind::reorder_buffer:   // bind-to-stage: items early for their turn at stage a
+            counter(ws, ts, bts_track(2 * r.a + 1, w), static_cast<std::int64_t>(r.b), w);
+            break;
         case event_kind::suspended_iterations:   // piper-earliest: its suspended list changed
             counter(ws, ts, suspended_track(w), static_cast<std::int64_t>(r.a), w);
             break;
@@ -491,7 +568,7 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
             ws.seq.mark_loss();
             emit(ws.seq, at(ts, event_type::instant, n_.events_lost).arg(arg_key::dropped, r.a), w);
             break;
-        default: break;   // worker_start/stop: nothing to draw
+        default: break;   // worker_start/stop, thread_name (used by describe_extra_thread): nothing to draw
     }
 }
 

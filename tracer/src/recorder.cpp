@@ -13,6 +13,8 @@ std::string_view event_name(event_kind k) noexcept {
         "throttle resume",  "iteration start",  "retire",        "counter",          "dropped events",
         "token acquire",    "token release",    "buffer put",    "buffer take",
         "suspended iterations", "earliest resume",
+        "thread name",      "queue put",        "queue take",    "blocked",          "blocked end",
+        "reorder buffer",
     };
     static_assert(sizeof(names) / sizeof(names[0]) == static_cast<std::size_t>(event_kind::count_));
     const auto i = static_cast<std::size_t>(k);
@@ -38,6 +40,24 @@ recorder::recorder(unsigned writers, std::size_t budget_bytes, std::size_t chunk
 }
 
 recorder::~recorder() = default;
+
+event_buffer& recorder::add_writer() {
+    {
+        std::lock_guard lock(mutex_);
+        for (int k = 0; k < 2; ++k) {
+            auto c = std::make_unique<chunk>();
+            c->records = std::make_unique<event_record[]>(chunk_events_);
+            free_.push_back(c.get());
+            storage_.push_back(std::move(c));
+        }
+        chunk_count_ += 2;
+        free_count_.store(free_.size(), std::memory_order_relaxed);
+    }
+    std::lock_guard lock(buffers_mutex_);
+    const auto w = static_cast<unsigned>(buffers_.size());
+    buffers_.push_back(std::unique_ptr<event_buffer>(new event_buffer(*this, w)));
+    return *buffers_.back();
+}
 
 chunk* recorder::exchange_full(chunk* full) {
     std::lock_guard lock(mutex_);
@@ -95,7 +115,12 @@ std::size_t recorder::drain(const sink_fn& sink) {
 }
 
 std::size_t recorder::flush(const sink_fn& sink) {
-    for (auto& b : buffers_) {
+    std::vector<event_buffer*> buffers;
+    {
+        std::lock_guard lock(buffers_mutex_);
+        for (auto& b : buffers_) buffers.push_back(b.get());
+    }
+    for (event_buffer* b : buffers) {
         if (!b->current_) continue;
         b->current_->used = static_cast<std::size_t>(b->pos_ - b->current_->records.get());
         {
@@ -114,6 +139,7 @@ std::size_t recorder::flush(const sink_fn& sink) {
 
 std::uint64_t recorder::dropped_total() const noexcept {
     std::uint64_t n = 0;
+    std::lock_guard lock(buffers_mutex_);
     for (const auto& b : buffers_) n += b->dropped_total_ + b->dropped_;
     return n;
 }

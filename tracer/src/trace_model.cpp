@@ -751,6 +751,7 @@ private:
                 p = pt.parent;
             }
         }
+        std::vector<std::uint32_t> other_threads;   // thread tracks not named "worker w"
         for (std::size_t i = 0; i < tracks.size(); ++i) {
             track& t = tracks[i];
             if (t.run == no_index) continue;
@@ -761,6 +762,8 @@ private:
                 t.worker = k;
                 if (r.workers.size() <= static_cast<std::size_t>(k)) r.workers.resize(k + 1, no_index);
                 r.workers[k] = static_cast<std::uint32_t>(i);
+            } else if (t.kind == track_kind::thread) {
+                other_threads.push_back(static_cast<std::uint32_t>(i));
             } else if (t.kind == track_kind::other && t.parent != no_index && tracks[t.parent].name == "lines" &&
                        parse_suffix(t.name, "line ", k)) {
                 t.kind = track_kind::line;
@@ -768,6 +771,15 @@ private:
                 if (r.lines.size() <= static_cast<std::size_t>(k)) r.lines.resize(k + 1, no_index);
                 r.lines[k] = static_cast<std::uint32_t>(i);
             }
+        }
+        // Recording threads that are not workers (bind-to-stage's "stage j · thread t") run nodes
+        // too: they count as the run's workers after the "worker w" ones, in tid order.
+        std::stable_sort(other_threads.begin(), other_threads.end(),
+                         [&](auto a, auto b) { return tracks[a].tid < tracks[b].tid; });
+        for (std::uint32_t i : other_threads) {
+            run& r = m_.runs[tracks[i].run];
+            tracks[i].worker = static_cast<int>(r.workers.size());
+            r.workers.push_back(i);
         }
         for (run& r : m_.runs) {
             std::stable_sort(r.tracks.begin(), r.tracks.end(), [&](auto a, auto b) {

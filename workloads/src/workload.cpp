@@ -81,6 +81,9 @@ pipeline_options pipeline_options_from(const run_request& request, param_set& pa
     o.throttle = static_cast<unsigned>(params.take_uint("K", 0, 0, 1u << 20));
     o.lazy_enabling = params.take_bool("lazy", true);
     o.dependency_folding = params.take_bool("folding", true);
+    // bind-to-stage (seed 000 §2.1, §4.1): c threads per parallel stage (0: P), Queue_size (0: 20).
+    o.stage_threads = static_cast<unsigned>(params.take_uint("c", 0, 0, 1024));
+    o.queue_size = static_cast<unsigned>(params.take_uint("queue", 0, 0, 1u << 20));
     return o;
 }
 

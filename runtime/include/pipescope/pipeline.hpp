@@ -44,11 +44,27 @@ struct pipeline_options {
     // be serial_in_order). Iterations may still skip stages. Empty: the structure is decided on
     // the fly, which only the work-stealing policies (piper, serial elision) can run.
     std::vector<stage_kind> declared_stages;
+    // bind-to-stage (seed 000 §2.1, §4.1): c, the threads of each parallel stage (serial stages get
+    // one thread each); 0 means P, the scheduler's worker count. More threads than cores is allowed
+    // (oversubscription). 1..1024.
+    unsigned stage_threads = 0;
+    // bind-to-stage: Queue_size, the capacity of the bounded queue in front of every stage j >= 1;
+    // 0 means 20, PARSEC ferret's default (seed 000 §2.1). 1..2^20.
+    unsigned queue_size = 0;
 };
 
 // The K a loop runs with on `workers` workers: options.throttle, or 4P when that is 0.
 inline unsigned effective_throttle(const pipeline_options& options, unsigned workers) noexcept {
     return options.throttle ? options.throttle : 4 * workers;
+}
+
+// bind-to-stage's c and Queue_size as a loop runs with them (the defaults resolved).
+inline constexpr unsigned default_queue_size = 20;
+inline unsigned effective_stage_threads(const pipeline_options& options, unsigned workers) noexcept {
+    return options.stage_threads ? options.stage_threads : workers;
+}
+inline unsigned effective_queue_size(const pipeline_options& options) noexcept {
+    return options.queue_size ? options.queue_size : default_queue_size;
 }
 
 // What happened, counted by the runtime (cheap, always on).

@@ -50,7 +50,9 @@ private:
     std::unique_ptr<detail::scheduler_impl> impl_;
 };
 
-// Index of the worker running the caller, or -1 on a thread that is not a worker.
+// Index of the worker running the caller, or -1 on a thread that is not a worker. Threads a policy
+// runs besides the workers (bind-to-stage's stage threads) get indices from P up, distinct while
+// they run, so observers can tell them apart.
 int this_worker_index() noexcept;
 
 }  // namespace pipescope

@@ -1,4 +1,5 @@
 // pipe_while: validates the options and hands the loop to the policy that runs it.
+#include "bind_to_stage.hpp"
 #include "piper.hpp"
 #include "piper_earliest.hpp"
 #include "../trace_hooks.hpp"
@@ -80,6 +81,8 @@ constexpr policy_entry policies[] = {
     {"serial", "the serial elision: iterations one after another on the calling thread",
      run_engine<detail::serial_engine>},
     {"tbb", "TBB's construct-and-run pipeline: declared filters, at most N tokens in flight, ordered serial-filter buffers", run_engine<detail::tbb_engine>, true},
+    {"bind-to-stage", "Pthreads bind-to-stage: one OS thread per serial stage, c per parallel stage, bounded queues of Queue_size between stages (oversubscription allowed)",
+     run_engine<detail::bind_to_stage_engine>, true},
 };
 
 }  // namespace

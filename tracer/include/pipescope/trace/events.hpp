@@ -43,6 +43,14 @@ enum class event_kind : std::uint8_t {
     // The piper-earliest policy (seed 003 §4): its suspended list, and where it resumed from.
     suspended_iterations, // suspended iterations (after the change)    -                      -
     earliest_resume,     // iteration            suspended iterations   earliest_point         slot
+    // The bind-to-stage policy (seed 000 §2.1, §3.1): stage threads that are not scheduler workers,
+    // bounded queues between stages, reorder buffers of serial_in_order stages.
+    thread_name,         // stage                thread in the stage    stage_kind             -
+    queue_put,           // iteration            queue (= its stage j)  fill after the put     -
+    queue_take,          // iteration            queue (= its stage j)  fill after the take    -
+    blocked_begin,       // queue (= stage j)    -                      blocked_on             -
+    blocked_end,         // queue (= stage j)    -                      blocked_on             -
+    reorder_buffer,      // stage                items in its reorder buffer (after the change) -
     count_               // number of kinds
 };
 
@@ -53,6 +61,9 @@ inline constexpr std::uint32_t node_resumed = 2;
 // The stage operand of iteration_suspend/resume for the implicit final stage (waiting to retire).
 inline constexpr std::uint32_t final_stage_operand = 0xFFFFFFFFu;
 // earliest_resume's c: at which of seed 003's three points the earliest suspended iteration was resumed.
+// blocked_begin/end's c: the thread waits because the queue it pushes to is full, or the one it
+// takes from is empty (bind-to-stage; the thread really blocks on a condition variable).
+enum class blocked_on : std::uint32_t { full = 0, empty = 1 };
 enum class earliest_point : std::uint32_t { retire = 0, suspend = 1, steal_found_nothing = 2 };
 
 std::string_view event_name(event_kind k) noexcept;

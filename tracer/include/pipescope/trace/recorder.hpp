@@ -81,8 +81,18 @@ public:
     recorder(const recorder&) = delete;
     recorder& operator=(const recorder&) = delete;
 
-    event_buffer& buffer(unsigned writer) noexcept { return *buffers_[writer]; }
-    unsigned writers() const noexcept { return static_cast<unsigned>(buffers_.size()); }
+    event_buffer& buffer(unsigned writer) noexcept {
+        std::lock_guard lock(buffers_mutex_);
+        return *buffers_[writer];
+    }
+    unsigned writers() const noexcept {
+        std::lock_guard lock(buffers_mutex_);
+        return static_cast<unsigned>(buffers_.size());
+    }
+    // One more writer (a recording thread that is not a scheduler worker, e.g. a bind-to-stage
+    // stage thread), with two more chunks in the pool; returns its buffer (writer index = the old
+    // writers()). Safe while other writers record and the consumer drains; buffers are never removed.
+    event_buffer& add_writer();
 
     // Consumer side. Calls `sink` for every full chunk (in the order they filled), then returns
     // the chunks to the pool. Safe while writers record.
@@ -107,7 +117,8 @@ private:
     std::size_t chunk_events_;
     std::size_t chunk_count_;
     std::vector<std::unique_ptr<chunk>> storage_;
-    std::vector<std::unique_ptr<event_buffer>> buffers_;
+    std::vector<std::unique_ptr<event_buffer>> buffers_;   // guarded by buffers_mutex_ (add_writer)
+    mutable std::mutex buffers_mutex_;
     std::mutex mutex_;
     std::vector<chunk*> free_;
     std::atomic<std::size_t> free_count_{0};   // free_.size(), readable without the lock

@@ -154,7 +154,8 @@ struct run {
     bool metadata_valid = false;        // it parsed as a JSON object
     std::string workload, policy, program_kind;
     std::vector<stage_info> stages;     // program.stages
-    std::vector<std::uint32_t> workers; // thread tracks "worker w", indexed by w (no_index if missing)
+    std::vector<std::uint32_t> workers; // thread tracks "worker w", indexed by w (no_index if missing), then the
+                                        // run's other thread tracks (bind-to-stage's stage threads) in tid order
     std::vector<std::uint32_t> lines;   // "line k" tracks, by k (no_index if missing)
     std::vector<std::uint32_t> tracks;  // every track of the run (the process track first)
     pipeline_dag dag;
