@@ -557,6 +557,14 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
                  w);   // the counter track got its sample from the claim's suspended_iterations record
             break;
         }
+        case event_kind::stage_exception:   // a stage threw: the loop stops, the exception reaches the caller
+            emit(ws.seq,
+                 at(ts, event_type::instant, names_.id("exception in a stage")).arg(arg_key::iteration, r.a).arg(arg_key::stage, r.b),
+                 w);
+            break;
+        case event_kind::loop_cancelled:   // the caller's stop_token asked the loop to stop
+            emit(ws.seq, at(ts, event_type::instant, names_.id("cancelled")).arg(arg_key::live, r.a), w);
+            break;
         case event_kind::dropped:
             // What was open may never see its end: close it here, and restart the sequence's
             // incremental state with previous_packet_dropped on the marker.

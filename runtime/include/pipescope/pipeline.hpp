@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <utility>
 #include <functional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,11 @@ struct pipeline_options {
     // bind-to-stage: Queue_size, the capacity of the bounded queue in front of every stage j >= 1;
     // 0 means 20, PARSEC ferret's default (seed 000 §2.1). 1..2^20.
     unsigned queue_size = 0;
+    // Cancellation from outside (any thread: request_stop() on the source): no iteration starts
+    // after the request, the ones in flight unwind at their next stage boundary, and pipe_while
+    // returns with pipeline_stats::cancelled set (an exception from a stage still wins: it is
+    // rethrown). A token that can never stop (the default) costs nothing.
+    std::stop_token cancel;
 };
 
 // The K a loop runs with on `workers` workers: options.throttle, or 4P when that is 0.
@@ -75,6 +81,7 @@ struct pipeline_stats {
     std::uint64_t throttle_waits = 0;   // times the loop waited for an iteration to retire
     std::uint64_t tail_swaps = 0;
     unsigned throttle = 0;              // K actually used
+    bool cancelled = false;             // pipeline_options::cancel stopped the loop early
 };
 
 // Hooks a test or tool installs to watch a loop (Taskflow-style observer: no cost when absent).
@@ -250,7 +257,7 @@ public:
             } catch (const detail::pipeline_cancelled&) {
                 // the loop is stopping; unwinding this iteration was the point
             } catch (...) {
-                it->engine()->record_exception(std::current_exception());
+                it->engine()->stage_threw(*it, std::current_exception());
             }
         }
         static void* operator new(std::size_t size) { return detail::frame_allocate(size); }

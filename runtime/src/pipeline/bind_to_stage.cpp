@@ -185,7 +185,7 @@ void bind_to_stage_engine::trace_blocked(bool begin, std::uint64_t queue, trace:
 
 // Stage 0, the input stage: one thread evaluates the condition and runs stage 0 of item after item.
 void bind_to_stage_engine::input_thread() {
-    while (!stopping.load(std::memory_order_acquire) && loop_goes_on(condition_)) {
+    while (loop_goes_on(condition_)) {
         auto* r = new item;   // an allocation failure ends the loop like any exception
         const std::uint64_t i = created_;
         r->it.reset({this, &r->sync, nullptr, i, observer_, false, false, traced_, true});
@@ -376,8 +376,10 @@ void bind_to_stage_engine::complete(item* r) {
     std::vector<item*> done;
     {
         std::lock_guard lock(retire_mutex_);
+        // Also while stopping: iterations that finished still retire in order, as under every
+        // policy; one that never finishes (left in a queue) ends the chain, and the destructor
+        // cleans up the rest of window_.
         r->retirable = true;
-        if (stopping.load(std::memory_order_acquire)) return;   // left in window_: cleaned up by the destructor
         const std::uint64_t base = retired.load(std::memory_order_relaxed);
         if (r->it.index() != base) {
             const std::uint64_t now = trace_now();

@@ -6,7 +6,9 @@
 #include "serial.hpp"
 #include "tbb_tokens.hpp"
 
+#include <optional>
 #include <stdexcept>
+#include <stop_token>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -39,7 +41,26 @@ void pipeline_engine::notify_node_begin(iteration& it, bool waited) noexcept {
     it.set_boundary_ticks(0);
 }
 
+void pipeline_engine::stage_threw(iteration& it, std::exception_ptr e) noexcept {
+    trace_event(trace::event_kind::stage_exception, it.index(), it.current_stage());
+    record_exception(std::move(e));
+}
+
+void pipeline_engine::cancel() noexcept {
+    cancelled.store(true, std::memory_order_release);
+    record_exception(nullptr);
+}
+
+bool pipeline_engine::control_stops() noexcept {
+    if (!stopping.load(std::memory_order_acquire)) return false;
+    // A cancellation is marked once, where the loop's control first sees it.
+    if (cancelled.load(std::memory_order_acquire) && !cancel_traced_.exchange(true, std::memory_order_acq_rel))
+        trace_event(trace::event_kind::loop_cancelled);
+    return true;
+}
+
 bool pipeline_engine::loop_goes_on(const std::function<bool()>& condition) noexcept {
+    if (control_stops()) return false;
     bool more = false;
     try {
         more = condition();
@@ -61,15 +82,32 @@ struct policy_entry {
     bool needs_declared_stages = false;   // construct-and-run (pipeline_options::declared_stages)
 };
 
+// Forwards a stop request on pipeline_options::cancel to the engine (on the requesting thread).
+struct cancel_engine {
+    detail::pipeline_engine* engine;
+    void operator()() const noexcept { engine->cancel(); }
+};
+
+template <class Engine>
+pipeline_stats run_with_cancel(Engine& engine, const pipeline_options& o) {
+    // Declared after the engine, destroyed before it: ~stop_callback waits for a callback that is
+    // running on another thread, so the engine outlives every cancel().
+    std::optional<std::stop_callback<cancel_engine>> on_cancel;
+    if (o.cancel.stop_possible()) on_cancel.emplace(o.cancel, cancel_engine{&engine});
+    pipeline_stats st = engine.run();
+    st.cancelled = engine.cancelled.load(std::memory_order_acquire);
+    return st;
+}
+
 template <class Engine>
 pipeline_stats run_engine(scheduler& s, const pipe_condition& c, const pipe_body& b, const pipeline_options& o) {
     if constexpr (std::is_constructible_v<Engine, scheduler&, const pipe_condition&, const pipe_body&,
                                           const pipeline_options&>) {
         Engine engine(s, c, b, o);
-        return engine.run();
+        return run_with_cancel(engine, o);
     } else {
         Engine engine(c, b, o);
-        return engine.run();
+        return run_with_cancel(engine, o);
     }
 }
 

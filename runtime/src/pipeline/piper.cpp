@@ -55,7 +55,7 @@ void piper_engine::record_exception(std::exception_ptr e) noexcept {
 // The control frame: throttle, evaluate the loop condition (part of serial stage 0), start the
 // next iteration. Its continuation is pushed again when that iteration leaves stage 0.
 void piper_engine::control_step() noexcept {
-    if (stopping.load(std::memory_order_acquire)) {
+    if (control_stops()) {
         outstanding_.arrive();
         return;
     }

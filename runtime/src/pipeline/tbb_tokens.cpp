@@ -100,7 +100,7 @@ bool tbb_engine::wait_for_token() noexcept {
 
 // Fig. 5(b), first entry: run the input filter (the loop condition and stage 0) for a new item.
 void tbb_engine::input_step() noexcept {
-    if (stopping.load(std::memory_order_acquire)) {
+    if (control_stops()) {
         outstanding_.arrive();
         return;
     }

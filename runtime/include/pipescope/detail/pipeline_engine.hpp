@@ -69,12 +69,25 @@ public:
     // Stage 0's loop condition, evaluated by the loop's control: true when another iteration starts.
     // An exception it throws is recorded (and stops the loop) like one from a stage.
     bool loop_goes_on(const std::function<bool()>& condition) noexcept;
+    // The loop's control asks whether the loop is stopping (an exception or a cancellation): then
+    // it starts nothing more. Marks a cancellation in the trace, once.
+    bool control_stops() noexcept;
 
-    std::atomic<bool> stopping{false};        // an exception was recorded: unwind, start nothing
+    // A stage of iteration `it` threw: traced where it happened, then recorded (the loop stops).
+    void stage_threw(iteration& it, std::exception_ptr e) noexcept;
+    // pipeline_options::cancel was requested (from any thread): stop as an exception would, with
+    // nothing to rethrow. Engines see it as record_exception(nullptr).
+    void cancel() noexcept;
+
+    std::atomic<bool> stopping{false};        // an exception was recorded or the loop was cancelled
+    std::atomic<bool> cancelled{false};       // cancel() was called
     std::atomic<std::uint64_t> retired{0};    // iterations [0, retired) have retired
 
 protected:
     ~pipeline_engine() = default;
+
+private:
+    std::atomic<bool> cancel_traced_{false};
 };
 
 }  // namespace pipescope::detail

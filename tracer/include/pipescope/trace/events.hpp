@@ -51,6 +51,9 @@ enum class event_kind : std::uint8_t {
     blocked_begin,       // queue (= stage j)    -                      blocked_on             -
     blocked_end,         // queue (= stage j)    -                      blocked_on             -
     reorder_buffer,      // stage                items in its reorder buffer (after the change) -
+    // Every policy: how a loop stopped early (seed-independent; docs/runtime.md, "Errors").
+    stage_exception,     // iteration            stage                  -                      -
+    loop_cancelled,      // iterations started   -                      -                      -
     count_               // number of kinds
 };
 
