@@ -18,3 +18,12 @@ int list_command(const std::vector<std::string>& args);
 // success, 1 if the archive is corrupt (the message names the byte offset) or a file cannot be read
 // or written, 2 on a usage error.
 int dedup_restore_command(const std::vector<std::string>& args);
+
+// pipescope stats <trace.pftrace>... [--run NAME] [--json]
+// The analysis of each run (docs/analysis.md). Exit 1 if a file cannot be read or --run names no
+// run (the message lists the runs), 2 on a usage error.
+int stats_command(const std::vector<std::string>& args);
+
+// pipescope compare <a.pftrace> <b.pftrace>... [--json]
+// The runs side by side with ratios against the first. Exit 1 if a file cannot be read.
+int compare_command(const std::vector<std::string>& args);

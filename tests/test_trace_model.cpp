@@ -3,7 +3,7 @@
 // pipescope traces whose DAG is known exactly.
 #include <pipescope/trace/trace_model.hpp>
 
-#include "support/trace_builder.hpp"
+#include "support/pipescope_run_builder.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -23,42 +23,7 @@ using pipescope::test::trace_builder;
 namespace {
 
 // A pipescope run in the writer's layout (DESIGN.md "Events and the Perfetto layout").
-struct run_builder {
-    trace_builder& b;
-    std::uint64_t base;   // uuids: base | kind
-    std::int64_t pid;
-    unsigned workers;
-
-    std::uint64_t process() const { return base | 1; }
-    std::uint64_t counter() const { return base | 2; }
-    std::uint64_t worker(unsigned w) const { return base | (0x100000u + w); }
-    std::uint64_t lines() const { return base | 3; }
-    std::uint64_t line(unsigned k) const { return base | (0x200000u + k); }
-    std::uint64_t control() const { return base | 4; }
-
-    void describe(const std::string& name, const std::string& metadata, unsigned line_count = 2) {
-        b.process(process(), pid, name);
-        for (unsigned w = 0; w < workers; ++w) b.thread(worker(w), pid, pid * 100 + w + 1, "worker " + std::to_string(w));
-        b.custom(lines(), process(), "lines");
-        for (unsigned k = 0; k < line_count; ++k) b.custom(line(k), lines(), "line " + std::to_string(k));
-        b.custom(control(), lines(), "control");
-        b.counter_track(counter(), process(), "live iterations");
-        trace_builder::event e;
-        e.ts = 1;
-        e.seq = 1000 + pid;
-        e.type = trace_builder::instant;
-        e.track = process();
-        e.name = "run";
-        e.str_args = {{"name", name}, {"metadata", metadata}};
-        e.uint_args = {{"workers", workers}};
-        b.add(e);
-    }
-    void node(unsigned w, std::uint64_t i, std::uint64_t j, std::uint64_t start, std::uint64_t end, bool waited = false) {
-        b.slice_begin(start, worker(w), "stage " + std::to_string(j), {{"iteration", i}, {"stage", j}, {"waited", waited}},
-                      pid * 10 + w);
-        b.slice_end(end, worker(w), pid * 10 + w);
-    }
-};
+using run_builder = pipescope::test::pipescope_run_builder;
 
 std::string metadata(unsigned K) {
     return R"({"workload":"pipe-fib","policy":"piper","workers":2,"params":{},"program":{"kind":"pipeline","K":)" +
@@ -81,7 +46,7 @@ std::set<edge_t> edges_of(const pipeline_dag& d) {
 TEST_CASE("trace model: a hand-built pipescope run gives exactly its DAG", "[trace][model][dag]") {
     trace_builder b;
     run_builder r{b, std::uint64_t{1} << 32, 1000, 2};
-    r.describe("pipe-fib · piper · P=2", metadata(2));
+    r.describe("pipe-fib · piper · P=2", metadata(2), 2, 1);
     // Iteration 0: stages 0, 1, 2. Iteration 1: 0, 2 (stage 1 is a null node), waits at 2.
     // Iteration 2: 0, 1 (waited), 2 (waited). Iteration 3: 0, 1 (waited), 2.
     r.node(0, 0, 0, 10, 20);
@@ -261,7 +226,7 @@ TEST_CASE("trace model: interned names, categories and several sequences", "[tra
 TEST_CASE("trace model: truncated at every byte: a decode error or a partial model", "[trace][model][errors]") {
     trace_builder b;
     run_builder r{b, std::uint64_t{1} << 32, 1000, 1};
-    r.describe("w · p · P=1", metadata(4), 1);
+    r.describe("w · p · P=1", metadata(4), 1, 1);
     r.node(0, 0, 0, 10, 20);
     r.node(0, 0, 1, 20, 30, true);
     const std::string good = b.str();
@@ -295,7 +260,7 @@ TEST_CASE("trace model: reading speed", "[.bench]") {
     const std::uint64_t iterations = 1'000'000;   // 3 stages: 6 M node events + instants
     trace_builder b;
     run_builder r{b, std::uint64_t{1} << 32, 1000, workers};
-    r.describe("bench · piper · P=4", metadata(16));
+    r.describe("bench · piper · P=4", metadata(16), 2, 1);
     b.bytes.reserve(600u << 20);
     // The writer's form: interned names and annotation names per sequence.
     std::vector<std::vector<std::uint8_t>> seqs(workers);

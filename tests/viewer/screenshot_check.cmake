@@ -7,6 +7,8 @@
 #                  stage-coloured worker rows per run, and the table (its header colour).
 #   MODE=breakdown: the K=2 example in the breakdown view: the category colours (work, scheduler,
 #                  stealing, idle, stall, parked) over large areas.
+#   MODE=explain:  both pipe-fib-256 examples in the explain view: one verdict marker in the throttle
+#                  verdict's red (K = 2), one in the steal-heavy verdict's amber (K = 8).
 #   MODE=dag:      the DAG view: a small pipe-fib recorded by the CLI has exactly one box per node
 #                  (counted in the state colours, mid-run and after the end), and the K=2 example
 #                  zoomed out (level of detail) is all done after the end.
@@ -61,6 +63,16 @@ elseif(MODE STREQUAL "range")
     message(FATAL_ERROR "pipescope-viewer --screenshot --range failed (exit ${rc})")
   endif()
   check_png(${png} --min-colours 100 --stage-colours 2:1500)
+elseif(MODE STREQUAL "explain")
+  # The explain view on both pipe-fib-256 examples: K = 2 gets the throttle verdict (red marker,
+  # severity >= 0.5), K = 8 the steal-heavy one (amber marker).
+  set(png ${OUT_DIR}/explain.png)
+  file(REMOVE ${png})
+  run_viewer(${png} ${TRACES}/pipe-fib-256-piper.pftrace ${k2} --view explain)
+  if(NOT rc EQUAL 0 OR NOT EXISTS ${png})
+    message(FATAL_ERROR "pipescope-viewer --view explain failed (exit ${rc})")
+  endif()
+  check_png(${png} --min-colours 20 --colour E05050:30 --colour E0A040:30)
 elseif(MODE STREQUAL "compare")
   set(png ${OUT_DIR}/compare.png)
   file(REMOVE ${png})

@@ -1,5 +1,5 @@
 // Time breakdown: for each run, one stacked horizontal bar per worker and one for the total —
-// work, scheduler, stealing, idle, stall, parked (model/breakdown.hpp defines them) — with
+// work, queue, scheduler, stealing, idle, stall, parked (analysis/breakdown.hpp defines them) — with
 // percentages in the bars and a table of absolute times below (as DANBI's Fig. 4, the
 // Cheetah-Piper report's Figs. 8-10, GRAMPS' Fig. 5).
 #include "palette.hpp"
@@ -19,7 +19,7 @@ constexpr float label_w = 96, right_w = 150, bar_h = 22, total_h = 26, header_h 
 
 // Category colours: idle and parked as in the timeline, stealing as the steal instants, stall
 // black as in DANBI's figures, untraced a hatched slate.
-constexpr unsigned category_rgb[time_category_count] = {0x4C9F70, 0x9C7FD0, 0x5FD3F3, 0xC8C8C8, 0x000000, 0x5E5E5E, 0x363B47};
+constexpr unsigned category_rgb[time_category_count] = {0x4C9F70, 0xE0A040, 0x9C7FD0, 0x5FD3F3, 0xC8C8C8, 0x000000, 0x5E5E5E, 0x363B47};
 constexpr int untraced_cat = static_cast<int>(time_category::untraced);
 
 // Diagonal hatching inside [a, b] (the untraced category): a few lines per segment, clipped.
@@ -172,8 +172,6 @@ void breakdown_view::draw(view_context& ctx) {
         ImGui::SetTooltip("Off: every bar is 100 %% of its time.\nOn: worker bars are as long as their run's makespan and total "
                           "bars as long as workers x makespan, on one scale for all runs (aggregate time, as in the "
                           "Cheetah-Piper report).");
-    ImGui::SameLine(0, 30);
-    ImGui::TextDisabled("(provisional: the analysis library will compute the official breakdown)");
 
     ImGui::BeginChild("##breakdown_runs", ImVec2(0, 0), false);
     const float avail = ImGui::GetContentRegionAvail().x;

@@ -1,0 +1,51 @@
+// What the analysis reads from a run's metadata JSON (docs/tracing.md, "Metadata"), tolerantly:
+// every field is optional, and fields that later policies may add are looked for too.
+#pragma once
+
+#include <pipescope/analysis/scope.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pipescope::analysis {
+
+struct stage_meta {
+    // The stage number: parsed from the name ("stage 5 · output" -> 5, "stage 2^40 + 1 · write"
+    // -> 2^40 + 1), else the entry's "index". An entry named "stage j ≥ 1 · …" describes every
+    // stage from 1 on that no other entry names (all_from).
+    std::uint64_t index = 0;
+    bool all_from = false;
+    std::string name, kind;                 // kind: "serial", "parallel", "serial_in_order", ...
+    std::optional<double> threads;          // threads bound to the stage (bind-to-stage), if recorded
+    std::optional<double> queue_capacity;   // capacity of the stage's input queue, if recorded
+};
+
+struct run_meta {
+    std::string workload, policy, size;
+    std::uint64_t workers = 0;              // metadata "workers", else the run's declared workers, else its worker tracks
+    std::uint64_t K = 0;                    // program.K: throttle (piper) or tokens N (tbb); 0 = unknown
+    std::vector<stage_meta> stages;
+    std::map<std::string, std::string> params;   // "params": ["K=2", "c=3", ...] (or an object)
+    // Queue capacity of all queues: program.queue_capacity, else the `queue` parameter (> 0), else
+    // 20 under bind-to-stage (its default).
+    std::optional<double> queue_capacity;
+    // Threads per parallel stage under bind-to-stage: the `c` parameter (> 0), else P (its default).
+    std::optional<double> threads_per_parallel_stage;
+    // The serial reference's time, if recorded (reference_seconds, serial_seconds or T_S at the top
+    // level or in a "reference" object): the observed speedup is taken against it.
+    std::optional<double> reference_seconds;
+};
+
+run_meta read_meta(const run_scope& scope);
+
+// The entry describing stage j, or nullptr.
+const stage_meta* find_stage(const run_meta& meta, std::uint64_t j);
+
+// Whether a stage kind is serial: "serial", "serial_in_order", "serial_out_of_order", ..., and
+// "stage_wait" (serial through a cross edge to iteration i-1).
+bool is_serial_kind(const std::string& kind);
+
+}  // namespace pipescope::analysis

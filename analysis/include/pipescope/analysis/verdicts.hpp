@@ -1,0 +1,56 @@
+// Verdicts: rules that name what limited a run, in plain words, with the evidence and a
+// suggestion, each citing a place in the trace (time range, worker, stage, iteration) so the
+// viewer can go there. The rules and their thresholds are in docs/analysis.md ("Verdicts").
+#pragma once
+
+#include <pipescope/analysis/breakdown.hpp>
+#include <pipescope/analysis/dag_bounds.hpp>
+#include <pipescope/analysis/queueing.hpp>
+#include <pipescope/analysis/stages.hpp>
+
+#include <string>
+#include <vector>
+
+namespace pipescope::analysis {
+
+// Thresholds (fractions of the run unless said otherwise).
+namespace threshold {
+// A serial stage busy this much of the run is the bottleneck: in the queueing model its
+// utilisation ρ = λ·Tser is then near 1 (seed 000 eq. 1) and the pipeline cannot go faster than it.
+inline constexpr double serial_busy = 0.75;
+// Throttling matters when it stretches the span by this factor (seed 001 §11: T∞ = T̂∞ + q(W - KS))
+// and the throttled DAG's parallelism is below parallel_slack · P.
+inline constexpr double throttle_span_ratio = 1.2;
+// A work-stealing scheduler reaches near-linear speedup only when parallelism exceeds P with some
+// slack (T_P ≤ T1/P + O(T∞), seed 001 §7); below slack · P the span shows in the running time.
+inline constexpr double parallel_slack = 2.0;
+// Share of all worker time that makes stalls / idling / sleeping / scheduling worth a verdict: at
+// these levels the category costs more than a fifth (a quarter, a seventh) of the machine,
+// comparable to the overheads the seeds single out (002 Fig. 4: stall 19-25 % under random work
+// stealing; 004 Fig. 5: schedulers under 2 %).
+inline constexpr double stall = 0.20;
+inline constexpr double idle = 0.25;
+inline constexpr double parked = 0.25;
+inline constexpr double scheduler = 0.15;
+// Workers that worked this much of their time ran at T_P ≈ T1/P: the span (and so the throttle)
+// did not limit the run, whatever T1/T∞ says.
+inline constexpr double busy_enough = 0.90;
+// "Balanced": workers worked at least this much of their time.
+inline constexpr double balanced_work = 0.75;
+}  // namespace threshold
+
+struct verdict {
+    std::string rule;        // stable id: serial_bottleneck, throttle_limited, low_parallelism,
+                             // stall_heavy, steal_heavy, parked_heavy, scheduler_heavy, balanced, no_single_limit,
+                             // blocked_heavy, input_starved, events_lost (a caution, listed first)
+    bool limiting = true;    // false for balanced / no_single_limit
+    double severity = 0;     // for ordering: the fraction of the run (or machine) it concerns
+    std::string text;        // the finding, with its evidence, in plain words
+    std::string suggestion;
+    place where;             // what it cites
+};
+
+std::vector<verdict> compute_verdicts(const run_scope& scope, const run_meta& meta, const run_breakdown& breakdown,
+                                      const run_stats& stats, const dag_bounds& dag, const queueing_bounds& queueing);
+
+}  // namespace pipescope::analysis

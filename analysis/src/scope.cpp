@@ -1,0 +1,103 @@
+// Run scopes and slice-name classification (scope.hpp).
+#include <pipescope/analysis/scope.hpp>
+
+#include <algorithm>
+#include <charconv>
+
+namespace pipescope::analysis {
+
+void time_span(const tm::trace_model& m, const std::vector<std::uint32_t>& tracks, std::uint64_t& start, std::uint64_t& end) {
+    std::uint64_t lo = ~std::uint64_t{0}, hi = 0;
+    for (auto ti : tracks) {
+        const tm::track& t = m.tracks[ti];
+        if (!t.slices.empty()) {
+            lo = std::min(lo, t.slices.front().begin);
+            for (const auto& s : t.slices) hi = std::max(hi, s.end);
+        }
+        if (!t.instants.empty()) lo = std::min(lo, t.instants.front().ts), hi = std::max(hi, t.instants.back().ts);
+        if (!t.counters.empty()) lo = std::min(lo, t.counters.front().ts), hi = std::max(hi, t.counters.back().ts);
+    }
+    if (lo > hi) lo = hi = 0;
+    start = lo;
+    end = hi;
+}
+
+run_scope scope_of(const tm::trace_model& m, std::uint32_t ri) {
+    const tm::run& r = m.runs.at(ri);
+    run_scope s;
+    s.model = &m;
+    s.run = ri;
+    s.title = r.name.empty() ? m.tracks[r.track].name : r.name;
+    for (auto w : r.workers)
+        if (w != tm::no_index) s.workers.push_back(w);
+    for (auto l : r.lines)
+        if (l != tm::no_index) s.lines.push_back(l);
+    for (auto ti : r.tracks) {
+        const tm::track& t = m.tracks[ti];
+        if (t.worker >= 0 || t.kind == tm::track_kind::line) continue;
+        if (t.parent != tm::no_index && m.tracks[t.parent].name == "lines") s.lines.push_back(ti);
+        else if (t.kind == tm::track_kind::counter || !t.counters.empty()) s.counters.push_back(ti);
+    }
+    time_span(m, r.tracks, s.start, s.end);
+    return s;
+}
+
+std::vector<run_scope> scopes_of(const tm::trace_model& m) {
+    std::vector<run_scope> out;
+    for (std::uint32_t ri = 0; ri < m.runs.size(); ++ri) out.push_back(scope_of(m, ri));
+    if (!out.empty()) return out;
+    run_scope s;
+    s.model = &m;
+    s.title = "whole trace";
+    std::vector<std::uint32_t> all;
+    for (std::uint32_t ti = 0; ti < m.tracks.size(); ++ti) {
+        const tm::track& t = m.tracks[ti];
+        if (t.slices.empty() && t.instants.empty() && t.counters.empty()) continue;
+        all.push_back(ti);
+        if (t.kind == tm::track_kind::thread) s.workers.push_back(ti);
+        else if (t.kind == tm::track_kind::counter || !t.counters.empty()) s.counters.push_back(ti);
+    }
+    time_span(m, all, s.start, s.end);
+    out.push_back(std::move(s));
+    return out;
+}
+
+slice_kind classify_slice(std::string_view n) {
+    auto starts = [&](std::string_view p) { return n.substr(0, p.size()) == p; };
+    if (starts("stage ") && stage_of_name(n) >= 0) return slice_kind::node;
+    if (n == "task") return slice_kind::task;
+    if (n == "idle") return slice_kind::idle;
+    if (n == "parked") return slice_kind::parked;
+    if (starts("blocked")) return slice_kind::blocked;
+    if (starts("queue") || starts("push") || starts("pop") || starts("put") || starts("take") || starts("reserve") ||
+        starts("commit"))
+        return slice_kind::queue;
+    if (n == "running") return slice_kind::running;
+    if (starts("waiting")) return slice_kind::waiting;
+    if (n == "throttled") return slice_kind::throttled;
+    return slice_kind::other;
+}
+
+std::vector<slice_kind> classify_strings(const tm::trace_model& m) {
+    std::vector<slice_kind> k(m.strings.size());
+    for (std::size_t i = 0; i < m.strings.size(); ++i) k[i] = classify_slice(m.strings[i]);
+    return k;
+}
+
+long stage_of_name(std::string_view n) {
+    const auto p = n.find("stage ");
+    if (p == std::string_view::npos) return -1;
+    unsigned long v = 0;
+    const char* b = n.data() + p + 6;
+    const auto r = std::from_chars(b, n.data() + n.size(), v);
+    if (r.ec != std::errc{} || r.ptr == b) return -1;
+    return static_cast<long>(v);
+}
+
+tm::string_id find_string(const tm::trace_model& m, std::string_view s) {
+    for (std::size_t i = 0; i < m.strings.size(); ++i)
+        if (m.strings[i] == s) return static_cast<tm::string_id>(i);
+    return tm::no_index;
+}
+
+}  // namespace pipescope::analysis

@@ -1,0 +1,229 @@
+// Per-stage and per-run counts (stages.hpp).
+#include <pipescope/analysis/stages.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <cstdlib>
+#include <set>
+#include <tuple>
+
+namespace pipescope::analysis {
+
+service_stats summarize(std::vector<std::uint64_t> d) {
+    service_stats s;
+    s.count = d.size();
+    if (d.empty()) return s;
+    std::sort(d.begin(), d.end());
+    for (auto v : d) s.total += v;
+    s.mean = static_cast<double>(s.total) / static_cast<double>(d.size());
+    auto rank = [&](double q) {
+        auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(d.size())));
+        return d[std::clamp<std::size_t>(k, 1, d.size()) - 1];
+    };
+    s.p50 = rank(0.50);
+    s.p95 = rank(0.95);
+    s.max = d.back();
+    return s;
+}
+
+namespace {
+
+// A number after `key` in `name` ("… of 8", "… / 8", "… capacity 8"), if any.
+std::optional<double> number_after(const std::string& name, std::string_view key) {
+    const auto p = name.rfind(key);
+    if (p == std::string::npos) return std::nullopt;
+    std::size_t b = p + key.size();
+    while (b < name.size() && name[b] == ' ') ++b;
+    double v = 0;
+    const auto r = std::from_chars(name.data() + b, name.data() + name.size(), v);
+    if (r.ec != std::errc{} || r.ptr == name.data() + b || v <= 0) return std::nullopt;
+    return v;
+}
+
+struct node_rec {
+    std::uint64_t begin, end;
+    int worker;
+    long long iteration;
+    std::uint32_t track;
+};
+
+}  // namespace
+
+run_stats compute_stats(const run_scope& r, const run_meta& meta) {
+    const tm::trace_model& m = *r.model;
+    const auto kinds = classify_strings(m);
+    run_stats out;
+    const tm::string_id waited_id = find_string(m, "waited"), victim_id = find_string(m, "victim"),
+                        failed_id = find_string(m, "failed_steals"), steal_id = find_string(m, "steal"),
+                        suspend_id = find_string(m, "suspend"), resume_id = find_string(m, "resume"),
+                        woken_id = find_string(m, "woken"), throttled_id = find_string(m, "throttled"),
+                        lost_id = find_string(m, "events lost");
+
+    // Nodes by stage.
+    std::map<std::uint64_t, std::vector<node_rec>> by_stage;
+    std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> waited;   // stage -> (waited nodes, nodes)
+    std::set<long long> iterations;
+    std::map<std::uint64_t, std::uint64_t> suspends_at;
+    for (std::size_t wi = 0; wi < r.workers.size(); ++wi) {
+        const std::uint32_t ti = r.workers[wi];
+        const tm::track& t = m.tracks[ti];
+        const int worker = t.worker >= 0 ? t.worker : static_cast<int>(wi);
+        worker_steals ws;
+        ws.worker = worker;
+        for (const tm::slice& s : t.slices) {
+            const slice_kind k = kinds[s.name];
+            if (k == slice_kind::idle && failed_id != tm::no_index)
+                for (auto* a = m.args_begin(s); a != m.args_end(s); ++a)
+                    if (a->name == failed_id) ws.failed += a->bits;
+            if (k != slice_kind::node) continue;
+            long stage = stage_of_name(m.str(s.name));
+            if (auto v = m.uint_arg(s, "stage")) stage = static_cast<long>(*v);
+            long long iteration = -1;
+            if (auto v = m.uint_arg(s, "iteration")) iteration = static_cast<long long>(*v);
+            if (stage < 0) continue;
+            by_stage[static_cast<std::uint64_t>(stage)].push_back({s.begin, s.end, worker, iteration, ti});
+            auto& wv = waited[static_cast<std::uint64_t>(stage)];
+            ++wv.second;
+            if (waited_id != tm::no_index)
+                if (auto v = m.uint_arg(s, "waited"); v && *v) ++wv.first;
+            if (iteration >= 0) iterations.insert(iteration);
+            ++out.nodes;
+        }
+        for (const tm::instant& in : t.instants) {
+            if (in.name == steal_id && steal_id != tm::no_index) {
+                ++ws.made;
+                int victim = -1;
+                if (victim_id != tm::no_index)
+                    if (auto v = m.uint_arg(in, "victim")) victim = static_cast<int>(*v);
+                auto p = std::find_if(out.steal_pairs.begin(), out.steal_pairs.end(),
+                                      [&](const steal_pair& x) { return x.thief == worker && x.victim == victim; });
+                if (p == out.steal_pairs.end()) out.steal_pairs.push_back({worker, victim, 1});
+                else ++p->made;
+            } else if (in.name == suspend_id && suspend_id != tm::no_index) {
+                ++out.suspensions;
+                if (auto v = m.uint_arg(in, "stage")) ++suspends_at[*v];
+            } else if (in.name == resume_id && resume_id != tm::no_index) {
+                ++out.resumptions;
+            } else if (in.name == woken_id && woken_id != tm::no_index) {
+                ++out.wakeups;
+            } else if (in.name == throttled_id && throttled_id != tm::no_index) {
+                ++out.throttle_waits;
+            } else if (in.name == lost_id && lost_id != tm::no_index) {
+                const std::uint64_t n = m.uint_arg(in, "dropped").value_or(1);
+                if (out.events_lost == 0 || in.ts < out.first_loss.begin) out.first_loss = {in.ts, in.ts, worker, -1, -1, ti};
+                out.events_lost += n;
+            }
+        }
+        out.steals_made += ws.made;
+        out.steals_failed += ws.failed;
+        out.steals.push_back(ws);
+    }
+    std::sort(out.steal_pairs.begin(), out.steal_pairs.end(),
+              [](const steal_pair& a, const steal_pair& b) { return std::tie(a.thief, a.victim) < std::tie(b.thief, b.victim); });
+    out.iterations = iterations.size();
+    if (const tm::run* ri = r.run_info(); ri && ri->dag.iterations) out.iterations = ri->dag.iterations;
+
+    // Waiting states on the lines.
+    std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> waits;   // stage -> (count, ns)
+    bool control_throttles = false;
+    for (auto ti : r.lines) {
+        for (const tm::slice& s : m.tracks[ti].slices) {
+            const slice_kind k = kinds[s.name];
+            if (k == slice_kind::waiting) {
+                const long j = stage_of_name(m.str(s.name));
+                if (j >= 0) {
+                    auto& w = waits[static_cast<std::uint64_t>(j)];
+                    ++w.first;
+                    w.second += s.duration();
+                } else {
+                    ++out.retire_waits;
+                    out.retire_wait_ns += s.duration();
+                }
+            } else if (k == slice_kind::throttled) {
+                out.throttled_ns += s.duration();
+                if (!control_throttles) out.throttle_waits = 0;   // count the control's states, not instants
+                control_throttles = true;
+                ++out.throttle_waits;
+            }
+        }
+    }
+
+    // Stages: those with nodes, and those the metadata declares.
+    std::set<std::uint64_t> indices;
+    for (const auto& [j, v] : by_stage) indices.insert(j);
+    for (const auto& s : meta.stages)
+        if (!s.all_from) indices.insert(s.index);
+    const double makespan = static_cast<double>(r.makespan());
+    for (auto j : indices) {
+        stage_stats st;
+        st.index = j;
+        if (const stage_meta* sm = find_stage(meta, j)) st.name = sm->name, st.kind = sm->kind;
+        std::vector<std::uint64_t> d;
+        const node_rec* longest = nullptr;
+        if (auto it = by_stage.find(j); it != by_stage.end()) {
+            d.reserve(it->second.size());
+            for (const auto& n : it->second) {
+                d.push_back(n.end - n.begin);
+                if (!longest || n.end - n.begin > longest->end - longest->begin) longest = &n;
+            }
+        }
+        st.service = summarize(std::move(d));
+        st.busy_fraction = makespan > 0 ? static_cast<double>(st.service.total) / makespan : 0.0;
+        if (longest) st.longest = {longest->begin, longest->end, longest->worker, static_cast<long>(j), longest->iteration, longest->track};
+        if (!st.kind.empty()) {
+            st.serial = is_serial_kind(st.kind);
+        } else {
+            const auto& wv = waited[j];   // seed 001 §1: serial if every node but the first has a cross edge
+            st.serial = j == 0 || (wv.second > 1 && wv.first + 1 >= wv.second);
+        }
+        st.suspensions = suspends_at[j];
+        st.waits = waits[j].first;
+        st.wait_ns = waits[j].second;
+        out.stages.push_back(std::move(st));
+    }
+
+    // Counters.
+    if (meta.K) out.K = static_cast<double>(meta.K);
+    for (auto ti : r.counters) {
+        const tm::track& t = m.tracks[ti];
+        if (t.counters.empty()) continue;
+        counter_stats c;
+        c.name = t.name;
+        c.track = ti;
+        c.peak = t.counters.front().value;
+        c.peak_ts = t.counters.front().ts;
+        for (const auto& v : t.counters)
+            if (v.value > c.peak) c.peak = v.value, c.peak_ts = v.ts;
+        const std::string& n = t.name;
+        if (n == "live iterations") {
+            if (meta.K) c.capacity = static_cast<double>(meta.K), c.capacity_from = "program.K";
+            out.peak_live = std::max(out.peak_live.value_or(c.peak), c.peak);
+        } else if (n == "tokens in flight") {
+            if (meta.K) c.capacity = static_cast<double>(meta.K), c.capacity_from = "program.K";
+            out.peak_tokens = std::max(out.peak_tokens.value_or(c.peak), c.peak);
+        } else if (n.find("footprint") != std::string::npos) {
+            out.peak_footprint = std::max(out.peak_footprint.value_or(c.peak), c.peak);
+        }
+        if (!c.capacity) {   // a limit written in the name: "… of 8", "… / 8", "… capacity 8"
+            for (std::string_view key : {"capacity", " of ", "/"})
+                if (auto v = number_after(n, key)) {
+                    c.capacity = v, c.capacity_from = "name";
+                    break;
+                }
+        }
+        if (!c.capacity && n.find("queue") != std::string::npos) {
+            // "queue j fill": the stage's queue capacity, else the program's.
+            const long j = n.compare(0, 6, "queue ") == 0 ? std::strtol(n.c_str() + 6, nullptr, 10) : stage_of_name(n);
+            if (const stage_meta* sm = j >= 0 ? find_stage(meta, static_cast<std::uint64_t>(j)) : nullptr; sm && sm->queue_capacity)
+                c.capacity = sm->queue_capacity, c.capacity_from = "program.stages[].queue_capacity";
+            if (!c.capacity && meta.queue_capacity) c.capacity = meta.queue_capacity, c.capacity_from = "queue capacity";
+        }
+        out.counters.push_back(std::move(c));
+    }
+    if (out.peak_tokens && meta.K) out.N = static_cast<double>(meta.K);
+    return out;
+}
+
+}  // namespace pipescope::analysis

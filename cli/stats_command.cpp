@@ -1,0 +1,65 @@
+// `pipescope stats trace.pftrace... [--run NAME] [--json]`: for each run, the analysis report
+// (analysis/report.hpp): breakdown, per-stage table, DAG bounds, queueing bounds and verdicts.
+#include "commands.hpp"
+#include "trace_loading.hpp"
+
+#include <pipescope/analysis/report.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+namespace an = pipescope::analysis;
+
+int stats_command(const std::vector<std::string>& args) {
+    std::vector<std::string> files;
+    std::string run_name;
+    bool json = false, have_run = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "--json") json = true;
+        else if (args[i] == "--run" && i + 1 < args.size()) run_name = args[++i], have_run = true;
+        else if (!args[i].empty() && args[i][0] == '-') {
+            std::cerr << "pipescope: stats: unknown option '" << args[i] << "'\n"
+                      << "usage: pipescope stats <trace.pftrace>... [--run NAME] [--json]\n";
+            return 2;
+        } else files.push_back(args[i]);
+    }
+    if (files.empty()) {
+        std::cerr << "usage: pipescope stats <trace.pftrace>... [--run NAME] [--json]\n";
+        return 2;
+    }
+    std::vector<loaded_trace> traces;
+    if (!load_traces(files, traces)) return 1;
+
+    std::vector<std::pair<const loaded_trace*, an::run_scope>> selected;
+    for (const auto& t : traces)
+        for (auto& s : an::scopes_of(t.model))
+            if (!have_run || s.title == run_name) selected.emplace_back(&t, std::move(s));
+    if (have_run && selected.empty()) {
+        std::cerr << "pipescope: stats: no run named '" << run_name << "'; the runs are:\n";
+        for (const auto& t : traces)
+            for (const auto& s : an::scopes_of(t.model)) std::cerr << "  " << s.title << "  (" << t.path << ")\n";
+        return 1;
+    }
+
+    if (json) {
+        nlohmann::json runs = nlohmann::json::array();
+        for (const auto& [t, s] : selected) {
+            nlohmann::json j = an::to_json(an::analyze(s));
+            j["file"] = t->path;
+            runs.push_back(std::move(j));
+        }
+        std::cout << nlohmann::json{{"format", an::report_format}, {"runs", runs}}.dump(2) << "\n";
+        return 0;
+    }
+    const loaded_trace* last = nullptr;
+    for (const auto& [t, s] : selected) {
+        if (t != last) {
+            std::cout << "# " << t->path << "\n";
+            for (const auto& p : t->model.problems) std::cout << "  problem: " << p << "\n";
+            last = t;
+        }
+        std::cout << an::to_text(an::analyze(s)) << "\n";
+    }
+    return 0;
+}
