@@ -26,8 +26,8 @@ namespace pipescope::workloads {
 // Why a construct-and-run (TBB-style, filters declared up front) policy cannot run this workload.
 inline constexpr std::string_view x264_construct_and_run_refusal =
     "x264: the pipeline's structure is decided on the fly — how many stages a frame passes and which of "
-    "them wait depend on the frame type chosen in stage 0 — so it cannot be declared up front as a TBB "
-    "filter chain (seed 001 §10, quoting Reed et al.)";
+    "them wait depend on the frame type chosen in stage 0 — so it cannot be declared up front, as a TBB "
+    "filter chain or as threads bound to stages (seed 001 §10, quoting Reed et al.)";
 
 // The synthetic input: a function of these fields only.
 struct x264_video_params {
