@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The pipescope demo: builds the plain configuration (build/, same as scripts/test.sh) and runs the
-# demo workloads under each scheduling policy, printing each result.
+# The pipescope demo: builds the plain configuration (build/, same as scripts/test.sh), runs the
+# demo workloads under each scheduling policy, printing each result, then puts the ferret runs of
+# the parallel policies side by side: `pipescope compare` prints the table, and the viewer opens on
+# them (with a display), or writes screenshots of every view into out/screenshots/ (without one).
 #
 #   scripts/demo.sh
 #   scripts/demo.sh --no-build     use the existing build/ as it is
@@ -14,13 +16,17 @@ me="demo.sh"
 
 # What the demo runs: every workload under every policy, at this size.
 workloads=(ferret pipe-fib-256 dedup x264 pipe-fib)
-policies=(serial piper piper-earliest tbb)
+policies=(serial piper piper-earliest tbb bind-to-stage)
 traced_workloads=(ferret pipe-fib-256 x264)
 size=small
+# The runs the viewer compares at the end (ferret, recorded above).
+compared_policies=(piper tbb bind-to-stage)
 
 build_dir="$repo_root/build"
 trace_dir="$repo_root/out"   # traces the demo records (git-ignored)
 cli="$build_dir/cli/pipescope"
+viewer="$build_dir/viewer/pipescope-viewer"
+shot_dir="$trace_dir/screenshots"
 
 die() {
     echo "$me: ERROR: $*" >&2
@@ -69,6 +75,41 @@ run_job() {
     [[ $status -eq 0 || $status -eq 2 ]] || die "'${cmd[*]}' failed (exit status $status)"
 }
 
+# The ferret traces of the compared policies: the table, then the viewer on them.
+show_comparison() {
+    local -a traces=()
+    local p
+    for p in "${compared_policies[@]}"; do
+        [[ -f "$trace_dir/ferret-$p.pftrace" ]] && traces+=("$trace_dir/ferret-$p.pftrace")
+    done
+    [[ ${#traces[@]} -ge 2 ]] || die "fewer than two ferret traces were recorded; nothing to compare"
+    echo ""
+    echo "==== $me: ferret under ${compared_policies[*]}, side by side"
+    "$cli" compare "${traces[@]}" || die "pipescope compare failed"
+    echo ""
+    echo "==== $me: why the piper run took as long as it did"
+    "$cli" stats "$trace_dir/ferret-piper.pftrace" || die "pipescope stats failed"
+    if [[ ! -x "$viewer" ]]; then
+        echo "$me: the viewer was not built ($viewer); skipping it"
+        return
+    fi
+    if [[ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]]; then
+        echo ""
+        echo "==== $me: opening the viewer on the comparison (close the window to finish)"
+        "$viewer" "${traces[@]}" --view compare || die "the viewer failed (exit status $?)"
+        return
+    fi
+    command -v xvfb-run >/dev/null || die "no display and no xvfb-run: cannot render the viewer"
+    echo ""
+    echo "==== $me: no display: the viewer renders each view headless into ${shot_dir#"$repo_root/"}/"
+    mkdir -p "$shot_dir"
+    local view
+    for view in compare timeline breakdown dag; do
+        xvfb-run -a -s "-screen 0 1600x1000x24" "$viewer" "${traces[@]}" --view "$view" \
+            --screenshot "$shot_dir/ferret-$view.png" || die "the viewer failed on view $view"
+    done
+}
+
 main() {
     if [[ $do_build -eq 1 ]]; then
         build
@@ -90,6 +131,7 @@ main() {
     for t in "$trace_dir"/*.pftrace; do
         "$cli" validate "$t" | head -1
     done
+    show_comparison
     echo ""
     echo "==== $me: done. Traces in ${trace_dir#"$repo_root/"}/ — open them in ui.perfetto.dev;"
     echo "     example traces that ship with pipescope are in traces/ (see traces/README.md)"

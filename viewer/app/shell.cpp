@@ -169,6 +169,9 @@ void shell::add_loaded(load_result r) {
     save_recent(r.path);
     const bool first = doc.empty();
     doc.add(std::move(r.file));
+    // Runs recorded into different files ran at unrelated times: on one absolute axis all but
+    // one would be off screen, so a second file switches to aligned runs (the user can undo it).
+    if (doc.files.size() == 2) state.align_runs = true;
     state.select(doc, {});
     state.lines_open.assign(doc.runs.size(), 1);
     if (first || !state.frame_request) state.request_frame_all(doc);
