@@ -128,26 +128,24 @@ TEST_CASE("dag state counts agree with the node states at every time", "[viewer]
     CHECK(c.waiting == 1);
 }
 
-TEST_CASE("critical path: the longest path by node durations", "[viewer][dag]") {
+TEST_CASE("critical path: the analysis' longest path, marked on nodes and edges", "[viewer][dag]") {
     const auto d = hand_dag();
     const dag_index x = build_dag_index(d, hand_suspends);
-    const critical_path all = longest_path(d, x);   // n0 n1 n4 n5 -retire-> n7: 10+20+15+10+18
-    CHECK(all.nodes == std::vector<std::uint32_t>{0, 1, 4, 5, 7});
-    CHECK(all.length == 73);
-    const critical_path starts = longest_path(d, x, ready_edge_kinds);   // n0 n1 n4 -cross-> n7
-    CHECK(starts.nodes == std::vector<std::uint32_t>{0, 1, 4, 7});
-    CHECK(starts.length == 63);
+    // Retirement is a chain, not an edge (analysis/dag_bounds.hpp): n0 n1 -cross-> n4 -cross-> n7,
+    // 10 + 20 + 15 + 18; the throttling edge n2 -> n6 gives n6 only 40 + 2.
+    const critical_path cp = critical_path_of(d, x, pipescope::analysis::longest_path(d, true));
+    CHECK(cp.nodes == std::vector<std::uint32_t>{0, 1, 4, 7});
+    CHECK(cp.length == 63);
     int on = 0;
-    for (char c : starts.on_edge) on += c;
+    for (char c : cp.on_edge) on += c;
     CHECK(on == 3);
-    CHECK(starts.on_edge[8]);   // the cross edge n4 -> n7
-    CHECK(starts.on_node[4]);
-    CHECK_FALSE(starts.on_node[2]);
-    const critical_path stage_only = longest_path(d, x, edge_bit(dag_edge_kind::stage));   // n0 n1 n2
-    CHECK(stage_only.length == 40);
-    CHECK(stage_only.nodes == std::vector<std::uint32_t>{0, 1, 2});
+    CHECK(cp.on_edge[0]);   // the stage edge n0 -> n1
+    CHECK(cp.on_edge[3]);   // the cross edge n1 -> n4
+    CHECK(cp.on_edge[8]);   // the cross edge n4 -> n7
+    CHECK(cp.on_node[4]);
+    CHECK_FALSE(cp.on_node[2]);
     tm::pipeline_dag empty;
-    CHECK(longest_path(empty, build_dag_index(empty)).empty());
+    CHECK(critical_path_of(empty, build_dag_index(empty), pipescope::analysis::longest_path(empty, true)).empty());
 }
 
 TEST_CASE("dag camera: fit, zoom at the cursor, clamp, hit testing", "[viewer][dag]") {
@@ -178,7 +176,7 @@ TEST_CASE("dag camera: fit, zoom at the cursor, clamp, hit testing", "[viewer][d
 TEST_CASE("dag draw list: one box per visible node, null marks, edges, LOD", "[viewer][dag]") {
     const auto d = hand_dag();
     const dag_index x = build_dag_index(d, hand_suspends);
-    const critical_path cp = longest_path(d, x, ready_edge_kinds);
+    const critical_path cp = critical_path_of(d, x, pipescope::analysis::longest_path(d, true));
     dag_camera cam;
     cam.width = 300;
     cam.height = 200;
@@ -282,7 +280,7 @@ TEST_CASE("dag view model on an example trace", "[viewer][dag]") {
             CHECK(d.nodes[e.from].end - d.nodes[v].start < 2000);
         }
     CHECK(overlaps * 100 < d.edges.size());
-    const critical_path cp = longest_path(d, x, ready_edge_kinds);
+    const critical_path cp = critical_path_of(d, x, pipescope::analysis::longest_path(d, true));
     CHECK(cp.length > 0);
     CHECK(cp.length <= x.end - x.start);
     // At a zoom where every node is at least 4 px, the draw list has one box per node.

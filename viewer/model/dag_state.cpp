@@ -161,39 +161,25 @@ state_counts counts_at(const dag_index& idx, std::uint64_t t) {
     return c;
 }
 
-critical_path longest_path(const tm::pipeline_dag& dag, const dag_index& idx, edge_mask mask) {
+critical_path critical_path_of(const tm::pipeline_dag& dag, const dag_index& idx, const analysis::span_result& path) {
     critical_path cp;
-    const std::size_t n = dag.nodes.size();
-    cp.on_node.assign(n, 0);
+    cp.on_node.assign(dag.nodes.size(), 0);
     cp.on_edge.assign(dag.edges.size(), 0);
-    if (n == 0) return cp;
-    std::vector<std::uint64_t> len(n);
-    std::vector<std::uint32_t> via(n, tm::no_index);   // edge index of the best predecessor
-    std::uint32_t best = 0;
-    for (std::uint32_t v = 0; v < n; ++v) {
-        std::uint64_t in = 0;
-        for (std::uint32_t k = idx.in_first[v]; k < idx.in_first[v + 1]; ++k) {
-            const std::uint32_t ei = idx.in_edges[k];
-            const tm::dag_edge& e = dag.edges[ei];
-            if (!(mask & edge_bit(e.kind)) || e.from >= v) continue;
-            if (via[v] == tm::no_index || len[e.from] > in) {
-                in = len[e.from];
-                via[v] = ei;
-            }
-        }
-        const tm::dag_node& nd = dag.nodes[v];
-        len[v] = in + (nd.end > nd.start ? nd.end - nd.start : 0);
-        if (len[v] > len[best]) best = v;
-    }
-    cp.length = len[best];
-    for (std::uint32_t v = best;;) {
+    cp.length = path.span;
+    std::uint32_t prev = tm::no_index;
+    for (const analysis::path_node& pn : path.critical_path) {
+        const std::uint32_t v = pn.node;
+        if (v >= dag.nodes.size()) break;   // a path of another DAG: mark nothing more
         cp.nodes.push_back(v);
         cp.on_node[v] = 1;
-        if (via[v] == tm::no_index) break;
-        cp.on_edge[via[v]] = 1;
-        v = dag.edges[via[v]].from;
+        if (prev != tm::no_index)
+            for (std::uint32_t k = idx.in_first[v]; k < idx.in_first[v + 1]; ++k)
+                if (dag.edges[idx.in_edges[k]].from == prev) {
+                    cp.on_edge[idx.in_edges[k]] = 1;
+                    break;
+                }
+        prev = v;
     }
-    std::reverse(cp.nodes.begin(), cp.nodes.end());
     return cp;
 }
 

@@ -18,6 +18,8 @@
 // not ready nodes, so that the front of the execution stays visible when zoomed out.
 #pragma once
 
+#include <pipescope/analysis/dag_bounds.hpp>
+
 #include "document.hpp"
 
 #include <cstdint>
@@ -89,9 +91,10 @@ struct state_counts {
 };
 state_counts counts_at(const dag_index& idx, std::uint64_t t);
 
-// The longest path through the DAG weighted by node durations (end - start), over the edges in
-// `mask`. Node order is a topological order (edges go from (i-1, ·) or (i, j) to later nodes);
-// an edge that does not is ignored. O(N + E).
+// The critical path the analysis computed (analysis/dag_bounds.hpp: node weight = duration,
+// retirement as a chain, throttling edges from retirements), marked on the DAG's nodes and edges
+// for drawing. A step of the path with no DAG edge between its two nodes (a throttling edge leaves
+// from the retirement that set R, which the DAG draws from another node) marks no edge.
 struct critical_path {
     std::vector<std::uint32_t> nodes;          // first to last
     std::uint64_t length = 0;                  // sum of the durations on the path (ns)
@@ -99,7 +102,7 @@ struct critical_path {
     std::vector<char> on_edge;                 // per edge
     bool empty() const { return nodes.empty(); }
 };
-critical_path longest_path(const tm::pipeline_dag& dag, const dag_index& idx, edge_mask mask = all_edge_kinds);
+critical_path critical_path_of(const tm::pipeline_dag& dag, const dag_index& idx, const analysis::span_result& path);
 
 // The camera over the grid: world x = column, world y = row (a cell is 1 x 1), pixels relative to
 // the canvas' top-left corner.

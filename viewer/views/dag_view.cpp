@@ -142,7 +142,7 @@ bool dag_view::choose_run(view_context& ctx) {
             model_run_ = rr.run;
             const tm::run& r = file_->model.runs[rr.run];
             idx_ = build_dag_index(r.dag, find_suspends(file_->model, r));
-            cp_ = longest_path(r.dag, idx_);
+            cp_ = critical_path_of(r.dag, idx_, analysis::longest_path(r.dag, true));
             fit_pending_ = true;
         }
         doc_run_ = want;
