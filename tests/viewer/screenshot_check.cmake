@@ -14,6 +14,10 @@
 #                  zoomed out (level of detail) is all done after the end.
 #                  --select outlines the chosen node and fills the details panel; a missing node
 #                  is a usage error.
+#   MODE=graph:    the stage graph view: ferret under bind-to-stage and tbb recorded by the CLI, after
+#                  the end: one box per stage of each run (12, in the six stage palette colours), the
+#                  queues' peak marks, no queue fill left (the queues drained); the K=2 example: two
+#                  boxes (stage 0 and the family "stage j >= 1"), no queue, the live-iterations bar.
 #   MODE=corrupt:  a truncated copy of a trace: exit status 2, the reader's message on stderr, and the
 #                  screenshot shows the error box.
 if(NOT XVFB_RUN)
@@ -137,6 +141,47 @@ elseif(MODE STREQUAL "dag")
     message(FATAL_ERROR "pipescope-viewer --screenshot --view dag --time failed (exit ${rc})")
   endif()
   check_png(${png} --colour 5F86B5:100000 --colour-max 474C5A:600 --min-colours 50)
+elseif(MODE STREQUAL "graph")
+  # ferret (six stages: serial, four parallel, one in order) under the two policies that bound
+  # what is in flight differently: bind-to-stage's queues, tbb's tokens.
+  set(bts ${OUT_DIR}/graph-ferret-bind-to-stage.pftrace)
+  set(tbb ${OUT_DIR}/graph-ferret-tbb.pftrace)
+  foreach(policy bind-to-stage tbb)
+    set(t ${OUT_DIR}/graph-ferret-${policy}.pftrace)
+    execute_process(COMMAND ${CLI} run ferret --size tiny --policy ${policy} --workers 2 -o ${t}
+                    RESULT_VARIABLE crc OUTPUT_VARIABLE cout ERROR_VARIABLE cout TIMEOUT 120)
+    if(NOT crc EQUAL 0)
+      message(FATAL_ERROR "pipescope run ferret --policy ${policy} failed (${crc}): ${cout}")
+    endif()
+  endforeach()
+  # After the end: 6 + 6 stage boxes of one size (the runs share the box size), every stage colour
+  # over a large area; the peak marks (#FFD54F) of the five queues, the reorder buffer and the
+  # live-iterations / tokens bars (the legend's mark alone is ~35 px); the queue fill colour only in
+  # the legend (every queue is empty at the end).
+  set(png ${OUT_DIR}/graph-ferret.png)
+  file(REMOVE ${png})
+  run_viewer(${png} ${bts} ${tbb} --view graph --time 1e12)
+  if(NOT rc EQUAL 0 OR NOT EXISTS ${png})
+    message(FATAL_ERROR "pipescope-viewer --view graph failed (exit ${rc})")
+  endif()
+  check_png(${png} --boxes 4E79A7,F28E2B,59A14F,B07AA1,E15759,76B7B2:12 --stage-colours 6:4000 --colour FFD54F:300
+            --colour-max 4FC3F7:300)
+  # The bind-to-stage run alone, halfway through: its six boxes.
+  set(png ${OUT_DIR}/graph-ferret-bts.png)
+  file(REMOVE ${png})
+  run_viewer(${png} ${bts} --view graph)
+  if(NOT rc EQUAL 0 OR NOT EXISTS ${png})
+    message(FATAL_ERROR "pipescope-viewer --view graph (one run) failed (exit ${rc})")
+  endif()
+  check_png(${png} --boxes 4E79A7,F28E2B,59A14F,B07AA1,E15759,76B7B2:6 --stage-colours 6:4000)
+  # A piper run: no queues (no peak marks but the legend's and the live-iterations bar's), two boxes.
+  set(png ${OUT_DIR}/graph-K2.png)
+  file(REMOVE ${png})
+  run_viewer(${png} ${k2} --view graph)
+  if(NOT rc EQUAL 0 OR NOT EXISTS ${png})
+    message(FATAL_ERROR "pipescope-viewer --view graph (K=2) failed (exit ${rc})")
+  endif()
+  check_png(${png} --boxes 4E79A7,F28E2B:2 --colour-max FFD54F:100 --colour 7FA7C9:1000)
 elseif(MODE STREQUAL "corrupt")
   file(READ ${k2} hex HEX LIMIT 200000)
   set(bad ${OUT_DIR}/truncated.pftrace)

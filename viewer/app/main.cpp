@@ -57,7 +57,7 @@ void usage(std::FILE* out) {
                  " )\n"
                  "  --range A:B       time range in ns relative to the trace start (e.g. 0:2000000)\n"
                  "  --size WxH        window size (default 1600x1000)\n"
-                 "  --time T          time cursor in ns relative to the trace start (the DAG view's replay)\n"
+                 "  --time T          time cursor in ns relative to the trace start (the DAG and stage graph replay)\n"
                  "  --select I:J      select pipeline node (iteration I, stage J) of the first run that has it;\n"
                  "                    without --range the timeline frames it\n"
                  "  --bench N         replay a scripted pan/zoom over N frames; print load time, frame times, RSS\n"

@@ -134,7 +134,7 @@ bool shell::set_view(std::string_view name) {
     if (!e) return false;
     view_ = e->make();
     state.active_view = e->name;
-    state.playing = false;   // only the DAG view advances the cursor; a hidden replay would spin the frame loop
+    state.playing = false;   // the shown view advances the cursor (views/replay.hpp); a hidden replay would spin the frame loop
     return true;
 }
 

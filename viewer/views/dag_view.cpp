@@ -2,9 +2,10 @@
 // a box per node, small hollow marks for null nodes (stages an iteration skipped), stage / cross /
 // throttle / retire edges, replayed at the shared time cursor (not ready / ready / running /
 // suspended / done, or coloured by worker), the critical path, play / pause / step / speed and a
-// time scrubber. The model (indices, states, critical path, camera, draw list) is
+// time scrubber (the shared replay control, views/replay.hpp). The model (indices, states, critical path, camera, draw list) is
 // viewer/model/dag_state.hpp; this file only draws what its draw list says and handles input.
 #include "palette.hpp"
+#include "replay.hpp"
 #include "view.hpp"
 
 #include "../model/dag_state.hpp"
@@ -81,7 +82,7 @@ private:
     // Toggles.
     bool show_stage_ = true, show_cross_ = true, show_throttle_ = true, show_retire_ = false;
     bool show_critical_ = true, by_worker_ = false;
-    double speed_ = 0;   // trace ns per second of playback; 0: the run in 20 s
+    replay_control replay_;   // play / pause / step / speed / scrubber (views/replay.hpp)
     // Input.
     bool dragging_ = false, drag_moved_ = false;
     ImVec2 drag_origin_{};
@@ -89,7 +90,7 @@ private:
 
     bool choose_run(view_context& ctx);
     void toolbar(view_context& ctx, const run_ref& rr, double off);
-    void scrubber(view_context& ctx, double off);
+    replay_steps steps(double off) const;
     void legend(view_context& ctx, std::uint64_t t);
     void canvas(view_context& ctx, const run_ref& rr, double off);
     ImU32 fill(node_state s, int worker) const {
@@ -151,6 +152,23 @@ bool dag_view::choose_run(view_context& ctx) {
     return true;
 }
 
+// A step: the nearest node start or end before / after the cursor.
+replay_steps dag_view::steps(double off) const {
+    replay_steps s;
+    auto at = [off](double cur) { return static_cast<std::uint64_t>(std::max(0.0, std::round(cur + off))); };
+    s.prev = [this, off, at](double cur) -> std::optional<double> {
+        if (auto e = idx_.prev_event(at(cur))) return static_cast<double>(*e) - off;
+        return std::nullopt;
+    };
+    s.next = [this, off, at](double cur) -> std::optional<double> {
+        if (auto e = idx_.next_event(at(cur))) return static_cast<double>(*e) - off;
+        return std::nullopt;
+    };
+    s.prev_tip = "Previous event: the last node start or end before the cursor (Left)";
+    s.next_tip = "Next event: the next node start or end after the cursor (Right)";
+    return s;
+}
+
 void dag_view::toolbar(view_context& ctx, const run_ref& rr, double off) {
     view_state& st = ctx.state;
     const document& doc = ctx.doc;
@@ -176,40 +194,8 @@ void dag_view::toolbar(view_context& ctx, const run_ref& rr, double off) {
         ImGui::SameLine();
     }
     const double t0 = static_cast<double>(idx_.start) - off, t1 = static_cast<double>(idx_.end) - off;
-    double& cur = *st.cursor;
     auto tip = [](const char* s) { if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s); };
-    if (ImGui::Button("|<")) { cur = t0; st.playing = false; }
-    tip("Start of the run (Home)");
-    ImGui::SameLine(0, 3);
-    if (ImGui::Button("<")) {
-        if (auto e = idx_.prev_event(static_cast<std::uint64_t>(std::max(0.0, std::round(cur + off))))) cur = static_cast<double>(*e) - off;
-        st.playing = false;
-    }
-    tip("Previous event: the last node start or end before the cursor (Left)");
-    ImGui::SameLine(0, 3);
-    if (ImGui::Button(st.playing ? "Pause" : "Play", ImVec2(52, 0))) {
-        st.playing = !st.playing;
-        if (st.playing && cur >= t1) cur = t0;
-    }
-    tip("Replay the run at the chosen speed (Space)");
-    ImGui::SameLine(0, 3);
-    if (ImGui::Button(">")) {
-        if (auto e = idx_.next_event(static_cast<std::uint64_t>(std::max(0.0, std::round(cur + off))))) cur = static_cast<double>(*e) - off;
-        st.playing = false;
-    }
-    tip("Next event: the next node start or end after the cursor (Right)");
-    ImGui::SameLine(0, 3);
-    if (ImGui::Button(">|")) { cur = t1; st.playing = false; }
-    tip("End of the run (End)");
-    ImGui::SameLine();
-    // Speed: trace time per second, logarithmic.
-    if (speed_ <= 0) speed_ = std::max(1.0, (t1 - t0) / 20);
-    float lg = static_cast<float>(std::log10(speed_));
-    const std::string sp = format_duration(speed_, 2) + " / s";
-    ImGui::SetNextItemWidth(130);
-    std::string fmt = sp;   // a format without conversions prints itself; '%' cannot occur in it
-    if (ImGui::SliderFloat("##speed", &lg, 0.0f, 10.0f, fmt.c_str())) speed_ = std::pow(10.0, static_cast<double>(lg));
-    tip("Playback speed: trace time per second");
+    replay_.buttons(st, t0, t1, steps(off));
     ImGui::SameLine();
     ImGui::TextDisabled("|");
     ImGui::SameLine();
@@ -246,39 +232,6 @@ void dag_view::toolbar(view_context& ctx, const run_ref& rr, double off) {
     ImGui::SameLine();
     if (ImGui::Button("Fit")) fit_pending_ = true;
     tip("Show the whole DAG (Home / 0)");
-}
-
-void dag_view::scrubber(view_context& ctx, double off) {
-    view_state& st = ctx.state;
-    double& cur = *st.cursor;
-    const double t0 = static_cast<double>(idx_.start) - off, t1 = static_cast<double>(idx_.end) - off;
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    const float w = std::max(100.f, ImGui::GetContentRegionAvail().x);
-    ImGui::InvisibleButton("##scrub", ImVec2(w, scrub_h));
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const float bx0 = p.x + 8, bx1 = p.x + w - 8, by = p.y + scrub_h - 9;
-    auto x_of = [&](double t) { return bx0 + static_cast<float>((t - t0) / std::max(1.0, t1 - t0)) * (bx1 - bx0); };
-    if (ImGui::IsItemActive()) {
-        const float mx = std::clamp(ImGui::GetIO().MousePos.x, bx0, bx1);
-        cur = t0 + (mx - bx0) / (bx1 - bx0) * (t1 - t0);
-        st.playing = false;
-    }
-    dl->AddRectFilled(ImVec2(bx0, by - 3), ImVec2(bx1, by + 3), IM_COL32(60, 62, 72, 255), 3);
-    const float cx = x_of(std::clamp(cur, t0, t1));
-    dl->AddRectFilled(ImVec2(bx0, by - 3), ImVec2(cx, by + 3), rgb(0x3F8FE0), 3);
-    // Ticks at 1-2-5 steps of the run's time.
-    const double step = nice_step((t1 - t0) / std::max(1.f, bx1 - bx0), 90);
-    for (double t = std::ceil(t0 / step) * step; t <= t1; t += step) {
-        const float x = x_of(t);
-        dl->AddLine(ImVec2(x, by + 3), ImVec2(x, by + 6), IM_COL32(140, 140, 150, 255));
-    }
-    dl->AddCircleFilled(ImVec2(cx, by), 6, ImGui::IsItemActive() || ImGui::IsItemHovered() ? IM_COL32(255, 255, 255, 255) : IM_COL32(220, 220, 228, 255));
-    const std::string a = "t = " + format_duration(cur, 3), b = format_duration(t1 - t0, 3);
-    const std::string c = "run " + format_duration(t0, 3) + " to " + format_duration(t1, 3) + "   (" + b + ")";
-    dl->AddText(ImVec2(bx0, p.y + 1), IM_COL32(240, 240, 245, 255), a.c_str());
-    const ImVec2 cs = ImGui::CalcTextSize(c.c_str());
-    dl->AddText(ImVec2(bx1 - cs.x, p.y + 1), IM_COL32(150, 150, 160, 255), c.c_str());
-    if (ImGui::IsItemHovered() && !ImGui::IsItemActive()) ImGui::SetTooltip("Drag to move the time cursor");
 }
 
 void dag_view::legend(view_context&, std::uint64_t t) {
@@ -578,19 +531,8 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
     }
     // Keys.
     if (!io.WantTextInput && (ImGui::IsWindowHovered() || ImGui::IsWindowFocused())) {
-        double& cur = *st.cursor;
-        const double tt = static_cast<double>(t);
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) st.playing = !st.playing;
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) {
-            if (auto e = idx_.next_event(static_cast<std::uint64_t>(tt))) cur = static_cast<double>(*e) - off;
-            st.playing = false;
-        }
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) {
-            if (auto e = idx_.prev_event(static_cast<std::uint64_t>(tt))) cur = static_cast<double>(*e) - off;
-            st.playing = false;
-        }
+        replay_.keys(st, static_cast<double>(idx_.start) - off, static_cast<double>(idx_.end) - off, steps(off));
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false) || ImGui::IsKeyPressed('0', false)) fit_pending_ = true;
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) cur = static_cast<double>(idx_.end) - off;
         if (ImGui::IsKeyPressed('F', false) && sel_node != tm::no_index) {
             cam_.sx = std::max(cam_.sx, 40.0);
             cam_.sy = std::max(cam_.sy, 30.0);
@@ -612,16 +554,9 @@ void dag_view::draw(view_context& ctx) {
     const run_ref& rr = ctx.doc.runs[doc_run_];
     const double off = display_offset(ctx.doc, rr, st.align_runs);
     const double t0 = static_cast<double>(idx_.start) - off, t1 = static_cast<double>(idx_.end) - off;
-    if (!st.cursor) st.cursor = (t0 + t1) / 2;   // first time: halfway through the run
-    if (st.playing) {
-        *st.cursor += static_cast<double>(ImGui::GetIO().DeltaTime) * speed_;
-        if (*st.cursor >= t1) {
-            *st.cursor = t1;
-            st.playing = false;
-        }
-    }
+    replay_.advance(st, t0, t1);   // an unset cursor starts halfway through the run
     toolbar(ctx, rr, off);
-    scrubber(ctx, off);
+    replay_.scrubber(st, t0, t1, scrub_h);
     legend(ctx, static_cast<std::uint64_t>(std::max(0.0, std::round(*st.cursor + off))));
     canvas(ctx, rr, off);
 }

@@ -1,0 +1,460 @@
+#include "stage_graph.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace pipescope::viewer {
+
+namespace {
+
+using json = nlohmann::json;
+
+// "12", "2^40" at s[i...]; advances i.
+std::optional<std::uint64_t> term(std::string_view s, std::size_t& i) {
+    const std::size_t b = i;
+    std::uint64_t v = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') v = v * 10 + static_cast<std::uint64_t>(s[i++] - '0');
+    if (i == b) return std::nullopt;
+    if (i < s.size() && s[i] == '^') {
+        std::size_t k = i + 1;
+        std::uint64_t e = 0;
+        while (k < s.size() && s[k] >= '0' && s[k] <= '9') e = e * 10 + static_cast<std::uint64_t>(s[k++] - '0');
+        if (k == i + 1 || e > 63) return v;   // not an exponent: the number alone
+        i = k;
+        std::uint64_t p = 1;
+        for (std::uint64_t n = 0; n < e; ++n) p *= v;
+        v = p;
+    }
+    return v;
+}
+
+std::optional<double> number_field(const json& j, const char* key) {
+    if (!j.is_object()) return std::nullopt;
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number()) return std::nullopt;
+    return it->get<double>();
+}
+std::optional<std::uint64_t> count_field(const json& j, const char* key) {
+    auto v = number_field(j, key);
+    if (!v || *v < 0 || !std::isfinite(*v)) return std::nullopt;
+    return static_cast<std::uint64_t>(std::llround(*v));
+}
+std::string text_field(const json& j, const char* key) {
+    if (!j.is_object()) return {};
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+colour_key colour_of_number(std::uint64_t n) { return classify_slice_name("stage " + std::to_string(n)); }
+
+// Stage k -> stage k+1, with bind-to-stage's queue in front of every stage but the first, and each
+// stage's buffer counter for the policies that record one.
+void link_chain(program_structure& p) {
+    const bool bts = p.policy == "bind-to-stage";
+    for (std::uint32_t k = 0; k + 1 < p.stages.size(); ++k) {
+        graph_edge e;
+        e.from = k;
+        e.to = k + 1;
+        const graph_stage& to = p.stages[k + 1];
+        if ((bts || p.queue) && !to.all_from) {
+            e.queue_counter = "queue " + std::to_string(to.number) + " fill";
+            if (p.queue) e.capacity = static_cast<double>(*p.queue);
+        }
+        p.edges.push_back(std::move(e));
+    }
+    for (auto& s : p.stages) {
+        if (s.all_from) continue;
+        if (bts) s.buffer_counter = "stage " + std::to_string(s.number) + " reorder buffer";
+        else if (p.policy == "tbb") s.buffer_counter = "stage " + std::to_string(s.number) + " buffer";
+    }
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> stage_number_of_name(std::string_view name, bool* all_from) {
+    if (all_from) *all_from = false;
+    if (name.substr(0, 6) != "stage ") return std::nullopt;
+    std::size_t i = 6;
+    if (i < name.size() && name[i] == 'j') {
+        for (std::string_view op : {std::string_view("\xE2\x89\xA5"), std::string_view(">=")}) {
+            const auto p = name.find(op, i);
+            if (p == std::string_view::npos) continue;
+            std::size_t k = p + op.size();
+            while (k < name.size() && name[k] == ' ') ++k;
+            if (auto v = term(name, k)) {
+                if (all_from) *all_from = true;
+                return v;
+            }
+        }
+        return std::nullopt;
+    }
+    auto v = term(name, i);
+    if (!v) return std::nullopt;
+    if (name.substr(i, 3) == " + ") {
+        std::size_t k = i + 3;
+        if (auto w = term(name, k)) return *v + *w;
+    }
+    return v;
+}
+
+bool is_serial_stage_kind(std::string_view kind) {
+    return kind.find("serial") != std::string_view::npos || kind == "stage_wait";
+}
+
+std::string plain_relations(std::string s) {
+    for (auto [from, to] : {std::pair<std::string_view, std::string_view>{"\xE2\x89\xA5", ">="}, {"\xE2\x89\xA4", "<="}})
+        for (std::size_t k; (k = s.find(from)) != std::string::npos;) s.replace(k, from.size(), to);
+    return s;
+}
+
+program_structure read_program_structure(std::string_view metadata_json) {
+    program_structure p;
+    const json meta = json::parse(metadata_json.begin(), metadata_json.end(), nullptr, false);
+    if (meta.is_discarded() || !meta.is_object()) return p;
+    p.workload = text_field(meta, "workload");
+    p.policy = text_field(meta, "policy");
+    auto prog = meta.find("program");
+    if (prog == meta.end() || !prog->is_object()) return p;
+    p.K = count_field(*prog, "K");
+    p.c = count_field(*prog, "c");
+    p.queue = count_field(*prog, "queue");
+    if (!p.queue) p.queue = count_field(*prog, "queue_capacity");
+    auto stages = prog->find("stages");
+    if (stages == prog->end() || !stages->is_array()) return p;
+    p.valid = true;
+    const bool bts = p.policy == "bind-to-stage";
+    for (const auto& s : *stages) {
+        if (!s.is_object()) continue;
+        graph_stage g;
+        g.entry = static_cast<std::uint32_t>(p.stages.size());
+        g.index = count_field(s, "index").value_or(g.entry);
+        g.name = text_field(s, "name");
+        g.kind = text_field(s, "kind");
+        g.note = text_field(s, "note");
+        g.number = stage_number_of_name(g.name, &g.all_from).value_or(g.index);
+        g.colour = colour_of_number(g.number);
+        g.threads = count_field(s, "threads");
+        if (!g.threads && bts) {
+            if (is_serial_stage_kind(g.kind)) g.threads = 1;
+            else g.threads = p.c;
+        }
+        p.stages.push_back(std::move(g));
+    }
+    link_chain(p);
+    return p;
+}
+
+program_structure program_structure_of(const tm::run& r) {
+    program_structure p;
+    if (r.metadata_valid) p = read_program_structure(r.metadata_json);
+    if (p.policy.empty()) p.policy = r.policy;
+    if (p.workload.empty()) p.workload = r.workload;
+    if (!p.stages.empty()) return p;
+    p.edges.clear();
+    std::vector<std::uint64_t> numbers;
+    for (const auto& nd : r.dag.nodes) numbers.push_back(nd.stage);
+    std::sort(numbers.begin(), numbers.end());
+    numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+    if (numbers.size() > 64) numbers.resize(64);
+    for (std::uint64_t n : numbers) {
+        graph_stage g;
+        g.entry = static_cast<std::uint32_t>(p.stages.size());
+        g.index = g.number = n;
+        g.name = "stage " + std::to_string(n);
+        g.colour = colour_of_number(n);
+        p.stages.push_back(std::move(g));
+    }
+    if (!p.K && r.dag.K) p.K = r.dag.K;
+    link_chain(p);
+    return p;
+}
+
+std::uint32_t stage_of_number(const program_structure& p, std::uint64_t j) {
+    std::uint32_t range = tm::no_index;
+    for (std::uint32_t k = 0; k < p.stages.size(); ++k) {
+        const graph_stage& s = p.stages[k];
+        if (!s.all_from && s.number == j) return k;
+        if (s.all_from && s.number <= j && (range == tm::no_index || s.number > p.stages[range].number)) range = k;
+    }
+    return range;
+}
+
+std::optional<double> counter_value_at(std::span<const tm::counter_sample> samples, std::uint64_t t) {
+    auto it = std::upper_bound(samples.begin(), samples.end(), t, [](std::uint64_t v, const tm::counter_sample& s) { return v < s.ts; });
+    if (it == samples.begin()) return std::nullopt;
+    return std::prev(it)->value;
+}
+
+counter_peak peak_of(std::span<const tm::counter_sample> samples) {
+    counter_peak p;
+    for (const auto& s : samples)
+        if (!p.any || s.value > p.value) {
+            p.any = true;
+            p.value = s.value;
+            p.ts = s.ts;
+        }
+    return p;
+}
+
+std::optional<std::uint64_t> next_time(std::span<const std::uint64_t> sorted, std::uint64_t t) {
+    auto it = std::upper_bound(sorted.begin(), sorted.end(), t);
+    if (it == sorted.end()) return std::nullopt;
+    return *it;
+}
+
+std::optional<std::uint64_t> prev_time(std::span<const std::uint64_t> sorted, std::uint64_t t) {
+    auto it = std::lower_bound(sorted.begin(), sorted.end(), t);
+    if (it == sorted.begin()) return std::nullopt;
+    return *std::prev(it);
+}
+
+run_graph build_run_graph(const document& d, std::uint32_t doc_run) {
+    run_graph g;
+    g.doc_run = doc_run;
+    if (doc_run >= d.runs.size()) return g;
+    const run_ref& rr = d.runs[doc_run];
+    const loaded_file& f = *d.files[rr.file];
+    const tm::trace_model& m = f.model;
+    if (rr.run != tm::no_index) g.program = program_structure_of(m.runs[rr.run]);
+    const program_structure& p = g.program;
+    std::map<std::string_view, std::uint32_t> by_name;
+    for (auto ti : rr.counters) by_name.emplace(m.tracks[ti].name, ti);   // the first of a name
+    auto find = [&](const std::string& name) {
+        if (name.empty()) return tm::no_index;
+        auto it = by_name.find(name);
+        return it == by_name.end() ? tm::no_index : it->second;
+    };
+    auto samples = [&](std::uint32_t ti) {
+        return ti == tm::no_index ? std::span<const tm::counter_sample>() : std::span<const tm::counter_sample>(m.tracks[ti].counters);
+    };
+    for (const auto& e : p.edges) {
+        g.edge_counter.push_back(find(e.queue_counter));
+        g.edge_peak.push_back(peak_of(samples(g.edge_counter.back())));
+    }
+    for (const auto& s : p.stages) {
+        g.buffer_counter.push_back(find(s.buffer_counter));
+        g.buffer_peak.push_back(peak_of(samples(g.buffer_counter.back())));
+    }
+    g.live = find("live iterations");
+    g.tokens = find("tokens in flight");
+    g.live_peak = peak_of(samples(g.live));
+    g.tokens_peak = peak_of(samples(g.tokens));
+    auto add_events = [&](std::uint32_t ti) {
+        for (const auto& s : samples(ti)) g.events.push_back(s.ts);
+    };
+    for (auto ti : g.edge_counter) add_events(ti);
+    for (auto ti : g.buffer_counter) add_events(ti);
+    add_events(g.live);
+    add_events(g.tokens);
+
+    g.node_starts.assign(p.stages.size(), {});
+    g.node_ends.assign(p.stages.size(), {});
+    g.nodes_by_start.assign(p.stages.size(), {});
+    g.stage_numbers.assign(p.stages.size(), 0);
+    if (rr.run != tm::no_index) {
+        const tm::pipeline_dag& dag = m.runs[rr.run].dag;
+        std::vector<std::vector<std::uint64_t>> numbers(p.stages.size());
+        for (std::uint32_t v = 0; v < dag.nodes.size(); ++v) {
+            const tm::dag_node& nd = dag.nodes[v];
+            const std::uint32_t s = stage_of_number(p, nd.stage);
+            if (s == tm::no_index) continue;
+            g.nodes_by_start[s].push_back(v);
+            g.node_ends[s].push_back(nd.end);
+            numbers[s].push_back(nd.stage);
+            g.events.push_back(nd.start);
+            g.events.push_back(nd.end);
+        }
+        for (std::size_t s = 0; s < p.stages.size(); ++s) {
+            auto& ids = g.nodes_by_start[s];
+            std::stable_sort(ids.begin(), ids.end(), [&](std::uint32_t a, std::uint32_t b) { return dag.nodes[a].start < dag.nodes[b].start; });
+            for (auto v : ids) g.node_starts[s].push_back(dag.nodes[v].start);
+            std::sort(g.node_ends[s].begin(), g.node_ends[s].end());
+            std::sort(numbers[s].begin(), numbers[s].end());
+            g.stage_numbers[s] = static_cast<std::uint64_t>(std::unique(numbers[s].begin(), numbers[s].end()) - numbers[s].begin());
+        }
+    }
+    std::sort(g.events.begin(), g.events.end());
+    g.events.erase(std::unique(g.events.begin(), g.events.end()), g.events.end());
+    return g;
+}
+
+std::uint64_t running_at(const run_graph& g, std::uint32_t s, std::uint64_t t) {
+    if (s >= g.node_starts.size()) return 0;
+    const auto& a = g.node_starts[s];
+    const auto& b = g.node_ends[s];
+    const auto started = std::upper_bound(a.begin(), a.end(), t) - a.begin();
+    const auto ended = std::upper_bound(b.begin(), b.end(), t) - b.begin();
+    return started > ended ? static_cast<std::uint64_t>(started - ended) : 0;
+}
+
+std::uint32_t latest_node_at(const run_graph& g, std::uint32_t s, std::uint64_t t) {
+    if (s >= g.node_starts.size()) return tm::no_index;
+    const auto& a = g.node_starts[s];
+    const auto k = std::upper_bound(a.begin(), a.end(), t) - a.begin();
+    return k == 0 ? tm::no_index : g.nodes_by_start[s][static_cast<std::size_t>(k - 1)];
+}
+
+// --- layout ----------------------------------------------------------------------------------------
+
+graph_layout layout_stage_graph(std::span<const graph_stage> stages, std::span<const graph_edge> edges, const layout_params& params) {
+    graph_layout out;
+    const std::uint32_t n = static_cast<std::uint32_t>(stages.size());
+    const std::uint32_t ne = static_cast<std::uint32_t>(edges.size());
+    auto valid = [&](const graph_edge& e) { return e.from < n && e.to < n; };
+
+    // Feedback edges: those reaching a stage on the depth-first search's stack (self-loops too).
+    std::vector<std::vector<std::uint32_t>> out_edges(n);
+    for (std::uint32_t k = 0; k < ne; ++k)
+        if (valid(edges[k])) out_edges[edges[k].from].push_back(k);
+    std::vector<char> feedback(ne, 0);
+    {
+        std::vector<char> colour(n, 0);   // 0 new, 1 on the stack, 2 done
+        std::vector<std::pair<std::uint32_t, std::size_t>> stack;
+        for (std::uint32_t root = 0; root < n; ++root) {
+            if (colour[root]) continue;
+            colour[root] = 1;
+            stack.assign(1, {root, 0});
+            while (!stack.empty()) {
+                auto& [v, next] = stack.back();
+                if (next == out_edges[v].size()) {
+                    colour[v] = 2;
+                    stack.pop_back();
+                    continue;
+                }
+                const std::uint32_t k = out_edges[v][next++];
+                const std::uint32_t w = edges[k].to;
+                if (colour[w] == 1) feedback[k] = 1;
+                else if (colour[w] == 0) {
+                    colour[w] = 1;
+                    stack.push_back({w, 0});
+                }
+            }
+        }
+    }
+    // Layers: longest path over the forward edges (Kahn's order, stages in index order).
+    std::vector<std::uint32_t> layer(n, 0), indegree(n, 0);
+    for (std::uint32_t k = 0; k < ne; ++k)
+        if (valid(edges[k]) && !feedback[k]) ++indegree[edges[k].to];
+    {
+        std::vector<std::uint32_t> ready;
+        for (std::uint32_t v = n; v-- > 0;)
+            if (!indegree[v]) ready.push_back(v);
+        while (!ready.empty()) {
+            const std::uint32_t v = ready.back();
+            ready.pop_back();
+            for (std::uint32_t k : out_edges[v]) {
+                if (feedback[k]) continue;
+                const std::uint32_t w = edges[k].to;
+                layer[w] = std::max(layer[w], layer[v] + 1);
+                if (--indegree[w] == 0) ready.push_back(w);
+            }
+        }
+    }
+    std::uint32_t layers = 0;
+    for (auto l : layer) layers = std::max(layers, l + 1);
+    std::vector<std::uint32_t> layer_size(layers, 0), slot(n, 0);
+    for (std::uint32_t v = 0; v < n; ++v) slot[v] = layer_size[layer[v]]++;
+    std::uint32_t max_slots = 0;
+    for (auto s : layer_size) max_slots = std::max(max_slots, s);
+    // A queue bar needs room before the layer its edge enters.
+    std::vector<char> queued_into(layers, 0);
+    for (std::uint32_t k = 0; k < ne; ++k)
+        if (valid(edges[k]) && !feedback[k] && !edges[k].queue_counter.empty()) queued_into[layer[edges[k].to]] = 1;
+
+    layout_params p = params;
+    auto total_width = [&] {
+        float w = 2 * p.margin + static_cast<float>(layers) * p.box_w;
+        for (std::uint32_t l = 1; l < layers; ++l) w += queued_into[l] ? p.queue_gap : p.gap;
+        return w;
+    };
+    if (p.max_width > 0 && total_width() > p.max_width && layers > 0) {
+        const float f = (p.max_width - 2 * p.margin) / (total_width() - 2 * p.margin);
+        // Whole pixels, so that every box of a picture has one size.
+        p.box_w = std::max(p.min_box_w, std::floor(p.box_w * f));
+        p.gap = std::max(p.min_gap, std::floor(p.gap * f));
+        p.queue_gap = std::max(p.min_queue_gap, std::floor(p.queue_gap * f));
+    }
+    out.used = p;
+    std::vector<float> layer_x(layers, p.margin);
+    for (std::uint32_t l = 1; l < layers; ++l) layer_x[l] = layer_x[l - 1] + p.box_w + (queued_into[l] ? p.queue_gap : p.gap);
+    auto gap_before = [&](std::uint32_t l) { return l == 0 ? p.margin : (queued_into[l] ? p.queue_gap : p.gap); };
+
+    // Channels: skip edges (spanning more than one layer) above the boxes, feedback edges below.
+    std::uint32_t skips = 0, backs = 0;
+    for (std::uint32_t k = 0; k < ne; ++k) {
+        if (!valid(edges[k])) continue;
+        if (feedback[k]) ++backs;
+        else if (layer[edges[k].to] > layer[edges[k].from] + 1) ++skips;
+    }
+    const float pitch = p.box_h + p.below + p.row_gap;
+    const float top = p.margin + static_cast<float>(skips) * p.channel + (skips ? p.channel * 0.5f : 0.f);
+    const float rows_h = max_slots ? static_cast<float>(max_slots) * pitch - p.row_gap : 0.f;
+    out.boxes.resize(n);
+    for (std::uint32_t v = 0; v < n; ++v) {
+        layout_box& b = out.boxes[v];
+        const float offset = static_cast<float>(max_slots - layer_size[layer[v]]) * pitch * 0.5f;
+        b.layer = layer[v];
+        b.slot = slot[v];
+        b.x0 = layer_x[layer[v]];
+        b.x1 = b.x0 + p.box_w;
+        b.y0 = top + offset + static_cast<float>(slot[v]) * pitch;
+        b.y1 = b.y0 + p.box_h;
+    }
+    const float bottom = top + rows_h;   // under the lowest box's reserved band
+    out.width = total_width();
+    out.height = bottom + static_cast<float>(backs) * p.channel + (backs ? p.channel * 0.5f : 0.f) + p.margin;
+
+    // Edges.
+    out.edges.resize(ne);
+    std::uint32_t skip_k = 0, back_k = 0;
+    const float half_pad = p.queue_pad * 0.5f;
+    for (std::uint32_t k = 0; k < ne; ++k) {
+        const graph_edge& e = edges[k];
+        layout_edge& le = out.edges[k];
+        if (!valid(e)) continue;
+        const layout_box& a = out.boxes[e.from];
+        const layout_box& b = out.boxes[e.to];
+        const float ya = (a.y0 + a.y1) * 0.5f, yb = (b.y0 + b.y1) * 0.5f;
+        le.feedback = feedback[k] != 0;
+        auto& pts = le.points;
+        if (le.feedback) {
+            const float y = bottom + p.channel * (0.5f + static_cast<float>(back_k++));
+            const float xo = a.x1 + half_pad, xi = b.x0 - half_pad;
+            pts = {{a.x1, ya}, {xo, ya}, {xo, y}, {xi, y}, {xi, yb}, {b.x0, yb}};
+        } else if (b.layer > a.layer + 1) {
+            const float y = top - p.channel * (0.5f + static_cast<float>(skip_k++));
+            const float xo = a.x1 + half_pad, xi = b.x0 - gap_before(b.layer) + half_pad;
+            pts = {{a.x1, ya}, {xo, ya}, {xo, y}, {xi, y}, {xi, yb}, {b.x0, yb}};
+        } else if (ya == yb) {
+            pts = {{a.x1, ya}, {b.x0, yb}};
+        } else {
+            const float xo = a.x1 + half_pad;
+            pts = {{a.x1, ya}, {xo, ya}, {xo, yb}, {b.x0, yb}};
+        }
+        if (e.queue_counter.empty()) continue;
+        // The queue on the longest horizontal segment.
+        float best = -1, sx0 = 0, sx1 = 0, sy = 0;
+        for (std::size_t i = 0; i + 1 < pts.size(); ++i) {
+            if (pts[i].y != pts[i + 1].y) continue;
+            const float l = std::fabs(pts[i + 1].x - pts[i].x);
+            if (l > best) {
+                best = l;
+                sx0 = std::min(pts[i].x, pts[i + 1].x);
+                sx1 = std::max(pts[i].x, pts[i + 1].x);
+                sy = pts[i].y;
+            }
+        }
+        if (best < 2 * p.queue_pad + 4) continue;
+        le.has_queue = true;
+        le.qx0 = sx0 + p.queue_pad;
+        le.qx1 = sx1 - p.queue_pad;
+        le.qy0 = sy - p.queue_h * 0.5f;
+        le.qy1 = sy + p.queue_h * 0.5f;
+    }
+    return out;
+}
+
+}  // namespace pipescope::viewer
