@@ -6,6 +6,7 @@
 // `run` checks the workload's output against its serial reference and exits 1 if they differ,
 // 2 on a usage error.
 #include "commands.hpp"
+#include "interrupt.hpp"
 
 #include <pipescope/pipescope.hpp>
 #include <pipescope/trace/perfetto_reader.hpp>
@@ -21,6 +22,7 @@
 #include <fstream>
 #include <iterator>
 
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -294,14 +296,21 @@ int run_workload(const run_args& args) {
         session = std::make_unique<trace_session>(sched, args, *w);
         request.on_measured_start = [&session] { session->start(); };
     }
+    pipescope::cli::interrupt_guard interrupt;   // Ctrl-C cancels the measured loop (interrupt.hpp)
+    request.cancel = interrupt.token();
     const ws::run_report report = w->run(sched, request);
     const std::string trace_line = session ? session->finish() : "";
+    const bool cancelled = report.stats.cancelled;
 
     const auto& st = report.stats;
     std::printf("%s · %s · P=%u · size %s\n", w->name().c_str(), request.policy.c_str(), sched.workers(),
                 ws::size_name(request.size));
-    std::printf("  result    %s — %s\n", report.description.c_str(),
-                report.matches_reference ? "matches the serial reference" : "DIFFERS from the serial reference");
+    if (cancelled)
+        std::printf("  result    cancelled after %llu iterations: the output is incomplete, not compared\n",
+                    (unsigned long long)report.stats.iterations);
+    else
+        std::printf("  result    %s — %s\n", report.description.c_str(),
+                    report.matches_reference ? "matches the serial reference" : "DIFFERS from the serial reference");
     std::printf("  time      %.4f s   (serial reference %.4f s, ratio %.2f)\n", report.seconds,
                 report.reference_seconds, report.reference_seconds > 0 ? report.seconds / report.reference_seconds : 0.0);
     if (request.policy == "bind-to-stage")   // its stats count blocking on the queues (docs/runtime.md)
@@ -327,6 +336,7 @@ int run_workload(const run_args& args) {
                 (unsigned long long)total.jobs_run, (unsigned long long)total.steals,
                 (unsigned long long)total.steal_attempts, (unsigned long long)total.parks);
     std::fputs(trace_line.c_str(), stdout);
+    if (cancelled || interrupt.interrupted()) return 128 + (interrupt.signal_number() ? interrupt.signal_number() : SIGINT);
     return report.matches_reference ? 0 : 1;
 }
 

@@ -78,6 +78,7 @@ const char* size_name(input_size s) {
 pipeline_options pipeline_options_from(const run_request& request, param_set& params) {
     pipeline_options o;
     o.policy = request.policy;
+    o.cancel = request.cancel;
     o.throttle = static_cast<unsigned>(params.take_uint("K", 0, 0, 1u << 20));
     o.lazy_enabling = params.take_bool("lazy", true);
     o.dependency_folding = params.take_bool("folding", true);

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,9 @@ struct run_request {
     // Called right before the measured run under the chosen policy starts (after the serial
     // reference and any set-up): the CLI starts recording here, so a trace shows just that run.
     std::function<void()> on_measured_start;
+    // Stops the measured run early (pipeline_options::cancel): its output is then incomplete, and
+    // run_report::stats.cancelled says so. The serial reference is not interrupted.
+    std::stop_token cancel;
 };
 
 struct run_report {
