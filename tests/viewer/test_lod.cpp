@@ -20,6 +20,48 @@ bool covers(double x0, double x1, long c) {
 
 double weight(const tm::slice& s) { return static_cast<double>(s.end - s.begin) + 1.0; }
 
+// What every frame's blocks must satisfy, whatever the level of detail did: per pixel column the
+// blocks cover exactly what the slices cover; every visible slice is in exactly one block; slices at
+// least a pixel wide are blocks of their own; blocks are ordered and bounded in number; merged
+// blocks of up to 64 slices are coloured by their exact dominant key.
+void check_lod_invariants(const std::vector<spec>& specs, const loaded_file& f, const row_view& row, const lod_params& p,
+                          const std::vector<lod_block>& blocks) {
+    for (long c = 0; c < static_cast<long>(p.width); ++c) {
+        bool by_slices = false, by_blocks = false;
+        for (const auto& s : specs) {
+            if (covers((static_cast<double>(s.b) - p.t_left) / p.npp, (static_cast<double>(s.e) - p.t_left) / p.npp, c)) {
+                by_slices = true;
+                break;
+            }
+        }
+        for (const auto& b : blocks)
+            if (covers(b.x0, b.x1, c)) { by_blocks = true; break; }
+        REQUIRE(by_slices == by_blocks);
+    }
+    std::size_t visible = 0, counted = 0;
+    for (std::size_t i = 0; i < row.size; ++i)
+        if (static_cast<double>(row[i].end) >= p.t_left && static_cast<double>(row[i].begin) < p.t_left + p.width * p.npp) ++visible;
+    for (const auto& b : blocks) counted += b.count;
+    CHECK(counted == visible);
+    for (std::size_t i = 0; i < row.size; ++i) {
+        const tm::slice& s = row[i];
+        const double w = static_cast<double>(s.end - s.begin) / p.npp;
+        if (w < 1 || static_cast<double>(s.end) < p.t_left || static_cast<double>(s.begin) >= p.t_left + p.width * p.npp) continue;
+        bool found = false;
+        for (const auto& b : blocks)
+            if (!b.merged() && b.first == i && b.count == 1) found = true;
+        REQUIRE(found);
+    }
+    CHECK(blocks.size() <= static_cast<std::size_t>(p.width) * 2 + 4);
+    for (std::size_t k = 1; k < blocks.size(); ++k) CHECK(blocks[k].x0 >= blocks[k - 1].x0);
+    for (const auto& b : blocks) {
+        if (!b.merged() || b.count > 64) continue;
+        std::map<colour_key, double> w;
+        for (std::uint32_t q = b.first; q < b.first + b.count; ++q) w[f.key(row[q])] += weight(row[q]);
+        for (const auto& [k, v] : w) CHECK(w[b.key] >= v);
+    }
+}
+
 }  // namespace
 
 TEST_CASE("lod: merged blocks cover exactly the union of the slices, per pixel column", "[viewer][lod]") {
@@ -28,6 +70,7 @@ TEST_CASE("lod: merged blocks cover exactly the union of the slices, per pixel c
         const auto specs = viewer_test::random_slices(rng, 3000, 5);
         const auto f = make_file(specs);
         const row_view row = f->row(0, 0);
+        REQUIRE(row.summary == nullptr);   // short rows: the slices themselves
         const double span = static_cast<double>(specs.back().e - specs.front().b);
         lod_params p;
         p.width = 400;
@@ -36,44 +79,60 @@ TEST_CASE("lod: merged blocks cover exactly the union of the slices, per pixel c
         std::vector<lod_block> blocks;
         lod_merge(row, f->key_of_string.data(), p, blocks);
         INFO("round " << round << " npp " << p.npp << " t_left " << p.t_left);
-        // Coverage per column.
-        for (long c = 0; c < static_cast<long>(p.width); ++c) {
-            bool by_slices = false, by_blocks = false;
-            for (const auto& s : specs) {
-                if (covers((static_cast<double>(s.b) - p.t_left) / p.npp, (static_cast<double>(s.e) - p.t_left) / p.npp, c)) {
-                    by_slices = true;
-                    break;
-                }
-            }
-            for (const auto& b : blocks)
-                if (covers(b.x0, b.x1, c)) { by_blocks = true; break; }
-            REQUIRE(by_slices == by_blocks);
-        }
-        // Every visible slice is in exactly one block; wide ones are blocks of their own.
-        std::size_t visible = 0, counted = 0;
-        for (std::size_t i = 0; i < row.size; ++i)
-            if (static_cast<double>(row[i].end) >= p.t_left && static_cast<double>(row[i].begin) < p.t_left + p.width * p.npp) ++visible;
-        for (const auto& b : blocks) counted += b.count;
-        CHECK(counted == visible);
-        for (std::size_t i = 0; i < row.size; ++i) {
-            const tm::slice& s = row[i];
-            const double w = static_cast<double>(s.end - s.begin) / p.npp;
-            if (w < 1 || static_cast<double>(s.end) < p.t_left || static_cast<double>(s.begin) >= p.t_left + p.width * p.npp) continue;
-            bool found = false;
-            for (const auto& b : blocks)
-                if (!b.merged() && b.first == i && b.count == 1) found = true;
-            REQUIRE(found);
-        }
-        // Blocks are ordered, a bounded number, and merged ones are coloured by their dominant key.
-        CHECK(blocks.size() <= static_cast<std::size_t>(p.width) * 2 + 4);
-        for (std::size_t k = 1; k < blocks.size(); ++k) CHECK(blocks[k].x0 >= blocks[k - 1].x0);
-        for (const auto& b : blocks) {
-            if (!b.merged() || b.count > 64) continue;
-            std::map<colour_key, double> w;
-            for (std::uint32_t q = b.first; q < b.first + b.count; ++q) w[f->key(row[q])] += weight(row[q]);
-            for (const auto& [k, v] : w) CHECK(w[b.key] >= v);
-        }
+        check_lod_invariants(specs, *f, row, p, blocks);
     }
+}
+
+TEST_CASE("lod: long rows merged from their summary keep every invariant", "[viewer][lod]") {
+    std::mt19937_64 rng(7);
+    for (int round = 0; round < 12; ++round) {
+        const auto specs = viewer_test::random_slices(rng, 40000, 5);
+        const auto f = make_file(specs);
+        const row_view row = f->row(0, 0);
+        REQUIRE(row.summary != nullptr);   // 40000 >= loaded_file::summary_min_slices
+        const double span = static_cast<double>(specs.back().e - specs.front().b);
+        lod_params p;
+        p.width = 400;
+        p.npp = std::max(1.0, std::floor(span / p.width * std::pow(2.0, -(round % 6))));
+        p.t_left = static_cast<double>(specs.front().b) + std::floor(static_cast<double>(rng() % static_cast<std::uint64_t>(span)) * 0.3);
+        std::vector<lod_block> blocks;
+        lod_merge(row, f->key_of_string.data(), p, blocks);
+        INFO("round " << round << " npp " << p.npp << " t_left " << p.t_left);
+        check_lod_invariants(specs, *f, row, p, blocks);
+    }
+}
+
+TEST_CASE("lod: a summary's groups carry the dominant key of what they cover", "[viewer][lod]") {
+    // 8192 slices in runs of 4: three 10 ns slices of stage 1, then one 50 ns slice of stage 2.
+    // Stage 2 dominates every group of 16 (4 x 50 vs 12 x 10) and every coarser group.
+    std::vector<spec> specs;
+    std::uint64_t t = 0;
+    for (int k = 0; k < 8192; ++k) {
+        const bool big = k % 4 == 3;
+        specs.push_back({t, t + (big ? 50u : 10u), big ? 2 : 1});
+        t += big ? 50 : 10;
+    }
+    const auto f = make_file(specs);
+    const row_view row = f->row(0, 0);
+    REQUIRE(row.summary != nullptr);
+    const row_summary& sum = *row.summary;
+    REQUIRE(sum.levels.size() == 4);   // 512, 32, 2, 1 groups
+    CHECK(sum.levels[0].size() == 512);
+    CHECK(sum.levels[3].size() == 1);
+    for (const auto& level : sum.levels)
+        for (const auto& e : level) CHECK(e.key == f->key_of_string[3 + 2]);
+    CHECK(sum.levels[0][0].weight == Approx(4 * 51.0));   // +1 ns per slice
+    CHECK(sum.group_begin[1] == specs[16].b);
+    CHECK(sum.group_end[0] == specs[15].e);
+    // Zoomed out (every column holds ~40 groups): one merged block in stage 2's colour.
+    lod_params p;
+    p.width = 10;
+    p.npp = static_cast<double>(t) / 10;
+    std::vector<lod_block> blocks;
+    lod_merge(row, f->key_of_string.data(), p, blocks);
+    REQUIRE(blocks.size() == 1);
+    CHECK(blocks[0].key == f->key_of_string[3 + 2]);
+    CHECK(blocks[0].count == 8192);
 }
 
 TEST_CASE("lod: the colour of a merged column is its dominant stage", "[viewer][lod]") {

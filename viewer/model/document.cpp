@@ -1,3 +1,4 @@
+#include <array>
 #include "document.hpp"
 
 #include <algorithm>
@@ -43,13 +44,69 @@ row_view loaded_file::row(std::uint32_t track, std::uint16_t depth) const {
     const auto& rows = depth_rows[track];
     if (rows.empty()) {
         if (depth == 0) r.size = t.slices.size();
-        return r;
-    }
-    if (depth < rows.size()) {
+    } else if (depth < rows.size()) {
         r.index = rows[depth].data();
         r.size = rows[depth].size();
     }
+    const auto& sums = summaries[track];
+    if (depth < sums.size() && !sums[depth].levels.empty()) r.summary = &sums[depth];
     return r;
+}
+
+namespace {
+
+// Adds (key, weight) to a small accumulator of distinct keys; returns the entry with the most weight.
+struct key_weights {
+    std::array<row_summary_entry, row_summary::fan_out> a;
+    std::size_t n = 0;
+    void add(colour_key k, float w) {
+        for (std::size_t q = 0; q < n; ++q)
+            if (a[q].key == k) {
+                a[q].weight += w;
+                return;
+            }
+        if (n < a.size()) a[n++] = {k, w};
+    }
+    row_summary_entry best() const {
+        row_summary_entry b{key_other, 0};
+        for (std::size_t q = 0; q < n; ++q)
+            if (a[q].weight > b.weight) b = a[q];
+        return b;
+    }
+};
+
+}  // namespace
+
+row_summary build_row_summary(const row_view& row, const colour_key* keys) {
+    constexpr std::size_t F = row_summary::fan_out;
+    row_summary out;
+    std::vector<row_summary_entry> level;
+    level.reserve(row.size / F + 1);
+    out.group_begin.reserve(row.size / F + 1);
+    out.group_end.reserve(row.size / F + 1);
+    for (std::size_t b = 0; b * F < row.size; ++b) {
+        out.group_begin.push_back(row[b * F].begin);
+        out.group_end.push_back(row[std::min(row.size, b * F + F) - 1].end);
+        key_weights acc;
+        for (std::size_t i = b * F; i < std::min(row.size, b * F + F); ++i) {
+            const tm::slice& s = row[i];
+            acc.add(keys[s.name], static_cast<float>(s.end - s.begin) + 1.0f);
+        }
+        level.push_back(acc.best());
+    }
+    while (level.size() > 1) {
+        std::vector<row_summary_entry> up;
+        up.reserve(level.size() / F + 1);
+        for (std::size_t b = 0; b * F < level.size(); ++b) {
+            key_weights acc;
+            for (std::size_t i = b * F; i < std::min(level.size(), b * F + F); ++i) acc.add(level[i].key, level[i].weight);
+            up.push_back(acc.best());
+        }
+        out.levels.push_back(std::move(level));
+        level = std::move(up);
+    }
+    out.levels.push_back(std::move(level));
+    return out;
 }
 
 std::uint64_t loaded_file::event_ts(const tm::event_ref& e) const {
@@ -93,6 +150,16 @@ std::unique_ptr<loaded_file> prepare_file(tm::trace_model model, std::filesystem
         for (std::size_t si = 0; si < t.slices.size(); ++si)
             rows[t.slices[si].depth].push_back(static_cast<std::uint32_t>(si));
     }
+    f->summaries.resize(m.tracks.size());
+    for (std::uint32_t ti = 0; ti < m.tracks.size(); ++ti) {
+        const std::size_t depths = f->depth_rows[ti].empty() ? 1 : f->depth_rows[ti].size();
+        for (std::size_t d = 0; d < depths; ++d) {
+            const row_view r = f->row(ti, static_cast<std::uint16_t>(d));
+            if (r.size < loaded_file::summary_min_slices) continue;
+            f->summaries[ti].resize(depths);
+            f->summaries[ti][d] = build_row_summary(r, f->key_of_string.data());
+        }
+    }
     f->flows_by_time.resize(m.flows.size());
     for (std::uint32_t i = 0; i < m.flows.size(); ++i) f->flows_by_time[i] = i;
     std::vector<std::uint64_t> ts(m.flows.size());
@@ -127,7 +194,8 @@ void document::remove_file(std::uint32_t file) {
 
 std::uint64_t document::event_count() const {
     std::uint64_t n = 0;
-    for (const auto& f : files) n += f->model.slices + f->model.instants + f->model.counter_values;
+    // Track events as the file holds them (a slice is a begin and an end), as Perfetto counts them.
+    for (const auto& f : files) n += f->model.events;
     return n;
 }
 

@@ -36,12 +36,29 @@ inline bool is_stage(colour_key k) { return k < key_special; }
 enum class instant_kind : std::uint8_t { other, events_lost, steal, stolen, wake, woken, suspend, resume, throttle };
 instant_kind classify_instant_name(std::string_view name);
 
+// A summary of a long row in fixed groups of consecutive slices, so that the level of detail can
+// find and colour a pixel column holding thousands of slices from a few contiguous entries instead
+// of reading the slices themselves (lod.hpp): levels[0][b] is the dominant colour of slices
+// [16b, 16b + 16) of the row, levels[k + 1][b] that of levels[k][16b, 16b + 16); group_begin[b] and
+// group_end[b] are the begin of slice 16b and the end of the group's last slice (both sorted).
+struct row_summary_entry {
+    colour_key key = 0;   // the key with the largest weight among what it covers (of the children's keys)
+    float weight = 0;     // that key's weight: summed durations (+1 ns per slice) of its slices
+};
+struct row_summary {
+    static constexpr std::size_t fan_out = 16;
+    std::vector<std::vector<row_summary_entry>> levels;
+    std::vector<std::uint64_t> group_begin;   // begin of each level-0 group's first slice
+    std::vector<std::uint64_t> group_end;     // end of each level-0 group's last slice
+};
+
 // One row (depth) of a track's slices: the indices of its slices in begin order. Slices of one
 // depth never overlap, so both begins and ends are sorted within a row.
 struct row_view {
     const tm::slice* slices = nullptr;       // the track's slices
     const std::uint32_t* index = nullptr;    // nullptr: the row is the whole track (max_depth == 0)
     std::size_t size = 0;
+    const row_summary* summary = nullptr; // for long rows (loaded_file::summaries), else nullptr
     const tm::slice& operator[](std::size_t i) const { return index ? slices[index[i]] : slices[i]; }
     std::uint32_t slice_index(std::size_t i) const { return index ? index[i] : static_cast<std::uint32_t>(i); }
 };
@@ -63,12 +80,18 @@ struct loaded_file {
     std::vector<std::vector<std::uint32_t>> lost_instants;
     // Per track: the largest counter value (0 if none), for the plot's scale.
     std::vector<double> counter_max;
+    // Per track, per depth: the summary of rows of at least summary_min_slices slices.
+    static constexpr std::size_t summary_min_slices = 4096;
+    std::vector<std::vector<row_summary>> summaries;
 
     row_view row(std::uint32_t track, std::uint16_t depth) const;
     colour_key key(const tm::slice& s) const { return key_of_string[s.name]; }
     std::uint64_t event_ts(const tm::event_ref& e) const;
     std::uint64_t event_end(const tm::event_ref& e) const;
 };
+
+// The summary of a row (keys: loaded_file::key_of_string).
+row_summary build_row_summary(const row_view& row, const colour_key* keys);
 
 // Builds the indices of a loaded model (called by load_file, and by tests on hand-made models).
 std::unique_ptr<loaded_file> prepare_file(tm::trace_model model, std::filesystem::path path = {});
@@ -96,7 +119,7 @@ struct document {
     void remove_file(std::uint32_t file);
     void clear() { files.clear(); runs.clear(); start = end = 0; }
     bool empty() const { return files.empty(); }
-    std::uint64_t event_count() const;
+    std::uint64_t event_count() const;   // track events in the files (slice begins and ends, instants, counter values)
 private:
     void rebuild_runs();
 };

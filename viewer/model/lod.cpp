@@ -18,31 +18,63 @@ std::size_t first_ending_at_or_after(const row_view& row, double t) {
 
 namespace {
 
-// First position in [lo, hi) whose slice begins at or after t.
-std::size_t first_beginning_at_or_after(const row_view& row, std::size_t lo, std::size_t hi, double t) {
+// First position in [lo, hi) whose slice begins at or after t. Galloping from lo: the answer is
+// usually near lo (the next pixel column), so probing lo+1, lo+3, lo+7, ... before the binary search
+// keeps the reads within a few cache lines instead of jumping across the whole row. `begin_of(k)`
+// gives the begin of position k (of the slices, or of a summary's groups).
+template <class BeginOf>
+std::size_t first_at_or_after(std::size_t lo, std::size_t hi, double t, BeginOf begin_of) {
+    for (std::size_t step = 1; lo + step < hi; step *= 2) {
+        if (static_cast<double>(begin_of(lo + step)) >= t) {
+            hi = lo + step;
+            break;
+        }
+        lo += step;
+    }
     while (lo < hi) {
         const std::size_t mid = lo + (hi - lo) / 2;
-        if (static_cast<double>(row[mid].begin) < t) lo = mid + 1;
+        if (static_cast<double>(begin_of(mid)) < t) lo = mid + 1;
         else hi = mid;
     }
     return lo;
 }
 
+std::size_t first_beginning_at_or_after(const row_view& row, std::size_t lo, std::size_t hi, double t) {
+    return first_at_or_after(lo, hi, t, [&](std::size_t k) { return row[k].begin; });
+}
+
+// A pixel column made of whole summary groups (document.hpp, row_summary) never reads the slices:
+// it starts at group g0 and takes every group that begins before the column's end, if there are at
+// least this many (so that the dominant colour comes from the summary, not from the slices).
+constexpr std::size_t min_whole_groups = 5;   // 80 slices: more than max_exact (64)
+
 colour_key dominant(const row_view& row, const colour_key* keys, std::size_t i, std::size_t j, int max_exact) {
     struct acc { colour_key key; double w; };
     std::array<acc, 128> a;
     std::size_t na = 0;
-    auto add = [&](const tm::slice& s) {
-        const colour_key k = keys[s.name];
-        const double w = static_cast<double>(s.end - s.begin) + 1.0;  // +1: zero-length slices count too
+    auto add_key = [&](colour_key k, double w) {
         for (std::size_t q = 0; q < na; ++q)
             if (a[q].key == k) { a[q].w += w; return; }
         if (na < a.size()) a[na++] = {k, w};
+    };
+    auto add = [&](const tm::slice& s) {   // +1: zero-length slices count too
+        add_key(keys[s.name], static_cast<double>(s.end - s.begin) + 1.0);
     };
     const std::size_t n = j - i;
     const std::size_t cap = static_cast<std::size_t>(std::clamp(max_exact, 1, 128));
     if (n <= cap) {
         for (std::size_t q = i; q < j; ++q) add(row[q]);
+    } else if (const row_summary* sum = row.summary; sum && n >= 4 * row_summary::fan_out) {
+        // From the summary: the coarsest level with at least 4 whole groups inside [i, j), read in
+        // one contiguous run (at most ~4 * 16 entries); the partial groups at the edges are left out.
+        std::size_t level = 0, size = row_summary::fan_out;
+        while (level + 1 < sum->levels.size() && n >= 4 * size * row_summary::fan_out) {
+            ++level;
+            size *= row_summary::fan_out;
+        }
+        const auto& entries = sum->levels[level];
+        const std::size_t b0 = (i + size - 1) / size, b1 = std::min(j / size, entries.size());
+        for (std::size_t b = b0; b < b1; ++b) add_key(entries[b].key, entries[b].weight);
     } else {
         // Sampled: 16 evenly spread slices (each is likely a cache miss at this zoom).
         constexpr std::size_t samples = 16;
@@ -64,7 +96,46 @@ void lod_merge(const row_view& row, const colour_key* keys, const lod_params& p,
     auto px = [&](double t) { return (t - tl) / npp; };
     std::size_t i = first_ending_at_or_after(row, tl);
     const std::size_t n = row.size;
+    auto emit_merged = [&](double c, double x1, std::size_t i0, std::size_t j, colour_key k) {
+        if (!out.empty() && out.back().merged_flag && out.back().key == k && out.back().x1 >= c) {
+            out.back().x1 = std::max(out.back().x1, x1);
+            out.back().count += static_cast<std::uint32_t>(j - i0);
+            return;
+        }
+        lod_block b;
+        b.x0 = c;
+        b.x1 = x1;
+        b.first = static_cast<std::uint32_t>(i0);
+        b.count = static_cast<std::uint32_t>(j - i0);
+        b.key = k;
+        b.merged_flag = true;
+        out.push_back(b);
+    };
+    const row_summary* sum = row.summary;
+    constexpr std::size_t F = row_summary::fan_out;
+    const double narrow = p.min_px * npp;   // slices narrower than this are merged
     while (i < n) {
+        if (sum && i % F == 0) {
+            // Group level: every slice of a group that spans less than `narrow` (first begin to last
+            // end) is narrow. Groups g0 + 1 .. g - 2 lie inside the column, so they are narrow too.
+            const std::vector<std::uint64_t>& gb = sum->group_begin;
+            const std::vector<std::uint64_t>& ge = sum->group_end;
+            const std::size_t g0 = i / F;
+            if (static_cast<double>(gb[g0]) >= tr) break;
+            if (static_cast<double>(ge[g0] - gb[g0]) < narrow) {
+                const double c = std::floor(px(static_cast<double>(gb[g0])));
+                const double tc1 = tl + (c + 1) * npp;
+                const std::size_t g = first_at_or_after(g0 + 1, gb.size(), tc1, [&](std::size_t k) { return gb[k]; });
+                if (g - g0 >= min_whole_groups && static_cast<double>(ge[g - 1] - gb[g - 1]) < narrow) {
+                    // Group g - 1's slices that begin at or after tc1 join this column (less than a
+                    // pixel at this density); the block still covers exactly the slices' union.
+                    const std::size_t j = std::min(n, g * F);
+                    emit_merged(c, std::max(c + 1, px(static_cast<double>(ge[g - 1]))), i, j, dominant(row, keys, i, j, p.max_exact));
+                    i = j;
+                    continue;
+                }
+            }
+        }
         const tm::slice& s = row[i];
         if (static_cast<double>(s.begin) >= tr) break;
         const double w = static_cast<double>(s.end - s.begin) / npp;
@@ -84,21 +155,7 @@ void lod_merge(const row_view& row, const colour_key* keys, const lod_params& p,
         std::size_t j = first_beginning_at_or_after(row, i + 1, n, tc1);
         if (j == i) j = i + 1;
         if (j - 1 > i && static_cast<double>(row[j - 1].end - row[j - 1].begin) / npp >= p.min_px) --j;
-        const double x1 = std::max(c + 1, px(static_cast<double>(row[j - 1].end)));
-        const colour_key k = dominant(row, keys, i, j, p.max_exact);
-        if (!out.empty() && out.back().merged_flag && out.back().key == k && out.back().x1 >= c) {
-            out.back().x1 = std::max(out.back().x1, x1);
-            out.back().count += static_cast<std::uint32_t>(j - i);
-        } else {
-            lod_block b;
-            b.x0 = c;
-            b.x1 = x1;
-            b.first = static_cast<std::uint32_t>(i);
-            b.count = static_cast<std::uint32_t>(j - i);
-            b.key = k;
-            b.merged_flag = true;
-            out.push_back(b);
-        }
+        emit_merged(c, std::max(c + 1, px(static_cast<double>(row[j - 1].end))), i, j, dominant(row, keys, i, j, p.max_exact));
         i = j;
     }
 }

@@ -6,8 +6,11 @@
 // overlap, both their begins and their ends are sorted: the first visible slice is found by binary
 // search and each column's group is skipped over by another, so a frame costs
 // O((visible pixels) * (log n + max_exact)) per row, whatever the number of slices.
-// The dominant colour is exact for groups of up to `max_exact` slices and estimated from
-// 16 evenly spread slices (weighted by duration) for larger ones.
+// The dominant colour is exact for groups of up to `max_exact` slices and estimated for larger
+// ones: from the row's summary (document.hpp, rows of 4096+ slices: the dominant keys of whole
+// groups of 16, 256, ... slices, read contiguously), else from 16 evenly spread slices.
+// With a summary, a column that spans at least 5 whole groups of narrow slices ends on a group
+// boundary and is handled from the summary alone (no read of the slices).
 #pragma once
 
 #include "document.hpp"
