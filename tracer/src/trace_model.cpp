@@ -277,7 +277,18 @@ public:
             if (m_.args.capacity() - m_.args.size() < n) [[unlikely]]
                 m_.args.reserve(std::max(m_.args.size() + n, m_.args.capacity() * 2));
             const decoded_arg* a = e.args.data();
-            for (std::size_t k = 0; k < n; ++k) m_.args.push_back({a[k].name, a[k].kind, a[k].bits});
+            for (std::size_t k = 0; k < n; ++k) {
+                if (a[k].name > max_arg_name_id) [[unlikely]] {   // more distinct strings than a name id holds
+                    if (!arg_name_overflow_reported_)   // once: a hostile file must not flood the list
+                        m_.problems.push_back(where(e) + "annotation name id " + std::to_string(a[k].name) +
+                                              " beyond the model's limit of " + std::to_string(max_arg_name_id) +
+                                              " distinct strings (such annotations are kept without their names)");
+                    arg_name_overflow_reported_ = true;
+                    m_.args.emplace_back(0, a[k].kind, a[k].bits);
+                    continue;
+                }
+                m_.args.emplace_back(a[k].name, a[k].kind, a[k].bits);
+            }
         }
         const std::size_t nflows = e.flows.size() + e.terminating.size();
         if (nflows > 255) [[unlikely]]
@@ -384,6 +395,7 @@ public:
     string_table strings_;
 
 private:
+    bool arg_name_overflow_reported_ = false;
     std::uint32_t track_index(std::uint64_t uuid) {
         auto [it, inserted] = index_.try_emplace(uuid, static_cast<std::uint32_t>(m_.tracks.size()));
         if (inserted) {

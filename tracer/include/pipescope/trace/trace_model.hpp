@@ -34,12 +34,20 @@ namespace pipescope::trace {
 using string_id = std::uint32_t;   // index into trace_model::strings; 0 is ""
 inline constexpr std::uint32_t no_index = std::numeric_limits<std::uint32_t>::max();
 
-// One debug annotation: 16 bytes.
+// One debug annotation: 12 bytes (packed: the pool holds more than one per event, and is the largest
+// part of a loaded trace). An annotation *name* is an interned id below max_arg_name_id; values
+// of any kind fit in `bits`.
+inline constexpr string_id max_arg_name_id = (string_id{1} << 24) - 1;
+#pragma pack(push, 4)
 struct model_arg {
-    string_id name = 0;
-    arg_kind kind = arg_kind::uint_value;
-    std::uint64_t bits = 0;   // see decoded_arg: uint/int/bool value, double bits, or string_id
+    std::uint64_t bits = 0;          // see decoded_arg: uint/int/bool value, double bits, or string_id
+    string_id name : 24 = 0;
+    arg_kind kind : 8 = arg_kind::uint_value;
+    model_arg() = default;
+    model_arg(string_id n, arg_kind k, std::uint64_t b) : bits(b), name(n), kind(k) {}
 };
+#pragma pack(pop)
+static_assert(sizeof(model_arg) == 12, "model_arg is packed into 12 bytes");
 
 // A range of trace_model::args.
 struct arg_range {
