@@ -279,6 +279,60 @@ TEST_CASE("perfetto reader: a zlib bomb is refused without inflating it", "[perf
     CHECK(msg2.find("limit on the decompressed size of the whole file") != std::string::npos);
 }
 
+TEST_CASE("perfetto reader: inflating ahead on a second thread gives the same events and the same errors",
+          "[perfetto][reader][compressed]") {
+    read_options inline_only, ahead;
+    inline_only.inflate_ahead_min_bytes = ~std::uint64_t{0};
+    ahead.inflate_ahead_min_bytes = 0;   // every file, however small
+    // Many compressed packets (more than the queue holds), one of them with trailing bytes.
+    std::string file;
+    for (int k = 0; k < 20; ++k) {
+        trace_builder inner;
+        inner.custom(7 + k, 0, "worker " + std::to_string(k));
+        for (int i = 0; i < 50; ++i) {
+            inner.slice_begin(1000 * k + 10 * i, 7 + k, "stage " + std::to_string(i % 3), {{"iteration", i}});
+            inner.slice_end(1000 * k + 10 * i + 5, 7 + k);
+        }
+        std::string z = pipescope::test::zlib_compress(inner.view());
+        if (k == 7) z += "xx";
+        file += pipescope::test::compressed_packet(z);
+    }
+    const auto a = read_perfetto(file, inline_only);
+    const auto b = read_perfetto(file, ahead);
+    REQUIRE(a.events.size() == 20 * 100);
+    REQUIRE(b.events.size() == a.events.size());
+    for (std::size_t i = 0; i < a.events.size(); ++i) {
+        CHECK(b.events[i].ts == a.events[i].ts);
+        CHECK(b.events[i].name == a.events[i].name);
+        CHECK(b.events[i].offset == a.events[i].offset);
+        CHECK(b.events[i].args == a.events[i].args);
+    }
+    REQUIRE(a.problems.size() == 1);   // the trailing bytes, reported once, at the same offset
+    CHECK(b.problems == a.problems);
+    CHECK(b.packets == a.packets);
+
+    // Errors: a corrupt packet after good ones, a truncated one, a bomb, the whole-file limit.
+    std::string z = pipescope::test::zlib_compress(std::string_view(file).substr(0, 300));
+    std::string corrupt = z;
+    corrupt[corrupt.size() / 2] ^= 0x55;
+    const std::string zeros(8u << 20, '\0');
+    std::vector<std::string> bad_files = {
+        file + pipescope::test::compressed_packet(corrupt),
+        file + pipescope::test::compressed_packet(z.substr(0, z.size() / 2)),
+        file + pipescope::test::compressed_packet(pipescope::test::zlib_compress(zeros, 9)),
+    };
+    for (const std::string& bad : bad_files) {
+        const std::string want = decode_error_of([&] { (void)read_perfetto(bad, inline_only); });
+        REQUIRE_FALSE(want.empty());
+        CHECK(decode_error_of([&] { (void)read_perfetto(bad, ahead); }) == want);
+    }
+    read_options small_inline = inline_only, small_ahead = ahead;
+    small_inline.max_decompressed_bytes = small_ahead.max_decompressed_bytes = 20000;
+    const std::string want = decode_error_of([&] { (void)read_perfetto(file, small_inline); });
+    CHECK(want.find("limit on the decompressed size of the whole file") != std::string::npos);
+    CHECK(decode_error_of([&] { (void)read_perfetto(file, small_ahead); }) == want);
+}
+
 TEST_CASE("perfetto reader: foreign features: defaults, interning resets, counters, old flow ids", "[perfetto][reader]") {
     trace_builder b;
     b.custom(7, 0, "t");

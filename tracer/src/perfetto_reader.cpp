@@ -1,5 +1,7 @@
 #include <pipescope/trace/perfetto_reader.hpp>
 
+#include "inflate_ahead.hpp"
+
 #include <zlib.h>
 
 #include <algorithm>
@@ -182,7 +184,10 @@ public:
     decoder(const decoder&) = delete;
     decoder& operator=(const decoder&) = delete;
 
-    void run(std::string_view bytes) { read_trace(bytes, 0); }
+    void run(std::string_view bytes) {
+        if (bytes.size() >= opt_.inflate_ahead_min_bytes) ahead_ = std::make_unique<detail::inflate_ahead>(bytes, opt_);
+        read_trace(bytes, 0);
+    }
 
 private:
     // -- offsets and problems ---------------------------------------------------------------------
@@ -312,86 +317,30 @@ private:
 
     // -- compressed packets -------------------------------------------------------------------------
     void read_compressed(const proto::field& f, std::uint64_t packet_offset) {
-        const std::uint64_t ratio_limit =
-            opt_.compression_allowance + std::min<std::uint64_t>(f.bytes.size(), ~std::uint64_t{0} / (opt_.max_compression_ratio + 1)) *
-                                             opt_.max_compression_ratio;
         const std::uint64_t total_left =
             opt_.max_decompressed_bytes > decompressed_total_ ? opt_.max_decompressed_bytes - decompressed_total_ : 0;
-        const std::uint64_t limit = std::min(ratio_limit, total_left);
-        // One zlib stream and one output buffer for all compressed packets of the file (reset, reused).
-        if (!z_ready_) {
-            z_ = z_stream{};
-            if (inflateInit(&z_) != Z_OK) throw proto::decode_error(f.offset, "compressed_packets: cannot initialize zlib");
-            z_ready_ = true;
-        } else if (inflateReset(&z_) != Z_OK) {
-            throw proto::decode_error(f.offset, "compressed_packets: cannot reset zlib");
+        // Inflated ahead by another thread (large files; inflate_ahead.hpp), or here: the same
+        // bytes, and on any error the same message, because a packet that failed ahead is
+        // inflated again here, where the error is raised.
+        detail::inflated_packet ahead;
+        const bool got = ahead_ && ahead_->take(f.bytes_offset, ahead);
+        if (got) {
+            in_view_ = std::string_view(ahead.data.get(), ahead.size);
+        } else {
+            const detail::inflate_result r = detail::inflate_packet(z_, z_ready_, f, total_left, opt_, out_, out_capacity_);
+            ahead.size = r.size;
+            ahead.trailing_at = r.trailing_at;
+            in_view_ = std::string_view(out_.get(), r.size);
         }
-        z_stream& z = z_;
-        z.avail_in = 0;
-        std::size_t out_size = 0;
-        std::string_view in = f.bytes;
-        constexpr std::size_t step = 64 * 1024;
-        int rc = Z_OK;
-        while (true) {
-            if (z.avail_in == 0 && !in.empty()) {
-                const std::size_t n = std::min<std::size_t>(in.size(), 1u << 30);
-                z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-                z.avail_in = static_cast<uInt>(n);
-                in.remove_prefix(n);
-            }
-            if (out_size >= limit) {
-                // One more byte would exceed the limit: see whether the stream ends here.
-                char probe;
-                z.next_out = reinterpret_cast<Bytef*>(&probe);
-                z.avail_out = 1;
-                rc = inflate(&z, Z_NO_FLUSH);
-                if (rc == Z_STREAM_END && z.avail_out == 1) break;
-                if (rc == Z_OK || rc == Z_STREAM_END || rc == Z_BUF_ERROR) {
-                    const bool total = limit == total_left && total_left < ratio_limit;
-                    throw proto::decode_error(
-                        f.bytes_offset,
-                        "compressed_packets expands beyond " + std::to_string(limit) + " bytes (" +
-                            (total ? "limit on the decompressed size of the whole file"
-                                   : "more than " + std::to_string(opt_.max_compression_ratio) +
-                                         " times its compressed size of " + std::to_string(f.bytes.size()) + " bytes") +
-                            "): refusing to inflate further");
-                }
-            } else {
-                if (out_size == out_capacity_) {
-                    // Grow (keeping what is inflated): no zero-filling, and kept for the next packets.
-                    const std::size_t cap = static_cast<std::size_t>(
-                        std::min<std::uint64_t>(std::max<std::size_t>(step, out_capacity_ + out_capacity_ / 2), limit));
-                    auto bigger = std::make_unique_for_overwrite<char[]>(cap);
-                    if (out_size) std::memcpy(bigger.get(), out_.get(), out_size);
-                    out_ = std::move(bigger);
-                    out_capacity_ = cap;
-                }
-                const std::size_t grow = static_cast<std::size_t>(
-                    std::min<std::uint64_t>({out_capacity_ - out_size, limit - out_size, std::uint64_t{1} << 30}));
-                z.next_out = reinterpret_cast<Bytef*>(out_.get() + out_size);
-                z.avail_out = static_cast<uInt>(grow);
-                rc = inflate(&z, Z_NO_FLUSH);
-                out_size += grow - z.avail_out;
-            }
-            if (rc == Z_STREAM_END) break;
-            if (rc == Z_NEED_DICT || rc == Z_DATA_ERROR || rc == Z_MEM_ERROR || rc == Z_STREAM_ERROR) {
-                const std::uint64_t where = f.bytes_offset + (f.bytes.size() - in.size() - z.avail_in);
-                throw proto::decode_error(where, std::string("compressed_packets: corrupt zlib data (") +
-                                                     (z.msg ? z.msg : "inflate error " + std::to_string(rc)) + ")");
-            }
-            if (rc == Z_BUF_ERROR && z.avail_in == 0 && in.empty())
-                throw proto::decode_error(f.bytes_offset + f.bytes.size(),
-                                          "compressed_packets: truncated zlib stream (" + std::to_string(out_size) +
-                                              " bytes inflated)");
-        }
-        if (z.avail_in != 0 || !in.empty())
-            problem(f.bytes_offset + (f.bytes.size() - in.size() - z.avail_in),
-                    "compressed_packets: data after the end of the zlib stream (ignored)");
+        const std::size_t out_size = ahead.size;
+        if (ahead.trailing_at)
+            problem(*ahead.trailing_at, "compressed_packets: data after the end of the zlib stream (ignored)");
         decompressed_total_ += out_size;
         in_compressed_ = true;
         outer_ = packet_offset;
         try {
-            read_trace(std::string_view(out_.get(), out_size), 0);
+            read_trace(in_view_, 0);
+            if (got) ahead_->give_back(std::move(ahead.data), ahead.capacity);
         } catch (const compressed_decode_error&) {
             in_compressed_ = false;
             throw;
@@ -705,8 +654,10 @@ private:
     std::uint64_t decompressed_total_ = 0;
     z_stream z_{};
     bool z_ready_ = false;
-    std::unique_ptr<char[]> out_;   // inflated data of the current compressed packet
+    std::unique_ptr<char[]> out_;   // inflated data of the current compressed packet (inflated here)
     std::size_t out_capacity_ = 0;
+    std::string_view in_view_;      // the current compressed packet's inflated data
+    std::unique_ptr<detail::inflate_ahead> ahead_;
 };
 
 // Builds a perfetto_file.

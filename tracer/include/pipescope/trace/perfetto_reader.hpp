@@ -40,6 +40,9 @@ struct read_options {
     std::uint64_t compression_allowance = std::uint64_t{1} << 20;
     // Nesting depth of messages (debug annotation dicts/arrays are the only recursive ones).
     unsigned max_depth = 64;
+    // Files at least this large have their compressed_packets inflated by a second thread ahead of
+    // the decoder (same results, same errors; tracer/src/inflate_ahead.hpp). ~0 turns it off.
+    std::uint64_t inflate_ahead_min_bytes = std::uint64_t{4} << 20;
 };
 
 // A decode error raised inside the payload of a compressed packet: offset() is the compressed
