@@ -250,6 +250,12 @@ TEST_CASE("trace model: files that cannot be read give a clear error", "[trace][
         std::ofstream(dir / "big.pftrace") << std::string(100, 'x');
     }
     CHECK_THROWS_WITH(load_trace_file(dir / "big.pftrace", {}, 10), Catch::Contains("larger than the limit of 10 bytes"));
+    // A file larger than the memory (sparse: it takes no disk space) is refused before any reading.
+    const std::uint64_t memory = physical_memory_bytes();
+    REQUIRE(memory > 0);
+    std::filesystem::resize_file(dir / "big.pftrace", memory + 1);
+    CHECK_THROWS_WITH(load_trace_file(dir / "big.pftrace", {}, ~std::uint64_t{0}),
+                      Catch::Contains(std::to_string(memory + 1) + " bytes is larger than this machine's memory"));
     std::filesystem::remove_all(dir);
 }
 

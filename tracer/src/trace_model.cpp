@@ -1,5 +1,7 @@
 #include <pipescope/trace/trace_model.hpp>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -1069,6 +1071,11 @@ trace_model load_trace(std::string_view bytes, const read_options& options) {
     return m;
 }
 
+std::uint64_t physical_memory_bytes() {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+}
+
 trace_model load_trace_file(const std::filesystem::path& path, const read_options& options, std::uint64_t max_bytes) {
     std::error_code ec;
     const auto status = std::filesystem::status(path, ec);
@@ -1082,6 +1089,11 @@ trace_model load_trace_file(const std::filesystem::path& path, const read_option
     if (static_cast<std::uint64_t>(size) > max_bytes)
         throw std::runtime_error(path.string() + ": " + std::to_string(size) + " bytes is larger than the limit of " +
                                  std::to_string(max_bytes) + " bytes");
+    // The file is read whole and its model is larger still: a file larger than the memory can
+    // never load, so say so before trying (instead of swapping the machine to a halt).
+    if (const std::uint64_t memory = physical_memory_bytes(); memory && static_cast<std::uint64_t>(size) > memory)
+        throw std::runtime_error(path.string() + ": " + std::to_string(size) + " bytes is larger than this machine's memory (" +
+                                 std::to_string(memory) + " bytes): it cannot be loaded here");
     in.seekg(0, std::ios::beg);
     std::string bytes(static_cast<std::size_t>(size), '\0');
     if (!in.read(bytes.data(), size)) throw std::runtime_error(path.string() + ": read error");

@@ -196,11 +196,14 @@ struct trace_model {
 
 trace_model load_trace(std::string_view bytes, const read_options& options = {});
 
-// Reads a whole file; throws std::runtime_error naming the file if it cannot be read or is larger
-// than max_bytes, proto::decode_error for malformed contents.
+// Reads a whole file; throws std::runtime_error naming the file if it cannot be read, is larger
+// than max_bytes or than the machine's memory, proto::decode_error for malformed contents.
 inline constexpr std::uint64_t default_max_trace_file = std::uint64_t{16} << 30;
 trace_model load_trace_file(const std::filesystem::path& path, const read_options& options = {},
                             std::uint64_t max_bytes = default_max_trace_file);
+
+// The machine's physical memory in bytes (0 if unknown).
+std::uint64_t physical_memory_bytes();
 
 // Builds (or rebuilds) the DAG of a run from its worker tracks; called by load_trace.
 pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<std::string>* problems = nullptr);
