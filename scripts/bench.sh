@@ -159,7 +159,8 @@ progress $((steps - 1)) "$steps" "pipescope-viewer --bench" $((SECONDS - started
     echo "load time, CPU time per frame at full zoom-out and at 1/1000 of the trace, resident memory."
     echo
     echo '```'
-    echo "\$ ${viewer_cmd[*]//"$work/"/}"
+    local_cmd="${viewer_cmd[*]//"$work/"/}"
+    echo "\$ ${local_cmd//"$repo_root/"/}"
     for run in 1 2 3 4 5; do
         "${viewer_cmd[@]}" 2>&1 | grep '^bench:' || echo "run $run FAILED"
     done
