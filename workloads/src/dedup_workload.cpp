@@ -77,7 +77,7 @@ public:
                "coarse=<by size: tiny 32768, else 524288>: coarse chunk bytes (4096..67108864)\n"
                "min_chunk=1024, avg_chunk=4096, max_chunk=32768: fine chunk sizes (64 <= min < avg < max)\n"
                "level=6: zlib level (0..9)\n"
-               "K=0: throttle (0 = 4P)\nlazy=on: lazy enabling\nfolding=on: dynamic dependency folding";
+               + std::string(pipeline_parameters);
     }
 
     run_report run(scheduler& s, run_request& request) const override {

@@ -53,7 +53,7 @@ public:
                "regions=8: k of the k-means segmentation (1..32)\n"
                "candidates=32: images the LSH index hands to the ranking (1..100000)\n"
                "top=10: length of each answer list (1..1000)\n"
-               "K=0: throttle (0 = 4P)\nlazy=on: lazy enabling\nfolding=on: dynamic dependency folding";
+               + std::string(pipeline_parameters);
     }
 
     run_report run(scheduler& s, run_request& request) const override {

@@ -23,7 +23,7 @@ public:
     }
     std::string parameters() const override {
         return "n=<by size: tiny 2000, small 20000, large 60000>: which Fibonacci number\n"
-               "K=0: throttle (0 = 4P)\nlazy=on: lazy enabling\nfolding=on: dynamic dependency folding";
+               + std::string(pipeline_parameters);
     }
 
     run_report run(scheduler& s, run_request& request) const override {

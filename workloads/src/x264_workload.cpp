@@ -42,7 +42,7 @@ public:
                "range=16: motion search range in pixels (row offset w = ceil(range/16))\n"
                "qp=26: quantizer (0-51)\n"
                "scenecut=on: start an I-frame at a scene change\n"
-               "K=0: throttle (0 = 4P)\nlazy=on: lazy enabling\nfolding=on: dynamic dependency folding";
+               + std::string(pipeline_parameters);
     }
 
     run_report run(scheduler& s, run_request& request) const override {

@@ -91,7 +91,15 @@ public:
 const std::vector<const workload*>& all_workloads();
 const workload* find_workload(const std::string& name);   // nullptr if unknown
 
-// Pipeline options shared by every pipe_while workload: policy plus K, lazy, folding.
+// Pipeline options shared by every pipe_while workload: policy plus K, lazy, folding, and
+// bind-to-stage's c and queue.
 pipeline_options pipeline_options_from(const run_request& request, param_set& params);
+// Those parameters as workload::parameters() lines (appended by every pipe_while workload).
+inline constexpr const char* pipeline_parameters =
+    "K=0: throttle (0 = 4P)\n"
+    "lazy=on: lazy enabling\n"
+    "folding=on: dynamic dependency folding\n"
+    "c=0: bind-to-stage: threads per parallel stage (0 = P)\n"
+    "queue=0: bind-to-stage: Queue_size, the bound of each queue between stages (0 = 20)";
 
 }  // namespace pipescope::workloads
