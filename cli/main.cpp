@@ -159,7 +159,8 @@ int validate_trace(const std::vector<std::string>& args) {
 
 // The run's configuration and program structure, stored in the trace for the viewer and analysis
 // (docs/tracing.md, "Metadata").
-std::string run_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload) {
+std::string run_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
+                         double reference_seconds) {
     ws::param_set params = args.request.params;   // a copy: the workload takes its own later
     const pipescope::pipeline_options options = ws::pipeline_options_from(args.request, params);
     const ws::program_info program = workload.program(args.request);
@@ -175,6 +176,8 @@ std::string run_metadata(const pipescope::scheduler& sched, const run_args& args
         {"workers", sched.workers()},
         {"size", ws::size_name(args.request.size)},
         {"seed", args.request.seed},
+        // The serial reference's time (T_S): analysis and the compare view take speedups against it.
+        {"reference_seconds", reference_seconds},
         {"params", args.params},
         {"program",
          {{"kind", program.kind},
@@ -208,14 +211,14 @@ public:
     }
 
     // Starts recording: called right before the measured run (run_request::on_measured_start).
-    void start() {
+    void start(double reference_seconds) {
         // Attach first: attaching waits for every worker to pass a safe point (waking parked ones),
         // which can take milliseconds that belong to no run. The clock starts once it is done.
         sched_.attach_recorder(&recorder_);
         recorder_.restart_clock();
         started_ = true;
         writer_.begin_run({workload_.name() + " · " + args_.request.policy + " · P=" + std::to_string(sched_.workers()),
-                           sched_.workers(), run_metadata(sched_, args_, workload_), {}},
+                           sched_.workers(), run_metadata(sched_, args_, workload_, reference_seconds), {}},
                           pipescope::trace::run_clock::calibrating(recorder_.start_clock()));
         drainer_ = std::thread([this] {
             try {
@@ -294,7 +297,7 @@ int run_workload(const run_args& args) {
     std::unique_ptr<trace_session> session;
     if (recording) {
         session = std::make_unique<trace_session>(sched, args, *w);
-        request.on_measured_start = [&session] { session->start(); };
+        request.on_measured_start = [&session](double reference_seconds) { session->start(reference_seconds); };
     }
     pipescope::cli::interrupt_guard interrupt;   // Ctrl-C cancels the measured loop (interrupt.hpp)
     request.cancel = interrupt.token();

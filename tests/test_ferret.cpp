@@ -161,7 +161,7 @@ TEST_CASE("ferret: the workload runs both forms and matches its reference", "[fe
             const std::size_t expected_stages = std::string(stages) == "6" ? 6 : 3;
             CHECK(w->program(r).stages.size() == expected_stages);
             bool started = false;
-            r.on_measured_start = [&] { started = true; };
+            r.on_measured_start = [&](double) { started = true; };
             const run_report rep = w->run(s, r);
             CAPTURE(stages, policy.name);
             CHECK(rep.matches_reference);

@@ -2,6 +2,8 @@
 
 #include "breakdown.hpp"
 
+#include <pipescope/analysis/metadata.hpp>
+
 #include <algorithm>
 
 namespace pipescope::viewer {
@@ -40,6 +42,8 @@ std::vector<compare_row> compute_compare(const document& d) {
         }
         const run_breakdown b = compute_breakdown(f, rr);
         row.work_fraction = b.total.time.fraction(time_category::work);
+        if (const auto ref = analysis::read_meta(scope_of(f, rr)).reference_seconds)
+            row.serial_ns = static_cast<std::uint64_t>(*ref * 1e9);
         if (row.serial_ns && row.makespan) row.speedup = static_cast<double>(*row.serial_ns) / static_cast<double>(row.makespan);
         rows.push_back(std::move(row));
     }

@@ -18,9 +18,8 @@ struct compare_row {
     std::uint64_t workers = 0;
     std::uint64_t K = 0;                  // throttle from the metadata; 0 = unknown
     std::uint64_t makespan = 0;           // ns: last - first event of the run (what the timeline shows)
-    // Speedup against the serial reference: the run metadata does not record the serial time yet
-    // (pipescope runs it before the measured part, untraced), so both stay empty and the view
-    // shows "—". When the metadata gains it, fill serial_ns here.
+    // Speedup against the serial reference: its time as the run metadata records it
+    // (reference_seconds, written by `pipescope run`; empty for traces without it: the view shows "—").
     std::optional<std::uint64_t> serial_ns;
     std::optional<double> speedup;
     double vs_first = 1;                  // makespan of the document's first run / this makespan

@@ -205,7 +205,7 @@ void compare_view::table(view_context& ctx, float height) {
         "throttle K (run metadata)",
         "first to last event of the run",
         "the first run's makespan / this run's makespan",
-        "against the serial reference: the run metadata does not record the serial time yet (—)",
+        "the serial reference's time (reference_seconds in the run metadata) / makespan; — if not recorded",
         "successful steals (steal instants)",
         "iterations suspended at a stage (suspend instants)",
         "max of the live iterations counter",
@@ -450,8 +450,8 @@ void compare_view::draw(view_context& ctx) {
     ImGui::EndChild();
     ImGui::PopStyleColor();
 
-    ImGui::TextDisabled("speedup: the run metadata does not record the serial time yet, so it shows —; "
-                        "\"vs first\" compares each makespan with the first run's.");
+    ImGui::TextDisabled("speedup: the serial reference's time (recorded by pipescope run) / makespan, — when the trace "
+                        "has none; \"vs first\" compares each makespan with the first run's.");
     table(ctx, table_h);
 }
 

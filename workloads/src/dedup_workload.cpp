@@ -99,7 +99,7 @@ public:
 
         auto reader = make_reader();
         dedup_stats st;
-        if (request.on_measured_start) request.on_measured_start();
+        if (request.on_measured_start) request.on_measured_start(report.reference_seconds);
         t0 = std::chrono::steady_clock::now();
         const byte_vector archive = dedup_pipeline(s, *reader, p.config, p.form, options, &report.stats, &st);
         report.seconds = seconds_since(t0);

@@ -81,7 +81,7 @@ public:
         const auto reference = ferret::search_serial(db);
         report.reference_seconds = seconds_since(t0);
 
-        if (request.on_measured_start) request.on_measured_start();
+        if (request.on_measured_start) request.on_measured_start(report.reference_seconds);
         t0 = std::chrono::steady_clock::now();
         const auto result = ferret::search_pipeline(s, db, form, options, &report.stats);
         report.seconds = seconds_since(t0);

@@ -36,7 +36,7 @@ public:
         const fib_bits reference = pipe_fib_serial(n);
         report.reference_seconds = seconds_since(t0);
 
-        if (request.on_measured_start) request.on_measured_start();
+        if (request.on_measured_start) request.on_measured_start(report.reference_seconds);
         t0 = std::chrono::steady_clock::now();
         const fib_bits result = pipe_fib_pipeline(s, n, bits_, options, &report.stats);
         report.seconds = seconds_since(t0);

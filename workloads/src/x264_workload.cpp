@@ -57,7 +57,7 @@ public:
         const x264_output reference = x264_serial(video, enc);
         report.reference_seconds = seconds_since(t0);
 
-        if (request.on_measured_start) request.on_measured_start();
+        if (request.on_measured_start) request.on_measured_start(report.reference_seconds);
         t0 = std::chrono::steady_clock::now();
         const x264_output result = x264_pipeline(s, video, enc, options, &report.stats);
         report.seconds = seconds_since(t0);

@@ -45,8 +45,9 @@ struct run_request {
     std::uint64_t seed = 1;   // --seed: generated inputs are a function of (size, params, seed)
     param_set params;
     // Called right before the measured run under the chosen policy starts (after the serial
-    // reference and any set-up): the CLI starts recording here, so a trace shows just that run.
-    std::function<void()> on_measured_start;
+    // reference and any set-up), with the serial reference's time in seconds: the CLI starts
+    // recording here, so a trace shows just that run, and records T_S in its metadata.
+    std::function<void(double reference_seconds)> on_measured_start;
     // Stops the measured run early (pipeline_options::cancel): its output is then incomplete, and
     // run_report::stats.cancelled says so. The serial reference is not interrupted.
     std::stop_token cancel;

@@ -1,0 +1,22 @@
+# `pipescope run -o` records the serial reference's time in the run metadata (reference_seconds), and
+# `pipescope stats` takes the observed speedup against it.
+# Usage: cmake -DCLI=<pipescope> -DDIR=<scratch dir> -P reference_time.cmake
+set(trace ${DIR}/reference-time.pftrace)
+file(REMOVE ${trace})
+execute_process(COMMAND ${CLI} run pipe-fib-256 --size tiny --workers 2 -o ${trace} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "pipescope run failed (${rc}): ${out}${err}")
+endif()
+execute_process(COMMAND ${CLI} stats ${trace} --json RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "pipescope stats failed (${rc}): ${err}")
+endif()
+string(JSON ref GET "${json}" runs 0 run reference_seconds)
+string(JSON from_ref GET "${json}" runs 0 dag observed_from_reference)
+message(STATUS "reference_seconds ${ref}, observed_from_reference ${from_ref}")
+if(ref STREQUAL "null" OR NOT ref GREATER 0)
+  message(FATAL_ERROR "the run's metadata has no positive reference_seconds: '${ref}'")
+endif()
+if(NOT from_ref)
+  message(FATAL_ERROR "stats did not take the observed speedup against the serial reference")
+endif()
