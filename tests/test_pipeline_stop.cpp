@@ -62,8 +62,8 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> instants_named(const trace:
             if (m.str(in.name) != name) continue;
             std::uint64_t i = ~0ull, j = ~0ull;
             for (std::uint32_t a = in.args_first; a < in.args_first + in.args_count; ++a) {
-                if (m.str(m.args[a].name) == "iteration") i = m.args[a].bits;
-                if (m.str(m.args[a].name) == "stage") j = m.args[a].bits;
+                if (m.str(m.args[a].name) == "iteration") i = m.args[a].bits();
+                if (m.str(m.args[a].name) == "stage") j = m.args[a].bits();
             }
             out.emplace_back(i, j);
         }

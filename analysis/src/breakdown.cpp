@@ -192,7 +192,7 @@ run_breakdown compute_breakdown(const run_scope& r) {
             if (k == slice_kind::node) ++w.nodes;
             if (k == slice_kind::idle && failed_id != tm::no_index)
                 for (auto* a = m.args_begin(s); a != m.args_end(s); ++a)
-                    if (a->name == failed_id) w.failed_steals += a->bits;
+                    if (a->name == failed_id) w.failed_steals += a->bits();
             while (!stack.empty() && stack.back().end <= b) {
                 emit_slice(cursor, stack.back().end, stack.back().kind);
                 cursor = std::max(cursor, stack.back().end);

@@ -76,7 +76,7 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
             const slice_kind k = kinds[s.name];
             if (k == slice_kind::idle && failed_id != tm::no_index)
                 for (auto* a = m.args_begin(s); a != m.args_end(s); ++a)
-                    if (a->name == failed_id) ws.failed += a->bits;
+                    if (a->name == failed_id) ws.failed += a->bits();
             if (k != slice_kind::node) continue;
             long stage = stage_of_name(m.str(s.name));
             if (auto v = m.uint_arg(s, "stage")) stage = static_cast<long>(*v);

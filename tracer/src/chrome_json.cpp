@@ -143,16 +143,17 @@ private:
             o_.str(m_.strings[a.name]);
             o_.ch(':');
             switch (a.kind) {
-                case arg_kind::uint_value: o_.num(a.bits); break;
-                case arg_kind::int_value: o_.num(static_cast<std::int64_t>(a.bits)); break;
-                case arg_kind::bool_value: o_.raw(a.bits ? "true" : "false"); break;
+                case arg_kind::uint_value: o_.num(a.bits()); break;
+                case arg_kind::int_value: o_.num(static_cast<std::int64_t>(a.bits())); break;
+                case arg_kind::bool_value: o_.raw(a.bits() ? "true" : "false"); break;
                 case arg_kind::double_value: {
                     double d;
-                    std::memcpy(&d, &a.bits, sizeof d);
+                    const std::uint64_t b = a.bits();
+                    std::memcpy(&d, &b, sizeof d);
                     o_.dbl(d);
                     break;
                 }
-                case arg_kind::string_value: o_.str(m_.strings[static_cast<std::uint32_t>(a.bits)]); break;
+                case arg_kind::string_value: o_.str(m_.strings[static_cast<std::uint32_t>(a.bits())]); break;
             }
         }
         if (unterminated) o_.raw(count ? ",\"unterminated\":true" : "\"unterminated\":true");

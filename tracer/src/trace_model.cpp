@@ -48,7 +48,7 @@ namespace {
 std::optional<std::uint64_t> find_uint(const trace_model& m, std::uint32_t first, std::uint16_t count, std::string_view name) {
     for (std::uint32_t i = first; i < first + count; ++i) {
         const model_arg& a = m.args[i];
-        if (a.kind != arg_kind::string_value && a.kind != arg_kind::double_value && m.strings[a.name] == name) return a.bits;
+        if (a.kind != arg_kind::string_value && a.kind != arg_kind::double_value && m.strings[a.name] == name) return a.bits();
     }
     return std::nullopt;
 }
@@ -70,23 +70,24 @@ std::optional<std::uint64_t> trace_model::uint_arg(const instant& i, std::string
 std::optional<std::string_view> trace_model::string_arg(const instant& i, std::string_view name) const {
     for (std::uint32_t k = i.args_first; k < i.args_first + i.args_count; ++k)
         if (args[k].kind == arg_kind::string_value && strings[args[k].name] == name)
-            return std::string_view(strings[static_cast<std::uint32_t>(args[k].bits)]);
+            return std::string_view(strings[static_cast<std::uint32_t>(args[k].bits())]);
     return std::nullopt;
 }
 
 std::string trace_model::arg_text(const model_arg& a) const {
     switch (a.kind) {
-        case arg_kind::uint_value: return std::to_string(a.bits);
-        case arg_kind::int_value: return std::to_string(static_cast<std::int64_t>(a.bits));
-        case arg_kind::bool_value: return a.bits ? "true" : "false";
+        case arg_kind::uint_value: return std::to_string(a.bits());
+        case arg_kind::int_value: return std::to_string(static_cast<std::int64_t>(a.bits()));
+        case arg_kind::bool_value: return a.bits() ? "true" : "false";
         case arg_kind::double_value: {
             double d;
-            std::memcpy(&d, &a.bits, sizeof d);
+            const std::uint64_t b = a.bits();
+            std::memcpy(&d, &b, sizeof d);
             char buf[32];
             auto r = std::to_chars(buf, buf + sizeof buf, d);
             return std::string(buf, r.ptr);
         }
-        case arg_kind::string_value: return strings[static_cast<std::uint32_t>(a.bits)];
+        case arg_kind::string_value: return strings[static_cast<std::uint32_t>(a.bits())];
     }
     return {};
 }
@@ -889,9 +890,9 @@ pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<
         for (std::uint32_t a = s.args_first; a < s.args_first + s.args_count; ++a) {
             const model_arg& arg = m.args[a];
             if (arg.kind == arg_kind::string_value || arg.kind == arg_kind::double_value) continue;
-            if (arg.name == iteration_id) n.iteration = arg.bits, has_it = true;
-            else if (arg.name == stage_id) n.stage = arg.bits, has_stage = true;
-            else if (arg.name == waited_id) n.waited = (arg.bits & 1) != 0;
+            if (arg.name == iteration_id) n.iteration = arg.bits(), has_it = true;
+            else if (arg.name == stage_id) n.stage = arg.bits(), has_stage = true;
+            else if (arg.name == waited_id) n.waited = (arg.bits() & 1) != 0;
         }
         if (!has_it || !has_stage) return false;
         n.start = s.begin;

@@ -34,20 +34,22 @@ namespace pipescope::trace {
 using string_id = std::uint32_t;   // index into trace_model::strings; 0 is ""
 inline constexpr std::uint32_t no_index = std::numeric_limits<std::uint32_t>::max();
 
-// One debug annotation: 12 bytes (packed: the pool holds more than one per event, and is the largest
-// part of a loaded trace). An annotation *name* is an interned id below max_arg_name_id; values
-// of any kind fit in `bits`.
+// One debug annotation: 12 bytes (the pool holds more than one per event and is the largest part
+// of a loaded trace). The 64-bit value is kept as two 32-bit halves so that the entry needs only
+// 4-byte alignment (a packed uint64_t member would be misaligned, and binding a reference to it is
+// undefined behaviour); read it with bits(). An annotation *name* is an interned id below
+// max_arg_name_id; values of any kind fit in bits().
 inline constexpr string_id max_arg_name_id = (string_id{1} << 24) - 1;
-#pragma pack(push, 4)
 struct model_arg {
-    std::uint64_t bits = 0;          // see decoded_arg: uint/int/bool value, double bits, or string_id
+    std::uint32_t bits_lo = 0, bits_hi = 0;   // see decoded_arg: uint/int/bool value, double bits, or string_id
     string_id name : 24 = 0;
     arg_kind kind : 8 = arg_kind::uint_value;
     model_arg() = default;
-    model_arg(string_id n, arg_kind k, std::uint64_t b) : bits(b), name(n), kind(k) {}
+    model_arg(string_id n, arg_kind k, std::uint64_t b)
+        : bits_lo(static_cast<std::uint32_t>(b)), bits_hi(static_cast<std::uint32_t>(b >> 32)), name(n), kind(k) {}
+    std::uint64_t bits() const { return (std::uint64_t{bits_hi} << 32) | bits_lo; }
 };
-#pragma pack(pop)
-static_assert(sizeof(model_arg) == 12, "model_arg is packed into 12 bytes");
+static_assert(sizeof(model_arg) == 12 && alignof(model_arg) == 4, "model_arg takes 12 bytes");
 
 // A range of trace_model::args.
 struct arg_range {
