@@ -1,0 +1,234 @@
+// pipescope — the bounded packet queue between the stages of a stage graph.
+//
+//     graph::packet_queue q({.name = "samples", .element_size = sizeof(float), .packet_elements = 32,
+//                            .capacity_packets = 8, .ordered = true, .producers = 1});
+//     auto w = q.try_reserve_push(2);          // up to 2 packets = 64 elements, or "full"
+//     if (w) { fill(w); q.commit_push(w, n); } // n <= 64; a short last packet is fine
+//     q.close();                               // this producer is done
+//
+//     auto r = q.try_reserve_pop(1, 15);       // 1 packet, plus 15 elements to peek at
+//     if (r) { use(r.at<float>(i), r.peek<float>(j)); q.commit_pop(r); }
+//     else if (r.status() == graph::reserve_status::end_of_stream) { /* drained */ }
+//
+// Data moves in packets of N fixed-size elements (GRAMPS, seed 004 §II-C); capacity is counted in
+// packets, and the queue owns all of its packet storage up front (the "per-queue buffer manager" of
+// seed 004 §III-B), so a full queue is backpressure rather than allocation (seed 004 §III-A).
+// Producers and consumers reserve windows of packets, work in them without any lock, and commit
+// (reserve/commit: seed 004 §II-C, seed 002 §II "Data Queue").
+//
+// Why elements are sized in bytes rather than a template on the element type: a stage graph holds
+// queues of many element types, and the scheduler, the tracer and the viewer handle all of them the
+// same way (fill, bytes, packets). One non-template class keeps the queue out of headers' template
+// bloat and gives the scheduler a single type to park stages on; `at<T>()` / `peek<T>()` are the
+// typed view, checked against the element size.
+//
+// Why the API never blocks: who waits, and how, is the scheduler's decision. Serial stages are
+// coroutines that must suspend, not block a worker; parallel stages are instanced by the runtime
+// and under GRAMPS backpressure a producer whose output queue is full simply becomes non-runnable
+// (seed 004 §III-A); DANBI's queue-event scheduling picks the next kernel from the event that
+// stopped a thread — empty, full, or waiting for a commit order (seed 002 §III-A2). So every try_
+// operation answers at once, and the queue tells its scheduler when waiting could end: the
+// versions data_version() / space_version() only grow, and `on_signal` (if set) is called after
+// each change, outside the queue's lock. Read the version before the try, wait until it moves.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace pipescope::graph {
+
+class packet_queue;
+
+enum class reserve_status {
+    reserved,       // the window is yours until you commit it
+    full,           // push: not enough free packets; retry after space_version() moves
+    empty,          // pop: not enough committed data (or peek data) yet; retry after data_version() moves
+    end_of_stream,  // pop: every producer closed and every element has been handed out
+};
+
+enum class queue_signal {
+    data,   // data became visible to consumers, or end of stream was reached
+    space,  // packets went back to the free pool
+};
+
+struct queue_config {
+    std::string name = "queue";         // used in error messages and, later, trace tracks
+    std::size_t element_size = 0;       // bytes per element
+    std::size_t packet_elements = 0;    // N: elements per packet
+    std::size_t capacity_packets = 0;   // packets the queue holds in total (reserved + committed)
+    bool ordered = false;               // publish in reservation order (tickets) instead of commit order
+    std::size_t producers = 1;          // close() calls that end the stream
+    // Called after data or space appeared, outside the lock, possibly from several threads at once.
+    // Must not destroy the queue.
+    std::function<void(const packet_queue&, queue_signal)> on_signal = {};
+};
+
+// Occupancy for tracing. "In use" packets are those not in the free pool: reserved by producers,
+// published, or held by consumers until released.
+struct queue_stats {
+    std::size_t packets_in_use = 0, peak_packets_in_use = 0;
+    std::size_t elements_queued = 0, peak_elements_queued = 0;  // published, not yet released
+    std::size_t bytes_in_use = 0, peak_bytes_in_use = 0;        // packets_in_use × packet bytes
+    std::uint64_t elements_pushed = 0, packets_pushed = 0;      // published to consumers
+    std::uint64_t elements_popped = 0, packets_popped = 0;      // committed by consumers
+};
+
+namespace detail {
+struct packet_ref {
+    std::uint32_t index;  // packet slot in the queue's storage
+    std::uint32_t count;  // elements it holds
+};
+
+// What push and pop windows share: the queue, the ticket and the packets, and a typed view.
+class window_base {
+public:
+    explicit operator bool() const noexcept { return status_ == reserve_status::reserved; }
+    reserve_status status() const noexcept { return status_; }
+    std::uint64_t ticket() const noexcept { return ticket_; }  // order of this reservation on its side
+    std::size_t packets() const noexcept { return packets_.size(); }
+
+protected:
+    template <class T, class Byte>  // Byte: std::byte, or const std::byte with a const T
+    T& typed(Byte* p) const {
+        static_assert(std::is_trivially_copyable_v<T>, "queue elements are raw bytes: T must be trivially copyable");
+        check_type(sizeof(T), alignof(T));
+        return *std::launder(reinterpret_cast<T*>(p));
+    }
+    void check_type(std::size_t size, std::size_t align) const;
+    void check_reserved(const char* what) const;
+
+    friend class graph::packet_queue;
+    const packet_queue* queue_ = nullptr;
+    reserve_status status_ = reserve_status::empty;
+    std::uint64_t ticket_ = 0;
+    std::vector<packet_ref> packets_;
+};
+}  // namespace detail
+
+// A producer's reservation: packets() whole packets, all writable.
+class push_window : public detail::window_base {
+public:
+    std::size_t capacity() const noexcept;  // elements
+    std::span<std::byte> element(std::size_t i) const;
+    template <class T>
+    T& at(std::size_t i) const { return typed<T>(element(i).data()); }
+};
+
+// A consumer's reservation: size() elements to read and consume, then peek_size() elements after
+// them to read only (StreamIt/DANBI peeking; seed 002 §II, reserve_peek_pop).
+class pop_window : public detail::window_base {
+public:
+    std::size_t size() const noexcept { return size_; }
+    std::size_t peek_size() const noexcept { return peek_size_; }
+    std::size_t packet_size(std::size_t p) const;
+    std::span<const std::byte> element(std::size_t i) const;
+    std::span<const std::byte> peek_element(std::size_t j) const;  // the j-th element after the window
+    template <class T>
+    const T& at(std::size_t i) const { return typed<const T>(element(i).data()); }
+    template <class T>
+    const T& peek(std::size_t j) const { return typed<const T>(peek_element(j).data()); }
+
+private:
+    friend class packet_queue;
+    std::span<const std::byte> locate(const std::vector<detail::packet_ref>& refs, std::size_t i) const;
+    std::size_t size_ = 0, peek_size_ = 0, peek_requested_ = 0;
+    std::vector<detail::packet_ref> peek_packets_;  // published packets after the window
+};
+
+class packet_queue {
+public:
+    explicit packet_queue(queue_config config);
+    packet_queue(const packet_queue&) = delete;
+    packet_queue& operator=(const packet_queue&) = delete;
+
+    // Producer side. Reserves `packets` free packets (1 ≤ packets ≤ capacity), or answers `full`.
+    push_window try_reserve_push(std::size_t packets);
+    // Publishes the first `elements` elements of the window (default: all), packed into its first
+    // packets; unused packets go back to the pool. On an ordered queue the data waits until every
+    // earlier reservation committed; the return value says whether this commit published data now
+    // (false: it waits for an earlier ticket, whose commit will publish it). The window is emptied.
+    bool commit_push(push_window& w);
+    bool commit_push(push_window& w, std::size_t elements);
+    // One producer is done. After the last of `producers` closes (with no push reservation open),
+    // consumers see end_of_stream once the queue is drained: termination propagates from the
+    // sources (DANBI's termination tokens, seed 002 §III-A5). Until then a pop reserve for more
+    // packets than remain waits; after it, it gets what remains (seed 004 §II-C).
+    void close();
+
+    // Consumer side. Reserves `packets` published packets and makes `peek` further elements
+    // readable. Answers `empty` until that much is published. Two cases cut the request short
+    // instead, because waiting could never satisfy it: after end of stream (fewer packets, or a
+    // shorter peek), and when the queue is stuck full — no free packet, no reservation open on
+    // either side — because short packets left the peek elements beyond the capacity.
+    // packets + ceil(peek / N) must not exceed the capacity. A peeking consumer and a producer that
+    // reserves more packets than are free can still wait on each other when packets are short: size
+    // the queue for both (both papers leave queue sizing to the program: seed 002 §III-A5, 004 §III-A).
+    pop_window try_reserve_pop(std::size_t packets, std::size_t peek = 0);
+    // Consumes the window. Its packets return to the pool in reservation order, once every
+    // earlier pop window is committed too: a window may be peeking into later ones' packets.
+    void commit_pop(pop_window& w);
+
+    // For schedulers: both only grow; read before a failed try, wait until it changes.
+    std::uint64_t data_version() const noexcept { return data_version_.load(std::memory_order_acquire); }
+    std::uint64_t space_version() const noexcept { return space_version_.load(std::memory_order_acquire); }
+
+    bool closed() const;           // every producer closed
+    bool end_of_stream() const;    // closed and every element handed out to consumers
+    queue_stats stats() const;
+
+    const std::string& name() const noexcept { return config_.name; }
+    std::size_t element_size() const noexcept { return config_.element_size; }
+    std::size_t packet_elements() const noexcept { return config_.packet_elements; }
+    std::size_t capacity_packets() const noexcept { return config_.capacity_packets; }
+    bool ordered() const noexcept { return config_.ordered; }
+
+private:
+    friend class detail::window_base;
+    friend class push_window;
+    friend class pop_window;
+
+    // One open reservation; kept in ticket order per side so commits can be applied in order.
+    struct pending {
+        bool committed = false;
+        std::vector<detail::packet_ref> packets;
+    };
+    struct signals {
+        bool data = false, space = false;
+    };
+
+    std::byte* packet_data(std::uint32_t index) const noexcept;
+    [[noreturn]] void fail(const std::string& what) const;
+    bool ended_locked() const noexcept { return open_producers_ == 0; }
+    void publish_locked(const pending& p, signals& s);
+    void release_locked(const pending& p, signals& s);
+    void update_peaks_locked() noexcept;
+    void emit(signals s) const;
+
+    queue_config config_;
+    std::size_t packet_bytes_;
+    std::unique_ptr<std::byte[]> storage_;
+
+    mutable std::mutex mutex_;
+    std::vector<std::uint32_t> free_;                  // LIFO: a just-released packet is still warm
+    std::deque<detail::packet_ref> ready_;             // published, not yet reserved by a consumer
+    std::size_t ready_elements_ = 0;
+    std::deque<pending> push_open_, pop_open_;         // front has ticket push_base_ / pop_base_
+    std::uint64_t push_base_ = 0, pop_base_ = 0;
+    std::size_t push_outstanding_ = 0;                 // push reservations not yet committed
+    std::size_t open_producers_;
+    queue_stats stats_;
+    std::atomic<std::uint64_t> data_version_{0}, space_version_{0};
+};
+
+}  // namespace pipescope::graph

@@ -1,0 +1,397 @@
+// The stage-graph packet queue (runtime/include/pipescope/graph/queue.hpp): exact single-threaded
+// semantics, ordered publication with out-of-order commits, and a multi-threaded stress.
+#include <pipescope/graph/queue.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <thread>
+#include <vector>
+
+using namespace pipescope::graph;
+
+namespace {
+
+queue_config ints(std::size_t n, std::size_t capacity, bool ordered = false, std::size_t producers = 1) {
+    return {.name = "q", .element_size = sizeof(int), .packet_elements = n, .capacity_packets = capacity,
+            .ordered = ordered, .producers = producers};
+}
+
+// Reserves `packets`, writes first, first+1, ... and commits `elements` of them (all by default).
+push_window push_values(packet_queue& q, std::size_t packets, int first, std::size_t elements = SIZE_MAX) {
+    push_window w = q.try_reserve_push(packets);
+    REQUIRE(w);
+    for (std::size_t i = 0; i < w.capacity(); ++i) w.at<int>(i) = first + static_cast<int>(i);
+    if (elements != SIZE_MAX) q.commit_push(w, elements);
+    return w;
+}
+
+std::vector<int> values(const pop_window& w) {
+    std::vector<int> v;
+    for (std::size_t i = 0; i < w.size(); ++i) v.push_back(w.at<int>(i));
+    return v;
+}
+
+std::vector<int> peeked(const pop_window& w) {
+    std::vector<int> v;
+    for (std::size_t j = 0; j < w.peek_size(); ++j) v.push_back(w.peek<int>(j));
+    return v;
+}
+
+std::vector<int> iota(int from, int to) {
+    std::vector<int> v;
+    for (int i = from; i < to; ++i) v.push_back(i);
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("queue: a configuration with a zero size is refused, naming the field", "[graph][queue]") {
+    CHECK_THROWS_WITH(packet_queue(ints(0, 4)), "packet_queue 'q': packet_elements is 0");
+    CHECK_THROWS_WITH(packet_queue(ints(4, 0)), "packet_queue 'q': capacity_packets is 0");
+    CHECK_THROWS_WITH(packet_queue(ints(4, 4, false, 0)), Catch::Contains("producers is 0"));
+    queue_config c = ints(4, 4);
+    c.element_size = 0;
+    CHECK_THROWS_WITH(packet_queue(c), "packet_queue 'q': element_size is 0");
+    c = ints(4, 4);
+    c.element_size = SIZE_MAX / 2;
+    CHECK_THROWS_WITH(packet_queue(c), Catch::Contains("overflows"));
+}
+
+TEST_CASE("queue: reserve/commit windows, capacity in packets, stats", "[graph][queue]") {
+    packet_queue q(ints(4, 3));
+    const auto space0 = q.space_version();
+
+    push_window a = push_values(q, 2, 0);
+    CHECK(a.packets() == 2);
+    CHECK(a.capacity() == 8);
+    CHECK(q.try_reserve_push(2).status() == reserve_status::full);  // 1 packet left
+    CHECK(q.try_reserve_pop(1).status() == reserve_status::empty);  // reserved is not committed
+    CHECK(q.stats().packets_in_use == 2);
+    CHECK(q.stats().elements_queued == 0);
+
+    const auto data0 = q.data_version();
+    CHECK(q.commit_push(a));
+    CHECK_FALSE(a);  // the window is emptied by its commit
+    CHECK(q.data_version() > data0);
+    queue_stats s = q.stats();
+    CHECK(s.elements_queued == 8);
+    CHECK(s.elements_pushed == 8);
+    CHECK(s.packets_pushed == 2);
+    CHECK(s.bytes_in_use == 2 * 4 * sizeof(int));
+
+    pop_window r1 = q.try_reserve_pop(1);
+    REQUIRE(r1);
+    CHECK(values(r1) == iota(0, 4));
+    pop_window r2 = q.try_reserve_pop(1);
+    REQUIRE(r2);
+    CHECK(values(r2) == iota(4, 8));
+    CHECK(q.try_reserve_pop(1).status() == reserve_status::empty);
+
+    // Space comes back at commit_pop, not at reserve.
+    CHECK(q.try_reserve_push(3).status() == reserve_status::full);
+    CHECK(q.space_version() == space0);
+    q.commit_pop(r1);
+    q.commit_pop(r2);
+    CHECK(q.space_version() > space0);
+    CHECK(q.try_reserve_push(3));  // abandoned reservation: fine on an unordered queue until close
+
+    s = q.stats();
+    CHECK(s.elements_popped == 8);
+    CHECK(s.packets_popped == 2);
+    CHECK(s.peak_packets_in_use == 3);
+    CHECK(s.peak_elements_queued == 8);
+    CHECK(s.peak_bytes_in_use == 3 * 4 * sizeof(int));
+}
+
+TEST_CASE("queue: a short commit packs into partial packets; close drains then ends the stream", "[graph][queue]") {
+    packet_queue q(ints(4, 4, false, 2));
+    push_values(q, 3, 100, 5);  // 4 + 1 elements; the third packet goes straight back
+    CHECK(q.stats().packets_in_use == 2);
+    CHECK(q.stats().elements_queued == 5);
+
+    CHECK(q.try_reserve_pop(3).status() == reserve_status::empty);  // only 2 packets, stream still open
+    q.close();
+    CHECK_FALSE(q.closed());  // one of two producers
+    CHECK(q.try_reserve_pop(3).status() == reserve_status::empty);
+    q.close();
+    CHECK(q.closed());
+    CHECK_FALSE(q.end_of_stream());
+
+    pop_window r = q.try_reserve_pop(3);  // end of stream: what is left
+    REQUIRE(r);
+    CHECK(r.packets() == 2);
+    CHECK(r.packet_size(0) == 4);
+    CHECK(r.packet_size(1) == 1);
+    CHECK(values(r) == iota(100, 105));
+    CHECK(q.end_of_stream());
+    CHECK(q.try_reserve_pop(1).status() == reserve_status::end_of_stream);
+    q.commit_pop(r);
+    CHECK(q.stats().packets_in_use == 0);
+    CHECK(q.try_reserve_pop(1).status() == reserve_status::end_of_stream);
+}
+
+TEST_CASE("queue: a commit of zero elements publishes nothing and frees its packets", "[graph][queue]") {
+    packet_queue q(ints(2, 2));
+    push_values(q, 2, 0, 0);
+    CHECK(q.stats().packets_in_use == 0);
+    CHECK(q.stats().packets_pushed == 0);
+    CHECK(q.try_reserve_pop(1).status() == reserve_status::empty);
+}
+
+TEST_CASE("queue: peek reads past the window without consuming", "[graph][queue]") {
+    packet_queue q(ints(2, 4));
+    push_values(q, 3, 0, 6);  // packets {0,1} {2,3} {4,5}
+
+    CHECK(q.try_reserve_pop(1, 5).status() == reserve_status::empty);  // 4 elements after the window
+    pop_window a = q.try_reserve_pop(1, 3);
+    REQUIRE(a);
+    CHECK(values(a) == iota(0, 2));
+    CHECK(a.peek_size() == 3);
+    CHECK(peeked(a) == iota(2, 5));
+    CHECK_THROWS_WITH(a.peek<int>(3), Catch::Contains("reserved with peek 3"));
+
+    // The peeked packets are still there for the next consumer...
+    pop_window b = q.try_reserve_pop(2);
+    REQUIRE(b);
+    CHECK(values(b) == iota(2, 6));
+    // ...but are not released before the window that peeks at them commits.
+    const auto space0 = q.space_version();
+    q.commit_pop(b);
+    CHECK(q.space_version() == space0);
+    CHECK(q.stats().packets_in_use == 3);
+    CHECK(a.peek<int>(2) == 4);
+    q.commit_pop(a);  // frees a's packet and b's two
+    CHECK(q.space_version() > space0);
+    CHECK(q.stats().packets_in_use == 0);
+    CHECK(q.stats().elements_popped == 6);
+}
+
+TEST_CASE("queue: a peek that cannot be satisfied is cut short only when waiting cannot help", "[graph][queue]") {
+    SECTION("at end of stream") {
+        packet_queue q(ints(2, 4));
+        push_values(q, 2, 0, 3);  // {0,1} {2}
+        CHECK(q.try_reserve_pop(1, 2).status() == reserve_status::empty);
+        q.close();
+        pop_window r = q.try_reserve_pop(1, 2);
+        REQUIRE(r);
+        CHECK(r.peek_size() == 1);
+        CHECK(r.peek<int>(0) == 2);
+        CHECK_THROWS_WITH(r.peek<int>(1), Catch::Contains("only 1 of the 2 requested peek elements exist"));
+    }
+    SECTION("when the queue is full of short packets and nothing is reserved") {
+        packet_queue q(ints(4, 2));
+        push_values(q, 1, 10, 1);
+        CHECK(q.try_reserve_pop(1, 4).status() == reserve_status::empty);  // a packet is still free
+        push_window open = push_values(q, 1, 20);
+        CHECK(q.try_reserve_pop(1, 4).status() == reserve_status::empty);  // the producer may still commit
+        q.commit_push(open, 1);
+        pop_window r = q.try_reserve_pop(1, 4);  // 2 packets of 1 element: 4 more can never arrive
+        REQUIRE(r);
+        CHECK(values(r) == std::vector<int>{10});
+        CHECK(peeked(r) == std::vector<int>{20});
+    }
+}
+
+TEST_CASE("queue: an ordered queue publishes in reservation order whatever the commit order", "[graph][queue]") {
+    packet_queue q(ints(2, 4, /*ordered=*/true));
+    push_window a = push_values(q, 1, 0);
+    push_window b = push_values(q, 1, 10);
+    push_window c = push_values(q, 2, 20);
+    CHECK(a.ticket() == 0);
+    CHECK(b.ticket() == 1);
+    CHECK(c.ticket() == 2);
+
+    const auto data0 = q.data_version();
+    CHECK_FALSE(q.commit_push(c));  // recorded, waits for tickets 0 and 1 — without blocking
+    CHECK_FALSE(q.commit_push(b, 1));
+    CHECK(q.data_version() == data0);
+    CHECK(q.try_reserve_pop(1).status() == reserve_status::empty);
+    CHECK(q.stats().elements_queued == 0);
+
+    CHECK(q.commit_push(a));  // publishes a, then b and c
+    CHECK(q.data_version() > data0);
+    pop_window r = q.try_reserve_pop(4);
+    REQUIRE(r);
+    CHECK(values(r) == std::vector<int>{0, 1, 10, 20, 21, 22, 23});
+}
+
+TEST_CASE("queue: an unordered queue publishes at commit", "[graph][queue]") {
+    packet_queue q(ints(2, 4));
+    push_window a = push_values(q, 1, 0);
+    push_window b = push_values(q, 1, 10);
+    CHECK(q.commit_push(b));
+    pop_window r = q.try_reserve_pop(1);
+    REQUIRE(r);
+    CHECK(values(r) == iota(10, 12));
+    q.commit_push(a);
+    q.commit_pop(r);
+    r = q.try_reserve_pop(1);
+    REQUIRE(r);
+    CHECK(values(r) == iota(0, 2));
+}
+
+TEST_CASE("queue: the signal hook runs after the change, outside the lock", "[graph][queue]") {
+    std::vector<std::string> seen;
+    queue_config c = ints(2, 2);
+    c.on_signal = [&](const packet_queue& q, queue_signal s) {
+        // Calling back into the queue would deadlock if the hook ran under its lock.
+        auto& self = const_cast<packet_queue&>(q);
+        if (s == queue_signal::data) {
+            pop_window r = self.try_reserve_pop(1);
+            seen.push_back(r ? "data:" + std::to_string(r.at<int>(0)) : "data:eos");
+            if (r) self.commit_pop(r);
+        } else {
+            seen.push_back("space:" + std::to_string(q.stats().packets_in_use));
+        }
+    };
+    packet_queue q(c);
+    push_values(q, 1, 7, 2);
+    q.close();
+    CHECK(seen == std::vector<std::string>{"data:7", "space:0", "data:eos"});
+}
+
+TEST_CASE("queue: bad use gets an exception that says what is wrong", "[graph][queue]") {
+    packet_queue q(ints(4, 2, false, 1));
+    packet_queue other(queue_config{.name = "other", .element_size = 4, .packet_elements = 4, .capacity_packets = 2});
+
+    push_window never;
+    CHECK_THROWS_WITH(q.commit_push(never), Catch::Contains("commit_push: the window holds no reservation"));
+    pop_window none;
+    CHECK_THROWS_WITH(q.commit_pop(none), Catch::Contains("commit_pop: the window holds no reservation"));
+    pop_window failed = q.try_reserve_pop(1);
+    CHECK_THROWS_WITH(q.commit_pop(failed), Catch::Contains("the reserve failed"));
+
+    CHECK_THROWS_WITH(q.try_reserve_push(0), "packet_queue 'q': try_reserve_push(0): reserve at least one packet");
+    CHECK_THROWS_WITH(q.try_reserve_push(3), Catch::Contains("more than the capacity of 2 packets"));
+    CHECK_THROWS_WITH(q.try_reserve_pop(0), Catch::Contains("try_reserve_pop(0)"));
+    CHECK_THROWS_WITH(q.try_reserve_pop(1, 5), Catch::Contains("needs 1 + ceil(5 / 4) packets, more than the capacity of 2"));
+
+    push_window w = q.try_reserve_push(1);
+    CHECK_THROWS_WITH(w.at<int>(4), Catch::Contains("element(4): the window holds only 4 elements"));
+    CHECK_THROWS_WITH(w.at<std::int64_t>(0), Catch::Contains("element type of 8 bytes, but elements are 4 bytes"));
+    CHECK_THROWS_WITH(q.commit_push(w, 5), Catch::Contains("commit_push(5 elements): the window holds only 4"));
+    CHECK_THROWS_WITH(other.commit_push(w), "packet_queue 'other': commit_push: the window was reserved from queue 'q'");
+    push_window copy = w;
+    q.commit_push(w, 2);
+    CHECK_THROWS_WITH(q.commit_push(copy), Catch::Contains("ticket 0 is not an open reservation"));
+
+    pop_window r = q.try_reserve_pop(1);
+    REQUIRE(r);
+    CHECK_THROWS_WITH(r.at<int>(2), Catch::Contains("holds only 2 elements (use peek() to read past it)"));
+    CHECK_THROWS_WITH(r.peek<int>(0), Catch::Contains("reserved with peek 0"));
+    pop_window rcopy = r;
+    q.commit_pop(r);
+    CHECK_THROWS_WITH(q.commit_pop(rcopy), Catch::Contains("commit_pop: ticket 0 is not an open reservation"));
+
+    push_window open = q.try_reserve_push(1);
+    CHECK_THROWS_WITH(q.close(), Catch::Contains("closed with 1 push reservation(s) not committed"));
+    q.commit_push(open);
+    q.close();
+    CHECK_THROWS_WITH(q.close(), "packet_queue 'q': close: all 1 producers already closed");
+    CHECK_THROWS_WITH(q.try_reserve_push(1), Catch::Contains("try_reserve_push after every producer closed"));
+}
+
+// Producers commit windows of random sizes (sometimes short, sometimes empty); consumers take random
+// windows with random peeks. Each element carries (push ticket, index). Afterwards: every committed
+// element arrived exactly once; in pop-ticket order, the stream is in push-ticket order when the
+// queue is ordered; every peeked element equals the element that later came at that position of the
+// stream (a packet overwritten while peeked at would differ); the fill never exceeded the capacity.
+namespace {
+void stress(bool ordered) {
+    constexpr int producers = 3, consumers = 3, windows_per_producer = 1500;
+    constexpr std::size_t n = 4, capacity = 6;
+    packet_queue q(ints(n, capacity, ordered, producers));
+
+    struct committed { std::uint32_t ticket, count; };
+    struct taken { std::uint64_t ticket; std::vector<int> data, peek; };
+    std::vector<std::vector<committed>> pushed(producers);
+    std::vector<std::vector<taken>> popped(consumers);
+    auto encode = [](std::uint64_t ticket, std::size_t i) { return static_cast<int>(ticket * 16 + i); };
+
+    std::atomic<int> violations{0};
+    std::vector<std::thread> threads;
+    for (int p = 0; p < producers; ++p)
+        threads.emplace_back([&, p] {
+            std::mt19937 rng(static_cast<unsigned>(p + 1));
+            for (int k = 0; k < windows_per_producer; ++k) {
+                const std::size_t packets = 1 + rng() % 3;
+                push_window w;
+                while (!(w = q.try_reserve_push(packets))) std::this_thread::yield();
+                const std::size_t count = rng() % 8 == 0 ? rng() % w.capacity() : w.capacity();
+                for (std::size_t i = 0; i < count; ++i) w.at<int>(i) = encode(w.ticket(), i);
+                pushed[p].push_back({static_cast<std::uint32_t>(w.ticket()), static_cast<std::uint32_t>(count)});
+                q.commit_push(w, count);
+            }
+            q.close();
+        });
+    for (int c = 0; c < consumers; ++c)
+        threads.emplace_back([&, c] {
+            std::mt19937 rng(static_cast<unsigned>(100 + c));
+            for (;;) {
+                const std::size_t packets = 1 + rng() % 2, peek = rng() % 2 ? rng() % 9 : 0;
+                pop_window r = q.try_reserve_pop(packets, peek);
+                if (r.status() == reserve_status::end_of_stream) return;
+                if (!r) {
+                    std::this_thread::yield();
+                    continue;
+                }
+                if (r.peek_size() > peek || q.stats().packets_in_use > capacity) ++violations;  // Catch is not thread-safe
+                popped[c].push_back({r.ticket(), values(r), peeked(r)});
+                q.commit_pop(r);
+            }
+        });
+    for (auto& t : threads) t.join();
+    CHECK(violations == 0);
+
+    // Expected stream: all committed elements, in push-ticket order.
+    std::map<std::uint32_t, std::uint32_t> by_ticket;
+    for (const auto& list : pushed)
+        for (const committed& w : list) CHECK(by_ticket.emplace(w.ticket, w.count).second);
+    std::vector<int> expected;
+    for (auto [ticket, count] : by_ticket)
+        for (std::size_t i = 0; i < count; ++i) expected.push_back(encode(ticket, i));
+
+    std::vector<taken> all;
+    for (auto& list : popped) all.insert(all.end(), list.begin(), list.end());
+    std::sort(all.begin(), all.end(), [](const taken& a, const taken& b) { return a.ticket < b.ticket; });
+    std::vector<int> stream;
+    for (const taken& t : all) stream.insert(stream.end(), t.data.begin(), t.data.end());
+
+    std::size_t pos = 0, bad_peeks = 0;
+    for (const taken& t : all) {
+        pos += t.data.size();
+        for (std::size_t j = 0; j < t.peek.size(); ++j)
+            if (pos + j >= stream.size() || stream[pos + j] != t.peek[j]) ++bad_peeks;
+    }
+    CHECK(bad_peeks == 0);
+
+    if (ordered) {
+        CHECK(stream == expected);
+    } else {
+        std::vector<int> sorted = stream;
+        std::sort(sorted.begin(), sorted.end());
+        CHECK(sorted == expected);  // expected is sorted: tickets ascend, indices below 16
+    }
+    const queue_stats s = q.stats();
+    CHECK(s.peak_packets_in_use <= capacity);
+    CHECK(s.peak_packets_in_use >= 1);
+    CHECK(s.packets_in_use == 0);
+    CHECK(s.elements_queued == 0);
+    CHECK(s.elements_pushed == expected.size());
+    CHECK(s.elements_popped == expected.size());
+    CHECK(q.end_of_stream());
+}
+}  // namespace
+
+TEST_CASE("queue: stress, unordered: every element arrives exactly once, peeks see the stream", "[graph][queue][stress]") {
+    stress(false);
+}
+
+TEST_CASE("queue: stress, ordered: consumers see the elements in ticket order", "[graph][queue][stress]") {
+    stress(true);
+}
