@@ -16,6 +16,7 @@ std::string_view event_name(event_kind k) noexcept {
         "thread name",      "queue put",        "queue take",    "blocked",          "blocked end",
         "reorder buffer",
         "stage exception",  "cancelled",
+        "reserve",          "commit",           "stage blocked", "preempted",        "stage done",
     };
     static_assert(sizeof(names) / sizeof(names[0]) == static_cast<std::size_t>(event_kind::count_));
     const auto i = static_cast<std::size_t>(k);

@@ -17,6 +17,15 @@
 
 namespace pipescope::graph {
 
+void footprint_meter::add(std::int64_t packets_delta, std::int64_t bytes_delta) noexcept {
+    auto raise = [](std::atomic<std::int64_t>& peak, std::int64_t v) {
+        std::int64_t p = peak.load(std::memory_order_relaxed);
+        while (v > p && !peak.compare_exchange_weak(p, v, std::memory_order_relaxed)) {}
+    };
+    raise(peak_packets, packets.fetch_add(packets_delta, std::memory_order_acq_rel) + packets_delta);
+    raise(peak_bytes, bytes.fetch_add(bytes_delta, std::memory_order_acq_rel) + bytes_delta);
+}
+
 namespace {
 std::string quoted(const std::string& name) { return "packet_queue '" + name + "'"; }
 }  // namespace
@@ -108,28 +117,66 @@ packet_queue::packet_queue(queue_config config) : config_(std::move(config)) {
             "element_size × packet_elements × capacity_packets overflows");
 
     packet_bytes_ = config_.element_size * config_.packet_elements;
-    storage_ = std::make_unique<std::byte[]>(packet_bytes_ * config_.capacity_packets);
-    free_.reserve(config_.capacity_packets);
-    for (std::size_t i = config_.capacity_packets; i-- > 0;) free_.push_back(static_cast<std::uint32_t>(i));
+    grow_locked(config_.capacity_packets);   // block 0: the whole capacity of a bounded queue
     open_producers_ = config_.producers;
+    sync_hints_locked();
 }
 
+// Block k starts at packet capacity × (2^k − 1) and holds capacity × 2^k packets.
 std::byte* packet_queue::packet_data(std::uint32_t index) const noexcept {
-    return storage_.get() + static_cast<std::size_t>(index) * packet_bytes_;
+    const std::size_t c = config_.capacity_packets, i = index;
+    std::size_t k = 0, start = 0;
+    while (i >= start + (c << k)) start += c << k++;
+    return blocks_[k].get() + (i - start) * packet_bytes_;
+}
+
+// Adds blocks until at least `needed` packets are free. False when the queue cannot grow that far
+// (2^32 packets, or max_blocks): the caller answers `full`, as a bounded queue would.
+bool packet_queue::grow_locked(std::size_t needed) {
+    while (free_.size() < needed) {
+        if (blocks_used_ == max_blocks) return false;
+        const std::size_t count = config_.capacity_packets << blocks_used_;
+        if (packets_allocated_ + count > std::numeric_limits<std::uint32_t>::max() ||
+            count > std::numeric_limits<std::size_t>::max() / packet_bytes_)
+            return false;
+        blocks_[blocks_used_++] = std::make_unique<std::byte[]>(count * packet_bytes_);
+        // Pushed in reverse so the lowest index is used first (free_ is a LIFO stack).
+        std::vector<std::uint32_t> fresh;
+        fresh.reserve(count);
+        for (std::size_t i = count; i-- > 0;) fresh.push_back(static_cast<std::uint32_t>(packets_allocated_ + i));
+        free_.insert(free_.begin(), fresh.begin(), fresh.end());
+        packets_allocated_ += count;
+    }
+    return true;
+}
+
+void packet_queue::sync_hints_locked() noexcept {
+    ready_hint_.store(ready_.size(), std::memory_order_release);
+    free_hint_.store(free_.size(), std::memory_order_release);
+    in_use_hint_.store(stats_.packets_in_use, std::memory_order_release);
+    waiting_hint_.store(waiting_commits_, std::memory_order_release);
+}
+
+std::size_t packet_queue::free_packets_hint() const noexcept {
+    return config_.unbounded ? std::numeric_limits<std::size_t>::max() : free_hint_.load(std::memory_order_acquire);
+}
+
+double packet_queue::fill_ratio() const noexcept {
+    return static_cast<double>(in_use_hint_.load(std::memory_order_acquire)) / static_cast<double>(config_.capacity_packets);
 }
 
 void packet_queue::fail(const std::string& what) const { throw std::logic_error(quoted(config_.name) + ": " + what); }
 
 push_window packet_queue::try_reserve_push(std::size_t packets) {
     if (packets == 0) fail("try_reserve_push(0): reserve at least one packet");
-    if (packets > config_.capacity_packets)
+    if (packets > config_.capacity_packets && !config_.unbounded)
         fail("try_reserve_push(" + std::to_string(packets) + "): more than the capacity of " +
              std::to_string(config_.capacity_packets) + " packets; it could never succeed");
     push_window w;
     w.queue_ = this;
     std::lock_guard lock(mutex_);
     if (ended_locked()) fail("try_reserve_push after every producer closed");
-    if (free_.size() < packets) {
+    if (free_.size() < packets && !(config_.unbounded && grow_locked(packets))) {
         w.status_ = reserve_status::full;  // backpressure (seed 004 §III-A)
         return w;
     }
@@ -141,8 +188,9 @@ push_window packet_queue::try_reserve_push(std::size_t packets) {
     w.ticket_ = push_base_ + push_open_.size();  // DANBI ticket: the order of reservations (seed 002 §II)
     push_open_.push_back({false, {}});
     ++push_outstanding_;
-    stats_.packets_in_use += packets;
+    in_use_locked(static_cast<std::int64_t>(packets));
     update_peaks_locked();
+    sync_hints_locked();
     return w;
 }
 
@@ -167,7 +215,7 @@ bool packet_queue::commit_push(push_window& w, std::size_t elements) {
         for (const detail::packet_ref& r : w.packets_) {
             if (left == 0) {
                 free_.push_back(r.index);
-                --stats_.packets_in_use;
+                in_use_locked(-1);
                 s.space = true;
                 continue;
             }
@@ -181,16 +229,20 @@ bool packet_queue::commit_push(push_window& w, std::size_t elements) {
             publish_locked(p, s);  // unordered: visible at commit
             p.packets.clear();
             applied = true;
+        } else {
+            ++waiting_commits_;   // until the prefix before it is committed (just below, or later)
         }
         // Ordered: a commit becomes visible only after every earlier ticket committed. A later
         // committer does not wait; it leaves its packets here and whoever completes the prefix
         // publishes them (seed 002 §II "Ticket Synchronization"; seed 004 §III-A "Ordered Data Queues").
         while (!push_open_.empty() && push_open_.front().committed) {
             if (push_base_ == w.ticket_) applied = true;
+            if (config_.ordered) --waiting_commits_;
             publish_locked(push_open_.front(), s);
             push_open_.pop_front();
             ++push_base_;
         }
+        sync_hints_locked();
         if (s.data) data_version_.fetch_add(1, std::memory_order_release);
         if (s.space) space_version_.fetch_add(1, std::memory_order_release);
     }
@@ -219,7 +271,8 @@ void packet_queue::close() {
 pop_window packet_queue::try_reserve_pop(std::size_t packets, std::size_t peek) {
     const std::size_t n = config_.packet_elements;
     if (packets == 0) fail("try_reserve_pop(0): reserve at least one packet");
-    if (packets > config_.capacity_packets || peek / n + (peek % n != 0) > config_.capacity_packets - packets)
+    if (!config_.unbounded &&
+        (packets > config_.capacity_packets || peek / n + (peek % n != 0) > config_.capacity_packets - packets))
         fail("try_reserve_pop(" + std::to_string(packets) + ", peek " + std::to_string(peek) + "): needs " +
              std::to_string(packets) + " + ceil(" + std::to_string(peek) + " / " + std::to_string(n) +
              ") packets, more than the capacity of " + std::to_string(config_.capacity_packets));
@@ -239,7 +292,7 @@ pop_window packet_queue::try_reserve_pop(std::size_t packets, std::size_t peek) 
     const std::size_t peek_size = std::min(peek, ready_elements_ - size);
     // Not enough to peek at: wait, unless nothing can change — the stream ended, or the queue is full
     // with nothing reserved on either side (short packets put the peek beyond the capacity).
-    const bool stuck = free_.empty() && push_outstanding_ == 0 && pop_open_.empty();
+    const bool stuck = !config_.unbounded && free_.empty() && push_outstanding_ == 0 && pop_open_.empty();
     if (peek_size < peek && !ended && !stuck) return w;  // empty
 
     for (std::size_t i = 0; i < take; ++i) {
@@ -258,6 +311,7 @@ pop_window packet_queue::try_reserve_pop(std::size_t packets, std::size_t peek) 
     w.status_ = reserve_status::reserved;
     w.ticket_ = pop_base_ + pop_open_.size();
     pop_open_.push_back({false, w.packets_});
+    sync_hints_locked();
     return w;
 }
 
@@ -280,6 +334,7 @@ void packet_queue::commit_pop(pop_window& w) {
             pop_open_.pop_front();
             ++pop_base_;
         }
+        sync_hints_locked();
         if (s.space) space_version_.fetch_add(1, std::memory_order_release);
     }
     w = pop_window{};
@@ -302,9 +357,14 @@ void packet_queue::release_locked(const pending& p, signals& s) {
     for (const detail::packet_ref& r : p.packets) {
         free_.push_back(r.index);
         stats_.elements_queued -= r.count;
-        --stats_.packets_in_use;
+        in_use_locked(-1);
         s.space = true;
     }
+}
+
+void packet_queue::in_use_locked(std::int64_t delta) noexcept {
+    stats_.packets_in_use = static_cast<std::size_t>(static_cast<std::int64_t>(stats_.packets_in_use) + delta);
+    if (config_.footprint) config_.footprint->add(delta, delta * static_cast<std::int64_t>(packet_bytes_));
 }
 
 void packet_queue::update_peaks_locked() noexcept {

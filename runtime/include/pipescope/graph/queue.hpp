@@ -32,6 +32,7 @@
 // each change, outside the queue's lock. Read the version before the try, wait until it moves.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -62,16 +63,30 @@ enum class queue_signal {
     space,  // packets went back to the free pool
 };
 
+// Packets in use summed over several queues (a whole graph's footprint, seed 004 Table III). Each
+// queue that shares it adds and subtracts under its own lock; the peaks are exact maxima of the sums.
+struct footprint_meter {
+    std::atomic<std::int64_t> packets{0}, bytes{0};
+    std::atomic<std::int64_t> peak_packets{0}, peak_bytes{0};
+    void add(std::int64_t packets_delta, std::int64_t bytes_delta) noexcept;
+};
+
 struct queue_config {
     std::string name = "queue";         // used in error messages and, later, trace tracks
     std::size_t element_size = 0;       // bytes per element
     std::size_t packet_elements = 0;    // N: elements per packet
     std::size_t capacity_packets = 0;   // packets the queue holds in total (reserved + committed)
     bool ordered = false;               // publish in reservation order (tickets) instead of commit order
+    // No backpressure: when every packet is in use, the queue grows by another block instead of
+    // answering `full` (capacity_packets is then the size of the first block). The schedulers
+    // without backpressure (task-stealing, breadth-first: seed 004 §IV-A/B) and GRAMPS' backward
+    // queues of a cycle (seed 004 §III-A) use it; footprint is then whatever the schedule makes it.
+    bool unbounded = false;
     std::size_t producers = 1;          // close() calls that end the stream
     // Called after data or space appeared, outside the lock, possibly from several threads at once.
     // Must not destroy the queue.
     std::function<void(const packet_queue&, queue_signal)> on_signal = {};
+    footprint_meter* footprint = nullptr;   // if set, follows this queue's packets in use
 };
 
 // Occupancy for tracing. "In use" packets are those not in the free pool: reserved by producers,
@@ -97,6 +112,7 @@ public:
     reserve_status status() const noexcept { return status_; }
     std::uint64_t ticket() const noexcept { return ticket_; }  // order of this reservation on its side
     std::size_t packets() const noexcept { return packets_.size(); }
+    const packet_queue* source() const noexcept { return queue_; }   // the queue it was reserved from
 
 protected:
     template <class T, class Byte>  // Byte: std::byte, or const std::byte with a const T
@@ -183,6 +199,15 @@ public:
     std::uint64_t data_version() const noexcept { return data_version_.load(std::memory_order_acquire); }
     std::uint64_t space_version() const noexcept { return space_version_.load(std::memory_order_acquire); }
 
+    // Lock-free hints for schedulers deciding what is runnable; exact at the moment of the last
+    // change, possibly stale by the time they are used (the try_ operations decide).
+    std::size_t ready_packets_hint() const noexcept { return ready_hint_.load(std::memory_order_acquire); }
+    std::size_t free_packets_hint() const noexcept;   // SIZE_MAX when unbounded
+    // Ordered queues: commits that wait for an earlier ticket (DANBI's "waiting for a commit order").
+    std::size_t waiting_commits_hint() const noexcept { return waiting_hint_.load(std::memory_order_acquire); }
+    // Packets in use / capacity (may exceed 1 when unbounded): DANBI's fill ratio F (seed 002 §III-A3).
+    double fill_ratio() const noexcept;
+
     bool closed() const;           // every producer closed
     bool end_of_stream() const;    // closed and every element handed out to consumers
     queue_stats stats() const;
@@ -192,6 +217,8 @@ public:
     std::size_t packet_elements() const noexcept { return config_.packet_elements; }
     std::size_t capacity_packets() const noexcept { return config_.capacity_packets; }
     bool ordered() const noexcept { return config_.ordered; }
+    bool unbounded() const noexcept { return config_.unbounded; }
+    std::size_t packet_bytes() const noexcept { return packet_bytes_; }
 
 private:
     friend class detail::window_base;
@@ -213,11 +240,19 @@ private:
     void publish_locked(const pending& p, signals& s);
     void release_locked(const pending& p, signals& s);
     void update_peaks_locked() noexcept;
+    void in_use_locked(std::int64_t delta) noexcept;   // packets_in_use += delta, and the meter
     void emit(signals s) const;
+    bool grow_locked(std::size_t needed);
+    void sync_hints_locked() noexcept;
 
     queue_config config_;
     std::size_t packet_bytes_;
-    std::unique_ptr<std::byte[]> storage_;
+    // Packet storage in blocks: block 0 holds capacity_packets packets, block k ≥ 1 twice as many as
+    // block k-1 (only unbounded queues get more than block 0). Blocks never move, so a window's packet
+    // index stays valid while other threads grow the queue.
+    static constexpr std::size_t max_blocks = 40;
+    std::array<std::unique_ptr<std::byte[]>, max_blocks> blocks_;
+    std::size_t blocks_used_ = 0, packets_allocated_ = 0;
 
     mutable std::mutex mutex_;
     std::vector<std::uint32_t> free_;                  // LIFO: a just-released packet is still warm
@@ -228,7 +263,9 @@ private:
     std::size_t push_outstanding_ = 0;                 // push reservations not yet committed
     std::size_t open_producers_;
     queue_stats stats_;
+    std::size_t waiting_commits_ = 0;                  // committed push windows not yet published
     std::atomic<std::uint64_t> data_version_{0}, space_version_{0};
+    std::atomic<std::size_t> ready_hint_{0}, free_hint_{0}, in_use_hint_{0}, waiting_hint_{0};
 };
 
 }  // namespace pipescope::graph

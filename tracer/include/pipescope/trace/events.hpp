@@ -54,6 +54,13 @@ enum class event_kind : std::uint8_t {
     // Every policy: how a loop stopped early (seed-independent; docs/runtime.md, "Errors").
     stage_exception,     // iteration            stage                  -                      -
     loop_cancelled,      // iterations started   -                      -                      -
+    // Stage graphs (seed 004 GRAMPS, seed 002 DANBI): node_begin/end carry (instance, stage) there;
+    // queue fills and the footprint are `counter` records (graph::counter_names()).
+    graph_reserve,       // queue                packets asked          graph_op flags         stage
+    graph_commit,        // queue                elements               graph_op flags         stage
+    graph_blocked,       // stage                queue                  graph_wait             -
+    graph_preempted,     // stage                output packets since resumed                  -
+    graph_stage_done,    // stage                -                      -                      -
     count_               // number of kinds
 };
 
@@ -68,6 +75,13 @@ inline constexpr std::uint32_t final_stage_operand = 0xFFFFFFFFu;
 // takes from is empty (bind-to-stage; the thread really blocks on a condition variable).
 enum class blocked_on : std::uint32_t { full = 0, empty = 1 };
 enum class earliest_point : std::uint32_t { retire = 0, suspend = 1, steal_found_nothing = 2 };
+
+// graph_reserve / graph_commit's c: bit 0 = pop side (else push), bit 1 = success (reserve: the window
+// was granted; commit: the data was published now, not left waiting for an earlier ticket).
+inline constexpr std::uint32_t graph_op_pop = 1;
+inline constexpr std::uint32_t graph_op_ok = 2;
+// graph_blocked's c: what a stage waits for (a serial stage suspends; a parallel one is not runnable).
+enum class graph_wait : std::uint32_t { full = 0, empty = 1, order = 2 };
 
 std::string_view event_name(event_kind k) noexcept;
 

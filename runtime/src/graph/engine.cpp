@@ -1,0 +1,703 @@
+// The graph engine shared by every graph scheduler (engine.hpp).
+#include "engine.hpp"
+
+#include "../trace_hooks.hpp"
+
+#include <pipescope/detail/job.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <sstream>
+
+namespace pipescope::graph {
+
+using detail::graph_engine;
+using detail::stage_state;
+using detail::step_result;
+using detail::step_status;
+
+namespace {
+
+using pipescope::detail::trace_event;
+using trace::event_kind;
+
+std::size_t packets_for(std::size_t elements, std::size_t per_packet) noexcept {
+    return (elements + per_packet - 1) / per_packet;
+}
+
+const char* wait_words(thread_event e) noexcept {
+    switch (e) {
+        case thread_event::empty: return "data in";
+        case thread_event::full: return "room in";
+        case thread_event::waiting: return "an earlier ticket's commit in";
+        default: return "";
+    }
+}
+
+trace::graph_wait as_trace_wait(thread_event e) noexcept {
+    switch (e) {
+        case thread_event::full: return trace::graph_wait::full;
+        case thread_event::waiting: return trace::graph_wait::order;
+        default: return trace::graph_wait::empty;
+    }
+}
+
+}  // namespace
+
+const char* detail::step_status_name(step_status s) noexcept {
+    static constexpr const char* names[] = {"ran", "preempted", "empty", "waiting", "full", "busy", "finished", "failed"};
+    return names[static_cast<int>(s)];
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Set-up
+
+graph_engine::graph_engine(scheduler& s, const program& g, engine_config config)
+    : sched_(s), graph_(g), config_(config) {
+    g.validate();
+#if PIPESCOPE_TRACING
+    traced_ = s.impl().tracing();
+#endif
+    for (queue_id q = 0; q < g.queues().size(); ++q) {
+        const queue_spec& spec = g.queues()[q];
+        queue_config c;
+        c.name = spec.name;
+        c.element_size = spec.element_size;
+        c.packet_elements = spec.shape.packet_elements;
+        c.capacity_packets = spec.shape.capacity_packets;
+        c.ordered = spec.shape.ordered;
+        c.producers = g.producers(q).size();
+        c.unbounded = config.bounds == detail::queue_bounds::unbounded ||
+                      (config.bounds == detail::queue_bounds::backward_unbounded && g.backward(q));
+        c.footprint = &footprint_;
+        c.on_signal = [this, q](const packet_queue&, queue_signal sig) {
+            bump();
+            if (on_queue_signal) on_queue_signal(q, sig);
+        };
+        queues_.push_back(std::make_unique<packet_queue>(std::move(c)));
+    }
+    const auto depth = g.depths();
+    for (stage_id i = 0; i < g.stages().size(); ++i) {
+        auto st = std::make_unique<stage_state>();
+        st->id = i;
+        st->spec = &g.stages()[i];
+        st->depth = depth[i];
+        st->output_closed = std::make_unique<std::atomic<bool>[]>(st->spec->outputs.size());
+        st->ctx.engine_ = this;
+        st->ctx.state_ = st.get();
+        st->ctx.stage_ = i;
+        st->ctx.open_.resize(st->spec->outputs.size());
+        st->ctx.open_count_.assign(st->spec->outputs.size(), 0);
+        stages_.push_back(std::move(st));
+    }
+}
+
+graph_engine::~graph_engine() = default;
+
+unsigned graph_engine::workers() const noexcept { return const_cast<scheduler&>(sched_).workers(); }
+
+// ---------------------------------------------------------------------------------------------------
+// Tracing
+
+void graph_engine::queue_changed(queue_id q) const noexcept {
+    if (!traced_) return;
+    trace_event(event_kind::counter, q, queues_[q]->stats().packets_in_use);
+    trace_event(event_kind::counter, queues_.size(), static_cast<std::uint64_t>(footprint_.packets.load()));
+    trace_event(event_kind::counter, queues_.size() + 1, static_cast<std::uint64_t>(footprint_.bytes.load()));
+}
+
+void graph_engine::trace_blocked(stage_id s, queue_id q, thread_event why) const noexcept {
+    if (traced_) trace_event(event_kind::graph_blocked, s, q, static_cast<std::uint32_t>(as_trace_wait(why)));
+}
+
+namespace {
+void trace_op(bool traced, event_kind k, queue_id q, std::uint64_t amount, bool pop, bool ok, stage_id s) noexcept {
+    if (traced)
+        trace_event(k, q, amount, (pop ? trace::graph_op_pop : 0) | (ok ? trace::graph_op_ok : 0),
+                    static_cast<std::uint16_t>(std::min<stage_id>(s, 0xFFFF)));
+}
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// Readiness
+
+bool graph_engine::has_input(stage_id s) const noexcept {
+    const stage_state& st = *stages_[s];
+    if (st.finished.load(std::memory_order_acquire)) return false;
+    if (st.spec->kind == stage_kind::parallel) return queues_[st.spec->inputs[0]]->ready_packets_hint() > 0;
+    const auto on = static_cast<thread_event>(st.blocked_on.load(std::memory_order_acquire));
+    const packet_queue& q = *queues_[st.blocked_queue.load(std::memory_order_acquire)];
+    switch (on) {
+        case thread_event::none:
+        case thread_event::preempted: return true;
+        case thread_event::empty:
+        case thread_event::waiting: return q.data_version() != st.blocked_version.load(std::memory_order_acquire);
+        case thread_event::full: return false;
+    }
+    return true;
+}
+
+bool graph_engine::runnable(stage_id s) const noexcept {
+    const stage_state& st = *stages_[s];
+    if (st.finished.load(std::memory_order_acquire)) return false;
+    if (st.spec->kind == stage_kind::parallel) {
+        if (queues_[st.spec->inputs[0]]->ready_packets_hint() == 0) return false;
+        for (const output_spec& o : st.spec->outputs)
+            if (queues_[o.queue]->free_packets_hint() < o.max_packets) return false;
+        return true;
+    }
+    if (st.claimed.load(std::memory_order_acquire)) return false;
+    const auto on = static_cast<thread_event>(st.blocked_on.load(std::memory_order_acquire));
+    if (on != thread_event::full) return has_input(s);
+    const packet_queue& q = *queues_[st.blocked_queue.load(std::memory_order_acquire)];
+    return q.space_version() != st.blocked_version.load(std::memory_order_acquire);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Steps
+
+step_result graph_engine::step(stage_id s) {
+    stage_state& st = *stages_[s];
+    if (stopping()) return {step_status::failed};
+    if (st.finished.load(std::memory_order_acquire)) return {step_status::finished};
+    return st.spec->kind == stage_kind::parallel ? step_parallel(st) : step_serial(st);
+}
+
+// Gives back output reservations of a step that cannot run (committing nothing keeps ticket order).
+void graph_engine::release_outputs(const stage_state& st, std::vector<push_window>& outs, std::size_t n) {
+    for (std::size_t k = 0; k < n; ++k)
+        if (outs[k]) queues_[st.spec->outputs[k].queue]->commit_push(outs[k], 0);
+}
+
+step_result graph_engine::step_parallel(stage_state& st) {
+    const stage_spec& spec = *st.spec;
+    const queue_id in_id = spec.inputs[0];
+    packet_queue& in_q = *queues_[in_id];
+    // in_flight covers the reservation too: a closing producer must not finish the stage between a
+    // successful reserve and the instance's outputs.
+    st.in_flight.fetch_add(1, std::memory_order_acq_rel);
+    auto leave = [&] {
+        if (st.in_flight.fetch_sub(1, std::memory_order_acq_rel) == 1 && st.input_ended.load(std::memory_order_acquire))
+            try_finish_parallel(st);
+    };
+
+    std::vector<push_window> outs(spec.outputs.size());
+    pop_window in;
+    std::uint64_t instance = 0;
+    // Reserve under the stage's lock (never call leave() inside: finishing takes the same lock).
+    auto reserve = [&]() -> std::optional<step_result> {
+        std::lock_guard lock(st.reserve_mutex);
+        if (st.finishing.load(std::memory_order_acquire)) return step_result{step_status::finished};
+        for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
+            const output_spec& o = spec.outputs[k];
+            outs[k] = queues_[o.queue]->try_reserve_push(o.max_packets);
+            if (!outs[k]) {   // backpressure: this stage is not runnable until the queue drains
+                release_outputs(st, outs, k);
+                trace_blocked(st.id, o.queue, thread_event::full);
+                return step_result{step_status::full, o.queue};
+            }
+        }
+        in = in_q.try_reserve_pop(1, spec.peek);
+        if (!in) {
+            release_outputs(st, outs, outs.size());
+            if (in.status() == reserve_status::end_of_stream) {
+                st.input_ended.store(true, std::memory_order_release);
+                return step_result{step_status::finished, in_id};
+            }
+            return step_result{in_q.waiting_commits_hint() > 0 ? step_status::waiting : step_status::empty, in_id};
+        }
+        instance = st.next_instance++;
+        return std::nullopt;
+    };
+    if (std::optional<step_result> r = reserve()) {
+        leave();
+        if (r->status == step_status::finished && !st.finished.load(std::memory_order_acquire))
+            r->status = step_status::empty;   // instances still run; the last one finishes the stage
+        return *r;
+    }
+    if (traced_) {
+        trace_op(true, event_kind::graph_reserve, in_id, 1, true, true, st.id);
+        for (std::size_t k = 0; k < outs.size(); ++k)
+            trace_op(true, event_kind::graph_reserve, spec.outputs[k].queue, spec.outputs[k].max_packets, false, true, st.id);
+        for (const output_spec& o : spec.outputs) queue_changed(o.queue);
+    }
+
+    std::vector<std::size_t> counts(outs.size(), 0);
+    std::vector<bool> close(outs.size(), false);
+    instance_context ctx;
+    ctx.input_ = &in;
+    ctx.outputs_ = &outs;
+    ctx.counts_ = &counts;
+    ctx.close_ = &close;
+    ctx.state_ = &st;
+    ctx.stage_ = st.id;
+    ctx.instance_ = instance;
+    ctx.worker_ = this_worker_index();
+
+    if (traced_) trace_event(event_kind::node_begin, instance, st.id);
+    try {
+        spec.parallel(ctx);
+    } catch (...) {
+        if (traced_) {
+            trace_event(event_kind::node_end, instance, st.id);
+            trace_event(event_kind::stage_exception, instance, st.id);
+        }
+        fail(std::current_exception());
+        leave();
+        return {step_status::failed};
+    }
+    if (traced_) trace_event(event_kind::node_end, instance, st.id);
+
+    step_result r{step_status::ran};
+    r.progressed = true;
+    for (std::size_t k = 0; k < outs.size(); ++k) {
+        packet_queue& q = *queues_[spec.outputs[k].queue];
+        const bool published = q.commit_push(outs[k], counts[k]);
+        r.packets_out += static_cast<std::uint32_t>(packets_for(counts[k], q.packet_elements()));
+        trace_op(traced_, event_kind::graph_commit, spec.outputs[k].queue, counts[k], false, published, st.id);
+        queue_changed(spec.outputs[k].queue);
+    }
+    const std::size_t consumed = in.size();
+    in_q.commit_pop(in);
+    trace_op(traced_, event_kind::graph_commit, in_id, consumed, true, true, st.id);
+    queue_changed(in_id);
+    for (std::size_t k = 0; k < close.size(); ++k)
+        if (close[k]) close_output(st, k);
+    if (in_q.end_of_stream()) st.input_ended.store(true, std::memory_order_release);
+    instances_.fetch_add(1, std::memory_order_relaxed);
+    st.runs.fetch_add(1, std::memory_order_relaxed);
+    leave();
+    return r;
+}
+
+step_result graph_engine::step_serial(stage_state& st) {
+    if (st.claimed.exchange(true, std::memory_order_acq_rel)) return {step_status::busy};
+    auto release = [&] {
+        st.claimed.store(false, std::memory_order_release);
+        // Whatever moved while the claim was held could not make the stage runnable for others:
+        // tell them now.
+        if (runnable(st.id)) bump();
+    };
+    if (st.finished.load(std::memory_order_acquire)) {
+        st.claimed.store(false, std::memory_order_release);
+        return {step_status::finished};
+    }
+    thread_context& ctx = st.ctx;
+    ctx.worker_ = this_worker_index();
+    ctx.preempt_after_ = config_.preempt_after;
+    ctx.outputs_since_resume_ = 0;
+    ctx.event_ = thread_event::none;
+
+    step_result r{step_status::ran};
+    try {
+        if (!st.task) st.task.emplace(st.spec->serial(ctx));
+        // A stage suspended in a reserve gets it retried first; it is resumed only once it succeeds.
+        if (st.retry) {
+            if (!st.retry(st.retry_awaiter, ctx)) {
+                st.blocked_on.store(static_cast<std::uint8_t>(ctx.event_), std::memory_order_release);
+                st.blocked_queue.store(ctx.event_queue_, std::memory_order_release);
+                st.blocked_version.store(ctx.event_version_, std::memory_order_release);
+                release();
+                return {ctx.event_ == thread_event::full      ? step_status::full
+                        : ctx.event_ == thread_event::waiting ? step_status::waiting
+                                                              : step_status::empty,
+                        ctx.event_queue_};
+            }
+            st.retry = nullptr;
+            st.retry_awaiter = nullptr;
+        }
+        ctx.event_ = thread_event::none;
+        const std::uint64_t run = st.runs.fetch_add(1, std::memory_order_relaxed);
+        if (traced_) trace_event(event_kind::node_begin, run, st.id);
+        st.task->handle().resume();
+        if (traced_) trace_event(event_kind::node_end, run, st.id);
+        resumptions_.fetch_add(1, std::memory_order_relaxed);
+        r.progressed = true;
+        r.packets_out = static_cast<std::uint32_t>(ctx.outputs_since_resume_);
+        if (st.task->handle().done()) {
+            if (std::exception_ptr e = st.task->handle().promise().error) {
+                if (traced_) trace_event(event_kind::stage_exception, run, st.id);
+                fail(e);
+                st.claimed.store(false, std::memory_order_release);
+                return {step_status::failed};
+            }
+            finish_stage(st);
+            st.claimed.store(false, std::memory_order_release);
+            r.status = step_status::finished;
+            return r;
+        }
+    } catch (...) {   // the body's first call, or a flush / close, threw
+        fail(std::current_exception());
+        st.claimed.store(false, std::memory_order_release);
+        return {step_status::failed};
+    }
+    st.blocked_on.store(static_cast<std::uint8_t>(ctx.event_), std::memory_order_release);
+    st.blocked_queue.store(ctx.event_queue_, std::memory_order_release);
+    st.blocked_version.store(ctx.event_version_, std::memory_order_release);
+    switch (ctx.event_) {
+        case thread_event::preempted:
+            preemptions_.fetch_add(1, std::memory_order_relaxed);
+            if (traced_) trace_event(event_kind::graph_preempted, st.id, ctx.outputs_since_resume_);
+            r.status = step_status::preempted;
+            break;
+        case thread_event::empty:
+        case thread_event::full:
+        case thread_event::waiting:
+            blocked_.fetch_add(1, std::memory_order_relaxed);
+            trace_blocked(st.id, ctx.event_queue_, ctx.event_);
+            r.queue = ctx.event_queue_;
+            r.status = ctx.event_ == thread_event::full      ? step_status::full
+                       : ctx.event_ == thread_event::waiting ? step_status::waiting
+                                                             : step_status::empty;
+            break;
+        case thread_event::none:   // a coroutine suspended outside the context's awaiters
+            fail(std::make_exception_ptr(std::logic_error(
+                "graph stage '" + st.spec->name + "' suspended on something other than its thread_context (co_await only ctx.pop/reserve/push)")));
+            st.claimed.store(false, std::memory_order_release);
+            return {step_status::failed};
+    }
+    release();
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Termination
+
+void graph_engine::close_output(stage_state& st, std::size_t k) {
+    if (st.output_closed[k].exchange(true, std::memory_order_acq_rel)) return;
+    const queue_id q = st.spec->outputs[k].queue;
+    queues_[q]->close();
+    queue_changed(q);
+    // A parallel consumer whose input has just ended finishes once its instances are done; nobody
+    // would step it to find out (seed 002 §III-A5: termination propagates along the queues).
+    stage_state& c = *stages_[graph_.consumer(q)];
+    if (c.spec->kind == stage_kind::parallel && queues_[q]->end_of_stream()) {
+        c.input_ended.store(true, std::memory_order_release);
+        try_finish_parallel(c);
+    }
+}
+
+void graph_engine::finish_stage(stage_state& st) {
+    if (st.spec->kind == stage_kind::serial)
+        for (std::size_t k = 0; k < st.spec->outputs.size(); ++k) st.ctx.flush(k);
+    for (std::size_t k = 0; k < st.spec->outputs.size(); ++k) close_output(st, k);
+    st.finished.store(true, std::memory_order_release);
+    finished_stages_.fetch_add(1, std::memory_order_acq_rel);
+    if (traced_) trace_event(event_kind::graph_stage_done, st.id);
+    bump();
+}
+
+void graph_engine::try_finish_parallel(stage_state& st) {
+    if (!st.input_ended.load(std::memory_order_acquire) || st.in_flight.load(std::memory_order_acquire) != 0) return;
+    {
+        std::lock_guard lock(st.reserve_mutex);   // steppers reserve under it, and look at `finishing` first
+        if (st.in_flight.load(std::memory_order_acquire) != 0 || st.finishing.load(std::memory_order_acquire)) return;
+        st.finishing.store(true, std::memory_order_release);
+    }
+    finish_stage(st);   // outside the lock: closing may finish other stages, even this one's consumers
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Waiting, workers, errors
+
+void graph_engine::bump() noexcept {
+    epoch_.fetch_add(1, std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+        std::lock_guard lock(wait_mutex_);
+        wait_cv_.notify_all();
+    }
+}
+
+void graph_engine::wait(std::uint64_t seen) {
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    struct leave_sleep {
+        std::atomic<int>& n;
+        ~leave_sleep() { n.fetch_sub(1, std::memory_order_seq_cst); }
+    } guard{sleepers_};
+    std::unique_lock lock(wait_mutex_);
+    if (epoch() != seen || stopping()) return;
+    // Every running loop waiting on the current epoch: nothing can move it any more.
+    if (waiting_epoch_ != seen) {
+        waiting_epoch_ = seen;
+        waiting_ = 0;
+    }
+    if (++waiting_ >= loops_) {
+        lock.unlock();
+        fail(std::make_exception_ptr(std::runtime_error(describe_deadlock())));
+        return;
+    }
+    if (traced_) trace_event(event_kind::idle_begin);
+    // The timeout is a safety net for policies whose own state changes without a queue signal.
+    wait_cv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return epoch() != seen || stopping(); });
+    if (waiting_epoch_ == seen && waiting_ > 0) --waiting_;
+    lock.unlock();
+    if (traced_) trace_event(event_kind::idle_end);
+}
+
+std::string graph_engine::describe_deadlock() const {
+    std::ostringstream o;
+    o << "graph deadlocked: every worker waits and no stage can run.";
+    for (const auto& stp : stages_) {
+        const stage_state& st = *stp;
+        if (st.finished.load()) continue;
+        o << "\n  stage '" << st.spec->name << "': ";
+        if (st.spec->kind == stage_kind::serial) {
+            const auto on = static_cast<thread_event>(st.blocked_on.load());
+            const packet_queue& q = *queues_[st.blocked_queue.load()];
+            if (on == thread_event::empty || on == thread_event::full || on == thread_event::waiting)
+                o << "waits for " << wait_words(on) << " queue '" << q.name() << "' (" << q.stats().packets_in_use << " of "
+                  << q.capacity_packets() << " packets in use" << (q.closed() ? ", closed" : "") << ")";
+            else
+                o << "runnable but not run";
+            continue;
+        }
+        const packet_queue& in = *queues_[st.spec->inputs[0]];
+        bool said = false;
+        for (const output_spec& out : st.spec->outputs) {
+            const packet_queue& q = *queues_[out.queue];
+            if (q.free_packets_hint() < out.max_packets) {
+                o << "no room in queue '" << q.name() << "' (" << q.stats().packets_in_use << " of " << q.capacity_packets()
+                  << " packets in use); ";
+                said = true;
+            }
+        }
+        o << "input '" << in.name() << "' has " << in.ready_packets_hint() << " packets ready"
+          << (in.closed() ? " and is closed" : ", not closed");
+        (void)said;
+    }
+    o << "\n(a queue may be too small for what a stage reserves or peeks, or a cycle's feedback queue is never closed)";
+    return o.str();
+}
+
+void graph_engine::fail(std::exception_ptr e) noexcept {
+    {
+        std::lock_guard lock(error_mutex_);
+        if (!error_ && e) error_ = std::move(e);
+    }
+    stopping_.store(true, std::memory_order_release);
+    bump();
+    std::lock_guard lock(wait_mutex_);
+    wait_cv_.notify_all();
+}
+
+void graph_engine::cancel() noexcept {
+    if (!cancelled_.exchange(true) && traced_) trace_event(event_kind::loop_cancelled);
+    fail(nullptr);
+}
+
+void graph_engine::rethrow_if_failed() {
+    std::exception_ptr e;
+    {
+        std::lock_guard lock(error_mutex_);
+        e = error_;
+    }
+    if (e) std::rethrow_exception(e);
+}
+
+namespace {
+struct loop_job final : pipescope::detail::job {
+    graph_engine* engine = nullptr;
+    const std::function<void(unsigned)>* loop = nullptr;
+    pipescope::detail::completion_latch* latch = nullptr;
+    std::function<void()> on_exit;
+    void run() noexcept override {
+        try {
+            (*loop)(static_cast<unsigned>(pipescope::this_worker_index()));
+        } catch (...) {
+            engine->fail(std::current_exception());
+        }
+        on_exit();
+        latch->arrive();
+    }
+};
+}  // namespace
+
+void graph_engine::run_workers(const std::function<void(unsigned)>& loop, unsigned loops) {
+    if (pipescope::this_worker_index() >= 0)
+        throw std::logic_error("graph::run: called from a worker thread; run graphs from outside the scheduler");
+    if (loops == 0 || loops > workers()) loops = workers();
+    {
+        std::lock_guard lock(wait_mutex_);
+        loops_ = loops;
+    }
+    pipescope::detail::completion_latch latch;
+    std::vector<loop_job> jobs(loops);
+    latch.add(loops);
+    for (loop_job& j : jobs) {
+        j.engine = this;
+        j.loop = &loop;
+        j.latch = &latch;
+        j.on_exit = [this] {
+            std::lock_guard lock(wait_mutex_);
+            --loops_;
+            wait_cv_.notify_all();
+        };
+        pipescope::detail::submit(sched_, &j);
+    }
+    latch.wait(sched_);
+}
+
+run_stats graph_engine::stats() const {
+    run_stats r;
+    for (const auto& q : queues_) r.queues.push_back({q->name(), q->capacity_packets(), q->unbounded(), q->stats()});
+    r.peak_packets = static_cast<std::size_t>(footprint_.peak_packets.load());
+    r.peak_bytes = static_cast<std::size_t>(footprint_.peak_bytes.load());
+    r.instances = instances_.load();
+    r.resumptions = resumptions_.load();
+    r.preemptions = preemptions_.load();
+    r.blocked = blocked_.load();
+    r.cancelled = cancelled_.load();
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// What stage bodies call
+
+push_window& instance_context::window(std::size_t k) {
+    if (k >= outputs_->size())
+        throw std::out_of_range("graph stage '" + state_->spec->name + "': push to output " + std::to_string(k) +
+                                ", but it has " + std::to_string(outputs_->size()) + " outputs");
+    return (*outputs_)[k];
+}
+
+void instance_context::overflow(std::size_t k) const {
+    const output_spec& o = state_->spec->outputs[k];
+    throw std::length_error("graph stage '" + state_->spec->name + "': an instance pushed more than its max_packets = " +
+                            std::to_string(o.max_packets) + " packets (" + std::to_string((*outputs_)[k].capacity()) +
+                            " elements) to output " + std::to_string(k) + "; declare a larger max_packets");
+}
+
+void instance_context::close_output(std::size_t k) {
+    window(k);
+    (*close_)[k] = true;
+}
+
+namespace {
+queue_id input_id(const stage_state& st, std::size_t k) {
+    if (k >= st.spec->inputs.size())
+        throw std::out_of_range("graph stage '" + st.spec->name + "': input " + std::to_string(k) + " does not exist (it has " +
+                                std::to_string(st.spec->inputs.size()) + ")");
+    return st.spec->inputs[k];
+}
+queue_id output_id(const stage_state& st, std::size_t k) {
+    if (k >= st.spec->outputs.size())
+        throw std::out_of_range("graph stage '" + st.spec->name + "': output " + std::to_string(k) + " does not exist (it has " +
+                                std::to_string(st.spec->outputs.size()) + ")");
+    return st.spec->outputs[k].queue;
+}
+queue_id find_queue(const stage_state& st, const packet_queue* q, graph_engine& e) {
+    for (queue_id id : st.spec->inputs)
+        if (&e.queue(id) == q) return id;
+    for (const output_spec& o : st.spec->outputs)
+        if (&e.queue(o.queue) == q) return o.queue;
+    throw std::invalid_argument("graph stage '" + st.spec->name + "': commit of a window from queue '" +
+                                (q ? q->name() : std::string("?")) + "', which is not one of its queues");
+}
+}  // namespace
+
+void thread_context::blocked(thread_event e, queue_id q, std::uint64_t version) noexcept {
+    event_ = e;
+    event_queue_ = q;
+    event_version_ = version;
+}
+
+bool thread_context::try_pop(pop_awaiter& a) {
+    const queue_id id = input_id(*state_, a.input);
+    packet_queue& q = engine_->queue(id);
+    const std::uint64_t version = q.data_version();
+    a.result = q.try_reserve_pop(a.packets, a.peek);
+    const bool ok = a.result || a.result.status() == reserve_status::end_of_stream;
+    trace_op(engine_->traced_, trace::event_kind::graph_reserve, id, a.packets, true, ok, stage_);
+    if (ok) return true;
+    blocked(q.waiting_commits_hint() > 0 ? thread_event::waiting : thread_event::empty, id, version);
+    state_->retry = +[](void* p, thread_context& c) { return c.try_pop(*static_cast<pop_awaiter*>(p)); };
+    state_->retry_awaiter = &a;
+    return false;
+}
+
+bool thread_context::try_reserve(reserve_awaiter& a) {
+    const queue_id id = output_id(*state_, a.output);
+    packet_queue& q = engine_->queue(id);
+    state_->retry = +[](void* p, thread_context& c) { return c.try_reserve(*static_cast<reserve_awaiter*>(p)); };
+    state_->retry_awaiter = &a;
+    if (budget_spent()) {   // preempted at a reserve (seed 004 §III-A)
+        blocked(thread_event::preempted, id, 0);
+        return false;
+    }
+    const std::uint64_t version = q.space_version();
+    a.result = q.try_reserve_push(a.packets);
+    trace_op(engine_->traced_, trace::event_kind::graph_reserve, id, a.packets, false, bool(a.result), stage_);
+    if (a.result) {
+        state_->retry = nullptr;
+        engine_->queue_changed(id);
+        return true;
+    }
+    blocked(thread_event::full, id, version);
+    return false;
+}
+
+bool thread_context::try_push(std::size_t k, const void* value, std::size_t size) {
+    const queue_id id = output_id(*state_, k);
+    packet_queue& q = engine_->queue(id);
+    if (size != q.element_size())
+        throw std::invalid_argument("graph stage '" + state_->spec->name + "': push of a " + std::to_string(size) +
+                                    "-byte element to queue '" + q.name() + "', whose elements are " +
+                                    std::to_string(q.element_size()) + " bytes");
+    push_window& w = open_[k];
+    if (w && open_count_[k] == w.capacity()) flush(k);   // a full packet goes out first
+    if (!w) {
+        pending_value_ = value;
+        pending_size_ = size;
+        pending_output_ = k;
+        state_->retry = +[](void*, thread_context& c) { return c.try_push(c.pending_output_, c.pending_value_, c.pending_size_); };
+        state_->retry_awaiter = nullptr;
+        if (budget_spent()) {
+            blocked(thread_event::preempted, id, 0);
+            return false;
+        }
+        const std::uint64_t version = q.space_version();
+        w = q.try_reserve_push(1);
+        trace_op(engine_->traced_, trace::event_kind::graph_reserve, id, 1, false, bool(w), stage_);
+        if (!w) {
+            blocked(thread_event::full, id, version);
+            return false;
+        }
+        state_->retry = nullptr;
+        engine_->queue_changed(id);
+    }
+    std::memcpy(w.element(open_count_[k]++).data(), value, size);
+    return true;
+}
+
+void thread_context::flush(std::size_t k) {
+    output_id(*state_, k);
+    if (!open_[k]) return;
+    commit(open_[k], open_count_[k]);
+    open_count_[k] = 0;
+}
+
+void thread_context::commit(push_window& w, std::size_t elements) {
+    const queue_id id = find_queue(*state_, w.source(), *engine_);
+    packet_queue& q = engine_->queue(id);
+    const bool published = q.commit_push(w, elements);
+    outputs_since_resume_ += packets_for(elements, q.packet_elements());
+    trace_op(engine_->traced_, trace::event_kind::graph_commit, id, elements, false, published, stage_);
+    engine_->queue_changed(id);
+}
+
+void thread_context::commit(pop_window& w) {
+    const queue_id id = find_queue(*state_, w.source(), *engine_);
+    const std::size_t n = w.size();
+    engine_->queue(id).commit_pop(w);
+    trace_op(engine_->traced_, trace::event_kind::graph_commit, id, n, true, true, stage_);
+    engine_->queue_changed(id);
+}
+
+void thread_context::close_output(std::size_t k) {
+    flush(k);
+    engine_->close_output(*state_, k);
+}
+
+}  // namespace pipescope::graph

@@ -1,0 +1,218 @@
+// Internal: what every graph scheduler shares — the run's queues and stage states, one step of a
+// stage, termination, tracing, waiting, and deadlock detection. A policy (one file each under
+// policies/) decides only *which* stage each worker steps next, and how it waits; everything a step
+// does to the queues is here, so every policy runs exactly the same program.
+//
+// A step of a stage:
+// - parallel: reserve room in every output (max_packets each), then one input packet (+ peek); run
+//   the body; commit the outputs with what it pushed, commit the input. Reservations of one stage
+//   are taken under a per-stage lock, so an ordered output gets its tickets in input order (seed
+//   002 §II ticket synchronization). If an output has no room the step does nothing: backpressure
+//   (seed 004 §III-A).
+// - serial: resume the stage's coroutine until it suspends (an empty input, a full output, or the
+//   policy's preemption budget; seed 004 §III-A "Thread Stages") or returns. A blocked stage is
+//   retried by the engine before its coroutine is resumed, so a policy may step it whenever
+//   runnable() says its queue has moved.
+#pragma once
+
+#include <pipescope/graph/program.hpp>
+#include <pipescope/scheduler.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pipescope::graph::detail {
+
+// What one step did.
+enum class step_status : std::uint8_t {
+    ran,        // parallel: an instance ran; serial: resumed and suspended on a queue or returned
+    preempted,  // serial: ran until its output budget ran out; still runnable
+    empty,      // nothing to consume in `queue` (a serial stage is now blocked on it)
+    waiting,    // `queue` holds committed data waiting for an earlier ticket (DANBI "waiting")
+    full,       // no room in output `queue` (backpressure)
+    busy,       // serial: another worker runs it right now
+    finished,   // the stage is done (now or before)
+    failed,     // the body threw, or the run is stopping
+};
+const char* step_status_name(step_status s) noexcept;
+
+struct step_result {
+    step_status status = step_status::empty;
+    queue_id queue = 0;             // for empty / waiting / full
+    std::uint32_t packets_out = 0;  // output packets committed by this step
+    bool progressed = false;        // an instance ran, or a serial stage was resumed (then status
+                                    // says why it stopped: preempted, empty, full, waiting, finished)
+};
+
+// How the run's queues are bounded.
+enum class queue_bounds : std::uint8_t {
+    bounded,              // every queue has its declared capacity
+    backward_unbounded,   // backward queues (cycles) grow: GRAMPS (seed 004 §III-A)
+    unbounded,            // no backpressure anywhere: task-stealing, breadth-first (seed 004 §IV-A/B)
+};
+
+struct engine_config {
+    queue_bounds bounds = queue_bounds::bounded;
+    std::size_t preempt_after = 0;   // serial stages: output packets per resumption, 0 = never
+};
+
+struct stage_state {
+    stage_id id = 0;
+    const stage_spec* spec = nullptr;
+    std::uint32_t depth = 0;
+    std::atomic<bool> finished{false};
+    std::atomic<bool> finishing{false};     // claimed by the one who closes the outputs
+    std::unique_ptr<std::atomic<bool>[]> output_closed;
+    std::atomic<std::uint64_t> runs{0};
+
+    // parallel
+    std::mutex reserve_mutex;               // reservations in input order (ordered outputs)
+    std::uint64_t next_instance = 0;        // guarded by reserve_mutex
+    std::atomic<int> in_flight{0};          // steps between their first reserve and their last commit
+    std::atomic<bool> input_ended{false};
+
+    // serial: one instance, claimed by the worker that resumes it
+    std::atomic<bool> claimed{false};
+    std::optional<stage_task> task;
+    thread_context ctx;
+    std::atomic<std::uint8_t> blocked_on{0};     // thread_event while suspended
+    std::atomic<queue_id> blocked_queue{0};
+    std::atomic<std::uint64_t> blocked_version{0};
+    // The failed operation to retry before resuming (set by thread_context, run by step()).
+    bool (*retry)(void* awaiter, thread_context& ctx) = nullptr;
+    void* retry_awaiter = nullptr;
+};
+
+class graph_engine {
+public:
+    graph_engine(scheduler& s, const program& g, engine_config config);
+    ~graph_engine();
+    graph_engine(const graph_engine&) = delete;
+    graph_engine& operator=(const graph_engine&) = delete;
+
+    // Structure.
+    const program& graph() const noexcept { return graph_; }
+    scheduler& sched() noexcept { return sched_; }
+    unsigned workers() const noexcept;
+    std::size_t stage_count() const noexcept { return stages_.size(); }
+    std::size_t queue_count() const noexcept { return queues_.size(); }
+    stage_state& stage(stage_id s) noexcept { return *stages_[s]; }
+    packet_queue& queue(queue_id q) noexcept { return *queues_[q]; }
+    const engine_config& config() const noexcept { return config_; }
+
+    // One step of stage s on the calling worker. Never blocks.
+    step_result step(stage_id s);
+    // Would step(s) make progress now? A hint from lock-free reads (the step decides).
+    bool runnable(stage_id s) const noexcept;
+    // Its input has data (parallel) or its blocked queue moved (serial), ignoring output room.
+    bool has_input(stage_id s) const noexcept;
+    bool finished(stage_id s) const noexcept { return stages_[s]->finished.load(std::memory_order_acquire); }
+    bool all_finished() const noexcept { return finished_stages_.load(std::memory_order_acquire) == stages_.size(); }
+    bool stopping() const noexcept { return stopping_.load(std::memory_order_acquire); }
+
+    // Waiting. epoch() grows whenever a queue signals, a stage finishes or the run stops; a worker
+    // with nothing to run reads it, looks once more, then waits for it to move. When every running
+    // worker loop waits on the same epoch nothing can ever move it: the graph is deadlocked, and the
+    // run fails with a description of what each stage waits for.
+    std::uint64_t epoch() const noexcept { return epoch_.load(std::memory_order_acquire); }
+    void wait(std::uint64_t seen_epoch);
+    void bump() noexcept;
+
+    // Runs `loop(worker)` on `loops` workers (default: all) and returns when every loop returned.
+    // A loop returns when all_finished() or stopping(). Exceptions escaping it stop the run.
+    void run_workers(const std::function<void(unsigned worker)>& loop, unsigned loops = 0);
+
+    // Policy hooks: data or space appeared in a queue (any thread, outside the queue's lock).
+    std::function<void(queue_id, queue_signal)> on_queue_signal;
+
+    // The run failed (a body threw, a deadlock, a policy error): stop, keep the first error.
+    void fail(std::exception_ptr e) noexcept;
+    void cancel() noexcept;
+    void rethrow_if_failed();
+    run_stats stats() const;
+
+    // Tracing: what a policy wants in the trace besides the engine's own events.
+    void trace_blocked(stage_id s, queue_id q, thread_event why) const noexcept;
+
+private:
+    step_result step_parallel(stage_state& st);
+    step_result step_serial(stage_state& st);
+    void release_outputs(const stage_state& st, std::vector<push_window>& outs, std::size_t n);
+    void finish_stage(stage_state& st);
+    void try_finish_parallel(stage_state& st);
+    void close_output(stage_state& st, std::size_t k);
+    void queue_changed(queue_id q) const noexcept;
+    std::string describe_deadlock() const;
+    friend class graph::thread_context;
+    friend class graph::instance_context;
+
+    scheduler& sched_;
+    const program& graph_;
+    engine_config config_;
+    footprint_meter footprint_;
+    std::vector<std::unique_ptr<packet_queue>> queues_;
+    std::vector<std::unique_ptr<stage_state>> stages_;
+    std::atomic<std::size_t> finished_stages_{0};
+    std::atomic<bool> stopping_{false}, cancelled_{false};
+    std::atomic<std::uint64_t> epoch_{0};
+    std::atomic<std::uint64_t> instances_{0}, resumptions_{0}, preemptions_{0}, blocked_{0};
+
+    std::mutex wait_mutex_;
+    std::condition_variable wait_cv_;
+    unsigned waiting_ = 0, loops_ = 0;   // guarded by wait_mutex_
+    std::uint64_t waiting_epoch_ = 0;    // the epoch waiting_ loops wait on
+    std::atomic<int> sleepers_{0};
+
+    std::mutex error_mutex_;
+    std::exception_ptr error_;
+    bool traced_ = false;
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Policies: one file each, registered in run_graph.cpp.
+
+// `key=value` parameters of a policy; whatever is left untaken is an error naming the key.
+class policy_params {
+public:
+    policy_params(std::string policy, std::vector<std::pair<std::string, std::string>> values);
+    std::uint64_t take_uint(const std::string& key, std::uint64_t fallback, std::uint64_t min, std::uint64_t max);
+    double take_double(const std::string& key, double fallback, double min, double max);
+    std::string take_choice(const std::string& key, const std::string& fallback, const std::vector<std::string>& choices);
+    std::optional<std::string> take_string(const std::string& key);
+    void reject_unknown() const;
+    const std::string& policy() const noexcept { return policy_; }
+
+private:
+    std::string policy_;
+    std::map<std::string, std::string> values_;
+};
+
+class graph_policy {
+public:
+    virtual ~graph_policy() = default;
+    // Called once before the engine exists: how queues are bounded, when serial stages are preempted.
+    virtual engine_config configure(const program& g, unsigned workers) = 0;
+    // Runs the program to completion (or until the engine stops) on the engine's workers.
+    virtual void run(graph_engine& e) = 0;
+};
+
+struct policy_entry {
+    const char* name;
+    const char* summary;
+    const char* parameters;   // "key=default: meaning" lines
+    std::unique_ptr<graph_policy> (*make)(policy_params& params, std::uint64_t seed);
+};
+
+// Each policy file defines its entry (e.g. `extern const policy_entry gramps_policy;`).
+extern const policy_entry serial_policy;
+
+}  // namespace pipescope::graph::detail

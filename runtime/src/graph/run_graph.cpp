@@ -1,0 +1,139 @@
+// graph::run: checks the program and the options, and hands the run to the policy that schedules it.
+#include "engine.hpp"
+
+#include <optional>
+#include <stop_token>
+
+namespace pipescope::graph {
+
+namespace detail {
+
+policy_params::policy_params(std::string policy, std::vector<std::pair<std::string, std::string>> values)
+    : policy_(std::move(policy)) {
+    for (auto& [k, v] : values) {
+        if (k.empty()) throw std::invalid_argument("graph policy '" + policy_ + "': a parameter without a name");
+        values_[k] = std::move(v);
+    }
+}
+
+namespace {
+[[noreturn]] void bad_value(const std::string& policy, const std::string& key, const std::string& value,
+                            const std::string& expected) {
+    throw std::invalid_argument("graph policy '" + policy + "': " + key + "=" + value + " is not " + expected);
+}
+}  // namespace
+
+std::uint64_t policy_params::take_uint(const std::string& key, std::uint64_t fallback, std::uint64_t min,
+                                       std::uint64_t max) {
+    auto it = values_.find(key);
+    if (it == values_.end()) return fallback;
+    const std::string v = it->second;
+    values_.erase(it);
+    std::size_t used = 0;
+    unsigned long long n = 0;
+    try {
+        n = std::stoull(v, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    const std::string range = "a whole number in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    if (v.empty() || used != v.size() || v[0] == '-' || n < min || n > max) bad_value(policy_, key, v, range);
+    return n;
+}
+
+double policy_params::take_double(const std::string& key, double fallback, double min, double max) {
+    auto it = values_.find(key);
+    if (it == values_.end()) return fallback;
+    const std::string v = it->second;
+    values_.erase(it);
+    std::size_t used = 0;
+    double d = 0;
+    try {
+        d = std::stod(v, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (v.empty() || used != v.size() || !(d >= min && d <= max))
+        bad_value(policy_, key, v, "a number in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    return d;
+}
+
+std::string policy_params::take_choice(const std::string& key, const std::string& fallback,
+                                       const std::vector<std::string>& choices) {
+    auto it = values_.find(key);
+    if (it == values_.end()) return fallback;
+    const std::string v = it->second;
+    values_.erase(it);
+    std::string all;
+    for (const std::string& c : choices) {
+        if (c == v) return v;
+        all += (all.empty() ? "" : ", ") + c;
+    }
+    bad_value(policy_, key, v, "one of " + all);
+}
+
+std::optional<std::string> policy_params::take_string(const std::string& key) {
+    auto it = values_.find(key);
+    if (it == values_.end()) return std::nullopt;
+    std::string v = it->second;
+    values_.erase(it);
+    if (v.empty()) bad_value(policy_, key, v, "a non-empty text");
+    return v;
+}
+
+void policy_params::reject_unknown() const {
+    if (values_.empty()) return;
+    std::string keys;
+    for (const auto& [k, v] : values_) keys += (keys.empty() ? "" : ", ") + k;
+    throw std::invalid_argument("graph policy '" + policy_ + "' has no parameter " + keys);
+}
+
+}  // namespace detail
+
+namespace {
+
+// The graph schedulers. Adding one is adding its file under policies/ and a line here.
+const detail::policy_entry* const registry[] = {
+    &detail::serial_policy,
+};
+
+const detail::policy_entry& find_policy(const std::string& name) {
+    std::string known;
+    for (const detail::policy_entry* p : registry) {
+        if (name == p->name) return *p;
+        known += (known.empty() ? "" : ", ") + std::string(p->name);
+    }
+    throw std::invalid_argument("graph::run: unknown graph policy '" + name + "' (known: " + known + ")");
+}
+
+struct cancel_engine {
+    detail::graph_engine* engine;
+    void operator()() const noexcept { engine->cancel(); }
+};
+
+}  // namespace
+
+std::vector<policy_info> policies() {
+    std::vector<policy_info> out;
+    for (const detail::policy_entry* p : registry) out.push_back({p->name, p->summary, p->parameters});
+    return out;
+}
+
+run_stats run(scheduler& s, const program& g, const run_options& options) {
+    g.validate();
+    const detail::policy_entry& entry = find_policy(options.policy);
+    detail::policy_params params(options.policy, options.params);
+    std::unique_ptr<detail::graph_policy> policy = entry.make(params, options.seed);
+    params.reject_unknown();
+    detail::graph_engine engine(s, g, policy->configure(g, s.workers()));
+    {
+        // Destroyed before the engine: ~stop_callback waits for a callback running elsewhere.
+        std::optional<std::stop_callback<cancel_engine>> on_cancel;
+        if (options.cancel.stop_possible()) on_cancel.emplace(options.cancel, cancel_engine{&engine});
+        policy->run(engine);
+    }
+    engine.rethrow_if_failed();
+    return engine.stats();
+}
+
+}  // namespace pipescope::graph
