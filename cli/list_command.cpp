@@ -2,11 +2,13 @@
 // run each (and why not, where not); then the policies.
 #include "commands.hpp"
 
+#include <pipescope/graph/program.hpp>
 #include <pipescope/pipeline.hpp>
 #include <pipescope/workloads/workload.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <stdexcept>
 
@@ -51,14 +53,21 @@ int print_json() {
         nlohmann::json params = nlohmann::json::array(), policies = nlohmann::json::object();
         for (const auto& p : parse_parameters(w->parameters()))
             params.push_back({{"name", p.name}, {"default", p.default_value}, {"meaning", p.meaning}});
-        for (const auto& p : pipescope::pipeline_policies()) {
-            const std::string why = w->cannot_run_under(p.name);
-            policies[p.name] = why.empty() ? nlohmann::json{{"runs", true}} : nlohmann::json{{"runs", false}, {"why", why}};
+        for (const std::string& name : ws::all_policy_names()) {
+            const std::string why = w->cannot_run_under(name);
+            policies[name] = why.empty() ? nlohmann::json{{"runs", true}} : nlohmann::json{{"runs", false}, {"why", why}};
         }
         workloads.push_back({{"name", w->name()}, {"summary", w->summary()}, {"parameters", params}, {"policies", policies}});
     }
     nlohmann::json policies = nlohmann::json::array();
-    for (const auto& p : pipescope::pipeline_policies()) policies.push_back({{"name", p.name}, {"summary", p.summary}});
+    for (const auto& p : pipescope::pipeline_policies())
+        policies.push_back({{"name", p.name}, {"summary", p.summary}, {"program", "pipeline"}});
+    for (const auto& p : pipescope::graph::policies()) {
+        nlohmann::json params = nlohmann::json::array();
+        for (const auto& q : parse_parameters(p.parameters))
+            params.push_back({{"name", q.name}, {"default", q.default_value}, {"meaning", q.meaning}});
+        policies.push_back({{"name", p.name}, {"summary", p.summary}, {"program", "graph"}, {"parameters", params}});
+    }
     std::cout << nlohmann::json{{"workloads", workloads}, {"policies", policies}}.dump(2) << "\n";
     return 0;
 }
@@ -70,15 +79,29 @@ int print_text() {
             std::cout << "    --param " << p.name << "=" << p.default_value << (p.meaning.empty() ? "" : ": ") << p.meaning
                       << "\n";
         std::string runs, refused;
-        for (const auto& p : pipescope::pipeline_policies()) {
-            const std::string why = w->cannot_run_under(p.name);
-            if (why.empty()) runs += (runs.empty() ? "" : ", ") + p.name;
-            else refused += "    not under " + p.name + ": " + why + "\n";
+        // Policies refused for the same reason (a graph workload and every pipe_while policy) share a line.
+        std::vector<std::pair<std::string, std::string>> refusals;   // why, names
+        for (const std::string& name : ws::all_policy_names()) {
+            const std::string why = w->cannot_run_under(name);
+            if (why.empty()) {
+                runs += (runs.empty() ? "" : ", ") + name;
+                continue;
+            }
+            auto it = std::find_if(refusals.begin(), refusals.end(), [&](const auto& r) { return r.first == why; });
+            if (it == refusals.end()) refusals.emplace_back(why, name);
+            else it->second += ", " + name;
         }
+        for (const auto& [why, names] : refusals) refused += "    not under " + names + ": " + why + "\n";
         std::cout << "    runs under: " << runs << "\n" << refused;
     }
     std::cout << "policies (--policy):\n";
     for (const auto& p : pipescope::pipeline_policies()) std::cout << "  " << p.name << "\n    " << p.summary << "\n";
+    std::cout << "graph policies (--policy, for stage graphs; their parameters go in --param):\n";
+    for (const auto& p : pipescope::graph::policies()) {
+        std::cout << "  " << p.name << "\n    " << p.summary << "\n";
+        for (const auto& q : parse_parameters(p.parameters))
+            std::cout << "    --param " << q.name << "=" << q.default_value << (q.meaning.empty() ? "" : ": ") << q.meaning << "\n";
+    }
     return 0;
 }
 

@@ -159,34 +159,62 @@ int validate_trace(const std::vector<std::string>& args) {
 
 // The run's configuration and program structure, stored in the trace for the viewer and analysis
 // (docs/tracing.md, "Metadata").
-std::string run_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
-                         double reference_seconds) {
-    ws::param_set params = args.request.params;   // a copy: the workload takes its own later
-    const pipescope::pipeline_options options = ws::pipeline_options_from(args.request, params);
-    const ws::program_info program = workload.program(args.request);
+// What every run's metadata holds: the run, the machine, and the program's stages.
+nlohmann::json common_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
+                               const ws::program_info& program, double reference_seconds) {
     nlohmann::json stages = nlohmann::json::array();
     for (std::size_t j = 0; j < program.stages.size(); ++j)
         stages.push_back({{"index", j}, {"name", program.stages[j].name}, {"kind", program.stages[j].kind},
                           {"note", program.stages[j].note}});
     const ws::machine_info machine = ws::describe_machine();
-    nlohmann::json meta = {
-        {"format", "pipescope-run/1"},
-        {"workload", workload.name()},
-        {"policy", args.request.policy},
-        {"workers", sched.workers()},
-        {"size", ws::size_name(args.request.size)},
-        {"seed", args.request.seed},
-        // The serial reference's time (T_S): analysis and the compare view take speedups against it.
-        {"reference_seconds", reference_seconds},
-        {"params", args.params},
-        {"program",
-         {{"kind", program.kind},
-          {"shape", program.shape},
-          {"stages", stages},
-          {"K", pipescope::effective_throttle(options, sched.workers())},
-          {"lazy_enabling", options.lazy_enabling},
-          {"dependency_folding", options.dependency_folding}}},
-        {"machine", {{"cpu", machine.cpu}, {"hardware_threads", machine.hardware_threads}, {"kernel", machine.kernel}}}};
+    return {{"format", "pipescope-run/1"},
+            {"workload", workload.name()},
+            {"policy", args.request.policy},
+            {"workers", sched.workers()},
+            {"size", ws::size_name(args.request.size)},
+            {"seed", args.request.seed},
+            // The serial reference's time (T_S): analysis and the compare view take speedups against it.
+            {"reference_seconds", reference_seconds},
+            {"params", args.params},
+            {"program", {{"kind", program.kind}, {"shape", program.shape}, {"stages", stages}}},
+            {"machine", {{"cpu", machine.cpu}, {"hardware_threads", machine.hardware_threads}, {"kernel", machine.kernel}}}};
+}
+
+// A stage graph adds its queues (docs/tracing.md, "Metadata"): who produces and consumes each, its
+// shape, whether the policy bounds it, and the counter track of its packets in use.
+std::string graph_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
+                           const ws::program_info& program, double reference_seconds) {
+    nlohmann::json meta = common_metadata(sched, args, workload, program, reference_seconds);
+    nlohmann::json queues = nlohmann::json::array();
+    for (std::size_t q = 0; q < program.queues.size(); ++q) {
+        const ws::queue_info& qi = program.queues[q];
+        queues.push_back({{"index", q},
+                          {"name", qi.name},
+                          {"element_bytes", qi.element_bytes},
+                          {"packet_elements", qi.packet_elements},
+                          {"capacity_packets", qi.capacity_packets},
+                          {"ordered", qi.ordered},
+                          {"backward", qi.backward},
+                          {"unbounded", qi.unbounded},
+                          {"producers", qi.producers},
+                          {"consumer", qi.consumer},
+                          {"counter", qi.counter}});
+    }
+    meta["program"]["queues"] = queues;
+    meta["program"]["footprint_counters"] = {"footprint packets", "footprint bytes"};
+    return meta.dump();
+}
+
+std::string run_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
+                         double reference_seconds) {
+    ws::param_set params = args.request.params;   // a copy: the workload takes its own later
+    const pipescope::pipeline_options options = ws::pipeline_options_from(args.request, params);
+    const ws::program_info program = workload.program(args.request);
+    if (program.kind == "graph") return graph_metadata(sched, args, workload, program, reference_seconds);
+    nlohmann::json meta = common_metadata(sched, args, workload, program, reference_seconds);
+    meta["program"]["K"] = pipescope::effective_throttle(options, sched.workers());
+    meta["program"]["lazy_enabling"] = options.lazy_enabling;
+    meta["program"]["dependency_folding"] = options.dependency_folding;
     if (options.policy == "bind-to-stage") {
         // Its threads per parallel stage and Queue_size, defaults resolved. It has no throttle: the
         // queues bound what is in flight, so the DAG gets no throttling edges (no K).
@@ -218,7 +246,8 @@ public:
         recorder_.restart_clock();
         started_ = true;
         writer_.begin_run({workload_.name() + " · " + args_.request.policy + " · P=" + std::to_string(sched_.workers()),
-                           sched_.workers(), run_metadata(sched_, args_, workload_, reference_seconds), {}},
+                           sched_.workers(), run_metadata(sched_, args_, workload_, reference_seconds),
+                           workload_.program(args_.request).counters},
                           pipescope::trace::run_clock::calibrating(recorder_.start_clock()));
         drainer_ = std::thread([this] {
             try {
@@ -278,14 +307,25 @@ private:
     std::thread drainer_;
 };
 
+void print_graph_stats(const pipescope::graph::run_stats& g) {
+    std::printf("  graph     %llu instances, %llu resumptions, %llu preemptions, %llu blocked; peak footprint "
+                "%zu packets, %zu bytes\n",
+                (unsigned long long)g.instances, (unsigned long long)g.resumptions, (unsigned long long)g.preemptions,
+                (unsigned long long)g.blocked, g.peak_packets, g.peak_bytes);
+    for (const auto& q : g.queues)
+        std::printf("  queue     %-24s peak %zu of %zu packets%s, %llu elements through\n", q.name.c_str(),
+                    q.stats.peak_packets_in_use, q.capacity_packets, q.unbounded ? " (unbounded)" : "",
+                    (unsigned long long)q.stats.elements_pushed);
+}
+
 int run_workload(const run_args& args) {
     const ws::workload* w = ws::find_workload(args.workload);
     if (!w) throw usage_error("unknown workload '" + args.workload + "' (see `pipescope list`)");
     std::string known;
     bool policy_known = false;
-    for (const auto& p : pipescope::pipeline_policies()) {
-        policy_known = policy_known || p.name == args.request.policy;
-        known += (known.empty() ? "" : ", ") + p.name;
+    for (const std::string& p : ws::all_policy_names()) {
+        policy_known = policy_known || p == args.request.policy;
+        known += (known.empty() ? "" : ", ") + p;
     }
     if (!policy_known) throw usage_error("unknown policy '" + args.request.policy + "' (known: " + known + ")");
     if (const std::string why = w->cannot_run_under(args.request.policy); !why.empty())
@@ -316,7 +356,9 @@ int run_workload(const run_args& args) {
                     report.matches_reference ? "matches the serial reference" : "DIFFERS from the serial reference");
     std::printf("  time      %.4f s   (serial reference %.4f s, ratio %.2f)\n", report.seconds,
                 report.reference_seconds, report.reference_seconds > 0 ? report.seconds / report.reference_seconds : 0.0);
-    if (request.policy == "bind-to-stage")   // its stats count blocking on the queues (docs/runtime.md)
+    if (report.graph)   // a stage graph: its queues and footprint (seed 004 Table III)
+        print_graph_stats(*report.graph);
+    else if (request.policy == "bind-to-stage")   // its stats count blocking on the queues (docs/runtime.md)
         std::printf("  pipeline  %llu iterations, peak %llu live, queues of %u; threads blocked %llu times, "
                     "%llu of them on a full queue\n",
                     (unsigned long long)st.iterations, (unsigned long long)st.peak_live, st.throttle,

@@ -565,6 +565,34 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
         case event_kind::loop_cancelled:   // the caller's stop_token asked the loop to stop
             emit(ws.seq, at(ts, event_type::instant, names_.id("cancelled")).arg(arg_key::live, r.a), w);
             break;
+        // Stage graphs (seed 004, seed 002): queue operations and stage states as instants on the worker
+        // that did them; queue fills and the footprint arrive as `counter` records.
+        case event_kind::graph_reserve:
+        case event_kind::graph_commit: {
+            const bool pop = (r.c & graph_op_pop) != 0, ok = (r.c & graph_op_ok) != 0;
+            const bool reserve = r.kind == event_kind::graph_reserve;
+            static constexpr std::string_view names[2][2] = {{"reserve push", "reserve pop"}, {"commit push", "commit pop"}};
+            track_event_packet e = at(ts, event_type::instant, names_.id(names[reserve ? 0 : 1][pop ? 1 : 0]))
+                                       .arg(arg_key::queue, r.a)
+                                       .arg(reserve ? arg_key::packets : arg_key::elements, r.b)
+                                       .arg(reserve ? arg_key::granted : arg_key::published, ok ? 1 : 0)
+                                       .arg(arg_key::stage, r.d);
+            emit(ws.seq, e, w);
+            break;
+        }
+        case event_kind::graph_blocked: {
+            static constexpr std::string_view names[] = {"stage blocked: queue full", "stage blocked: queue empty",
+                                                         "stage blocked: commit order"};
+            const std::string_view name = r.c < 3 ? names[r.c] : std::string_view("stage blocked");
+            emit(ws.seq, at(ts, event_type::instant, names_.id(name)).arg(arg_key::stage, r.a).arg(arg_key::queue, r.b), w);
+            break;
+        }
+        case event_kind::graph_preempted:
+            emit(ws.seq, at(ts, event_type::instant, names_.id("preempted")).arg(arg_key::stage, r.a).arg(arg_key::packets, r.b), w);
+            break;
+        case event_kind::graph_stage_done:
+            emit(ws.seq, at(ts, event_type::instant, names_.id("stage done")).arg(arg_key::stage, r.a), w);
+            break;
         case event_kind::dropped:
             // What was open may never see its end: close it here, and restart the sequence's
             // incremental state with previous_packet_dropped on the marker.

@@ -40,7 +40,8 @@ private:
 // Debug annotation names: a fixed vocabulary.
 enum class arg_key : std::uint8_t {
     iteration, stage, waited, victim, thief, worker, waiting_on, failed_steals, live, K, dropped, workers, name,
-    metadata, slices, instants, flows, counter_values, dropped_events, value, task, resumed_at, suspended, count_
+    metadata, slices, instants, flows, counter_values, dropped_events, value, task, resumed_at, suspended,
+    queue, packets, elements, granted, published, count_
 };
 std::string_view arg_text(arg_key k) noexcept;
 

@@ -46,7 +46,7 @@ public:
         return report;
     }
 
-    std::string cannot_run_under(const std::string& policy) const override {
+    std::string refuses(const std::string& policy) const override {
         for (const auto& p : pipeline_policies())
             if (p.name == policy && p.needs_declared_stages)
                 return "pipe-fib's stages are decided on the fly: iteration i has as many stages as F_i has bit "

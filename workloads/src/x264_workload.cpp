@@ -72,7 +72,7 @@ public:
         return report;
     }
 
-    std::string cannot_run_under(const std::string& policy) const override {
+    std::string refuses(const std::string& policy) const override {
         for (const auto& p : pipeline_policies())
             if (p.name == policy && p.needs_declared_stages) return std::string(x264_construct_and_run_refusal);
         return {};

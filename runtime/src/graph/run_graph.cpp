@@ -119,6 +119,19 @@ std::vector<policy_info> policies() {
     return out;
 }
 
+std::vector<bool> unbounded_queues(const program& g, const run_options& options, unsigned workers) {
+    g.validate();
+    const detail::policy_entry& entry = find_policy(options.policy);
+    detail::policy_params params(options.policy, options.params);
+    const detail::engine_config c = entry.make(params, options.seed)->configure(g, workers == 0 ? 1 : workers);
+    params.reject_unknown();
+    std::vector<bool> out;
+    for (queue_id q = 0; q < g.queues().size(); ++q)
+        out.push_back(c.bounds == detail::queue_bounds::unbounded ||
+                      (c.bounds == detail::queue_bounds::backward_unbounded && g.backward(q)));
+    return out;
+}
+
 run_stats run(scheduler& s, const program& g, const run_options& options) {
     g.validate();
     const detail::policy_entry& entry = find_policy(options.policy);

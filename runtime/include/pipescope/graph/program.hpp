@@ -342,6 +342,10 @@ std::vector<policy_info> policies();
 // small, a cycle nobody closes) fails with std::runtime_error naming what each stage waits for.
 run_stats run(scheduler& s, const program& g, const run_options& options = {});
 
+// Which queues grow instead of applying backpressure when `g` runs under options.policy on
+// `workers` workers (0: any; only the policy's parameters matter). Throws like run() on a bad policy.
+std::vector<bool> unbounded_queues(const program& g, const run_options& options, unsigned workers = 0);
+
 // The counter tracks a traced run records, in `counter` id order: one "queue <name> packets" per
 // queue, then "footprint packets" and "footprint bytes". Tools pass them as the run's counter names.
 std::vector<std::string> counter_names(const program& g);

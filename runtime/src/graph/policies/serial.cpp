@@ -1,4 +1,4 @@
-// The `serial` graph policy: one worker steps the stages, furthest downstream first — the simplest
+// The `graph-serial` policy: one worker steps the stages, furthest downstream first — the simplest
 // schedule that drains the graph (the "serial elision" of a stage graph). Bounded queues, no
 // preemption: a serial stage runs until it blocks. Useful as a baseline and to debug a program.
 #include "../engine.hpp"
@@ -38,7 +38,7 @@ std::unique_ptr<graph_policy> make(policy_params&, std::uint64_t) { return std::
 }  // namespace
 
 extern const policy_entry serial_policy{
-    "serial", "one worker steps the stages, furthest downstream first (a baseline; bounded queues, no preemption)", "",
+    "graph-serial", "one worker steps the stages, furthest downstream first (a baseline; bounded queues, no preemption)", "",
     make};
 
 }  // namespace pipescope::graph::detail

@@ -3,6 +3,7 @@
 // what it did.
 #pragma once
 
+#include <pipescope/graph/program.hpp>
 #include <pipescope/pipeline.hpp>
 #include <pipescope/scheduler.hpp>
 
@@ -59,6 +60,7 @@ struct run_report {
     double seconds = 0;             // the parallel (or chosen-policy) run
     double reference_seconds = 0;   // the serial reference
     pipeline_stats stats;
+    std::optional<graph::run_stats> graph;   // a stage graph's run: queues, footprint, preemptions
 };
 
 // The program's structure as the trace metadata records it (the viewer rebuilds the DAG from it).
@@ -67,10 +69,23 @@ struct stage_info {
     std::string kind;   // "serial", "parallel", or "stage_wait" (serial via a cross edge to i-1)
     std::string note;   // anything else worth knowing, e.g. how many such stages there are
 };
+// A queue of a stage graph (program_info::kind == "graph").
+struct queue_info {
+    std::string name;
+    std::size_t element_bytes = 0, packet_elements = 0, capacity_packets = 0;
+    bool ordered = false;
+    bool backward = false;    // closes a cycle (seed 004 §III-A)
+    bool unbounded = false;   // under the chosen policy: grows instead of applying backpressure
+    std::vector<std::size_t> producers;   // stage indices
+    std::size_t consumer = 0;
+    std::string counter;      // its counter track: packets in use
+};
 struct program_info {
-    std::string kind = "pipeline";   // a pipe_while loop
+    std::string kind = "pipeline";   // "pipeline": a pipe_while loop; "graph": a stage graph
     std::string shape;               // how the stages are decided, in words
     std::vector<stage_info> stages;
+    std::vector<queue_info> queues;      // graphs
+    std::vector<std::string> counters;   // names of the run's `counter` tracks, by id (graphs)
 };
 
 class workload {
@@ -81,13 +96,26 @@ public:
     virtual std::string parameters() const = 0;   // "key=default: meaning" lines
     virtual run_report run(scheduler& s, run_request& request) const = 0;
     virtual program_info program(const run_request& request) const = 0;
-    // Why this workload cannot run under `policy`, or "" if it can (e.g. a program whose structure
-    // is decided on the fly cannot be declared up front to a construct-and-run policy).
-    virtual std::string cannot_run_under(const std::string& policy) const {
+    // Why this workload cannot run under `policy`, or "" if it can: a stage graph under a pipe_while
+    // policy or the reverse, else whatever refuses() says.
+    std::string cannot_run_under(const std::string& policy) const;
+    // A stage graph (runs only under graph policies).
+    virtual bool is_graph() const { return false; }
+    // A linear pipeline that can also be run as a chain graph under the graph policies (ferret, dedup).
+    virtual bool has_chain_graph() const { return false; }
+
+protected:
+    // The workload's own reasons (e.g. a program whose structure is decided on the fly cannot be
+    // declared up front to a construct-and-run policy).
+    virtual std::string refuses(const std::string& policy) const {
         (void)policy;
         return {};
     }
 };
+
+// Every policy name `--policy` accepts: the pipe_while policies, then the graph policies.
+std::vector<std::string> all_policy_names();
+bool is_graph_policy(const std::string& policy);
 
 const std::vector<const workload*>& all_workloads();
 const workload* find_workload(const std::string& name);   // nullptr if unknown
