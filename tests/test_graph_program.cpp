@@ -1,4 +1,6 @@
 // Stage graphs: building, validating, and running small graphs under every graph policy.
+#include "support/graph_programs.hpp"
+
 #include <pipescope/graph/program.hpp>
 #include <pipescope/scheduler.hpp>
 
@@ -10,46 +12,9 @@
 #include <vector>
 
 using namespace pipescope;
+using pipescope::testing::square_sum;
 
 namespace {
-
-// source (serial, pushes 0..n-1) -> square (parallel) -> sink (serial, sums in arrival order)
-struct square_sum {
-    graph::program g;
-    std::uint64_t n;
-    std::uint64_t sum = 0;
-    std::vector<std::uint64_t> seen;
-
-    square_sum(std::uint64_t count, graph::queue_shape shape) : n(count) {
-        const auto numbers = g.add_queue<std::uint64_t>("numbers", shape);
-        const auto squares = g.add_queue<std::uint64_t>("squares", shape);
-        g.add_serial("source", {}, {numbers}, [this](graph::thread_context& ctx) -> graph::stage_task {
-            for (std::uint64_t i = 0; i < n; ++i) co_await ctx.push(0, i);
-        });
-        g.add_parallel("square", numbers, {{squares, 1}}, [](graph::instance_context& ctx) {
-            for (std::size_t i = 0; i < ctx.size(); ++i) {
-                const auto v = ctx.in<std::uint64_t>(i);
-                ctx.push(0, v * v);
-            }
-        });
-        g.add_serial("sink", {squares}, {}, [this](graph::thread_context& ctx) -> graph::stage_task {
-            for (;;) {
-                auto w = co_await ctx.pop(0);
-                if (!w) break;
-                for (std::size_t i = 0; i < w.size(); ++i) {
-                    sum += w.at<std::uint64_t>(i);
-                    seen.push_back(w.at<std::uint64_t>(i));
-                }
-                ctx.commit(w);
-            }
-        });
-    }
-    std::uint64_t expected() const {
-        std::uint64_t s = 0;
-        for (std::uint64_t i = 0; i < n; ++i) s += i * i;
-        return s;
-    }
-};
 
 graph::run_options under(const std::string& policy) {
     graph::run_options o;

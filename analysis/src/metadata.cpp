@@ -78,6 +78,31 @@ std::optional<std::uint64_t> stage_number(const std::string& name, bool& all_fro
     return v;
 }
 
+// A stage graph's queues: every field optional, a malformed entry skipped.
+void read_graph_queues(const nlohmann::json& prog, run_meta& out) {
+    auto queues = prog.find("queues");
+    if (queues == prog.end() || !queues->is_array()) return;
+    for (const auto& q : *queues) {
+        if (!q.is_object()) continue;
+        queue_meta m;
+        m.index = static_cast<std::uint64_t>(number(q, "index").value_or(static_cast<double>(out.queues.size())));
+        m.name = text(q, "name");
+        m.counter = text(q, "counter");
+        m.capacity_packets = number(q, "capacity_packets").value_or(0);
+        m.packet_elements = number(q, "packet_elements").value_or(0);
+        m.element_bytes = number(q, "element_bytes").value_or(0);
+        auto flag = [&](const char* key) { return q.contains(key) && q[key].is_boolean() && q[key].get<bool>(); };
+        m.ordered = flag("ordered");
+        m.backward = flag("backward");
+        m.unbounded = flag("unbounded");
+        if (auto p = q.find("producers"); p != q.end() && p->is_array())
+            for (const auto& v : *p)
+                if (v.is_number_unsigned()) m.producers.push_back(v.get<std::uint64_t>());
+        if (auto c = number(q, "consumer"); c && *c >= 0) m.consumer = static_cast<std::uint64_t>(*c);
+        out.queues.push_back(std::move(m));
+    }
+}
+
 }  // namespace
 
 const stage_meta* find_stage(const run_meta& meta, std::uint64_t j) {
@@ -149,6 +174,11 @@ run_meta read_meta(const run_scope& scope) {
     if (!out.queue_capacity && bts) out.queue_capacity = 20.0;
     auto prog = meta.find("program");
     if (prog == meta.end() || !prog->is_object()) return out;
+    out.program_kind = text(*prog, "kind");
+    if (out.program_kind == "graph") {
+        read_graph_queues(*prog, out);
+        return out;
+    }
     if (auto q = number(*prog, "queue_capacity")) out.queue_capacity = q;
     else if (auto q2 = number(*prog, "queue_size")) out.queue_capacity = q2;
     auto stages = prog->find("stages");

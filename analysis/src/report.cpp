@@ -18,8 +18,14 @@ run_report analyze(const run_scope& scope) {
     r.breakdown = compute_breakdown(scope);
     r.stats = compute_stats(scope, r.meta);
     const unsigned P = static_cast<unsigned>(r.meta.workers ? r.meta.workers : scope.workers.size());
-    r.dag = compute_dag_bounds(scope, P, r.meta.reference_seconds);
-    r.queueing = compute_queueing(scope, r.meta, r.stats);
+    if (r.meta.program_kind == "graph") {
+        // Instances of a stage graph are not iterations: no pipeline DAG, no seed-000 queueing model.
+        r.dag.workers = P;
+        r.graph = compute_graph(scope, r.meta);
+    } else {
+        r.dag = compute_dag_bounds(scope, P, r.meta.reference_seconds);
+        r.queueing = compute_queueing(scope, r.meta, r.stats);
+    }
     r.verdicts = compute_verdicts(scope, r.meta, r.breakdown, r.stats, r.dag, r.queueing);
     return r;
 }
@@ -202,6 +208,28 @@ nlohmann::json to_json(const run_report& r) {
                             {"suggestion", v.suggestion},
                             {"where", place_json(v.where)}});
     out["verdicts"] = verdicts;
+    const graph_report& g = r.graph;
+    json queues = json::array();
+    for (const auto& q : g.queues)
+        queues.push_back({{"name", q.name},
+                          {"capacity_packets", q.capacity_packets},
+                          {"unbounded", q.unbounded},
+                          {"ordered", q.ordered},
+                          {"backward", q.backward},
+                          {"peak_packets", q.peak_packets},
+                          {"mean_packets", q.mean_packets},
+                          {"samples", q.samples},
+                          {"over_capacity", q.over_capacity}});
+    out["graph"] = {{"available", g.available},
+                    {"queues", queues},
+                    {"footprint",
+                     {{"peak_packets", g.peak_packets},
+                      {"mean_packets", g.mean_packets},
+                      {"peak_bytes", g.peak_bytes},
+                      {"mean_bytes", g.mean_bytes}}},
+                    {"blocked", {{"full", g.blocked_full}, {"empty", g.blocked_empty}, {"order", g.blocked_order}}},
+                    {"preemptions", g.preemptions},
+                    {"stages_done", g.stages_done}};
     return out;
 }
 
@@ -233,6 +261,36 @@ std::string rate(double r) {
 }
 
 std::string opt_num(const std::optional<double>& v) { return v ? sfmt("%g", *v) : std::string("-"); }
+
+// bytes, readably.
+std::string bytes(double b) {
+    if (b >= 1024.0 * 1024.0) return sfmt("%.2f MiB", b / (1024.0 * 1024.0));
+    if (b >= 1024.0) return sfmt("%.1f KiB", b / 1024.0);
+    return sfmt("%.0f B", b);
+}
+
+// A stage graph's queues and footprint (seed 004 Table III: average and maximum footprint).
+std::string graph_text(const graph_report& g) {
+    std::string o = "\nqueues (stage graph; packets in use, time-weighted mean and peak)\n";
+    if (!g.available) return o + "  not available (the run recorded no footprint counters)\n";
+    o += sfmt("  %-24s %9s %9s %10s  %s\n", "queue", "mean", "peak", "capacity", "");
+    for (const auto& q : g.queues) {
+        std::string notes;
+        if (q.unbounded) notes += " unbounded";
+        if (q.backward) notes += " backward";
+        if (q.ordered) notes += " ordered";
+        if (q.over_capacity) notes += " OVER CAPACITY";
+        o += sfmt("  %-24s %9.2f %9.0f %10.0f %s\n", q.name.c_str(), q.mean_packets, q.peak_packets, q.capacity_packets,
+                  notes.c_str());
+    }
+    o += sfmt("  footprint: mean %.1f packets (%s), peak %.0f packets (%s)\n", g.mean_packets, bytes(g.mean_bytes).c_str(),
+              g.peak_packets, bytes(g.peak_bytes).c_str());
+    o += sfmt("  stages stopped by a queue: %llu full (backpressure), %llu empty, %llu waiting for commit order; %llu "
+              "preemptions\n",
+              (unsigned long long)g.blocked_full, (unsigned long long)g.blocked_empty, (unsigned long long)g.blocked_order,
+              (unsigned long long)g.preemptions);
+    return o;
+}
 
 }  // namespace
 
@@ -325,10 +383,12 @@ std::string to_text(const run_report& r, std::size_t max_path) {
         o += sfmt("  counter %-24s peak %-8g%s\n", c.name.c_str(), c.peak,
                       c.capacity ? sfmt(" of %g (%s)", *c.capacity, c.capacity_from.c_str()).c_str() : "");
 
-    // DAG bounds.
-    const auto& d = r.dag;
-    o += "\nDAG bounds (node weight = measured duration)\n";
-    if (!d.available) {
+    // DAG bounds and the queueing model: pipelines only.
+    auto dag_text = [&] {
+        std::string o;
+        const auto& d = r.dag;
+        o += "\nDAG bounds (node weight = measured duration)\n";
+        if (!d.available) {
         o += "  no pipeline DAG in this run\n";
     } else {
         o += sfmt("  work T1 %s; span Tinf %s (without throttling edges %s, ratio %.2f)\n", dur(static_cast<double>(d.work)).c_str(),
@@ -359,6 +419,10 @@ std::string to_text(const run_report& r, std::size_t max_path) {
         o += "\n";
     }
 
+        return o;
+    };
+    auto queueing_text = [&] {
+        std::string o;
     // Queueing.
     const auto& q = r.queueing;
     o += "\nqueueing bounds (seed 000 §3; items/s)\n";
@@ -383,6 +447,14 @@ std::string to_text(const run_report& r, std::size_t max_path) {
         if (q.k_for_span > 0) o += sfmt("; K >= W/S = %.0f keeps throttling off the span", q.k_for_span);
         if (q.K) o += sfmt(" (K = %llu)", (unsigned long long)q.K);
         o += "\n";
+    }
+
+        return o;
+    };
+    if (r.meta.program_kind == "graph") {
+        o += graph_text(r.graph);
+    } else {
+        o += dag_text() + queueing_text();
     }
 
     // Verdicts.

@@ -128,9 +128,11 @@ program_info describe_graph(const graph::program& g, const run_request& request,
     return p;
 }
 
-void run_graph_workload(scheduler& s, run_request& request, param_set& params, const graph::program& g,
-                        const std::function<void()>& reference, const std::function<void()>& reset, run_report& report) {
+void run_graph_workload(const std::string& workload, scheduler& s, run_request& request, param_set& params,
+                        const graph::program& g, const std::function<void()>& reference,
+                        const std::function<void()>& reset, run_report& report) {
     const graph::run_options options = graph_options_from(request, params);
+    params.reject_unknown(workload);
     auto t0 = std::chrono::steady_clock::now();
     reference();
     report.reference_seconds = seconds_since(t0);

@@ -23,7 +23,19 @@ struct stage_meta {
     std::optional<double> queue_capacity;   // capacity of the stage's input queue, if recorded
 };
 
+// A queue of a stage graph (program.queues of a graph run; docs/tracing.md "Metadata").
+struct queue_meta {
+    std::uint64_t index = 0;
+    std::string name, counter;              // counter: the track of its packets in use
+    double capacity_packets = 0, packet_elements = 0, element_bytes = 0;
+    bool ordered = false, backward = false, unbounded = false;
+    std::vector<std::uint64_t> producers;   // stage indices
+    std::optional<std::uint64_t> consumer;
+};
+
 struct run_meta {
+    std::string program_kind;               // program.kind: "pipeline", "graph", or "" (unknown)
+    std::vector<queue_meta> queues;         // graphs
     std::string workload, policy, size;
     std::uint64_t workers = 0;              // metadata "workers", else the run's declared workers, else its worker tracks
     std::uint64_t K = 0;                    // program.K: throttle (piper) or tokens N (tbb); 0 = unknown

@@ -10,6 +10,7 @@
 
 #include <pipescope/analysis/breakdown.hpp>
 #include <pipescope/analysis/dag_bounds.hpp>
+#include <pipescope/analysis/graph_queues.hpp>
 #include <pipescope/analysis/metadata.hpp>
 #include <pipescope/analysis/queueing.hpp>
 #include <pipescope/analysis/stages.hpp>
@@ -33,6 +34,7 @@ struct run_report {
     run_stats stats;
     dag_bounds dag;
     queueing_bounds queueing;
+    graph_report graph;   // stage graphs; their runs have no pipeline DAG or queueing model
     std::vector<verdict> verdicts;
     std::uint64_t makespan() const { return end > start ? end - start : 0; }
 };

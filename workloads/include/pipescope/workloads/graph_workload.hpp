@@ -27,10 +27,13 @@ std::string graph_only(const std::string& policy);
 program_info describe_graph(const graph::program& g, const run_request& request, std::string shape,
                             const std::vector<std::string>& stage_notes = {});
 
-// Runs a graph workload: times `reference` (the serial computation), calls on_measured_start, runs
-// `g` under the request's policy, and fills the report (seconds, graph stats). The caller compares
-// outputs and writes description / matches_reference.
-void run_graph_workload(scheduler& s, run_request& request, param_set& params, const graph::program& g,
-                        const std::function<void()>& reference, const std::function<void()>& reset, run_report& report);
+// Runs a graph workload: takes the graph policies' parameters from `params` and rejects whatever is
+// left (naming `workload`; take the workload's own keys before calling), times `reference` (the serial
+// computation), calls `reset` (if any), on_measured_start, runs `g` under the request's policy, and
+// fills the report (seconds, graph stats). The caller compares outputs and writes description and
+// matches_reference.
+void run_graph_workload(const std::string& workload, scheduler& s, run_request& request, param_set& params,
+                        const graph::program& g, const std::function<void()>& reference,
+                        const std::function<void()>& reset, run_report& report);
 
 }  // namespace pipescope::workloads
