@@ -88,6 +88,38 @@ TEST_CASE("stage graph: structure read from bind-to-stage metadata", "[viewer][s
     }
 }
 
+TEST_CASE("stage graph: a stage graph's queues become edges, one per producer", "[viewer][stage_graph]") {
+    // A merge-sort-like graph: split -> sort -> merge, merge feeding itself back (two producers of "runs").
+    const std::string meta = R"({"policy":"gramps","program":{"kind":"graph","stages":[
+        {"index":0,"kind":"serial","name":"split"},{"index":1,"kind":"parallel","name":"sort"},
+        {"index":2,"kind":"parallel","name":"merge"},{"index":3,"kind":"serial","name":"sink"}],
+      "queues":[{"index":0,"name":"chunks","capacity_packets":8,"producers":[0],"consumer":1,"counter":"queue chunks packets"},
+                {"index":1,"name":"runs","capacity_packets":16,"unbounded":true,"backward":true,"producers":[1,2],"consumer":2,
+                 "counter":"queue runs packets"},
+                {"index":2,"name":"sorted","capacity_packets":4,"producers":[2],"consumer":3},
+                {"index":3,"name":"broken","producers":[9],"consumer":1}]}})";
+    const program_structure p = read_program_structure(meta);
+    REQUIRE(p.valid);
+    CHECK(p.graph);
+    REQUIRE(p.stages.size() == 4);
+    REQUIRE(p.edges.size() == 4);   // chunks, runs ×2, sorted; "broken" names a stage that does not exist
+    CHECK(p.edges[0].from == 0);
+    CHECK(p.edges[0].to == 1);
+    CHECK(p.edges[0].queue_name == "chunks");
+    CHECK(p.edges[0].queue_counter == "queue chunks packets");
+    CHECK(*p.edges[0].capacity == 8);
+    CHECK_FALSE(p.edges[0].unbounded);
+    CHECK(p.edges[1].from == 1);
+    CHECK(p.edges[2].from == 2);
+    CHECK(p.edges[2].to == 2);   // the feedback edge into itself
+    CHECK(p.edges[2].unbounded);
+    CHECK(p.edges[3].queue_counter == "queue sorted packets");   // the default name of a queue's counter
+    // The layout copes with the self loop and the fan-in.
+    const graph_layout L = layout_stage_graph(p.stages, p.edges, layout_params{});
+    CHECK(L.boxes.size() == 4);
+    CHECK(L.edges.size() == 4);
+}
+
 TEST_CASE("stage graph: tbb and piper metadata have no queues", "[viewer][stage_graph]") {
     const char* program = R"({"K":8,"kind":"pipeline","stages":[{"index":0,"kind":"serial","name":"stage 0 · in"},
         {"index":1,"kind":"parallel","name":"stage 1 · work"},{"index":2,"kind":"serial_in_order","name":"stage 2 · out"}]})";

@@ -72,6 +72,29 @@ void link_chain(program_structure& p) {
     }
 }
 
+// A stage graph: one edge per (producer, queue), into the queue's consumer, carrying the queue's
+// counter of packets in use and its capacity in packets (docs/tracing.md "Metadata").
+void link_queues(program_structure& p, const json& queues) {
+    for (const auto& q : queues) {
+        if (!q.is_object()) continue;
+        const auto consumer = count_field(q, "consumer");
+        auto producers = q.find("producers");
+        if (!consumer || *consumer >= p.stages.size() || producers == q.end() || !producers->is_array()) continue;
+        for (const auto& from : *producers) {
+            if (!from.is_number_unsigned() || from.get<std::uint64_t>() >= p.stages.size()) continue;
+            graph_edge e;
+            e.from = static_cast<std::uint32_t>(from.get<std::uint64_t>());
+            e.to = static_cast<std::uint32_t>(*consumer);
+            e.queue_name = text_field(q, "name");
+            e.queue_counter = text_field(q, "counter");
+            if (e.queue_counter.empty()) e.queue_counter = "queue " + e.queue_name + " packets";
+            e.capacity = number_field(q, "capacity_packets");
+            e.unbounded = q.contains("unbounded") && q["unbounded"].is_boolean() && q["unbounded"].get<bool>();
+            p.edges.push_back(std::move(e));
+        }
+    }
+}
+
 }  // namespace
 
 std::optional<std::uint64_t> stage_number_of_name(std::string_view name, bool* all_from) {
@@ -142,6 +165,11 @@ program_structure read_program_structure(std::string_view metadata_json) {
             else g.threads = p.c;
         }
         p.stages.push_back(std::move(g));
+    }
+    if (text_field(*prog, "kind") == "graph") {
+        p.graph = true;
+        if (auto queues = prog->find("queues"); queues != prog->end() && queues->is_array()) link_queues(p, *queues);
+        return p;
     }
     link_chain(p);
     return p;
@@ -240,8 +268,10 @@ run_graph build_run_graph(const document& d, std::uint32_t doc_run) {
     }
     g.live = find("live iterations");
     g.tokens = find("tokens in flight");
+    g.footprint = find("footprint packets");
     g.live_peak = peak_of(samples(g.live));
     g.tokens_peak = peak_of(samples(g.tokens));
+    g.footprint_peak = peak_of(samples(g.footprint));
     auto add_events = [&](std::uint32_t ti) {
         for (const auto& s : samples(ti)) g.events.push_back(s.ts);
     };
@@ -249,6 +279,7 @@ run_graph build_run_graph(const document& d, std::uint32_t doc_run) {
     for (auto ti : g.buffer_counter) add_events(ti);
     add_events(g.live);
     add_events(g.tokens);
+    add_events(g.footprint);
 
     g.node_starts.assign(p.stages.size(), {});
     g.node_ends.assign(p.stages.size(), {});

@@ -46,10 +46,13 @@ struct graph_edge {
     std::uint32_t from = 0, to = 0;      // indices into the stage list
     std::string queue_counter;           // the counter of a bounded queue on the edge ("queue j fill"), or ""
     std::optional<double> capacity;      // that queue's capacity (program.queue)
+    std::string queue_name;              // stage graphs: the queue's own name ("" for pipelines: "queue j")
+    bool unbounded = false;              // stage graphs: the policy let this queue grow (no backpressure)
 };
 
 struct program_structure {
     bool valid = false;                  // the metadata parsed and had a program.stages array
+    bool graph = false;                  // program.kind "graph": a stage graph, edges from program.queues
     std::string workload, policy;
     std::vector<graph_stage> stages;     // in metadata order
     std::vector<graph_edge> edges;       // a linear pipeline: stage k -> stage k+1
@@ -100,7 +103,8 @@ struct run_graph {
     std::vector<counter_peak> buffer_peak;
     std::uint32_t live = tm::no_index;                // "live iterations"
     std::uint32_t tokens = tm::no_index;              // "tokens in flight"
-    counter_peak live_peak, tokens_peak;
+    std::uint32_t footprint = tm::no_index;           // stage graphs: "footprint packets"
+    counter_peak live_peak, tokens_peak, footprint_peak;
     // Per stage: the DAG nodes it shows by start time (node_starts[s][k] is the start of DAG node
     // nodes_by_start[s][k]), their end times (sorted on their own), and how many distinct stage
     // numbers they had (a "stage j >= 1" entry stands for many).

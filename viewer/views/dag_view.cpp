@@ -113,12 +113,18 @@ std::string dag_view::stage_name(const tm::run& r, std::uint64_t stage) const {
     return s;
 }
 
+namespace {
+// A run the DAG view can show: a pipeline with nodes. A stage graph's instances also carry
+// (instance, stage) annotations, but they are not iterations: the stage graph view shows those runs.
+bool shows_dag(const tm::run& r) { return !r.dag.nodes.empty() && r.program_kind != "graph"; }
+}  // namespace
+
 bool dag_view::choose_run(view_context& ctx) {
     const document& doc = ctx.doc;
     auto has_dag = [&](std::uint32_t ri) {
         if (ri >= doc.runs.size()) return false;
         const run_ref& rr = doc.runs[ri];
-        return rr.run != tm::no_index && !doc.files[rr.file]->model.runs[rr.run].dag.nodes.empty();
+        return rr.run != tm::no_index && shows_dag(doc.files[rr.file]->model.runs[rr.run]);
     };
     std::uint32_t want = doc_run_;
     // The selection moved to a node of another run: follow it.
@@ -174,13 +180,13 @@ void dag_view::toolbar(view_context& ctx, const run_ref& rr, double off) {
     const document& doc = ctx.doc;
     // Run selector when the document has several runs with a DAG.
     int n_dag = 0;
-    for (const auto& r : doc.runs) n_dag += r.run != tm::no_index && !doc.files[r.file]->model.runs[r.run].dag.nodes.empty();
+    for (const auto& r : doc.runs) n_dag += r.run != tm::no_index && shows_dag(doc.files[r.file]->model.runs[r.run]);
     if (n_dag > 1) {
         ImGui::SetNextItemWidth(260);
         if (ImGui::BeginCombo("##run", rr.title.c_str())) {
             for (std::uint32_t r = 0; r < doc.runs.size(); ++r) {
                 const run_ref& x = doc.runs[r];
-                if (x.run == tm::no_index || doc.files[x.file]->model.runs[x.run].dag.nodes.empty()) continue;
+                if (x.run == tm::no_index || !shows_dag(doc.files[x.file]->model.runs[x.run])) continue;
                 ImGui::PushID(static_cast<int>(r));
                 if (ImGui::Selectable(x.title.c_str(), r == doc_run_)) {
                     doc_run_ = r;
@@ -547,7 +553,12 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
 void dag_view::draw(view_context& ctx) {
     view_state& st = ctx.state;
     if (!choose_run(ctx)) {
-        ImGui::TextDisabled("No pipeline DAG in this document: open a trace recorded by `pipescope run` of a pipeline workload.");
+        bool graphs = false;
+        for (const auto& r : ctx.doc.runs)
+            graphs |= r.run != tm::no_index && ctx.doc.files[r.file]->model.runs[r.run].program_kind == "graph";
+        ImGui::TextDisabled(graphs ? "No pipeline DAG: the runs here are stage graphs (stages joined by queues, not iterations). "
+                                     "The stage graph view (key 3) shows them."
+                                   : "No pipeline DAG in this document: open a trace recorded by `pipescope run` of a pipeline workload.");
         st.playing = false;
         return;
     }

@@ -201,7 +201,12 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
         std::string note;
         std::size_t queues = 0;
         for (const auto& e : prog.edges) queues += !e.queue_counter.empty();
-        if (queues) {
+        if (prog.graph) {
+            std::size_t unbounded = 0;
+            for (const auto& e : prog.edges) unbounded += e.unbounded;
+            note = "stage graph · " + std::to_string(prog.stages.size()) + " stages, " + std::to_string(queues) + " queue arrows" +
+                   (unbounded ? ", " + std::to_string(unbounded) + " unbounded (no backpressure)" : "");
+        } else if (queues) {
             note = std::to_string(queues) + " bounded queue" + (queues > 1 ? "s" : "");
             if (prog.queue) note += " of " + std::to_string(*prog.queue);
             if (prog.c) note += "  ·  c = " + std::to_string(*prog.c) + " threads per parallel stage";
@@ -277,12 +282,13 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
         const double v = value_at(ti);
         const counter_peak& pk = g.edge_peak[k];
         const double cap = ge.capacity ? *ge.capacity : std::max(1.0, pk.value);
-        const bool full = ge.capacity && v >= *ge.capacity;
+        const bool full = ge.capacity && !ge.unbounded && v >= *ge.capacity;
         gauge(dl, P(e.qx0, e.qy0), P(e.qx1, e.qy1), v, cap, pk.any ? std::optional<double>(pk.value) : std::nullopt,
               full ? col_queue_full : col_queue_fill);
         const float cx = o.x + (e.qx0 + e.qx1) * 0.5f;
         const float gx0 = o.x + e.qx0 - lp.queue_pad + 2, gx1 = o.x + e.qx1 + lp.queue_pad - 2;
-        const std::string name = "queue " + std::to_string(prog.stages[ge.to].number);
+        const std::string name = ge.queue_name.empty() ? "queue " + std::to_string(prog.stages[ge.to].number)
+                                                       : ge.queue_name + (ge.unbounded ? " (unbounded)" : "");
         centred_text(dl, font, small, cx, o.y + e.qy0 - small - 4, col_dim, name, gx0, gx1);
         std::string fill = ti == tm::no_index ? std::string("not recorded") : count_text(v);
         if (ti != tm::no_index && ge.capacity) fill += " / " + count_text(*ge.capacity);
@@ -409,12 +415,15 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
               pk.any ? std::optional<double>(pk.value) : std::nullopt, fill);
         std::string s = count_text(v);
         if (prog.K) s += " / " + std::string(bound_name) + " = " + std::to_string(*prog.K);
-        s += "   (peak " + count_text(pk.value) + (prog.K ? "" : ", no K: the queues bound it") + ")";
+        s += "   (peak " + count_text(pk.value) + (prog.K || prog.graph ? "" : ", no K: the queues bound it") + ")";
         dl->AddText(mono, mono->FontSize, ImVec2(p.x + bar_label_w + bar_w + 10, p.y + (bar_row_h - mono->FontSize) * 0.5f), col_text, s.c_str());
         ImGui::Dummy(ImVec2(avail, bar_row_h));
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
     };
-    row("live iterations", g.live, g.live_peak, col_live_fill, "K", "iterations in flight at the cursor (counter `live iterations`), against program.K");
+    if (!prog.graph)   // a stage graph has packets, not iterations
+        row("live iterations", g.live, g.live_peak, col_live_fill, "K", "iterations in flight at the cursor (counter `live iterations`), against program.K");
+    row("footprint", g.footprint, g.footprint_peak, col_live_fill, "K",
+        "stage graphs: packets in use in all queues at the cursor (counter `footprint packets`; seed 004 Table III)");
     if (prog.policy == "tbb" || g.tokens != tm::no_index)
         row("tokens in flight", g.tokens, g.tokens_peak, col_tokens_fill, "N", "tbb: tokens taken at the cursor (counter `tokens in flight`), against N (program.K)");
     ImGui::Dummy(ImVec2(avail, 10));
