@@ -223,9 +223,9 @@ nlohmann::json to_json(const run_report& r) {
     out["graph"] = {{"available", g.available},
                     {"queues", queues},
                     {"footprint",
-                     {{"peak_packets", g.peak_packets},
+                     {{"peak_packets", static_cast<std::uint64_t>(g.peak_packets)},   // counts: whole numbers
                       {"mean_packets", g.mean_packets},
-                      {"peak_bytes", g.peak_bytes},
+                      {"peak_bytes", static_cast<std::uint64_t>(g.peak_bytes)},
                       {"mean_bytes", g.mean_bytes}}},
                     {"blocked", {{"full", g.blocked_full}, {"empty", g.blocked_empty}, {"order", g.blocked_order}}},
                     {"preemptions", g.preemptions},
