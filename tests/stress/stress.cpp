@@ -1,6 +1,8 @@
-// pipescope_stress: random pipeline programs under every policy and several worker counts for a
-// bounded time, each run checked against the serial elision, with a watchdog that turns a hang into
-// a failure and saves the trace of the hung run.
+// pipescope_stress: random pipeline programs under every pipe_while policy and random stage graphs
+// under every graph policy, several worker counts, for a bounded time; each pipeline run checked
+// against the serial elision, each graph run against the recursion over its stage functions
+// (tests/support/random_graph.hpp); a watchdog turns a hang into a failure and saves the trace of
+// the hung run. Rounds alternate: pipeline, graph, pipeline, ...
 //
 //   pipescope_stress [--seconds S] [--timeout S] [--trace-dir DIR] [--seed N] [--workers 1,2,4,8]
 //   pipescope_stress --hang-test [--timeout S] [--trace-dir DIR]
@@ -11,7 +13,10 @@
 // without waiting for the stuck workers. A wrong result exits with status 1 and the configuration.
 // P larger than the machine's cores is deliberate: oversubscription finds what timing hides.
 // --hang-test checks the watchdog itself: one loop whose stage blocks until the process ends.
+#include "support/random_graph.hpp"
 #include "support/random_pipeline.hpp"
+
+#include <pipescope/graph/program.hpp>
 
 #include <pipescope/trace/perfetto_writer.hpp>
 #include <pipescope/trace/recorder.hpp>
@@ -195,6 +200,27 @@ struct policy_case {
     std::uint64_t runs = 0;
 };
 
+struct graph_case {
+    graph::policy_info info;
+    std::uint64_t runs = 0;
+};
+
+// A graph policy's parameters, varied: GRAMPS' preemption budget and buffer manager, DANBI's
+// configuration (seed 002 Fig. 3) and its C.
+std::vector<std::pair<std::string, std::string>> random_graph_params(const std::string& policy, rng& r) {
+    if (policy == "gramps") {
+        static const char* preempt[] = {"1", "4", "32", "0"};
+        static const char* buffers[] = {"packet-stealing", "per-queue", "malloc"};
+        return {{"preempt", preempt[r.below(4)]}, {"buffers", buffers[r.below(3)]}};
+    }
+    if (policy == "danbi") {
+        static const char* configs[] = {"ws", "qes", "qes+pss", "qes+pss+prs"};
+        static const char* c[] = {"1", "100", "10000"};
+        return {{"config", configs[r.below(4)]}, {"C", c[r.below(3)]}};
+    }
+    return {};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -205,6 +231,9 @@ int main(int argc, char** argv) {
 
     std::vector<policy_case> policies;
     for (auto& p : pipeline_policies()) policies.push_back({p, 0});
+    std::vector<graph_case> graph_policies;
+    for (auto& p : graph::policies()) graph_policies.push_back({p, 0});
+    std::uint64_t graph_runs = 0, graph_elements = 0;
     std::map<unsigned, std::unique_ptr<scheduler>> pools;
     for (unsigned p : opt.workers) pools[p] = std::make_unique<scheduler>(scheduler_options{p});
     scheduler& reference_pool = *pools.begin()->second;
@@ -217,8 +246,49 @@ int main(int argc, char** argv) {
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (elapsed >= opt.seconds) break;
         const std::uint64_t seed = opt.seed + round;
-        policy_case& pc = policies[round % policies.size()];
-        const unsigned workers = opt.workers[(round / policies.size()) % opt.workers.size()];
+        if (round % 2 == 1) {   // a stage graph
+            const std::uint64_t k = round / 2;
+            graph_case& gc = graph_policies[k % graph_policies.size()];
+            const unsigned workers = opt.workers[(k / graph_policies.size()) % opt.workers.size()];
+            auto g = random_graph::make(seed);
+            const graph_result expected = g->expected();
+            rng r{seed ^ 0x6EA9};
+            graph::run_options o;
+            o.policy = gc.info.name;
+            o.seed = seed;
+            o.params = random_graph_params(gc.info.name, r);
+            std::string what = g->describe() + " · graph policy " + gc.info.name;
+            for (const auto& [key, v] : o.params) what += " " + key + "=" + v;
+            what += " · P=" + std::to_string(workers) + " (rerun: --seed " + std::to_string(opt.seed) + ", round " +
+                    std::to_string(round) + ")";
+            scheduler& s = *pools[workers];
+            trace::recorder rec(workers, std::size_t{4} << 20);
+            s.attach_recorder(&rec);
+            rec.restart_clock();
+            dog.arm(what, &rec,
+                    opt.trace_dir / ("hung-graph-" + std::to_string(seed) + "-" + gc.info.name + "-P" + std::to_string(workers) + ".pftrace"));
+            try {
+                graph::run(s, g->program(), o);
+            } catch (const std::exception& e) {
+                dog.disarm();
+                std::fprintf(stderr, "pipescope_stress: FAIL: %s threw: %s\n", what.c_str(), e.what());
+                return 1;
+            }
+            dog.disarm();
+            s.attach_recorder(nullptr);
+            if (!(g->result() == expected)) {
+                std::fprintf(stderr, "pipescope_stress: FAIL: %s: the sink received %llu elements (checksum %llx), expected %llu (%llx)\n",
+                             what.c_str(), (unsigned long long)g->result().count, (unsigned long long)g->result().checksum,
+                             (unsigned long long)expected.count, (unsigned long long)expected.checksum);
+                return 1;
+            }
+            ++gc.runs;
+            ++graph_runs;
+            graph_elements += expected.count;
+            continue;
+        }
+        policy_case& pc = policies[(round / 2) % policies.size()];
+        const unsigned workers = opt.workers[(round / 2 / policies.size()) % opt.workers.size()];
         const random_program program = random_program::make(seed);
         rng r{seed ^ 0x57E55};
 
@@ -274,6 +344,9 @@ int main(int argc, char** argv) {
     std::printf("pipescope_stress: %llu runs, %llu iterations, all equal to the serial elision; per policy:",
                 (unsigned long long)runs, (unsigned long long)iterations);
     for (const auto& pc : policies) std::printf(" %s %llu", pc.info.name.c_str(), (unsigned long long)pc.runs);
+    std::printf("; %llu graph runs, %llu elements at the sinks, all equal to the recursion; per graph policy:",
+                (unsigned long long)graph_runs, (unsigned long long)graph_elements);
+    for (const auto& gc : graph_policies) std::printf(" %s %llu", gc.info.name.c_str(), (unsigned long long)gc.runs);
     std::printf("; P in {");
     for (std::size_t i = 0; i < opt.workers.size(); ++i) std::printf("%s%u", i ? "," : "", opt.workers[i]);
     std::printf("}\n");

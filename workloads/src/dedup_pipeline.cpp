@@ -1,5 +1,6 @@
 // dedup as a pipe_while loop, in two forms (see dedup.hpp). Both share the chunk table and the
-// three steps of dedup_table.hpp; only the shape of the iterations differs.
+// stage functions of dedup_table.hpp (as does the chain graph, dedup_graph.cpp); only the shape of
+// the iterations differs.
 #include "dedup_table.hpp"
 
 #include <pipescope/task_group.hpp>
@@ -17,42 +18,6 @@ dedup_form parse_dedup_form(const std::string& name) {
 const char* dedup_form_name(dedup_form f) { return f == dedup_form::skip ? "skip" : "fanout"; }
 
 namespace {
-
-// Stage 0 of the skip form: hands out fine chunks one at a time, reading and cutting the next
-// coarse chunk when the current one is used up (seed 000 §2.2: DataProcess, then FindAllAnchors).
-class fine_chunk_stream {
-public:
-    fine_chunk_stream(byte_reader& in, const dedup_config& c, dedup_stats& st) : in_(in), config_(c), stats_(st) {}
-
-    bool next(chunk_job& job) {
-        while (fine_ == ends_.size()) {
-            byte_vector bytes = read_coarse_chunk(in_, config_);
-            if (bytes.empty()) return false;
-            ++stats_.coarse_chunks;
-            stats_.input_bytes += bytes.size();
-            ends_ = fine_chunk_ends(bytes.data(), bytes.size(), config_);
-            coarse_ = std::make_shared<const byte_vector>(std::move(bytes));
-            coarse_index_ = stats_.coarse_chunks - 1;
-            fine_ = 0;
-        }
-        job = chunk_job{};
-        job.coarse = coarse_;
-        job.begin = fine_ == 0 ? 0 : ends_[fine_ - 1];
-        job.length = ends_[fine_] - job.begin;
-        job.order = chunk_order(coarse_index_, fine_);
-        ++fine_;
-        return true;
-    }
-
-private:
-    byte_reader& in_;
-    const dedup_config& config_;
-    dedup_stats& stats_;
-    std::shared_ptr<const byte_vector> coarse_;
-    std::vector<std::size_t> ends_;
-    std::size_t fine_ = 0;
-    std::uint64_t coarse_index_ = 0;
-};
 
 // One iteration per fine chunk; a known duplicate skips stage 2 (seed 003 Alg. 2, seed 001 Fig. 4,
 // with the hash stage parallel as in seed 000 §2.2 and the order decided in the output stage).
@@ -81,42 +46,21 @@ pipeline_stats run_skip_form(scheduler& s, byte_reader& in, const dedup_config& 
 // inside a stage).
 pipeline_stats run_fanout_form(scheduler& s, byte_reader& in, const dedup_config& c, const pipeline_options& options,
                                chunk_table& table, archive_writer& out, dedup_stats& st) {
-    std::shared_ptr<const byte_vector> pending;
-    auto read_next = [&] {
-        byte_vector bytes = read_coarse_chunk(in, c);
-        if (bytes.empty()) return false;
-        ++st.coarse_chunks;
-        st.input_bytes += bytes.size();
-        pending = std::make_shared<const byte_vector>(std::move(bytes));
-        return true;
+    coarse_job pending;
+    // The fine chunks of one coarse chunk, in parallel: a task each, then sync.
+    const auto fork_join = [&s](std::vector<chunk_job*>& jobs, const auto& fn) {
+        task_group g(s);
+        for (chunk_job* j : jobs) g.spawn([j, &fn] { fn(*j); });
+        g.sync();
     };
     return pipe_while(
-        s, read_next,
+        s, [&] { return next_coarse_chunk(in, c, st, pending); },
         [&](iteration& it) -> pipe_task {
-            std::shared_ptr<const byte_vector> coarse = std::move(pending);   // stage 0
-            const std::uint64_t coarse_index = st.coarse_chunks - 1;
+            coarse_job job = std::move(pending);   // stage 0: the coarse chunk stage 0 just read
             co_await it.stage(1);   // stage 1 (parallel): anchors, then every fine chunk in parallel
-            std::vector<chunk_job> jobs;
-            {
-                const std::vector<std::size_t> ends = fine_chunk_ends(coarse->data(), coarse->size(), c);
-                jobs.resize(ends.size());
-                for (std::size_t k = 0; k < ends.size(); ++k) {
-                    jobs[k].coarse = coarse;
-                    jobs[k].begin = k == 0 ? 0 : ends[k - 1];
-                    jobs[k].length = ends[k] - jobs[k].begin;
-                    jobs[k].order = chunk_order(coarse_index, k);
-                }
-                // Two fork-join rounds: all claims first, so that a chunk repeated within this
-                // coarse chunk is known to be a duplicate before anything is compressed.
-                task_group g(s);
-                for (chunk_job& j : jobs) g.spawn([&j, &table] { hash_and_claim(j, table); });
-                g.sync();
-                for (chunk_job& j : jobs)
-                    if (!j.known_duplicate) g.spawn([&j, level = c.level] { compress_job(j, level); });
-                g.sync();
-            }
+            process_coarse_chunk(job, c, table, fork_join);
             co_await it.stage_wait(2);   // stage 2 (serial, in order): write this coarse chunk's records
-            for (chunk_job& j : jobs) emit(j, out, st);
+            emit_coarse(job, out, st);
         },
         options);
 }

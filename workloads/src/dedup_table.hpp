@@ -1,4 +1,5 @@
-// Internal to dedup: the global table of chunks seen, and one fine chunk's trip through the stages.
+// Internal to dedup: the global table of chunks seen, and one fine chunk's (or, in the fan-out form,
+// one coarse chunk's) trip through the stages, shared by the pipe_while loop and the chain graph.
 //
 // Determinism. The archive must be the serial program's: the first occurrence of a content *in
 // input order* is stored, later ones refer to it. Iterations hash in any order, so the table is
@@ -18,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 namespace pipescope::workloads::dedup_detail {
 
@@ -126,6 +128,96 @@ inline void emit(chunk_job& j, archive_writer& out, dedup_stats& st) {
     }
     j.compressed = byte_vector();   // written: free the buffers now, not when the frame dies
     j.coarse.reset();
+}
+
+// ---- the stages' work, shared by the pipe_while loop (dedup_pipeline.cpp) and the chain graph
+// (dedup_graph.cpp): the forms differ only in where an item lives and who runs its stages.
+
+// Stage 0 of the skip form: hands out fine chunks one at a time, reading and cutting the next
+// coarse chunk when the current one is used up (seed 000 §2.2: DataProcess, then FindAllAnchors).
+class fine_chunk_stream {
+public:
+    fine_chunk_stream(byte_reader& in, const dedup_config& c, dedup_stats& st) : in_(in), config_(c), stats_(st) {}
+
+    bool next(chunk_job& job) {
+        while (fine_ == ends_.size()) {
+            byte_vector bytes = read_coarse_chunk(in_, config_);
+            if (bytes.empty()) return false;
+            ++stats_.coarse_chunks;
+            stats_.input_bytes += bytes.size();
+            ends_ = fine_chunk_ends(bytes.data(), bytes.size(), config_);
+            coarse_ = std::make_shared<const byte_vector>(std::move(bytes));
+            coarse_index_ = stats_.coarse_chunks - 1;
+            fine_ = 0;
+        }
+        job = chunk_job{};
+        job.coarse = coarse_;
+        job.begin = fine_ == 0 ? 0 : ends_[fine_ - 1];
+        job.length = ends_[fine_] - job.begin;
+        job.order = chunk_order(coarse_index_, fine_);
+        ++fine_;
+        return true;
+    }
+
+private:
+    byte_reader& in_;
+    const dedup_config& config_;
+    dedup_stats& stats_;
+    std::shared_ptr<const byte_vector> coarse_;
+    std::vector<std::size_t> ends_;
+    std::size_t fine_ = 0;
+    std::uint64_t coarse_index_ = 0;
+};
+
+// One coarse chunk of the fan-out form, from stage 0 to the output stage.
+struct coarse_job {
+    std::shared_ptr<const byte_vector> coarse;
+    std::uint64_t index = 0;          // position in the input
+    std::vector<chunk_job> fine;      // filled by the middle stage, in input order
+};
+
+// Stage 0 of the fan-out form: the next coarse chunk.
+inline bool next_coarse_chunk(byte_reader& in, const dedup_config& c, dedup_stats& st, coarse_job& job) {
+    byte_vector bytes = read_coarse_chunk(in, c);
+    if (bytes.empty()) return false;
+    job = coarse_job{};
+    job.coarse = std::make_shared<const byte_vector>(std::move(bytes));
+    job.index = st.coarse_chunks++;
+    st.input_bytes += job.coarse->size();
+    return true;
+}
+
+// The fan-out form's middle stage (seed 000 §2.2: FindAllAnchors makes many items from one): cut the
+// coarse chunk, then two rounds over its fine chunks — all claims first, so that a chunk repeated
+// within this coarse chunk is known to be a duplicate before anything is compressed, then the
+// compressions. `for_each(jobs, fn)` runs fn on each of a vector of chunk_job* and returns when all
+// are done: fork-join in the pipe_while loop (seed 001 §10, nested parallelism), one after the
+// other in the chain graph, whose parallelism is its instances.
+template <class ForEach>
+void process_coarse_chunk(coarse_job& job, const dedup_config& c, chunk_table& table, ForEach&& for_each) {
+    const std::vector<std::size_t> ends = fine_chunk_ends(job.coarse->data(), job.coarse->size(), c);
+    job.fine.resize(ends.size());
+    std::vector<chunk_job*> todo;
+    for (std::size_t k = 0; k < ends.size(); ++k) {
+        chunk_job& j = job.fine[k];
+        j.coarse = job.coarse;
+        j.begin = k == 0 ? 0 : ends[k - 1];
+        j.length = ends[k] - j.begin;
+        j.order = chunk_order(job.index, k);
+        todo.push_back(&j);
+    }
+    for_each(todo, [&table](chunk_job& j) { hash_and_claim(j, table); });
+    todo.clear();
+    for (chunk_job& j : job.fine)
+        if (!j.known_duplicate) todo.push_back(&j);
+    for_each(todo, [level = c.level](chunk_job& j) { compress_job(j, level); });
+}
+
+// The fan-out form's output stage: the coarse chunk's records, in input order.
+inline void emit_coarse(coarse_job& job, archive_writer& out, dedup_stats& st) {
+    for (chunk_job& j : job.fine) emit(j, out, st);
+    job.fine = std::vector<chunk_job>();
+    job.coarse.reset();
 }
 
 }  // namespace pipescope::workloads::dedup_detail

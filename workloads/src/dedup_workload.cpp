@@ -1,6 +1,8 @@
 // `dedup` as a named workload: compress the generated corpus (or input=PATH) in the chosen form,
 // check the archive against the serial program's byte for byte, and check that it restores.
+#include <pipescope/workloads/chain_graph.hpp>
 #include <pipescope/workloads/dedup.hpp>
+#include <pipescope/workloads/graph_workload.hpp>
 #include <pipescope/workloads/workload.hpp>
 
 #include <chrono>
@@ -77,13 +79,20 @@ public:
                "coarse=<by size: tiny 32768, else 524288>: coarse chunk bytes (4096..67108864)\n"
                "min_chunk=1024, avg_chunk=4096, max_chunk=32768: fine chunk sizes (64 <= min < avg < max)\n"
                "level=6: zlib level (0..9)\n"
-               + std::string(pipeline_parameters);
+               + std::string(pipeline_parameters) + "\n" + chain_parameters + "\n" + graph_policy_parameters();
     }
 
     run_report run(scheduler& s, run_request& request) const override {
         const dedup_params p = take_params(request.params, request.size);
-        const pipeline_options options = pipeline_options_from(request, request.params);
-        request.params.reject_unknown(name());
+        const chain_shape shape = take_chain_parameters(request, request.params, name());
+        const bool graph = is_graph_policy(request.policy);
+        pipeline_options options;
+        if (graph) {
+            reject_unknown_for_graph(request, request.params, name());
+        } else {
+            options = pipeline_options_from(request, request.params);
+            request.params.reject_unknown(name());
+        }
 
         byte_vector corpus;
         if (!p.input) corpus = dedup_corpus(p.bytes, request.seed);
@@ -93,22 +102,38 @@ public:
         };
 
         run_report report;
-        auto t0 = std::chrono::steady_clock::now();
-        const byte_vector reference = dedup_serial(*make_reader(), p.config);
-        report.reference_seconds = seconds_since(t0);
-
-        auto reader = make_reader();
+        byte_vector reference, archive;
         dedup_stats st;
-        if (request.on_measured_start) request.on_measured_start(report.reference_seconds);
-        t0 = std::chrono::steady_clock::now();
-        const byte_vector archive = dedup_pipeline(s, *reader, p.config, p.form, options, &report.stats, &st);
-        report.seconds = seconds_since(t0);
+        if (graph) {
+            // The chain graph (issue 6): the same stages, scheduled by a graph policy.
+            dedup_chain chain(p.config, p.form, shape);
+            std::unique_ptr<byte_reader> reader;
+            run_graph_workload(
+                name(), s, request, request.params, chain.program(),
+                [&] { reference = dedup_serial(*make_reader(), p.config); },
+                [&] {
+                    reader = make_reader();
+                    chain.reset(*reader);
+                },
+                report);
+            archive = chain.finish(&st);
+        } else {
+            auto t0 = std::chrono::steady_clock::now();
+            reference = dedup_serial(*make_reader(), p.config);
+            report.reference_seconds = seconds_since(t0);
+
+            auto reader = make_reader();
+            if (request.on_measured_start) request.on_measured_start(report.reference_seconds);
+            t0 = std::chrono::steady_clock::now();
+            archive = dedup_pipeline(s, *reader, p.config, p.form, options, &report.stats, &st);
+            report.seconds = seconds_since(t0);
+        }
 
         const bool restores = dedup_restore(archive) == (p.input ? read_whole_file(*p.input) : corpus);
         report.matches_reference = archive == reference && restores;
         if (p.output) write_file_atomically(*p.output, archive);
 
-        report.description = std::string("form ") + dedup_form_name(p.form) + ", " +
+        report.description = std::string("form ") + dedup_form_name(p.form) + (graph ? " as a chain graph" : "") + ", " +
                              (p.input ? *p.input : "generated corpus") + " " + human_bytes(st.input_bytes) + " -> " +
                              human_bytes(st.archive_bytes) + "; " + std::to_string(st.fine_chunks) + " chunks: " +
                              std::to_string(st.new_chunks) + " new, " + std::to_string(st.duplicate_chunks) +
@@ -119,8 +144,9 @@ public:
     }
 
     program_info program(const run_request& request) const override {
-        param_set params = request.params;   // a copy: only the form matters here
+        param_set params = request.params;   // a copy: only the form (and a chain graph's shape) matter here
         const dedup_form form = parse_dedup_form(params.take_string("form").value_or("skip"));
+        if (is_graph_policy(request.policy)) return chain_program(request, params, form);
         program_info p;
         if (form == dedup_form::skip) {
             p.shape = "one iteration per fine chunk; a chunk whose SHA-1 is already claimed by an earlier chunk "
@@ -137,6 +163,36 @@ public:
                         {"stage 2 · write", "stage_wait", "the coarse chunk's records, in input order"}};
         }
         return p;
+    }
+
+    bool has_chain_graph() const override { return true; }
+
+private:
+    // The chain graph's structure (its shape from a copy of the parameters: run() reports bad values).
+    static program_info chain_program(const run_request& request, param_set& params, dedup_form form) {
+        chain_shape shape;
+        try {
+            shape = take_chain_parameters(request, params, "dedup");
+        } catch (const std::invalid_argument&) {
+            // describe the default shape meanwhile
+        }
+        const dedup_chain chain(dedup_config{}, form, shape);   // the structure does not depend on the sizes
+        const std::string per_packet = std::to_string(shape.packet) + " per packet";
+        if (form == dedup_form::skip)
+            return describe_graph(chain.program(), request,
+                                  "chain graph, one element per fine chunk (" + per_packet +
+                                      "); a known duplicate passes through compress untouched; every queue ordered, "
+                                      "so the write stage sees chunks in input order",
+                                  {"next fine chunk; reads and cuts a coarse chunk when needed",
+                                   "SHA-1 and a claim in the global chunk table",
+                                   "zlib, unless the chunk is known to be a duplicate",
+                                   "in input order: new chunk or reference to an earlier one"});
+        return describe_graph(chain.program(), request,
+                              "chain graph, one element per coarse chunk (" + per_packet +
+                                  "); every queue ordered, so the write stage sees chunks in input order",
+                              {"next coarse chunk",
+                               "Gear anchors, then SHA-1, table claim and zlib per fine chunk, one after the other",
+                               "the coarse chunk's records, in input order"});
     }
 };
 

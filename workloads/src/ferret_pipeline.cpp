@@ -30,8 +30,6 @@ std::vector<top_list> search_pipeline(scheduler& s, const database& db, program_
     check_database(db);
     std::vector<top_list> results;
     results.reserve(db.corpus.queries);
-    const search_config& cfg = db.search;
-    const lsh_index& index = *db.index;
     unsigned next = 0;
     const auto more = [&] { return next < db.corpus.queries; };
     pipeline_stats st;
@@ -48,18 +46,18 @@ std::vector<top_list> search_pipeline(scheduler& s, const database& db, program_
         st = pipe_while(
             s, more,
             [&](iteration& it) -> pipe_task {
-                const unsigned q = next++;
-                const image img = query_image(db.corpus, q);   // stage 0 · load
+                query_work w;
+                load_query(db, next++, w);   // stage 0 · load
                 co_await it.stage(1);
-                const segmentation seg = segment(img, cfg.regions);   // stage 1 · segment
+                segment_query(db, w);        // stage 1 · segment
                 co_await it.stage(2);
-                const signature sig = extract_features(img, seg);   // stage 2 · extract
+                extract_query(w);            // stage 2 · extract
                 co_await it.stage(3);
-                const std::vector<unsigned> cand = index.candidates(sig, cfg.candidates);   // stage 3 · query
+                query_index(db, w);          // stage 3 · query
                 co_await it.stage(4);
-                top_list top = rank(index, sig, cand, cfg.top);   // stage 4 · rank
+                rank_query(db, w);           // stage 4 · rank
                 co_await it.stage_wait(5);
-                results.push_back(std::move(top));   // stage 5 · output, after query q-1's
+                output_query(w, results);    // stage 5 · output, after query q-1's
             },
             declared);
     } else {
@@ -68,13 +66,12 @@ std::vector<top_list> search_pipeline(scheduler& s, const database& db, program_
         st = pipe_while(
             s, more,
             [&](iteration& it) -> pipe_task {
-                const unsigned q = next++;
-                const image img = query_image(db.corpus, q);   // stage 0 · load
+                query_work w;
+                load_query(db, next++, w);   // stage 0 · load
                 co_await it.stage(1);
-                const signature sig = extract_features(img, segment(img, cfg.regions));
-                top_list top = rank(index, sig, index.candidates(sig, cfg.candidates), cfg.top);
+                search_query(db, w);         // stage 1 · segment, extract, query, rank
                 co_await it.stage_wait(2);
-                results.push_back(std::move(top));   // stage 2 · output
+                output_query(w, results);    // stage 2 · output
             },
             declared);
     }

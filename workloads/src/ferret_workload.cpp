@@ -1,5 +1,7 @@
 // `ferret` as a named workload.
+#include <pipescope/workloads/chain_graph.hpp>
 #include <pipescope/workloads/ferret.hpp>
+#include <pipescope/workloads/graph_workload.hpp>
 #include <pipescope/workloads/workload.hpp>
 
 #include <chrono>
@@ -53,7 +55,7 @@ public:
                "regions=8: k of the k-means segmentation (1..32)\n"
                "candidates=32: images the LSH index hands to the ranking (1..100000)\n"
                "top=10: length of each answer list (1..1000)\n"
-               + std::string(pipeline_parameters);
+               + std::string(pipeline_parameters) + "\n" + chain_parameters + "\n" + graph_policy_parameters();
     }
 
     run_report run(scheduler& s, run_request& request) const override {
@@ -69,28 +71,46 @@ public:
         search.regions = static_cast<unsigned>(params.take_uint("regions", search.regions, 1, 32));
         search.candidates = static_cast<unsigned>(params.take_uint("candidates", search.candidates, 1, 100000));
         search.top = static_cast<unsigned>(params.take_uint("top", search.top, 1, 1000));
-        const pipeline_options options = pipeline_options_from(request, params);
-        params.reject_unknown(name());
+        const chain_shape shape = take_chain_parameters(request, params, name());
+        const bool graph = is_graph_policy(request.policy);
+        pipeline_options options;
+        if (graph) {
+            reject_unknown_for_graph(request, params, name());
+        } else {
+            options = pipeline_options_from(request, params);
+            params.reject_unknown(name());
+        }
 
         // Set-up, not measured: the database's signatures and the LSH index (seed 000 §2.1: ferret
         // queries a database built beforehand).
         const ferret::database db = ferret::build_database(s, corpus, search);
 
         run_report report;
-        auto t0 = std::chrono::steady_clock::now();
-        const auto reference = ferret::search_serial(db);
-        report.reference_seconds = seconds_since(t0);
+        std::vector<ferret::top_list> reference, result;
+        if (graph) {
+            // The chain graph (issue 6): the same stages, scheduled by a graph policy.
+            ferret::search_chain chain(&db, form, shape);
+            run_graph_workload(
+                name(), s, request, params, chain.program(), [&] { reference = ferret::search_serial(db); },
+                [&] { chain.reset(); }, report);
+            result = chain.results();
+        } else {
+            auto t0 = std::chrono::steady_clock::now();
+            reference = ferret::search_serial(db);
+            report.reference_seconds = seconds_since(t0);
 
-        if (request.on_measured_start) request.on_measured_start(report.reference_seconds);
-        t0 = std::chrono::steady_clock::now();
-        const auto result = ferret::search_pipeline(s, db, form, options, &report.stats);
-        report.seconds = seconds_since(t0);
+            if (request.on_measured_start) request.on_measured_start(report.reference_seconds);
+            t0 = std::chrono::steady_clock::now();
+            result = ferret::search_pipeline(s, db, form, options, &report.stats);
+            report.seconds = seconds_since(t0);
+        }
 
         report.matches_reference = result == reference;
         report.description = std::to_string(corpus.queries) + " queries against " +
                              std::to_string(corpus.database_images) + " images of " + std::to_string(corpus.side) +
                              "x" + std::to_string(corpus.side) + ", " +
-                             (form == ferret::program_form::six_stage ? "6 stages" : "SPS") + "; " +
+                             (form == ferret::program_form::six_stage ? "6 stages" : "SPS") +
+                             (graph ? " as a chain graph" : "") + "; " +
                              std::to_string(ferret::queries_finding_source(db, result)) +
                              " found their source image in the top " + std::to_string(search.top);
         return report;
@@ -104,6 +124,7 @@ public:
         } catch (const std::invalid_argument&) {
             // run() reports the bad value; describe the default form meanwhile
         }
+        if (is_graph_policy(request.policy)) return chain_program(request, params, form);
         program_info p;
         p.shape = "static: one iteration per query image";
         if (form == ferret::program_form::six_stage) {
@@ -121,6 +142,37 @@ public:
                         {"stage 2 · output", "stage_wait", "append query i's top-k after query i-1's"}};
         }
         return p;
+    }
+
+    bool has_chain_graph() const override { return true; }
+
+private:
+    // The chain graph's structure (its shape, from a copy of the parameters: run() reports bad values).
+    static program_info chain_program(const run_request& request, param_set& params, ferret::program_form form) {
+        chain_shape shape;
+        try {
+            shape = take_chain_parameters(request, params, "ferret");
+        } catch (const std::invalid_argument&) {
+            // describe the default shape meanwhile
+        }
+        const ferret::search_chain chain(nullptr, form, shape);
+        const std::string packets = std::to_string(shape.packet) + (shape.packet == 1 ? " query" : " queries");
+        if (form == ferret::program_form::six_stage)
+            return describe_graph(chain.program(), request,
+                                  "chain graph of PARSEC's six stages (seed 000 §2.1), " + packets +
+                                      " per packet; every queue ordered, so the output sees queries in order",
+                                  {"generate query image i, push its number",
+                                   "k-means over colour and position",
+                                   "a feature vector per region",
+                                   "LSH index: candidate images by region votes",
+                                   "earth-mover-like distance to each candidate, top-k",
+                                   "append query i's top-k after query i-1's (ordered input)"});
+        return describe_graph(chain.program(), request,
+                              "chain graph of the collapsed SPS form (seed 000 §3.1), " + packets +
+                                  " per packet; every queue ordered, so the output sees queries in order",
+                              {"generate query image i, push its number",
+                               "segment, extract, LSH query and rank in one instance",
+                               "append query i's top-k after query i-1's (ordered input)"});
     }
 };
 

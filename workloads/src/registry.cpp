@@ -8,6 +8,11 @@ const workload& pipe_fib_coarse();
 const workload& ferret_search();
 const workload& dedup_compressor();
 const workload& x264_encoder();
+const workload& merge_sort();
+const workload& histogram_map_reduce();
+const workload& fm_radio();
+const workload& ray_tracer_0();
+const workload& ray_tracer_1();
 // Further workloads declare their accessor here and add it to the list below, one line each.
 
 const std::vector<const workload*>& all_workloads() {
@@ -17,6 +22,11 @@ const std::vector<const workload*>& all_workloads() {
         &ferret_search(),
         &dedup_compressor(),
         &x264_encoder(),
+        &merge_sort(),
+        &histogram_map_reduce(),
+        &fm_radio(),
+        &ray_tracer_0(),
+        &ray_tracer_1(),
     };
     return all;
 }

@@ -72,6 +72,7 @@ graph_engine::graph_engine(scheduler& s, const program& g, engine_config config)
         c.unbounded = config.bounds == detail::queue_bounds::unbounded ||
                       (config.bounds == detail::queue_bounds::backward_unbounded && g.backward(q));
         c.footprint = &footprint_;
+        c.allocator = config.packets;
         c.on_signal = [this, q](const packet_queue&, queue_signal sig) {
             bump();
             if (on_queue_signal) on_queue_signal(q, sig);
@@ -85,6 +86,21 @@ graph_engine::graph_engine(scheduler& s, const program& g, engine_config config)
         st->spec = &g.stages()[i];
         st->depth = depth[i];
         st->output_closed = std::make_unique<std::atomic<bool>[]>(st->spec->outputs.size());
+        st->output_closing = std::make_unique<std::atomic<bool>[]>(st->spec->outputs.size());
+        st->output_reservations = std::make_unique<std::atomic<int>[]>(st->spec->outputs.size());
+        // GRAMPS exempts from backpressure "queues that feed a lower-priority stage from a
+        // higher-priority stage" (seed 004 §III-A). A queue fed both from upstream and from a cycle
+        // (the ray tracer's rays, from camera and from shade) grows for the cycle's producer only:
+        // its upstream producer still sees the capacity, or it would flood the queue whenever the
+        // stages downstream are backpressured (a cycle is bounded "due to stage priorities" only if
+        // what enters it from upstream is).
+        st->forward_bound.assign(st->spec->outputs.size(), 0);
+        for (std::size_t k = 0; k < st->spec->outputs.size(); ++k) {
+            const queue_id q = st->spec->outputs[k].queue;
+            if (config.bounds == detail::queue_bounds::backward_unbounded && queues_[q]->unbounded() &&
+                depth[i] < depth[g.consumer(q)])
+                st->forward_bound[k] = queues_[q]->capacity_packets();
+        }
         st->ctx.engine_ = this;
         st->ctx.state_ = st.get();
         st->ctx.stage_ = i;
@@ -144,8 +160,12 @@ bool graph_engine::runnable(stage_id s) const noexcept {
     if (st.finished.load(std::memory_order_acquire)) return false;
     if (st.spec->kind == stage_kind::parallel) {
         if (queues_[st.spec->inputs[0]]->ready_packets_hint() == 0) return false;
-        for (const output_spec& o : st.spec->outputs)
-            if (queues_[o.queue]->free_packets_hint() < o.max_packets) return false;
+        for (std::size_t k = 0; k < st.spec->outputs.size(); ++k) {
+            const output_spec& o = st.spec->outputs[k];
+            if (!st.output_closing[k].load(std::memory_order_acquire) &&
+                (queues_[o.queue]->free_packets_hint() < o.max_packets || over_forward_bound(st, k, o.max_packets)))
+                return false;
+        }
         return true;
     }
     if (st.claimed.load(std::memory_order_acquire)) return false;
@@ -165,10 +185,11 @@ step_result graph_engine::step(stage_id s) {
     return st.spec->kind == stage_kind::parallel ? step_parallel(st) : step_serial(st);
 }
 
-// Gives back output reservations of a step that cannot run (committing nothing keeps ticket order).
+// Gives back output reservations of a step that cannot run (cancel_push keeps ticket order, and
+// announces the space only to producers that were refused meanwhile).
 void graph_engine::release_outputs(const stage_state& st, std::vector<push_window>& outs, std::size_t n) {
     for (std::size_t k = 0; k < n; ++k)
-        if (outs[k]) queues_[st.spec->outputs[k].queue]->commit_push(outs[k], 0);
+        if (outs[k]) queues_[st.spec->outputs[k].queue]->cancel_push(outs[k]);
 }
 
 step_result graph_engine::step_parallel(stage_state& st) {
@@ -190,25 +211,31 @@ step_result graph_engine::step_parallel(stage_state& st) {
     auto reserve = [&]() -> std::optional<step_result> {
         std::lock_guard lock(st.reserve_mutex);
         if (st.finishing.load(std::memory_order_acquire)) return step_result{step_status::finished};
-        for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
-            const output_spec& o = spec.outputs[k];
-            outs[k] = queues_[o.queue]->try_reserve_push(o.max_packets);
-            if (!outs[k]) {   // backpressure: this stage is not runnable until the queue drains
-                release_outputs(st, outs, k);
-                trace_blocked(st.id, o.queue, thread_event::full);
-                return step_result{step_status::full, o.queue};
-            }
-        }
+        // The input first: a stage without input touches nothing (no signal, no wake-up). Then room
+        // in the outputs; if one is full, both are given back quietly (cancel_*: a signal only if
+        // someone was refused meanwhile), so probing a blocked stage does not wake every worker.
         in = in_q.try_reserve_pop(1, spec.peek);
         if (!in) {
-            release_outputs(st, outs, outs.size());
             if (in.status() == reserve_status::end_of_stream) {
                 st.input_ended.store(true, std::memory_order_release);
                 return step_result{step_status::finished, in_id};
             }
             return step_result{in_q.waiting_commits_hint() > 0 ? step_status::waiting : step_status::empty, in_id};
         }
+        for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
+            const output_spec& o = spec.outputs[k];
+            if (st.output_closing[k].load(std::memory_order_seq_cst)) continue;   // closed: no room taken
+            if (!over_forward_bound(st, k, o.max_packets)) outs[k] = queues_[o.queue]->try_reserve_push(o.max_packets);
+            if (!outs[k]) {   // backpressure: this stage is not runnable until the queue drains
+                release_outputs(st, outs, k);
+                in_q.cancel_pop(in);
+                trace_blocked(st.id, o.queue, thread_event::full);
+                return step_result{step_status::full, o.queue};
+            }
+        }
         instance = st.next_instance++;
+        for (std::size_t k = 0; k < outs.size(); ++k)
+            if (outs[k]) st.output_reservations[k].fetch_add(1, std::memory_order_seq_cst);
         return std::nullopt;
     };
     if (std::optional<step_result> r = reserve()) {
@@ -220,7 +247,8 @@ step_result graph_engine::step_parallel(stage_state& st) {
     if (traced_) {
         trace_op(true, event_kind::graph_reserve, in_id, 1, true, true, st.id);
         for (std::size_t k = 0; k < outs.size(); ++k)
-            trace_op(true, event_kind::graph_reserve, spec.outputs[k].queue, spec.outputs[k].max_packets, false, true, st.id);
+            if (outs[k])
+                trace_op(true, event_kind::graph_reserve, spec.outputs[k].queue, spec.outputs[k].max_packets, false, true, st.id);
         for (const output_spec& o : spec.outputs) queue_changed(o.queue);
     }
 
@@ -253,18 +281,23 @@ step_result graph_engine::step_parallel(stage_state& st) {
     step_result r{step_status::ran};
     r.progressed = true;
     for (std::size_t k = 0; k < outs.size(); ++k) {
+        if (!outs[k]) continue;   // an output this stage closed before the instance reserved
         packet_queue& q = *queues_[spec.outputs[k].queue];
         const bool published = q.commit_push(outs[k], counts[k]);
         r.packets_out += static_cast<std::uint32_t>(packets_for(counts[k], q.packet_elements()));
         trace_op(traced_, event_kind::graph_commit, spec.outputs[k].queue, counts[k], false, published, st.id);
         queue_changed(spec.outputs[k].queue);
+        // The last reservation on an output another instance closed: close the queue now.
+        if (st.output_reservations[k].fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+            st.output_closing[k].load(std::memory_order_seq_cst))
+            close_output(st, k);
     }
     const std::size_t consumed = in.size();
     in_q.commit_pop(in);
     trace_op(traced_, event_kind::graph_commit, in_id, consumed, true, true, st.id);
     queue_changed(in_id);
     for (std::size_t k = 0; k < close.size(); ++k)
-        if (close[k]) close_output(st, k);
+        if (close[k]) close_output_when_unreserved(st, k);
     if (in_q.end_of_stream()) st.input_ended.store(true, std::memory_order_release);
     instances_.fetch_add(1, std::memory_order_relaxed);
     st.runs.fetch_add(1, std::memory_order_relaxed);
@@ -296,14 +329,18 @@ step_result graph_engine::step_serial(stage_state& st) {
         // A stage suspended in a reserve gets it retried first; it is resumed only once it succeeds.
         if (st.retry) {
             if (!st.retry(st.retry_awaiter, ctx)) {
-                st.blocked_on.store(static_cast<std::uint8_t>(ctx.event_), std::memory_order_release);
-                st.blocked_queue.store(ctx.event_queue_, std::memory_order_release);
+                // Read ctx before release(): once the claim is dropped another worker may step
+                // the stage and overwrite it.
+                const thread_event why = ctx.event_;
+                const queue_id on = ctx.event_queue_;
+                st.blocked_on.store(static_cast<std::uint8_t>(why), std::memory_order_release);
+                st.blocked_queue.store(on, std::memory_order_release);
                 st.blocked_version.store(ctx.event_version_, std::memory_order_release);
                 release();
-                return {ctx.event_ == thread_event::full      ? step_status::full
-                        : ctx.event_ == thread_event::waiting ? step_status::waiting
-                                                              : step_status::empty,
-                        ctx.event_queue_};
+                return {why == thread_event::full      ? step_status::full
+                        : why == thread_event::waiting ? step_status::waiting
+                                                       : step_status::empty,
+                        on};
             }
             st.retry = nullptr;
             st.retry_awaiter = nullptr;
@@ -329,6 +366,16 @@ step_result graph_engine::step_serial(stage_state& st) {
             return r;
         }
     } catch (...) {   // the body's first call, or a flush / close, threw
+        fail(std::current_exception());
+        st.claimed.store(false, std::memory_order_release);
+        return {step_status::failed};
+    }
+    // A suspended stage holds no packet it filled with push(): held back, a partial packet could be
+    // exactly what the stages downstream wait for — and on an ordered queue it would hold back every
+    // later ticket too — while this stage waits for them (through its other queues) in turn.
+    try {
+        for (std::size_t k = 0; k < st.spec->outputs.size(); ++k) ctx.flush(k);
+    } catch (...) {
         fail(std::current_exception());
         st.claimed.store(false, std::memory_order_release);
         return {step_status::failed};
@@ -377,6 +424,23 @@ void graph_engine::close_output(stage_state& st, std::size_t k) {
         c.input_ended.store(true, std::memory_order_release);
         try_finish_parallel(c);
     }
+}
+
+// A parallel stage's instance closed output k. Other instances may still hold reservations on it
+// (reserved before this one closed): the queue closes when the last of them commits (step_parallel),
+// or now if there are none. Whoever sees both "closing" and "no reservation" closes; close_output
+// runs once. The flag is set under reserve_mutex, so no reservation on k starts after it.
+void graph_engine::close_output_when_unreserved(stage_state& st, std::size_t k) {
+    {
+        std::lock_guard lock(st.reserve_mutex);
+        st.output_closing[k].store(true, std::memory_order_seq_cst);
+    }
+    if (st.output_reservations[k].load(std::memory_order_seq_cst) == 0) close_output(st, k);
+}
+
+bool graph_engine::over_forward_bound(const stage_state& st, std::size_t k, std::size_t packets) const noexcept {
+    const std::size_t bound = st.forward_bound[k];
+    return bound != 0 && queues_[st.spec->outputs[k].queue]->packets_in_use_hint() + packets > bound;
 }
 
 void graph_engine::finish_stage(stage_state& st) {
@@ -455,9 +519,10 @@ std::string graph_engine::describe_deadlock() const {
         }
         const packet_queue& in = *queues_[st.spec->inputs[0]];
         bool said = false;
-        for (const output_spec& out : st.spec->outputs) {
+        for (std::size_t k = 0; k < st.spec->outputs.size(); ++k) {
+            const output_spec& out = st.spec->outputs[k];
             const packet_queue& q = *queues_[out.queue];
-            if (q.free_packets_hint() < out.max_packets) {
+            if (!st.output_closing[k].load() && q.free_packets_hint() < out.max_packets) {
                 o << "no room in queue '" << q.name() << "' (" << q.stats().packets_in_use << " of " << q.capacity_packets()
                   << " packets in use); ";
                 said = true;
@@ -564,6 +629,9 @@ push_window& instance_context::window(std::size_t k) {
 
 void instance_context::overflow(std::size_t k) const {
     const output_spec& o = state_->spec->outputs[k];
+    if (!(*outputs_)[k])
+        throw std::logic_error("graph stage '" + state_->spec->name + "': push to output " + std::to_string(k) +
+                               " after an instance of the stage closed it (close_output)");
     throw std::length_error("graph stage '" + state_->spec->name + "': an instance pushed more than its max_packets = " +
                             std::to_string(o.max_packets) + " packets (" + std::to_string((*outputs_)[k].capacity()) +
                             " elements) to output " + std::to_string(k) + "; declare a larger max_packets");
@@ -627,7 +695,7 @@ bool thread_context::try_reserve(reserve_awaiter& a) {
         return false;
     }
     const std::uint64_t version = q.space_version();
-    a.result = q.try_reserve_push(a.packets);
+    a.result = engine_->over_forward_bound(*state_, a.output, a.packets) ? push_window{} : q.try_reserve_push(a.packets);
     trace_op(engine_->traced_, trace::event_kind::graph_reserve, id, a.packets, false, bool(a.result), stage_);
     if (a.result) {
         state_->retry = nullptr;
@@ -658,7 +726,7 @@ bool thread_context::try_push(std::size_t k, const void* value, std::size_t size
             return false;
         }
         const std::uint64_t version = q.space_version();
-        w = q.try_reserve_push(1);
+        w = engine_->over_forward_bound(*state_, k, 1) ? push_window{} : q.try_reserve_push(1);
         trace_op(engine_->traced_, trace::event_kind::graph_reserve, id, 1, false, bool(w), stage_);
         if (!w) {
             blocked(thread_event::full, id, version);

@@ -63,6 +63,9 @@ enum class queue_bounds : std::uint8_t {
 struct engine_config {
     queue_bounds bounds = queue_bounds::bounded;
     std::size_t preempt_after = 0;   // serial stages: output packets per resumption, 0 = never
+    // The buffer manager every queue of the run allocates its packets from (seed 004 §III-B;
+    // graph::make_buffer_manager). Empty: each queue owns a pool of its capacity (per-queue).
+    std::shared_ptr<packet_allocator> packets = {};
 };
 
 struct stage_state {
@@ -79,6 +82,15 @@ struct stage_state {
     std::uint64_t next_instance = 0;        // guarded by reserve_mutex
     std::atomic<int> in_flight{0};          // steps between their first reserve and their last commit
     std::atomic<bool> input_ended{false};
+    // An instance closed output k (instance_context::close_output: a cycle's feedback queue). Later
+    // instances no longer reserve room in it, and the queue is closed once no instance holds a
+    // reservation on it any more (closing under another instance's open reservation would break
+    // the queue's end of stream). Both per output; reservations counted under reserve_mutex.
+    std::unique_ptr<std::atomic<bool>[]> output_closing;
+    std::unique_ptr<std::atomic<int>[]> output_reservations;
+    // Per output: the capacity this stage still respects in a queue that grows only for the
+    // producers that close a cycle (GRAMPS, seed 004 §III-A), 0 if none; see graph_engine().
+    std::vector<std::size_t> forward_bound;
 
     // serial: one instance, claimed by the worker that resumes it
     std::atomic<bool> claimed{false};
@@ -150,6 +162,10 @@ private:
     void finish_stage(stage_state& st);
     void try_finish_parallel(stage_state& st);
     void close_output(stage_state& st, std::size_t k);
+    void close_output_when_unreserved(stage_state& st, std::size_t k);   // a parallel instance's close_output
+    // Output k of st is a forward edge into a queue unbounded for its cycle, and `packets` more would
+    // pass the capacity: backpressure for this producer.
+    bool over_forward_bound(const stage_state& st, std::size_t k, std::size_t packets) const noexcept;
     void queue_changed(queue_id q) const noexcept;
     std::string describe_deadlock() const;
     friend class graph::thread_context;
@@ -214,5 +230,10 @@ struct policy_entry {
 
 // Each policy file defines its entry (e.g. `extern const policy_entry gramps_policy;`).
 extern const policy_entry serial_policy;
+extern const policy_entry gramps_policy;
+extern const policy_entry danbi_policy;
+extern const policy_entry task_stealing_policy;
+extern const policy_entry breadth_first_policy;
+extern const policy_entry static_policy;
 
 }  // namespace pipescope::graph::detail

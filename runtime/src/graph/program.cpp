@@ -110,44 +110,101 @@ std::vector<stage_id> program::producers(queue_id q) const {
     return out;
 }
 
-std::vector<std::uint32_t> program::depths() const {
-    // Breadth-first from every source: a stage's depth is its shortest distance from a source.
-    std::vector<std::vector<stage_id>> readers(queues_.size());
-    for (std::size_t s = 0; s < stages_.size(); ++s)
-        for (queue_id q : stages_[s].inputs)
-            if (q < queues_.size()) readers[q].push_back(static_cast<stage_id>(s));
-    std::vector<std::uint32_t> depth(stages_.size(), unreached);
-    std::deque<stage_id> todo;
-    for (std::size_t s = 0; s < stages_.size(); ++s)
-        if (stages_[s].kind == stage_kind::serial && stages_[s].inputs.empty()) {
-            depth[s] = 0;
-            todo.push_back(static_cast<stage_id>(s));
-        }
-    while (!todo.empty()) {
-        const stage_id s = todo.front();
-        todo.pop_front();
-        for (const output_spec& o : stages_[s].outputs) {
-            if (o.queue >= queues_.size()) continue;
-            for (stage_id c : readers[o.queue])
-                if (depth[c] == unreached) {
-                    depth[c] = depth[s] + 1;
-                    todo.push_back(c);
-                }
+namespace {
+
+// Per stage: the stages its outputs feed, in output order.
+std::vector<std::vector<stage_id>> successors(const std::vector<stage_spec>& stages, std::size_t queues) {
+    std::vector<std::vector<stage_id>> readers(queues), next(stages.size());
+    for (std::size_t s = 0; s < stages.size(); ++s)
+        for (queue_id q : stages[s].inputs)
+            if (q < queues) readers[q].push_back(static_cast<stage_id>(s));
+    for (std::size_t s = 0; s < stages.size(); ++s)
+        for (const output_spec& o : stages[s].outputs)
+            if (o.queue < queues)
+                for (stage_id c : readers[o.queue]) next[s].push_back(c);
+    return next;
+}
+
+bool is_source(const stage_spec& s) { return s.kind == stage_kind::serial && s.inputs.empty(); }
+
+}  // namespace
+
+namespace {
+
+// Back edges of a depth-first search from the sources, in declaration order: an edge into a stage
+// still on the search's stack closes a cycle. A DAG has none, however its queues fan in.
+std::vector<std::pair<stage_id, stage_id>> back_edges(const program& g) {
+    const auto next = successors(g.stages(), g.queues().size());
+    enum : std::uint8_t { unseen, on_stack, done };
+    std::vector<std::uint8_t> state(g.stages().size(), unseen);
+    std::vector<std::pair<stage_id, stage_id>> back;
+    for (std::size_t root = 0; root < g.stages().size(); ++root) {
+        if (!is_source(g.stages()[root]) || state[root] != unseen) continue;
+        // Iterative DFS: (stage, next successor to look at).
+        std::vector<std::pair<stage_id, std::size_t>> stack{{static_cast<stage_id>(root), 0}};
+        state[root] = on_stack;
+        while (!stack.empty()) {
+            auto& [s, k] = stack.back();
+            if (k == next[s].size()) {
+                state[s] = done;
+                stack.pop_back();
+                continue;
+            }
+            const stage_id c = next[s][k++];
+            if (state[c] == on_stack) back.emplace_back(s, c);
+            else if (state[c] == unseen) {
+                state[c] = on_stack;
+                stack.emplace_back(c, 0);
+            }
         }
     }
+    return back;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> program::depths() const {
+    // Longest path from a source over the forward edges (back edges left out: what remains is a
+    // DAG), so a stage is always deeper than every forward producer of its inputs.
+    const auto next = successors(stages_, queues_.size());
+    const auto back = back_edges(*this);
+    auto forward = [&](stage_id s, stage_id c) { return std::find(back.begin(), back.end(), std::make_pair(s, c)) == back.end(); };
+    std::vector<std::uint32_t> indegree(stages_.size(), 0), depth(stages_.size(), unreached);
+    for (std::size_t s = 0; s < stages_.size(); ++s)
+        for (stage_id c : next[s])
+            if (forward(static_cast<stage_id>(s), c)) ++indegree[c];
+    std::deque<stage_id> ready;
+    for (std::size_t s = 0; s < stages_.size(); ++s)
+        if (is_source(stages_[s])) {
+            depth[s] = 0;
+            ready.push_back(static_cast<stage_id>(s));
+        }
+    while (!ready.empty()) {   // Kahn's order over the forward edges
+        const stage_id s = ready.front();
+        ready.pop_front();
+        for (stage_id c : next[s]) {
+            if (!forward(s, c)) continue;
+            depth[c] = depth[c] == unreached ? depth[s] + 1 : std::max(depth[c], depth[s] + 1);
+            if (--indegree[c] == 0) ready.push_back(c);
+        }
+    }
+    // A stage reached only from stages no source reaches keeps `unreached` (validate() reports it);
+    // one left with forward in-edges from unreachable stages takes the depth it got so far.
     return depth;
 }
 
 bool program::backward(queue_id q) const {
-    const auto d = depths();
-    const std::uint32_t c = d[consumer(q)];
-    for (stage_id p : producers(q))
-        if (d[p] >= c) return true;
+    // A GRAMPS backward queue (seed 004 §III-A): one of its producer -> consumer edges closes a cycle.
+    const stage_id c = consumer(q);
+    for (const auto& [from, to] : back_edges(*this))
+        if (to == c)
+            for (stage_id p : producers(q))
+                if (p == from) return true;
     return false;
 }
 
 std::vector<stage_id> program::topological_order() const {
-    // Depth grows by one along every forward queue, so (depth, declaration order) is topological.
+    // Depth grows by at least one along every forward edge, so (depth, declaration order) is topological.
     const auto d = depths();
     std::vector<stage_id> order(stages_.size());
     std::iota(order.begin(), order.end(), stage_id{0});

@@ -9,9 +9,11 @@
 // precedes the reserve that hands the packet to a consumer (same lock); a consumer's reads precede
 // its commit, which precedes the release that lets a producer reuse the packet.
 #include <pipescope/graph/queue.hpp>
+#include <pipescope/scheduler.hpp>
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <limits>
 #include <utility>
 
@@ -58,7 +60,7 @@ std::span<std::byte> push_window::element(std::size_t i) const {
         queue_->fail("push_window::element(" + std::to_string(i) + "): the window holds only " +
                      std::to_string(capacity()) + " elements");
     const std::size_t n = queue_->packet_elements(), size = queue_->element_size();
-    return {queue_->packet_data(packets_[i / n].index) + (i % n) * size, size};
+    return {packets_[i / n].data + (i % n) * size, size};
 }
 
 std::size_t pop_window::packet_size(std::size_t p) const {
@@ -72,7 +74,7 @@ std::size_t pop_window::packet_size(std::size_t p) const {
 std::span<const std::byte> pop_window::locate(const std::vector<detail::packet_ref>& refs, std::size_t i) const {
     // Packets may be short (the last packet of a commit), so walk the counts; windows are a few packets.
     for (const detail::packet_ref& r : refs) {
-        if (i < r.count) return {queue_->packet_data(r.index) + i * queue_->element_size(), queue_->element_size()};
+        if (i < r.count) return {r.data + i * queue_->element_size(), queue_->element_size()};
         i -= r.count;
     }
     queue_->fail("pop_window: element index past the packets (internal error)");
@@ -101,6 +103,56 @@ std::span<const std::byte> pop_window::peek_element(std::size_t j) const {
 // ---------------------------------------------------------------------------------------------------
 // The queue
 
+namespace {
+
+// The per-queue buffer manager (seed 004 §III-B): the queue's own packets, preallocated to its
+// capacity and reused LIFO (a just-released packet is still warm). An unbounded queue grows it in
+// blocks, block k ≥ 1 twice as large as block k-1; blocks never move, so packets handed out stay
+// valid. Not thread-safe: only its queue calls it, under the queue's lock.
+class queue_pool final : public packet_allocator {
+public:
+    void provision(std::size_t bytes, std::size_t packets) override {
+        bytes_ = bytes;
+        first_block_ = packets;
+        if (!grow()) throw std::bad_alloc();
+    }
+    std::byte* allocate(std::size_t, int) noexcept override {
+        if (free_.empty() && !grow()) return nullptr;
+        std::byte* p = free_.back();
+        free_.pop_back();
+        return p;
+    }
+    // Never reallocates: grow() reserved room for every packet there is.
+    void release(std::byte* packet, std::size_t, int) noexcept override { free_.push_back(packet); }
+
+private:
+    // False when the queue cannot grow further (max_blocks, size overflow, out of memory): the
+    // queue answers `full`, as a bounded queue would.
+    bool grow() noexcept {
+        const std::size_t k = blocks_.size();
+        if (k == max_blocks || first_block_ > (std::numeric_limits<std::size_t>::max() >> k)) return false;
+        const std::size_t count = first_block_ << k;
+        if (count > std::numeric_limits<std::size_t>::max() / bytes_) return false;
+        try {
+            free_.reserve(allocated_ + count);
+            blocks_.push_back(std::make_unique<std::byte[]>(count * bytes_));
+        } catch (const std::exception&) {
+            return false;
+        }
+        // Pushed in reverse so the lowest address is used first (free_ is a LIFO stack).
+        for (std::size_t i = count; i-- > 0;) free_.push_back(blocks_.back().get() + i * bytes_);
+        allocated_ += count;
+        return true;
+    }
+
+    static constexpr std::size_t max_blocks = 40;
+    std::size_t bytes_ = 0, first_block_ = 0, allocated_ = 0;
+    std::vector<std::unique_ptr<std::byte[]>> blocks_;
+    std::vector<std::byte*> free_;
+};
+
+}  // namespace
+
 packet_queue::packet_queue(queue_config config) : config_(std::move(config)) {
     auto require = [&](bool ok, const char* what) {
         if (!ok) throw std::invalid_argument(quoted(config_.name) + ": " + what);
@@ -117,48 +169,42 @@ packet_queue::packet_queue(queue_config config) : config_(std::move(config)) {
             "element_size × packet_elements × capacity_packets overflows");
 
     packet_bytes_ = config_.element_size * config_.packet_elements;
-    grow_locked(config_.capacity_packets);   // block 0: the whole capacity of a bounded queue
+    allocator_ = config_.allocator ? config_.allocator : std::make_shared<queue_pool>();
+    allocator_->provision(packet_bytes_, config_.capacity_packets);   // the whole capacity of a bounded queue
     open_producers_ = config_.producers;
     sync_hints_locked();
 }
 
-// Block k starts at packet capacity × (2^k − 1) and holds capacity × 2^k packets.
-std::byte* packet_queue::packet_data(std::uint32_t index) const noexcept {
-    const std::size_t c = config_.capacity_packets, i = index;
-    std::size_t k = 0, start = 0;
-    while (i >= start + (c << k)) start += c << k++;
-    return blocks_[k].get() + (i - start) * packet_bytes_;
+// Every packet the queue still holds goes back: open or waiting push reservations, published
+// packets, and pop windows not yet released. (A push window reserved and never committed is among
+// the open reservations; a pop window's peek packets are still among the published ones.)
+packet_queue::~packet_queue() {
+    for (const pending& p : push_open_)
+        for (const detail::packet_ref& r : p.packets) release_packet_locked(r.data);
+    for (const detail::packet_ref& r : ready_) release_packet_locked(r.data);
+    for (const pending& p : pop_open_)
+        for (const detail::packet_ref& r : p.packets) release_packet_locked(r.data);
 }
 
-// Adds blocks until at least `needed` packets are free. False when the queue cannot grow that far
-// (2^32 packets, or max_blocks): the caller answers `full`, as a bounded queue would.
-bool packet_queue::grow_locked(std::size_t needed) {
-    while (free_.size() < needed) {
-        if (blocks_used_ == max_blocks) return false;
-        const std::size_t count = config_.capacity_packets << blocks_used_;
-        if (packets_allocated_ + count > std::numeric_limits<std::uint32_t>::max() ||
-            count > std::numeric_limits<std::size_t>::max() / packet_bytes_)
-            return false;
-        blocks_[blocks_used_++] = std::make_unique<std::byte[]>(count * packet_bytes_);
-        // Pushed in reverse so the lowest index is used first (free_ is a LIFO stack).
-        std::vector<std::uint32_t> fresh;
-        fresh.reserve(count);
-        for (std::size_t i = count; i-- > 0;) fresh.push_back(static_cast<std::uint32_t>(packets_allocated_ + i));
-        free_.insert(free_.begin(), fresh.begin(), fresh.end());
-        packets_allocated_ += count;
-    }
-    return true;
+void packet_queue::release_packet_locked(std::byte* data) noexcept {
+    allocator_->release(data, packet_bytes_, this_worker_index());
+}
+
+std::size_t packet_queue::free_locked() const noexcept {
+    if (config_.unbounded) return std::numeric_limits<std::size_t>::max();
+    return config_.capacity_packets - std::min(config_.capacity_packets, stats_.packets_in_use);
 }
 
 void packet_queue::sync_hints_locked() noexcept {
     ready_hint_.store(ready_.size(), std::memory_order_release);
-    free_hint_.store(free_.size(), std::memory_order_release);
+    free_hint_.store(free_locked(), std::memory_order_release);
     in_use_hint_.store(stats_.packets_in_use, std::memory_order_release);
     waiting_hint_.store(waiting_commits_, std::memory_order_release);
+    published_hint_.store(stats_.packets_pushed, std::memory_order_release);
 }
 
 std::size_t packet_queue::free_packets_hint() const noexcept {
-    return config_.unbounded ? std::numeric_limits<std::size_t>::max() : free_hint_.load(std::memory_order_acquire);
+    return free_hint_.load(std::memory_order_acquire);
 }
 
 double packet_queue::fill_ratio() const noexcept {
@@ -176,17 +222,28 @@ push_window packet_queue::try_reserve_push(std::size_t packets) {
     w.queue_ = this;
     std::lock_guard lock(mutex_);
     if (ended_locked()) fail("try_reserve_push after every producer closed");
-    if (free_.size() < packets && !(config_.unbounded && grow_locked(packets))) {
+    if (free_locked() < packets) {
         w.status_ = reserve_status::full;  // backpressure (seed 004 §III-A)
+        ++push_refusals_;
         return w;
     }
+    // The buffer manager only decides which memory (seed 004 §III-B); the capacity was checked above.
+    const int worker = this_worker_index();
     for (std::size_t i = 0; i < packets; ++i) {
-        w.packets_.push_back({free_.back(), static_cast<std::uint32_t>(config_.packet_elements)});
-        free_.pop_back();
+        std::byte* data = allocator_->allocate(packet_bytes_, worker);
+        if (!data) {   // out of memory (or an unbounded pool that cannot grow): as if full
+            for (const detail::packet_ref& r : w.packets_) allocator_->release(r.data, packet_bytes_, worker);
+            w.packets_.clear();
+            w.status_ = reserve_status::full;
+            ++push_refusals_;
+            return w;
+        }
+        w.packets_.push_back({data, static_cast<std::uint32_t>(config_.packet_elements)});
     }
     w.status_ = reserve_status::reserved;
     w.ticket_ = push_base_ + push_open_.size();  // DANBI ticket: the order of reservations (seed 002 §II)
-    push_open_.push_back({false, {}});
+    w.refusals_ = push_refusals_;
+    push_open_.push_back({false, w.packets_});   // held here until the commit (see pending)
     ++push_outstanding_;
     in_use_locked(static_cast<std::int64_t>(packets));
     update_peaks_locked();
@@ -196,7 +253,14 @@ push_window packet_queue::try_reserve_push(std::size_t packets) {
 
 bool packet_queue::commit_push(push_window& w) { return commit_push(w, w.capacity()); }
 
-bool packet_queue::commit_push(push_window& w, std::size_t elements) {
+void packet_queue::cancel_push(push_window& w) {
+    w.check_reserved("cancel_push");
+    commit_push_impl(w, 0, true);
+}
+
+bool packet_queue::commit_push(push_window& w, std::size_t elements) { return commit_push_impl(w, elements, false); }
+
+bool packet_queue::commit_push_impl(push_window& w, std::size_t elements, bool cancelling) {
     w.check_reserved("commit_push");
     if (w.queue_ != this) fail("commit_push: the window was reserved from queue '" + w.queue_->name() + "'");
     if (elements > w.capacity())
@@ -211,16 +275,17 @@ bool packet_queue::commit_push(push_window& w, std::size_t elements) {
             fail("commit_push: ticket " + std::to_string(w.ticket_) + " is not an open reservation (committed twice?)");
         // Pack the elements into the first packets; a short last packet is a GRAMPS partial packet.
         pending& p = push_open_[slot];
+        p.packets.clear();   // it held the reserved packets; from now on, the published ones
         std::size_t left = elements;
         for (const detail::packet_ref& r : w.packets_) {
             if (left == 0) {
-                free_.push_back(r.index);
+                release_packet_locked(r.data);
                 in_use_locked(-1);
                 s.space = true;
                 continue;
             }
             const auto n = static_cast<std::uint32_t>(std::min(left, config_.packet_elements));
-            p.packets.push_back({r.index, n});
+            p.packets.push_back({r.data, n});
             left -= n;
         }
         p.committed = true;
@@ -243,6 +308,9 @@ bool packet_queue::commit_push(push_window& w, std::size_t elements) {
             ++push_base_;
         }
         sync_hints_locked();
+        // cancel_push: a producer refused while this window held the packets read space_version
+        // before its try and waits for it to move — only then is the space news.
+        if (cancelling && push_refusals_ == w.refusals_) s.space = false;
         if (s.data) data_version_.fetch_add(1, std::memory_order_release);
         if (s.space) space_version_.fetch_add(1, std::memory_order_release);
     }
@@ -282,7 +350,10 @@ pop_window packet_queue::try_reserve_pop(std::size_t packets, std::size_t peek) 
     std::lock_guard lock(mutex_);
     const bool ended = ended_locked();
     const std::size_t take = std::min(packets, ready_.size());
-    if (take < packets && !ended) return w;  // empty
+    if (take < packets && !ended) {
+        ++pop_refusals_;
+        return w;  // empty
+    }
     if (take == 0) {
         w.status_ = reserve_status::end_of_stream;
         return w;
@@ -292,8 +363,11 @@ pop_window packet_queue::try_reserve_pop(std::size_t packets, std::size_t peek) 
     const std::size_t peek_size = std::min(peek, ready_elements_ - size);
     // Not enough to peek at: wait, unless nothing can change — the stream ended, or the queue is full
     // with nothing reserved on either side (short packets put the peek beyond the capacity).
-    const bool stuck = !config_.unbounded && free_.empty() && push_outstanding_ == 0 && pop_open_.empty();
-    if (peek_size < peek && !ended && !stuck) return w;  // empty
+    const bool stuck = free_locked() == 0 && push_outstanding_ == 0 && pop_open_.empty();
+    if (peek_size < peek && !ended && !stuck) {
+        ++pop_refusals_;
+        return w;  // empty
+    }
 
     for (std::size_t i = 0; i < take; ++i) {
         w.packets_.push_back(ready_.front());
@@ -310,9 +384,34 @@ pop_window packet_queue::try_reserve_pop(std::size_t packets, std::size_t peek) 
     w.peek_size_ = peek_size;
     w.status_ = reserve_status::reserved;
     w.ticket_ = pop_base_ + pop_open_.size();
+    w.refusals_ = pop_refusals_;
     pop_open_.push_back({false, w.packets_});
     sync_hints_locked();
     return w;
+}
+
+void packet_queue::cancel_pop(pop_window& w) {
+    w.check_reserved("cancel_pop");
+    if (w.queue_ != this) fail("cancel_pop: the window was reserved from queue '" + w.queue_->name() + "'");
+    signals s;
+    {
+        std::lock_guard lock(mutex_);
+        if (pop_open_.empty() || w.ticket_ != pop_base_ + pop_open_.size() - 1)
+            fail("cancel_pop: ticket " + std::to_string(w.ticket_) + " is not the latest pop reservation");
+        for (auto it = w.packets_.rbegin(); it != w.packets_.rend(); ++it) {
+            ready_.push_front(*it);
+            ready_elements_ += it->count;
+        }
+        pop_open_.pop_back();
+        sync_hints_locked();
+        // Data reappears; it is news only to a consumer that was told `empty` while this window held it.
+        if (pop_refusals_ != w.refusals_) {
+            s.data = true;
+            data_version_.fetch_add(1, std::memory_order_release);
+        }
+    }
+    w = pop_window{};
+    emit(s);
 }
 
 void packet_queue::commit_pop(pop_window& w) {
@@ -355,7 +454,7 @@ void packet_queue::publish_locked(const pending& p, signals& s) {
 
 void packet_queue::release_locked(const pending& p, signals& s) {
     for (const detail::packet_ref& r : p.packets) {
-        free_.push_back(r.index);
+        release_packet_locked(r.data);
         stats_.elements_queued -= r.count;
         in_use_locked(-1);
         s.space = true;
@@ -394,6 +493,186 @@ queue_stats packet_queue::stats() const {
     s.bytes_in_use = s.packets_in_use * packet_bytes_;
     s.peak_bytes_in_use = s.peak_packets_in_use * packet_bytes_;
     return s;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Buffer managers (seed 004 §III-B)
+
+const char* buffer_manager_name(buffer_manager m) noexcept {
+    switch (m) {
+        case buffer_manager::per_queue: return "per-queue";
+        case buffer_manager::malloc: return "malloc";
+        case buffer_manager::packet_stealing: return "packet-stealing";
+    }
+    return "?";
+}
+
+std::shared_ptr<packet_allocator> make_buffer_manager(buffer_manager m, unsigned workers) {
+    switch (m) {
+        case buffer_manager::per_queue: return nullptr;
+        case buffer_manager::malloc: return std::make_shared<malloc_packet_allocator>();
+        case buffer_manager::packet_stealing: return std::make_shared<packet_stealing_allocator>(std::max(1u, workers));
+    }
+    return nullptr;
+}
+
+std::byte* malloc_packet_allocator::allocate(std::size_t bytes, int) noexcept {
+    auto* p = static_cast<std::byte*>(std::malloc(bytes));   // aligned for any fundamental type
+    if (p) allocations_.fetch_add(1, std::memory_order_relaxed);
+    return p;
+}
+
+void malloc_packet_allocator::release(std::byte* packet, std::size_t, int) noexcept {
+    releases_.fetch_add(1, std::memory_order_relaxed);
+    std::free(packet);
+}
+
+// One pool per packet size. Every partition can hold every packet of the pool (its vector is
+// reserved to the pool's total whenever the total grows), so a release never allocates.
+struct packet_stealing_allocator::pool {
+    struct alignas(64) partition {   // one cache line apart: workers touch only their own
+        std::mutex mutex;
+        std::vector<std::byte*> free;   // LIFO: the back was released last
+    };
+    std::size_t bytes = 0;
+    pool* next = nullptr;           // the pool added before this one (immutable once published)
+    std::unique_ptr<partition[]> parts;
+    std::mutex blocks_mutex;        // adding packets; taken before any partition's mutex
+    std::vector<std::unique_ptr<std::byte[]>> blocks;
+    std::size_t total = 0;          // packets in the pool; guarded by blocks_mutex
+
+    // Adds `count` fresh packets; returns the first. Caller holds blocks_mutex.
+    std::byte* add_block_locked(std::size_t count, unsigned partitions) {
+        if (count > std::numeric_limits<std::size_t>::max() / bytes) throw std::bad_alloc();
+        blocks.push_back(std::make_unique<std::byte[]>(count * bytes));
+        total += count;
+        for (unsigned k = 0; k < partitions; ++k) {
+            std::lock_guard lock(parts[k].mutex);
+            parts[k].free.reserve(total);
+        }
+        return blocks.back().get();
+    }
+};
+
+packet_stealing_allocator::packet_stealing_allocator(unsigned partitions, std::size_t steal_batch, std::size_t grow_batch)
+    : partitions_(partitions), steal_batch_(steal_batch), grow_batch_(grow_batch) {
+    if (partitions == 0) throw std::invalid_argument("packet_stealing_allocator: 0 partitions (one per worker)");
+    if (steal_batch == 0 || grow_batch == 0) throw std::invalid_argument("packet_stealing_allocator: a batch of 0 packets");
+}
+
+packet_stealing_allocator::~packet_stealing_allocator() = default;
+
+unsigned packet_stealing_allocator::partition_of(int worker) const noexcept {
+    return worker < 0 ? 0u : static_cast<unsigned>(worker) % partitions_;
+}
+
+packet_stealing_allocator::pool* packet_stealing_allocator::find(std::size_t bytes) const noexcept {
+    for (pool* p = head_.load(std::memory_order_acquire); p; p = p->next)
+        if (p->bytes == bytes) return p;
+    return nullptr;
+}
+
+packet_stealing_allocator::pool& packet_stealing_allocator::find_or_add(std::size_t bytes) {
+    std::lock_guard lock(pools_mutex_);
+    if (pool* p = find(bytes)) return *p;
+    auto p = std::make_unique<pool>();
+    p->bytes = bytes;
+    p->parts = std::make_unique<pool::partition[]>(partitions_);
+    p->next = head_.load(std::memory_order_relaxed);
+    pools_.push_back(std::move(p));
+    head_.store(pools_.back().get(), std::memory_order_release);
+    return *pools_.back();
+}
+
+// "Initially, within each pool, packets are evenly divided across worker threads" (§III-B).
+void packet_stealing_allocator::provision(std::size_t bytes, std::size_t packets) {
+    pool& p = find_or_add(bytes);
+    if (packets == 0) return;
+    std::lock_guard lock(p.blocks_mutex);
+    std::byte* first = p.add_block_locked(packets, partitions_);
+    for (std::size_t i = 0; i < packets; ++i) {
+        pool::partition& part = p.parts[i % partitions_];
+        std::lock_guard plock(part.mutex);
+        part.free.push_back(first + i * bytes);
+    }
+}
+
+std::byte* packet_stealing_allocator::allocate(std::size_t bytes, int worker) noexcept {
+    try {
+        pool* p = find(bytes);
+        if (!p) p = &find_or_add(bytes);   // a size nobody provisioned: it starts empty and grows
+        const unsigned me = partition_of(worker);
+        pool::partition& mine = p->parts[me];
+        {
+            std::lock_guard lock(mine.mutex);
+            if (!mine.free.empty()) {
+                std::byte* packet = mine.free.back();
+                mine.free.pop_back();
+                return packet;
+            }
+        }
+        // One round of stealing, neighbours first (me+1, me-1, me+2, ...): half of the victim's
+        // packets, at most steal_batch, its coldest (least recently released) ones.
+        std::vector<std::byte*> batch;
+        for (unsigned i = 1; i < partitions_ && batch.empty(); ++i) {
+            const unsigned offset = (i % 2 == 1) ? (i + 1) / 2 : partitions_ - i / 2;
+            pool::partition& victim = p->parts[(me + offset) % partitions_];
+            std::lock_guard lock(victim.mutex);
+            if (victim.free.empty()) continue;
+            const std::size_t n = std::min(steal_batch_, (victim.free.size() + 1) / 2);
+            batch.assign(victim.free.begin(), victim.free.begin() + static_cast<std::ptrdiff_t>(n));
+            victim.free.erase(victim.free.begin(), victim.free.begin() + static_cast<std::ptrdiff_t>(n));
+        }
+        if (!batch.empty()) {
+            steals_.fetch_add(1, std::memory_order_relaxed);
+            packets_stolen_.fetch_add(batch.size(), std::memory_order_relaxed);
+        } else {
+            // The round failed: only unbounded (backward) queues can use more packets than were
+            // provisioned, so grow the pool by a batch (the paper's safeguard for cycles).
+            failed_rounds_.fetch_add(1, std::memory_order_relaxed);
+            std::lock_guard lock(p->blocks_mutex);
+            std::byte* first = p->add_block_locked(grow_batch_, partitions_);
+            for (std::size_t i = 0; i < grow_batch_; ++i) batch.push_back(first + i * bytes);
+            packets_grown_.fetch_add(grow_batch_, std::memory_order_relaxed);
+        }
+        std::byte* packet = batch.back();
+        batch.pop_back();
+        if (!batch.empty()) {
+            std::lock_guard lock(mine.mutex);
+            mine.free.insert(mine.free.end(), batch.begin(), batch.end());   // reserved: no reallocation
+        }
+        return packet;
+    } catch (const std::exception&) {
+        return nullptr;
+    }
+}
+
+// "When done using a packet, a worker thread enqueues the packet back to its partition" (§III-B).
+void packet_stealing_allocator::release(std::byte* packet, std::size_t bytes, int worker) noexcept {
+    pool* p = find(bytes);
+    if (!p) return;   // not one of ours: cannot happen through a queue
+    pool::partition& mine = p->parts[partition_of(worker)];
+    std::lock_guard lock(mine.mutex);
+    mine.free.push_back(packet);
+}
+
+packet_stealing_allocator::counters packet_stealing_allocator::stats() const noexcept {
+    counters c;
+    c.steals = steals_.load(std::memory_order_relaxed);
+    c.packets_stolen = packets_stolen_.load(std::memory_order_relaxed);
+    c.failed_rounds = failed_rounds_.load(std::memory_order_relaxed);
+    c.packets_grown = packets_grown_.load(std::memory_order_relaxed);
+    return c;
+}
+
+std::size_t packet_stealing_allocator::free_packets(std::size_t bytes, unsigned partition) const {
+    if (partition >= partitions_)
+        throw std::out_of_range("packet_stealing_allocator::free_packets: partition " + std::to_string(partition) +
+                                " of " + std::to_string(partitions_));
+    pool* p = find(bytes);
+    if (!p) return 0;
+    std::lock_guard lock(p->parts[partition].mutex);
+    return p->parts[partition].free.size();
 }
 
 }  // namespace pipescope::graph

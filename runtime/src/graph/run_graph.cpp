@@ -95,6 +95,11 @@ namespace {
 // The graph schedulers. Adding one is adding its file under policies/ and a line here.
 const detail::policy_entry* const registry[] = {
     &detail::serial_policy,
+    &detail::gramps_policy,
+    &detail::danbi_policy,
+    &detail::task_stealing_policy,
+    &detail::breadth_first_policy,
+    &detail::static_policy,
 };
 
 const detail::policy_entry& find_policy(const std::string& name) {

@@ -117,11 +117,12 @@ public:
     void validate() const;
     stage_id consumer(queue_id q) const;                      // the stage reading q
     std::vector<stage_id> producers(queue_id q) const;        // stages writing q
-    // Stage depth from the sources (breadth-first over forward queues): GRAMPS' priority, higher is
-    // further downstream (seed 004 §III-A "Per-Stage Task Queues").
+    // Stage depth: the longest path from a source over forward edges (a depth-first search from the
+    // sources in declaration order; its back edges close cycles and are left out). GRAMPS' priority:
+    // higher is further downstream (seed 004 §III-A "Per-Stage Task Queues").
     std::vector<std::uint32_t> depths() const;
-    // A backward queue feeds a stage that is not deeper than its producer: it closes a cycle. GRAMPS
-    // applies no backpressure on it (seed 004 §III-A).
+    // A backward queue is one whose producer -> consumer edge is such a back edge: it closes a
+    // cycle. GRAMPS applies no backpressure on it (seed 004 §III-A).
     bool backward(queue_id q) const;
     // Stages in topological order over forward queues (sources first); ties keep declaration order.
     std::vector<stage_id> topological_order() const;
@@ -160,7 +161,9 @@ public:
         w.at<T>(n++) = value;
     }
     // This stage will never again push to output k (a stage that closes a cycle, e.g. merge sort's
-    // last merge). Takes effect when the instance ends.
+    // last merge). Takes effect when the instance ends: later instances get no room in output k
+    // (pushing there throws), and the queue closes once the instances that reserved room in it
+    // before have committed.
     void close_output(std::size_t k);
 
     stage_id stage() const noexcept { return stage_; }

@@ -11,8 +11,11 @@
 //     else if (r.status() == graph::reserve_status::end_of_stream) { /* drained */ }
 //
 // Data moves in packets of N fixed-size elements (GRAMPS, seed 004 §II-C); capacity is counted in
-// packets, and the queue owns all of its packet storage up front (the "per-queue buffer manager" of
-// seed 004 §III-B), so a full queue is backpressure rather than allocation (seed 004 §III-A).
+// packets, so a full queue is backpressure rather than allocation (seed 004 §III-A). Where the packet
+// memory comes from is a separate buffer manager (seed 004 §III-B, `packet_allocator` below): by
+// default the queue owns a pool sized to its capacity up front (the "per-queue buffer manager");
+// a run may instead give all its queues one shared manager (malloc/free per packet, or GRAMPS'
+// packet-stealing pools). The capacity check is the queue's in every case.
 // Producers and consumers reserve windows of packets, work in them without any lock, and commit
 // (reserve/commit: seed 004 §II-C, seed 002 §II "Data Queue").
 //
@@ -51,6 +54,98 @@ namespace pipescope::graph {
 
 class packet_queue;
 
+// A buffer manager: the memory packets live in (seed 004 §III "a specialized memory allocator for
+// packets", §III-B). A queue asks it for a packet when a producer reserves one and gives the packet
+// back when it is free again (a commit that did not use it, or the consumers' release); it never
+// asks for more packets than its capacity allows, so the manager decides only *which* memory, and
+// how it is reused. Called under the queue's lock, from any thread; implementations are thread-safe
+// (except the queue's own per-queue pool, which only its queue calls).
+class packet_allocator {
+public:
+    virtual ~packet_allocator() = default;
+    // A queue whose packets are `bytes` bytes and whose capacity is `packets` starts using this
+    // manager (its constructor calls this): a manager that preallocates sizes its pools from it.
+    virtual void provision(std::size_t bytes, std::size_t packets) = 0;
+    // Memory for one packet of `bytes` bytes, aligned for any element type, for the calling `worker`
+    // (this_worker_index(): -1 off the workers). nullptr when no more memory can be had (the queue
+    // then answers `full`).
+    virtual std::byte* allocate(std::size_t bytes, int worker) noexcept = 0;
+    // Gives back a packet `allocate(bytes, ...)` returned; `worker` is the releasing worker.
+    virtual void release(std::byte* packet, std::size_t bytes, int worker) noexcept = 0;
+};
+
+// The three buffer managers of seed 004 §III-B (compared in §V-D).
+enum class buffer_manager : std::uint8_t {
+    per_queue,        // each queue owns a pool of its capacity (the default)
+    malloc,           // "dynamic memory": malloc and free for every packet
+    packet_stealing,  // pools per packet size shared by all queues, partitioned across workers
+};
+const char* buffer_manager_name(buffer_manager m) noexcept;   // "per-queue", "malloc", "packet-stealing"
+// The manager the queues of one run share, for `workers` workers; nullptr for per_queue (each
+// queue then makes its own pool, as when queue_config::allocator is empty).
+std::shared_ptr<packet_allocator> make_buffer_manager(buffer_manager m, unsigned workers);
+
+// "Dynamic memory buffer manager" (seed 004 §III-B): std::malloc / std::free per packet.
+class malloc_packet_allocator final : public packet_allocator {
+public:
+    void provision(std::size_t, std::size_t) override {}
+    std::byte* allocate(std::size_t bytes, int worker) noexcept override;
+    void release(std::byte* packet, std::size_t bytes, int worker) noexcept override;
+    std::uint64_t allocations() const noexcept { return allocations_.load(std::memory_order_relaxed); }
+    std::uint64_t releases() const noexcept { return releases_.load(std::memory_order_relaxed); }
+
+private:
+    std::atomic<std::uint64_t> allocations_{0}, releases_{0};
+};
+
+// The packet-stealing buffer manager (seed 004 §III-B). One pool per packet size holds every packet
+// of that size, whichever queue uses it; it starts with the sum of the capacities provisioned for
+// that size, divided evenly across the workers' partitions. A worker allocates from its own
+// partition (LIFO: the packet it released last is still in its cache) and releases into it, so in a
+// linear pipeline a worker keeps reusing the same few packets. A worker whose partition is empty
+// steals a batch from another partition, neighbours first (one round over all of them); when that
+// round finds nothing — only possible with unbounded (backward) queues, since backpressure keeps
+// every bounded queue within the packets provisioned for it — it mallocs a batch of new packets
+// into its partition (the paper's deadlock-avoidance safeguard for cycles).
+class packet_stealing_allocator final : public packet_allocator {
+public:
+    // steal_batch: most packets one steal takes (half the victim's, at least one); grow_batch:
+    // packets malloc'ed at once when a round of stealing failed.
+    explicit packet_stealing_allocator(unsigned partitions, std::size_t steal_batch = 16, std::size_t grow_batch = 8);
+    ~packet_stealing_allocator() override;
+    packet_stealing_allocator(const packet_stealing_allocator&) = delete;
+    packet_stealing_allocator& operator=(const packet_stealing_allocator&) = delete;
+
+    void provision(std::size_t bytes, std::size_t packets) override;
+    std::byte* allocate(std::size_t bytes, int worker) noexcept override;
+    void release(std::byte* packet, std::size_t bytes, int worker) noexcept override;
+
+    struct counters {
+        std::uint64_t steals = 0;            // batches taken from another partition
+        std::uint64_t packets_stolen = 0;
+        std::uint64_t failed_rounds = 0;     // a round of stealing that found nothing
+        std::uint64_t packets_grown = 0;     // malloc'ed after such a round
+    };
+    counters stats() const noexcept;
+    unsigned partitions() const noexcept { return partitions_; }
+    // Free packets of size `bytes` in `partition` now (tests and tracing).
+    std::size_t free_packets(std::size_t bytes, unsigned partition) const;
+    // The partition a worker uses (workers beyond the partitions, and -1, wrap around).
+    unsigned partition_of(int worker) const noexcept;
+
+private:
+    struct pool;
+    pool* find(std::size_t bytes) const noexcept;
+    pool& find_or_add(std::size_t bytes);
+
+    unsigned partitions_;
+    std::size_t steal_batch_, grow_batch_;
+    std::mutex pools_mutex_;                        // adding pools; lookups walk the list lock-free
+    std::vector<std::unique_ptr<pool>> pools_;      // owns them; guarded by pools_mutex_
+    std::atomic<pool*> head_{nullptr};              // newest pool; each links to the one before
+    std::atomic<std::uint64_t> steals_{0}, packets_stolen_{0}, failed_rounds_{0}, packets_grown_{0};
+};
+
 enum class reserve_status {
     reserved,       // the window is yours until you commit it
     full,           // push: not enough free packets; retry after space_version() moves
@@ -87,6 +182,9 @@ struct queue_config {
     // Must not destroy the queue.
     std::function<void(const packet_queue&, queue_signal)> on_signal = {};
     footprint_meter* footprint = nullptr;   // if set, follows this queue's packets in use
+    // Where packets come from (seed 004 §III-B); empty: the queue owns a pool of its capacity
+    // (growing in blocks when unbounded), the per-queue buffer manager.
+    std::shared_ptr<packet_allocator> allocator = {};
 };
 
 // Occupancy for tracing. "In use" packets are those not in the free pool: reserved by producers,
@@ -101,7 +199,7 @@ struct queue_stats {
 
 namespace detail {
 struct packet_ref {
-    std::uint32_t index;  // packet slot in the queue's storage
+    std::byte* data;      // the packet's memory, from the queue's packet_allocator
     std::uint32_t count;  // elements it holds
 };
 
@@ -128,6 +226,7 @@ protected:
     const packet_queue* queue_ = nullptr;
     reserve_status status_ = reserve_status::empty;
     std::uint64_t ticket_ = 0;
+    std::uint64_t refusals_ = 0;   // the queue's refusals on this side when the window was reserved
     std::vector<packet_ref> packets_;
 };
 }  // namespace detail
@@ -165,6 +264,7 @@ private:
 class packet_queue {
 public:
     explicit packet_queue(queue_config config);
+    ~packet_queue();   // gives every packet still in use back to the allocator
     packet_queue(const packet_queue&) = delete;
     packet_queue& operator=(const packet_queue&) = delete;
 
@@ -176,6 +276,10 @@ public:
     // (false: it waits for an earlier ticket, whose commit will publish it). The window is emptied.
     bool commit_push(push_window& w);
     bool commit_push(push_window& w, std::size_t elements);
+    // Gives an unused reservation back, as commit_push(w, 0) does, but without telling anyone that
+    // space appeared unless a producer was refused (`full`) while the window held it: a scheduler
+    // that reserves tentatively and backs off must not wake everyone each time it backs off.
+    void cancel_push(push_window& w);
     // One producer is done. After the last of `producers` closes (with no push reservation open),
     // consumers see end_of_stream once the queue is drained: termination propagates from the
     // sources (DANBI's termination tokens, seed 002 §III-A5). Until then a pop reserve for more
@@ -194,6 +298,10 @@ public:
     // Consumes the window. Its packets return to the pool in reservation order, once every
     // earlier pop window is committed too: a window may be peeking into later ones' packets.
     void commit_pop(pop_window& w);
+    // Puts the most recent pop reservation's packets back at the front, in order, as if it had never
+    // been made (it must be the latest reservation: only its consumer stage pops, under that stage's
+    // lock). Signals data only if a consumer was refused (`empty`) meanwhile.
+    void cancel_pop(pop_window& w);
 
     // For schedulers: both only grow; read before a failed try, wait until it changes.
     std::uint64_t data_version() const noexcept { return data_version_.load(std::memory_order_acquire); }
@@ -202,7 +310,11 @@ public:
     // Lock-free hints for schedulers deciding what is runnable; exact at the moment of the last
     // change, possibly stale by the time they are used (the try_ operations decide).
     std::size_t ready_packets_hint() const noexcept { return ready_hint_.load(std::memory_order_acquire); }
+    // Packets published so far (only grows; stats().packets_pushed without the lock). A scheduler
+    // that makes one task per published packet (GRAMPS, seed 004 §III-A) counts against it.
+    std::uint64_t published_packets_hint() const noexcept { return published_hint_.load(std::memory_order_acquire); }
     std::size_t free_packets_hint() const noexcept;   // SIZE_MAX when unbounded
+    std::size_t packets_in_use_hint() const noexcept { return in_use_hint_.load(std::memory_order_acquire); }
     // Ordered queues: commits that wait for an earlier ticket (DANBI's "waiting for a commit order").
     std::size_t waiting_commits_hint() const noexcept { return waiting_hint_.load(std::memory_order_acquire); }
     // Packets in use / capacity (may exceed 1 when unbounded): DANBI's fill ratio F (seed 002 §III-A3).
@@ -225,7 +337,9 @@ private:
     friend class push_window;
     friend class pop_window;
 
-    // One open reservation; kept in ticket order per side so commits can be applied in order.
+    // One open reservation; kept in ticket order per side so commits can be applied in order. A
+    // push reservation holds its reserved packets until its commit, then the packets it published;
+    // so the queue knows every packet it holds, and gives them all back when destroyed.
     struct pending {
         bool committed = false;
         std::vector<detail::packet_ref> packets;
@@ -234,7 +348,6 @@ private:
         bool data = false, space = false;
     };
 
-    std::byte* packet_data(std::uint32_t index) const noexcept;
     [[noreturn]] void fail(const std::string& what) const;
     bool ended_locked() const noexcept { return open_producers_ == 0; }
     void publish_locked(const pending& p, signals& s);
@@ -242,20 +355,16 @@ private:
     void update_peaks_locked() noexcept;
     void in_use_locked(std::int64_t delta) noexcept;   // packets_in_use += delta, and the meter
     void emit(signals s) const;
-    bool grow_locked(std::size_t needed);
+    bool commit_push_impl(push_window& w, std::size_t elements, bool cancelling);
+    std::size_t free_locked() const noexcept;   // packets the capacity still allows (SIZE_MAX: unbounded)
+    void release_packet_locked(std::byte* data) noexcept;
     void sync_hints_locked() noexcept;
 
     queue_config config_;
     std::size_t packet_bytes_;
-    // Packet storage in blocks: block 0 holds capacity_packets packets, block k ≥ 1 twice as many as
-    // block k-1 (only unbounded queues get more than block 0). Blocks never move, so a window's packet
-    // index stays valid while other threads grow the queue.
-    static constexpr std::size_t max_blocks = 40;
-    std::array<std::unique_ptr<std::byte[]>, max_blocks> blocks_;
-    std::size_t blocks_used_ = 0, packets_allocated_ = 0;
+    std::shared_ptr<packet_allocator> allocator_;     // config_.allocator, or the queue's own pool
 
     mutable std::mutex mutex_;
-    std::vector<std::uint32_t> free_;                  // LIFO: a just-released packet is still warm
     std::deque<detail::packet_ref> ready_;             // published, not yet reserved by a consumer
     std::size_t ready_elements_ = 0;
     std::deque<pending> push_open_, pop_open_;         // front has ticket push_base_ / pop_base_
@@ -264,8 +373,11 @@ private:
     std::size_t open_producers_;
     queue_stats stats_;
     std::size_t waiting_commits_ = 0;                  // committed push windows not yet published
+    std::uint64_t push_refusals_ = 0, pop_refusals_ = 0;   // `full` / `empty` answers so far
+
     std::atomic<std::uint64_t> data_version_{0}, space_version_{0};
     std::atomic<std::size_t> ready_hint_{0}, free_hint_{0}, in_use_hint_{0}, waiting_hint_{0};
+    std::atomic<std::uint64_t> published_hint_{0};
 };
 
 }  // namespace pipescope::graph

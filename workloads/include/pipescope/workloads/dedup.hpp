@@ -14,15 +14,19 @@
 //   fanout - one iteration per coarse chunk; its middle stage cuts it into fine chunks and hashes
 //            and compresses them with fork-join (task_group) inside the stage (seed 000 §2.2's
 //            FindAllAnchors producing many items from one; seed 001 §10 nested parallelism).
-// Both forms produce exactly the serial program's archive (see dedup_pipeline.cpp for how).
+// Both forms produce exactly the serial program's archive (see dedup_table.hpp for how), as a
+// pipe_while loop or as a chain stage graph (dedup_chain, issue 6).
 #pragma once
 
+#include <pipescope/graph/program.hpp>
 #include <pipescope/pipeline.hpp>
+#include <pipescope/workloads/chain_graph.hpp>
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -167,5 +171,39 @@ byte_vector dedup_serial(byte_reader& in, const dedup_config& c, dedup_stats* st
 byte_vector dedup_pipeline(scheduler& s, byte_reader& in, const dedup_config& c, dedup_form form,
                            const pipeline_options& options, pipeline_stats* pstats = nullptr,
                            dedup_stats* stats = nullptr);
+
+// The chain graph form (issue 6; chain_graph.hpp), with the same stage functions as the pipeline:
+//   skip    read (serial source) | hash (parallel) | compress (parallel) | write (serial)
+//   fanout  read (serial source) | chunk, hash, compress (parallel) | write (serial)
+// A chain has one path, so a chunk known to be a duplicate passes through the compress stage
+// untouched instead of skipping it. Queue elements are pointers to the run's chunk (or coarse
+// chunk) records, kept in a std::deque that the source alone appends to (appending never moves an
+// element); every queue is ordered, so the write stage sees chunks in input order.
+class dedup_chain {
+public:
+    dedup_chain(const dedup_config& c, dedup_form form, const chain_shape& shape);
+    ~dedup_chain();
+    dedup_chain(const dedup_chain&) = delete;   // the stage bodies point at this object
+    dedup_chain& operator=(const dedup_chain&) = delete;
+
+    const graph::program& program() const noexcept { return g_; }
+    // Before every run: the input to read, a fresh chunk table and archive.
+    void reset(byte_reader& in);
+    // After a run: the archive (the writer is spent afterwards) and what went into it.
+    byte_vector finish(dedup_stats* stats = nullptr);
+
+private:
+    struct run_state;
+    run_state& state() const;
+
+    dedup_config config_;
+    graph::program g_;
+    std::unique_ptr<run_state> run_;
+};
+
+// Runs the chain graph under `options.policy`; returns the same bytes as dedup_serial.
+byte_vector dedup_graph(scheduler& s, byte_reader& in, const dedup_config& c, dedup_form form, const chain_shape& shape,
+                        const graph::run_options& options, graph::run_stats* gstats = nullptr,
+                        dedup_stats* stats = nullptr);
 
 }  // namespace pipescope::workloads

@@ -6,14 +6,16 @@
 // names. Here the images come from a seeded generator (random shapes, gradients and textures), and
 // each query is a perturbed copy of a known database image, so the right answer is known.
 //
-// Two program forms (seed 000 §3.1):
+// Two program forms (seed 000 §3.1), each as a pipe_while loop or as a chain stage graph (issue 6):
 //   six_stage  load | segment | extract | query | rank | output   (PARSEC's pthreads pipeline)
 //   sps        load | segment+extract+query+rank | output          (the collapsed serial-parallel-serial
 //                                                                  form that Cilk-P and TBB run)
 // Load and output are serial; output appends query i's top-k list after query i-1's.
 #pragma once
 
+#include <pipescope/graph/program.hpp>
 #include <pipescope/pipeline.hpp>
+#include <pipescope/workloads/chain_graph.hpp>
 
 #include <array>
 #include <cstdint>
@@ -152,12 +154,62 @@ database build_database(scheduler& s, const corpus_config& corpus, const search_
 
 enum class program_form { six_stage, sps };
 
+// ---- one query's trip through the stages --------------------------------------------------------
+// Both program forms, the pipe_while loop and the chain graph, run these same stage functions; the
+// form only decides where an item's state lives (the iteration's frame, or a per-run array the
+// graph's queue elements index) and who runs the stages.
+
+struct query_work {
+    unsigned query = 0;
+    image img;
+    segmentation seg;
+    signature sig;
+    std::vector<unsigned> candidates;
+    top_list top;
+};
+
+void load_query(const database& db, unsigned q, query_work& w);   // load: generate query image q
+void segment_query(const database& db, query_work& w);            // segment: k-means regions
+void extract_query(query_work& w);                                // extract: features (frees the pixels)
+void query_index(const database& db, query_work& w);              // query: LSH candidates
+void rank_query(const database& db, query_work& w);               // rank: top-k (frees the features)
+void search_query(const database& db, query_work& w);             // the SPS form's middle stage: all four
+void output_query(query_work& w, std::vector<top_list>& results); // output: append, in query order
+
 // The serial program (T_S): one query after the other, no runtime.
 std::vector<top_list> search_serial(const database& db);
 
 // The pipeline in the chosen form; `options.policy` selects the scheduling policy.
 std::vector<top_list> search_pipeline(scheduler& s, const database& db, program_form form,
                                       const pipeline_options& options, pipeline_stats* stats = nullptr);
+
+// The chain graph form (issue 6; chain_graph.hpp): load (serial source) | segment | extract | query |
+// rank (parallel) | output (serial), or load | search | output for the SPS form. Queue elements are
+// query numbers (std::uint32_t) indexing a per-run array of query_work, sized once per run so it
+// never moves while stages run; every queue is ordered so the output stage appends in query order.
+class search_chain {
+public:
+    // `db` may be null to describe the structure only; run the program only with a database.
+    search_chain(const database* db, program_form form, const chain_shape& shape);
+    search_chain(const search_chain&) = delete;   // the stage bodies point at this object
+    search_chain& operator=(const search_chain&) = delete;
+
+    const graph::program& program() const noexcept { return g_; }
+    void reset();   // fresh per-run state: call before every run of program()
+    const std::vector<top_list>& results() const noexcept { return results_; }
+
+private:
+    graph::parallel_body each_query(void (*step)(const database&, query_work&));
+
+    const database* db_;
+    graph::program g_;
+    std::vector<query_work> work_;   // by query number: the queue elements index it
+    std::vector<top_list> results_;
+};
+
+// Runs the chain graph under `options.policy` and returns the top-k lists in query order.
+std::vector<top_list> search_graph(scheduler& s, const database& db, program_form form, const chain_shape& shape,
+                                   const graph::run_options& options, graph::run_stats* stats = nullptr);
 
 // How many queries have their source image in their top-k list.
 unsigned queries_finding_source(const database& db, const std::vector<top_list>& results);

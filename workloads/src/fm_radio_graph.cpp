@@ -1,0 +1,239 @@
+// fm-radio as a stage graph (workloads/include/pipescope/workloads/fm_radio.hpp): StreamIt's FMRadio
+// with its splitters and joiners as stages, as DANBI ports it (seed 002 §IV-A, Table II), on the
+// GRAMPS model of parallel and serial stages joined by packet queues (seed 004 §II-C).
+//
+// Which stage is parallel and why:
+// - the FIR filters (channel, band edges) are stateless given a window of input, so they are
+//   parallel stages that peek taps-1 samples past their packet (seed 002 §II reserve_peek_pop);
+// - the FM demodulator needs the previous sample. It could be a serial stage keeping that sample
+//   as state, but then one worker would demodulate the whole stream; peeking 1 sample makes it a
+//   stateless, parallel stage like the filters (StreamIt's FMDemodulator peeks 2, pops 1);
+// - the duplicate splitter and the gain are stateless per packet: parallel;
+// - the subtractor and the join read several queues in lockstep, and a parallel stage reads exactly
+//   one queue, so they are serial, as are the source and the sink.
+// Every queue a parallel stage writes is ordered: instances may finish in any order, but their
+// packets are published in input order (DANBI's ticket synchronization, seed 002 §II), which the
+// peeking filters and the lockstep readers downstream rely on.
+#include <pipescope/workloads/fm_radio.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+
+namespace pipescope::workloads {
+
+namespace {
+
+// The instance's packet followed by its peek elements, contiguous, for the shared kernels.
+template <class T>
+const T* gather(const graph::instance_context& ctx, std::vector<T>& buffer) {
+    const std::size_t n = ctx.size(), p = ctx.peek_size();
+    buffer.resize(n + p);
+    if (ctx.input().packets() == 1 && n > 0) {   // a packet's elements are contiguous
+        std::memcpy(buffer.data(), &ctx.in<T>(0), n * sizeof(T));
+    } else {
+        for (std::size_t i = 0; i < n; ++i) buffer[i] = ctx.in<T>(i);
+    }
+    for (std::size_t j = 0; j < p; ++j) buffer[n + j] = ctx.peek<T>(j);
+    return buffer.data();
+}
+
+// A serial stage reading its inputs in lockstep: output i combines element i of every input (the
+// roundrobin joiner of StreamIt fused with the filter after it). The inputs carry equally long
+// streams; a stream that ends before the others is a bug in the graph, reported as such.
+graph::serial_body lockstep(std::string name, std::size_t inputs, float (*combine)(const float*, const void*),
+                            const void* arg) {
+    return [name = std::move(name), inputs, combine, arg](graph::thread_context& ctx) -> graph::stage_task {
+        std::vector<graph::pop_window> window(inputs);
+        std::vector<std::size_t> at(inputs, 0);
+        std::vector<float> values(inputs);
+        std::vector<const float*> base(inputs);
+        for (;;) {
+            std::size_t ended = inputs;
+            for (std::size_t k = 0; k < inputs && ended == inputs; ++k) {
+                if (at[k] < window[k].size()) continue;
+                if (window[k]) ctx.commit(window[k]);
+                window[k] = co_await ctx.pop(k);
+                at[k] = 0;
+                if (!window[k]) ended = k;
+            }
+            if (ended < inputs) {
+                // Every other input must end here too: nothing left in its window, nothing after it.
+                for (std::size_t k = 0; k < inputs; ++k) {
+                    if (k == ended) continue;
+                    bool more = at[k] < window[k].size();
+                    if (!more && k > ended) {   // not looked at in this round: look once more
+                        if (window[k]) ctx.commit(window[k]);
+                        window[k] = co_await ctx.pop(k);
+                        at[k] = 0;
+                        more = bool(window[k]);
+                    }
+                    if (more)
+                        throw std::logic_error("fm-radio: stage '" + name + "': input " + std::to_string(ended) +
+                                               " ended before input " + std::to_string(k));
+                }
+                break;
+            }
+            std::size_t n = SIZE_MAX;
+            for (std::size_t k = 0; k < inputs; ++k) {
+                n = std::min(n, window[k].size() - at[k]);
+                // One packet (what a pop of one packet gives) is contiguous: read it directly.
+                base[k] = window[k].packets() == 1 && window[k].size() > 0 ? &window[k].at<float>(0) : nullptr;
+            }
+            for (std::size_t i = 0; i < n; ++i) {
+                for (std::size_t k = 0; k < inputs; ++k)
+                    values[k] = base[k] ? base[k][at[k] + i] : window[k].at<float>(at[k] + i);
+                co_await ctx.push(0, combine(values.data(), arg));
+            }
+            for (std::size_t k = 0; k < inputs; ++k) at[k] += n;
+        }
+        for (std::size_t k = 0; k < inputs; ++k)
+            if (window[k]) ctx.commit(window[k]);
+    };
+}
+
+float subtract(const float* v, const void*) { return band_difference(v[0], v[1]); }
+float mix(const float* v, const void* bands) { return mix_bands(v, *static_cast<const std::size_t*>(bands)); }
+
+std::string band_name(std::size_t b, const char* what) { return "band " + std::to_string(b) + " " + what; }
+
+}  // namespace
+
+graph::program build_fm_radio_graph(fm_radio_state& st) {
+    const fm_radio_design& d = st.design;
+    const std::size_t taps = d.taps, bands = d.bands;
+    graph::program g;
+
+    if (st.capacity < fm_min_capacity(taps) || st.capacity > fm_max_capacity)
+        throw std::invalid_argument("fm-radio: capacity = " + std::to_string(st.capacity) + " packets per queue is outside [" +
+                                    std::to_string(fm_min_capacity(taps)) + ", " + std::to_string(fm_max_capacity) +
+                                    "]: a " + std::to_string(taps) + "-tap filter peeks " + std::to_string(taps - 1) +
+                                    " samples past its packet and its producer needs a free packet meanwhile");
+    auto shape = [cap = st.capacity](std::size_t elements, bool ordered) {
+        graph::queue_shape s;
+        s.packet_elements = elements;
+        s.capacity_packets = cap;
+        s.ordered = ordered;
+        return s;
+    };
+    const auto antenna = g.add_queue<iq_sample>("antenna", shape(fm_antenna_packet, false));
+    const auto channel = g.add_queue<iq_sample>("channel", shape(fm_audio_packet, true));
+    const auto audio = g.add_queue<float>("audio", shape(fm_audio_packet, true));
+    std::vector<graph::queue_id> split_out, upper, lower, pass, out;
+    for (std::size_t b = 0; b < bands; ++b) {
+        split_out.push_back(g.add_queue<float>(band_name(b, "upper in"), shape(fm_audio_packet, true)));
+        split_out.push_back(g.add_queue<float>(band_name(b, "lower in"), shape(fm_audio_packet, true)));
+        upper.push_back(g.add_queue<float>(band_name(b, "upper"), shape(fm_audio_packet, true)));
+        lower.push_back(g.add_queue<float>(band_name(b, "lower"), shape(fm_audio_packet, true)));
+        pass.push_back(g.add_queue<float>(band_name(b, "pass"), shape(fm_audio_packet, false)));
+        out.push_back(g.add_queue<float>(band_name(b, "out"), shape(fm_audio_packet, true)));
+    }
+    const auto equalized = g.add_queue<float>("equalized", shape(fm_audio_packet, false));
+
+    // Source: whole packets of antenna samples; the last one holds what is left.
+    g.add_serial("antenna", {}, {antenna}, [&st](graph::thread_context& ctx) -> graph::stage_task {
+        const fm_antenna source(st.seed);
+        for (std::size_t n = 0; n < st.samples;) {
+            graph::push_window w = co_await ctx.reserve(0);
+            const std::size_t k = std::min(w.capacity(), st.samples - n);
+            for (std::size_t j = 0; j < k; ++j) w.at<iq_sample>(j) = source.sample(n + j);
+            ctx.commit(w, k);
+            n += k;
+        }
+    });
+
+    // Channel filter: low-pass at the input rate, keeping every fm_decimation-th output. A full
+    // packet of 256 samples makes 64 outputs (one full output packet); the instance at the end of
+    // the stream, with a short peek, only those whose window fits (StreamIt's firing rule).
+    g.add_parallel(
+        "channel filter", antenna, {{channel, 1}},
+        [&d, taps](graph::instance_context& ctx) {
+            thread_local std::vector<iq_sample> in, result;
+            const iq_sample* x = gather(ctx, in);
+            result.resize(window_outputs(ctx.size(), ctx.peek_size(), taps, fm_decimation));
+            fir_decimate(x, d.channel.data(), taps, fm_decimation, result.data(), result.size());
+            for (const iq_sample& v : result) ctx.push(0, v);
+        },
+        taps - 1);
+
+    g.add_parallel(
+        "demodulate", channel, {{audio, 1}},
+        [](graph::instance_context& ctx) {
+            thread_local std::vector<iq_sample> in;
+            thread_local std::vector<float> result;
+            const iq_sample* x = gather(ctx, in);
+            result.resize(window_outputs(ctx.size(), ctx.peek_size(), 2, 1));
+            fm_demodulate(x, result.data(), result.size());
+            for (float v : result) ctx.push(0, v);
+        },
+        1);
+
+    // Duplicate splitter: every packet to both filters of every band.
+    std::vector<graph::output_spec> split_outputs;
+    for (graph::queue_id q : split_out) split_outputs.push_back({q, 1});
+    g.add_parallel("split", audio, split_outputs, [outputs = split_out.size()](graph::instance_context& ctx) {
+        for (std::size_t k = 0; k < outputs; ++k)
+            for (std::size_t i = 0; i < ctx.size(); ++i) ctx.push(k, ctx.in<float>(i));
+    });
+
+    for (std::size_t b = 0; b < bands; ++b) {
+        // StreamIt's BandPassFilter: two low-pass filters (upper and lower band edge) and a subtractor.
+        auto lowpass = [taps](const std::vector<float>& h) {
+            return [&h, taps](graph::instance_context& ctx) {
+                thread_local std::vector<float> in, result;
+                const float* x = gather(ctx, in);
+                result.resize(window_outputs(ctx.size(), ctx.peek_size(), taps, 1));
+                fir_filter(x, h.data(), taps, result.data(), result.size());
+                for (float v : result) ctx.push(0, v);
+            };
+        };
+        g.add_parallel(band_name(b, "upper low-pass"), split_out[2 * b], {{upper[b], 1}}, lowpass(d.band_high[b]), taps - 1);
+        g.add_parallel(band_name(b, "lower low-pass"), split_out[2 * b + 1], {{lower[b], 1}}, lowpass(d.band_low[b]), taps - 1);
+        g.add_serial(band_name(b, "subtract"), {upper[b], lower[b]}, {pass[b]},
+                     lockstep(band_name(b, "subtract"), 2, subtract, nullptr));
+        g.add_parallel(band_name(b, "gain"), pass[b], {{out[b], 1}}, [gain = d.gains[b]](graph::instance_context& ctx) {
+            for (std::size_t i = 0; i < ctx.size(); ++i) ctx.push(0, band_gain(ctx.in<float>(i), gain));
+        });
+    }
+
+    g.add_serial("join", out, {equalized}, lockstep("join", bands, mix, &d.bands));
+
+    g.add_serial("sink", {equalized}, {}, [&st](graph::thread_context& ctx) -> graph::stage_task {
+        for (;;) {
+            graph::pop_window w = co_await ctx.pop(0);
+            if (!w) break;
+            for (std::size_t i = 0; i < w.size(); ++i) st.audio.push_back(w.at<float>(i));
+            ctx.commit(w);
+        }
+    });
+    return g;
+}
+
+std::size_t fm_min_capacity(std::size_t taps) {
+    const std::size_t peek_packets = taps <= 1 ? 0 : (taps - 1 + fm_audio_packet - 1) / fm_audio_packet;
+    return 1 + peek_packets + 1;
+}
+
+std::vector<std::string> fm_radio_stage_notes(const fm_radio_design& d) {
+    const std::string peek = "peeks " + std::to_string(d.taps - 1) + " samples";
+    std::vector<std::string> notes = {
+        "synthetic FM broadcast: wanted station at 0 Hz, adjacent station at +75 kHz, noise; 192 kHz complex",
+        std::to_string(d.taps) + "-tap low-pass at 20 kHz, decimation 4 to 48 kHz; " + peek,
+        "polar discriminator on consecutive samples; peeks 1 sample",
+        "duplicate splitter: every packet to the " + std::to_string(2 * d.bands) + " band filters",
+    };
+    for (std::size_t b = 0; b < d.bands; ++b) {
+        notes.push_back(std::to_string(d.taps) + "-tap low-pass at " + std::to_string(static_cast<int>(d.edges[b + 1])) +
+                        " Hz (upper band edge); " + peek);
+        notes.push_back(std::to_string(d.taps) + "-tap low-pass at " + std::to_string(static_cast<int>(d.edges[b])) +
+                        " Hz (lower band edge); " + peek);
+        notes.push_back("upper minus lower: the band-pass output (reads both in lockstep)");
+        notes.push_back("gain " + std::to_string(d.gains[b]));
+    }
+    notes.push_back("sums the " + std::to_string(d.bands) + " bands in band order (reads them in lockstep)");
+    notes.push_back("collects the equalized audio");
+    return notes;
+}
+
+}  // namespace pipescope::workloads

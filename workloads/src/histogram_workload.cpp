@@ -1,0 +1,274 @@
+// `histogram`: Phoenix's image histogram as a map-reduce stage graph (seed 004 §V-A: "histogram ...
+// MapReduce applications from the Phoenix suite ... reduce-only (r) and with a combine stage (c)").
+//
+//   source ──pixels──▶ map ──partials──▶ [combine ──combined──▶] reduce
+//   (serial)          (parallel)          (parallel)             (serial)
+//
+// - source reads the image into packets of `blocks` × `block` pixels (the pixels travel in the
+//   queue, so its footprint is real data, as GRAMPS' packets are);
+// - map counts each block of `block` pixels into a partial 3×256-bin histogram (the MapReduce map
+//   unit) and pushes the packet's partials together: one packet of up to `blocks` partials;
+// - combine=on: combine sums one packet of partials into one histogram (a MapReduce combiner: the
+//   data-parallel part of the reduction), so the serial reduce adds `blocks` times fewer;
+// - reduce sums everything it receives into the final 768 bins. With combine=off it adds every
+//   partial itself, and being serial it bounds the speedup: the two forms of the paper.
+#include <pipescope/workloads/graph_workload.hpp>
+#include <pipescope/workloads/workload.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+
+namespace pipescope::workloads {
+
+namespace {
+
+constexpr std::size_t bins = 3 * 256;   // red, green, blue
+
+struct rgb {
+    std::uint8_t r, g, b;
+};
+static_assert(sizeof(rgb) == 3, "pixels are packed 24-bit RGB");
+
+struct partial_histogram {
+    std::array<std::uint32_t, bins> count;
+};
+using histogram = std::array<std::uint64_t, bins>;
+
+struct image {
+    std::uint32_t width = 0, height = 0;
+    std::vector<rgb> pixels;   // row-major
+};
+
+std::uint64_t mix(std::uint64_t z) {   // splitmix64's finaliser
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+std::uint8_t clamp_byte(int v) { return static_cast<std::uint8_t>(std::clamp(v, 0, 255)); }
+
+// A synthetic photograph with structure rather than uniform noise, so the histogram has peaks and
+// gaps: a red ramp across, a green ramp down, blue rings around a seeded centre, flat seeded
+// rectangles on top (tall peaks), and a little per-pixel noise. A function of (size, seed) only.
+image make_image(std::uint32_t width, std::uint32_t height, std::uint64_t seed) {
+    image img;
+    img.width = width;
+    img.height = height;
+    img.pixels.resize(std::size_t{width} * height);
+    std::uint64_t state = seed * 0x9E3779B97F4A7C15ull;
+    auto next = [&] { return mix(state += 0x9E3779B97F4A7C15ull); };
+    const std::int64_t cx = static_cast<std::int64_t>(next() % width), cy = static_cast<std::int64_t>(next() % height);
+    const std::int64_t ring = 64 + static_cast<std::int64_t>(next() % 512);
+    struct rect {
+        std::uint32_t x0, y0, x1, y1;
+        rgb colour;
+    };
+    std::vector<rect> rects(12);
+    for (rect& r : rects) {
+        r.x0 = static_cast<std::uint32_t>(next() % width);
+        r.y0 = static_cast<std::uint32_t>(next() % height);
+        r.x1 = std::min(width, r.x0 + 1 + static_cast<std::uint32_t>(next() % (width / 4 + 1)));
+        r.y1 = std::min(height, r.y0 + 1 + static_cast<std::uint32_t>(next() % (height / 4 + 1)));
+        const std::uint64_t c = next();
+        r.colour = {static_cast<std::uint8_t>(c), static_cast<std::uint8_t>(c >> 8), static_cast<std::uint8_t>(c >> 16)};
+    }
+    auto noise = [&](std::uint32_t x, std::uint32_t y) {
+        return static_cast<int>(mix(seed ^ (std::uint64_t{y} << 32 | x)) & 7) - 4;
+    };
+    for (std::uint32_t y = 0; y < height; ++y) {
+        for (std::uint32_t x = 0; x < width; ++x) {
+            const int n = noise(x, y);
+            const std::int64_t dx = std::int64_t{x} - cx, dy = std::int64_t{y} - cy;
+            img.pixels[std::size_t{y} * width + x] = {clamp_byte(static_cast<int>(std::uint64_t{x} * 256 / width) + n),
+                                                      clamp_byte(static_cast<int>(std::uint64_t{y} * 256 / height) + n),
+                                                      static_cast<std::uint8_t>((dx * dx + dy * dy) / ring)};
+        }
+    }
+    for (const rect& r : rects)   // painted in order: a later rectangle covers an earlier one
+        for (std::uint32_t y = r.y0; y < r.y1; ++y)
+            for (std::uint32_t x = r.x0; x < r.x1; ++x) {
+                const int n = noise(x, y);
+                img.pixels[std::size_t{y} * width + x] = {clamp_byte(r.colour.r + n / 2), r.colour.g,
+                                                          clamp_byte(r.colour.b - n / 2)};
+            }
+    return img;
+}
+
+template <class Counts>
+void count_pixels(const rgb* px, std::size_t n, Counts& c) {
+    for (std::size_t i = 0; i < n; ++i) {
+        ++c[px[i].r];
+        ++c[256 + px[i].g];
+        ++c[512 + px[i].b];
+    }
+}
+
+struct options {
+    bool combine = true;
+    std::uint64_t block = 1024;   // pixels per partial histogram (the map unit)
+    std::uint64_t blocks = 8;     // blocks per pixel packet: partials per combine instance
+};
+
+options take_options(param_set& params) {
+    options o;
+    o.combine = params.take_bool("combine", o.combine);
+    o.block = params.take_uint("block", o.block, 16, std::uint64_t{1} << 20);
+    o.blocks = params.take_uint("blocks", o.blocks, 1, 64);
+    return o;
+}
+
+struct dimensions {
+    std::uint32_t width, height;
+};
+dimensions dimensions_for(input_size s) {
+    switch (s) {
+        case input_size::tiny: return {256, 256};
+        case input_size::small: return {2048, 2048};
+        case input_size::large: return {8192, 4096};
+    }
+    return {2048, 2048};
+}
+
+struct histogram_state {
+    options opt;
+    image img;
+    histogram result{};
+    std::uint64_t reduced = 0;   // histograms the reduce stage added
+};
+
+graph::program build_graph(histogram_state& st) {
+    graph::program g;
+    const std::size_t packet_pixels = static_cast<std::size_t>(st.opt.block * st.opt.blocks);
+    const auto pixels = g.add_queue<rgb>("pixels", {.packet_elements = packet_pixels, .capacity_packets = 16, .ordered = false});
+    // A map instance's partials fill one packet, so a combine instance sums `blocks` of them.
+    const auto partials = g.add_queue<partial_histogram>(
+        "partials", {.packet_elements = static_cast<std::size_t>(st.opt.blocks), .capacity_packets = 16, .ordered = false});
+
+    g.add_serial("source", {}, {pixels}, [&st](graph::thread_context& ctx) -> graph::stage_task {
+        const std::size_t total = st.img.pixels.size();
+        for (std::size_t at = 0; at < total;) {
+            graph::push_window w = co_await ctx.reserve(0, 1);
+            const std::size_t n = std::min(w.capacity(), total - at);
+            // One packet's elements are contiguous: copy the pixels in with one memcpy.
+            std::memcpy(w.element(0).data(), &st.img.pixels[at], n * sizeof(rgb));
+            ctx.commit(w, n);
+            at += n;
+        }
+    });
+
+    g.add_parallel("map", pixels, {{partials, 1}}, [&st](graph::instance_context& ctx) {
+        const graph::pop_window& in = ctx.input();
+        std::size_t first = 0;
+        for (std::size_t p = 0; p < in.packets(); ++p) {   // one packet per instance; contiguous within it
+            const std::size_t n = in.packet_size(p);
+            const rgb* px = std::launder(reinterpret_cast<const rgb*>(in.element(first).data()));
+            for (std::size_t b = 0; b < n; b += st.opt.block) {
+                partial_histogram h{};
+                count_pixels(px + b, std::min<std::size_t>(st.opt.block, n - b), h.count);
+                ctx.push(0, h);
+            }
+            first += n;
+        }
+    });
+
+    graph::queue_id reduce_from = partials;
+    if (st.opt.combine) {
+        reduce_from = g.add_queue<partial_histogram>("combined", {.packet_elements = 1, .capacity_packets = 16, .ordered = false});
+        g.add_parallel("combine", partials, {{reduce_from, 1}}, [](graph::instance_context& ctx) {
+            partial_histogram sum{};
+            for (std::size_t i = 0; i < ctx.size(); ++i) {
+                const partial_histogram& h = ctx.in<partial_histogram>(i);
+                for (std::size_t b = 0; b < bins; ++b) sum.count[b] += h.count[b];
+            }
+            ctx.push(0, sum);
+        });
+    }
+
+    g.add_serial("reduce", {reduce_from}, {}, [&st](graph::thread_context& ctx) -> graph::stage_task {
+        for (;;) {
+            graph::pop_window w = co_await ctx.pop(0);
+            if (!w) break;
+            for (std::size_t i = 0; i < w.size(); ++i) {
+                const partial_histogram& h = w.at<partial_histogram>(i);
+                for (std::size_t b = 0; b < bins; ++b) st.result[b] += h.count[b];
+                ++st.reduced;
+            }
+            ctx.commit(w);
+        }
+    });
+    return g;
+}
+
+class histogram_workload final : public workload {
+public:
+    std::string name() const override { return "histogram"; }
+    std::string summary() const override {
+        return "Phoenix image histogram as map-reduce: map partial histograms, optional parallel combine, "
+               "serial reduce (seed 004 §V-A hist-r / hist-c)";
+    }
+    std::string parameters() const override {
+        return "combine=on: a parallel combine stage sums each packet of partials before the serial reduce (off: "
+               "reduce-only)\n"
+               "block=1024: pixels per partial histogram (16 to 2^20)\n"
+               "blocks=8: blocks per pixel packet, i.e. partials per combine instance (1 to 64)\n" +
+               graph_policy_parameters();
+    }
+    bool is_graph() const override { return true; }
+
+    run_report run(scheduler& s, run_request& request) const override {
+        histogram_state st;
+        st.opt = take_options(request.params);
+        const dimensions d = dimensions_for(request.size);
+        st.img = make_image(d.width, d.height, request.seed);
+        const graph::program g = build_graph(st);
+
+        histogram reference{};
+        run_report report;
+        run_graph_workload(
+            name(), s, request, request.params, g, [&] { count_pixels(st.img.pixels.data(), st.img.pixels.size(), reference); },
+            [&] {
+                st.result.fill(0);
+                st.reduced = 0;
+            },
+            report);
+
+        const std::uint64_t pixels = st.img.pixels.size();
+        const std::uint64_t blocks = (pixels + st.opt.block - 1) / st.opt.block;
+        const std::uint64_t packet = st.opt.block * st.opt.blocks;
+        const std::uint64_t packets = (pixels + packet - 1) / packet;
+        // Exact bins, and the reduce added one histogram per block (reduce-only) or per packet (combine).
+        report.matches_reference = st.result == reference && st.reduced == (st.opt.combine ? packets : blocks);
+        report.description = "3×256-bin histogram of a " + std::to_string(d.width) + "×" + std::to_string(d.height) +
+                             " image: " + std::to_string(blocks) + " partials in " + std::to_string(packets) +
+                             " packets, reduce added " + std::to_string(st.reduced) +
+                             (st.opt.combine ? " combined histograms" : " partials");
+        return report;
+    }
+
+    program_info program(const run_request& request) const override {
+        param_set params = request.params;
+        histogram_state st;
+        st.opt = take_options(params);
+        const graph::program g = build_graph(st);
+        std::vector<std::string> notes = {"reads the image into packets of block × blocks pixels",
+                                          "counts each block into a partial histogram; one packet of partials"};
+        if (st.opt.combine) notes.push_back("sums one packet of partials into one histogram");
+        notes.push_back(st.opt.combine ? "adds the combined histograms" : "adds every partial histogram");
+        return describe_graph(g, request,
+                              st.opt.combine ? "map-reduce with a combine stage (hist-c): a chain"
+                                             : "map-reduce, reduce-only (hist-r): a chain",
+                              notes);
+    }
+};
+
+}  // namespace
+
+const workload& histogram_map_reduce() {
+    static const histogram_workload w;
+    return w;
+}
+
+}  // namespace pipescope::workloads
