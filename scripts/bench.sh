@@ -13,6 +13,7 @@
 #   bench_pipelines_vs_tbb  ferret and dedup under every linear policy vs oneTBB's parallel_pipeline
 #   bench_sps_vs_tbb        a serial-parallel-serial pipeline vs oneTBB, fine and coarse grains
 #   bench_pipe_fib          seed 001 Fig. 14: T_S, T_1, T_P and dependency folding
+#   bench_graph_schedulers  every stage-graph workload under every graph scheduler: time, peak footprint
 #   bench_trace_cost        tracing on vs off, ns and bytes per event
 #   bench_reader_speed      trace reading speed (decode, full model)
 #   pipescope-viewer        --bench on a generated 10-million-event trace: open time, frame time, memory
@@ -48,6 +49,7 @@ case "$mode" in
         pipelines=(--size small --runs 3)
         sps=(--runs 3 --run-ms 150)
         fib=(--runs 3 --n 20000)
+        graphs=(--size tiny --runs 3)
         trace=(--runs 3 --n 10000)
         reader=(--runs 3 --iterations 125000)   # about 2 M events; the viewer opens the same trace
         ;;
@@ -55,6 +57,7 @@ case "$mode" in
         pipelines=(--size small --runs 5)
         sps=(--runs 5)
         fib=(--runs 5)
+        graphs=(--size small --runs 5)
         trace=(--runs 5)
         reader=(--runs 5 --iterations 625000)   # about 10 M events; the viewer opens the same trace
         ;;
@@ -62,6 +65,7 @@ case "$mode" in
         pipelines=(--size large --runs 5)
         sps=(--runs 7)
         fib=(--runs 7)
+        graphs=(--size large --runs 5)
         trace=(--runs 5)
         reader=(--runs 5 --iterations 625000)
         ;;
@@ -92,6 +96,7 @@ b="$build_dir/bench"
 add_step "bench_pipelines_vs_tbb" "$b/bench_pipelines_vs_tbb" "${pipelines[@]}"
 add_step "bench_sps_vs_tbb" "$b/bench_sps_vs_tbb" "${sps[@]}"
 add_step "bench_pipe_fib" "$b/bench_pipe_fib" "${fib[@]}"
+add_step "bench_graph_schedulers" "$b/bench_graph_schedulers" "${graphs[@]}"
 add_step "bench_trace_cost" "$b/bench_trace_cost" "${trace[@]}"
 add_step "bench_reader_speed" "$b/bench_reader_speed" "${reader[@]}" --save "$work/synthetic"
 viewer="$build_dir/viewer/pipescope-viewer"
