@@ -32,6 +32,7 @@
 #include <vector>
 
 using namespace pipescope;
+using pipescope::testing::collatz_cycle;
 namespace gd = pipescope::graph::detail;
 
 namespace {
@@ -153,78 +154,6 @@ struct fan_graph {
     }
 };
 
-// A cycle (after tests/test_graph_gramps.cpp): source -> merge -> work -> step -> feedback -> merge
-// ... merge -> done -> sink. `step` does one Collatz step; merge sends a value round until it is 1.
-// At most 16 values are in the loop, and the queues hold far more, so even bounded queues never
-// fill up around the cycle.
-struct collatz_cycle {
-    struct item {
-        std::uint64_t start, x;
-        std::uint32_t steps, pad;
-    };
-    graph::program g;
-    std::uint64_t n;
-    std::map<std::uint64_t, std::uint32_t> result;
-
-    explicit collatz_cycle(std::uint64_t count) : n(count) {
-        const graph::queue_shape shape{.packet_elements = 8, .capacity_packets = 64};
-        const auto fresh = g.add_queue<item>("fresh", shape);
-        const auto work = g.add_queue<item>("work", shape);
-        const auto feedback = g.add_queue<item>("feedback", shape);
-        const auto done = g.add_queue<item>("done", shape);
-        g.add_serial("source", {}, {fresh}, [this](graph::thread_context& ctx) -> graph::stage_task {
-            for (std::uint64_t i = 1; i <= n; ++i) co_await ctx.push(0, item{i, i, 0, 0});
-        });
-        g.add_serial("merge", {fresh, feedback}, {work, done}, [](graph::thread_context& ctx) -> graph::stage_task {
-            std::uint64_t in_loop = 0;
-            bool fresh_open = true;
-            for (;;) {
-                const bool take_fresh = fresh_open && in_loop < 16;
-                if (!take_fresh && in_loop == 0) break;
-                auto w = co_await ctx.pop(take_fresh ? 0 : 1);
-                if (!w) {
-                    if (!take_fresh) throw std::logic_error("feedback ended while values were in the loop");
-                    fresh_open = false;
-                    continue;
-                }
-                for (std::size_t i = 0; i < w.size(); ++i) {
-                    const item v = w.at<item>(i);
-                    if (!take_fresh) --in_loop;
-                    if (v.x == 1) {
-                        co_await ctx.push(1, v);
-                    } else {
-                        ++in_loop;
-                        co_await ctx.push(0, v);
-                    }
-                }
-                ctx.commit(w);
-                ctx.flush(0);   // values in a partial packet would never come back
-            }
-            ctx.close_output(0);   // nothing left in the loop: close the cycle
-        });
-        g.add_parallel("step", work, {{feedback, 1}}, [](graph::instance_context& ctx) {
-            for (std::size_t i = 0; i < ctx.size(); ++i) {
-                item v = ctx.in<item>(i);
-                v.x = v.x % 2 ? 3 * v.x + 1 : v.x / 2;
-                ++v.steps;
-                ctx.push(0, v);
-            }
-        });
-        g.add_serial("sink", {done}, {}, [this](graph::thread_context& ctx) -> graph::stage_task {
-            for (;;) {
-                auto w = co_await ctx.pop(0);
-                if (!w) break;
-                for (std::size_t i = 0; i < w.size(); ++i) result[w.at<item>(i).start] = w.at<item>(i).steps;
-                ctx.commit(w);
-            }
-        });
-    }
-    static std::uint32_t steps(std::uint64_t x) {
-        std::uint32_t k = 0;
-        for (; x != 1; ++k) x = x % 2 ? 3 * x + 1 : x / 2;
-        return k;
-    }
-};
 
 // The stage each bit of a worker mask names, for messages.
 std::string workers_in(std::uint64_t mask) {
@@ -329,7 +258,7 @@ TEST_CASE("a feedback cycle completes under every baseline policy", "[graph][bas
         for (unsigned P : {1u, 2u, 4u}) {
             INFO("policy " << policy << ", P = " << P);
             scheduler s({P});
-            collatz_cycle prog(150);
+            collatz_cycle prog(150, 64, 16);   // 16 values in the loop: bounded queues never fill around it
             graph::run(s, prog.g, under(policy));
             REQUIRE(prog.result.size() == prog.n);
             for (std::uint64_t i = 1; i <= prog.n; ++i) REQUIRE(prog.result[i] == collatz_cycle::steps(i));

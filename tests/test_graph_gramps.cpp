@@ -2,6 +2,8 @@
 // serial reference with every buffer manager and worker count, bounded queues never exceed their
 // capacity, a cycle completes with its backward queue unbounded, serial stages are preempted, bad
 // parameters are refused by name; and the packet allocators on their own.
+#include "support/graph_programs.hpp"
+
 #include <pipescope/graph/program.hpp>
 #include <pipescope/graph/queue.hpp>
 #include <pipescope/scheduler.hpp>
@@ -18,6 +20,7 @@
 #include <vector>
 
 using namespace pipescope;
+using pipescope::testing::collatz_cycle;
 
 namespace {
 
@@ -70,80 +73,6 @@ struct chain {
     }
 };
 
-std::uint32_t collatz_steps(std::uint64_t x) {
-    std::uint32_t steps = 0;
-    for (; x != 1; ++steps) x = x % 2 ? 3 * x + 1 : x / 2;
-    return steps;
-}
-
-// A cycle: source -> merge -> work -> step -> feedback -> merge (backward) ... merge -> done -> sink.
-// `step` does one Collatz step; `merge` sends a value round again until it reaches 1, then out to
-// the sink with its step count. When the source ended and nothing is in the loop, merge closes
-// `work` (the program closes its cycle); `step` then finishes and closes `feedback`.
-struct collatz_cycle {
-    struct item {
-        std::uint64_t start, x;
-        std::uint32_t steps, pad;
-    };
-    graph::program g;
-    std::uint64_t n;
-    graph::queue_id feedback = 0;
-    std::map<std::uint64_t, std::uint32_t> result;
-
-    explicit collatz_cycle(std::uint64_t count) : n(count) {
-        const auto fresh = g.add_queue<item>("fresh", {.packet_elements = 8, .capacity_packets = 4});
-        const auto work = g.add_queue<item>("work", {.packet_elements = 8, .capacity_packets = 4});
-        feedback = g.add_queue<item>("feedback", {.packet_elements = 8, .capacity_packets = 4});
-        const auto done = g.add_queue<item>("done", {.packet_elements = 8, .capacity_packets = 4});
-        g.add_serial("source", {}, {fresh}, [this](graph::thread_context& ctx) -> graph::stage_task {
-            for (std::uint64_t i = 1; i <= n; ++i) co_await ctx.push(0, item{i, i, 0, 0});
-        });
-        g.add_serial("merge", {fresh, feedback}, {work, done}, [this](graph::thread_context& ctx) -> graph::stage_task {
-            std::uint64_t in_loop = 0;
-            bool fresh_open = true;
-            for (;;) {
-                // Take new values while few are in the loop; otherwise drain what comes back.
-                const bool take_fresh = fresh_open && in_loop < 64;
-                if (!take_fresh && in_loop == 0) break;
-                auto w = co_await ctx.pop(take_fresh ? 0 : 1);
-                if (!w) {
-                    if (!take_fresh) throw std::logic_error("feedback ended while values were in the loop");
-                    fresh_open = false;
-                    continue;
-                }
-                for (std::size_t i = 0; i < w.size(); ++i) {
-                    const item v = w.at<item>(i);
-                    if (!take_fresh) --in_loop;
-                    if (v.x == 1) {
-                        co_await ctx.push(1, v);
-                    } else {
-                        ++in_loop;
-                        co_await ctx.push(0, v);
-                    }
-                }
-                ctx.commit(w);
-                ctx.flush(0);   // values waiting in a partial packet would never come back
-            }
-            ctx.close_output(0);   // nothing left in the loop: close the cycle
-        });
-        g.add_parallel("step", work, {{feedback, 1}}, [](graph::instance_context& ctx) {
-            for (std::size_t i = 0; i < ctx.size(); ++i) {
-                item v = ctx.in<item>(i);
-                v.x = v.x % 2 ? 3 * v.x + 1 : v.x / 2;
-                ++v.steps;
-                ctx.push(0, v);
-            }
-        });
-        g.add_serial("sink", {done}, {}, [this](graph::thread_context& ctx) -> graph::stage_task {
-            for (;;) {
-                auto w = co_await ctx.pop(0);
-                if (!w) break;
-                for (std::size_t i = 0; i < w.size(); ++i) result[w.at<item>(i).start] = w.at<item>(i).steps;
-                ctx.commit(w);
-            }
-        });
-    }
-};
 
 }  // namespace
 
@@ -192,12 +121,12 @@ TEST_CASE("gramps computes the serial result with every buffer manager, P = 1, 2
 TEST_CASE("gramps runs a graph with a cycle; the backward queue is unbounded", "[graph][gramps]") {
     std::map<std::uint64_t, std::uint32_t> expected;
     const std::uint64_t n = 1500;
-    for (std::uint64_t i = 1; i <= n; ++i) expected[i] = collatz_steps(i);
+    for (std::uint64_t i = 1; i <= n; ++i) expected[i] = collatz_cycle::steps(i);
     for (const char* buffers : {"packet-stealing", "per-queue", "malloc"}) {
         for (unsigned workers : {1u, 2u, 4u}) {
             INFO("buffers " << buffers << ", P = " << workers);
             scheduler s({workers});
-            collatz_cycle prog(n);
+            collatz_cycle prog(n, 4, 64);
             CHECK(graph::unbounded_queues(prog.g, gramps()) == std::vector<bool>{false, false, true, false});
             const graph::run_stats st = graph::run(s, prog.g, gramps({{"buffers", buffers}}));
             CHECK(prog.result == expected);
