@@ -281,17 +281,17 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
         const std::uint32_t ti = g.edge_counter[k];
         const double v = value_at(ti);
         const counter_peak& pk = g.edge_peak[k];
-        const double cap = ge.capacity ? *ge.capacity : std::max(1.0, pk.value);
+        // An unbounded queue may grow past its capacity (its first block): scale it to its peak.
+        const double cap = ge.capacity ? (ge.unbounded ? std::max(*ge.capacity, pk.value) : *ge.capacity) : std::max(1.0, pk.value);
         const bool full = ge.capacity && !ge.unbounded && v >= *ge.capacity;
         gauge(dl, P(e.qx0, e.qy0), P(e.qx1, e.qy1), v, cap, pk.any ? std::optional<double>(pk.value) : std::nullopt,
               full ? col_queue_full : col_queue_fill);
         const float cx = o.x + (e.qx0 + e.qx1) * 0.5f;
         const float gx0 = o.x + e.qx0 - lp.queue_pad + 2, gx1 = o.x + e.qx1 + lp.queue_pad - 2;
-        const std::string name = ge.queue_name.empty() ? "queue " + std::to_string(prog.stages[ge.to].number)
-                                                       : ge.queue_name + (ge.unbounded ? " (unbounded)" : "");
+        const std::string name = ge.queue_name.empty() ? "queue " + std::to_string(prog.stages[ge.to].number) : ge.queue_name;
         centred_text(dl, font, small, cx, o.y + e.qy0 - small - 4, col_dim, name, gx0, gx1);
         std::string fill = ti == tm::no_index ? std::string("not recorded") : count_text(v);
-        if (ti != tm::no_index && ge.capacity) fill += " / " + count_text(*ge.capacity);
+        if (ti != tm::no_index && ge.capacity && !ge.unbounded) fill += " / " + count_text(*ge.capacity);   // unbounded: the header says so
         centred_text(dl, mono, mono->FontSize, cx, o.y + e.qy1 + 4, ti == tm::no_index ? col_dim : col_text, fill, gx0, gx1);
         if (inside(e.qx0 - 4, e.qy0 - small - 4, e.qx1 + 4, e.qy1 + mono->FontSize + 6)) hover_edge = static_cast<int>(k);
     }
