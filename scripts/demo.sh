@@ -21,6 +21,10 @@ traced_workloads=(ferret pipe-fib-256 x264)
 size=small
 # The runs the viewer compares at the end (ferret, recorded above).
 compared_policies=(piper tbb bind-to-stage)
+# A stage graph (seed 004 Fig. 1: the ray tracer with its bounce cycle) under the graph schedulers
+# whose footprints seed 004 Table III sets apart.
+graph_workload=ray-1
+graph_policies=(gramps breadth-first danbi)
 
 build_dir="$repo_root/build"
 trace_dir="$repo_root/out"   # traces the demo records (git-ignored)
@@ -110,6 +114,38 @@ show_comparison() {
     done
 }
 
+# The stage graph under the graph schedulers: their queues and footprints, and the stage graph view.
+show_graph() {
+    local -a traces=()
+    local p
+    echo ""
+    echo "==== $me: the stage graph $graph_workload under ${graph_policies[*]} (size $size)"
+    mkdir -p "$trace_dir"
+    for p in "${graph_policies[@]}"; do
+        echo ""
+        echo "---- $graph_workload, graph policy $p"
+        "$cli" run "$graph_workload" --size "$size" --policy "$p" -o "$trace_dir/$graph_workload-$p.pftrace" \
+            || die "pipescope run $graph_workload --policy $p failed"
+        traces+=("$trace_dir/$graph_workload-$p.pftrace")
+    done
+    echo ""
+    echo "==== $me: queue fills and peak footprint, from the traces (seed 004 Table III)"
+    "$cli" stats "${traces[@]}" | grep -E "^==|^queues|^  [a-z]|footprint|stopped by" || die "pipescope stats failed"
+    if [[ ! -x "$viewer" ]]; then return; fi
+    if [[ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]]; then
+        echo "==== $me: opening the viewer's stage graph view (close the window to finish)"
+        "$viewer" "${traces[@]}" --view graph || die "the viewer failed (exit status $?)"
+        return
+    fi
+    command -v xvfb-run >/dev/null || die "no display and no xvfb-run: cannot render the viewer"
+    mkdir -p "$shot_dir"
+    local view
+    for view in graph timeline; do
+        xvfb-run -a -s "-screen 0 1600x1000x24" "$viewer" "${traces[@]}" --view "$view" --time 20000000 \
+            --screenshot "$shot_dir/$graph_workload-$view.png" || die "the viewer failed on view $view"
+    done
+}
+
 main() {
     if [[ $do_build -eq 1 ]]; then
         build
@@ -132,6 +168,7 @@ main() {
         "$cli" validate "$t" | head -1
     done
     show_comparison
+    show_graph
     echo ""
     echo "==== $me: done. Traces in ${trace_dir#"$repo_root/"}/ — open them in ui.perfetto.dev;"
     echo "     example traces that ship with pipescope are in traces/ (see traces/README.md)"

@@ -299,7 +299,12 @@ std::string to_text(const run_report& r, std::size_t max_path) {
     o += "== ";
     o += r.title;
     o += "\n";
-    o += sfmt("  makespan %s, %u workers, %llu iterations, %llu nodes", dur(static_cast<double>(r.makespan())).c_str(),
+    const bool graph = r.meta.program_kind == "graph";
+    if (graph)   // a stage graph's nodes are parallel instances and serial resumptions, not iterations
+        o += sfmt("  makespan %s, %u workers, %llu nodes (instances and resumptions)", dur(static_cast<double>(r.makespan())).c_str(),
+                  r.dag.workers, (unsigned long long)r.stats.nodes);
+    else
+        o += sfmt("  makespan %s, %u workers, %llu iterations, %llu nodes", dur(static_cast<double>(r.makespan())).c_str(),
                   r.dag.workers, (unsigned long long)r.stats.iterations, (unsigned long long)r.stats.nodes);
     if (r.meta.K) o += sfmt(", K = %llu", (unsigned long long)r.meta.K);
     if (!r.meta.size.empty()) o += ", size " + r.meta.size;
@@ -375,12 +380,15 @@ std::string to_text(const run_report& r, std::size_t max_path) {
                   (unsigned long long)st.throttle_waits, dur(static_cast<double>(st.throttled_ns)).c_str(),
                   (unsigned long long)st.retire_waits, dur(static_cast<double>(st.retire_wait_ns)).c_str());
     if (st.events_lost) o += sfmt("WARNING: %llu events were lost while recording\n", (unsigned long long)st.events_lost);
-    o += "limits: peak live " + opt_num(st.peak_live) + " of K " + opt_num(st.K);
-    if (st.peak_tokens) o += ", tokens " + opt_num(st.peak_tokens) + " of N " + opt_num(st.N);
-    if (st.peak_footprint) o += ", peak footprint " + opt_num(st.peak_footprint);
-    o += "\n";
-    for (const auto& c : st.counters)
-        o += sfmt("  counter %-24s peak %-8g%s\n", c.name.c_str(), c.peak,
+    if (!graph) {   // a graph's limits are its queues' capacities: the queues section below
+        o += "limits: peak live " + opt_num(st.peak_live) + " of K " + opt_num(st.K);
+        if (st.peak_tokens) o += ", tokens " + opt_num(st.peak_tokens) + " of N " + opt_num(st.N);
+        if (st.peak_footprint) o += ", peak footprint " + opt_num(st.peak_footprint);
+        o += "\n";
+    }
+    if (!graph)   // a graph's counters are its queues and footprint, summarised below
+        for (const auto& c : st.counters)
+            o += sfmt("  counter %-24s peak %-8g%s\n", c.name.c_str(), c.peak,
                       c.capacity ? sfmt(" of %g (%s)", *c.capacity, c.capacity_from.c_str()).c_str() : "");
 
     // DAG bounds and the queueing model: pipelines only.
