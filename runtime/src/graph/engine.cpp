@@ -254,10 +254,17 @@ step_result graph_engine::step_parallel(stage_state& st) {
 
     std::vector<std::size_t> counts(outs.size(), 0);
     std::vector<bool> close(outs.size(), false);
+    std::vector<instance_context::cursor> cursors(outs.size());
     instance_context ctx;
     ctx.input_ = &in;
+    const std::span<const std::byte> packet = in.packet_bytes(0);
+    ctx.in_data_ = packet.data();
+    ctx.in_count_ = in.size();
+    ctx.in_element_ = in_q.element_size();
     ctx.outputs_ = &outs;
-    ctx.counts_ = &counts;
+    ctx.outputs_count_ = outs.size();
+    ctx.cursors_ = cursors.data();
+    ctx.counts_ = counts.data();
     ctx.close_ = &close;
     ctx.state_ = &st;
     ctx.stage_ = st.id;
@@ -458,6 +465,10 @@ void graph_engine::try_finish_parallel(stage_state& st) {
     {
         std::lock_guard lock(st.reserve_mutex);   // steppers reserve under it, and look at `finishing` first
         if (st.in_flight.load(std::memory_order_acquire) != 0 || st.finishing.load(std::memory_order_acquire)) return;
+        // input_ended is a hint set outside this lock, where a stepper's tentative reservation may
+        // have emptied the input for a moment (cancel_pop puts the packet back). Only here, with no
+        // stepper inside, is "closed and drained" the truth.
+        if (!queues_[st.spec->inputs[0]]->end_of_stream()) return;
         st.finishing.store(true, std::memory_order_release);
     }
     finish_stage(st);   // outside the lock: closing may finish other stages, even this one's consumers
@@ -625,6 +636,29 @@ push_window& instance_context::window(std::size_t k) {
         throw std::out_of_range("graph stage '" + state_->spec->name + "': push to output " + std::to_string(k) +
                                 ", but it has " + std::to_string(outputs_->size()) + " outputs");
     return (*outputs_)[k];
+}
+
+// The checked push: output k exists and is open, the element has the queue's size, and there is room;
+// then the cursor moves to the packet the element falls in.
+void instance_context::push_slow(std::size_t k, const void* value, std::size_t size) {
+    push_window& w = window(k);
+    if (!w) overflow(k);   // closed by close_output
+    const packet_queue& q = *w.source();
+    if (size != q.element_size())
+        throw std::invalid_argument("graph stage '" + state_->spec->name + "': push of a " + std::to_string(size) +
+                                    "-byte element to output " + std::to_string(k) + " (queue '" + q.name() +
+                                    "'), whose elements are " + std::to_string(q.element_size()) + " bytes");
+    const std::size_t n = counts_[k];
+    if (n == w.capacity()) overflow(k);
+    const std::size_t per = q.packet_elements();
+    cursor& c = cursors_[k];
+    c.element_size = size;
+    c.next = w.packet_bytes(n / per).data() + (n % per) * size;
+    c.left = per - n % per;
+    std::memcpy(c.next, value, size);
+    c.next += size;
+    --c.left;
+    ++counts_[k];
 }
 
 void instance_context::overflow(std::size_t k) const {

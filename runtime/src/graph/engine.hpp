@@ -81,7 +81,7 @@ struct stage_state {
     std::mutex reserve_mutex;               // reservations in input order (ordered outputs)
     std::uint64_t next_instance = 0;        // guarded by reserve_mutex
     std::atomic<int> in_flight{0};          // steps between their first reserve and their last commit
-    std::atomic<bool> input_ended{false};
+    std::atomic<bool> input_ended{false};     // a hint that the input ended; try_finish_parallel checks
     // An instance closed output k (instance_context::close_output: a cycle's feedback queue). Later
     // instances no longer reserve room in it, and the queue is closed once no instance holds a
     // reservation on it any more (closing under another instance's open reservation would break

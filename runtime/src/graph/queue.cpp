@@ -63,6 +63,18 @@ std::span<std::byte> push_window::element(std::size_t i) const {
     return {packets_[i / n].data + (i % n) * size, size};
 }
 
+std::span<std::byte> push_window::packet_bytes(std::size_t p) const {
+    check_reserved("push_window::packet_bytes");
+    if (p >= packets_.size())
+        queue_->fail("push_window::packet_bytes(" + std::to_string(p) + "): the window holds only " +
+                     std::to_string(packets_.size()) + " packets");
+    return {packets_[p].data, queue_->packet_bytes()};
+}
+
+std::span<const std::byte> pop_window::packet_bytes(std::size_t p) const {
+    return {packets_[p].data, packet_size(p) * queue_->element_size()};   // packet_size checks p
+}
+
 std::size_t pop_window::packet_size(std::size_t p) const {
     check_reserved("pop_window::packet_size");
     if (p >= packets_.size())

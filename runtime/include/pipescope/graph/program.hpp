@@ -35,6 +35,8 @@
 #include <pipescope/graph/queue.hpp>
 
 #include <coroutine>
+#include <cstring>
+#include <new>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -145,8 +147,15 @@ class instance_context {
 public:
     std::size_t size() const noexcept { return input_->size(); }          // elements in the input packet
     std::size_t peek_size() const noexcept { return input_->peek_size(); }
+    // The fast paths below read and write packet memory directly; anything unusual (a wrong element
+    // type, an index past the packet, a full or closed output) takes the checked path, which throws
+    // with the stage's name.
     template <class T>
-    const T& in(std::size_t i) const { return input_->at<T>(i); }
+    const T& in(std::size_t i) const {
+        if (sizeof(T) == in_element_ && i < in_count_) [[likely]]
+            return *std::launder(reinterpret_cast<const T*>(in_data_ + i * sizeof(T)));
+        return input_->at<T>(i);
+    }
     template <class T>
     const T& peek(std::size_t j) const { return input_->peek<T>(j); }
     const pop_window& input() const noexcept { return *input_; }
@@ -155,10 +164,18 @@ public:
     // naming the stage when the instance pushes more than its declared max_packets hold.
     template <class T>
     void push(std::size_t k, const T& value) {
-        push_window& w = window(k);
-        std::size_t& n = (*counts_)[k];
-        if (n == w.capacity()) overflow(k);
-        w.at<T>(n++) = value;
+        static_assert(std::is_trivially_copyable_v<T>, "queue elements are raw bytes: T must be trivially copyable");
+        if (k < outputs_count_) [[likely]] {
+            cursor& c = cursors_[k];
+            if (c.left != 0 && c.element_size == sizeof(T)) [[likely]] {
+                std::memcpy(c.next, &value, sizeof(T));
+                c.next += sizeof(T);
+                --c.left;
+                ++counts_[k];
+                return;
+            }
+        }
+        push_slow(k, &value, sizeof(T));
     }
     // This stage will never again push to output k (a stage that closes a cycle, e.g. merge sort's
     // last merge). Takes effect when the instance ends: later instances get no room in output k
@@ -172,12 +189,23 @@ public:
 
 private:
     friend class detail::graph_engine;
+    // Where the next element of an output goes, within the current packet.
+    struct cursor {
+        std::byte* next = nullptr;
+        std::size_t left = 0;           // elements left in the current packet
+        std::size_t element_size = 0;   // 0 until the first push checked the type
+    };
     push_window& window(std::size_t k);
+    void push_slow(std::size_t k, const void* value, std::size_t size);
     [[noreturn]] void overflow(std::size_t k) const;
 
     const pop_window* input_ = nullptr;
+    const std::byte* in_data_ = nullptr;   // the input packet (an instance has exactly one)
+    std::size_t in_count_ = 0, in_element_ = 0;
     std::vector<push_window>* outputs_ = nullptr;
-    std::vector<std::size_t>* counts_ = nullptr;
+    std::size_t outputs_count_ = 0;
+    cursor* cursors_ = nullptr;
+    std::size_t* counts_ = nullptr;
     std::vector<bool>* close_ = nullptr;
     detail::stage_state* state_ = nullptr;
     stage_id stage_ = 0;

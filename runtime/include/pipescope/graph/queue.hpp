@@ -236,6 +236,7 @@ class push_window : public detail::window_base {
 public:
     std::size_t capacity() const noexcept;  // elements
     std::span<std::byte> element(std::size_t i) const;
+    std::span<std::byte> packet_bytes(std::size_t p) const;   // packet p's memory, all N elements
     template <class T>
     T& at(std::size_t i) const { return typed<T>(element(i).data()); }
 };
@@ -247,6 +248,7 @@ public:
     std::size_t size() const noexcept { return size_; }
     std::size_t peek_size() const noexcept { return peek_size_; }
     std::size_t packet_size(std::size_t p) const;
+    std::span<const std::byte> packet_bytes(std::size_t p) const;   // packet p's elements, packet_size(p) of them
     std::span<const std::byte> element(std::size_t i) const;
     std::span<const std::byte> peek_element(std::size_t j) const;  // the j-th element after the window
     template <class T>
