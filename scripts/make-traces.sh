@@ -24,6 +24,7 @@ examples=(
     "pipe-fib-piper|pipe-fib --policy piper --workers 2 --size tiny --param n=400 --param K=4"
     "pipe-fib-256-piper|pipe-fib-256 --policy piper --workers 2 --size tiny --param n=6000"
     "pipe-fib-256-piper-K2|pipe-fib-256 --policy piper --workers 2 --size tiny --param n=6000 --param K=2"
+    "ray-1-gramps|ray-1 --policy gramps --workers 2 --size tiny --param width=32 --param height=32 --param samples=2"
 )
 
 mode=make
