@@ -480,7 +480,9 @@ void graph_engine::wait(std::uint64_t seen) {
         ~leave_sleep() { n.fetch_sub(1, std::memory_order_seq_cst); }
     } guard{sleepers_};
     std::unique_lock lock(wait_mutex_);
-    if (epoch() != seen || stopping()) return;
+    // Finished: nothing to wait for. (The last stage's bump may have come before `seen` was read, so
+    // the epoch alone would not say so — and the loops still running would look deadlocked.)
+    if (epoch() != seen || stopping() || all_finished()) return;
     // Every running loop waiting on the current epoch: nothing can move it any more.
     if (waiting_epoch_ != seen) {
         waiting_epoch_ = seen;
