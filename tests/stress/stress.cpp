@@ -27,6 +27,7 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -167,6 +168,26 @@ private:
     std::thread thread_;
 };
 
+// One run under the watchdog, recorded (a small buffer: the last moments before a hang matter).
+// False, after saying so, if the run threw.
+bool run_watched(scheduler& s, unsigned workers, watchdog& dog, const std::string& what, const fs::path& trace_path,
+                 const std::function<void(scheduler&)>& run) {
+    trace::recorder rec(workers, std::size_t{4} << 20);
+    s.attach_recorder(&rec);
+    rec.restart_clock();
+    dog.arm(what, &rec, trace_path);
+    try {
+        run(s);
+    } catch (const std::exception& e) {
+        dog.disarm();
+        std::fprintf(stderr, "pipescope_stress: FAIL: %s threw: %s\n", what.c_str(), e.what());
+        return false;
+    }
+    dog.disarm();
+    s.attach_recorder(nullptr);
+    return true;
+}
+
 // A loop that hangs: iteration 3's stage 1 waits for a signal that never comes, under piper on two
 // workers. The watchdog must fire, write the trace and end the process with status 3.
 int hang_test(const stress_options& opt) {
@@ -261,21 +282,10 @@ int main(int argc, char** argv) {
             for (const auto& [key, v] : o.params) what += " " + key + "=" + v;
             what += " · P=" + std::to_string(workers) + " (rerun: --seed " + std::to_string(opt.seed) + ", round " +
                     std::to_string(round) + ")";
-            scheduler& s = *pools[workers];
-            trace::recorder rec(workers, std::size_t{4} << 20);
-            s.attach_recorder(&rec);
-            rec.restart_clock();
-            dog.arm(what, &rec,
-                    opt.trace_dir / ("hung-graph-" + std::to_string(seed) + "-" + gc.info.name + "-P" + std::to_string(workers) + ".pftrace"));
-            try {
-                graph::run(s, g->program(), o);
-            } catch (const std::exception& e) {
-                dog.disarm();
-                std::fprintf(stderr, "pipescope_stress: FAIL: %s threw: %s\n", what.c_str(), e.what());
+            const fs::path trace_path =
+                opt.trace_dir / ("hung-graph-" + std::to_string(seed) + "-" + gc.info.name + "-P" + std::to_string(workers) + ".pftrace");
+            if (!run_watched(*pools[workers], workers, dog, what, trace_path, [&](scheduler& s) { graph::run(s, g->program(), o); }))
                 return 1;
-            }
-            dog.disarm();
-            s.attach_recorder(nullptr);
             if (!(g->result() == expected)) {
                 std::fprintf(stderr, "pipescope_stress: FAIL: %s: the sink received %llu elements (checksum %llx), expected %llu (%llx)\n",
                              what.c_str(), (unsigned long long)g->result().count, (unsigned long long)g->result().checksum,
@@ -316,23 +326,12 @@ int main(int argc, char** argv) {
         what += std::to_string(workers);
         what += ")";
 
-        scheduler& s = *pools[workers];
-        trace::recorder rec(workers, std::size_t{4} << 20);
-        s.attach_recorder(&rec);
-        rec.restart_clock();
         const fs::path trace_path =
             opt.trace_dir / ("hung-" + std::to_string(seed) + "-" + pc.info.name + "-P" + std::to_string(workers) + ".pftrace");
-        dog.arm(what, &rec, trace_path);
         program_state got;
-        try {
-            got = run_program(s, program, options);
-        } catch (const std::exception& e) {
-            dog.disarm();
-            std::fprintf(stderr, "pipescope_stress: FAIL: %s threw: %s\n", what.c_str(), e.what());
+        if (!run_watched(*pools[workers], workers, dog, what, trace_path,
+                         [&](scheduler& s) { got = run_program(s, program, options); }))
             return 1;
-        }
-        dog.disarm();
-        s.attach_recorder(nullptr);
         if (!(got == expected)) {
             std::fprintf(stderr, "pipescope_stress: FAIL: %s gave a result different from the serial elision\n", what.c_str());
             return 1;
