@@ -115,7 +115,7 @@ unsigned graph_engine::workers() const noexcept { return const_cast<scheduler&>(
 
 void graph_engine::queue_changed(queue_id q) const noexcept {
     if (!traced_) return;
-    trace_event(event_kind::counter, q, queues_[q]->stats().packets_in_use);
+    trace_event(event_kind::counter, q, queues_[q]->packets_in_use_hint());   // lock-free: this runs on every queue operation
     trace_event(event_kind::counter, queues_.size(), static_cast<std::uint64_t>(footprint_.packets.load()));
     trace_event(event_kind::counter, queues_.size() + 1, static_cast<std::uint64_t>(footprint_.bytes.load()));
 }
