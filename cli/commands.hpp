@@ -27,3 +27,8 @@ int stats_command(const std::vector<std::string>& args);
 // pipescope compare <a.pftrace> <b.pftrace>... [--json]
 // The runs side by side with ratios against the first. Exit 1 if a file cannot be read.
 int compare_command(const std::vector<std::string>& args);
+
+// pipescope lesson --list | <name> [--workers N] [--size S] [--out DIR] [--no-viewer] [--no-screenshots]
+// Records a lesson's runs, prints its story and opens the viewer on it (docs/lessons/). Exit 1 if a
+// run fails or the viewer cannot write the screenshots, 2 on a usage error.
+int lesson_command(const std::vector<std::string>& args);

@@ -7,18 +7,12 @@
 // 2 on a usage error.
 #include "commands.hpp"
 #include "interrupt.hpp"
+#include "recording.hpp"
 
 #include <pipescope/pipescope.hpp>
 #include <pipescope/trace/perfetto_reader.hpp>
-#include <pipescope/trace/perfetto_writer.hpp>
-#include <pipescope/trace/recorder.hpp>
-#include <pipescope/workloads/machine.hpp>
 #include <pipescope/workloads/workload.hpp>
 
-#include <nlohmann/json.hpp>
-
-#include <atomic>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -28,7 +22,6 @@
 #include <iostream>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace ws = pipescope::workloads;
@@ -43,24 +36,13 @@ constexpr const char* usage_text =
     "       pipescope export-json <trace.pftrace> <out.json>\n"
     "       pipescope stats <trace.pftrace>... [--run NAME] [--json]\n"
     "       pipescope compare <a.pftrace> <b.pftrace>... [--json]\n"
+    "       pipescope lesson --list | <name> [--workers N] [--size tiny|small|large] [--out DIR] [--no-viewer]\n"
     "       pipescope dedup-restore <archive> <out>\n"
     "       pipescope list [--json]\n"
     "       pipescope --help\n";
 
-struct usage_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-struct run_args {
-    std::string workload;
-    ws::run_request request;
-    unsigned workers = 0;
-    std::string trace_path;   // -o: record a Perfetto trace there
-    std::size_t trace_buffer_mib = 64;   // --trace-buffer: the recorder's memory budget
-    bool trace_compress = true;          // --trace-plain writes packets uncompressed
-    bool trace = true;        // --no-trace turns recording off even with -o
-    std::vector<std::string> params;   // as given, for the trace's metadata
-};
+using pipescope::cli::run_args;
+using pipescope::cli::usage_error;
 
 unsigned parse_workers(const std::string& text) {
     try {
@@ -157,232 +139,13 @@ int validate_trace(const std::vector<std::string>& args) {
     return ok ? 0 : 1;
 }
 
-// The run's configuration and program structure, stored in the trace for the viewer and analysis
-// (docs/tracing.md, "Metadata").
-// What every run's metadata holds: the run, the machine, and the program's stages.
-nlohmann::json common_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
-                               const ws::program_info& program, double reference_seconds) {
-    nlohmann::json stages = nlohmann::json::array();
-    for (std::size_t j = 0; j < program.stages.size(); ++j)
-        stages.push_back({{"index", j}, {"name", program.stages[j].name}, {"kind", program.stages[j].kind},
-                          {"note", program.stages[j].note}});
-    const ws::machine_info machine = ws::describe_machine();
-    return {{"format", "pipescope-run/1"},
-            {"workload", workload.name()},
-            {"policy", args.request.policy},
-            {"workers", sched.workers()},
-            {"size", ws::size_name(args.request.size)},
-            {"seed", args.request.seed},
-            // The serial reference's time (T_S): analysis and the compare view take speedups against it.
-            {"reference_seconds", reference_seconds},
-            {"params", args.params},
-            {"program", {{"kind", program.kind}, {"shape", program.shape}, {"stages", stages}}},
-            {"machine", {{"cpu", machine.cpu}, {"hardware_threads", machine.hardware_threads}, {"kernel", machine.kernel}}}};
-}
-
-// A stage graph adds its queues (docs/tracing.md, "Metadata"): who produces and consumes each, its
-// shape, whether the policy bounds it, and the counter track of its packets in use.
-std::string graph_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
-                           const ws::program_info& program, double reference_seconds) {
-    nlohmann::json meta = common_metadata(sched, args, workload, program, reference_seconds);
-    nlohmann::json queues = nlohmann::json::array();
-    for (std::size_t q = 0; q < program.queues.size(); ++q) {
-        const ws::queue_info& qi = program.queues[q];
-        queues.push_back({{"index", q},
-                          {"name", qi.name},
-                          {"element_bytes", qi.element_bytes},
-                          {"packet_elements", qi.packet_elements},
-                          {"capacity_packets", qi.capacity_packets},
-                          {"ordered", qi.ordered},
-                          {"backward", qi.backward},
-                          {"unbounded", qi.unbounded},
-                          {"producers", qi.producers},
-                          {"consumer", qi.consumer},
-                          {"counter", qi.counter}});
-    }
-    meta["program"]["queues"] = queues;
-    meta["program"]["footprint_counters"] = {"footprint packets", "footprint bytes"};
-    return meta.dump();
-}
-
-std::string run_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
-                         double reference_seconds) {
-    ws::param_set params = args.request.params;   // a copy: the workload takes its own later
-    const pipescope::pipeline_options options = ws::pipeline_options_from(args.request, params);
-    const ws::program_info program = workload.program(args.request);
-    if (program.kind == "graph") return graph_metadata(sched, args, workload, program, reference_seconds);
-    nlohmann::json meta = common_metadata(sched, args, workload, program, reference_seconds);
-    meta["program"]["K"] = pipescope::effective_throttle(options, sched.workers());
-    meta["program"]["lazy_enabling"] = options.lazy_enabling;
-    meta["program"]["dependency_folding"] = options.dependency_folding;
-    if (options.policy == "bind-to-stage") {
-        // Its threads per parallel stage and Queue_size, defaults resolved. It has no throttle: the
-        // queues bound what is in flight, so the DAG gets no throttling edges (no K).
-        meta["program"].erase("K");
-        meta["program"]["c"] = pipescope::effective_stage_threads(options, sched.workers());
-        meta["program"]["queue"] = pipescope::effective_queue_size(options);
-    }
-    return meta.dump();
-}
-
-// Records a run into a Perfetto trace: a recorder attached to the scheduler, a thread draining
-// full chunks into the writer while the run goes on (bounded memory), the rest at the end.
-class trace_session {
-public:
-    trace_session(pipescope::scheduler& sched, const run_args& args, const ws::workload& workload)
-        : sched_(sched), recorder_(sched.workers(), args.trace_buffer_mib << 20),
-          writer_(std::filesystem::path(args.trace_path), {args.trace_compress, 1}),
-          trace_path_(args.trace_path), buffer_mib_(args.trace_buffer_mib), args_(args), workload_(workload) {
-    }
-    ~trace_session() {
-        if (drainer_.joinable()) stop_drainer();   // the run failed: the writer drops its temporary file
-    }
-
-    // Starts recording: called right before the measured run (run_request::on_measured_start).
-    void start(double reference_seconds) {
-        // Attach first: attaching waits for every worker to pass a safe point (waking parked ones),
-        // which can take milliseconds that belong to no run. The clock starts once it is done.
-        sched_.attach_recorder(&recorder_);
-        recorder_.restart_clock();
-        started_ = true;
-        writer_.begin_run({workload_.name() + " · " + args_.request.policy + " · P=" + std::to_string(sched_.workers()),
-                           sched_.workers(), run_metadata(sched_, args_, workload_, reference_seconds),
-                           workload_.program(args_.request).counters},
-                          pipescope::trace::run_clock::calibrating(recorder_.start_clock()));
-        drainer_ = std::thread([this] {
-            try {
-                while (!stop_.load(std::memory_order_acquire)) {
-                    if (recorder_.drain(writer_.sink()) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-                }
-            } catch (...) {   // e.g. the disk is full: the run goes on, finish() reports it
-                drain_error_ = std::current_exception();
-            }
-        });
-    }
-
-    // Writes the trace file; returns the line that describes it.
-    std::string finish() {
-        if (!started_)
-            throw std::logic_error("workload " + workload_.name() + " never called on_measured_start: nothing was recorded");
-        stop_drainer();
-        if (drain_error_) std::rethrow_exception(drain_error_);
-        recorder_.flush(writer_.sink());
-        writer_.end_run();
-        writer_.finish();
-        const auto& st = writer_.stats();
-        char line[512];
-        std::snprintf(line, sizeof line,
-                      "  trace     %s: %llu slices, %llu flows, %llu counter values; %.1f MB, %.1f bytes per event\n",
-                      trace_path_.c_str(), (unsigned long long)st.slices, (unsigned long long)st.flows,
-                      (unsigned long long)st.counter_values, static_cast<double>(st.bytes) / 1e6,
-                      st.records ? static_cast<double>(st.bytes) / static_cast<double>(st.records) : 0.0);
-        std::string out = line;
-        if (const auto lost = recorder_.dropped_total()) {
-            std::snprintf(line, sizeof line,
-                          "  WARNING   %llu events were dropped: the writer fell behind the workers (the trace marks "
-                          "where); a bigger --trace-buffer (now %zu MiB) holds more\n",
-                          (unsigned long long)lost, buffer_mib_);
-            out += line;
-        }
-        return out;
-    }
-
-private:
-    void stop_drainer() {
-        sched_.attach_recorder(nullptr);
-        stop_.store(true, std::memory_order_release);
-        if (drainer_.joinable()) drainer_.join();
-    }
-
-    pipescope::scheduler& sched_;
-    pipescope::trace::recorder recorder_;
-    pipescope::trace::perfetto_writer writer_;
-    std::string trace_path_;
-    std::atomic<bool> stop_{false};
-    std::exception_ptr drain_error_;
-    std::size_t buffer_mib_;
-    const run_args& args_;
-    const ws::workload& workload_;
-    bool started_ = false;
-    std::thread drainer_;
-};
-
-void print_graph_stats(const pipescope::graph::run_stats& g) {
-    std::printf("  graph     %llu instances, %llu resumptions, %llu preemptions, %llu blocked; peak footprint "
-                "%zu packets, %zu bytes\n",
-                (unsigned long long)g.instances, (unsigned long long)g.resumptions, (unsigned long long)g.preemptions,
-                (unsigned long long)g.blocked, g.peak_packets, g.peak_bytes);
-    for (const auto& q : g.queues)
-        std::printf("  queue     %-24s peak %zu of %zu packets%s, %llu elements through\n", q.name.c_str(),
-                    q.stats.peak_packets_in_use, q.capacity_packets, q.unbounded ? " (unbounded)" : "",
-                    (unsigned long long)q.stats.elements_pushed);
-}
-
 int run_workload(const run_args& args) {
-    const ws::workload* w = ws::find_workload(args.workload);
-    if (!w) throw usage_error("unknown workload '" + args.workload + "' (see `pipescope list`)");
-    std::string known;
-    bool policy_known = false;
-    for (const std::string& p : ws::all_policy_names()) {
-        policy_known = policy_known || p == args.request.policy;
-        known += (known.empty() ? "" : ", ") + p;
-    }
-    if (!policy_known) throw usage_error("unknown policy '" + args.request.policy + "' (known: " + known + ")");
-    if (const std::string why = w->cannot_run_under(args.request.policy); !why.empty())
-        throw usage_error(w->name() + " cannot run under policy '" + args.request.policy + "': " + why);
-
-    pipescope::scheduler sched({args.workers});
-    ws::run_request request = args.request;
-    const bool recording = !args.trace_path.empty() && args.trace;
-    std::unique_ptr<trace_session> session;
-    if (recording) {
-        session = std::make_unique<trace_session>(sched, args, *w);
-        request.on_measured_start = [&session](double reference_seconds) { session->start(reference_seconds); };
-    }
     pipescope::cli::interrupt_guard interrupt;   // Ctrl-C cancels the measured loop (interrupt.hpp)
-    request.cancel = interrupt.token();
-    const ws::run_report report = w->run(sched, request);
-    const std::string trace_line = session ? session->finish() : "";
-    const bool cancelled = report.stats.cancelled;
-
-    const auto& st = report.stats;
-    std::printf("%s · %s · P=%u · size %s\n", w->name().c_str(), request.policy.c_str(), sched.workers(),
-                ws::size_name(request.size));
-    if (cancelled)
-        std::printf("  result    cancelled after %llu iterations: the output is incomplete, not compared\n",
-                    (unsigned long long)report.stats.iterations);
-    else
-        std::printf("  result    %s — %s\n", report.description.c_str(),
-                    report.matches_reference ? "matches the serial reference" : "DIFFERS from the serial reference");
-    std::printf("  time      %.4f s   (serial reference %.4f s, ratio %.2f)\n", report.seconds,
-                report.reference_seconds, report.reference_seconds > 0 ? report.seconds / report.reference_seconds : 0.0);
-    if (report.graph)   // a stage graph: its queues and footprint (seed 004 Table III)
-        print_graph_stats(*report.graph);
-    else if (request.policy == "bind-to-stage")   // its stats count blocking on the queues (docs/runtime.md)
-        std::printf("  pipeline  %llu iterations, peak %llu live, queues of %u; threads blocked %llu times, "
-                    "%llu of them on a full queue\n",
-                    (unsigned long long)st.iterations, (unsigned long long)st.peak_live, st.throttle,
-                    (unsigned long long)st.suspensions, (unsigned long long)st.throttle_waits);
-    else
-        std::printf("  pipeline  %llu iterations, peak %llu live of K=%u, %llu suspensions, %llu throttle waits, "
-                    "%llu tail swaps\n",
-                    (unsigned long long)st.iterations, (unsigned long long)st.peak_live, st.throttle,
-                    (unsigned long long)st.suspensions, (unsigned long long)st.throttle_waits,
-                    (unsigned long long)st.tail_swaps);
-    pipescope::worker_counters total;
-    for (unsigned i = 0; i < sched.workers(); ++i) {
-        const auto c = sched.counters(i);
-        total.jobs_run += c.jobs_run;
-        total.steals += c.steals;
-        total.steal_attempts += c.steal_attempts;
-        total.parks += c.parks;
-    }
-    std::printf("  workers   %llu jobs, %llu steals of %llu attempts, %llu parks\n",
-                (unsigned long long)total.jobs_run, (unsigned long long)total.steals,
-                (unsigned long long)total.steal_attempts, (unsigned long long)total.parks);
-    std::fputs(trace_line.c_str(), stdout);
-    if (cancelled || interrupt.interrupted()) return 128 + (interrupt.signal_number() ? interrupt.signal_number() : SIGINT);
-    return report.matches_reference ? 0 : 1;
+    const pipescope::cli::recorded_run r = pipescope::cli::record_run(args, interrupt.token());
+    pipescope::cli::print_run(r, args.request.size);
+    if (r.report.stats.cancelled || interrupt.interrupted())
+        return 128 + (interrupt.signal_number() ? interrupt.signal_number() : SIGINT);
+    return r.report.matches_reference ? 0 : 1;
 }
 
 }  // namespace
@@ -398,6 +161,7 @@ int main(int argc, char** argv) {
         if (args[0] == "validate") return validate_trace({args.begin() + 1, args.end()});
         if (args[0] == "export-json") return export_json_command({args.begin() + 1, args.end()});
         if (args[0] == "stats") return stats_command({args.begin() + 1, args.end()});
+        if (args[0] == "lesson") return lesson_command({args.begin() + 1, args.end()});
         if (args[0] == "compare") return compare_command({args.begin() + 1, args.end()});
         if (args[0] == "dedup-restore") return dedup_restore_command({args.begin() + 1, args.end()});
         if (args[0] == "run") return run_workload(parse_run({args.begin() + 1, args.end()}));

@@ -1,0 +1,139 @@
+// pipescope lesson --list
+// pipescope lesson <name> [--workers N] [--size tiny|small|large] [--out DIR] [--no-viewer]
+//
+// Records the lesson's runs, prints its story with the measured numbers, and opens the viewer on
+// lesson.json; without a display (or with --no-viewer) it writes one screenshot per step instead,
+// under Xvfb when xvfb-run is installed. See docs/lessons/.
+#include "commands.hpp"
+#include "interrupt.hpp"
+#include "lessons/runner.hpp"
+#include "recording.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+namespace ls = pipescope::lessons;
+using pipescope::cli::usage_error;
+
+namespace {
+
+struct lesson_args {
+    std::string name;
+    ls::options opts;
+    fs::path out;                 // default: pipescope-lessons/NAME
+    bool list = false, viewer = true, screenshots = true;
+};
+
+lesson_args parse(const std::vector<std::string>& args) {
+    lesson_args a;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& s = args[i];
+        auto value = [&]() -> const std::string& {
+            if (i + 1 >= args.size()) throw usage_error("lesson: " + s + " needs a value");
+            return args[++i];
+        };
+        if (s == "--list") a.list = true;
+        else if (s == "--workers") {
+            const std::string& v = value();
+            char* end = nullptr;
+            const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+            if (v.empty() || *end || n < 1 || n > 1024)
+                throw usage_error("lesson: --workers " + v + ": expected a number of workers between 1 and 1024");
+            a.opts.workers = static_cast<unsigned>(n);
+        } else if (s == "--size") a.opts.size = value();
+        else if (s == "--out") a.out = value();
+        else if (s == "--no-viewer") a.viewer = false;
+        else if (s == "--no-screenshots") a.screenshots = false;
+        else if (!s.empty() && s[0] == '-') throw usage_error("lesson: unknown option " + s);
+        else if (a.name.empty()) a.name = s;
+        else throw usage_error("lesson: one lesson at a time (got " + a.name + " and " + s + ")");
+    }
+    if (!a.list && a.name.empty()) throw usage_error("lesson: which lesson? (see `pipescope lesson --list`)");
+    if (a.out.empty()) a.out = fs::path("pipescope-lessons") / a.name;
+    return a;
+}
+
+int list_lessons() {
+    for (const auto& l : ls::all_lessons()) std::printf("  %-18s %s  (%s)\n", l->name(), l->title(), l->seeds());
+    std::printf("run one with: pipescope lesson <name> [--workers N] [--size tiny|small|large]\n");
+    return 0;
+}
+
+// The viewer next to this executable (build tree: ../viewer/, install: same directory), else on PATH.
+std::string find_viewer() {
+    if (const char* env = std::getenv("PIPESCOPE_VIEWER"); env && *env) return env;
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec)
+        for (const fs::path& p : {self.parent_path() / "pipescope-viewer", self.parent_path().parent_path() / "viewer" / "pipescope-viewer"})
+            if (fs::exists(p, ec)) return p.string();
+    return std::system("command -v pipescope-viewer >/dev/null 2>&1") == 0 ? "pipescope-viewer" : "";
+}
+
+std::string quoted(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+// Interactive when there is a display; otherwise screenshots of every step under Xvfb.
+int show(const lesson_args& a, const ls::lesson_result& r) {
+    const std::string viewer = find_viewer();
+    if (viewer.empty()) {
+        std::printf("No pipescope-viewer found (build it, or set PIPESCOPE_VIEWER): open %s in it later.\n",
+                    r.json_path.c_str());
+        return 0;
+    }
+    const char* display = std::getenv("DISPLAY");
+    const bool interactive = a.viewer && ((display && *display) || std::getenv("WAYLAND_DISPLAY"));
+    if (interactive) {
+        std::printf("Opening the viewer on the lesson (Prev/Next in its lesson panel)...\n");
+        std::fflush(stdout);
+        return std::system((quoted(viewer) + " --lesson " + quoted(r.json_path.string())).c_str()) == 0 ? 0 : 1;
+    }
+    if (!a.screenshots) return 0;
+    const fs::path shots = r.dir / "screenshots";
+    std::string cmd = quoted(viewer) + " --lesson " + quoted(r.json_path.string()) + " --screenshot-steps " +
+                      quoted(shots.string());
+    if (!(display && *display)) {
+        if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) {
+            std::printf("No display and no xvfb-run: screenshots skipped (apt-get install xvfb).\n");
+            return 0;
+        }
+        cmd = "xvfb-run -a -s '-screen 0 1600x1000x24' " + cmd;
+    }
+    std::printf("Writing one screenshot per step to %s ...\n", shots.c_str());
+    std::fflush(stdout);
+    if (std::system((cmd + " >/dev/null").c_str()) != 0) {
+        std::fprintf(stderr, "pipescope: lesson: the viewer could not write the screenshots (%s)\n", cmd.c_str());
+        return 1;
+    }
+    for (std::size_t i = 1; i <= r.told.steps.size(); ++i)
+        std::printf("  %s\n", (shots / ("step-" + std::to_string(i) + ".png")).c_str());
+    return 0;
+}
+
+}  // namespace
+
+int lesson_command(const std::vector<std::string>& args) {
+    const lesson_args a = parse(args);
+    if (a.list) return list_lessons();
+    const ls::lesson* l = ls::find_lesson(a.name);
+    if (!l) {
+        std::string known;
+        for (const auto& x : ls::all_lessons()) known += std::string(known.empty() ? "" : ", ") + x->name();
+        throw usage_error("lesson: no lesson named '" + a.name + "' (known: " + known + ")");
+    }
+    std::printf("Lesson: %s\nRecording %zu run(s) into %s\n", l->name(), l->runs(a.opts).size(), a.out.c_str());
+    pipescope::cli::interrupt_guard interrupt;
+    const ls::lesson_result r = ls::run_lesson(*l, a.opts, a.out, &std::cout, interrupt.token());
+    std::printf("\n%s\n", ls::story_text(*l, r).c_str());
+    return show(a, r);
+}

@@ -1,0 +1,146 @@
+// Running a lesson (runner.hpp).
+#include "runner.hpp"
+
+#include "../recording.hpp"
+
+#include <pipescope/trace/trace_model.hpp>
+#include <pipescope/workloads/workload.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace pipescope::lessons {
+
+namespace fs = std::filesystem;
+namespace ws = pipescope::workloads;
+
+namespace {
+
+run_spec resolved(run_spec s, const options& o) {
+    if (s.workers == 0) s.workers = o.workers;
+    if (s.size.empty()) s.size = o.size;
+    return s;
+}
+
+std::string describe(const run_spec& s) {
+    std::string d = s.workload + " · " + s.policy + " · P=" + std::to_string(s.workers) + " · " + s.size;
+    for (const auto& p : s.params) d += " · " + p;
+    return d;
+}
+
+recorded record(const run_spec& spec, const fs::path& dir, std::ostream* progress, std::stop_token cancel) {
+    cli::run_args args;
+    args.workload = spec.workload;
+    args.request.policy = spec.policy;
+    args.request.size = ws::parse_size(spec.size);
+    args.request.params = ws::param_set::parse(spec.params);
+    args.params = spec.params;
+    args.workers = spec.workers;
+    args.trace_buffer_mib = spec.trace_buffer_mib;
+    recorded r;
+    r.spec = spec;
+    r.trace_file = spec.key + ".pftrace";
+    args.trace_path = (dir / r.trace_file).string();
+    if (progress) *progress << "  recording " << spec.key << ": " << describe(spec) << " ..." << std::flush;
+    const auto t0 = std::chrono::steady_clock::now();
+    const cli::recorded_run run = cli::record_run(args, cancel);
+    if (run.report.stats.cancelled) throw std::runtime_error("lesson run " + spec.key + " was cancelled");
+    if (!run.report.matches_reference)
+        throw std::runtime_error("lesson run " + spec.key + " (" + describe(spec) +
+                                 ") differs from its serial reference: " + run.report.description);
+    if (run.trace_line.find("dropped") != std::string::npos)
+        throw std::runtime_error("lesson run " + spec.key + " dropped trace events: its counts would be wrong " +
+                                 "(raise run_spec::trace_buffer_mib)");
+    auto model = std::make_shared<trace::trace_model>(trace::load_trace_file(args.trace_path));
+    std::vector<analysis::run_report> reports = analysis::analyze_all(*model);
+    if (reports.size() != 1)
+        throw std::runtime_error(args.trace_path + ": expected one recorded run, found " + std::to_string(reports.size()));
+    r.report = std::move(reports.front());
+    r.model = std::move(model);
+    if (progress)
+        *progress << " " << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
+                  << " s\n";
+    return r;
+}
+
+}  // namespace
+
+lesson_result run_lesson(const lesson& l, const options& o, const fs::path& dir, std::ostream* progress,
+                         std::stop_token cancel) {
+    if (o.workers < 1 || o.workers > 1024) throw std::invalid_argument("--workers: expected 1 to 1024");
+    ws::parse_size(o.size);   // throws std::invalid_argument naming the size
+    fs::create_directories(dir);
+    lesson_result result;
+    result.dir = dir;
+    result.data.opts = o;
+    for (const run_spec& spec : l.runs(o)) {
+        result.data.runs.push_back(record(resolved(spec, o), dir, progress, cancel));
+        if (cancel.stop_requested()) throw std::runtime_error("lesson interrupted");
+    }
+    for (const refusal_spec& spec : l.refusals(o))
+        result.data.refusals.push_back({spec, cli::refusal_reason(spec.workload, spec.policy)});
+    result.told = l.tell(result.data);
+
+    result.json_path = dir / "lesson.json";
+    const fs::path tmp = dir / "lesson.json.tmp";   // written whole, then renamed: never half a file
+    {
+        std::ofstream out(tmp);
+        out << to_json(l, result).dump(2) << "\n";
+        if (!out) throw std::runtime_error("cannot write " + tmp.string());
+    }
+    fs::rename(tmp, result.json_path);
+    return result;
+}
+
+nlohmann::json to_json(const lesson& l, const lesson_result& r) {
+    nlohmann::json j = {{"format", "pipescope-lesson/1"}, {"name", l.name()},   {"title", l.title()},
+                        {"seeds", l.seeds()},             {"workers", r.data.opts.workers},
+                        {"size", r.data.opts.size}};
+    j["runs"] = nlohmann::json::array();
+    for (const recorded& run : r.data.runs)
+        j["runs"].push_back({{"key", run.spec.key}, {"workload", run.spec.workload}, {"policy", run.spec.policy},
+                             {"params", run.spec.params}, {"workers", run.spec.workers}, {"size", run.spec.size},
+                             {"trace", run.trace_file}});
+    j["refusals"] = nlohmann::json::array();
+    for (const refusal& f : r.data.refusals)
+        j["refusals"].push_back({{"key", f.spec.key}, {"workload", f.spec.workload}, {"policy", f.spec.policy},
+                                 {"reason", f.reason}});
+    j["findings"] = nlohmann::json::array();
+    for (const finding& f : r.told.findings)
+        j["findings"].push_back({{"name", f.name}, {"what", f.what}, {"value", f.value}, {"shown", f.shown},
+                                 {"paper", f.paper}, {"holds", f.holds}, {"why_not", f.why_not}});
+    j["steps"] = nlohmann::json::array();
+    for (const step& s : r.told.steps) {
+        nlohmann::json js = {{"title", s.title}, {"text", s.text}, {"view", s.move.view}, {"align_runs", s.move.align_runs}};
+        if (s.move.cursor) js["cursor"] = *s.move.cursor;
+        if (s.move.range) js["range"] = {s.move.range->first, s.move.range->second};
+        if (s.move.select) js["select"] = {s.move.select->first, s.move.select->second};
+        j["steps"].push_back(std::move(js));
+    }
+    return j;
+}
+
+std::string story_text(const lesson& l, const lesson_result& r) {
+    std::ostringstream out;
+    out << l.title() << "\n(seeds " << l.seeds() << "; P=" << r.data.opts.workers << ", size " << r.data.opts.size
+        << ")\n\n";
+    for (std::size_t i = 0; i < r.told.steps.size(); ++i) {
+        const step& s = r.told.steps[i];
+        out << i + 1 << ". " << s.title << "  [view: " << s.move.view << "]\n   " << s.text << "\n\n";
+    }
+    out << "Findings (measured from the traces, next to the paper):\n";
+    for (const finding& f : r.told.findings) {
+        out << "  " << (f.holds ? "holds   " : "not here") << "  " << f.what << ": " << f.shown << "\n"
+            << "            paper: " << f.paper << "\n";
+        if (!f.holds && !f.why_not.empty()) out << "            why:   " << f.why_not << "\n";
+    }
+    for (const refusal& f : r.data.refusals)
+        out << "  " << f.spec.workload << " under " << f.spec.policy << ": "
+            << (f.reason.empty() ? "accepted" : "refused — " + f.reason) << "\n";
+    out << "\nTraces and lesson.json: " << r.dir.string() << "\n";
+    return out.str();
+}
+
+}  // namespace pipescope::lessons

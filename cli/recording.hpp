@@ -1,0 +1,55 @@
+// Running a workload and recording it into a Perfetto trace: what `pipescope run` does, shared with
+// `pipescope lesson` (which records several runs per lesson). See docs/tracing.md for what a
+// recording holds ("Metadata") and how it is written (a drainer thread keeps memory bounded).
+#pragma once
+
+#include <pipescope/pipescope.hpp>
+#include <pipescope/workloads/workload.hpp>
+
+#include <cstddef>
+#include <stdexcept>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+namespace pipescope::cli {
+
+namespace ws = pipescope::workloads;
+
+// A mistake in what the user asked for: the command prints it with the usage and exits 2.
+struct usage_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct run_args {
+    std::string workload;
+    ws::run_request request;
+    unsigned workers = 0;
+    std::string trace_path;              // -o: record a Perfetto trace there
+    std::size_t trace_buffer_mib = 64;   // --trace-buffer: the recorder's memory budget
+    bool trace_compress = true;          // --trace-plain writes packets uncompressed
+    bool trace = true;                   // --no-trace turns recording off even with -o
+    std::vector<std::string> params;     // as given, for the trace's metadata
+};
+
+struct recorded_run {
+    ws::run_report report;
+    std::string workload, policy;
+    unsigned workers = 0;
+    pipescope::worker_counters total;    // summed over the workers
+    std::string trace_line;              // "  trace     FILE: ..." (empty when nothing was recorded)
+};
+
+// Why `workload` cannot run under `policy`, or "" if it can. Throws usage_error for a workload or
+// policy nobody knows.
+std::string refusal_reason(const std::string& workload, const std::string& policy);
+
+// Runs args.workload (and its serial reference) and records the measured run when args ask for a
+// trace. Throws usage_error for an unknown workload or policy or a refused combination; the trace
+// file is written whole or not at all. `cancel` stops the measured loop early.
+recorded_run record_run(const run_args& args, std::stop_token cancel = {});
+
+// The lines `pipescope run` prints about a run.
+void print_run(const recorded_run& r, ws::input_size size);
+
+}  // namespace pipescope::cli
