@@ -1,8 +1,9 @@
 // pipescope-viewer: window and GL setup, the frame loop, command line, and the headless modes
 // (--screenshot, --bench). See docs/viewer.md.
 //
-// Exit status: 0 success; 1 usage error; 2 a trace could not be loaded (with --screenshot the
-// screenshot is still written and shows the error); 3 no window/OpenGL; 4 the PNG could not be written.
+// Exit status: 0 success; 1 usage error; 2 a trace or the lesson could not be loaded (with --screenshot
+// the screenshot of a trace's error is still written and shows it); 3 no window/OpenGL; 4 the PNG could
+// not be written.
 #include "shell.hpp"
 
 #include <GLFW/glfw3.h>
@@ -20,6 +21,7 @@
 #include <cfloat>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -44,12 +46,17 @@ struct options {
     double time = 0;
     bool has_select = false;
     std::uint64_t select_iteration = 0, select_stage = 0;
+    std::string lesson;                 // --lesson FILE.json
+    std::size_t lesson_step = 1;        // --lesson-step K (1-based)
+    bool has_lesson_step = false;
+    std::string screenshot_steps;       // --screenshot-steps DIR
 };
 
 void usage(std::FILE* out) {
     std::fprintf(out,
                  "usage: pipescope-viewer [trace.pftrace ...] [--screenshot out.png] [--view NAME] [--range A:B]\n"
                  "                        [--size WxH] [--bench N] [--time T] [--select I:J]\n"
+                 "                        [--lesson lesson.json [--lesson-step K] [--screenshot-steps DIR]]\n"
                  "  --screenshot PNG  render a few frames headless-capable and write them to PNG, then exit\n"
                  "  --view NAME       the view to show (");
     for (const auto& v : view_registry()) std::fprintf(out, " %s", v.name);
@@ -61,7 +68,12 @@ void usage(std::FILE* out) {
                  "  --select I:J      select pipeline node (iteration I, stage J) of the first run that has it;\n"
                  "                    without --range the timeline frames it\n"
                  "  --bench N         replay a scripted pan/zoom over N frames; print load time, frame times, RSS\n"
-                 "exit status: 0 ok, 1 usage, 2 a trace could not be loaded, 3 no window/OpenGL, 4 PNG not written\n");
+                 "  --lesson FILE     open a lesson written by `pipescope lesson NAME` (its lesson.json): load its\n"
+                 "                    traces and show the lesson panel at its first step\n"
+                 "  --lesson-step K   start at step K (1-based) of the lesson\n"
+                 "  --screenshot-steps DIR  write DIR/step-1.png ... step-N.png, one per step of the lesson, then exit\n"
+                 "exit status: 0 ok, 1 usage, 2 a trace or the lesson could not be loaded (the message names the file\n"
+                 "             and the field), 3 no window/OpenGL, 4 PNG not written\n");
 }
 
 bool parse_double(std::string_view s, double& v) {
@@ -135,6 +147,24 @@ int parse_args(int argc, char** argv, options& o) {
                 return 1;
             }
             o.has_select = true;
+        } else if (a == "--lesson") {
+            const char* v = need("--lesson");
+            if (!v) return 1;
+            o.lesson = v;
+        } else if (a == "--lesson-step") {
+            const char* v = need("--lesson-step");
+            if (!v) return 1;
+            const std::string_view sv(v);
+            auto r = std::from_chars(sv.data(), sv.data() + sv.size(), o.lesson_step);
+            if (sv.empty() || r.ec != std::errc{} || r.ptr != sv.data() + sv.size() || o.lesson_step < 1) {
+                std::fprintf(stderr, "pipescope-viewer: --lesson-step %s: expected a step number >= 1\n", v);
+                return 1;
+            }
+            o.has_lesson_step = true;
+        } else if (a == "--screenshot-steps") {
+            const char* v = need("--screenshot-steps");
+            if (!v) return 1;
+            o.screenshot_steps = v;
         } else if (a == "--bench") {
             const char* v = need("--bench");
             if (!v || std::sscanf(v, "%d", &o.bench) != 1 || o.bench < 2) {
@@ -148,6 +178,14 @@ int parse_args(int argc, char** argv, options& o) {
         } else {
             o.traces.push_back(a);
         }
+    }
+    if (o.lesson.empty() && (o.has_lesson_step || !o.screenshot_steps.empty())) {
+        std::fprintf(stderr, "pipescope-viewer: %s needs --lesson FILE.json\n", o.has_lesson_step ? "--lesson-step" : "--screenshot-steps");
+        return 1;
+    }
+    if (!o.screenshot_steps.empty() && (!o.screenshot.empty() || o.bench > 0)) {
+        std::fprintf(stderr, "pipescope-viewer: --screenshot-steps writes its own screenshots: not with --screenshot or --bench\n");
+        return 1;
     }
     return 0;
 }
@@ -173,7 +211,10 @@ void setup_style(ImFont*& mono) {
     s.Colors[ImGuiCol_ChildBg] = ImVec4(0.13f, 0.135f, 0.15f, 1);
     s.Colors[ImGuiCol_MenuBarBg] = ImVec4(0.16f, 0.17f, 0.2f, 1);
     ImGuiIO& io = ImGui::GetIO();
-    static const ImWchar ranges[] = {0x0020, 0x00FF, 0x2013, 0x2026, 0x2190, 0x2193, 0};
+    // Latin-1, Greek (λ, μ), dashes and quotes, sub/superscripts, arrows, mathematical operators
+    // (≥, ≈, ∞): what the lessons' and the analysis' texts use. DejaVu has them all.
+    static const ImWchar ranges[] = {0x0020, 0x00FF, 0x0391, 0x03C9, 0x2013, 0x2026, 0x2070, 0x209F,
+                                     0x2190, 0x2193, 0x2200, 0x22FF, 0};
     const char* sans = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
     const char* monof = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
     std::error_code ec;
@@ -239,6 +280,30 @@ double percentile(std::vector<double> v, double p) {
     return v[k];
 }
 
+// --screenshot-steps DIR: for every step of the lesson, its move, a few frames, DIR/step-K.png.
+int screenshot_steps(gl_app& g, shell& sh, const std::string& dir) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) {
+        std::fprintf(stderr, "pipescope-viewer: --screenshot-steps: cannot create %s: %s\n", dir.c_str(), ec.message().c_str());
+        return 4;
+    }
+    const std::size_t n = sh.lesson_loaded ? sh.lesson_loaded->steps.size() : 0;
+    for (std::size_t k = 0; k < n; ++k) {
+        sh.go_to_step(k);
+        for (int i = 0; i < 3; ++i) run_frame(g, sh);
+        const std::string png = (fs::path(dir) / ("step-" + std::to_string(k + 1) + ".png")).string();
+        bool ok = true;
+        run_frame(g, sh, true, [&] { ok = write_png(g.win, png); });
+        if (!ok) {
+            std::fprintf(stderr, "pipescope-viewer: cannot write %s\n", png.c_str());
+            return 4;
+        }
+        std::printf("pipescope-viewer: wrote %s\n", png.c_str());
+    }
+    return 0;
+}
+
 }  // namespace
 
 // --select: selects node (I, J) and, without --range, frames it with context on both sides.
@@ -264,7 +329,22 @@ bool apply_select(shell& sh, const options& o) {
 int main(int argc, char** argv) {
     options o;
     if (int rc = parse_args(argc, argv, o)) return rc;
-    const bool headless = !o.screenshot.empty() || o.bench > 0;
+    // The lesson is read before any window: a malformed one is reported at once (exit 2).
+    std::optional<lesson> lsn;
+    if (!o.lesson.empty()) {
+        try {
+            lsn = load_lesson(o.lesson, [](std::string_view v) { return find_view(v) != nullptr; });
+        } catch (const lesson_error& e) {
+            std::fprintf(stderr, "pipescope-viewer: %s\n", e.what());
+            return 2;
+        }
+        if (o.lesson_step > lsn->steps.size()) {
+            std::fprintf(stderr, "pipescope-viewer: --lesson-step %zu: %s has %zu step%s\n", o.lesson_step, o.lesson.c_str(),
+                         lsn->steps.size(), lsn->steps.size() == 1 ? "" : "s");
+            return 1;
+        }
+    }
+    const bool headless = !o.screenshot.empty() || o.bench > 0 || !o.screenshot_steps.empty();
     g_headless = headless;
 
     glfwSetErrorCallback([](int code, const char* msg) { std::fprintf(stderr, "pipescope-viewer: GLFW error %d: %s\n", code, msg); });
@@ -312,7 +392,11 @@ int main(int argc, char** argv) {
         // Load synchronously: the frames rendered are the loaded document (or the error).
         const auto t0 = std::chrono::steady_clock::now();
         int rc = 0;
-        for (const auto& t : o.traces) {
+        std::vector<std::filesystem::path> traces;
+        if (lsn)
+            for (const auto& r : lsn->runs) traces.push_back(r.trace_path);
+        traces.insert(traces.end(), o.traces.begin(), o.traces.end());
+        for (const auto& t : traces) {
             load_result r = loader::load_now(t);
             if (!r.file) {
                 std::fprintf(stderr, "pipescope-viewer: %s\n", r.error.c_str());
@@ -321,6 +405,14 @@ int main(int argc, char** argv) {
             sh.add_loaded(std::move(r));
         }
         const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (lsn) {   // the step's move first: --range, --time, --select given too override it
+            sh.lesson_loaded = std::move(*lsn);
+            sh.go_to_step(o.lesson_step - 1);
+        }
+        if (!o.screenshot_steps.empty()) {
+            const int wrc = screenshot_steps(g, sh, o.screenshot_steps);
+            return wrc ? wrc : rc;
+        }
         if (o.has_range) sh.state.frame_request = std::pair{o.range_a, o.range_b};
         if (o.has_time) sh.state.cursor = o.time;
         if (o.has_select && !apply_select(sh, o)) return 1;
@@ -366,6 +458,7 @@ int main(int argc, char** argv) {
         return rc;
     }
 
+    if (lsn) sh.open_lesson(std::move(*lsn), o.lesson_step - 1);
     for (const auto& t : o.traces) sh.open(t);
     bool select_pending = o.has_select;   // applied once the files have loaded
     while (!glfwWindowShouldClose(g.win) && !sh.quit) {

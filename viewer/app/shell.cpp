@@ -188,6 +188,7 @@ void shell::menus() {
     if (io.KeyCtrl && ImGui::IsKeyPressed('O', false)) browser_open_ = true;
     if (!io.WantTextInput && (ImGui::IsKeyPressed('H', false) || ImGui::IsKeyPressed(290 /* GLFW_KEY_F1 */, false)))
         state.show_help = !state.show_help;
+    if (!io.WantTextInput && lesson_loaded && ImGui::IsKeyPressed('L', false)) state.show_lesson = !state.show_lesson;
     if (!ImGui::BeginMainMenuBar()) return;
     if (ImGui::BeginMenu("File")) {
         if (ImGui::MenuItem("Open...", "Ctrl+O")) browser_open_ = true;
@@ -215,6 +216,7 @@ void shell::menus() {
             if (ImGui::MenuItem(v.title, nullptr, state.active_view == v.name)) set_view(v.name);
         ImGui::Separator();
         ImGui::MenuItem("Details panel", nullptr, &state.show_details);
+        ImGui::MenuItem("Lesson panel", "L", &state.show_lesson, lesson_loaded.has_value());
         ImGui::MenuItem("Align runs to their start", nullptr, &state.align_runs);
         ImGui::MenuItem("All flows in view", nullptr, &state.all_flows);
         ImGui::Separator();
@@ -337,6 +339,7 @@ void shell::file_browser() {
 
 void shell::frame() {
     poll_loads();
+    if (lesson_pending_ && !loads.busy()) go_to_step(lesson_step);   // the lesson's traces have loaded
     menus();
     const ImGuiViewport* vp = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(vp->WorkPos);
@@ -374,20 +377,22 @@ void shell::frame() {
         ImGui::SameLine();
         ImGui::Text("Loading %s  (%.1f MB, %.1f s)...", p.name.c_str(), static_cast<double>(p.bytes) / 1e6, p.seconds);
     }
-    if (doc.empty()) {
+    const bool lesson_open = lesson_loaded && state.show_lesson;
+    if (doc.empty() && !lesson_open) {
         if (loads.in_progress().empty()) welcome();
     } else if (view_) {
-        const float details_w = state.show_details ? 360.f : 0.f;
+        // The side column: the details panel, or the lesson panel (wider: it holds sentences) with
+        // the details under it. A lesson whose traces did not load still shows its panel.
+        const float side_w = lesson_open ? 420.f : state.show_details ? 360.f : 0.f;
         view_context ctx{doc, state, mono};
-        ImGui::BeginChild("##view", ImVec2(ImGui::GetContentRegionAvail().x - details_w, 0), false,
+        ImGui::BeginChild("##view", ImVec2(ImGui::GetContentRegionAvail().x - side_w, 0), false,
                           ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-        view_->draw(ctx);
+        if (!doc.empty()) view_->draw(ctx);
+        else if (loads.in_progress().empty()) ImGui::TextDisabled("None of the lesson's traces could be loaded (see above).");
         ImGui::EndChild();
-        if (state.show_details) {
+        if (side_w > 0) {
             ImGui::SameLine();
-            ImGui::BeginChild("##details", ImVec2(0, 0), true);
-            draw_details_panel(ctx);
-            ImGui::EndChild();
+            side_column(ctx);
         }
     }
     ImGui::End();

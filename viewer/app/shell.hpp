@@ -3,6 +3,7 @@
 #pragma once
 
 #include "../model/document.hpp"
+#include "../model/lesson.hpp"
 #include "../model/view_state.hpp"
 #include "../views/view.hpp"
 
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,6 +61,15 @@ public:
     bool set_view(std::string_view name);
     void poll_loads();
 
+    // The lesson (--lesson, app/shell_lesson.cpp). open_lesson starts loading its traces and goes to
+    // step `first` (0-based) once they have loaded; go_to_step applies a step's move at once (switches
+    // the view, sets the cursor, frames the range, selects the node, aligns the runs) and opens the panel.
+    void open_lesson(lesson l, std::size_t first);
+    void go_to_step(std::size_t k);
+    std::optional<lesson> lesson_loaded;
+    std::size_t lesson_step = 0;
+    std::string lesson_note;                          // what went wrong applying the current step
+
     document doc;
     view_state state;
     loader loads;
@@ -81,6 +92,8 @@ private:
     void refresh_browser();
     void load_recent();
     void save_recent(const std::filesystem::path& p);
+    void side_column(view_context& ctx);               // the lesson and details panels, right of the view
+    bool lesson_pending_ = false;                     // go to lesson_step once the loads finish
 };
 
 }  // namespace pipescope::viewer

@@ -50,6 +50,7 @@ struct view_state {
     bool all_flows = false;                 // draw every flow in view (else the selection's)
     bool show_details = true;
     bool show_help = false;
+    bool show_lesson = false;               // the lesson panel (when a lesson is loaded: --lesson)
     std::vector<char> lines_open;           // per document run: line tracks expanded
     std::optional<std::pair<double, double>> frame_request;   // display range to frame when laid out
     bool scroll_to_selection = false;

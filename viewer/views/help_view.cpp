@@ -25,6 +25,8 @@ void draw_help_overlay(view_context& ctx) {
                 {"F", "frame the selection"},
                 {"0 or Home", "show everything"},
                 {"click", "select a slice or instant; details on the right"},
+                {"Page Down / Page Up", "lesson: next / previous step (--lesson)"},
+                {"L", "lesson panel: hide / show"},
                 {"H or F1", "this help"},
                 {"Ctrl+O", "open a trace (or drop files on the window)"},
             };

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "../model/document.hpp"
+#include "../model/lesson.hpp"
 #include "../model/view_state.hpp"
 
 #include <imgui.h>
@@ -36,5 +37,9 @@ const view_entry* find_view(std::string_view name);
 // Panels drawn beside/over every view (one file each).
 void draw_details_panel(view_context& ctx);
 void draw_help_overlay(view_context& ctx);
+// The lesson panel (lesson_panel.cpp): the lesson's current step, findings and refusals, with Prev /
+// Next (Page Up / Page Down). Returns the step to go to: `step` itself when nothing was asked. `note`
+// is what went wrong applying the step's move (e.g. its node is in no run), shown under its text.
+std::size_t draw_lesson_panel(view_context& ctx, const lesson& l, std::size_t step, const std::string& note);
 
 }  // namespace pipescope::viewer
