@@ -80,7 +80,9 @@ struct view_move {
     std::optional<double> cursor;     // the replay cursor (dag, graph)
     std::optional<std::pair<double, double>> range;   // the visible time range
     std::optional<std::pair<std::uint64_t, std::uint64_t>> select;   // a pipeline node (iteration, stage)
-    bool align_runs = false;          // each run at its own start (comparing runs of different lengths)
+    // Each run at its own start (comparing runs of different lengths) or on the absolute clock;
+    // unset: the viewer's default (aligned when the lesson has several traces).
+    std::optional<bool> align_runs;
 };
 
 struct step {

@@ -18,6 +18,20 @@ namespace ws = pipescope::workloads;
 
 namespace {
 
+// Words wrapped at `width` columns, every line after the first indented by `indent` spaces.
+std::string wrapped(const std::string& text, std::size_t width, std::size_t indent) {
+    std::string out, line;
+    std::istringstream words(text);
+    for (std::string w; words >> w;) {
+        if (!line.empty() && line.size() + 1 + w.size() > width) {
+            out += line + "\n" + std::string(indent, ' ');
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + w;
+    }
+    return out + line;
+}
+
 run_spec resolved(run_spec s, const options& o) {
     if (s.workers == 0) s.workers = o.workers;
     if (s.size.empty()) s.size = o.size;
@@ -113,7 +127,8 @@ nlohmann::json to_json(const lesson& l, const lesson_result& r) {
                                  {"paper", f.paper}, {"holds", f.holds}, {"why_not", f.why_not}});
     j["steps"] = nlohmann::json::array();
     for (const step& s : r.told.steps) {
-        nlohmann::json js = {{"title", s.title}, {"text", s.text}, {"view", s.move.view}, {"align_runs", s.move.align_runs}};
+        nlohmann::json js = {{"title", s.title}, {"text", s.text}, {"view", s.move.view}};
+        if (s.move.align_runs) js["align_runs"] = *s.move.align_runs;
         if (s.move.cursor) js["cursor"] = *s.move.cursor;
         if (s.move.range) js["range"] = {s.move.range->first, s.move.range->second};
         if (s.move.select) js["select"] = {s.move.select->first, s.move.select->second};
@@ -128,13 +143,13 @@ std::string story_text(const lesson& l, const lesson_result& r) {
         << ")\n\n";
     for (std::size_t i = 0; i < r.told.steps.size(); ++i) {
         const step& s = r.told.steps[i];
-        out << i + 1 << ". " << s.title << "  [view: " << s.move.view << "]\n   " << s.text << "\n\n";
+        out << i + 1 << ". " << s.title << "  [view: " << s.move.view << "]\n   " << wrapped(s.text, 96, 3) << "\n\n";
     }
     out << "Findings (measured from the traces, next to the paper):\n";
     for (const finding& f : r.told.findings) {
-        out << "  " << (f.holds ? "holds   " : "not here") << "  " << f.what << ": " << f.shown << "\n"
-            << "            paper: " << f.paper << "\n";
-        if (!f.holds && !f.why_not.empty()) out << "            why:   " << f.why_not << "\n";
+        out << "  " << (f.holds ? "holds   " : "not here") << "  " << wrapped(f.what + ": " + f.shown, 86, 12) << "\n"
+            << "            paper: " << wrapped(f.paper, 79, 19) << "\n";
+        if (!f.holds && !f.why_not.empty()) out << "            why:   " << wrapped(f.why_not, 79, 19) << "\n";
     }
     for (const refusal& f : r.data.refusals)
         out << "  " << f.spec.workload << " under " << f.spec.policy << ": "
