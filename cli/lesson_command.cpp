@@ -94,7 +94,7 @@ int show(const lesson_args& a, const ls::lesson_result& r) {
     const char* display = std::getenv("DISPLAY");
     const bool interactive = a.viewer && ((display && *display) || std::getenv("WAYLAND_DISPLAY"));
     if (interactive) {
-        std::printf("Opening the viewer on the lesson (Prev/Next in its lesson panel)...\n");
+        std::printf("Opening the viewer on the lesson (Next / Prev or Page Down / Page Up in its lesson panel)...\n");
         std::fflush(stdout);
         return std::system((quoted(viewer) + " --lesson " + quoted(r.json_path.string())).c_str()) == 0 ? 0 : 1;
     }

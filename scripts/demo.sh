@@ -171,7 +171,8 @@ main() {
     show_graph
     echo ""
     echo "==== $me: done. Traces in ${trace_dir#"$repo_root/"}/ — open them in ui.perfetto.dev;"
-    echo "     example traces that ship with pipescope are in traces/ (see traces/README.md)"
+    echo "     example traces that ship with pipescope are in traces/ (see traces/README.md)."
+    echo "     Each seed paper's finding, live: ${cli#"$repo_root/"} lesson --list (docs/lessons/)"
 }
 
 main

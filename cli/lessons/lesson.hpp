@@ -111,6 +111,10 @@ public:
 std::span<const std::unique_ptr<lesson>> all_lessons();
 const lesson* find_lesson(std::string_view name);
 
+// A step's move with the runs aligned at their starts (runs of different lengths on one axis).
+view_move aligned(std::string view, std::optional<double> cursor = {},
+                  std::optional<std::pair<double, double>> range = {});
+
 // Formatting helpers the lessons share.
 std::string fixed(double v, int decimals);            // "3.40"
 std::string ratio(double v);                          // "3.4×"

@@ -1,0 +1,335 @@
+// Lesson "fine-grained": what a stage boundary costs when a stage is one bit (seed 001 §9, §10,
+// Fig. 14), and how Cilk-P's two optimizations take the synchronization off the work path.
+//
+// pipe-fib computes F_n in binary, one bit per stage, every stage entered through stage_wait (its
+// bit of F_{i+2} is written by iteration i-1); pipe-fib-256 is the same program with 256 bits per
+// stage. The lesson records pipe-fib with both optimizations, without dependency folding and
+// without lazy enabling, and pipe-fib-256 with and without folding, then measures from the traces:
+//
+// - coarsening: work T1 per bit processed (sum of node durations / bits), pipe-fib vs pipe-fib-256;
+// - dependency folding (§9): how often iteration i loads iteration i-1's stage counter. Without
+//   folding every stage_wait boundary loads it; with folding only when the cached value does not
+//   already cover the stage. The trace does not record the loads, so they are replayed from the
+//   node times: at each boundary of iteration i the counter of i-1 is the stage i-1 had entered by
+//   then (the node after its last finished one), exactly what the runtime's load would have seen;
+// - lazy enabling (§9): check-right operations on the work path. Eager enabling checks right at
+//   every node boundary, lazy enabling only when an iteration retires (idle workers look for the
+//   rest, off the work path);
+// - serial overhead T1/T_S against the serial reference timed by the same `pipescope run`.
+#include "lesson.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pipescope::lessons {
+
+namespace {
+
+namespace an = pipescope::analysis;
+namespace tm = pipescope::trace;
+
+// n of pipe-fib (one node per bit: ~0.35·n² nodes; n = 1500 makes 780k nodes, an 8 MB trace) and
+// of pipe-fib-256 (8× larger, so that its T1 is tens of ms and one preempted node cannot swamp it;
+// per-bit figures make the two comparable).
+unsigned fine_n(const std::string& size) {
+    if (size == "tiny") return 600;
+    if (size == "large") return 3000;
+    return 1500;
+}
+unsigned coarse_n(const std::string& size) { return 8 * fine_n(size); }
+
+// Iteration i-1's stage counter as iteration i's nodes see it (see the file comment).
+constexpr std::uint64_t past_every_stage = std::numeric_limits<std::uint64_t>::max();
+
+struct sync_counts {
+    std::uint64_t boundaries = 0;     // stage_wait boundaries (and final boundaries) with a predecessor
+    std::uint64_t reads = 0;          // loads of the predecessor's stage counter
+    std::uint64_t bits = 0;           // bits processed: (nodes after stage 0) × bits per stage
+    std::uint64_t nodes = 0, iterations = 0;
+};
+
+// Replays the cross-edge checks of a pipe_while run from its DAG (nodes sorted by (iteration,
+// stage)). With folding, a boundary into stage j loads the counter only if the cached value is not
+// past j (pipeline.hpp: `iteration::enter`); a load that finds (i-1, j) unfinished suspends the
+// iteration and loads once more after publishing the suspension (piper.cpp: `suspend`).
+sync_counts replay_cross_edge_reads(const tm::pipeline_dag& dag, bool folding, std::uint64_t bits_per_stage) {
+    sync_counts c;
+    c.nodes = dag.nodes.size();
+    const auto& nodes = dag.nodes;
+    std::size_t prev_first = 0, prev_end = 0;   // the nodes of iteration i-1: [prev_first, prev_end)
+    bool have_prev = false;
+    std::uint64_t prev_iteration = 0;
+    for (std::size_t first = 0; first < nodes.size();) {
+        const std::uint64_t i = nodes[first].iteration;
+        std::size_t end = first;
+        while (end < nodes.size() && nodes[end].iteration == i) ++end;
+        ++c.iterations;
+        c.bits += static_cast<std::uint64_t>(end - first - (nodes[first].stage == 0 ? 1 : 0)) * bits_per_stage;
+        if (have_prev && prev_iteration + 1 == i) {
+            // What a load at time t returns: the stage i-1 entered at its last boundary before t.
+            auto counter_at = [&](std::uint64_t t) -> std::uint64_t {
+                // Ends increase along an iteration: find the first node of i-1 not finished by t.
+                std::size_t lo = prev_first, hi = prev_end;
+                while (lo < hi) {
+                    const std::size_t mid = lo + (hi - lo) / 2;
+                    if (nodes[mid].end <= t) lo = mid + 1;
+                    else hi = mid;
+                }
+                // i-1 stored that node's stage at the boundary before it, even if it then waited.
+                return lo == prev_end ? past_every_stage : nodes[lo].stage;
+            };
+            std::uint64_t cached = 0;
+            auto boundary = [&](std::uint64_t stage, std::uint64_t t, std::uint64_t resumed_at) {
+                ++c.boundaries;
+                if (folding && cached > stage) return;
+                ++c.reads;
+                cached = counter_at(t);
+                if (cached > stage) return;
+                ++c.reads;                       // the re-check after publishing the suspension
+                cached = counter_at(resumed_at);   // the claimer hands over what it saw
+            };
+            for (std::size_t k = first + 1; k < end; ++k)
+                if (nodes[k].waited) boundary(nodes[k].stage, nodes[k - 1].end, nodes[k].start);
+            // The implicit final stage waits for i-1 to retire (stage_wait into final_stage).
+            boundary(past_every_stage - 1, nodes[end - 1].end, nodes[end - 1].end);
+        }
+        have_prev = true;
+        prev_iteration = i;
+        prev_first = first;
+        prev_end = end;
+        first = end;
+    }
+    return c;
+}
+
+run_spec piper_run(std::string key, std::string workload, std::vector<std::string> params) {
+    run_spec r;
+    r.key = std::move(key);
+    r.workload = std::move(workload);
+    r.policy = "piper";
+    r.params = std::move(params);
+    return r;
+}
+
+std::string ns_per_bit(double v) { return fixed(v, v < 10 ? 2 : 1) + " ns/bit"; }
+std::string ns(double v) { return fixed(v, v < 10 ? 2 : 1) + " ns"; }
+
+double per(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+class fine_grained_lesson final : public lesson {
+public:
+    const char* name() const override { return "fine-grained"; }
+    const char* title() const override { return "Fine-grained stages: coarsening, dependency folding, lazy enabling"; }
+    const char* seeds() const override { return "001 §9, §10, Fig. 14"; }
+
+    std::vector<run_spec> runs(const options& o) const override {
+        const std::string nf = "n=" + std::to_string(fine_n(o.size)), nc = "n=" + std::to_string(coarse_n(o.size));
+        return {
+            // pipe-fib-256 second: the timeline step shows the first two runs one above the other.
+            piper_run("pipe-fib", "pipe-fib", {nf}),
+            piper_run("pipe-fib-256", "pipe-fib-256", {nc}),
+            piper_run("pipe-fib-no-folding", "pipe-fib", {nf, "folding=off"}),
+            piper_run("pipe-fib-256-no-folding", "pipe-fib-256", {nc, "folding=off"}),
+            piper_run("pipe-fib-eager", "pipe-fib", {nf, "lazy=off"}),
+        };
+    }
+
+    story tell(const lesson_data& data) const override {
+        const recorded& fine = data.run("pipe-fib");
+        const recorded& fine_nf = data.run("pipe-fib-no-folding");
+        const recorded& fine_eager = data.run("pipe-fib-eager");
+        const recorded& coarse = data.run("pipe-fib-256");
+        const recorded& coarse_nf = data.run("pipe-fib-256-no-folding");
+        auto dag_of = [](const recorded& r) -> const tm::pipeline_dag& { return r.model->runs[r.report.run].dag; };
+
+        const sync_counts s_fine = replay_cross_edge_reads(dag_of(fine), true, 1);
+        const sync_counts s_fine_nf = replay_cross_edge_reads(dag_of(fine_nf), false, 1);
+        const sync_counts s_eager = replay_cross_edge_reads(dag_of(fine_eager), true, 1);
+        const sync_counts s_coarse = replay_cross_edge_reads(dag_of(coarse), true, 256);
+        const sync_counts s_coarse_nf = replay_cross_edge_reads(dag_of(coarse_nf), false, 256);
+
+        const double w_fine = per(static_cast<double>(fine.report.dag.work), static_cast<double>(s_fine.bits));
+        const double w_coarse = per(static_cast<double>(coarse.report.dag.work), static_cast<double>(s_coarse.bits));
+        const double gain = per(w_fine, w_coarse);
+        const double read_ratio = per(static_cast<double>(s_fine_nf.reads), static_cast<double>(s_fine.reads));
+        const double coarse_read_ratio =
+            per(static_cast<double>(s_coarse_nf.reads), static_cast<double>(s_coarse.reads));
+        const double bits_per_read_folded = per(static_cast<double>(s_fine.bits), static_cast<double>(s_fine.reads));
+        const double bits_per_read_coarse =
+            per(static_cast<double>(s_coarse_nf.bits), static_cast<double>(s_coarse_nf.reads));
+        // Check right: eagerly at every node boundary (each node ends in one), lazily once per retirement.
+        const double eager_checks = static_cast<double>(s_eager.nodes);
+        const double lazy_checks = static_cast<double>(s_fine.iterations);
+        const double check_ratio = per(eager_checks, lazy_checks);
+        const double work_folding =
+            per(static_cast<double>(fine_nf.report.dag.work), static_cast<double>(fine.report.dag.work));
+        auto overhead = [](const recorded& r) {
+            const auto& ts = r.report.meta.reference_seconds;
+            return ts && *ts > 0 ? static_cast<double>(r.report.dag.work) * 1e-9 / *ts : 0.0;
+        };
+        const double oh_fine = overhead(fine), oh_coarse = overhead(coarse);
+        // Did adjacent iterations run side by side? A suspension is iteration i catching up with
+        // i-1: fewer than one per ten iterations means they mostly ran one after another, where a
+        // load of i-1's counter hits a line no other core writes.
+        const std::uint64_t susp_fine = fine.report.stats.suspensions, susp_nf = fine_nf.report.stats.suspensions;
+        auto overlap_of = [&](std::uint64_t susp) {
+            return susp * 10 < s_fine.iterations ? "mostly back to back" : "often side by side";
+        };
+        const std::string overlap = "suspensions " + std::to_string(susp_nf) + " without folding, " +
+                                    std::to_string(susp_fine) + " with it, in " + std::to_string(s_fine.iterations) +
+                                    " iterations: " + overlap_of(susp_nf) + " / " + overlap_of(susp_fine);
+        // Side by side, every boundary also stores to a counter line the neighbour reads: a miss that
+        // folding does not remove. When the two runs overlapped differently, their T1s compare
+        // schedules, not the optimization.
+        const bool schedules_differ = susp_fine > 2 * susp_nf + 10 || susp_nf > 2 * susp_fine + 10;
+        const std::string folding_why_not =
+            schedules_differ
+                ? "the two runs scheduled differently (" + overlap + "); iterations side by side pay a coherence "
+                  "miss at every boundary, folding or not, so the two T1s compare schedules, not folding"
+                : "here the difference is lost in the noise of nodes of a few ns (" + overlap +
+                      "). A load of i−1's counter costs little when i−1 ran on the same core; with adjacent "
+                      "iterations on different cores every load is a coherence miss, which is what folding saves";
+
+        story s;
+        auto& F = s.findings;
+        F.push_back({"work_per_bit_fine", "pipe-fib: work T1 per bit (node durations / bits, one bit per node)", w_fine,
+                     ns(w_fine),
+                     "Fig. 14: T1 = 23.5 s for pipe-fib against T_S = 20.7 s for the serial program (overhead 1.13)",
+                     w_fine > 0, "the run recorded no nodes"});
+        F.push_back({"work_per_bit_coarse", "pipe-fib-256: work T1 per bit (256 bits per node)", w_coarse,
+                     ns(w_coarse), "Fig. 14: T1 = 21.7 s for pipe-fib-256 (overhead 1.05)", w_coarse > 0,
+                     "the run recorded no nodes"});
+        F.push_back({"coarsening_gain", "work per bit, pipe-fib / pipe-fib-256", gain, ratio(gain),
+                     "§10: \"coarsening the stages improves both serial overhead and scalability\" (Fig. 14: T1 23.5 → "
+                     "21.7 s, speedup on 16 cores 4.40 → 12.32)",
+                     gain > 1.5,
+                     "preempted nodes (a worker descheduled mid-node on a loaded machine) inflated pipe-fib-256's T1"});
+        F.push_back({"serial_overhead_fine", "pipe-fib: serial overhead T1/T_S (T_S: the serial program, same n)",
+                     oh_fine,
+                     ratio(oh_fine),
+                     "Fig. 14: 1.13 for pipe-fib; \"checking for dependencies due to cross edges has a relatively high "
+                     "overhead compared to the little work in each fine-grained stage\"",
+                     oh_fine > oh_coarse,
+                     "T_S of a small n is a fraction of a millisecond; one slow reference run swings the ratio"});
+        F.push_back({"serial_overhead_coarse", "pipe-fib-256: serial overhead T1/T_S", oh_coarse, ratio(oh_coarse),
+                     "Fig. 14: 1.05 for pipe-fib-256", oh_coarse > 0 && oh_coarse < oh_fine,
+                     "the serial reference was not recorded or was slow"});
+        F.push_back({"folding_read_ratio",
+                     "pipe-fib: loads of iteration i−1's stage counter without / with dependency folding (" +
+                         std::to_string(s_fine_nf.reads) + " → " + std::to_string(s_fine.reads) + ")",
+                     read_ratio, ratio(read_ratio),
+                     "§9: with the cached counter \"p need not reread the stage counter of i − 1 until it tries to "
+                     "execute a node with an incoming cross edge (i, k) where k > j\"; Fig. 14: folding takes pipe-fib "
+                     "from speedup 4.40 to 11.65 on 16 cores",
+                     read_ratio > 10,
+                     "the iterations trailed each other stage by stage, so the cache rarely covered the next stage"});
+        F.push_back({"bits_per_read_folded",
+                     "pipe-fib with folding: bits per load of the predecessor's counter (pipe-fib-256 without "
+                     "folding: " + fixed(bits_per_read_coarse, 0) + ")",
+                     bits_per_read_folded, fixed(bits_per_read_folded, 0),
+                     "§10: \"Ideally, one would like the system to coarsen automatically, which is what dynamic "
+                     "dependency folding effectively does\"",
+                     bits_per_read_folded >= bits_per_read_coarse,
+                     // Folding cannot do better than one load per iteration (the first boundary).
+                     s_fine.reads * 10 <= s_fine.iterations * 11
+                         ? "folding already loads about once per iteration, and at n = " +
+                               std::to_string(fine_n(data.opts.size)) + " an iteration has only " +
+                               fixed(per(static_cast<double>(s_fine.bits), static_cast<double>(s_fine.iterations)), 0) +
+                               " bits on average: try a larger --size"
+                         : "adjacent iterations ran side by side on the two workers, so iteration i caught up with i−1 "
+                           "every few bits and had to reload"});
+        F.push_back({"coarse_folding_read_ratio",
+                     "pipe-fib-256: counter loads without / with folding (" + std::to_string(s_coarse_nf.reads) +
+                         " → " +
+                         std::to_string(s_coarse.reads) + ")",
+                     coarse_read_ratio, ratio(coarse_read_ratio),
+                     "Fig. 14: folding changes pipe-fib-256 little (speedup 12.32 → 12.43): its loads are already "
+                     "one per 256 bits",
+                     coarse_read_ratio >= 1, "the replay found more loads with folding than without"});
+        F.push_back({"check_right_ratio",
+                     "pipe-fib: check-right operations on the work path, eager / lazy enabling (" +
+                         fixed(eager_checks, 0) + " → " + fixed(lazy_checks, 0) + ")",
+                     check_ratio, ratio(check_ratio),
+                     "§9: checking right at the end of every node \"adds overhead proportional to the work\"; lazy "
+                     "enabling checks only at an iteration's end and lets thieves check on its behalf, amortized "
+                     "against the span (the work-first principle)",
+                     check_ratio > 10, "the iterations had too few stages for the difference to matter"});
+        F.push_back({"work_ratio_folding", "pipe-fib: work T1 without / with dependency folding", work_folding,
+                     ratio(work_folding),
+                     "Fig. 14: T1 23.5 s without folding, 21.7 s with it (1.08×); the real cost is a true-sharing miss "
+                     "per check when adjacent iterations run in parallel (§10)",
+                     work_folding > 1.05, folding_why_not});
+
+        // The timeline step: a few µs halfway through pipe-fib, on the aligned axis (runs from 0;
+        // fractions of the longest run).
+        std::uint64_t longest = 0;
+        for (const recorded& r : data.runs) longest = std::max(longest, r.report.makespan());
+        const double mid = 0.5 * static_cast<double>(fine.report.makespan());
+        const double window = 3000;   // ns: ~200 pipe-fib nodes, ~10 pipe-fib-256 nodes
+        std::optional<std::pair<double, double>> zoom;
+        if (longest > 0) {
+            const double a = std::clamp(mid / static_cast<double>(longest), 0.0, 1.0);
+            const double b = std::clamp((mid + window) / static_cast<double>(longest), 0.0, 1.0);
+            if (a < b) zoom = std::make_pair(a, b);
+        }
+        const unsigned nf = fine_n(data.opts.size), nc = coarse_n(data.opts.size);
+        const std::string nfs = std::to_string(nf), ncs = std::to_string(nc);
+
+        s.steps.push_back(
+            {"What to look at",
+             "The timeline, zoomed into 3 µs halfway through pipe-fib (every run from its start). Each slice on a "
+             "worker is one node. pipe-fib (n = " + nfs + ") has a node per bit: " + ns_per_bit(w_fine) +
+                 " of work each, most of it the stage boundary itself — adding one bit takes well under 1 ns. "
+                 "pipe-fib-256 (n = " + ncs + ") does 256 bits per node: " + ns_per_bit(w_coarse) + ".",
+             {"timeline", std::nullopt, zoom, std::nullopt, true}});
+        s.steps.push_back(
+            {"The DAG of pipe-fib",
+             "Iterations across, bits down: iteration i adds F(i+1) + F(i+2) one bit per stage, and every stage "
+             "starts with pipe_stage_wait (cyan cross edge from (i−1, j)) because bit j of F(i+2) comes from "
+             "iteration i−1. The carry stops early, so the DAG is a triangle of " + std::to_string(s_fine.nodes) +
+                 " nodes. Each cross edge is a check of i−1's stage counter: " + std::to_string(s_fine_nf.boundaries) +
+                 " of them.",
+             {"dag", std::nullopt, std::nullopt, std::pair<std::uint64_t, std::uint64_t>{s_fine.iterations / 2, 1},
+              true}});
+        s.steps.push_back(
+            {"What the paper found",
+             "Fig. 14 (AMD Opteron, 16 cores): pipe-fib without dependency folding has serial overhead 1.13 but "
+             "speedup only 4.40; coarsened to 256 bits per stage it reaches 12.32. Checking a cross edge costs "
+             "little on one core, but with iterations on different cores each check is a true-sharing miss on "
+             "the predecessor's stage counter (§10). Dependency folding caches the counter (§9) and brings "
+             "pipe-fib to 11.65 (scalability 12.17 against 4.98), close to the coarsened program; coarsening and "
+             "folding together give the best, 12.43. Lazy enabling moves the check-right from every node to the "
+             "end of an iteration (§9); Fig. 14 varies only folding.",
+             {"compare", std::nullopt, std::nullopt, std::nullopt, true}});
+        s.steps.push_back(
+            {"What this run shows",
+             "Work per bit " + ns_per_bit(w_fine) + " for pipe-fib, " + ns_per_bit(w_coarse) + " for pipe-fib-256 (" +
+                 ratio(gain) + "); serial overhead T1/T_S " + ratio(oh_fine) + " against " + ratio(oh_coarse) +
+                 ". Loads of i−1's stage counter: " + std::to_string(s_fine_nf.reads) + " without folding, " +
+                 std::to_string(s_fine.reads) + " with it (" + ratio(read_ratio) + "), one per " +
+                 fixed(bits_per_read_folded, 0) + " bits — " +
+                 (bits_per_read_folded >= bits_per_read_coarse ? "coarser" : "finer, as iterations ran side by side,") +
+                 " than pipe-fib-256 without folding (one per " + fixed(bits_per_read_coarse, 0) +
+                 "). Check-right on the work path: " + fixed(eager_checks, 0) +
+                 " eager against " + fixed(lazy_checks, 0) + " lazy (" + ratio(check_ratio) + "). T1 without / with "
+                 "folding: " + ratio(work_folding) + " (" + overlap + ").",
+             {"compare", std::nullopt, std::nullopt, std::nullopt, true}});
+        s.steps.push_back(
+            {"Try next",
+             "Give adjacent iterations their own cores, where every unfolded check is a coherence miss: "
+             "`pipescope lesson fine-grained --workers 4` on a machine with 4 free cores. Or time the four "
+             "Fig. 14 rows without tracing: `bench_pipe_fib` (bench/README.md), or `pipescope run pipe-fib "
+             "--param n=" + nfs + " --param folding=off --param lazy=off` against the defaults.",
+             {"compare", std::nullopt, std::nullopt, std::nullopt, true}});
+        return s;
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<lesson> make_fine_grained_lesson() { return std::make_unique<fine_grained_lesson>(); }
+
+}  // namespace pipescope::lessons

@@ -1,0 +1,352 @@
+// Lesson "serial-bottleneck": dedup's serial output stage bounds its throughput, and the queueing
+// model's λmax = 1/max(Tin, Tout) predicts where adding workers stops helping (seed 000 §2.2,
+// §2.3, §3.4 eq. 8–10, §4.1–4.2).
+//
+// Everything is measured from the traces: the critical serial stage and its time per item S (the
+// analysis' queueing bounds, analysis/queueing.hpp, eq. 10), the work per item W, the plateau
+// point P* = W/S (where P/W reaches λmax) and the observed throughput = iterations / the pipeline's
+// span (first node to last node: the run's own span also holds the check of the archive after the
+// loop). The observed throughput can never beat the model's bound min(P/W, λmax) (eq. 8) — that is
+// the bound's point — so the lesson asserts it and reports how close the runs come.
+//
+// W is the breakdown's work (node and task time, each instant counted once) per item rather than
+// the sum of the stages' node durations: in the fan-out form a stage-1 node waits at its fork-join
+// sync, and a worker waiting there may run another item's node inside it, so node durations
+// overlap and would overstate the work.
+//
+// The program: dedup's fan-out form is the paper's TBB dedup (§2.3, §4.1: three stages; input,
+// the anchoring, hashing and compression collapsed into one parallel filter, and the serial output).
+// Chunks are stored uncompressed (level=0): our output stage appends to memory, not to a disk as
+// PARSEC's does, so with zlib at its default level the parallel stage carries ~25× the output's
+// work and the plateau would sit near 25 cores; with level=0 the proportions are the paper's
+// (plateau at a few cores, §3.4: c_optimal = 5). Coarse chunks of 32 KiB give 256 items at size small.
+#include "lesson.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pipescope::lessons {
+
+namespace {
+
+namespace an = pipescope::analysis;
+namespace tm = pipescope::trace;
+
+const std::vector<std::string> dedup_params = {"form=fanout", "level=0", "coarse=32768"};
+
+// What the model and the trace say about one run.
+struct measured {
+    unsigned P = 0;
+    std::uint64_t items = 0;
+    double W = 0;              // s of work per item (the breakdown's work / items)
+    double lambda_max = 0;     // items/s: 1 / the critical serial stage's Tser
+    long critical = -1;        // that stage
+    std::string critical_name; // e.g. "write (stage 2)"
+    double S = 0;              // s per item in the critical serial stage
+    double span = 0;           // s: first node's start to last node's end
+    double observed = 0;       // items/s
+    double bound = 0;          // min(P/W, lambda_max)
+    double plateau_at = 0;     // P* = W / S
+    double critical_busy = 0;  // the critical stage's time / the span (its utilisation, eq. 1)
+};
+
+std::string stage_label(const std::string& name, long index) {
+    const auto dot = name.find("· ");
+    const std::string word = dot == std::string::npos ? "" : name.substr(dot + 3);
+    return word.empty() ? "stage " + std::to_string(index) : word + " (stage " + std::to_string(index) + ")";
+}
+
+measured measure(const recorded& r) {
+    measured m;
+    const an::queueing_bounds& q = r.report.queueing;
+    m.P = r.spec.workers;
+    m.items = q.iterations;
+    m.lambda_max = q.lambda_max;
+    m.critical = q.critical_serial_stage;
+    for (const an::stage_rate& s : q.stages)
+        if (static_cast<long>(s.index) == m.critical) m.critical_name = stage_label(s.name, m.critical);
+    m.S = m.lambda_max > 0 ? 1.0 / m.lambda_max : 0.0;
+    const double work_ns = static_cast<double>(r.report.breakdown.total.time[an::time_category::work]);
+    m.W = m.items ? work_ns * 1e-9 / static_cast<double>(m.items) : 0.0;
+    const auto& nodes = r.model->runs.at(r.report.run).dag.nodes;
+    std::uint64_t first = std::numeric_limits<std::uint64_t>::max(), last = 0;
+    for (const tm::dag_node& n : nodes) {
+        first = std::min(first, n.start);
+        last = std::max(last, n.end);
+    }
+    m.span = last > first ? static_cast<double>(last - first) * 1e-9 : q.makespan;
+    m.observed = m.span > 0 ? static_cast<double>(m.items) / m.span : 0.0;
+    m.bound = m.W > 0 ? static_cast<double>(m.P) / m.W : 0.0;
+    if (m.lambda_max > 0) m.bound = std::min(m.bound, m.lambda_max);
+    m.plateau_at = m.S > 0 ? m.W / m.S : 0.0;
+    m.critical_busy = m.span > 0 ? m.observed * m.S : 0.0;
+    return m;
+}
+
+// dedup's input stage reads its coarse chunk inside the loop condition, which runs just before the
+// stage-0 node and outside its slice, so stage 0's own nodes take almost no time. At P=1 one worker
+// runs everything in order, so the gap between item i-1's last node and item i's stage-0 node is
+// that read plus the scheduler's bookkeeping: an upper estimate of the input's hidden time. Every
+// item reads one coarse chunk, so the median gap is the typical read, untouched by the few gaps a
+// loaded machine's preemption stretches.
+double hidden_input_per_item(const recorded& one_worker) {
+    const auto& dag = one_worker.model->runs.at(one_worker.report.run).dag;
+    std::vector<std::uint64_t> last_end;   // by iteration
+    for (const tm::dag_node& n : dag.nodes) {
+        if (n.iteration >= last_end.size()) last_end.resize(n.iteration + 1, 0);
+        last_end[n.iteration] = std::max(last_end[n.iteration], n.end);
+    }
+    std::vector<std::uint64_t> gaps;
+    for (const tm::dag_node& n : dag.nodes) {
+        if (n.stage != 0 || n.iteration == 0) continue;
+        const std::uint64_t prev = last_end[n.iteration - 1];
+        if (prev != 0 && n.start >= prev) gaps.push_back(n.start - prev);
+    }
+    if (gaps.empty()) return 0.0;
+    std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+    return static_cast<double>(gaps[gaps.size() / 2]) * 1e-9;
+}
+
+// The share of a run's critical path (its longest path through the recorded DAG, analysis/dag_bounds.hpp)
+// spent in nodes of `stage`: near 1 when the serial chain of that stage is the span.
+double critical_path_share(const recorded& r, long stage) {
+    const an::span_result& path = r.report.dag.with_throttle;
+    double in_stage = 0, total = 0;
+    for (const an::path_node& n : path.critical_path) {
+        const double d = static_cast<double>(n.end - n.begin);
+        total += d;
+        if (static_cast<long>(n.stage) == stage) in_stage += d;
+    }
+    return total > 0 ? in_stage / total : 0.0;
+}
+
+std::string per_s(double items_per_s) {
+    if (items_per_s >= 1e6) return fixed(items_per_s / 1e6, 2) + " M items/s";
+    if (items_per_s >= 1e4) return fixed(items_per_s / 1e3, 0) + " k items/s";
+    if (items_per_s >= 1e3) return fixed(items_per_s / 1e3, 1) + " k items/s";
+    return fixed(items_per_s, 0) + " items/s";
+}
+
+std::string us(double seconds) { return fixed(seconds * 1e6, seconds < 1e-5 ? 2 : 1) + " µs"; }
+
+// The model's throughput at P workers from the stage times of one run (seed 000 eq. 8 and 10:
+// bind-to-element work stealing, capped by the critical serial stage).
+double predicted(const measured& m, double P) { return m.W > 0 ? std::min(P / m.W, m.lambda_max) : 0.0; }
+
+// A tolerance for the span's end points when comparing with a bound.
+constexpr double bound_slack = 1.05;
+// A serial stage at least this busy is saturated: the plateau (the analysis' serial_busy is 0.75).
+constexpr double saturated = 0.80;
+
+class serial_bottleneck_lesson final : public lesson {
+public:
+    const char* name() const override { return "serial-bottleneck"; }
+    const char* title() const override {
+        return "Serial bottleneck: dedup's output stage caps throughput at lambda_max = 1/Tout";
+    }
+    const char* seeds() const override { return "000 §2.2, §2.3, §3.4 (eq. 8–10), §4.1–4.2"; }
+
+    static unsigned many(const options& o) { return o.workers > 1 ? o.workers : 2; }
+    static std::string key_for(unsigned P) { return "piper-P" + std::to_string(P); }
+    static run_spec dedup_run(unsigned P) {
+        run_spec r;
+        r.key = key_for(P);
+        r.workload = "dedup";
+        r.policy = "piper";
+        r.params = dedup_params;
+        r.workers = P;
+        return r;
+    }
+
+    std::vector<run_spec> runs(const options& o) const override {
+        // The run with more workers first: the DAG and a selected node go to the first run that has it.
+        return {dedup_run(many(o)), dedup_run(1)};
+    }
+
+    story tell(const lesson_data& data) const override {
+        const unsigned N = many(data.opts);
+        const recorded& rn = data.run(key_for(N));
+        const recorded& r1 = data.run(key_for(1));
+        const measured mn = measure(rn), m1 = measure(r1);
+        const double hidden_in = hidden_input_per_item(r1);
+        const long last_stage =
+            r1.report.queueing.stages.empty() ? -1 : static_cast<long>(r1.report.queueing.stages.back().index);
+        const bool output_critical = m1.critical == last_stage && mn.critical == m1.critical;
+        const double worst_vs_lambda = std::max(m1.lambda_max > 0 ? m1.observed / m1.lambda_max : 0.0,
+                                                mn.lambda_max > 0 ? mn.observed / mn.lambda_max : 0.0);
+        const double efficiency_n = mn.bound > 0 ? mn.observed / mn.bound : 0.0;
+        const double efficiency_1 = m1.bound > 0 ? m1.observed / m1.bound : 0.0;
+        const double speedup = m1.observed > 0 ? mn.observed / m1.observed : 0.0;
+        const std::string Ns = std::to_string(N);
+        const std::string out = m1.critical_name.empty() ? "output" : m1.critical_name;
+        const std::string out_word = out.substr(0, out.find(" ("));
+        const bool below_plateau = static_cast<double>(N) < m1.plateau_at;
+        const double path_share = critical_path_share(rn, m1.critical);
+        const double parallelism = rn.report.dag.parallelism;
+        // The output's share of the work (1/P*): what the critical path would hold if the chain did not matter.
+        const double output_share = m1.plateau_at > 0 ? 1.0 / m1.plateau_at : 0.0;
+
+        story s;
+        s.findings.push_back(
+            {"critical_serial_stage",
+             "the serial stage with the longest time per item, which sets lambda_max (P=1 and P=" + Ns + "): " + out +
+                 ", " + us(m1.S) + " per item",
+             static_cast<double>(m1.critical), out_word,
+             "§2.2: dedup's I/O bottleneck is its output stage; §4.2: \"for dedup the bottleneck is in the output "
+             "stage\", which writes one compressed stream and cannot be parallelized",
+             output_critical,
+             "on this input another serial stage takes longer per item than the output (or the two runs disagree)"});
+        s.findings.push_back(
+            {"plateau_workers",
+             "P* = W / S: the workers past which the serial stage caps throughput (from the P=1 trace)", m1.plateau_at,
+             "P* = " + fixed(m1.plateau_at, 1),
+             "§3.4 (Fig. 11(d)): TBB dedup reaches lambda_max at c_optimal = 5 threads; §2.2: the Pthreads dedup hits "
+             "the output bottleneck for c between 4 and 8; §4.1: past 8 cores dynamic scheduling stops helping",
+             !below_plateau,
+             "P=" + Ns + " is below P* = " + fixed(m1.plateau_at, 1) +
+                 ": this run is on the rising part of the curve, where throughput grows as P/W; the plateau at "
+                 "lambda_max needs about " + fixed(std::ceil(m1.plateau_at), 0) +
+                 " cores (pipescope lesson serial-bottleneck --workers 4 on a larger machine)"});
+        s.findings.push_back(
+            {"observed_over_lambda_max",
+             "the highest observed throughput / lambda_max of its run (P=1 and P=" + Ns + ")",
+             worst_vs_lambda, fixed(worst_vs_lambda, 2),
+             "eq. 8 and 10: lambda_max = min(1/Tin, 1/Tout) is an upper bound of the effective throughput",
+             worst_vs_lambda <= bound_slack,
+             "the observed throughput exceeded lambda_max: a serial stage overlapped itself"});
+        s.findings.push_back(
+            {"observed_over_model", "observed throughput / the model's bound min(P/W, lambda_max) at P=" + Ns,
+             efficiency_n, percent(efficiency_n),
+             "§3.2: for dedup \"the analytical times just represent an optimistic lower bound\" (the throughput an "
+             "upper bound): the measured runs were slower than the model",
+             efficiency_n <= bound_slack, "the run beat the model's bound: the stage times were mismeasured"});
+        s.findings.push_back(
+            {"critical_path_in_output",
+             "share of the P=" + Ns + " run's critical path spent in " + out + " nodes, against its " +
+                 percent(output_share) + " share of the work (DAG parallelism T1/Tinf " + fixed(parallelism, 2) + ")",
+             path_share, percent(path_share),
+             "§3.4: the critical serial stage \"ends up being the I/O bottleneck\"; §4.1: approaching the output "
+             "bottleneck, \"the advantages of dynamic scheduling start to diminish\"",
+             path_share > output_share,
+             "the critical path holds no more " + out + " time than the work does (" + percent(output_share) +
+                 "): the serial chain does not shape the span yet"});
+        s.findings.push_back(
+            {"output_utilisation", "share of the pipeline's time the " + out + " stage was busy at P=" + Ns,
+             mn.critical_busy, percent(mn.critical_busy),
+             "eq. 1: a serial stage's utilisation lambda·Tser reaches 1 at the plateau (§3.4: the throughput grows "
+             "\"until the effective throughput reaches lambda_max, i.e. until the I/O bottleneck\")",
+             mn.critical_busy >= saturated,
+             "below P* the serial stage still has idle moments between items; the model has it saturate once P ≥ P* = " +
+                 fixed(m1.plateau_at, 1)});
+        s.findings.push_back(
+            {"hidden_input_over_output",
+             "input time per item (the coarse-chunk read in the loop condition, median gap before stage 0 at P=1) / "
+             "the output's time per item",
+             m1.S > 0 ? hidden_in / m1.S : 0.0, us(hidden_in) + " vs " + us(m1.S),
+             "eq. 10 takes the larger of Tin and Tout; in PARSEC's dedup the output is the larger (§4.2)",
+             m1.S > 0 && hidden_in < m1.S,
+             "the input stage's read, which runs in the loop condition outside stage 0's node slices, took longer "
+             "per item than the output here: the true lambda_max is nearer 1/" + us(hidden_in)});
+
+        // The model's curve from the P=1 trace, as the paper predicts from its sequential code.
+        std::string curve;
+        for (double P : {1.0, 2.0, 4.0, 8.0}) {
+            if (!curve.empty()) curve += ", ";
+            curve += "P=" + fixed(P, 0) + " " + per_s(predicted(m1, P));
+        }
+
+        // Where to look: the output node of the middle item of the run with more workers.
+        const auto& dag = rn.model->runs.at(rn.report.run).dag;
+        const std::uint64_t mid = dag.iterations / 2;
+        const std::uint32_t sel =
+            m1.critical >= 0 ? dag.find(mid, static_cast<std::uint64_t>(m1.critical)) : tm::no_index;
+        double longest = 1;
+        for (const recorded& r : data.runs) longest = std::max(longest, static_cast<double>(r.report.makespan()));
+        std::optional<double> cursor;
+        std::optional<std::pair<double, double>> window;
+        std::optional<std::pair<std::uint64_t, std::uint64_t>> node;
+        if (sel != tm::no_index) {
+            const tm::dag_node& n = dag.nodes[sel];
+            const double at = static_cast<double>(n.end - rn.report.start);
+            // About 8 items at the observed rate on each side: the output chain and the work around it.
+            const double half = mn.observed > 0 ? 8e9 / mn.observed : longest * 0.02;
+            cursor = std::clamp(at / longest, 0.0, 1.0);
+            const double a = std::clamp((at - half) / longest, 0.0, 1.0);
+            const double b = std::clamp((at + half) / longest, 0.0, 1.0);
+            if (a < b) window = std::pair{a, b};
+            node = std::pair{mid, static_cast<std::uint64_t>(m1.critical)};
+        }
+
+        s.steps.push_back(
+            {"What to look at",
+             "dedup in the paper's three-stage TBB form under piper, P=" + Ns +
+                 " on top and P=1 below, zoomed to a dozen or so items. Each item is one coarse chunk of 32 KiB: "
+                 "read (stage 0), then chunking, hashing and storing its fine chunks as fork-join tasks (stage 1, "
+                 "parallel), then " + out + ", which appends its records to the archive in input order. The " +
+                 out + " nodes run one at a time, whichever worker runs them: that serial chain is what "
+                 "lambda_max measures, and the parallel work has to fit around it.",
+             {"timeline", cursor, window, node, true}});
+        s.steps.push_back(
+            {"What the paper found",
+             "Navarro et al. bound a pipeline's throughput by its critical serial stage, lambda_max = min(1/Tin, "
+             "1/Tout) (eq. 10); with work stealing the throughput is at most min(P/W, lambda_max) (eq. 8), W the "
+             "work per item, so adding workers helps until P/W reaches lambda_max. dedup's output stage writes "
+             "one compressed stream: it became the bottleneck from c between 4 and 8 threads (§2.2), the model "
+             "put TBB dedup's optimum at 5 threads (§3.4), and past 8 cores work stealing stopped helping (§4.1). "
+             "The explain view shows lambda_max and the bounds computed from these traces.",
+             {"explain", std::nullopt, std::nullopt, std::nullopt, true}});
+        s.steps.push_back(
+            {"What this run shows",
+             "From the P=1 trace: W = " + us(m1.W) + " of work per item, of which " + out + " takes S = " +
+                 us(m1.S) + ", so lambda_max = " + per_s(m1.lambda_max) + " and P* = W/S = " +
+                 fixed(m1.plateau_at, 1) + " workers. The model's curve: " + curve + ". Observed (items / the "
+                 "pipeline's span; the makespans in the table also hold the check of the archive after the loop, "
+                 "the idle tail): P=1 " + per_s(m1.observed) + " (" + percent(efficiency_1) + " of 1/W), P=" + Ns +
+                 " " + per_s(mn.observed) + " (" + ratio(speedup) + " of P=1, " + percent(efficiency_n) +
+                 " of its bound " + per_s(mn.bound) + "); neither exceeds lambda_max (at most " +
+                 fixed(worst_vs_lambda, 2) + " of it). " +
+                 (path_share > output_share
+                      ? "The chain already shapes the P=" + Ns + " run: " + percent(path_share) +
+                            " of its critical path is " + out_word + " nodes against " + percent(output_share) +
+                            " of the work, and its DAG parallelism T1/Tinf is " + fixed(parallelism, 2) + "."
+                      : "The P=" + Ns + " run's critical path is " + percent(path_share) + " " + out_word +
+                            " nodes, no more than their " + percent(output_share) +
+                            " share of the work (DAG parallelism " + fixed(parallelism, 2) +
+                            "): slow parallel nodes (on a shared machine, often preempted ones) set its span.") +
+                 " Near P* the parallel work and the chain's span add up (T_P is about T1/P + Tinf, seed 001 §7), so the "
+                 "run stays below the bound, which only says that neither can be beaten. The " + out_word +
+                 " stage was busy " + percent(mn.critical_busy) + " of the time." +
+                 (below_plateau ? " P=" + Ns + " is below P* = " + fixed(m1.plateau_at, 1) +
+                                      ": the plateau itself, throughput flat at lambda_max, needs about " +
+                                      fixed(std::ceil(m1.plateau_at), 0) + " cores."
+                                : " P=" + Ns + " is past P*: the output stage sets the pace."),
+             {"compare", std::nullopt, std::nullopt, std::nullopt, true}});
+        s.steps.push_back(
+            {"The serial chain in the DAG",
+             "The pipeline DAG of the P=" + Ns + " run as item " + std::to_string(mid) + "'s " + out +
+                 " node finishes: items across, stages down. The bottom row is the output: each node waits for "
+                 "the one on its left (a cross edge), so however many workers run the row above, items leave at "
+                 "most one per S = " + us(mn.S) + " (" + per_s(mn.lambda_max) + "). " + percent(path_share) +
+                 " of the run's critical path (red) is " + out_word + " nodes.",
+             {"dag", cursor, std::nullopt, node, true}});
+        s.steps.push_back(
+            {"Try next",
+             "Compress the chunks (`pipescope run dedup --param form=fanout --param coarse=32768 -o d6.pftrace`, "
+             "then `pipescope stats d6.pftrace`): the parallel work per item grows about tenfold and P* moves to "
+             "some 25 workers, with the same output stage. On a machine with more cores, `pipescope lesson "
+             "serial-bottleneck --workers 4` (or 8) records past P* and shows the plateau: throughput stops at "
+             "lambda_max however many workers steal.",
+             {"compare", std::nullopt, std::nullopt, std::nullopt, true}});
+        return s;
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<lesson> make_serial_bottleneck_lesson() { return std::make_unique<serial_bottleneck_lesson>(); }
+
+}  // namespace pipescope::lessons
