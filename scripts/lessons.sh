@@ -6,7 +6,8 @@
 #   scripts/lessons.sh imbalance footprint just these
 #   WORKERS=4 SIZE=large scripts/lessons.sh
 #
-# Needs a build (scripts/demo.sh or scripts/test.sh makes one) and xvfb-run for the screenshots.
+# Needs a build (scripts/demo.sh or scripts/test.sh makes one) and xvfb-run for the screenshots;
+# pngquant, if installed, shrinks them (apt-get install pngquant).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -27,5 +28,9 @@ for name in "${names[@]}"; do
         rm -rf "docs/lessons/screenshots/$name"
         mkdir -p "docs/lessons/screenshots/$name"
         cp "$out"/screenshots/step-*.png "docs/lessons/screenshots/$name/"
+        # A 256-colour palette makes each page's images ~4x smaller; the views have few colours.
+        if command -v pngquant >/dev/null; then
+            pngquant --quality=60-85 --speed 1 -f --ext .png "docs/lessons/screenshots/$name"/step-*.png
+        fi
     fi
 done
