@@ -9,10 +9,13 @@
 #include "lessons/runner.hpp"
 #include "recording.hpp"
 
+#include <pipescope/workloads/workload.hpp>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -47,8 +50,14 @@ lesson_args parse(const std::vector<std::string>& args) {
             if (v.empty() || *end || n < 1 || n > 1024)
                 throw usage_error("lesson: --workers " + v + ": expected a number of workers between 1 and 1024");
             a.opts.workers = static_cast<unsigned>(n);
-        } else if (s == "--size") a.opts.size = value();
-        else if (s == "--out") a.out = value();
+        } else if (s == "--size") {
+            a.opts.size = value();
+            try {
+                pipescope::workloads::parse_size(a.opts.size);
+            } catch (const std::invalid_argument& e) {
+                throw usage_error(std::string("lesson: ") + e.what());
+            }
+        } else if (s == "--out") a.out = value();
         else if (s == "--no-viewer") a.viewer = false;
         else if (s == "--no-screenshots") a.screenshots = false;
         else if (!s.empty() && s[0] == '-') throw usage_error("lesson: unknown option " + s);
@@ -100,6 +109,8 @@ int show(const lesson_args& a, const ls::lesson_result& r) {
     }
     if (!a.screenshots) return 0;
     const fs::path shots = r.dir / "screenshots";
+    std::error_code ec;
+    fs::remove_all(shots, ec);   // a previous run's story may have had more steps
     std::string cmd = quoted(viewer) + " --lesson " + quoted(r.json_path.string()) + " --screenshot-steps " +
                       quoted(shots.string());
     if (!(display && *display)) {
