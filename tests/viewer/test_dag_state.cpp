@@ -258,6 +258,12 @@ TEST_CASE("dag view model on an example trace", "[viewer][dag]") {
     CHECK(!susp.empty());
     const dag_index x = build_dag_index(d, susp);
     CHECK(x.columns() == d.iterations);
+    // The recorded metadata names stage 0 and the family "stage j ≥ 1": every row gets its entry.
+    const auto labels = dag_row_labels(r.stages, x.row_stage);
+    REQUIRE(labels.size() == x.rows());
+    REQUIRE(x.row_stage[0] == 0);
+    CHECK(labels[0].name.find("start iteration") != std::string::npos);
+    for (std::size_t k = 1; k < labels.size(); k += 7) CHECK(labels[k].name.find("add bit block") != std::string::npos);
     std::size_t suspended_nodes = 0;
     for (auto s : x.suspend_at) suspended_nodes += s != no_time;
     CHECK(suspended_nodes > 0);
@@ -303,4 +309,74 @@ TEST_CASE("dag view model on an example trace", "[viewer][dag]") {
     CHECK(out.lod);
     CHECK(!out.cells.empty());
     CHECK(out.cells.size() <= 1200 / 3 * x.rows() + x.rows());
+}
+
+namespace {
+// program.stages as cli/recording.cpp writes them: "index" is the entry's position, not a stage number.
+std::vector<tm::stage_info> stage_list(std::initializer_list<const char*> names) {
+    std::vector<tm::stage_info> v;
+    for (const char* n : names) v.push_back({v.size(), n, ""});
+    return v;
+}
+std::vector<std::string> names_of(const std::vector<dag_row_label>& labels) {
+    std::vector<std::string> v;
+    for (const auto& l : labels) v.push_back(l.name);
+    return v;
+}
+constexpr std::uint64_t p40 = std::uint64_t{1} << 40;
+}  // namespace
+
+TEST_CASE("dag row labels: each row gets the metadata entry naming its stage number", "[viewer][dag]") {
+    // x264 (workloads/src/x264_workload.cpp): rows 1 .. 2^40 - 1 are "stage 1 + w·i + r" (row r of
+    // iteration i) or "stage 1 + w·i + rows", which the names alone cannot tell apart: no name there,
+    // never the entry at the row's position (row 3 used to read "stage 2^40 · encode B-frames").
+    const auto x264 = stage_list({"stage 0 \xC2\xB7 read, decide frame type", "stage 1 + w\xC2\xB7i + r \xC2\xB7 encode macroblock row r",
+                                  "stage 1 + w\xC2\xB7i + rows \xC2\xB7 references ready", "stage 2^40 \xC2\xB7 encode B-frames",
+                                  "stage 2^40 + 1 \xC2\xB7 write frames"});
+    const std::vector<std::uint64_t> x264_rows = {0, 1, 2, 3, 4, 19, p40, p40 + 1};
+    const auto xl = dag_row_labels(x264, x264_rows);
+    REQUIRE(xl.size() == x264_rows.size());
+    CHECK(names_of(xl) == std::vector<std::string>{"stage 0 \xC2\xB7 read, decide frame type", "", "", "", "", "",
+                                                   "stage 2^40 \xC2\xB7 encode B-frames", "stage 2^40 + 1 \xC2\xB7 write frames"});
+    CHECK(xl[3].stage == "stage 3");
+    CHECK(xl[6].stage == "stage 2^40");
+    CHECK(xl[7].stage == "stage 2^40 + 1");
+
+    // ferret (both forms) and dedup: one entry per stage, in order; the names are kept as they are.
+    const auto ferret = stage_list({"stage 0 \xC2\xB7 load", "stage 1 \xC2\xB7 segment", "stage 2 \xC2\xB7 extract",
+                                    "stage 3 \xC2\xB7 query", "stage 4 \xC2\xB7 rank", "stage 5 \xC2\xB7 output"});
+    const std::vector<std::uint64_t> six = {0, 1, 2, 3, 4, 5};
+    const auto fl = dag_row_labels(ferret, six);
+    for (std::size_t k = 0; k < six.size(); ++k) {
+        CHECK(fl[k].name == ferret[k].name);
+        CHECK(fl[k].stage == "stage " + std::to_string(k));
+    }
+    const auto sps = stage_list({"stage 0 \xC2\xB7 load", "stage 1 \xC2\xB7 search", "stage 2 \xC2\xB7 output"});
+    CHECK(names_of(dag_row_labels(sps, std::vector<std::uint64_t>{0, 1, 2})) ==
+          std::vector<std::string>{sps[0].name, sps[1].name, sps[2].name});
+    const auto dedup = stage_list({"stage 0 \xC2\xB7 read", "stage 1 \xC2\xB7 hash", "stage 2 \xC2\xB7 compress", "stage 3 \xC2\xB7 write"});
+    CHECK(names_of(dag_row_labels(dedup, std::vector<std::uint64_t>{0, 1, 2, 3})) ==
+          std::vector<std::string>{dedup[0].name, dedup[1].name, dedup[2].name, dedup[3].name});
+
+    // pipe-fib: "stage j ≥ 1" names every later stage ("≥" written ">=" for the UI font).
+    const auto fib = stage_list({"stage 0 \xC2\xB7 start iteration", "stage j \xE2\x89\xA5 1 \xC2\xB7 add bit block j"});
+    CHECK(names_of(dag_row_labels(fib, std::vector<std::uint64_t>{0, 1, 2, 250})) ==
+          std::vector<std::string>{"stage 0 \xC2\xB7 start iteration", "stage j >= 1 \xC2\xB7 add bit block j",
+                                   "stage j >= 1 \xC2\xB7 add bit block j", "stage j >= 1 \xC2\xB7 add bit block j"});
+
+    // Names without a stage number describe the stage of their index; a stage nobody names has none.
+    const auto plain = stage_list({"read", "work", "write"});
+    CHECK(names_of(dag_row_labels(plain, std::vector<std::uint64_t>{0, 2, 5})) == std::vector<std::string>{"read", "write", ""});
+    CHECK(names_of(dag_row_labels({}, std::vector<std::uint64_t>{0, 1})) == std::vector<std::string>{"", ""});
+}
+
+TEST_CASE("dag row labels: stage numbers near a power of two are written as one", "[viewer][dag]") {
+    CHECK(stage_number_text(0) == "stage 0");
+    CHECK(stage_number_text(123456) == "stage 123456");
+    CHECK(stage_number_text(std::uint64_t{1} << 31) == "stage 2147483648");   // below 2^32: the number
+    CHECK(stage_number_text(std::uint64_t{1} << 32) == "stage 2^32");
+    CHECK(stage_number_text(p40) == "stage 2^40");
+    CHECK(stage_number_text(p40 + 1) == "stage 2^40 + 1");
+    CHECK(stage_number_text(p40 + (std::uint64_t{1} << 20)) == "stage " + std::to_string(p40 + (std::uint64_t{1} << 20)));
+    CHECK(stage_number_text(~std::uint64_t{0}) == "stage 18446744073709551615");
 }

@@ -170,6 +170,18 @@ TEST_CASE("stage graph: stage numbers, families and formulas in stage names", "[
     CHECK(all);
     CHECK_FALSE(stage_number_of_name("task"));
     CHECK_FALSE(stage_number_of_name("stage x"));
+    // A formula of the iteration (x264) names no single stage: its leading 1 is not stage 1.
+    bool formula = false;
+    CHECK_FALSE(stage_number_of_name("stage 1 + w\xC2\xB7i + r \xC2\xB7 encode macroblock row r", &all, &formula));
+    CHECK(formula);
+    CHECK_FALSE(stage_number_of_name("stage 2^40 + 1 + r", &all, &formula));
+    CHECK(formula);
+    CHECK_FALSE(stage_number_of_name("stage 3\xC2\xB7i", &all, &formula));
+    CHECK(formula);
+    CHECK(stage_number_of_name("stage 2^40 + 1 \xC2\xB7 write frames", &all, &formula) == (std::uint64_t{1} << 40) + 1);
+    CHECK_FALSE(formula);
+    CHECK(stage_number_of_name("stage 3: write", &all, &formula) == 3u);
+    CHECK_FALSE(formula);
     CHECK(plain_relations("stage j \xE2\x89\xA5 1, i \xE2\x89\xA4 2") == "stage j >= 1, i <= 2");
     CHECK(is_serial_stage_kind("serial_in_order"));
     CHECK(is_serial_stage_kind("stage_wait"));
@@ -191,14 +203,22 @@ TEST_CASE("stage graph: stage numbers, families and formulas in stage names", "[
     // x264: a stage numbered 2^40 has no palette colour in the timeline (key_other), nor here.
     const program_structure x = read_program_structure(meta_of("piper", R"({"stages":[
         {"index":0,"kind":"serial","name":"stage 0 \u00b7 read"},
+        {"index":1,"kind":"stage_wait","name":"stage 1 + w\u00b7i + r \u00b7 encode macroblock row r"},
+        {"index":2,"kind":"stage_wait","name":"stage 1 + w\u00b7i + rows \u00b7 references ready"},
         {"index":3,"kind":"parallel","name":"stage 2^40 \u00b7 encode B-frames"},
         {"index":4,"kind":"stage_wait","name":"stage 2^40 + 1 \u00b7 write frames"}]})"));
-    REQUIRE(x.stages.size() == 3);
-    CHECK(x.stages[1].index == 3);
-    CHECK(x.stages[1].number == (std::uint64_t{1} << 40));
+    REQUIRE(x.stages.size() == 5);
+    CHECK(x.stages[3].index == 3);
+    CHECK(x.stages[3].number == (std::uint64_t{1} << 40));
+    CHECK(x.stages[3].colour == key_other);
+    CHECK(x.stages[1].formula);
+    CHECK(x.stages[2].formula);
     CHECK(x.stages[1].colour == key_other);
-    CHECK(stage_of_number(x, (std::uint64_t{1} << 40) + 1) == 2);
-    CHECK(stage_of_number(x, 7) == tm::no_index);
+    CHECK_FALSE(x.stages[3].formula);
+    CHECK(stage_of_number(x, (std::uint64_t{1} << 40) + 1) == 4);
+    // The formula entries' stages depend on w and the frame height: no stage number maps to them
+    // (not even 1 or 2, their positions).
+    for (std::uint64_t j : {1, 2, 3, 7}) CHECK(stage_of_number(x, j) == tm::no_index);
 }
 
 TEST_CASE("stage graph: metadata that is not a program", "[viewer][stage_graph]") {

@@ -1,6 +1,9 @@
 #include "dag_state.hpp"
 
+#include "stage_graph.hpp"
+
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace pipescope::viewer {
@@ -14,6 +17,23 @@ const char* to_string(node_state s) {
         case node_state::done: return "done";
     }
     return "?";
+}
+
+std::string stage_number_text(std::uint64_t stage) {
+    if (stage >> 32 == 0) return "stage " + std::to_string(stage);
+    const int power = std::bit_width(stage) - 1;
+    const std::uint64_t above = stage - (std::uint64_t{1} << power);
+    if (above >= (std::uint64_t{1} << 16)) return "stage " + std::to_string(stage);
+    std::string s = "stage 2^" + std::to_string(power);
+    if (above) s += " + " + std::to_string(above);
+    return s;
+}
+
+std::vector<dag_row_label> dag_row_labels(std::span<const tm::stage_info> stages, std::span<const std::uint64_t> row_stage) {
+    std::vector<dag_row_label> out;
+    out.reserve(row_stage.size());
+    for (std::uint64_t j : row_stage) out.push_back({stage_number_text(j), stage_name_of_number(stages, j)});
+    return out;
 }
 
 std::vector<suspend_mark> find_suspends(const tm::trace_model& m, const tm::run& r) {

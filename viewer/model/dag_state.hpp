@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace pipescope::viewer {
@@ -80,6 +81,23 @@ struct dag_index {
 };
 
 dag_index build_dag_index(const tm::pipeline_dag& dag, std::span<const suspend_mark> suspends = {});
+
+// "stage 5"; numbers at 2^32 and beyond that sit just above a power of two as that power
+// ("stage 2^40 + 1", x264's output stage), so that they fit the row labels.
+std::string stage_number_text(std::uint64_t stage);
+
+// The label of a DAG row: its stage number, and the run metadata's description of that stage.
+struct dag_row_label {
+    std::string stage;     // stage_number_text
+    std::string name;      // the program.stages entry describing the stage ("≥" written ">="), or ""
+};
+// The labels of the rows showing stages `row_stage`. The name is the entry whose name says it
+// describes that stage (stage_graph.hpp, stage_name_of_number): "stage 5 · output" exactly stage 5,
+// "stage j ≥ 1 · …" every later stage no entry names; an entry whose name has no stage number
+// describes the stage of its index. A formula ("stage 1 + w·i + r · …", x264: which stage is row r
+// of iteration i depends on w and the frame height, and two formula entries cover the same
+// numbers) describes no row: no name is better than a wrong one.
+std::vector<dag_row_label> dag_row_labels(std::span<const tm::stage_info> stages, std::span<const std::uint64_t> row_stage);
 
 // The state of node v at absolute time t (see the definition above).
 node_state state_at(const tm::pipeline_dag& dag, const dag_index& idx, std::uint32_t v, std::uint64_t t,

@@ -59,14 +59,14 @@ void link_chain(program_structure& p) {
         e.from = k;
         e.to = k + 1;
         const graph_stage& to = p.stages[k + 1];
-        if ((bts || p.queue) && !to.all_from) {
+        if ((bts || p.queue) && !to.all_from && !to.formula) {
             e.queue_counter = "queue " + std::to_string(to.number) + " fill";
             if (p.queue) e.capacity = static_cast<double>(*p.queue);
         }
         p.edges.push_back(std::move(e));
     }
     for (auto& s : p.stages) {
-        if (s.all_from) continue;
+        if (s.all_from || s.formula) continue;
         if (bts) s.buffer_counter = "stage " + std::to_string(s.number) + " reorder buffer";
         else if (p.policy == "tbb") s.buffer_counter = "stage " + std::to_string(s.number) + " buffer";
     }
@@ -95,10 +95,21 @@ void link_queues(program_structure& p, const json& queues) {
     }
 }
 
+// Whether the text after a stage number continues the number as a formula: an operator with spaces
+// around it (" + r", " - 1") or something glued to the number ("·i", "w"); a separator (" · ", ": ",
+// ", ", ")") or the end of the name ends the number.
+bool continues_as_formula(std::string_view rest) {
+    if (rest.empty() || rest.substr(0, 4) == " \xC2\xB7 ") return false;
+    for (std::string_view op : {" + ", " - ", " * ", " / "})
+        if (rest.substr(0, op.size()) == op) return true;
+    return rest[0] != ' ' && rest[0] != ':' && rest[0] != ',' && rest[0] != ')';
+}
+
 }  // namespace
 
-std::optional<std::uint64_t> stage_number_of_name(std::string_view name, bool* all_from) {
+std::optional<std::uint64_t> stage_number_of_name(std::string_view name, bool* all_from, bool* formula) {
     if (all_from) *all_from = false;
+    if (formula) *formula = false;
     if (name.substr(0, 6) != "stage ") return std::nullopt;
     std::size_t i = 6;
     if (i < name.size() && name[i] == 'j') {
@@ -118,7 +129,16 @@ std::optional<std::uint64_t> stage_number_of_name(std::string_view name, bool* a
     if (!v) return std::nullopt;
     if (name.substr(i, 3) == " + ") {
         std::size_t k = i + 3;
-        if (auto w = term(name, k)) return *v + *w;
+        if (auto w = term(name, k)) {
+            *v += *w;
+            i = k;
+        }
+    }
+    // x264's "stage 1 + w·i + r · …" names many stage numbers at once (seed 001 §3): its leading 1 is
+    // not the stage it describes.
+    if (continues_as_formula(name.substr(i))) {
+        if (formula) *formula = true;
+        return std::nullopt;
     }
     return v;
 }
@@ -157,8 +177,9 @@ program_structure read_program_structure(std::string_view metadata_json) {
         g.name = text_field(s, "name");
         g.kind = text_field(s, "kind");
         g.note = text_field(s, "note");
-        g.number = stage_number_of_name(g.name, &g.all_from).value_or(g.index);
-        g.colour = colour_of_number(g.number);
+        g.number = stage_number_of_name(g.name, &g.all_from, &g.formula).value_or(g.index);
+        // A formula entry covers stages of many timeline colours: none of them.
+        g.colour = g.formula ? key_other : colour_of_number(g.number);
         g.threads = count_field(s, "threads");
         if (!g.threads && bts) {
             if (is_serial_stage_kind(g.kind)) g.threads = 1;
@@ -204,10 +225,25 @@ std::uint32_t stage_of_number(const program_structure& p, std::uint64_t j) {
     std::uint32_t range = tm::no_index;
     for (std::uint32_t k = 0; k < p.stages.size(); ++k) {
         const graph_stage& s = p.stages[k];
+        if (s.formula) continue;
         if (!s.all_from && s.number == j) return k;
         if (s.all_from && s.number <= j && (range == tm::no_index || s.number > p.stages[range].number)) range = k;
     }
     return range;
+}
+
+std::string stage_name_of_number(std::span<const tm::stage_info> stages, std::uint64_t j) {
+    program_structure p;
+    for (const tm::stage_info& si : stages) {
+        graph_stage g;
+        g.entry = static_cast<std::uint32_t>(p.stages.size());
+        g.index = si.index;
+        g.name = si.name;
+        g.number = stage_number_of_name(si.name, &g.all_from, &g.formula).value_or(si.index);
+        p.stages.push_back(std::move(g));
+    }
+    const std::uint32_t k = stage_of_number(p, j);
+    return k == tm::no_index ? std::string() : plain_relations(p.stages[k].name);
 }
 
 std::optional<double> counter_value_at(std::span<const tm::counter_sample> samples, std::uint64_t t) {

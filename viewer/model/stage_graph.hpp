@@ -32,6 +32,9 @@ struct graph_stage {
     // all_from set: the entry describes every stage from N on that no other entry names.
     std::uint64_t number = 0;
     bool all_from = false;
+    // The name gives its stage numbers as a formula of the iteration ("stage 1 + w·i + r · …"):
+    // `number` is then only the index, and no stage number maps to this entry.
+    bool formula = false;
     std::string name, kind, note;
     // bind-to-stage: threads bound to the stage (the entry's "threads", else program.c for a parallel
     // stage and 1 for a serial one); unset for the other policies.
@@ -62,8 +65,9 @@ struct program_structure {
 };
 
 // "stage 5 · output" -> 5, "stage 2^40 + 1 · w" -> 2^40 + 1, "stage j ≥ 1 · …" -> 1 (all_from);
-// nullopt if the name does not start with "stage " and a number.
-std::optional<std::uint64_t> stage_number_of_name(std::string_view name, bool* all_from = nullptr);
+// nullopt if the name does not start with "stage " and a number, or if the number goes on as a
+// formula ("stage 1 + w·i + r · …" -> nullopt, formula set).
+std::optional<std::uint64_t> stage_number_of_name(std::string_view name, bool* all_from = nullptr, bool* formula = nullptr);
 // "serial", "serial_in_order", "serial_out_of_order", …, and "stage_wait" (serial through its cross edge).
 bool is_serial_stage_kind(std::string_view kind);
 // Names for the UI font, which has no "≥" / "≤": ">=" / "<=".
@@ -77,6 +81,10 @@ program_structure read_program_structure(std::string_view metadata_json);
 program_structure program_structure_of(const tm::run& r);
 // The stage (index into p.stages) whose box shows the nodes of stage number j, or no_index.
 std::uint32_t stage_of_number(const program_structure& p, std::uint64_t j);
+// The name of the run metadata's entry describing stage number j, as stage_of_number picks it ("≥"
+// written ">=" for the UI font), or "". The entries are not indexed by stage number (x264's are
+// stages 0, 2^40 and 2^40 + 1 and two formulas): never the entry at position j.
+std::string stage_name_of_number(std::span<const tm::stage_info> stages, std::uint64_t j);
 
 // A counter as a step function: the value of the last sample at or before t (of several samples at
 // one timestamp, the last); nullopt before the first sample. O(log n).

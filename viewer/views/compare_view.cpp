@@ -28,9 +28,7 @@ constexpr ImU32 col_table_header = IM_COL32(0x33, 0x4A, 0x6E, 255);
 
 std::string stage_name(const document& d, const run_ref& rr, colour_key k) {
     if (rr.run == tm::no_index) return {};
-    for (const auto& st : d.files[rr.file]->model.runs[rr.run].stages)
-        if (st.index == k) return st.name;
-    return {};
+    return stage_name_of_number(d.files[rr.file]->model.runs[rr.run].stages, k);
 }
 
 class compare_view final : public view {

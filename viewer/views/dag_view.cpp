@@ -73,6 +73,7 @@ private:
     std::uint32_t doc_run_ = tm::no_index;
     std::uint32_t model_run_ = tm::no_index;
     dag_index idx_;
+    std::vector<dag_row_label> row_labels_;   // per row of idx_: its stage and the metadata's name
     critical_path cp_;
     dag_camera cam_;
     bool fit_pending_ = true;
@@ -98,20 +99,7 @@ private:
         return state_colour(s);
     }
     const tm::run& run(const view_context&) const { return file_->model.runs[model_run_]; }
-    std::string stage_name(const tm::run& r, std::uint64_t stage) const;
 };
-
-std::string dag_view::stage_name(const tm::run& r, std::uint64_t stage) const {
-    // The metadata may describe a family of stages once ("stage j ≥ 1 · ..."): the closest index below.
-    const tm::stage_info* best = nullptr;
-    for (const auto& s : r.stages)
-        if (s.index <= stage && (!best || s.index > best->index)) best = &s;
-    if (!best) return {};
-    std::string s = best->name;   // the UI font has no '≥' / '≤'
-    for (auto [from, to] : {std::pair<std::string_view, std::string_view>{"\u2265", ">="}, {"\u2264", "<="}})
-        for (std::size_t k; (k = s.find(from)) != std::string::npos;) s.replace(k, from.size(), to);
-    return s;
-}
 
 namespace {
 // A run the DAG view can show: a pipeline with nodes. A stage graph's instances also carry
@@ -149,6 +137,7 @@ bool dag_view::choose_run(view_context& ctx) {
             model_run_ = rr.run;
             const tm::run& r = file_->model.runs[rr.run];
             idx_ = build_dag_index(r.dag, find_suspends(file_->model, r));
+            row_labels_ = dag_row_labels(r.stages, idx_.row_stage);
             cp_ = critical_path_of(r.dag, idx_, analysis::longest_path(r.dag, true));
             fit_pending_ = true;
         }
@@ -350,9 +339,8 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
         const float y0 = Y(static_cast<float>(cam_.px_y(rw))), y1 = Y(static_cast<float>(cam_.px_y(rw + 1)));
         if (cam_.sy >= 4 && (rw & 1)) dl->AddRectFilled(ImVec2(cx0, y0), ImVec2(cx1, y1), IM_COL32(255, 255, 255, 7));
         if (std::fmod(static_cast<double>(rw), row_step) != 0) continue;
-        const std::uint64_t sj = idx_.row_stage[rw];
-        std::string lab = "stage " + std::to_string(sj);
-        const std::string nm = cam_.sy >= fs + 4 ? stage_name(r, sj) : std::string{};
+        const std::string& lab = row_labels_[rw].stage;
+        const std::string& nm = row_labels_[rw].name;
         const float ly = cam_.sy >= fs ? (y0 + y1 - fs) * 0.5f : y0;
         const ImVec4 clip(wp.x, std::max(cy0, y0 - fs), cx0 - 6, cy1);
         dl->AddText(ImGui::GetFont(), fs, ImVec2(wp.x + 8, ly), IM_COL32(215, 215, 222, 255), lab.c_str(), nullptr, 0, &clip);
@@ -482,7 +470,7 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
             st.hover = {rr.file, nd.slice};
             ImGui::BeginTooltip();
             ImGui::Text("node (%llu, %llu)", static_cast<unsigned long long>(nd.iteration), static_cast<unsigned long long>(nd.stage));
-            const std::string nm = stage_name(r, nd.stage);
+            const std::string& nm = row_labels_[idx_.node_row[v]].name;
             if (!nm.empty()) ImGui::TextDisabled("%s", nm.c_str());
             ImGui::TextColored(ImColor(state_colour(s)), "%s at the cursor", to_string(s));
             if (nd.worker >= 0) ImGui::TextColored(ImColor(worker_colour(nd.worker)), "worker %d", nd.worker);

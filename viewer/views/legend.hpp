@@ -4,6 +4,8 @@
 
 #include "palette.hpp"
 
+#include "../model/stage_graph.hpp"
+
 #include <algorithm>
 #include <string>
 
@@ -18,12 +20,13 @@ inline int max_stage_key(const document& doc) {
     return max_stage;
 }
 
-// The program's name for stage k from the run metadata, or "".
+// The program's name for stage k from the run metadata (the entry naming stage k, not the k-th
+// entry: stage_graph.hpp), or "".
 inline std::string legend_stage_name(const document& d, colour_key k) {
     for (const auto& rr : d.runs) {
         if (rr.run == tm::no_index) continue;
-        for (const auto& st : d.files[rr.file]->model.runs[rr.run].stages)
-            if (st.index == k) return st.name;
+        std::string name = stage_name_of_number(d.files[rr.file]->model.runs[rr.run].stages, k);
+        if (!name.empty()) return name;
     }
     return {};
 }
