@@ -205,6 +205,19 @@ TEST_CASE("an unreadable lesson file is an error naming it", "[viewer][lesson]")
     fs::remove(tmp);
 }
 
+TEST_CASE("a lesson file is told apart from traces and other JSON by its format", "[viewer][lesson]") {
+    const fs::path source = PIPESCOPE_SOURCE_DIR;
+    CHECK(looks_like_lesson(source / "tests/data/lesson/lesson.json"));
+    CHECK_FALSE(looks_like_lesson(traces_dir / "pipe-fib-256-piper.pftrace"));   // not .json
+    const fs::path other = fs::temp_directory_path() / "pipescope-test-not-a-lesson.json";
+    {
+        std::ofstream(other) << R"({"traceEvents": [], "format": "chrome"})";
+    }
+    CHECK_FALSE(looks_like_lesson(other));
+    fs::remove(other);
+    CHECK_FALSE(looks_like_lesson(fs::temp_directory_path() / "pipescope-no-such-dir" / "lesson.json"));
+}
+
 TEST_CASE("a step's fractions become display time on the document's axis", "[viewer][lesson]") {
     // Two files: runs at [1000, 11000) and [50000, 54000) on the absolute clock.
     document d;

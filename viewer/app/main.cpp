@@ -179,6 +179,11 @@ int parse_args(int argc, char** argv, options& o) {
             o.traces.push_back(a);
         }
     }
+    // `pipescope-viewer OUT/lesson.json` is `--lesson OUT/lesson.json`.
+    if (o.lesson.empty() && o.traces.size() == 1 && looks_like_lesson(o.traces[0])) {
+        o.lesson = o.traces[0];
+        o.traces.clear();
+    }
     if (o.lesson.empty() && (o.has_lesson_step || !o.screenshot_steps.empty())) {
         std::fprintf(stderr, "pipescope-viewer: %s needs --lesson FILE.json\n", o.has_lesson_step ? "--lesson-step" : "--screenshot-steps");
         return 1;

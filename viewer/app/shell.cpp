@@ -159,7 +159,22 @@ void shell::save_recent(const fs::path& p) {
     for (const auto& r : recent_) out << r.string() << '\n';
 }
 
-void shell::open(const fs::path& p) { loads.start(p); }
+void shell::open(const fs::path& p) {
+    if (!looks_like_lesson(p)) {
+        loads.start(p);
+        return;
+    }
+    // A lesson replaces what is open: its steps refer to its own runs.
+    try {
+        lesson l = load_lesson(p, [](std::string_view v) { return find_view(v) != nullptr; });
+        doc.clear();
+        state.select(doc, {});
+        save_recent(p);
+        open_lesson(std::move(l), 0);
+    } catch (const std::exception& e) {
+        errors.push_back(e.what());
+    }
+}
 
 void shell::add_loaded(load_result r) {
     if (!r.file) {
@@ -267,7 +282,8 @@ void shell::refresh_browser() {
     for (const auto& e : fs::directory_iterator(browser_dir_, fs::directory_options::skip_permission_denied, ec)) {
         if (e.path().filename().string().starts_with(".")) continue;
         std::error_code ec2;
-        if (e.is_directory(ec2) || browser_all_files_ || e.path().extension() == ".pftrace" || e.path().extension() == ".tmp")
+        if (e.is_directory(ec2) || browser_all_files_ || e.path().extension() == ".pftrace" || e.path().extension() == ".tmp" ||
+            e.path().filename() == "lesson.json")
             browser_entries_.push_back(e);
     }
     std::sort(browser_entries_.begin(), browser_entries_.end(), [](const auto& a, const auto& b) {

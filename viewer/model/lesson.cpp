@@ -208,6 +208,15 @@ lesson load_lesson(const std::filesystem::path& file, const view_name_check& kno
     return parse_lesson(ss.str(), file, known_view);
 }
 
+bool looks_like_lesson(const std::filesystem::path& file) {
+    if (file.extension() != ".json") return false;
+    std::ifstream in(file, std::ios::binary);
+    std::string head(4096, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    return head.find("\"pipescope-lesson/") != std::string::npos;
+}
+
 double display_span(const document& d, bool aligned) {
     double span = static_cast<double>(d.end - d.start);
     if (aligned) {

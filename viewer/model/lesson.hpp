@@ -81,6 +81,10 @@ lesson parse_lesson(std::string_view json_text, const std::filesystem::path& fil
 // Reads and parses `file`; an unreadable file is a lesson_error too.
 lesson load_lesson(const std::filesystem::path& file, const view_name_check& known_view = {});
 
+// Whether `file` looks like a lesson (a .json whose first bytes name the pipescope-lesson format),
+// so that opening, dropping or passing it on the command line opens the lesson, not a trace.
+bool looks_like_lesson(const std::filesystem::path& file);
+
 // Length of the display axis (ns): the document's span, or the longest run's when runs are
 // aligned to their own starts (as view_state::request_frame_all frames it). At least 1.
 double display_span(const document& d, bool aligned);
