@@ -2,7 +2,8 @@
 # The pipescope demo: builds the plain configuration (build/, same as scripts/test.sh), runs the
 # demo workloads under each scheduling policy, printing each result, then puts the ferret runs of
 # the parallel policies side by side: `pipescope compare` prints the table, and the viewer opens on
-# them (with a display), or writes screenshots of every view into out/screenshots/ (without one).
+# them (with a display), or writes screenshots of every view into out/screenshots/ (without one);
+# then a stage graph under three graph schedulers, and one lesson (imbalance) told in the terminal.
 #
 #   scripts/demo.sh
 #   scripts/demo.sh --no-build     use the existing build/ as it is
@@ -146,6 +147,17 @@ show_graph() {
     done
 }
 
+# One lesson, told in the terminal (docs/lessons/): ferret's imbalance under bind-to-stage against work
+# stealing, measured from its own traces. Headless (--no-viewer): the story with its numbers, and a
+# screenshot of each step when xvfb-run or a display is there; the viewer opens it on request.
+show_lesson() {
+    local out="$trace_dir/lessons/imbalance"
+    echo ""
+    echo "==== $me: a lesson — pipescope lesson imbalance (every lesson: pipescope lesson --list)"
+    "$cli" lesson imbalance --size "$size" --out "$out" --no-viewer || die "pipescope lesson imbalance failed"
+    echo "     open it in the viewer: ${viewer#"$repo_root/"} ${out#"$repo_root/"}/lesson.json"
+}
+
 main() {
     if [[ $do_build -eq 1 ]]; then
         build
@@ -169,10 +181,11 @@ main() {
     done
     show_comparison
     show_graph
+    show_lesson
     echo ""
     echo "==== $me: done. Traces in ${trace_dir#"$repo_root/"}/ — open them in ui.perfetto.dev;"
     echo "     example traces that ship with pipescope are in traces/ (see traces/README.md)."
-    echo "     Each seed paper's finding, live: ${cli#"$repo_root/"} lesson --list (docs/lessons/)"
+    echo "     Each seed paper's finding, live: ${cli#"$repo_root/"} lesson --list (docs/lessons/)."
 }
 
 main
