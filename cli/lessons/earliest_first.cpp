@@ -203,12 +203,7 @@ public:
         std::vector<run_spec> v;
         for (int pair = 1; pair <= pairs; ++pair)   // interleaved, so a burst of load hits both policies
             for (const char* policy : {"piper", "piper-earliest"}) {
-                run_spec r;
-                r.key = key(policy, pair);
-                r.workload = std::string(lesson_workload);
-                r.policy = policy;
-                r.params = params;
-                v.push_back(std::move(r));
+                v.push_back({.key = key(policy, pair), .workload = std::string(lesson_workload), .policy = policy, .params = params});
             }
         return v;
     }

@@ -105,15 +105,6 @@ sync_counts replay_cross_edge_reads(const tm::pipeline_dag& dag, bool folding, s
     return c;
 }
 
-run_spec piper_run(std::string key, std::string workload, std::vector<std::string> params) {
-    run_spec r;
-    r.key = std::move(key);
-    r.workload = std::move(workload);
-    r.policy = "piper";
-    r.params = std::move(params);
-    return r;
-}
-
 std::string ns_per_bit(double v) { return fixed(v, v < 10 ? 2 : 1) + " ns/bit"; }
 std::string ns(double v) { return fixed(v, v < 10 ? 2 : 1) + " ns"; }
 
@@ -129,11 +120,11 @@ public:
         const std::string nf = "n=" + std::to_string(fine_n(o.size)), nc = "n=" + std::to_string(coarse_n(o.size));
         return {
             // pipe-fib-256 second: the timeline step shows the first two runs one above the other.
-            piper_run("pipe-fib", "pipe-fib", {nf}),
-            piper_run("pipe-fib-256", "pipe-fib-256", {nc}),
-            piper_run("pipe-fib-no-folding", "pipe-fib", {nf, "folding=off"}),
-            piper_run("pipe-fib-256-no-folding", "pipe-fib-256", {nc, "folding=off"}),
-            piper_run("pipe-fib-eager", "pipe-fib", {nf, "lazy=off"}),
+            run_spec{.key = "pipe-fib", .workload = "pipe-fib", .policy = "piper", .params = {nf}},
+            run_spec{.key = "pipe-fib-256", .workload = "pipe-fib-256", .policy = "piper", .params = {nc}},
+            run_spec{.key = "pipe-fib-no-folding", .workload = "pipe-fib", .policy = "piper", .params = {nf, "folding=off"}},
+            run_spec{.key = "pipe-fib-256-no-folding", .workload = "pipe-fib-256", .policy = "piper", .params = {nc, "folding=off"}},
+            run_spec{.key = "pipe-fib-eager", .workload = "pipe-fib", .policy = "piper", .params = {nf, "lazy=off"}},
         };
     }
 

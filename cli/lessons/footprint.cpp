@@ -66,15 +66,6 @@ fullest fullest_bounded_queue(const an::graph_report& g) {
     return f;
 }
 
-run_spec graph_run(std::string key, std::string policy, std::vector<std::string> params = {}) {
-    run_spec r;
-    r.key = std::move(key);
-    r.workload = workload;
-    r.policy = std::move(policy);
-    r.params = std::move(params);
-    return r;
-}
-
 class footprint final : public lesson {
 public:
     const char* name() const override { return "footprint"; }
@@ -84,8 +75,9 @@ public:
     const char* seeds() const override { return "004 §III-A, §IV, §V-C, Table III"; }
 
     std::vector<run_spec> runs(const options&) const override {
-        return {graph_run("gramps", "gramps"), graph_run("breadth-first", "breadth-first"),
-                graph_run("task-stealing", "task-stealing")};
+        return {{.key = "gramps", .workload = workload, .policy = "gramps"},
+                {.key = "breadth-first", .workload = workload, .policy = "breadth-first"},
+                {.key = "task-stealing", .workload = workload, .policy = "task-stealing"}};
     }
 
     story tell(const lesson_data& data) const override {

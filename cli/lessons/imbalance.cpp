@@ -122,16 +122,6 @@ constexpr double ws_waiting_at_most = 0.20;
 constexpr double bts_spread_at_least = 0.50;
 constexpr double ws_spread_at_most = 0.20;
 
-// A ferret run under `policy`, named after it, at the lesson's workers and size.
-run_spec ferret_run(const std::string& policy, std::vector<std::string> params) {
-    run_spec r;
-    r.key = policy;
-    r.workload = "ferret";
-    r.policy = policy;
-    r.params = std::move(params);
-    return r;
-}
-
 class imbalance_lesson final : public lesson {
 public:
     const char* name() const override { return "imbalance"; }
@@ -143,8 +133,10 @@ public:
     std::vector<run_spec> runs(const options&) const override {
         // c=1: one thread per stage, six threads, as the first row of Table 1 (6 threads); the
         // default c = P would oversubscribe the cores, which Table 1's right half studies apart.
-        return {ferret_run("bind-to-stage", {"stages=6", "c=1"}), ferret_run("piper", {"stages=6"}),
-                ferret_run("tbb", {"stages=6"})};
+        // Each run is named after its policy, at the lesson's workers and size.
+        return {{.key = "bind-to-stage", .workload = "ferret", .policy = "bind-to-stage", .params = {"stages=6", "c=1"}},
+                {.key = "piper", .workload = "ferret", .policy = "piper", .params = {"stages=6"}},
+                {.key = "tbb", .workload = "ferret", .policy = "tbb", .params = {"stages=6"}}};
     }
 
     story tell(const lesson_data& data) const override {

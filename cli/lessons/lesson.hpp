@@ -26,13 +26,15 @@ struct options {
     std::string size = "small";       // --size: tiny|small|large
 };
 
-// One recording the lesson needs (`pipescope run WORKLOAD --policy POLICY --param ...`).
+// One recording the lesson needs (`pipescope run WORKLOAD --policy POLICY --param ...`), written
+// with designated initializers, e.g. {.key = "gramps", .workload = "ray-1", .policy = "gramps"}
+// (every member has a default, so the ones left out need not be spelled).
 struct run_spec {
-    std::string key;                  // the lesson's name for it, e.g. "bind-to-stage" (file: KEY.pftrace)
-    std::string workload, policy;
-    std::vector<std::string> params;  // "key=value"
+    std::string key{};                // the lesson's name for it, e.g. "bind-to-stage" (file: KEY.pftrace)
+    std::string workload{}, policy{};
+    std::vector<std::string> params{};   // "key=value"
     unsigned workers = 0;             // 0: options::workers
-    std::string size;                 // empty: options::size
+    std::string size{};               // empty: options::size
     // The recorder's memory budget: large enough that no event is dropped (a lesson counts events).
     std::size_t trace_buffer_mib = 256;
 };

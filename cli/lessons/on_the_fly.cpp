@@ -75,11 +75,7 @@ public:
     std::vector<run_spec> runs(const options&) const override {
         // The workload's own GOP (keyint 24, IBBP, scene cuts): I- and P-frame iterations with and
         // without B-frames, so the DAG shows every shape Fig. 2 can make.
-        run_spec r;
-        r.key = "x264-piper";
-        r.workload = "x264";
-        r.policy = "piper";
-        return {r};
+        return {{.key = "x264-piper", .workload = "x264", .policy = "piper"}};
     }
     std::vector<refusal_spec> refusals(const options&) const override { return {{"x264-tbb", "x264", "tbb"}}; }
 

@@ -153,13 +153,7 @@ public:
     static unsigned many(const options& o) { return o.workers > 1 ? o.workers : 2; }
     static std::string key_for(unsigned P) { return "piper-P" + std::to_string(P); }
     static run_spec dedup_run(unsigned P) {
-        run_spec r;
-        r.key = key_for(P);
-        r.workload = "dedup";
-        r.policy = "piper";
-        r.params = dedup_params;
-        r.workers = P;
-        return r;
+        return {.key = key_for(P), .workload = "dedup", .policy = "piper", .params = dedup_params, .workers = P};
     }
 
     std::vector<run_spec> runs(const options& o) const override {

@@ -97,15 +97,6 @@ std::string as_recorded(double capped, double recorded) {
     return std::abs(capped - recorded) > 0.05 * capped ? "; " + fixed(recorded, 2) + " as recorded" : "";
 }
 
-run_spec piper_run(std::string key, std::string workload, std::vector<std::string> params) {
-    run_spec r;
-    r.key = std::move(key);
-    r.workload = std::move(workload);
-    r.policy = "piper";
-    r.params = std::move(params);
-    return r;
-}
-
 // " (n/K = 15)": the bound q < n/K of §11, next to the count.
 std::string n_over_k(std::uint64_t iterations, unsigned K) {
     return " (n/K = " + fixed(static_cast<double>(iterations) / K, 0) + ")";
@@ -120,10 +111,10 @@ public:
     std::vector<run_spec> runs(const options& o) const override {
         std::vector<run_spec> v;
         for (const k_run& k : ferret_ks(o.workers))
-            v.push_back(piper_run(k.key, "ferret", {"K=" + std::to_string(k.K)}));
+            v.push_back({.key = k.key, .workload = "ferret", .policy = "piper", .params = {"K=" + std::to_string(k.K)}});
         const std::string n = "n=" + std::to_string(pipe_fib_n(o.size));
         for (const k_run& k : pipe_fib_ks(o.workers))
-            v.push_back(piper_run(k.key, "pipe-fib", {n, "K=" + std::to_string(k.K)}));
+            v.push_back({.key = k.key, .workload = "pipe-fib", .policy = "piper", .params = {n, "K=" + std::to_string(k.K)}});
         return v;
     }
 

@@ -215,15 +215,6 @@ std::pair<double, double> busy_window(const recorded& r, double longest) {
     return b > a ? std::pair{a, b} : std::pair{0.0, 1.0};
 }
 
-run_spec graph_run(std::string key, std::string policy, std::vector<std::string> params = {}) {
-    run_spec r;
-    r.key = std::move(key);
-    r.workload = workload;
-    r.policy = std::move(policy);
-    r.params = std::move(params);
-    return r;
-}
-
 class thundering_herd final : public lesson {
 public:
     const char* name() const override { return "thundering-herd"; }
@@ -233,8 +224,8 @@ public:
     const char* seeds() const override { return "002 §III-A2–A3, §IV-B, Figs. 4–5"; }
 
     std::vector<run_spec> runs(const options&) const override {
-        return {graph_run("qes", "danbi", {"config=qes", queue_capacity}),
-                graph_run("qes-pss", "danbi", {"config=qes+pss", queue_capacity})};
+        return {{.key = "qes", .workload = workload, .policy = "danbi", .params = {"config=qes", queue_capacity}},
+                {.key = "qes-pss", .workload = workload, .policy = "danbi", .params = {"config=qes+pss", queue_capacity}}};
     }
 
     story tell(const lesson_data& data) const override {
