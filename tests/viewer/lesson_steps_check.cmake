@@ -24,13 +24,7 @@ if(EXISTS ${dir}/step-6.png)
   message(FATAL_ERROR "a step-6.png for a lesson of five steps")
 endif()
 
-function(check_png png)
-  execute_process(COMMAND ${PNGCHECK} ${png} ${ARGN} RESULT_VARIABLE prc OUTPUT_VARIABLE pout ERROR_VARIABLE pout)
-  message(STATUS "${pout}")
-  if(NOT prc EQUAL 0)
-    message(FATAL_ERROR "screenshot check failed: ${png}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/check_png.cmake)
 # Every step: the panel's findings badges (the "holds" green and the "not here" orange fills are
 # colours of the panel alone) and the view it chose, told by its colours:
 #   1 compare: one band of stage-coloured worker rows per run;
