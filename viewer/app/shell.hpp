@@ -4,50 +4,17 @@
 
 #include "../model/document.hpp"
 #include "../model/lesson.hpp"
+#include "../model/loader.hpp"
 #include "../model/view_state.hpp"
 #include "../views/view.hpp"
 
-#include <atomic>
-#include <chrono>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace pipescope::viewer {
-
-struct load_result {
-    std::filesystem::path path;
-    std::unique_ptr<loaded_file> file;
-    std::string error;
-};
-
-// Loads files on background threads; the frame loop collects finished ones with take().
-class loader {
-public:
-    ~loader();
-    void start(const std::filesystem::path& p);
-    std::vector<load_result> take();
-    struct pending { std::string name; std::uint64_t bytes; double seconds; };
-    std::vector<pending> in_progress() const;
-    bool busy() const;
-    static load_result load_now(const std::filesystem::path& p);
-
-private:
-    struct job {
-        std::filesystem::path path;
-        std::uint64_t bytes = 0;
-        std::chrono::steady_clock::time_point t0;
-        std::thread th;
-        std::shared_ptr<std::atomic<bool>> done;
-    };
-    mutable std::mutex mu_;
-    std::vector<job> jobs_;
-    std::vector<load_result> results_;
-};
 
 std::filesystem::path config_dir();                 // $XDG_CONFIG_HOME/pipescope or ~/.config/pipescope
 std::vector<std::filesystem::path> find_examples();  // traces/*.pftrace of the source tree / install
@@ -55,7 +22,7 @@ std::vector<std::filesystem::path> find_examples();  // traces/*.pftrace of the 
 class shell {
 public:
     shell();
-    void open(const std::filesystem::path& p);       // background load
+    void open(const std::filesystem::path& p);       // background load; runs are added in open order
     void add_loaded(load_result r);                   // into the document (or the error list)
     void frame();                                     // builds the whole UI for one frame
     bool set_view(std::string_view name);
