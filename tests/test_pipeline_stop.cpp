@@ -149,6 +149,42 @@ TEST_CASE("cancel: a stop requested before the loop starts runs nothing; a token
     }
 }
 
+// The fast path of a boundary reads no engine state (iteration::slow_): the stop reaches a running
+// iteration through its own flags. One iteration that never suspends — a long chain of stage()
+// boundaries — cancels its own loop at stage 100; the request runs the engine's cancel() before it
+// returns, so boundary 101 must already unwind the iteration. Without the flag it would run all of
+// its stages (and the test would see them).
+TEST_CASE("cancel: an iteration that never suspends unwinds at its very next boundary", "[pipeline][errors][cancel]") {
+    for (unsigned p : {1u, 2u}) {
+        scheduler s({p});
+        for (const auto& policy : pipeline_policies()) {
+            if (policy.needs_declared_stages) continue;   // on the fly: any number of stages
+            INFO("policy " << policy.name << " P=" << p);
+            std::stop_source stop;
+            pipeline_options o;
+            o.policy = policy.name;
+            o.cancel = stop.get_token();
+            std::uint64_t ran_after = 0, last = 0;
+            unsigned next = 0;
+            const pipeline_stats st = pipe_while(
+                s, [&] { return next < 1; },
+                [&](iteration& it) -> pipe_task {
+                    ++next;
+                    for (std::uint64_t j = 1; j <= 100000; ++j) {
+                        co_await it.stage(j);
+                        last = j;
+                        if (stop.stop_requested()) ++ran_after;
+                        if (j == 100) stop.request_stop();
+                    }
+                },
+                o);
+            CHECK(st.cancelled);
+            CHECK(last == 100);
+            CHECK(ran_after == 0);   // no stage ran after the one that asked
+        }
+    }
+}
+
 TEST_CASE("cancel: a stage may cancel its own loop; the trace marks where the loop saw it",
           "[pipeline][errors][cancel][trace-file]") {
     scheduler s({2});

@@ -17,6 +17,7 @@
 #include <pipescope/detail/pipeline_engine.hpp>
 #include <pipescope/scheduler.hpp>
 
+#include <atomic>
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
@@ -116,7 +117,11 @@ class iteration {
             return it.enter(stage, wait);
         }
         bool await_suspend(std::coroutine_handle<> h) noexcept { return it.engine_->suspend(it, h); }
-        void await_resume() { it.resumed(wait); }
+        // Cancellation, observer and tracer all hide behind one flag test (see slow_).
+        [[gnu::always_inline]] void await_resume() {
+            if (it.slow_.load(std::memory_order_relaxed) & (stop_flag | hooked_flag | gated_flag)) [[unlikely]]
+                it.resumed_slow(wait);
+        }
     };
 
 public:
@@ -133,23 +138,42 @@ public:
 private:
     friend class pipe_task;
 
+    // What a boundary may have to do besides publishing progress and checking the cross edge. All of
+    // it sits behind one byte tested once per boundary, so the fast path is: a misuse check, this
+    // test, the new stage stored (release: seed 001 §9's stage counter), and with stage_wait the
+    // folded cross-edge check. Only stop_flag is written by other threads (raise_stop()).
+    enum : std::uint8_t {
+        hooked_flag = 1,   // an observer or the tracer wants node begin/end
+        eager_flag = 2,    // lazy enabling off: check right at every boundary (seed 001 §5)
+        gated_flag = 4,    // construct-and-run: the engine admits every boundary (setup::gated)
+        stop_flag = 8,     // the loop is stopping: unwind at the next boundary
+    };
+
     // Moves the iteration to stage j. Inline fast path: no read-modify-write, no suspension when
     // the cross edge is known (or found) satisfied.
     [[gnu::always_inline]] bool enter(std::uint64_t j, bool wait) {
         if (j <= stage_) [[unlikely]] detail::throw_bad_stage(index_, stage_, j);
-        if (hooked_) [[unlikely]] engine_->notify_node_end(*this, j);
+        if (slow_.load(std::memory_order_relaxed)) [[unlikely]] return enter_slow(j, wait);
         const std::uint64_t was = stage_;
         stage_ = j;
         slot_->counter.store(j, std::memory_order_release);
+        // Leaving stage 0 spawns the rest of the loop (seed 001 §5): once per iteration.
         if (was == 0) [[unlikely]] engine_->release_control(*this);
-        if (eager_) [[unlikely]] engine_->check_right(*this);
-        // Construct-and-run policies (tbb) decide every boundary from the declared stage kinds.
-        if (gated_) [[unlikely]] return engine_->admit(*this);
-        if (!wait) return true;
         // Dynamic dependency folding (seed 001 §9): trust the cached counter of iteration i-1.
-        if (folding_ && prev_seen_ > j) return true;
-        prev_seen_ = read_prev(j);
-        return prev_seen_ > j;
+        if (!wait || prev_seen_ > j) return true;
+        return refresh_prev(j);
+    }
+    // The same with hooks, eager enabling, gating or a stop pending (pipe_while.cpp).
+    bool enter_slow(std::uint64_t j, bool wait);
+    // A boundary was resumed (or passed) while slow_ has stop, hooked or gated set.
+    void resumed_slow(bool waited);
+
+    // Reads iteration i-1's counter for node (i, j). With folding off nothing is cached, so the next
+    // stage_wait reads it again (seed 001 §9 measures exactly that difference).
+    [[gnu::always_inline]] bool refresh_prev(std::uint64_t j) noexcept {
+        const std::uint64_t c = read_prev(j);
+        prev_seen_ = folding_ ? c : 0;
+        return c > j;
     }
 
     // The stage counter of iteration i-1 as far as node (i, j) is concerned: any value > j means
@@ -161,12 +185,6 @@ private:
         if (c > j) return c;
         if (engine_->retired.load(std::memory_order_acquire) >= index_) return detail::retired_stage;
         return c;
-    }
-
-    [[gnu::always_inline]] void resumed(bool waited) {
-        if (engine_->stopping.load(std::memory_order_relaxed)) [[unlikely]]
-            throw detail::pipeline_cancelled{};
-        if (hooked_) [[unlikely]] engine_->notify_node_begin(*this, waited);
     }
 
 public:  // set up by the engine that runs the iteration
@@ -186,19 +204,26 @@ public:  // set up by the engine that runs the iteration
         slot_ = s.slot;
         prev_slot_ = s.prev_slot;
         observer_ = s.observer;
-        hooked_ = s.observer != nullptr || s.traced;
         index_ = s.index;
         stage_ = 0;
         prev_seen_ = s.prev_slot ? 0 : detail::retired_stage;
         boundary_ticks_ = 0;
         resumed_ = false;
         folding_ = s.folding;
-        eager_ = s.eager;
-        gated_ = s.gated;
+        const std::uint8_t f = static_cast<std::uint8_t>((s.observer != nullptr || s.traced ? hooked_flag : 0) |
+                                                         (s.eager ? eager_flag : 0) | (s.gated ? gated_flag : 0));
+        // Dekker with the engine's stop (raise_stop after stopping is set): either we see stopping
+        // here, or its raise_stop comes after this store and is not overwritten.
+        slow_.store(f, std::memory_order_seq_cst);
+        if (s.engine->stopping.load(std::memory_order_seq_cst)) raise_stop();
     }
+    // The engine is stopping: the iteration unwinds at its next boundary. Any thread, after
+    // engine->stopping was stored (seq_cst); only engines whose iterations are not gated need it.
+    void raise_stop() noexcept { slow_.fetch_or(stop_flag, std::memory_order_seq_cst); }
     detail::iteration_slot* slot() const noexcept { return slot_; }
     pipeline_observer* observer() const noexcept { return observer_; }
-    void set_prev_seen(std::uint64_t c) noexcept { prev_seen_ = c; }
+    // A resumer found iteration i-1 at c (cached only with folding on).
+    void set_prev_seen(std::uint64_t c) noexcept { prev_seen_ = folding_ ? c : 0; }
     detail::pipeline_engine* engine() const noexcept { return engine_; }
     std::uint64_t boundary_ticks() const noexcept { return boundary_ticks_; }
     void set_boundary_ticks(std::uint64_t t) noexcept { boundary_ticks_ = t; }
@@ -213,14 +238,12 @@ private:
     detail::iteration_slot* slot_ = nullptr;
     detail::iteration_slot* prev_slot_ = nullptr;
     pipeline_observer* observer_ = nullptr;
-    bool hooked_ = false;           // an observer or the tracer wants node begin/end
+    std::atomic<std::uint8_t> slow_{0};   // hooked_flag | eager_flag | gated_flag | stop_flag
     std::uint64_t index_ = 0;
     std::uint64_t stage_ = 0;
     std::uint64_t prev_seen_ = 0;   // cached stage counter of iteration i-1
     std::uint64_t boundary_ticks_ = 0;   // tracer: clock read at the last node end, if not suspended since
     bool folding_ = true;
-    bool eager_ = false;
-    bool gated_ = false;                 // see setup::gated
     bool resumed_ = false;               // tracer: see mark_resumed()
 };
 

@@ -27,6 +27,34 @@ void throw_bad_stage(std::uint64_t index, std::uint64_t current, std::uint64_t n
                                 "; stage numbers must strictly increase");
 }
 
+}  // namespace detail
+
+// The boundary with something more to do than publish and check (iteration::enter is the fast
+// path). Same order as there, plus the hooks: the node's end is reported before the new stage is
+// visible to other iterations; eager enabling checks right after publishing (seed 001 §5); a
+// gated boundary is decided by the engine (construct-and-run).
+bool iteration::enter_slow(std::uint64_t j, bool wait) {
+    const std::uint8_t f = slow_.load(std::memory_order_relaxed);
+    if (f & hooked_flag) engine_->notify_node_end(*this, j);
+    const std::uint64_t was = stage_;
+    stage_ = j;
+    slot_->counter.store(j, std::memory_order_release);
+    if (was == 0) engine_->release_control(*this);
+    if (f & eager_flag) engine_->check_right(*this);
+    if (f & gated_flag) return engine_->admit(*this);
+    if (!wait || prev_seen_ > j) return true;
+    return refresh_prev(j);
+}
+
+// Cancellation (an exception elsewhere, or pipeline_options::cancel) unwinds the iteration here;
+// gated engines set no stop_flag, so this reads the engine's own word for them.
+void iteration::resumed_slow(bool waited) {
+    if (engine_->stopping.load(std::memory_order_relaxed)) throw detail::pipeline_cancelled{};
+    if (slow_.load(std::memory_order_relaxed) & hooked_flag) engine_->notify_node_begin(*this, waited);
+}
+
+namespace detail {
+
 // A stage boundary that does not suspend ends one node and begins the next at the same instant:
 // the end's clock read is kept in the iteration and reused for the begin (suspend() drops it).
 void pipeline_engine::notify_node_end(iteration& it, std::uint64_t next_stage) noexcept {

@@ -47,9 +47,13 @@ pipeline_stats piper_engine::run() {
     return st;
 }
 
+// The fast path of a boundary does not read `stopping` (iteration::slow_): every slot's iteration
+// gets its stop flag raised after `stopping` is set (seq_cst, the other half of iteration::reset's
+// check). A slot between occupants is harmless: reset() overwrites the flag and re-checks.
 void piper_engine::record_exception(std::exception_ptr e) noexcept {
     errors_.capture(std::move(e));
-    stopping.store(true, std::memory_order_release);
+    stopping.store(true, std::memory_order_seq_cst);
+    for (unsigned k = 0; k < throttle_; ++k) slots_[k].it.raise_stop();
 }
 
 // The control frame: throttle, evaluate the loop condition (part of serial stage 0), start the

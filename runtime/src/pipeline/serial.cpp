@@ -47,7 +47,8 @@ std::coroutine_handle<> serial_engine::finish_iteration(iteration& it) noexcept 
 
 void serial_engine::record_exception(std::exception_ptr e) noexcept {
     errors_.capture(std::move(e));
-    stopping.store(true, std::memory_order_relaxed);
+    stopping.store(true, std::memory_order_seq_cst);
+    it_.raise_stop();   // the boundary's fast path only looks at the iteration's flags
 }
 
 }  // namespace pipescope::detail
