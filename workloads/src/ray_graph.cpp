@@ -4,15 +4,15 @@
 //                            ^                        │
 //                            └──── reflection rays ───┘   (bounces > 0 only: ray-1's cycle)
 //
-// - tiler (serial source): cuts the frame into tiles of 32 consecutive camera samples. As in the
+// - tiler (serial source): cuts the frame into tiles of `packet` consecutive camera samples. As in the
 //   original GRAMPS ray tracer (a Tiler thread, then shaders that make the camera rays), the serial
 //   stage only hands out tiles, and rays are made by instances, one packet per instance, paced by
 //   the scheduler like every other shader rather than by a thread's preemption budget.
-// - camera (parallel): a tile's 32 primary rays.
+// - camera (parallel): a tile's primary rays, one packet.
 // - intersect (parallel): the closest hit of every ray of a packet.
 // - shade (parallel): every ray becomes one shadow-ray element (the light's contribution waits for
 //   the shadow test); mirror hits also push a reflection ray back into `rays`. Both outputs are push
-//   queues: a packet of 32 hits yields a variable number of each, coalesced into packets (§II-C).
+//   queues: a packet of hits yields a variable number of each, coalesced into packets (§II-C).
 // - shadow intersect (parallel): the shadow test, giving each ray's final contribution.
 // - frame buffer (serial): stores each ray's contribution in its (path, depth) slot.
 //
@@ -34,12 +34,17 @@
 // `hits` are never both full, and intersect or shade can always run.
 #include "ray_scene.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
 namespace pipescope::workloads::ray {
 
 namespace {
 
-// Queue capacities: small GRAMPS-like bounds in packets of 32 rays (seed 004 §II-C). Four packets
-// between two parallel stages keep two workers busy; `rays` has eight, as camera reserves two.
+// Queue capacities: small GRAMPS-like bounds counted in packets of `packet` rays (seed 004 §II-C;
+// GRAMPS used 32-ray packets, see ray_scene.hpp for our default). Four packets between two parallel
+// stages keep two workers busy; `rays` has eight, as camera reserves two.
 graph::queue_shape shape(std::size_t elements, std::size_t capacity) {
     graph::queue_shape s;
     s.packet_elements = elements;
@@ -57,22 +62,26 @@ void graph_state::reset(const render_setup& r) {
     open_bouncing.store(s.bounces > 0 ? static_cast<std::int64_t>(r.paths()) : 0, std::memory_order_relaxed);
 }
 
-graph::program build_graph(graph_state& state, std::uint32_t bounces) {
+graph::program build_graph(graph_state& state, std::uint32_t bounces, std::uint32_t packet) {
+    if (packet < min_ray_packet || packet > max_ray_packet)
+        throw std::invalid_argument("ray tracer: packet = " + std::to_string(packet) + " rays per packet is outside [" +
+                                    std::to_string(min_ray_packet) + ", " + std::to_string(max_ray_packet) + "]");
     graph::program g;
+    // A tile is one element: one packet of camera rays is one tile, so the tiler's packets are tiles.
     const auto tiles = g.add_queue<tile_item>("tiles", shape(1, 4));
-    const auto rays = g.add_queue<ray_item>("rays", shape(rays_per_tile, 8));
-    const auto hits = g.add_queue<hit_item>("hits", shape(32, 4));
-    const auto shadow = g.add_queue<shadow_item>("shadow rays", shape(32, 4));
-    const auto samples = g.add_queue<sample_item>("samples", shape(32, 4));
+    const auto rays = g.add_queue<ray_item>("rays", shape(packet, 8));
+    const auto hits = g.add_queue<hit_item>("hits", shape(packet, 4));
+    const auto shadow = g.add_queue<shadow_item>("shadow rays", shape(packet, 4));
+    const auto samples = g.add_queue<sample_item>("samples", shape(packet, 4));
     graph_state* st = &state;
 
-    g.add_serial("tiler", {}, {tiles}, [st](graph::thread_context& ctx) -> graph::stage_task {
+    g.add_serial("tiler", {}, {tiles}, [st, packet](graph::thread_context& ctx) -> graph::stage_task {
         const std::uint32_t paths = st->setup->paths();
-        for (std::uint32_t first = 0; first < paths; first += rays_per_tile) {
+        for (std::uint32_t first = 0; first < paths; first += packet) {
             tile_item t;
             t.first = first;
-            t.count = std::min(rays_per_tile, paths - first);
-            co_await ctx.push(0, t);
+            t.count = std::min(packet, paths - first);
+            co_await ctx.push(0, t);   // one element is one whole packet of the tiles queue
         }
     });
 
@@ -127,10 +136,11 @@ graph::program build_graph(graph_state& state, std::uint32_t bounces) {
     return g;
 }
 
-std::vector<std::string> graph_stage_notes(std::uint32_t bounces) {
+std::vector<std::string> graph_stage_notes(std::uint32_t bounces, std::uint32_t packet) {
+    const std::string n = std::to_string(packet);
     std::vector<std::string> notes = {
-        "hands out tiles of 32 consecutive camera samples",
-        "makes a tile's 32 primary rays",
+        "hands out tiles of " + n + " consecutive camera samples",
+        "makes a tile's " + n + " primary rays (one packet)",
         "closest hit of each ray (BVH over the spheres, ground plane)",
         bounces > 0 ? "one shadow ray per ray (push queue); mirror hits push reflection rays back to intersect; "
                       "closes that feedback output once no ray of depth < bounces is left unshaded"

@@ -234,6 +234,9 @@ bool scene::occluded(const vec3& o, const vec3& d) const {
 render_setup::render_setup(const settings& s) : settings_(s), scene_(scene::generate(s.spheres, s.seed)) {
     if (s.width == 0 || s.height == 0 || s.samples == 0)
         throw std::invalid_argument("ray tracer: width, height and samples must be at least 1");
+    if (s.packet < min_ray_packet || s.packet > max_ray_packet)
+        throw std::invalid_argument("ray tracer: packet = " + std::to_string(s.packet) + " rays per packet is outside [" +
+                                    std::to_string(min_ray_packet) + ", " + std::to_string(max_ray_packet) + "]");
     const std::uint64_t slots = std::uint64_t{s.width} * s.height * s.samples * (std::uint64_t{s.bounces} + 1);
     if (slots > (std::uint64_t{1} << 26))
         throw std::invalid_argument("ray tracer: width × height × samples × (bounces + 1) = " + std::to_string(slots) +

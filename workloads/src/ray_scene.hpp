@@ -108,11 +108,21 @@ struct sample_item {
     std::uint32_t path = 0, depth = 0;
     rgb value;
 };
-// The camera's unit of work: `count` (<= 32) consecutive paths starting at `first`.
+// The camera's unit of work: `count` (<= the packet size) consecutive paths starting at `first`.
 struct tile_item {
     std::uint32_t first = 0, count = 0;
 };
-inline constexpr std::uint32_t rays_per_tile = 32;   // one packet of camera rays (seed 004 §II-C)
+// Rays per packet in every ray queue, and camera paths per tile (one tile makes one packet of camera
+// rays). GRAMPS' ray tracer used 32-ray packets sized for its SIMD intersection (seed 004 §II-C,
+// Fig. 1). Our intersection is scalar, so a packet only has to carry enough work to amortize a
+// scheduler step: at size large a 32-ray packet is about 6 µs of work through all stages (2 µs in
+// intersect), a 256-ray packet about 45 µs (18 µs in intersect); measured, see docs/runtime.md,
+// "Packet sizes of the graph workloads". The tiny frame (32768 camera rays) keeps 64-ray packets so
+// that it still has hundreds of packets: with 256 it would have 128, and GRAMPS' bounded queues
+// (about 24 packets in all) would hold a fifth of the frame, which leaves the footprint comparison
+// with breadth-first (seed 004 Table III) nothing to show.
+inline constexpr std::uint32_t default_ray_packet = 256, tiny_ray_packet = 64;
+inline constexpr std::uint32_t min_ray_packet = 1, max_ray_packet = 8192;
 
 // ---------------------------------------------------------------------------------------------------
 // A frame to render.
@@ -122,6 +132,7 @@ struct settings {
     std::uint32_t samples = 1;    // camera rays per pixel
     std::uint32_t spheres = 48;
     std::uint32_t bounces = 0;    // reflection depth: 0 is ray-0, 1 is ray-1
+    std::uint32_t packet = default_ray_packet;   // rays per packet (the graph only; the image does not depend on it)
     std::uint64_t seed = 1;
 };
 
@@ -131,7 +142,7 @@ public:
     const settings& config() const noexcept { return settings_; }
     const ray::scene& world() const noexcept { return scene_; }
     std::uint32_t paths() const noexcept { return settings_.width * settings_.height * settings_.samples; }
-    std::uint32_t tiles() const noexcept { return (paths() + rays_per_tile - 1) / rays_per_tile; }
+    std::uint32_t tiles() const noexcept { return (paths() + settings_.packet - 1) / settings_.packet; }
 
 private:
     friend ray_item camera_ray(const render_setup& r, std::uint32_t path);
@@ -201,8 +212,9 @@ struct graph_state {
 
 // tiler -> tiles -> camera -> rays -> intersect -> hits -> shade -> shadow rays -> shadow intersect
 // -> samples -> frame buffer; with bounces > 0 shade also feeds reflection rays back into `rays`.
-graph::program build_graph(graph_state& state, std::uint32_t bounces);
+// `packet` rays per packet in every ray queue (a tile is one packet of camera paths).
+graph::program build_graph(graph_state& state, std::uint32_t bounces, std::uint32_t packet = default_ray_packet);
 // Per-stage notes for the trace metadata, in stage order.
-std::vector<std::string> graph_stage_notes(std::uint32_t bounces);
+std::vector<std::string> graph_stage_notes(std::uint32_t bounces, std::uint32_t packet = default_ray_packet);
 
 }  // namespace pipescope::workloads::ray

@@ -46,6 +46,10 @@ public:
             "samples=<by size: tiny 8, small 4, large 2>: camera rays per pixel\n"
             "spheres=<by size: tiny 48, small 128, large 256>: spheres in the scene (placed by --seed)\n";
         if (bouncing_) p += "bounces=1: reflection depth (1-8)\n";
+        p += "packet=<by size: tiny " + std::to_string(ray::tiny_ray_packet) + ", small and large " +
+             std::to_string(ray::default_ray_packet) + ">: rays per packet in every ray queue, and camera paths per tile (1-" +
+             std::to_string(ray::max_ray_packet) +
+             "); GRAMPS used 32 for SIMD (seed 004 §II-C); 256 is about 45 µs of work per packet at size large\n";
         p += "out=: write the image as a binary PPM (P6) to this path\n";
         return p + graph_policy_parameters();
     }
@@ -59,7 +63,7 @@ public:
         const ray::render_setup setup(cfg);
         ray::graph_state state;
         state.reset(setup);
-        const graph::program g = ray::build_graph(state, cfg.bounces);
+        const graph::program g = ray::build_graph(state, cfg.bounces, cfg.packet);
         ray::frame reference;
         run_report report;
         run_graph_workload(
@@ -74,7 +78,7 @@ public:
         const std::uint64_t rays = state.output.rays(), reflected = state.output.reflected_rays();
         report.description = std::to_string(cfg.width) + "×" + std::to_string(cfg.height) + " pixels, " +
                              std::to_string(cfg.samples) + " samples/pixel, " + std::to_string(cfg.spheres) +
-                             " spheres, " + std::to_string(cfg.bounces) +
+                             " spheres, " + std::to_string(cfg.packet) + "-ray packets, " + std::to_string(cfg.bounces) +
                              (cfg.bounces == 1 ? " bounce: " : " bounces: ") + thousands(rays) + " rays traced (" +
                              thousands(rays - reflected) + " camera, " + thousands(reflected) +
                              " reflected), image checksum " + hex(ray::checksum(image)) +
@@ -86,11 +90,11 @@ public:
         param_set params = request.params;   // a copy: the run takes its own
         const ray::settings cfg = settings_from(request, params);
         ray::graph_state state;   // the bodies never run here
-        const graph::program g = ray::build_graph(state, cfg.bounces);
+        const graph::program g = ray::build_graph(state, cfg.bounces, cfg.packet);
         return describe_graph(g, request,
                               bouncing_ ? "fixed graph with a cycle: shade feeds reflection rays back to intersect"
                                         : "fixed pipeline: tiler, camera, intersect, shade, shadow intersect, frame buffer",
-                              ray::graph_stage_notes(cfg.bounces));
+                              ray::graph_stage_notes(cfg.bounces, cfg.packet));
     }
 
 private:
@@ -101,6 +105,9 @@ private:
         c.samples = static_cast<std::uint32_t>(params.take_uint("samples", pick(request.size, 8, 4, 2), 1, 256));
         c.spheres = static_cast<std::uint32_t>(params.take_uint("spheres", pick(request.size, 48, 128, 256), 0, 100000));
         c.bounces = bouncing_ ? static_cast<std::uint32_t>(params.take_uint("bounces", 1, 1, 8)) : 0;
+        c.packet = static_cast<std::uint32_t>(
+            params.take_uint("packet", pick(request.size, ray::tiny_ray_packet, ray::default_ray_packet, ray::default_ray_packet),
+                             ray::min_ray_packet, ray::max_ray_packet));
         c.seed = request.seed;
         // The frame-size check of render_setup, before anything runs (and named after the workload).
         const std::uint64_t slots = std::uint64_t{c.width} * c.height * c.samples * (std::uint64_t{c.bounces} + 1);
