@@ -226,14 +226,23 @@ TEST_CASE("fm-radio refuses bad parameters with a message naming them", "[graph]
     refused({{"samples", "-5"}}, "samples=-5");
     refused({{"bogus", "1"}}, "bogus");
     refused({{"capacity", "2"}}, "capacity=2");                    // a 64-tap filter needs 3
-    refused({{"taps", "256"}, {"capacity", "5"}}, "capacity=5");   // a 256-tap filter needs 6
+    // With 64-sample packets a 256-tap filter peeks 4 packets: it needs 6.
+    refused({{"taps", "256"}, {"packet", "64"}, {"capacity", "5"}}, "capacity=5");
+    refused({{"packet", "1"}, {"capacity", "64"}}, "capacity=64");   // 63 one-sample packets of peek: 65
+    refused({{"packet", "0"}}, "--param packet=0: must be between 1 and 16384");
+    refused({{"packet", "16385"}}, "packet=16385");
     fm_radio_state st;
     st.design = design_fm_radio(2, 200);
+    st.packet = 64;
     st.capacity = 4;
     CHECK_THROWS_AS(build_fm_radio_graph(st), std::invalid_argument);
-    st.capacity = fm_min_capacity(200);
+    st.capacity = fm_min_capacity(200, 64);
     CHECK(st.capacity == 6);
     CHECK_NOTHROW(build_fm_radio_graph(st).validate());
+    CHECK(fm_min_capacity(200, 512) == 3);
+    CHECK(fm_min_capacity(64, 1) == 65);
+    st.packet = 0;
+    CHECK_THROWS_AS(build_fm_radio_graph(st), std::invalid_argument);
     CHECK_THROWS_AS(design_fm_radio(0, 64), std::invalid_argument);
     CHECK_THROWS_AS(design_fm_radio(10, 300), std::invalid_argument);
     CHECK_FALSE(fm().cannot_run_under("piper").empty());

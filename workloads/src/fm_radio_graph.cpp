@@ -42,12 +42,18 @@ const T* gather(const graph::instance_context& ctx, std::vector<T>& buffer) {
 // A serial stage reading its inputs in lockstep: output i combines element i of every input (the
 // roundrobin joiner of StreamIt fused with the filter after it). The inputs carry equally long
 // streams; a stream that ends before the others is a bug in the graph, reported as such.
+//
+// It moves whole packets: it pops one packet of every input, reserves one output packet, writes the
+// combined elements straight into it and commits it — one reserve and one commit per packet instead
+// of a co_await push per element. No co_await happens while the output window is held, so the stage
+// never suspends holding a reservation (the engine commits push()'s partial packets at a suspension,
+// but a window reserved with reserve() would stay out of the queue while the stage waits).
 graph::serial_body lockstep(std::string name, std::size_t inputs, float (*combine)(const float*, const void*),
                             const void* arg) {
     return [name = std::move(name), inputs, combine, arg](graph::thread_context& ctx) -> graph::stage_task {
         std::vector<graph::pop_window> window(inputs);
         std::vector<std::size_t> at(inputs, 0);
-        std::vector<float> values(inputs);
+        std::vector<float> values(inputs), result;
         std::vector<const float*> base(inputs);
         for (;;) {
             std::size_t ended = inputs;
@@ -81,12 +87,24 @@ graph::serial_body lockstep(std::string name, std::size_t inputs, float (*combin
                 // One packet (what a pop of one packet gives) is contiguous: read it directly.
                 base[k] = window[k].packets() == 1 && window[k].size() > 0 ? &window[k].at<float>(0) : nullptr;
             }
-            for (std::size_t i = 0; i < n; ++i) {
-                for (std::size_t k = 0; k < inputs; ++k)
-                    values[k] = base[k] ? base[k][at[k] + i] : window[k].at<float>(at[k] + i);
-                co_await ctx.push(0, combine(values.data(), arg));
+            // The inputs' packets line up (every producer upstream makes full packets but the last),
+            // so n is usually a whole packet and this loop runs once; the output packet holds as
+            // many elements as an input packet.
+            while (n > 0) {
+                graph::push_window w = co_await ctx.reserve(0);
+                const std::size_t m = std::min(n, w.capacity());
+                result.resize(m);
+                for (std::size_t i = 0; i < m; ++i) {
+                    for (std::size_t k = 0; k < inputs; ++k)
+                        values[k] = base[k] ? base[k][at[k] + i] : window[k].at<float>(at[k] + i);
+                    result[i] = combine(values.data(), arg);
+                }
+                // A window of one packet: its elements are contiguous.
+                std::memcpy(w.packet_bytes(0).data(), result.data(), m * sizeof(float));
+                ctx.commit(w, m);
+                for (std::size_t k = 0; k < inputs; ++k) at[k] += m;
+                n -= m;
             }
-            for (std::size_t k = 0; k < inputs; ++k) at[k] += n;
         }
         for (std::size_t k = 0; k < inputs; ++k)
             if (window[k]) ctx.commit(window[k]);
@@ -105,11 +123,16 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
     const std::size_t taps = d.taps, bands = d.bands;
     graph::program g;
 
-    if (st.capacity < fm_min_capacity(taps) || st.capacity > fm_max_capacity)
+    const std::size_t packet = st.packet;
+    if (packet < fm_min_packet || packet > fm_max_packet)
+        throw std::invalid_argument("fm-radio: packet = " + std::to_string(packet) + " audio samples per packet is outside [" +
+                                    std::to_string(fm_min_packet) + ", " + std::to_string(fm_max_packet) + "]");
+    if (st.capacity < fm_min_capacity(taps, packet) || st.capacity > fm_max_capacity)
         throw std::invalid_argument("fm-radio: capacity = " + std::to_string(st.capacity) + " packets per queue is outside [" +
-                                    std::to_string(fm_min_capacity(taps)) + ", " + std::to_string(fm_max_capacity) +
+                                    std::to_string(fm_min_capacity(taps, packet)) + ", " + std::to_string(fm_max_capacity) +
                                     "]: a " + std::to_string(taps) + "-tap filter peeks " + std::to_string(taps - 1) +
-                                    " samples past its packet and its producer needs a free packet meanwhile");
+                                    " samples past its packet of " + std::to_string(packet) +
+                                    " and its producer needs a free packet meanwhile");
     auto shape = [cap = st.capacity](std::size_t elements, bool ordered) {
         graph::queue_shape s;
         s.packet_elements = elements;
@@ -117,19 +140,20 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
         s.ordered = ordered;
         return s;
     };
-    const auto antenna = g.add_queue<iq_sample>("antenna", shape(fm_antenna_packet, false));
-    const auto channel = g.add_queue<iq_sample>("channel", shape(fm_audio_packet, true));
-    const auto audio = g.add_queue<float>("audio", shape(fm_audio_packet, true));
+    const std::size_t antenna_packet = packet * fm_decimation;
+    const auto antenna = g.add_queue<iq_sample>("antenna", shape(antenna_packet, false));
+    const auto channel = g.add_queue<iq_sample>("channel", shape(packet, true));
+    const auto audio = g.add_queue<float>("audio", shape(packet, true));
     std::vector<graph::queue_id> split_out, upper, lower, pass, out;
     for (std::size_t b = 0; b < bands; ++b) {
-        split_out.push_back(g.add_queue<float>(band_name(b, "upper in"), shape(fm_audio_packet, true)));
-        split_out.push_back(g.add_queue<float>(band_name(b, "lower in"), shape(fm_audio_packet, true)));
-        upper.push_back(g.add_queue<float>(band_name(b, "upper"), shape(fm_audio_packet, true)));
-        lower.push_back(g.add_queue<float>(band_name(b, "lower"), shape(fm_audio_packet, true)));
-        pass.push_back(g.add_queue<float>(band_name(b, "pass"), shape(fm_audio_packet, false)));
-        out.push_back(g.add_queue<float>(band_name(b, "out"), shape(fm_audio_packet, true)));
+        split_out.push_back(g.add_queue<float>(band_name(b, "upper in"), shape(packet, true)));
+        split_out.push_back(g.add_queue<float>(band_name(b, "lower in"), shape(packet, true)));
+        upper.push_back(g.add_queue<float>(band_name(b, "upper"), shape(packet, true)));
+        lower.push_back(g.add_queue<float>(band_name(b, "lower"), shape(packet, true)));
+        pass.push_back(g.add_queue<float>(band_name(b, "pass"), shape(packet, false)));
+        out.push_back(g.add_queue<float>(band_name(b, "out"), shape(packet, true)));
     }
-    const auto equalized = g.add_queue<float>("equalized", shape(fm_audio_packet, false));
+    const auto equalized = g.add_queue<float>("equalized", shape(packet, false));
 
     // Source: whole packets of antenna samples; the last one holds what is left.
     g.add_serial("antenna", {}, {antenna}, [&st](graph::thread_context& ctx) -> graph::stage_task {
@@ -144,7 +168,7 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
     });
 
     // Channel filter: low-pass at the input rate, keeping every fm_decimation-th output. A full
-    // packet of 256 samples makes 64 outputs (one full output packet); the instance at the end of
+    // packet of 4·N samples makes N outputs (one full output packet); the instance at the end of
     // the stream, with a short peek, only those whose window fits (StreamIt's firing rule).
     g.add_parallel(
         "channel filter", antenna, {{channel, 1}},
@@ -210,8 +234,10 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
     return g;
 }
 
-std::size_t fm_min_capacity(std::size_t taps) {
-    const std::size_t peek_packets = taps <= 1 ? 0 : (taps - 1 + fm_audio_packet - 1) / fm_audio_packet;
+std::size_t fm_min_capacity(std::size_t taps, std::size_t packet) {
+    packet = std::max<std::size_t>(packet, 1);
+    // The audio queues' packets are the smallest (the antenna's are fm_decimation times larger).
+    const std::size_t peek_packets = taps <= 1 ? 0 : (taps - 1 + packet - 1) / packet;
     return 1 + peek_packets + 1;
 }
 

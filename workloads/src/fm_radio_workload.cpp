@@ -32,7 +32,7 @@ bool identical(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 struct fm_params {
-    std::size_t samples, bands, taps, capacity;
+    std::size_t samples, bands, taps, packet, capacity;
 };
 
 fm_params take_params(param_set& params, input_size size) {
@@ -40,8 +40,10 @@ fm_params take_params(param_set& params, input_size size) {
     p.samples = params.take_uint("samples", default_samples(size), 0, max_samples);
     p.bands = params.take_uint("bands", fm_default_bands, fm_min_bands, fm_max_bands);
     p.taps = params.take_uint("taps", fm_default_taps, fm_min_taps, fm_max_taps);
-    p.capacity = params.take_uint("capacity", std::max(fm_default_capacity, fm_min_capacity(p.taps)),
-                                  fm_min_capacity(p.taps), fm_max_capacity);
+    p.packet = params.take_uint("packet", size == input_size::tiny ? fm_tiny_packet : fm_default_packet, fm_min_packet,
+                                fm_max_packet);
+    p.capacity = params.take_uint("capacity", std::max(fm_default_capacity, fm_min_capacity(p.taps, p.packet)),
+                                  fm_min_capacity(p.taps, p.packet), fm_max_capacity);
     return p;
 }
 
@@ -66,7 +68,12 @@ public:
         return "samples=<by size: tiny 196608, small 524288, large 5000000>: antenna samples (192 kHz complex)\n"
                "bands=10: equalizer bands, 1 to 32 (4 stages each)\n"
                "taps=64: taps of every FIR filter, 4 to 256 (the filters peek taps-1 samples)\n"
-               "capacity=<4, or more for taps over 129>: packets each queue holds, at least 2 + ceil((taps-1)/64)\n" +
+               "packet=<by size: tiny " + std::to_string(fm_tiny_packet) + ", small and large " +
+               std::to_string(fm_default_packet) + ">: audio samples per packet, 1 to " + std::to_string(fm_max_packet) +
+               " (antenna packets hold 4× as many); at 512 a FIR instance is 9-18 µs of work (StreamIt and DANBI "
+               "fire filters per sample: seed 002 §II, §IV-A)\n"
+               "capacity=<4, or more for small packets or many taps>: packets each queue holds, at least 2 + "
+               "ceil((taps-1)/packet)\n" +
                graph_policy_parameters();
     }
     bool is_graph() const override { return true; }
@@ -77,6 +84,7 @@ public:
         st.design = design_fm_radio(p.bands, p.taps);
         st.samples = p.samples;
         st.capacity = p.capacity;
+        st.packet = p.packet;
         st.seed = request.seed;
         const graph::program g = build_fm_radio_graph(st);
 
@@ -93,7 +101,8 @@ public:
         report.matches_reference = !report.stats.cancelled && identical(st.audio, reference);
         report.description = with_commas(p.samples) + " antenna samples (192 kHz) -> " + with_commas(st.audio.size()) +
                              " audio samples (48 kHz), " + std::to_string(p.bands) + "-band equalizer, " +
-                             std::to_string(p.taps) + "-tap filters, " + std::to_string(g.stages().size()) + " stages";
+                             std::to_string(p.taps) + "-tap filters, " + std::to_string(g.stages().size()) + " stages, " +
+                             std::to_string(p.packet) + "-sample packets";
         return report;
     }
 
@@ -103,6 +112,7 @@ public:
         fm_radio_state st;
         st.design = design_fm_radio(p.bands, p.taps);
         st.capacity = p.capacity;
+        st.packet = p.packet;
         const graph::program g = build_fm_radio_graph(st);
         return describe_graph(g, request,
                               "fixed stage graph: antenna -> channel filter -> demodulate -> split -> " +

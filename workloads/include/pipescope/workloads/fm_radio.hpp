@@ -108,21 +108,30 @@ std::vector<float> fm_radio_reference(const fm_radio_design& d, std::size_t samp
 // ---------------------------------------------------------------------------------------------------
 // The stage graph.
 
-// Packets: 256 antenna samples become 64 audio samples after decimation, so every full antenna
-// packet makes one full audio packet and all packets but the last of a stream are full (a FIR's
-// decimation phase is then 0 at every packet start).
-inline constexpr std::size_t fm_antenna_packet = 256;
-inline constexpr std::size_t fm_audio_packet = fm_antenna_packet / fm_decimation;
-// Packets each queue holds. A FIR instance reserves its packet plus ceil((taps-1)/64) packets of
-// peek, and its producer needs a free packet meanwhile to make progress: fm_min_capacity(taps).
+// Packets (`packet`, the workload's parameter): N audio samples per packet in every audio queue and
+// fm_decimation·N antenna samples per antenna packet, so every full antenna packet makes one full
+// audio packet and all packets but the last of a stream are full (a FIR's decimation phase is then 0
+// at every packet start). StreamIt filters fire per sample and DANBI's kernels reserve what one
+// firing needs (seed 002 §II, Listing 1; §IV-A sizes queues as max(P·T, C·T) from those rates); a
+// packet here is the unit a scheduler step works on, sized so that the per-step cost is amortized:
+// at 64 audio samples a band filter instance is about 1 µs of work, at 512 about 9 µs and the channel
+// filter 18 µs (docs/runtime.md, "Packet sizes of the graph workloads"). 1024 was no faster under
+// gramps. The tiny stream (49152 audio samples) keeps 128-sample packets so that it still has a few
+// hundred packets per queue against GRAMPS' bound of 4 per queue (the footprint comparison of seed
+// 004 Table III); small (256 packets of 512) still fills the 64-packet queues of the thundering-herd
+// lesson.
+inline constexpr std::size_t fm_default_packet = 512, fm_tiny_packet = 128, fm_min_packet = 1, fm_max_packet = 16384;
+// Packets each queue holds. A FIR instance reserves its packet plus ceil((taps-1)/N) packets of
+// peek, and its producer needs a free packet meanwhile to make progress: fm_min_capacity(taps, N).
 inline constexpr std::size_t fm_default_capacity = 4, fm_max_capacity = 4096;
-std::size_t fm_min_capacity(std::size_t taps);
+std::size_t fm_min_capacity(std::size_t taps, std::size_t packet = fm_default_packet);
 
 // What one run reads and writes: the sink appends the equalized audio to `audio`.
 struct fm_radio_state {
     fm_radio_design design;
     std::size_t samples = 0;   // antenna samples the source emits
     std::size_t capacity = fm_default_capacity;   // packets per queue
+    std::size_t packet = fm_default_packet;       // audio samples per packet (antenna: fm_decimation × as many)
     std::uint64_t seed = 1;
     std::vector<float> audio;
 };
