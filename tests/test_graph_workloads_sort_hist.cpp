@@ -41,18 +41,18 @@ std::string error_of(const workload& w, std::vector<std::string> params) {
 
 }  // namespace
 
-TEST_CASE("mergesort sorts exactly under every graph policy and chunk size", "[graph][workloads][mergesort]") {
+TEST_CASE("mergesort sorts exactly under every graph policy and packet size", "[graph][workloads][mergesort]") {
     const workload* w = find_workload("mergesort");
     REQUIRE(w != nullptr);
     CHECK(w->is_graph());
     // 4096: 16 chunks, 4 levels; 512: 128 chunks; 65536: the tiny input is a single chunk (no merge:
     // the sort forms the whole array); 1 << 20: larger than the input, also a single chunk.
-    for (const char* chunk : {"4096", "512", "65536", "1048576"}) {
+    for (const char* chunk : {"4096", "512", "65536", "1048576"}) {   // packet=: keys per leaf chunk
         for (const auto& p : graph::policies()) {
             for (unsigned workers : {1u, 2u}) {
-                INFO("policy " << p.name << ", P = " << workers << ", chunk " << chunk);
+                INFO("policy " << p.name << ", P = " << workers << ", packet " << chunk);
                 scheduler s({workers});
-                run_request r = request_for(p.name, {std::string("chunk=") + chunk}, 3);
+                run_request r = request_for(p.name, {std::string("packet=") + chunk}, 3);
                 const run_report rep = w->run(s, r);
                 CAPTURE(rep.description);
                 CHECK(rep.matches_reference);
@@ -134,10 +134,12 @@ TEST_CASE("mergesort and histogram run under the policies' own variants", "[grap
 
 TEST_CASE("mergesort rejects bad parameters naming the key", "[graph][workloads][mergesort]") {
     const workload& w = *find_workload("mergesort");
-    CHECK_THAT(error_of(w, {"chunk=3000"}), Catch::Contains("chunk=3000") && Catch::Contains("power of two"));
-    CHECK_THAT(error_of(w, {"chunk=32"}), Catch::Contains("chunk=32") && Catch::Contains("between 64"));
-    CHECK_THAT(error_of(w, {"chunk=lots"}), Catch::Contains("chunk=lots"));
-    CHECK_THAT(error_of(w, {"chunks=64"}), Catch::Contains("unknown parameter(s) for mergesort: chunks"));
+    CHECK_THAT(error_of(w, {"packet=3000"}), Catch::Contains("packet=3000") && Catch::Contains("power of two"));
+    CHECK_THAT(error_of(w, {"packet=32"}), Catch::Contains("packet=32") && Catch::Contains("between 64"));
+    CHECK_THAT(error_of(w, {"packet=1"}), Catch::Contains("packet=1") && Catch::Contains("between 64"));
+    CHECK_THAT(error_of(w, {"packet=lots"}), Catch::Contains("packet=lots"));
+    // `chunk` is `packet` now, the name every graph workload uses for its packet size.
+    CHECK_THAT(error_of(w, {"chunk=4096"}), Catch::Contains("unknown parameter(s) for mergesort: chunk"));
 }
 
 TEST_CASE("histogram counts exactly under every graph policy, with and without combine",
@@ -145,17 +147,20 @@ TEST_CASE("histogram counts exactly under every graph policy, with and without c
     const workload* w = find_workload("histogram");
     REQUIRE(w != nullptr);
     CHECK(w->is_graph());
-    // tiny: 256×256 pixels = 64 blocks of 1024 in 8 packets (default); blocks=3 leaves a short last
-    // packet (22 packets, the last with one block); block=1000 leaves a short last block too.
+    // tiny: 256×256 pixels = 64 blocks of 1024; packet=8192 puts them in 8 packets; packet=3072 (3
+    // blocks) leaves a short last packet (22 packets, the last with one block); block=1000 leaves a
+    // short last block in every packet (9 blocks per packet of 8192: 72 partials); packet=1000 with
+    // block=1024 makes one short block per packet (66 packets, the last of 536 pixels).
     struct form {
         std::vector<std::string> params;
         bool combine;
         std::uint64_t packets, partials;
     };
-    const std::vector<form> forms = {{{"combine=on"}, true, 8, 64},
-                                     {{"combine=off"}, false, 8, 64},
-                                     {{"blocks=3"}, true, 22, 64},
-                                     {{"block=1000", "combine=off"}, false, 9, 66}};
+    const std::vector<form> forms = {{{"packet=8192", "combine=on"}, true, 8, 64},
+                                     {{"packet=8192", "combine=off"}, false, 8, 64},
+                                     {{"packet=3072"}, true, 22, 64},
+                                     {{"packet=8192", "block=1000", "combine=off"}, false, 8, 72},
+                                     {{"packet=1000"}, true, 66, 66}};
     for (const form& f : forms) {
         for (const auto& p : graph::policies()) {
             for (unsigned workers : {1u, 2u}) {
@@ -201,6 +206,10 @@ TEST_CASE("histogram rejects bad parameters naming the key", "[graph][workloads]
     const workload& w = *find_workload("histogram");
     CHECK_THAT(error_of(w, {"combine=maybe"}), Catch::Contains("combine=maybe") && Catch::Contains("on or off"));
     CHECK_THAT(error_of(w, {"block=8"}), Catch::Contains("block=8") && Catch::Contains("between 16"));
-    CHECK_THAT(error_of(w, {"blocks=0"}), Catch::Contains("blocks=0") && Catch::Contains("between 1 and 64"));
+    CHECK_THAT(error_of(w, {"packet=0"}), Catch::Contains("packet=0") && Catch::Contains("between 1 and 1048576"));
+    CHECK_THAT(error_of(w, {"packet=65537", "block=1024"}),
+               Catch::Contains("packet=65537") && Catch::Contains("block=1024") && Catch::Contains("at most 64"));
+    // `blocks` is `packet` now (packet = block × blocks), the name every graph workload uses.
+    CHECK_THAT(error_of(w, {"blocks=8"}), Catch::Contains("unknown parameter(s) for histogram: blocks"));
     CHECK_THAT(error_of(w, {"bins=512"}), Catch::Contains("unknown parameter(s) for histogram: bins"));
 }

@@ -4,12 +4,13 @@
 //   source ──pixels──▶ map ──partials──▶ [combine ──combined──▶] reduce
 //   (serial)          (parallel)          (parallel)             (serial)
 //
-// - source reads the image into packets of `blocks` × `block` pixels (the pixels travel in the
-//   queue, so its footprint is real data, as GRAMPS' packets are);
-// - map counts each block of `block` pixels into a partial 3×256-bin histogram (the MapReduce map
-//   unit) and pushes the packet's partials together: one packet of up to `blocks` partials;
+// - source reads the image into packets of `packet` pixels (the pixels travel in the queue, so its
+//   footprint is real data, as GRAMPS' packets are);
+// - map counts each block of `block` pixels of its packet into a partial 3×256-bin histogram (the
+//   MapReduce map unit) and pushes the packet's partials together: one packet of ceil(packet/block)
+//   partials (the last block of a packet may be short);
 // - combine=on: combine sums one packet of partials into one histogram (a MapReduce combiner: the
-//   data-parallel part of the reduction), so the serial reduce adds `blocks` times fewer;
+//   data-parallel part of the reduction), so the serial reduce adds one histogram per packet;
 // - reduce sums everything it receives into the final 768 bins. With combine=off it adds every
 //   partial itself, and being serial it bounds the speedup: the two forms of the paper.
 #include <pipescope/workloads/graph_workload.hpp>
@@ -106,18 +107,41 @@ void count_pixels(const rgb* px, std::size_t n, Counts& c) {
     }
 }
 
+// The pixel packet (`packet`, the parameter every graph workload has): a map instance counts one
+// packet. Phoenix's histogram hands each map task a fixed slice of the image; GRAMPS' hist (seed 004
+// §V-A) keeps its packets in queues whose footprint Table III reports, megabytes for hist-r/c. At
+// 8192 pixels (the old 8 blocks of 1024) a map instance is about 8 µs of counting here, at 32768
+// about 32 µs (measured at size large: docs/runtime.md, "Packet sizes of the graph workloads"). The
+// tiny image (65536 pixels) keeps 4096-pixel packets, 16 of them, so that it is still a stream.
+constexpr std::uint64_t default_packet = 32768, tiny_packet = 4096, max_packet = std::uint64_t{1} << 20;
+constexpr std::uint64_t max_partials_per_packet = 64;   // a packet of partials is 3 KiB each
+
 struct options {
     bool combine = true;
-    std::uint64_t block = 1024;   // pixels per partial histogram (the map unit)
-    std::uint64_t blocks = 8;     // blocks per pixel packet: partials per combine instance
+    std::uint64_t block = 1024;              // pixels per partial histogram (the map unit)
+    std::uint64_t packet = default_packet;   // pixels per packet: one map instance (by size)
+    // Partial histograms per packet of partials: what one map instance makes, one combine sums.
+    std::uint64_t partials_per_packet() const { return (packet + block - 1) / block; }
 };
 
-options take_options(param_set& params) {
+options take_options(param_set& params, input_size size) {
     options o;
     o.combine = params.take_bool("combine", o.combine);
     o.block = params.take_uint("block", o.block, 16, std::uint64_t{1} << 20);
-    o.blocks = params.take_uint("blocks", o.blocks, 1, 64);
+    o.packet = params.take_uint("packet", size == input_size::tiny ? tiny_packet : default_packet, 1, max_packet);
+    if (o.partials_per_packet() > max_partials_per_packet)
+        throw std::invalid_argument("--param packet=" + std::to_string(o.packet) + ": with block=" +
+                                    std::to_string(o.block) + " a packet makes " + std::to_string(o.partials_per_packet()) +
+                                    " partial histograms, at most " + std::to_string(max_partials_per_packet) +
+                                    " (lower packet or raise block)");
     return o;
+}
+
+// Partial histograms the map stage makes from `pixels` pixels: every packet's blocks, the last
+// block of each packet (and the last packet) possibly short.
+std::uint64_t partials_for(const options& o, std::uint64_t pixels) {
+    const std::uint64_t rest = pixels % o.packet;
+    return pixels / o.packet * o.partials_per_packet() + (rest + o.block - 1) / o.block;
 }
 
 struct dimensions {
@@ -141,11 +165,13 @@ struct histogram_state {
 
 graph::program build_graph(histogram_state& st) {
     graph::program g;
-    const std::size_t packet_pixels = static_cast<std::size_t>(st.opt.block * st.opt.blocks);
+    const std::size_t packet_pixels = static_cast<std::size_t>(st.opt.packet);
     const auto pixels = g.add_queue<rgb>("pixels", {.packet_elements = packet_pixels, .capacity_packets = 16, .ordered = false});
-    // A map instance's partials fill one packet, so a combine instance sums `blocks` of them.
+    // A map instance's partials fill one packet, so a combine instance sums the partials of one
+    // pixel packet.
     const auto partials = g.add_queue<partial_histogram>(
-        "partials", {.packet_elements = static_cast<std::size_t>(st.opt.blocks), .capacity_packets = 16, .ordered = false});
+        "partials",
+        {.packet_elements = static_cast<std::size_t>(st.opt.partials_per_packet()), .capacity_packets = 16, .ordered = false});
 
     g.add_serial("source", {}, {pixels}, [&st](graph::thread_context& ctx) -> graph::stage_task {
         const std::size_t total = st.img.pixels.size();
@@ -213,14 +239,17 @@ public:
         return "combine=on: a parallel combine stage sums each packet of partials before the serial reduce (off: "
                "reduce-only)\n"
                "block=1024: pixels per partial histogram (16 to 2^20)\n"
-               "blocks=8: blocks per pixel packet, i.e. partials per combine instance (1 to 64)\n" +
+               "packet=<by size: tiny " + std::to_string(tiny_packet) + ", small and large " + std::to_string(default_packet) +
+               ">: pixels per packet, i.e. per map instance (1 to 2^20, at most 64 blocks); its ceil(packet/block) "
+               "partials are one combine instance. Replaces blocks (packet = block × blocks); 32768 pixels are "
+               "about 32 µs of map work\n" +
                graph_policy_parameters();
     }
     bool is_graph() const override { return true; }
 
     run_report run(scheduler& s, run_request& request) const override {
         histogram_state st;
-        st.opt = take_options(request.params);
+        st.opt = take_options(request.params, request.size);
         const dimensions d = dimensions_for(request.size);
         st.img = make_image(d.width, d.height, request.seed);
         const graph::program g = build_graph(st);
@@ -236,9 +265,8 @@ public:
             report);
 
         const std::uint64_t pixels = st.img.pixels.size();
-        const std::uint64_t blocks = (pixels + st.opt.block - 1) / st.opt.block;
-        const std::uint64_t packet = st.opt.block * st.opt.blocks;
-        const std::uint64_t packets = (pixels + packet - 1) / packet;
+        const std::uint64_t blocks = partials_for(st.opt, pixels);
+        const std::uint64_t packets = (pixels + st.opt.packet - 1) / st.opt.packet;
         // Exact bins, and the reduce added one histogram per block (reduce-only) or per packet (combine).
         report.matches_reference = st.result == reference && st.reduced == (st.opt.combine ? packets : blocks);
         report.description = "3×256-bin histogram of a " + std::to_string(d.width) + "×" + std::to_string(d.height) +
@@ -251,9 +279,9 @@ public:
     program_info program(const run_request& request) const override {
         param_set params = request.params;
         histogram_state st;
-        st.opt = take_options(params);
+        st.opt = take_options(params, request.size);
         const graph::program g = build_graph(st);
-        std::vector<std::string> notes = {"reads the image into packets of block × blocks pixels",
+        std::vector<std::string> notes = {"reads the image into packets of " + std::to_string(st.opt.packet) + " pixels",
                                           "counts each block into a partial histogram; one packet of partials"};
         if (st.opt.combine) notes.push_back("sums one packet of partials into one histogram");
         notes.push_back(st.opt.combine ? "adds the combined histograms" : "adds every partial histogram");

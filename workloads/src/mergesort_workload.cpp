@@ -14,8 +14,14 @@ namespace {
 
 using mergesort::sort_state;
 
-constexpr std::uint64_t default_chunk = 4096;
-constexpr std::uint64_t min_chunk = 64, max_chunk = std::uint64_t{1} << 26;
+// Keys per packet: a packet carries one descriptor, and the descriptor stands for `packet` keys — a
+// leaf chunk one sort instance sorts, or half of the 2·packet output keys of one merge piece. The
+// keys stay in place (mergesort_graph.hpp), so this is what sets the work of a scheduler step.
+// DANBI's MergeSort reserves "the number of elements" per operation (seed 002 §IV-A) and GRAMPS'
+// msort keeps only a few KB in its queues (seed 004 Table III): both move work descriptors and
+// ranges, as here. Measured at size large (docs/runtime.md, "Packet sizes of the graph workloads").
+constexpr std::uint64_t default_packet = 4096;
+constexpr std::uint64_t min_packet = 64, max_packet = std::uint64_t{1} << 26;
 
 std::uint64_t keys_for(input_size s) {
     switch (s) {
@@ -26,12 +32,13 @@ std::uint64_t keys_for(input_size s) {
     return std::uint64_t{1} << 20;
 }
 
-// The leaf chunk: a power of two; one larger than the input means the input is a single chunk.
-std::uint64_t take_chunk(param_set& params, std::uint64_t keys) {
-    const std::uint64_t chunk = params.take_uint("chunk", default_chunk, min_chunk, max_chunk);
+// The packet (leaf chunk): a power of two; one larger than the input means the input is a single
+// chunk. `packet` was called `chunk` before every graph workload took a `packet`.
+std::uint64_t take_packet(param_set& params, std::uint64_t keys) {
+    const std::uint64_t chunk = params.take_uint("packet", default_packet, min_packet, max_packet);
     if (!std::has_single_bit(chunk))
-        throw std::invalid_argument("--param chunk=" + std::to_string(chunk) +
-                                    ": must be a power of two (chunks pair up level by level)");
+        throw std::invalid_argument("--param packet=" + std::to_string(chunk) +
+                                    ": must be a power of two (leaf chunks pair up level by level)");
     return std::min(chunk, keys);
 }
 
@@ -43,14 +50,17 @@ public:
                "(seed 002 Fig. 2, §IV-A; seed 004 Fig. 3b)";
     }
     std::string parameters() const override {
-        return "chunk=4096: keys per leaf chunk (a power of two, 64 to 2^26; at least the input: one chunk)\n" +
+        return "packet=" + std::to_string(default_packet) +
+               ": keys per packet: the leaf chunk one sort instance sorts; a merge piece writes 2·packet keys (a "
+               "power of two, 64 to 2^26; at least the input: one chunk). Was chunk; chosen so that an instance is "
+               "tens of µs of work or more\n" +
                graph_policy_parameters();
     }
     bool is_graph() const override { return true; }
 
     run_report run(scheduler& s, run_request& request) const override {
         const std::uint64_t keys = keys_for(request.size);
-        const std::uint64_t chunk = take_chunk(request.params, keys);
+        const std::uint64_t chunk = take_packet(request.params, keys);
         sort_state st(keys, chunk);
         st.input = mergesort::make_keys(keys, request.seed);
         const graph::program g = mergesort::build_graph(st);
@@ -81,7 +91,7 @@ public:
     program_info program(const run_request& request) const override {
         param_set params = request.params;
         const std::uint64_t keys = keys_for(request.size);
-        sort_state st(keys, take_chunk(params, keys));
+        sort_state st(keys, take_packet(params, keys));
         const graph::program g = mergesort::build_graph(st);
         return describe_graph(
             g, request,
