@@ -218,6 +218,65 @@ TEST_CASE("bind-to-stage: a serial_in_order stage behind skips and a slow item u
     CHECK(runs[0].reorder_peak[3] + runs[0].reorder_peak[2] >= 1);
 }
 
+// The queues hand items over by spinning before they park (stage_queue.hpp): many tiny items, so
+// that nearly every hand-off races the other side's spin, park and wake-up. Every kind of stage,
+// skips of a parallel and of a serial_in_order stage (skip marks), Queue_size 1 (every push waits
+// for the full queue to drain) to 20, c up to 3, P up to 8 (stage threads far outnumber the cores).
+// Each item's value goes through every stage it visits; the in-order stages fold values into
+// chains that depend on the order, checked against the same arithmetic in a plain loop.
+TEST_CASE("bind-to-stage: many tiny items through spin-then-park queues give the serial result",
+          "[pipeline][bind-to-stage][stress]") {
+    check_installed hook;
+    const std::vector<stage_kind> kinds = {stage_kind::serial_in_order, stage_kind::parallel,
+                                           stage_kind::serial_out_of_order, stage_kind::parallel,
+                                           stage_kind::serial_in_order, stage_kind::serial_in_order};
+    const unsigned items = static_cast<unsigned>(scaled(20000, 3000));
+    // The plain loop: item i skips stage 2 when i % 3 == 1 and stage 4 when i % 5 == 2.
+    std::uint64_t want4 = 0, want5 = 0, want_sum2 = 0;
+    for (unsigned i = 0; i < items; ++i) {
+        std::uint64_t v = mix(i, 1);
+        if (i % 3 != 1) want_sum2 += v & 0xFFFF;
+        v = mix(v, 3);
+        if (i % 5 != 2) want4 = mix(want4, v);
+        want5 = mix(want5, v ^ i);
+    }
+    int round = 0;
+    for (unsigned workers : {1u, 2u, 4u, 8u})
+        for (unsigned queue : {1u, 2u, 20u}) {
+            const unsigned c = 1 + static_cast<unsigned>(round++ % 3);
+            CAPTURE(workers, queue, c);
+            unsigned next = 0;
+            std::uint64_t chain4 = 0, chain5 = 0, sum2 = 0;   // stage 2 is serial: plain sum is safe
+            const auto st = pipe_while(
+                pool(workers), [&] { return next < items; },
+                [&](iteration& it) -> pipe_task {
+                    const unsigned i = next++;
+                    co_await it.stage(1);
+                    std::uint64_t v = mix(i, 1);
+                    if (i % 3 != 1) {
+                        co_await it.stage(2);
+                        sum2 += v & 0xFFFF;
+                    }
+                    co_await it.stage(3);
+                    v = mix(v, 3);
+                    if (i % 5 != 2) {
+                        co_await it.stage_wait(4);
+                        chain4 = mix(chain4, v);
+                    }
+                    co_await it.stage_wait(5);
+                    chain5 = mix(chain5, v ^ i);
+                },
+                bts_options(kinds, c, queue));
+            CHECK(st.iterations == items);
+            CHECK(sum2 == want_sum2);
+            CHECK(chain4 == want4);
+            CHECK(chain5 == want5);
+            const auto runs = hook.take();
+            REQUIRE(runs.size() == 1);
+            for (std::size_t q : runs[0].queue_peak) CHECK(q <= queue);
+        }
+}
+
 TEST_CASE("bind-to-stage: an exception in a stage reaches the caller with every thread joined",
           "[pipeline][bind-to-stage]") {
     for (unsigned queue : {1u, 4u}) {
