@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
+#include <memory>
+#include <mutex>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -394,4 +397,157 @@ TEST_CASE("queue: stress, unordered: every element arrives exactly once, peeks s
 
 TEST_CASE("queue: stress, ordered: consumers see the elements in ticket order", "[graph][queue][stress]") {
     stress(true);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The allocation-free containers under the queue (runtime/include/pipescope/detail/packet_list.hpp).
+
+TEST_CASE("queue internals: a packet list keeps two packets inline and grows past them, copies and moves", "[graph][queue]") {
+    using detail::packet_list;
+    using detail::packet_ref;
+    std::byte mem[8];
+    auto ref = [&](int i) { return packet_ref{mem + i, static_cast<std::uint32_t>(i)}; };
+    packet_list a;
+    CHECK(a.empty());
+    for (int i = 0; i < 7; ++i) a.push_back(ref(i));   // past the inline two: on the heap
+    REQUIRE(a.size() == 7);
+    for (int i = 0; i < 7; ++i) CHECK(a[static_cast<std::size_t>(i)].count == static_cast<std::uint32_t>(i));
+    packet_list b = a;   // a copy is independent
+    b.push_back(ref(7));
+    CHECK(a.size() == 7);
+    CHECK(b.size() == 8);
+    packet_list c = std::move(b);   // a move takes the heap block and leaves an empty list
+    CHECK(c.size() == 8);
+    CHECK(c[7].data == mem + 7);
+    CHECK(b.empty());
+    b.push_back(ref(1));   // the moved-from list is usable again (inline)
+    CHECK(b.size() == 1);
+    packet_list small;
+    small.push_back(ref(3));
+    c = small;   // copy-assign over a heap list
+    CHECK(c.size() == 1);
+    CHECK(c[0].count == 3);
+    packet_list d = std::move(small);   // an inline move copies the packets
+    CHECK(d.size() == 1);
+    CHECK(d[0].data == mem + 3);
+    c.clear();
+    CHECK(c.empty());
+}
+
+TEST_CASE("queue internals: a ring is a FIFO at both ends across wrap-arounds and growth", "[graph][queue]") {
+    detail::ring<int> r;
+    std::deque<int> model;
+    std::mt19937 rng(7);
+    for (int step = 0; step < 20000; ++step) {
+        const unsigned op = rng() % 8;
+        if (op < 3) {
+            r.push_back(step);
+            model.push_back(step);
+        } else if (op < 4) {
+            r.push_front(-step);
+            model.push_front(-step);
+        } else if (op < 7 && !model.empty()) {
+            REQUIRE(r.front() == model.front());
+            r.pop_front();
+            model.pop_front();
+        } else if (!model.empty()) {
+            REQUIRE(r.back() == model.back());
+            r.pop_back();
+            model.pop_back();
+        }
+        REQUIRE(r.size() == model.size());
+        if (!model.empty() && step % 97 == 0)
+            for (std::size_t i = 0; i < model.size(); ++i) REQUIRE(r[i] == model[i]);
+    }
+}
+
+// Producers that give reservations back (cancel_push) and consumers that put windows back
+// (cancel_pop, one consumer stage at a time as the engine does under its stage lock), on two queues
+// that share a footprint meter: every element arrives once, and the meter returns to zero with peaks
+// no larger than the capacities allow.
+TEST_CASE("queue: stress, cancelled reservations and a shared footprint meter", "[graph][queue][stress]") {
+    constexpr int producers = 2, windows_per_producer = 3000;
+    constexpr std::size_t n = 4, capacity = 5;
+    footprint_meter meter;
+    std::vector<std::unique_ptr<packet_queue>> queues;
+    for (int k = 0; k < 2; ++k) {
+        queue_config c = ints(n, capacity, k == 1, producers);
+        c.footprint = &meter;
+        queues.push_back(std::make_unique<packet_queue>(std::move(c)));
+    }
+    std::vector<std::thread> threads;
+    std::vector<std::vector<int>> received(2);
+    std::atomic<long> sent_sum{0};
+    for (int k = 0; k < 2; ++k) {
+        packet_queue& q = *queues[static_cast<std::size_t>(k)];
+        for (int p = 0; p < producers; ++p)
+            threads.emplace_back([&q, &sent_sum, k, p] {
+                std::mt19937 rng(static_cast<unsigned>(10 * k + p + 1));
+                for (int w = 0; w < windows_per_producer;) {
+                    push_window win = q.try_reserve_push(1 + rng() % 3);
+                    if (!win) {
+                        std::this_thread::yield();
+                        continue;
+                    }
+                    if (rng() % 5 == 0) {   // a tentative reservation, given back
+                        q.cancel_push(win);
+                        continue;
+                    }
+                    const std::size_t count = 1 + rng() % win.capacity();
+                    for (std::size_t i = 0; i < count; ++i) {
+                        const int v = (p * windows_per_producer + w) * 16 + static_cast<int>(i);
+                        win.at<int>(i) = v;
+                        sent_sum += v;
+                    }
+                    q.commit_push(win, count);
+                    ++w;
+                }
+                q.close();
+            });
+        // The consumer side: two threads that take turns under one lock, as a stage's instances do.
+        auto stage_lock = std::make_shared<std::mutex>();
+        auto out_lock = std::make_shared<std::mutex>();
+        for (int c = 0; c < 2; ++c)
+            threads.emplace_back([&q, &received, k, c, stage_lock, out_lock] {
+                std::mt19937 rng(static_cast<unsigned>(100 + 10 * k + c));
+                for (;;) {
+                    pop_window r;
+                    {
+                        std::lock_guard lk(*stage_lock);
+                        r = q.try_reserve_pop(1 + rng() % 2, 0);
+                        if (r.status() == reserve_status::end_of_stream) return;
+                        if (r && rng() % 4 == 0) {   // tentative: put it back before anyone reserves after it
+                            q.cancel_pop(r);
+                            continue;
+                        }
+                    }
+                    if (!r) {
+                        std::this_thread::yield();
+                        continue;
+                    }
+                    std::vector<int> v = values(r);
+                    q.commit_pop(r);
+                    std::lock_guard lk(*out_lock);
+                    received[static_cast<std::size_t>(k)].insert(received[static_cast<std::size_t>(k)].end(), v.begin(), v.end());
+                }
+            });
+    }
+    for (auto& t : threads) t.join();
+    long got = 0;
+    for (int k = 0; k < 2; ++k) {
+        std::vector<int> v = received[static_cast<std::size_t>(k)];
+        std::sort(v.begin(), v.end());
+        CHECK(std::adjacent_find(v.begin(), v.end()) == v.end());   // nothing twice
+        for (int x : v) got += x;
+        const queue_stats s = queues[static_cast<std::size_t>(k)]->stats();
+        CHECK(s.packets_in_use == 0);
+        CHECK(s.elements_popped == v.size());
+        CHECK(queues[static_cast<std::size_t>(k)]->end_of_stream());
+    }
+    CHECK(got == sent_sum.load());
+    CHECK(meter.packets() == 0);
+    CHECK(meter.bytes() == 0);
+    CHECK(meter.peak_packets() >= 1);
+    CHECK(meter.peak_packets() <= static_cast<std::int64_t>(2 * capacity));
+    CHECK(meter.peak_bytes() <= static_cast<std::int64_t>(2 * capacity * n * sizeof(int)));
 }

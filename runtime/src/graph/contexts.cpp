@@ -13,10 +13,10 @@ using detail::stage_state;
 using detail::trace_op;
 
 push_window& instance_context::window(std::size_t k) {
-    if (k >= outputs_->size())
+    if (k >= outputs_count_)
         throw std::out_of_range("graph stage '" + state_->spec->name + "': push to output " + std::to_string(k) +
-                                ", but it has " + std::to_string(outputs_->size()) + " outputs");
-    return (*outputs_)[k];
+                                ", but it has " + std::to_string(outputs_count_) + " outputs");
+    return outputs_[k];
 }
 
 // The checked push: output k exists and is open, the element has the queue's size, and there is room;
@@ -44,17 +44,17 @@ void instance_context::push_slow(std::size_t k, const void* value, std::size_t s
 
 void instance_context::overflow(std::size_t k) const {
     const output_spec& o = state_->spec->outputs[k];
-    if (!(*outputs_)[k])
+    if (!outputs_[k])
         throw std::logic_error("graph stage '" + state_->spec->name + "': push to output " + std::to_string(k) +
                                " after an instance of the stage closed it (close_output)");
     throw std::length_error("graph stage '" + state_->spec->name + "': an instance pushed more than its max_packets = " +
-                            std::to_string(o.max_packets) + " packets (" + std::to_string((*outputs_)[k].capacity()) +
+                            std::to_string(o.max_packets) + " packets (" + std::to_string(outputs_[k].capacity()) +
                             " elements) to output " + std::to_string(k) + "; declare a larger max_packets");
 }
 
 void instance_context::close_output(std::size_t k) {
     window(k);
-    (*close_)[k] = true;
+    close_[k] = true;
 }
 
 namespace {

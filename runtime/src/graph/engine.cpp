@@ -21,6 +21,9 @@ using detail::step_status;
 namespace {
 
 using pipescope::detail::trace_event;
+
+// Rounds of spinning before a worker with nothing to run sleeps: a few microseconds.
+constexpr int wait_spin_rounds = 512;
 using trace::event_kind;
 
 const char* wait_words(thread_event e) noexcept {
@@ -116,8 +119,8 @@ unsigned graph_engine::workers() const noexcept { return const_cast<scheduler&>(
 void graph_engine::queue_changed(queue_id q) const noexcept {
     if (!traced_) return;
     trace_event(event_kind::counter, q, queues_[q]->packets_in_use_hint());   // lock-free: this runs on every queue operation
-    trace_event(event_kind::counter, queues_.size(), static_cast<std::uint64_t>(footprint_.packets.load()));
-    trace_event(event_kind::counter, queues_.size() + 1, static_cast<std::uint64_t>(footprint_.bytes.load()));
+    trace_event(event_kind::counter, queues_.size(), static_cast<std::uint64_t>(footprint_.packets()));
+    trace_event(event_kind::counter, queues_.size() + 1, static_cast<std::uint64_t>(footprint_.bytes()));
 }
 
 void graph_engine::trace_blocked(stage_id s, queue_id q, thread_event why) const noexcept {
@@ -173,9 +176,39 @@ step_result graph_engine::step(stage_id s) {
     return st.spec->kind == stage_kind::parallel ? step_parallel(st) : step_serial(st);
 }
 
+namespace {
+// A step's per-output scratch: on the stack for the usual few outputs, so that a step allocates
+// nothing; a stage with more outputs than that pays one allocation per step.
+template <class T, std::size_t Inline = 4>
+class step_scratch {
+public:
+    explicit step_scratch(std::size_t n) : data_(n <= Inline ? inline_ : (heap_ = std::make_unique<T[]>(n)).get()) {}
+    T* data() noexcept { return data_; }
+    T& operator[](std::size_t i) noexcept { return data_[i]; }
+
+private:
+    T inline_[Inline] = {};
+    std::unique_ptr<T[]> heap_;
+    T* data_;
+};
+}  // namespace
+
+bool graph_engine::step_ready(const std::vector<stage_id>& order, bool first_only) {
+    for (const bool hinted : {true, false}) {
+        bool progressed = false;
+        for (stage_id s : order) {
+            if (finished(s) || (hinted && !runnable(s)) || !step(s).progressed) continue;
+            progressed = true;
+            if (first_only) return true;
+        }
+        if (progressed) return true;
+    }
+    return false;
+}
+
 // Gives back output reservations of a step that cannot run (cancel_push keeps ticket order, and
 // announces the space only to producers that were refused meanwhile).
-void graph_engine::release_outputs(const stage_state& st, std::vector<push_window>& outs, std::size_t n) {
+void graph_engine::release_outputs(const stage_state& st, push_window* outs, std::size_t n) {
     for (std::size_t k = 0; k < n; ++k)
         if (outs[k]) queues_[st.spec->outputs[k].queue]->cancel_push(outs[k]);
 }
@@ -192,7 +225,8 @@ step_result graph_engine::step_parallel(stage_state& st) {
             try_finish_parallel(st);
     };
 
-    std::vector<push_window> outs(spec.outputs.size());
+    const std::size_t n_out = spec.outputs.size();
+    step_scratch<push_window> outs(n_out);
     pop_window in;
     std::uint64_t instance = 0;
     // Reserve under the stage's lock (never call leave() inside: finishing takes the same lock).
@@ -210,19 +244,19 @@ step_result graph_engine::step_parallel(stage_state& st) {
             }
             return step_result{in_q.waiting_commits_hint() > 0 ? step_status::waiting : step_status::empty, in_id};
         }
-        for (std::size_t k = 0; k < spec.outputs.size(); ++k) {
+        for (std::size_t k = 0; k < n_out; ++k) {
             const output_spec& o = spec.outputs[k];
             if (st.output_closing[k].load(std::memory_order_seq_cst)) continue;   // closed: no room taken
             if (!over_forward_bound(st, k, o.max_packets)) outs[k] = queues_[o.queue]->try_reserve_push(o.max_packets);
             if (!outs[k]) {   // backpressure: this stage is not runnable until the queue drains
-                release_outputs(st, outs, k);
+                release_outputs(st, outs.data(), k);
                 in_q.cancel_pop(in);
                 trace_blocked(st.id, o.queue, thread_event::full);
                 return step_result{step_status::full, o.queue};
             }
         }
         instance = st.next_instance++;
-        for (std::size_t k = 0; k < outs.size(); ++k)
+        for (std::size_t k = 0; k < n_out; ++k)
             if (outs[k]) st.output_reservations[k].fetch_add(1, std::memory_order_seq_cst);
         return std::nullopt;
     };
@@ -234,26 +268,26 @@ step_result graph_engine::step_parallel(stage_state& st) {
     }
     if (traced_) {
         trace_op(true, event_kind::graph_reserve, in_id, 1, true, true, st.id);
-        for (std::size_t k = 0; k < outs.size(); ++k)
+        for (std::size_t k = 0; k < n_out; ++k)
             if (outs[k])
                 trace_op(true, event_kind::graph_reserve, spec.outputs[k].queue, spec.outputs[k].max_packets, false, true, st.id);
         for (const output_spec& o : spec.outputs) queue_changed(o.queue);
     }
 
-    std::vector<std::size_t> counts(outs.size(), 0);
-    std::vector<bool> close(outs.size(), false);
-    std::vector<instance_context::cursor> cursors(outs.size());
+    step_scratch<std::size_t> counts(n_out);
+    step_scratch<bool> close(n_out);
+    step_scratch<instance_context::cursor> cursors(n_out);
     instance_context ctx;
     ctx.input_ = &in;
     const std::span<const std::byte> packet = in.packet_bytes(0);
     ctx.in_data_ = packet.data();
     ctx.in_count_ = in.size();
     ctx.in_element_ = in_q.element_size();
-    ctx.outputs_ = &outs;
-    ctx.outputs_count_ = outs.size();
+    ctx.outputs_ = outs.data();
+    ctx.outputs_count_ = n_out;
     ctx.cursors_ = cursors.data();
     ctx.counts_ = counts.data();
-    ctx.close_ = &close;
+    ctx.close_ = close.data();
     ctx.state_ = &st;
     ctx.stage_ = st.id;
     ctx.instance_ = instance;
@@ -275,7 +309,7 @@ step_result graph_engine::step_parallel(stage_state& st) {
 
     step_result r{step_status::ran};
     r.progressed = true;
-    for (std::size_t k = 0; k < outs.size(); ++k) {
+    for (std::size_t k = 0; k < n_out; ++k) {
         if (!outs[k]) continue;   // an output this stage closed before the instance reserved
         packet_queue& q = *queues_[spec.outputs[k].queue];
         const bool published = q.commit_push(outs[k], counts[k]);
@@ -291,12 +325,10 @@ step_result graph_engine::step_parallel(stage_state& st) {
     in_q.commit_pop(in);
     trace_op(traced_, event_kind::graph_commit, in_id, consumed, true, true, st.id);
     queue_changed(in_id);
-    for (std::size_t k = 0; k < close.size(); ++k)
+    for (std::size_t k = 0; k < n_out; ++k)
         if (close[k]) close_output_when_unreserved(st, k);
     if (in_q.end_of_stream()) st.input_ended.store(true, std::memory_order_release);
-    instances_.fetch_add(1, std::memory_order_relaxed);
-    st.runs.fetch_add(1, std::memory_order_relaxed);
-    leave();
+    leave();   // (the instance is counted by next_instance: no shared counter written per step)
     return r;
 }
 
@@ -345,7 +377,6 @@ step_result graph_engine::step_serial(stage_state& st) {
         if (traced_) trace_event(event_kind::node_begin, run, st.id);
         st.task->handle().resume();
         if (traced_) trace_event(event_kind::node_end, run, st.id);
-        resumptions_.fetch_add(1, std::memory_order_relaxed);
         r.progressed = true;
         r.packets_out = static_cast<std::uint32_t>(ctx.outputs_since_resume_);
         if (st.task->handle().done()) {
@@ -474,6 +505,12 @@ void graph_engine::bump() noexcept {
 }
 
 void graph_engine::wait(std::uint64_t seen) {
+    // Spin a little first: on a busy graph the epoch moves again within microseconds (another
+    // worker commits a packet), and a sleep and wake-up would cost more than the wait itself.
+    for (int i = 0; i < wait_spin_rounds; ++i) {
+        if (epoch() != seen || stopping() || all_finished()) return;
+        pipescope::detail::cpu_relax();
+    }
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     struct leave_sleep {
         std::atomic<int>& n;
@@ -608,10 +645,16 @@ void graph_engine::run_workers(const std::function<void(unsigned)>& loop, unsign
 run_stats graph_engine::stats() const {
     run_stats r;
     for (const auto& q : queues_) r.queues.push_back({q->name(), q->capacity_packets(), q->unbounded(), q->stats()});
-    r.peak_packets = static_cast<std::size_t>(footprint_.peak_packets.load());
-    r.peak_bytes = static_cast<std::size_t>(footprint_.peak_bytes.load());
-    r.instances = instances_.load();
-    r.resumptions = resumptions_.load();
+    r.peak_packets = static_cast<std::size_t>(footprint_.peak_packets());
+    r.peak_bytes = static_cast<std::size_t>(footprint_.peak_bytes());
+    for (const auto& st : stages_) {
+        if (st->spec->kind == stage_kind::parallel) {
+            std::lock_guard lock(st->reserve_mutex);
+            r.instances += st->next_instance;   // every reservation ran one instance (or failed the run)
+        } else {
+            r.resumptions += st->runs.load();
+        }
+    }
     r.preemptions = preemptions_.load();
     r.blocked = blocked_.load();
     r.cancelled = cancelled_.load();

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <pipescope/graph/program.hpp>
+#include <pipescope/detail/spin_mutex.hpp>
 #include <pipescope/scheduler.hpp>
 
 #include <atomic>
@@ -75,10 +76,10 @@ struct stage_state {
     std::atomic<bool> finished{false};
     std::atomic<bool> finishing{false};     // claimed by the one who closes the outputs
     std::unique_ptr<std::atomic<bool>[]> output_closed;
-    std::atomic<std::uint64_t> runs{0};
+    std::atomic<std::uint64_t> runs{0};     // serial: resumptions (parallel stages count next_instance)
 
     // parallel
-    std::mutex reserve_mutex;               // reservations in input order (ordered outputs)
+    pipescope::detail::spin_mutex reserve_mutex;   // reservations in input order (ordered outputs)
     std::uint64_t next_instance = 0;        // guarded by reserve_mutex
     std::atomic<int> in_flight{0};          // steps between their first reserve and their last commit
     std::atomic<bool> input_ended{false};     // a hint that the input ended; try_finish_parallel checks
@@ -123,6 +124,13 @@ public:
 
     // One step of stage s on the calling worker. Never blocks.
     step_result step(stage_id s);
+    // Steps the stages of `order` (one step each, or only up to the first that progressed when
+    // `first_only`), those runnable() calls runnable first: a step that finds nothing still locks,
+    // reserves and cancels, and most stages are not runnable most of the time (graph-serial on
+    // fm-radio failed 96 % of its blind steps). The hints may lag a change that is not signalled
+    // yet, so when no hinted step progressed every stage is stepped once for real before the caller
+    // may wait — wait() takes every loop waiting for a deadlock. True if any step progressed.
+    bool step_ready(const std::vector<stage_id>& order, bool first_only);
     // Would step(s) make progress now? A hint from lock-free reads (the step decides).
     bool runnable(stage_id s) const noexcept;
     // Its input has data (parallel) or its blocked queue moved (serial), ignoring output room.
@@ -158,7 +166,7 @@ public:
 private:
     step_result step_parallel(stage_state& st);
     step_result step_serial(stage_state& st);
-    void release_outputs(const stage_state& st, std::vector<push_window>& outs, std::size_t n);
+    void release_outputs(const stage_state& st, push_window* outs, std::size_t n);
     void finish_stage(stage_state& st);
     void try_finish_parallel(stage_state& st);
     void close_output(stage_state& st, std::size_t k);
@@ -180,7 +188,7 @@ private:
     std::atomic<std::size_t> finished_stages_{0};
     std::atomic<bool> stopping_{false}, cancelled_{false};
     std::atomic<std::uint64_t> epoch_{0};
-    std::atomic<std::uint64_t> instances_{0}, resumptions_{0}, preemptions_{0}, blocked_{0};
+    std::atomic<std::uint64_t> preemptions_{0}, blocked_{0};
 
     std::mutex wait_mutex_;
     std::condition_variable wait_cv_;

@@ -20,12 +20,18 @@
 namespace pipescope::graph {
 
 void footprint_meter::add(std::int64_t packets_delta, std::int64_t bytes_delta) noexcept {
+    // Both fields stay non-negative (a queue gives back only what it took), so adding the packed
+    // deltas in two's complement carries and borrows exactly as two separate adds would.
+    const std::uint64_t delta =
+        (static_cast<std::uint64_t>(packets_delta) << byte_bits) + static_cast<std::uint64_t>(bytes_delta);
+    const std::uint64_t now = now_.fetch_add(delta, std::memory_order_acq_rel) + delta;
+    if (packets_delta <= 0) return;   // a peak can only be reached by an increase
     auto raise = [](std::atomic<std::int64_t>& peak, std::int64_t v) {
         std::int64_t p = peak.load(std::memory_order_relaxed);
         while (v > p && !peak.compare_exchange_weak(p, v, std::memory_order_relaxed)) {}
     };
-    raise(peak_packets, packets.fetch_add(packets_delta, std::memory_order_acq_rel) + packets_delta);
-    raise(peak_bytes, bytes.fetch_add(bytes_delta, std::memory_order_acq_rel) + bytes_delta);
+    raise(peak_packets_, static_cast<std::int64_t>(now >> byte_bits));
+    raise(peak_bytes_, static_cast<std::int64_t>(now & byte_mask));
 }
 
 namespace {
@@ -83,7 +89,7 @@ std::size_t pop_window::packet_size(std::size_t p) const {
     return packets_[p].count;
 }
 
-std::span<const std::byte> pop_window::locate(const std::vector<detail::packet_ref>& refs, std::size_t i) const {
+std::span<const std::byte> pop_window::locate(const detail::packet_list& refs, std::size_t i) const {
     // Packets may be short (the last packet of a commit), so walk the counts; windows are a few packets.
     for (const detail::packet_ref& r : refs) {
         if (i < r.count) return {r.data + i * queue_->element_size(), queue_->element_size()};
@@ -191,11 +197,11 @@ packet_queue::packet_queue(queue_config config) : config_(std::move(config)) {
 // packets, and pop windows not yet released. (A push window reserved and never committed is among
 // the open reservations; a pop window's peek packets are still among the published ones.)
 packet_queue::~packet_queue() {
-    for (const pending& p : push_open_)
-        for (const detail::packet_ref& r : p.packets) release_packet_locked(r.data);
-    for (const detail::packet_ref& r : ready_) release_packet_locked(r.data);
-    for (const pending& p : pop_open_)
-        for (const detail::packet_ref& r : p.packets) release_packet_locked(r.data);
+    for (std::size_t i = 0; i < push_open_.size(); ++i)
+        for (const detail::packet_ref& r : push_open_[i].packets) release_packet_locked(r.data);
+    for (std::size_t i = 0; i < ready_.size(); ++i) release_packet_locked(ready_[i].data);
+    for (std::size_t i = 0; i < pop_open_.size(); ++i)
+        for (const detail::packet_ref& r : pop_open_[i].packets) release_packet_locked(r.data);
 }
 
 void packet_queue::release_packet_locked(std::byte* data) noexcept {
@@ -213,6 +219,8 @@ void packet_queue::sync_hints_locked() noexcept {
     in_use_hint_.store(stats_.packets_in_use, std::memory_order_release);
     waiting_hint_.store(waiting_commits_, std::memory_order_release);
     published_hint_.store(stats_.packets_pushed, std::memory_order_release);
+    closed_hint_.store(ended_locked(), std::memory_order_release);
+    end_hint_.store(ended_locked() && ready_.empty(), std::memory_order_release);
 }
 
 std::size_t packet_queue::free_packets_hint() const noexcept {
@@ -342,6 +350,7 @@ void packet_queue::close() {
                  " push reservation(s) not committed");
         if (--open_producers_ == 0) {
             s.data = true;  // consumers waiting for data may now see end of stream
+            sync_hints_locked();
             data_version_.fetch_add(1, std::memory_order_release);
         }
     }
@@ -410,9 +419,9 @@ void packet_queue::cancel_pop(pop_window& w) {
         std::lock_guard lock(mutex_);
         if (pop_open_.empty() || w.ticket_ != pop_base_ + pop_open_.size() - 1)
             fail("cancel_pop: ticket " + std::to_string(w.ticket_) + " is not the latest pop reservation");
-        for (auto it = w.packets_.rbegin(); it != w.packets_.rend(); ++it) {
-            ready_.push_front(*it);
-            ready_elements_ += it->count;
+        for (std::size_t i = w.packets_.size(); i-- > 0;) {
+            ready_.push_front(w.packets_[i]);
+            ready_elements_ += w.packets_[i].count;
         }
         pop_open_.pop_back();
         sync_hints_locked();
@@ -489,16 +498,6 @@ void packet_queue::emit(signals s) const {
     if (s.space) config_.on_signal(*this, queue_signal::space);
 }
 
-bool packet_queue::closed() const {
-    std::lock_guard lock(mutex_);
-    return ended_locked();
-}
-
-bool packet_queue::end_of_stream() const {
-    std::lock_guard lock(mutex_);
-    return ended_locked() && ready_.empty();
-}
-
 queue_stats packet_queue::stats() const {
     std::lock_guard lock(mutex_);
     queue_stats s = stats_;
@@ -543,7 +542,7 @@ void malloc_packet_allocator::release(std::byte* packet, std::size_t, int) noexc
 // reserved to the pool's total whenever the total grows), so a release never allocates.
 struct packet_stealing_allocator::pool {
     struct alignas(64) partition {   // one cache line apart: workers touch only their own
-        std::mutex mutex;
+        pipescope::detail::spin_mutex mutex;   // taken under a queue's lock: must not sleep early
         std::vector<std::byte*> free;   // LIFO: the back was released last
     };
     std::size_t bytes = 0;

@@ -202,11 +202,11 @@ private:
     const pop_window* input_ = nullptr;
     const std::byte* in_data_ = nullptr;   // the input packet (an instance has exactly one)
     std::size_t in_count_ = 0, in_element_ = 0;
-    std::vector<push_window>* outputs_ = nullptr;
+    push_window* outputs_ = nullptr;   // outputs_count_ of each, in the engine's step (no allocation)
     std::size_t outputs_count_ = 0;
     cursor* cursors_ = nullptr;
     std::size_t* counts_ = nullptr;
-    std::vector<bool>* close_ = nullptr;
+    bool* close_ = nullptr;
     detail::stage_state* state_ = nullptr;
     stage_id stage_ = 0;
     std::uint64_t instance_ = 0;

@@ -35,11 +35,13 @@
 // each change, outside the queue's lock. Read the version before the try, wait until it moves.
 #pragma once
 
+#include <pipescope/detail/packet_list.hpp>
+#include <pipescope/detail/spin_mutex.hpp>
+
 #include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -160,10 +162,22 @@ enum class queue_signal {
 
 // Packets in use summed over several queues (a whole graph's footprint, seed 004 Table III). Each
 // queue that shares it adds and subtracts under its own lock; the peaks are exact maxima of the sums.
-struct footprint_meter {
-    std::atomic<std::int64_t> packets{0}, bytes{0};
-    std::atomic<std::int64_t> peak_packets{0}, peak_bytes{0};
+// Every packet a queue takes or gives back passes through here, from every worker, so both sums
+// live in one word and move with one atomic add: packets in the top 28 bits, bytes in the low 36
+// (up to 268 million packets and 64 GiB in use at once).
+class footprint_meter {
+public:
     void add(std::int64_t packets_delta, std::int64_t bytes_delta) noexcept;
+    std::int64_t packets() const noexcept { return static_cast<std::int64_t>(now_.load(std::memory_order_acquire) >> byte_bits); }
+    std::int64_t bytes() const noexcept { return static_cast<std::int64_t>(now_.load(std::memory_order_acquire) & byte_mask); }
+    std::int64_t peak_packets() const noexcept { return peak_packets_.load(std::memory_order_acquire); }
+    std::int64_t peak_bytes() const noexcept { return peak_bytes_.load(std::memory_order_acquire); }
+
+private:
+    static constexpr unsigned byte_bits = 36;
+    static constexpr std::uint64_t byte_mask = (std::uint64_t{1} << byte_bits) - 1;
+    std::atomic<std::uint64_t> now_{0};
+    std::atomic<std::int64_t> peak_packets_{0}, peak_bytes_{0};
 };
 
 struct queue_config {
@@ -198,11 +212,6 @@ struct queue_stats {
 };
 
 namespace detail {
-struct packet_ref {
-    std::byte* data;      // the packet's memory, from the queue's packet_allocator
-    std::uint32_t count;  // elements it holds
-};
-
 // What push and pop windows share: the queue, the ticket and the packets, and a typed view.
 class window_base {
 public:
@@ -227,7 +236,7 @@ protected:
     reserve_status status_ = reserve_status::empty;
     std::uint64_t ticket_ = 0;
     std::uint64_t refusals_ = 0;   // the queue's refusals on this side when the window was reserved
-    std::vector<packet_ref> packets_;
+    packet_list packets_;
 };
 }  // namespace detail
 
@@ -258,9 +267,9 @@ public:
 
 private:
     friend class packet_queue;
-    std::span<const std::byte> locate(const std::vector<detail::packet_ref>& refs, std::size_t i) const;
+    std::span<const std::byte> locate(const detail::packet_list& refs, std::size_t i) const;
     std::size_t size_ = 0, peek_size_ = 0, peek_requested_ = 0;
-    std::vector<detail::packet_ref> peek_packets_;  // published packets after the window
+    detail::packet_list peek_packets_;  // published packets after the window
 };
 
 class packet_queue {
@@ -322,8 +331,11 @@ public:
     // Packets in use / capacity (may exceed 1 when unbounded): DANBI's fill ratio F (seed 002 §III-A3).
     double fill_ratio() const noexcept;
 
-    bool closed() const;           // every producer closed
-    bool end_of_stream() const;    // closed and every element handed out to consumers
+    // Lock-free like the hints, and as exact: both mirror the state at the end of the latest
+    // operation (a stage checks end_of_stream() after every instance).
+    bool closed() const noexcept { return closed_hint_.load(std::memory_order_acquire); }   // every producer closed
+    // Closed and every element handed out to consumers.
+    bool end_of_stream() const noexcept { return end_hint_.load(std::memory_order_acquire); }
     queue_stats stats() const;
 
     const std::string& name() const noexcept { return config_.name; }
@@ -344,7 +356,7 @@ private:
     // so the queue knows every packet it holds, and gives them all back when destroyed.
     struct pending {
         bool committed = false;
-        std::vector<detail::packet_ref> packets;
+        detail::packet_list packets;
     };
     struct signals {
         bool data = false, space = false;
@@ -366,10 +378,10 @@ private:
     std::size_t packet_bytes_;
     std::shared_ptr<packet_allocator> allocator_;     // config_.allocator, or the queue's own pool
 
-    mutable std::mutex mutex_;
-    std::deque<detail::packet_ref> ready_;             // published, not yet reserved by a consumer
+    mutable pipescope::detail::spin_mutex mutex_;   // short bookkeeping only: spins before it parks
+    detail::ring<detail::packet_ref> ready_;           // published, not yet reserved by a consumer
     std::size_t ready_elements_ = 0;
-    std::deque<pending> push_open_, pop_open_;         // front has ticket push_base_ / pop_base_
+    detail::ring<pending> push_open_, pop_open_;       // front has ticket push_base_ / pop_base_
     std::uint64_t push_base_ = 0, pop_base_ = 0;
     std::size_t push_outstanding_ = 0;                 // push reservations not yet committed
     std::size_t open_producers_;
@@ -380,6 +392,7 @@ private:
     std::atomic<std::uint64_t> data_version_{0}, space_version_{0};
     std::atomic<std::size_t> ready_hint_{0}, free_hint_{0}, in_use_hint_{0}, waiting_hint_{0};
     std::atomic<std::uint64_t> published_hint_{0};
+    std::atomic<bool> closed_hint_{false}, end_hint_{false};
 };
 
 }  // namespace pipescope::graph

@@ -22,7 +22,6 @@
 #include "../../trace_hooks.hpp"
 
 #include <algorithm>
-#include <deque>
 #include <limits>
 #include <mutex>
 
@@ -34,8 +33,9 @@ constexpr std::uint64_t never = std::numeric_limits<std::uint64_t>::max();
 
 // One stage's task queue on one worker. A task is a number: for a parallel stage, which published
 // packet of its input it announces; for a serial stage, how often the instance was enqueued. The
-// paper uses lock-free Chase-Lev deques; a mutex per queue keeps this simple, and an atomic size lets
-// scans and thieves skip empty queues without locking.
+// paper uses lock-free Chase-Lev deques; a spinning lock per queue keeps this simple (it is held for
+// a push or a pop, and the owner and a thief rarely meet), and an atomic size lets scans and thieves
+// skip empty queues without locking.
 class task_queue {
 public:
     void push(std::uint64_t t) {
@@ -62,8 +62,8 @@ public:
     std::size_t size_hint() const noexcept { return size_.load(std::memory_order_acquire); }
 
 private:
-    std::mutex mutex_;
-    std::deque<std::uint64_t> tasks_;
+    pipescope::detail::spin_mutex mutex_;
+    ring<std::uint64_t> tasks_;   // a ring: pushes and pops allocate nothing once it has grown
     std::atomic<std::size_t> size_{0};
 };
 
@@ -128,7 +128,11 @@ private:
             rank_[p.id] = r;
         }
         producers_.clear();
-        for (queue_id q = 0; q < g.queues().size(); ++q) producers_.push_back(g.producers(q));
+        consumer_rank_.clear();
+        for (queue_id q = 0; q < g.queues().size(); ++q) {
+            producers_.push_back(g.producers(q));
+            consumer_rank_.push_back(rank_[g.consumer(q)]);   // every signal needs it: not a scan each time
+        }
         workers_queues_ = std::vector<worker_queues>(workers_);
         for (worker_queues& wq : workers_queues_) wq.by_rank = std::make_unique<task_queue[]>(plans_.size());
     }
@@ -147,7 +151,7 @@ private:
     void on_signal(graph_engine& e, queue_id q, queue_signal sig) {
         const unsigned w = me();
         if (sig == queue_signal::data) {
-            const std::size_t r = rank_[e.graph().consumer(q)];
+            const std::size_t r = consumer_rank_[q];
             if (plans_[r].parallel)
                 announce(e, r, w);
             else
@@ -288,6 +292,7 @@ private:
     std::vector<stage_plan> plans_;               // by rank
     std::vector<std::size_t> rank_;               // by stage id
     std::vector<std::vector<stage_id>> producers_;   // by queue id
+    std::vector<std::size_t> consumer_rank_;         // by queue id
     std::vector<worker_queues> workers_queues_;
 };
 

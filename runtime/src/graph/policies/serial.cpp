@@ -3,6 +3,8 @@
 // preemption: a serial stage runs until it blocks. Useful as a baseline and to debug a program.
 #include "../engine.hpp"
 
+#include <algorithm>
+
 namespace pipescope::graph::detail {
 
 namespace {
@@ -18,15 +20,7 @@ public:
             [&](unsigned) {
                 while (!e.all_finished() && !e.stopping()) {
                     const std::uint64_t seen = e.epoch();
-                    bool progressed = false;
-                    for (stage_id s : order) {
-                        if (e.finished(s)) continue;
-                        if (e.step(s).progressed) {
-                            progressed = true;
-                            break;
-                        }
-                    }
-                    if (!progressed && !e.all_finished()) e.wait(seen);
+                    if (!e.step_ready(order, true) && !e.all_finished()) e.wait(seen);
                 }
             },
             1);

@@ -57,10 +57,9 @@ public:
             const std::vector<stage_id>& stages = mine[w];
             while (!e.all_finished() && !e.stopping()) {
                 const std::uint64_t seen = e.epoch();
-                bool progressed = false;
-                for (stage_id s : stages)   // round robin over the partition, one step each
-                    if (!e.finished(s) && e.step(s).progressed) progressed = true;
-                if (!progressed) e.wait(seen);   // no load balancing: wait for our own stages' queues
+                // Round robin over the partition, one step each; no load balancing: with nothing
+                // to run, wait for our own stages' queues.
+                if (!e.step_ready(stages, false)) e.wait(seen);
             }
         });
     }

@@ -87,7 +87,7 @@ private:
         if (sig != queue_signal::data) return;
         const int w = this_worker_index();
         if (w < 0 || static_cast<std::size_t>(w) >= workers_.size()) return;
-        const std::uint64_t pushed = e.queue(q).stats().packets_pushed;
+        const std::uint64_t pushed = e.queue(q).published_packets_hint();   // lock-free, exact after the commit
         std::uint64_t before = tasked_[q].load(std::memory_order_relaxed);
         while (pushed > before && !tasked_[q].compare_exchange_weak(before, pushed, std::memory_order_relaxed)) {
         }
