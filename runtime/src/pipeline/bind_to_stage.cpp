@@ -234,15 +234,22 @@ void bind_to_stage_engine::input_thread() {
 void bind_to_stage_engine::stage_thread(std::uint64_t j) {
     if (stages_[j].kind == stage_kind::serial_in_order) return in_order_loop(j);
     stage_queue<item*>& q = *stages_[j].in;
+    // One thread (serial_out_of_order) takes every item there is at once; a parallel stage's threads
+    // take one each (stage_queue::pop).
+    const std::size_t batch = stages_[j].kind == stage_kind::parallel ? 1 : q.capacity();
+    std::vector<item*> got;
     std::vector<std::uint64_t> marks;   // never any: only serial_in_order stages get skip marks
     for (;;) {
-        item* r = nullptr;
-        bool got = false;
-        const bool more = q.pop(
-            r, got, marks, [&](bool b) { trace_blocked(b, j, trace::blocked_on::empty); },
-            [&](std::size_t fill) { trace_event(trace::event_kind::queue_take, r->it.index(), j, clamp32(fill)); });
-        if (!more || stopping.load(std::memory_order_acquire)) return;
-        if (got) run_node(r, j);
+        got.clear();
+        const bool more = q.pop(got, batch, marks, [&](bool b) { trace_blocked(b, j, trace::blocked_on::empty); },
+                                [&](item* r, std::size_t fill) {
+                                    trace_event(trace::event_kind::queue_take, r->it.index(), j, clamp32(fill));
+                                });
+        if (!more) return;
+        for (item* r : got) {
+            if (stopping.load(std::memory_order_acquire)) return;   // left in window_: run() cleans up
+            run_node(r, j);
+        }
     }
 }
 
@@ -255,6 +262,7 @@ void bind_to_stage_engine::in_order_loop(std::uint64_t j) {
     std::uint64_t turn = 0;
     std::map<std::uint64_t, item*> reorder;
     std::vector<std::uint64_t> marks;
+    std::vector<item*> got;
     std::deque<bool> skipped;   // skipped[i - turn]: iteration i jumped over the stage
     for (;;) {
         // Run every item whose turn it is.
@@ -274,28 +282,32 @@ void bind_to_stage_engine::in_order_loop(std::uint64_t j) {
             ++turn;
             run_node(r, j);
         }
-        item* r = nullptr;
-        bool got = false;
-        const bool more = q.pop(
-            r, got, marks, [&](bool b) { trace_blocked(b, j, trace::blocked_on::empty); },
-            [&](std::size_t fill) { trace_event(trace::event_kind::queue_take, r->it.index(), j, clamp32(fill)); });
+        got.clear();
+        const bool more = q.pop(got, q.capacity(), marks, [&](bool b) { trace_blocked(b, j, trace::blocked_on::empty); },
+                                [&](item* r, std::size_t fill) {
+                                    trace_event(trace::event_kind::queue_take, r->it.index(), j, clamp32(fill));
+                                });
         if (!more || stopping.load(std::memory_order_acquire)) return;
         for (std::uint64_t i : marks) {
             if (skipped.size() <= i - turn) skipped.resize(i - turn + 1, false);
             skipped[i - turn] = true;
         }
         marks.clear();
-        if (!got) continue;
-        const std::uint64_t i = r->it.index();
-        if (i == turn) {   // its turn: no waiting in the reorder buffer
-            if (!skipped.empty()) skipped.pop_front();
-            ++turn;
-            run_node(r, j);
-            continue;
+        // A batch taken at once: each item runs now if its turn has come (the loop above then runs
+        // whatever it unblocked from the reorder buffer), or waits there for its turn.
+        for (item* r : got) {
+            if (stopping.load(std::memory_order_acquire)) return;
+            const std::uint64_t i = r->it.index();
+            if (i == turn) {   // its turn: no waiting in the reorder buffer
+                if (!skipped.empty()) skipped.pop_front();
+                ++turn;
+                run_node(r, j);
+                continue;
+            }
+            reorder.emplace(i, r);
+            st.reorder_peak = std::max(st.reorder_peak, reorder.size());
+            trace_event(trace::event_kind::reorder_buffer, j, reorder.size());
         }
-        reorder.emplace(i, r);
-        st.reorder_peak = std::max(st.reorder_peak, reorder.size());
-        trace_event(trace::event_kind::reorder_buffer, j, reorder.size());
     }
 }
 

@@ -120,12 +120,15 @@ public:
         if (wake) not_empty_.notify_one();
     }
 
-    // Waits while there is neither an item nor a mark and the queue is open. Takes at most one item
-    // (into `out`, `got` set) and every mark (appended to `marks`); blocked() and moved() as in push.
-    // Returns false when nothing more will come: aborted, or closed and drained.
+    // Waits while there is neither an item nor a mark and the queue is open. Takes up to `max` items
+    // (appended to `out`, in queue order) and every mark (appended to `marks`); blocked() as in
+    // push, moved(item, fill) for each item taken, under the lock. Returns false when nothing more
+    // will come: aborted, or closed and drained. A serial stage's single thread takes everything
+    // there is (batching: one lock and at most one wake-up for the lot); a parallel stage's threads
+    // take one item each, so that they share the work.
     template <class Blocked, class Moved>
-    bool pop(T& out, bool& got, std::vector<std::uint64_t>& marks, Blocked&& blocked, Moved&& moved) {
-        got = false;
+    bool pop(std::vector<T>& out, std::size_t max, std::vector<std::uint64_t>& marks, Blocked&& blocked,
+             Moved&& moved) {
         if (size_.load(std::memory_order_relaxed) == 0 && !attention_.load(std::memory_order_relaxed))
             queue_spin::wait_for([&] {
                 return size_.load(std::memory_order_acquire) > 0 || attention_.load(std::memory_order_acquire);
@@ -145,15 +148,20 @@ public:
         marks_.clear();
         attention_.store(closed_, std::memory_order_relaxed);
         if (count_ == 0) return had_marks;   // closed: false once drained
-        out = std::move(ring_[head_]);
-        head_ = (head_ + 1) % ring_.size();
-        --count_;
+        std::size_t taken = 0;
+        for (; taken < max && count_ > 0; ++taken) {
+            out.push_back(std::move(ring_[head_]));
+            head_ = (head_ + 1) % ring_.size();
+            --count_;
+            moved(out.back(), count_);
+        }
         size_.store(count_, std::memory_order_release);
-        got = true;
-        moved(count_);
-        const bool wake = parked_producers_ > 0;
+        const int parked = parked_producers_;
         lock.unlock();
-        if (wake) not_full_.notify_one();
+        if (parked > 0) {
+            if (taken > 1) not_full_.notify_all();
+            else not_full_.notify_one();
+        }
         return true;
     }
 
