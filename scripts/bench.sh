@@ -14,6 +14,7 @@
 #   bench_sps_vs_tbb        a serial-parallel-serial pipeline vs oneTBB, fine and coarse grains
 #   bench_pipe_fib          seed 001 Fig. 14: T_S, T_1, T_P and dependency folding
 #   bench_graph_schedulers  every stage-graph workload under every graph scheduler: time, peak footprint
+#   bench_engine_cost       the runtime's own cost per step: graph instance, pipe_while boundary, hand-off
 #   bench_trace_cost        tracing on vs off, ns and bytes per event
 #   bench_reader_speed      trace reading speed (decode, full model)
 #   pipescope-viewer        --bench on a generated 10-million-event trace: open time, frame time, memory
@@ -52,6 +53,7 @@ case "$mode" in
         graphs=(--size tiny --runs 3)
         trace=(--runs 3 --n 10000)
         reader=(--runs 3 --iterations 125000)   # about 2 M events; the viewer opens the same trace
+        engine=(--runs 3 --quick)
         ;;
     default)
         pipelines=(--size small --runs 5)
@@ -60,6 +62,7 @@ case "$mode" in
         graphs=(--size small --runs 5)
         trace=(--runs 5)
         reader=(--runs 5 --iterations 625000)   # about 10 M events; the viewer opens the same trace
+        engine=(--runs 5)
         ;;
     full)
         pipelines=(--size large --runs 5)
@@ -68,6 +71,7 @@ case "$mode" in
         graphs=(--size large --runs 5)
         trace=(--runs 5)
         reader=(--runs 5 --iterations 625000)
+        engine=(--runs 7)
         ;;
 esac
 
@@ -97,6 +101,7 @@ add_step "bench_pipelines_vs_tbb" "$b/bench_pipelines_vs_tbb" "${pipelines[@]}"
 add_step "bench_sps_vs_tbb" "$b/bench_sps_vs_tbb" "${sps[@]}"
 add_step "bench_pipe_fib" "$b/bench_pipe_fib" "${fib[@]}"
 add_step "bench_graph_schedulers" "$b/bench_graph_schedulers" "${graphs[@]}"
+add_step "bench_engine_cost" "$b/bench_engine_cost" "${engine[@]}"
 add_step "bench_trace_cost" "$b/bench_trace_cost" "${trace[@]}"
 add_step "bench_reader_speed" "$b/bench_reader_speed" "${reader[@]}" --save "$work/synthetic"
 viewer="$build_dir/viewer/pipescope-viewer"
