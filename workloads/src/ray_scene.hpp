@@ -116,7 +116,7 @@ struct tile_item {
 // rays). GRAMPS' ray tracer used 32-ray packets sized for its SIMD intersection (seed 004 §II-C,
 // Fig. 1). Our intersection is scalar, so a packet only has to carry enough work to amortize a
 // scheduler step: at size large a 32-ray packet is about 6 µs of work through all stages (2 µs in
-// intersect), a 256-ray packet about 45 µs (18 µs in intersect); measured, see docs/runtime.md,
+// intersect), a 256-ray packet about 43 µs (18 µs in intersect); measured, see docs/runtime.md,
 // "Packet sizes of the graph workloads". The tiny frame (32768 camera rays) keeps 64-ray packets so
 // that it still has hundreds of packets: with 256 it would have 128, and GRAMPS' bounded queues
 // (about 24 packets in all) would hold a fifth of the frame, which leaves the footprint comparison

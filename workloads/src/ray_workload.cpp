@@ -49,7 +49,7 @@ public:
         p += "packet=<by size: tiny " + std::to_string(ray::tiny_ray_packet) + ", small and large " +
              std::to_string(ray::default_ray_packet) + ">: rays per packet in every ray queue, and camera paths per tile (1-" +
              std::to_string(ray::max_ray_packet) +
-             "); GRAMPS used 32 for SIMD (seed 004 §II-C); 256 is about 45 µs of work per packet at size large\n";
+             "); GRAMPS used 32 for SIMD (seed 004 §II-C); 256 is about 43 µs of work per packet at size large\n";
         p += "out=: write the image as a binary PPM (P6) to this path\n";
         return p + graph_policy_parameters();
     }

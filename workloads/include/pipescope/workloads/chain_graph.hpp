@@ -28,6 +28,10 @@ namespace pipescope::workloads {
 // The chain's queues. One item per packet is closest to the pipeline (one item per node, as many
 // items in flight as the queues hold); more items per packet make fewer, longer instances, which
 // costs scheduling overhead less but parallelism more when there are few items (ferret tiny has 12).
+// One item is already far more than a scheduler step's cost (issue 17, measured at size large,
+// docs/runtime.md "Packet sizes of the graph workloads"): a ferret query is about 0.85 ms through the
+// stages (segment alone 0.7 ms), a dedup fine chunk about 60 µs (compress dominates), and packets of
+// 4 or 16 items ran no faster; so the default stays one item per packet.
 struct chain_shape {
     std::size_t packet = 1;     // items per packet
     std::size_t capacity = 8;   // packets per queue: the backpressure bound between two stages
@@ -35,7 +39,8 @@ struct chain_shape {
 
 // The chain's own parameters, as workload::parameters() lines.
 inline constexpr const char* chain_parameters =
-    "packet=1: graph policies: items per packet in the chain graph's queues (1..1024)\n"
+    "packet=1: graph policies: items per packet in the chain graph's queues (1..1024); one item is already "
+    "tens to hundreds of µs of work (a ferret query ~0.85 ms, a dedup chunk ~60 µs)\n"
     "capacity=8: graph policies: packets each queue of the chain graph holds (1..65536)";
 
 // Takes the chain's parameters (packet, capacity) and refuses what does not fit the request's

@@ -113,14 +113,16 @@ std::vector<float> fm_radio_reference(const fm_radio_design& d, std::size_t samp
 // audio packet and all packets but the last of a stream are full (a FIR's decimation phase is then 0
 // at every packet start). StreamIt filters fire per sample and DANBI's kernels reserve what one
 // firing needs (seed 002 §II, Listing 1; §IV-A sizes queues as max(P·T, C·T) from those rates); a
-// packet here is the unit a scheduler step works on, sized so that the per-step cost is amortized:
-// at 64 audio samples a band filter instance is about 1 µs of work, at 512 about 9 µs and the channel
-// filter 18 µs (docs/runtime.md, "Packet sizes of the graph workloads"). 1024 was no faster under
-// gramps. The tiny stream (49152 audio samples) keeps 128-sample packets so that it still has a few
-// hundred packets per queue against GRAMPS' bound of 4 per queue (the footprint comparison of seed
-// 004 Table III); small (256 packets of 512) still fills the 64-packet queues of the thundering-herd
-// lesson.
-inline constexpr std::size_t fm_default_packet = 512, fm_tiny_packet = 128, fm_min_packet = 1, fm_max_packet = 16384;
+// packet here is the unit a scheduler step works on, sized so that the per-step cost is amortized.
+// Measured at size large (docs/runtime.md, "Packet sizes of the graph workloads"): at 64 audio
+// samples a band filter instance is about 1.4 µs of work, at 512 about 10 µs (the channel filter 20 µs),
+// at 1024 about 20 µs (channel filter 39 µs), and 1024 ran fastest. Smaller inputs take smaller
+// packets so that every stream is still hundreds of packets long: the tiny stream (49152 audio
+// samples) 128, against GRAMPS' bound of 4 packets per queue (the footprint comparison of seed 004
+// Table III); small (131072) 512, which still fills the 64-packet queues of the thundering-herd
+// lesson (at 1024 its queues never fill). fm_default_packet is what a graph built directly gets.
+inline constexpr std::size_t fm_large_packet = 1024, fm_default_packet = 512, fm_tiny_packet = 128;
+inline constexpr std::size_t fm_min_packet = 1, fm_max_packet = 16384;
 // Packets each queue holds. A FIR instance reserves its packet plus ceil((taps-1)/N) packets of
 // peek, and its producer needs a free packet meanwhile to make progress: fm_min_capacity(taps, N).
 inline constexpr std::size_t fm_default_capacity = 4, fm_max_capacity = 4096;
