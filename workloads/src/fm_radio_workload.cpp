@@ -40,10 +40,8 @@ fm_params take_params(param_set& params, input_size size) {
     p.samples = params.take_uint("samples", default_samples(size), 0, max_samples);
     p.bands = params.take_uint("bands", fm_default_bands, fm_min_bands, fm_max_bands);
     p.taps = params.take_uint("taps", fm_default_taps, fm_min_taps, fm_max_taps);
-    const std::size_t packet = size == input_size::tiny    ? fm_tiny_packet
-                               : size == input_size::large ? fm_large_packet
-                                                           : fm_default_packet;
-    p.packet = params.take_uint("packet", packet, fm_min_packet, fm_max_packet);
+    p.packet = params.take_uint("packet", size == input_size::large ? fm_large_packet : fm_default_packet, fm_min_packet,
+                                fm_max_packet);
     p.capacity = params.take_uint("capacity", std::max(fm_default_capacity, fm_min_capacity(p.taps, p.packet)),
                                   fm_min_capacity(p.taps, p.packet), fm_max_capacity);
     return p;
@@ -70,8 +68,8 @@ public:
         return "samples=<by size: tiny 196608, small 524288, large 5000000>: antenna samples (192 kHz complex)\n"
                "bands=10: equalizer bands, 1 to 32 (4 stages each)\n"
                "taps=64: taps of every FIR filter, 4 to 256 (the filters peek taps-1 samples)\n"
-               "packet=<by size: tiny " + std::to_string(fm_tiny_packet) + ", small " + std::to_string(fm_default_packet) +
-               ", large " + std::to_string(fm_large_packet) + ">: audio samples per packet, 1 to " +
+               "packet=<by size: tiny and small " + std::to_string(fm_default_packet) + ", large " +
+               std::to_string(fm_large_packet) + ">: audio samples per packet, 1 to " +
                std::to_string(fm_max_packet) +
                " (antenna packets hold 4× as many); at 1024 a FIR instance is 20-39 µs of work (StreamIt and DANBI "
                "fire filters per sample: seed 002 §II, §IV-A)\n"

@@ -116,12 +116,14 @@ std::vector<float> fm_radio_reference(const fm_radio_design& d, std::size_t samp
 // packet here is the unit a scheduler step works on, sized so that the per-step cost is amortized.
 // Measured at size large (docs/runtime.md, "Packet sizes of the graph workloads"): at 64 audio
 // samples a band filter instance is about 1.4 µs of work, at 512 about 10 µs (the channel filter 20 µs),
-// at 1024 about 20 µs (channel filter 39 µs), and 1024 ran fastest. Smaller inputs take smaller
-// packets so that every stream is still hundreds of packets long: the tiny stream (49152 audio
-// samples) 128, against GRAMPS' bound of 4 packets per queue (the footprint comparison of seed 004
-// Table III); small (131072) 512, which still fills the 64-packet queues of the thundering-herd
-// lesson (at 1024 its queues never fill). fm_default_packet is what a graph built directly gets.
-inline constexpr std::size_t fm_large_packet = 1024, fm_default_packet = 512, fm_tiny_packet = 128;
+// at 1024 about 20 µs (channel filter 39 µs), and 1024 ran fastest: the default at size large. The
+// tiny and small streams (49152 and 131072 audio samples) keep the 64-sample packets: the
+// thundering-herd lesson (DANBI's queue events, fm-radio at size small with 64-packet queues) needs
+// streams of thousands of packets for QES to fill and drain queues — at 256 or 512 its findings
+// hold in only some runs — and the footprint comparison of seed 004 Table III at size tiny needs
+// streams much longer than GRAMPS' bound of 4 packets per queue. fm_default_packet is also what a
+// graph built directly gets.
+inline constexpr std::size_t fm_large_packet = 1024, fm_default_packet = 64;
 inline constexpr std::size_t fm_min_packet = 1, fm_max_packet = 16384;
 // Packets each queue holds. A FIR instance reserves its packet plus ceil((taps-1)/N) packets of
 // peek, and its producer needs a free packet meanwhile to make progress: fm_min_capacity(taps, N).
