@@ -5,15 +5,10 @@
 
 #include <pipescope/scheduler.hpp>
 
+#include <pipescope/detail/cpu_relax.hpp>
+
 #include <stdexcept>
 #include <string>
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define PIPESCOPE_CPU_RELAX() _mm_pause()
-#else
-#define PIPESCOPE_CPU_RELAX() ((void)0)
-#endif
 
 namespace pipescope::detail {
 
@@ -103,7 +98,7 @@ void worker::run_until(const std::function<bool()>& done, bool helping) {
             trace_event(*this, trace::event_kind::idle_begin);
         }
         if (idle_rounds < spin_rounds) {
-            for (int i = 0; i < 32; ++i) PIPESCOPE_CPU_RELAX();
+            for (int i = 0; i < 32; ++i) cpu_relax();
         } else if (idle_rounds < spin_rounds + yield_rounds) {
             std::this_thread::yield();
         } else if (sched_.enter_sleep(*this)) {

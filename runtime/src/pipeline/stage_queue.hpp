@@ -26,6 +26,8 @@
 // registered sees it registered.
 #pragma once
 
+#include <pipescope/detail/cpu_relax.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -62,13 +64,6 @@ struct queue_spin {
             if (ready()) return true;
         }
         return false;
-    }
-    static void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        asm volatile("yield");
-#endif
     }
 };
 

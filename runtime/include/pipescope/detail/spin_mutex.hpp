@@ -13,22 +13,12 @@
 // Tricky", mutex 3): unlock() only makes the wake-up call when a waiter announced itself.
 #pragma once
 
+#include <pipescope/detail/cpu_relax.hpp>
+
 #include <atomic>
 #include <cstdint>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
-
 namespace pipescope::detail {
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-}
 
 class spin_mutex {
 public:
