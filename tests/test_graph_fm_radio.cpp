@@ -49,12 +49,14 @@ double magnitude_at(const std::vector<float>& x, double hz, double rate) {
 
 // Runs the graph directly (not through the workload) and returns what the sink collected.
 std::vector<float> run_graph(std::size_t samples, std::size_t bands, std::size_t taps, std::uint64_t seed,
-                             const std::string& policy, unsigned workers, graph::run_stats* stats = nullptr) {
+                             const std::string& policy, unsigned workers, graph::run_stats* stats = nullptr,
+                             std::size_t packet = fm_default_packet) {
     fm_radio_state st;
     st.design = design_fm_radio(bands, taps);
     st.samples = samples;
     st.seed = seed;
-    st.capacity = std::max(fm_default_capacity, fm_min_capacity(taps));
+    st.packet = packet;
+    st.capacity = std::max(fm_default_capacity, fm_min_capacity(taps, packet));
     const graph::program g = build_fm_radio_graph(st);
     scheduler s({workers});
     graph::run_options o;
@@ -83,8 +85,8 @@ TEST_CASE("fm-radio at tiny size matches its serial reference under every graph 
             CHECK(report.matches_reference);
             REQUIRE(report.graph.has_value());
             CHECK(report.description.find("196,608 antenna samples") != std::string::npos);
-            // 6 + 4·10 stages, 4 + 6·10 queues; bounded queues never exceed their capacity.
-            CHECK(report.graph->queues.size() == 64);
+            // 7 + 4·10 stages, 5 + 6·10 queues; bounded queues never exceed their capacity.
+            CHECK(report.graph->queues.size() == 65);
             for (const auto& q : report.graph->queues)
                 if (!q.unbounded) CHECK(q.stats.peak_packets_in_use <= q.capacity_packets);
         }
@@ -96,8 +98,14 @@ TEST_CASE("fm-radio's graph has the StreamIt FMRadio structure", "[graph][worklo
     st.design = design_fm_radio(10, 64);
     const graph::program g = build_fm_radio_graph(st);
     g.validate();
-    CHECK(g.stages().size() == 46);
-    CHECK(g.queues().size() == 64);
+    CHECK(g.stages().size() == 47);
+    CHECK(g.queues().size() == 65);
+    // The source only hands out ranges; the antenna samples are made by a parallel stage.
+    REQUIRE(g.stages()[0].name == "sampler");
+    CHECK(g.stages()[0].kind == graph::stage_kind::serial);
+    REQUIRE(g.stages()[1].name == "antenna");
+    CHECK(g.stages()[1].kind == graph::stage_kind::parallel);
+    CHECK(g.queues()[g.stages()[1].outputs.at(0).queue].name == "antenna");
     std::size_t peeking = 0, ordered = 0;
     for (const auto& s : g.stages()) {
         if (s.peek > 0) ++peeking;
@@ -107,12 +115,12 @@ TEST_CASE("fm-radio's graph has the StreamIt FMRadio structure", "[graph][worklo
     }
     for (const auto& q : g.queues()) ordered += q.shape.ordered ? 1 : 0;
     CHECK(peeking == 2 + 2 * 10);   // channel filter, demodulator, 20 band filters
-    CHECK(ordered == 2 + 2 * 10 + 2 * 10 + 10);
+    CHECK(ordered == 3 + 2 * 10 + 2 * 10 + 10);   // antenna, channel, audio; per band 2 + 2 + 1
     CHECK(fm_radio_stage_notes(st.design).size() == g.stages().size());
     const program_info info = fm().program(request_for("graph-serial", {{"bands", "3"}}));
     CHECK(info.kind == "graph");
-    CHECK(info.stages.size() == 6 + 4 * 3);
-    CHECK(info.queues.size() == 4 + 6 * 3);
+    CHECK(info.stages.size() == 7 + 4 * 3);
+    CHECK(info.queues.size() == 5 + 6 * 3);
 }
 
 TEST_CASE("fm-radio's stream tails follow StreamIt's firing rule in the graph and the reference", "[graph][workloads][fm-radio]") {
@@ -142,6 +150,31 @@ TEST_CASE("fm-radio's stream tails follow StreamIt's firing rule in the graph an
     CHECK(window_outputs(256, 63, 64, 4) == 64);
     CHECK(window_outputs(256, 10, 64, 4) == 51);   // m·4 + 64 <= 266
     CHECK(window_outputs(5, 0, 2, 1) == 4);
+}
+
+TEST_CASE("fm-radio's parallel antenna stage delivers the samples in stream order under every policy",
+          "[graph][workloads][fm-radio]") {
+    // The sampler hands out ranges; antenna instances make their samples in parallel and may finish
+    // in any order, but their ordered output must carry the stream in index order: the channel
+    // filter peeks across packets, so a packet out of place changes the audio. Packet sizes: one
+    // sample (4 per antenna packet, the most instances), odd sizes whose peek spans packets, and
+    // large packets with a short last range; P = 4 on this machine puts more instances in flight
+    // than there are cores. Checked bit for bit against the serial reference.
+    const std::size_t samples = 12000 + 5, bands = 2, taps = 17;
+    const fm_radio_design d = design_fm_radio(bands, taps);
+    const std::vector<float> reference = fm_radio_reference(d, samples, 21);
+    REQUIRE(!reference.empty());
+    for (const auto& p : graph::policies()) {
+        for (unsigned workers : {1u, 2u, 4u}) {
+            for (std::size_t packet : {1u, 7u, 37u, 64u, 1000u}) {
+                INFO("policy " << p.name << ", P = " << workers << ", packet " << packet);
+                graph::run_stats stats;
+                CHECK(same_bits(run_graph(samples, bands, taps, 21, p.name, workers, &stats, packet), reference));
+                // One antenna instance per range: ceil(samples / (4·packet)) of them at least.
+                CHECK(stats.instances >= (samples + fm_decimation * packet - 1) / (fm_decimation * packet));
+            }
+        }
+    }
 }
 
 TEST_CASE("fm-radio's low-pass filters have unit DC gain, exact symmetry and a stopband", "[graph][workloads][fm-radio]") {

@@ -29,7 +29,7 @@ run_report run_with(const std::string& name, const std::string& policy, unsigned
 }
 
 // Extra parameters that keep a run with tiny packets short: fm-radio with one-sample packets takes
-// a step per sample in each of its 46 stages, so it gets fewer samples (and fewer bands).
+// a step per sample in each of its 47 stages, so it gets fewer samples (and fewer bands).
 std::vector<std::string> small_input(const std::string& name, const std::string& packet) {
     std::vector<std::string> p = {"packet=" + packet};
     if (name == "fm-radio") {

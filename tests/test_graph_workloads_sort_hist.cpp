@@ -176,6 +176,11 @@ TEST_CASE("histogram counts exactly under every graph policy, with and without c
                 REQUIRE(partials != nullptr);
                 CHECK(partials->stats.elements_pushed == f.partials);
                 CHECK(partials->stats.packets_pushed == f.packets);
+                // The source hands out one range of pixel indices per packet; no pixel travels in a queue.
+                const auto* ranges = queue_named(rep, "ranges");
+                REQUIRE(ranges != nullptr);
+                CHECK(ranges->stats.elements_pushed == f.packets);
+                CHECK(queue_named(rep, "pixels") == nullptr);
                 const auto* combined = queue_named(rep, "combined");
                 CHECK((combined != nullptr) == combine);
                 if (combined) CHECK(combined->stats.elements_pushed == f.packets);
@@ -188,11 +193,41 @@ TEST_CASE("histogram counts exactly under every graph policy, with and without c
     }
 }
 
+TEST_CASE("histogram's map reads its ranges of the image in any order and at any packet size, exactly",
+          "[graph][workloads][histogram]") {
+    // The map instances read their pixels from the image given a range; whatever order they run in
+    // and however the image is cut (one pixel per range, odd sizes, ranges crossing rows, one range
+    // for the whole image), the histogram is the serial one, under every policy at P = 1, 2, 4.
+    const workload* w = find_workload("histogram");
+    REQUIRE(w != nullptr);
+    for (const auto& p : graph::policies()) {
+        for (unsigned workers : {1u, 2u, 4u}) {
+            for (const char* packet : {"16", "999", "4096", "65536"}) {
+                INFO("policy " << p.name << ", P = " << workers << ", packet=" << packet);
+                scheduler s({workers});
+                run_request r = request_for(p.name, {std::string("packet=") + packet, "block=1024"}, 9);
+                const run_report rep = w->run(s, r);
+                CAPTURE(rep.description);
+                CHECK(rep.matches_reference);
+            }
+        }
+    }
+}
+
 TEST_CASE("histogram's graph has a combine stage only when asked", "[graph][workloads][histogram]") {
     const workload* w = find_workload("histogram");
     REQUIRE(w != nullptr);
     const program_info c = w->program(request_for("graph-serial", {}));
     REQUIRE(c.stages.size() == 4);
+    CHECK(c.stages[0].name == "source");
+    CHECK(c.stages[0].kind == "serial");
+    CHECK(c.stages[1].name == "map");
+    CHECK(c.stages[1].kind == "parallel");
+    REQUIRE(!c.queues.empty());
+    // The source's queue carries ranges (16 bytes, one per packet), not pixels.
+    CHECK(c.queues[0].name == "ranges");
+    CHECK(c.queues[0].packet_elements == 1);
+    CHECK(c.queues[0].element_bytes == 16);
     CHECK(c.stages[2].name == "combine");
     CHECK(c.stages[2].kind == "parallel");
     CHECK(c.stages[3].kind == "serial");

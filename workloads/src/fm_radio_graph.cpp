@@ -3,6 +3,14 @@
 // GRAMPS model of parallel and serial stages joined by packet queues (seed 004 §II-C).
 //
 // Which stage is parallel and why:
+// - the antenna: every sample is a pure function of its index (fm_antenna::sample), about 75–130 ns
+//   each and some 40 % of the whole receiver's work, so it is a parallel stage fed by a serial
+//   "sampler" that only hands out ranges of sample indices, one antenna packet per range — the
+//   structure of the ray tracer's tiler and camera (GRAMPS' Tiler thread handing tiles to the
+//   shaders that make the camera rays, seed 004 §II-C, §V-A). Its output queue is ordered: the
+//   instances reserve their packets in range order, so the channel filter, which peeks across
+//   packets, sees the stream in order (DANBI's ticket synchronization, seed 002 §II). A serial
+//   antenna held a whole worker: by Amdahl's law two workers could not reach 0.75 of the serial time;
 // - the FIR filters (channel, band edges) are stateless given a window of input, so they are
 //   parallel stages that peek taps-1 samples past their packet (seed 002 §II reserve_peek_pop);
 // - the FM demodulator needs the previous sample. It could be a serial stage keeping that sample
@@ -10,7 +18,9 @@
 //   stateless, parallel stage like the filters (StreamIt's FMDemodulator peeks 2, pops 1);
 // - the duplicate splitter and the gain are stateless per packet: parallel;
 // - the subtractor and the join read several queues in lockstep, and a parallel stage reads exactly
-//   one queue, so they are serial, as are the source and the sink.
+//   one queue, so they are serial, as are the sampler and the sink. They are light (a subtract or
+//   join step is a few µs per 1024-sample packet against about 400 µs of parallel work), so the
+//   serial part of the graph is a few per cent of the work.
 // Every queue a parallel stage writes is ordered: instances may finish in any order, but their
 // packets are published in input order (DANBI's ticket synchronization, seed 002 §II), which the
 // peeking filters and the lockstep readers downstream rely on.
@@ -141,7 +151,9 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
         return s;
     };
     const std::size_t antenna_packet = packet * fm_decimation;
-    const auto antenna = g.add_queue<iq_sample>("antenna", shape(antenna_packet, false));
+    // One range per packet: a range is one antenna instance's work, one antenna packet.
+    const auto ranges = g.add_queue<fm_sample_range>("sample ranges", shape(1, false));
+    const auto antenna = g.add_queue<iq_sample>("antenna", shape(antenna_packet, true));
     const auto channel = g.add_queue<iq_sample>("channel", shape(packet, true));
     const auto audio = g.add_queue<float>("audio", shape(packet, true));
     std::vector<graph::queue_id> split_out, upper, lower, pass, out;
@@ -155,15 +167,24 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
     }
     const auto equalized = g.add_queue<float>("equalized", shape(packet, false));
 
-    // Source: whole packets of antenna samples; the last one holds what is left.
-    g.add_serial("antenna", {}, {antenna}, [&st](graph::thread_context& ctx) -> graph::stage_task {
-        const fm_antenna source(st.seed);
+    // Source: ranges of fm_decimation·N sample indices, one antenna packet each; the last range
+    // holds what is left. The antenna the instances share is made here, before the first range.
+    g.add_serial("sampler", {}, {ranges}, [&st, antenna_packet](graph::thread_context& ctx) -> graph::stage_task {
+        st.antenna.emplace(st.seed);
         for (std::size_t n = 0; n < st.samples;) {
-            graph::push_window w = co_await ctx.reserve(0);
-            const std::size_t k = std::min(w.capacity(), st.samples - n);
-            for (std::size_t j = 0; j < k; ++j) w.at<iq_sample>(j) = source.sample(n + j);
-            ctx.commit(w, k);
+            const std::size_t k = std::min(antenna_packet, st.samples - n);
+            co_await ctx.push(0, fm_sample_range{n, k});   // one element is one whole packet
             n += k;
+        }
+    });
+
+    // The antenna samples of a range, in index order, into one antenna packet. Instances run in
+    // parallel; the ordered queue publishes their packets in range order.
+    g.add_parallel("antenna", ranges, {{antenna, 1}}, [&st](graph::instance_context& ctx) {
+        const fm_antenna& source = *st.antenna;
+        for (std::size_t i = 0; i < ctx.size(); ++i) {
+            const fm_sample_range& r = ctx.in<fm_sample_range>(i);
+            for (std::uint64_t n = r.first; n < r.first + r.count; ++n) ctx.push(0, source.sample(n));
         }
     });
 
@@ -244,7 +265,9 @@ std::size_t fm_min_capacity(std::size_t taps, std::size_t packet) {
 std::vector<std::string> fm_radio_stage_notes(const fm_radio_design& d) {
     const std::string peek = "peeks " + std::to_string(d.taps - 1) + " samples";
     std::vector<std::string> notes = {
-        "synthetic FM broadcast: wanted station at 0 Hz, adjacent station at +75 kHz, noise; 192 kHz complex",
+        "hands out ranges of antenna sample indices, one antenna packet each",
+        "synthetic FM broadcast: wanted station at 0 Hz, adjacent station at +75 kHz, noise; 192 kHz complex; "
+        "the samples of a range (ordered output)",
         std::to_string(d.taps) + "-tap low-pass at 20 kHz, decimation 4 to 48 kHz; " + peek,
         "polar discriminator on consecutive samples; peeks 1 sample",
         "duplicate splitter: every packet to the " + std::to_string(2 * d.bands) + " band filters",

@@ -62,7 +62,7 @@ public:
     std::string name() const override { return "fm-radio"; }
     std::string summary() const override {
         return "FM receiver + multi-band equalizer (StreamIt FMRadio; seed 004 §V-A fm, seed 002 Table II): "
-               "peeking FIR stages on ordered queues, 6 + 4·bands stages";
+               "peeking FIR stages on ordered queues, 7 + 4·bands stages";
     }
     std::string parameters() const override {
         return "samples=<by size: tiny 196608, small 524288, large 5000000>: antenna samples (192 kHz complex)\n"
@@ -116,7 +116,7 @@ public:
         st.packet = p.packet;
         const graph::program g = build_fm_radio_graph(st);
         return describe_graph(g, request,
-                              "fixed stage graph: antenna -> channel filter -> demodulate -> split -> " +
+                              "fixed stage graph: sampler -> antenna (parallel: the samples of a range) -> channel filter -> demodulate -> split -> " +
                                   std::to_string(p.bands) +
                                   " × (upper/lower low-pass -> subtract -> gain) -> join -> sink; FIR stages peek "
                                   "taps-1 samples; queues written by parallel stages are ordered",

@@ -1,14 +1,19 @@
 // `histogram`: Phoenix's image histogram as a map-reduce stage graph (seed 004 §V-A: "histogram ...
 // MapReduce applications from the Phoenix suite ... reduce-only (r) and with a combine stage (c)").
 //
-//   source ──pixels──▶ map ──partials──▶ [combine ──combined──▶] reduce
+//   source ──ranges──▶ map ──partials──▶ [combine ──combined──▶] reduce
 //   (serial)          (parallel)          (parallel)             (serial)
 //
-// - source reads the image into packets of `packet` pixels (the pixels travel in the queue, so its
-//   footprint is real data, as GRAMPS' packets are);
-// - map counts each block of `block` pixels of its packet into a partial 3×256-bin histogram (the
-//   MapReduce map unit) and pushes the packet's partials together: one packet of ceil(packet/block)
-//   partials (the last block of a packet may be short);
+// - source hands out ranges of `packet` consecutive pixel indices, one range per packet (the last
+//   range holds what is left), as the ray tracer's tiler hands out tiles (GRAMPS' Tiler thread and
+//   the shaders that work on its tiles, seed 004 §II-C, §V-A). It used to copy every pixel into
+//   the queue: a serial memcpy of the whole image (100 MB at size large) in front of the maps, which
+//   bounded the run at about the serial loop's time. Now the pixels stay in the image, which is the
+//   program's input (made before the run, as Phoenix maps the image file before its map tasks), and
+//   the queues carry only ranges and histograms;
+// - map reads its range's pixels from the image directly and counts each block of `block` pixels
+//   into a partial 3×256-bin histogram (the MapReduce map unit), pushing the range's partials
+//   together: one packet of ceil(packet/block) partials (the last block of a range may be short);
 // - combine=on: combine sums one packet of partials into one histogram (a MapReduce combiner: the
 //   data-parallel part of the reduction), so the serial reduce adds one histogram per packet;
 // - reduce sums everything it receives into the final 768 bins. With combine=off it adds every
@@ -18,8 +23,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
-#include <new>
 #include <stdexcept>
 
 namespace pipescope::workloads {
@@ -32,6 +35,10 @@ struct rgb {
     std::uint8_t r, g, b;
 };
 static_assert(sizeof(rgb) == 3, "pixels are packed 24-bit RGB");
+
+struct pixel_range {
+    std::uint64_t first = 0, count = 0;   // pixels [first, first + count) of the image, row-major
+};
 
 struct partial_histogram {
     std::array<std::uint32_t, bins> count;
@@ -166,37 +173,33 @@ struct histogram_state {
 graph::program build_graph(histogram_state& st) {
     graph::program g;
     const std::size_t packet_pixels = static_cast<std::size_t>(st.opt.packet);
-    const auto pixels = g.add_queue<rgb>("pixels", {.packet_elements = packet_pixels, .capacity_packets = 16, .ordered = false});
+    // One range per packet: a range is one map instance.
+    const auto ranges = g.add_queue<pixel_range>("ranges", {.packet_elements = 1, .capacity_packets = 16, .ordered = false});
     // A map instance's partials fill one packet, so a combine instance sums the partials of one
     // pixel packet.
     const auto partials = g.add_queue<partial_histogram>(
         "partials",
         {.packet_elements = static_cast<std::size_t>(st.opt.partials_per_packet()), .capacity_packets = 16, .ordered = false});
 
-    g.add_serial("source", {}, {pixels}, [&st](graph::thread_context& ctx) -> graph::stage_task {
+    g.add_serial("source", {}, {ranges}, [&st, packet_pixels](graph::thread_context& ctx) -> graph::stage_task {
         const std::size_t total = st.img.pixels.size();
         for (std::size_t at = 0; at < total;) {
-            graph::push_window w = co_await ctx.reserve(0, 1);
-            const std::size_t n = std::min(w.capacity(), total - at);
-            // One packet's elements are contiguous: copy the pixels in with one memcpy.
-            std::memcpy(w.element(0).data(), &st.img.pixels[at], n * sizeof(rgb));
-            ctx.commit(w, n);
+            const std::size_t n = std::min(packet_pixels, total - at);
+            co_await ctx.push(0, pixel_range{at, n});   // one element is one whole packet
             at += n;
         }
     });
 
-    g.add_parallel("map", pixels, {{partials, 1}}, [&st](graph::instance_context& ctx) {
-        const graph::pop_window& in = ctx.input();
-        std::size_t first = 0;
-        for (std::size_t p = 0; p < in.packets(); ++p) {   // one packet per instance; contiguous within it
-            const std::size_t n = in.packet_size(p);
-            const rgb* px = std::launder(reinterpret_cast<const rgb*>(in.element(first).data()));
+    g.add_parallel("map", ranges, {{partials, 1}}, [&st](graph::instance_context& ctx) {
+        for (std::size_t i = 0; i < ctx.size(); ++i) {   // one range per instance
+            const pixel_range& r = ctx.in<pixel_range>(i);
+            const rgb* px = st.img.pixels.data() + r.first;
+            const std::size_t n = static_cast<std::size_t>(r.count);
             for (std::size_t b = 0; b < n; b += st.opt.block) {
                 partial_histogram h{};
                 count_pixels(px + b, std::min<std::size_t>(st.opt.block, n - b), h.count);
                 ctx.push(0, h);
             }
-            first += n;
         }
     });
 
@@ -281,8 +284,9 @@ public:
         histogram_state st;
         st.opt = take_options(params, request.size);
         const graph::program g = build_graph(st);
-        std::vector<std::string> notes = {"reads the image into packets of " + std::to_string(st.opt.packet) + " pixels",
-                                          "counts each block into a partial histogram; one packet of partials"};
+        std::vector<std::string> notes = {"hands out ranges of " + std::to_string(st.opt.packet) + " pixels, one per packet",
+                                          "reads its range of the image and counts each block into a partial histogram; "
+                                          "one packet of partials"};
         if (st.opt.combine) notes.push_back("sums one packet of partials into one histogram");
         notes.push_back(st.opt.combine ? "adds the combined histograms" : "adds every partial histogram");
         return describe_graph(g, request,

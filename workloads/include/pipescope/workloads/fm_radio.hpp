@@ -1,7 +1,9 @@
 // fm-radio: an FM receiver with a multi-band equalizer, StreamIt's FMRadio (seed 004 §V-A "fm";
 // seed 002 Table II "FMRadio") as a stage graph with peeking FIR filters on ordered queues.
 //
-//   antenna (serial source, complex baseband: the wanted station at 0 Hz, an adjacent one at +75 kHz)
+//   sampler (serial source: hands out ranges of antenna sample indices, one antenna packet each)
+//   -> antenna (parallel: the complex baseband samples of a range — the wanted station at 0 Hz, an
+//      adjacent one at +75 kHz — into an ordered queue, so they arrive in stream order)
 //   -> channel filter (parallel: low-pass FIR, decimation 4, peeks taps-1 samples)
 //   -> FM demodulator (parallel: polar discriminator on consecutive samples, peeks 1 sample)
 //   -> duplicate split (parallel: copies every packet to the 2·B band filters)
@@ -24,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -130,6 +133,12 @@ inline constexpr std::size_t fm_min_packet = 1, fm_max_packet = 16384;
 inline constexpr std::size_t fm_default_capacity = 4, fm_max_capacity = 4096;
 std::size_t fm_min_capacity(std::size_t taps, std::size_t packet = fm_default_packet);
 
+// A range of antenna sample indices, [first, first + count): what the sampler hands the antenna
+// stage, one per antenna packet.
+struct fm_sample_range {
+    std::uint64_t first = 0, count = 0;
+};
+
 // What one run reads and writes: the sink appends the equalized audio to `audio`.
 struct fm_radio_state {
     fm_radio_design design;
@@ -138,9 +147,12 @@ struct fm_radio_state {
     std::size_t packet = fm_default_packet;       // audio samples per packet (antenna: fm_decimation × as many)
     std::uint64_t seed = 1;
     std::vector<float> audio;
+    // Set by the sampler from `seed` before it hands out the first range (a run's antenna stage
+    // instances read it only after popping a range, so after it was set).
+    std::optional<fm_antenna> antenna;
 };
 
-// The graph over `state` (which must outlive it): 6 + 4·bands stages, 4 + 6·bands queues.
+// The graph over `state` (which must outlive it): 7 + 4·bands stages, 5 + 6·bands queues.
 graph::program build_fm_radio_graph(fm_radio_state& state);
 // One note per stage, in stage order, for the trace metadata.
 std::vector<std::string> fm_radio_stage_notes(const fm_radio_design& d);
