@@ -10,7 +10,8 @@
 //   shaders that make the camera rays, seed 004 §II-C, §V-A). Its output queue is ordered: the
 //   instances reserve their packets in range order, so the channel filter, which peeks across
 //   packets, sees the stream in order (DANBI's ticket synchronization, seed 002 §II). A serial
-//   antenna held a whole worker: by Amdahl's law two workers could not reach 0.75 of the serial time;
+//   antenna kept 40 % of the work on one worker at a time: with two free cores the other stages
+//   overlap it, but a descheduled worker, or more than two workers, left the graph waiting for it;
 // - the FIR filters (channel, band edges) are stateless given a window of input, so they are
 //   parallel stages that peek taps-1 samples past their packet (seed 002 §II reserve_peek_pop);
 // - the FM demodulator needs the previous sample. It could be a serial stage keeping that sample
