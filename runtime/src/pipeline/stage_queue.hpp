@@ -74,23 +74,31 @@ public:
 
     std::size_t capacity() const noexcept { return ring_.size(); }
 
-    // Waits while the queue is full. blocked(true) is called (under the lock) before the first
-    // park, blocked(false) after the last — not for spinning; moved(fill) once the item is in,
-    // under the lock, with the fill after the push. Returns false (nothing pushed) if aborted.
+    // Waits while the queue is full. blocked(true) is called when the thread starts waiting and
+    // blocked(false) when it stops, whether it spun, yielded or parked: a wait is a wait in the
+    // trace (the imbalance lesson measures bind-to-stage threads by it), however cheaply it was
+    // done. moved(fill) once the item is in, under the lock, with the fill after the push. Returns
+    // false (nothing pushed) if aborted.
     template <class Blocked, class Moved>
     bool push(T v, Blocked&& blocked, Moved&& moved) {
-        if (size_.load(std::memory_order_relaxed) >= ring_.size())
-            queue_spin::wait_for([&] {
-                return size_.load(std::memory_order_acquire) < ring_.size() || aborted_.load(std::memory_order_acquire);
-            });
+        const auto room = [&] {
+            return size_.load(std::memory_order_acquire) < ring_.size() || aborted_.load(std::memory_order_acquire);
+        };
+        bool waiting = false;
+        if (!room()) {
+            blocked(true);
+            waiting = true;
+            queue_spin::wait_for(room);
+        }
         std::unique_lock lock(m_);
         if (count_ == ring_.size() && !aborted_.load(std::memory_order_relaxed)) {
-            blocked(true);
+            if (!waiting) blocked(true);
+            waiting = true;
             ++parked_producers_;
             not_full_.wait(lock, [&] { return count_ < ring_.size() || aborted_.load(std::memory_order_relaxed); });
             --parked_producers_;
-            blocked(false);
         }
+        if (waiting) blocked(false);
         if (aborted_.load(std::memory_order_relaxed)) return false;
         ring_[(head_ + count_) % ring_.size()] = std::move(v);
         ++count_;
@@ -124,19 +132,25 @@ public:
     template <class Blocked, class Moved>
     bool pop(std::vector<T>& out, std::size_t max, std::vector<std::uint64_t>& marks, Blocked&& blocked,
              Moved&& moved) {
-        if (size_.load(std::memory_order_relaxed) == 0 && !attention_.load(std::memory_order_relaxed))
-            queue_spin::wait_for([&] {
-                return size_.load(std::memory_order_acquire) > 0 || attention_.load(std::memory_order_acquire);
-            });
+        const auto work = [&] {
+            return size_.load(std::memory_order_acquire) > 0 || attention_.load(std::memory_order_acquire);
+        };
+        bool waiting = false;
+        if (!work()) {
+            blocked(true);
+            waiting = true;
+            queue_spin::wait_for(work);
+        }
         std::unique_lock lock(m_);
         const auto ready = [&] { return count_ > 0 || !marks_.empty() || closed_ || aborted_.load(std::memory_order_relaxed); };
         if (!ready()) {
-            blocked(true);
+            if (!waiting) blocked(true);
+            waiting = true;
             ++parked_consumers_;
             not_empty_.wait(lock, ready);
             --parked_consumers_;
-            blocked(false);
         }
+        if (waiting) blocked(false);
         if (aborted_.load(std::memory_order_relaxed)) return false;
         marks.insert(marks.end(), marks_.begin(), marks_.end());
         const bool had_marks = !marks_.empty();
