@@ -3,7 +3,7 @@
 // the traces — QES keeps a worker on a kernel for longer visits (measured 31–39 instances against
 // 16–18 at P = 2: 1.8–2.3×) and leaves queues completely full for more of the time (6–20 % against
 // 0.3–1.1 %: 6.5× or more).
-// The herd itself (two workers on one kernel at once) cannot form with 2 workers among 46 kernels;
+// The herd itself (two workers on one kernel at once) cannot form with 2 workers among 47 kernels;
 // the test checks that the lesson says so rather than claiming it.
 #include "lesson_test.hpp"
 
