@@ -1,6 +1,8 @@
 // Issue 17: every graph workload takes `packet` (elements per packet) and gives exactly the serial
 // reference's output whatever the packet size — one element per packet, an odd size that leaves
 // short packets at the end of every stream, and a large one — under the graph policies.
+#include "support/run_workload.hpp"
+
 #include <pipescope/graph/program.hpp>
 #include <pipescope/scheduler.hpp>
 #include <pipescope/workloads/workload.hpp>
@@ -17,15 +19,7 @@ namespace {
 
 run_report run_with(const std::string& name, const std::string& policy, unsigned workers,
                     std::vector<std::string> params) {
-    const workload* w = find_workload(name);
-    REQUIRE(w != nullptr);
-    scheduler s({workers});
-    run_request r;
-    r.policy = policy;
-    r.size = input_size::tiny;
-    r.seed = 11;
-    r.params = param_set::parse(params);
-    return w->run(s, r);
+    return testing::run_tiny(name, policy, workers, param_set::parse(params), 11);
 }
 
 // Extra parameters that keep a run with tiny packets short: fm-radio with one-sample packets takes

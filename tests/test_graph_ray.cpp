@@ -1,6 +1,7 @@
 // The packetized ray tracer (ray-0, ray-1; seed 004 Fig. 1, §V-A): intersection math, the graph
 // against the serial reference under every graph policy, the bounce cycle, parameters, the image.
 #include "../workloads/src/ray_scene.hpp"
+#include "support/run_workload.hpp"
 
 #include <pipescope/scheduler.hpp>
 #include <pipescope/workloads/workload.hpp>
@@ -21,14 +22,7 @@ namespace {
 
 workloads::run_report run_ray(const std::string& name, const std::string& policy, unsigned workers,
                               std::map<std::string, std::string> params = {}) {
-    const workload* w = find_workload(name);
-    REQUIRE(w != nullptr);
-    scheduler s({workers});
-    run_request r;
-    r.policy = policy;
-    r.size = input_size::tiny;
-    r.params = param_set(std::move(params));
-    return w->run(s, r);
+    return testing::run_tiny(name, policy, workers, param_set(std::move(params)));
 }
 
 std::string error_of(const std::string& name, std::map<std::string, std::string> params) {
