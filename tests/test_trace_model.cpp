@@ -22,7 +22,7 @@ using pipescope::test::trace_builder;
 
 namespace {
 
-// A pipescope run in the writer's layout (DESIGN.md "Events and the Perfetto layout").
+// A pipescope run in the writer's layout (docs/design.md, "Events and the Perfetto layout").
 using run_builder = pipescope::test::pipescope_run_builder;
 
 std::string metadata(unsigned K) {

@@ -1,4 +1,4 @@
-// A pipescope run in the writer's layout (DESIGN.md "Events and the Perfetto layout"), written with
+// A pipescope run in the writer's layout (docs/design.md, "Events and the Perfetto layout"), written with
 // trace_builder: process, worker threads, lines, the live-iterations counter, the `run` instant
 // with its metadata, and node slices. For tests that need a whole run with a known DAG.
 #pragma once

@@ -1,5 +1,5 @@
-// Field numbers and enum values of the Perfetto protos the writer uses (reference:
-// /work/shared/reference/perfetto-format.md §2; docs/tracing.md). Facts, not code, from Perfetto.
+// Field numbers and enum values of the Perfetto protos the writer uses (docs/trace-format.md,
+// "Field numbers used"). Facts, not code, from Perfetto.
 #pragma once
 
 #include <cstdint>

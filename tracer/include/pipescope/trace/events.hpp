@@ -1,4 +1,4 @@
-// The event vocabulary of a pipescope trace (DESIGN.md, "Events and the Perfetto layout"), as the
+// The event vocabulary of a pipescope trace (docs/design.md, "Events and the Perfetto layout"), as the
 // fixed-size binary records the hot path writes. Turning them into protobuf happens elsewhere, off
 // the hot path. The meaning of the operand fields depends on the kind (see the table below).
 #pragma once

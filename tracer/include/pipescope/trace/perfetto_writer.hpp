@@ -1,6 +1,6 @@
 // Turns recorded event_records into a Perfetto protobuf trace (.pftrace) while the run goes on,
 // written with our own proto::writer (no Perfetto SDK). See docs/tracing.md for the layout and
-// /work/shared/reference/perfetto-format.md for the importer's rules it follows.
+// docs/trace-format.md for the importer's rules it follows.
 //
 // Streaming: every chunk of records is converted and written as soon as it arrives (optionally as
 // one zlib-compressed packet), so memory stays bounded whatever the run's length: the writer keeps
