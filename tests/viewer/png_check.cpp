@@ -1,6 +1,9 @@
 // Checks a pipescope-viewer screenshot for content.
 //   pipescope_viewer_pngcheck FILE.png [--min-colours N] [--stage-colours K:MINPX] [--colour RRGGBB:MINPX]...
 //                             [--stage-bands N:MINPX:MINROWS] [--boxes HEX[,HEX...]:N] [--colour-max HEX:N]
+//                             [--region X0:Y0:X1:Y1]
+// --region: the --colour and --colour-max checks after it count only pixels with X0 <= x < X1 and
+// Y0 <= y < Y1 (a picture's other parts hold text whose digits change from run to run).
 // --stage-bands: at least N horizontal bands, each at least MINROWS rows high, of rows holding at
 // least MINPX stage-palette pixels each; bands are separated by 6 or more rows without (the compare
 // view draws one such band per run: its worker rows, between run headers).
@@ -56,8 +59,23 @@ int main(int argc, char** argv) {
         const long k = count.count(c) ? count[c] : 0;
         std::printf("  stage colour #%06X: %ld px\n", c, k);
     }
+    long rx0 = 0, ry0 = 0, rx1 = w, ry1 = h;  // --region
+    auto colour_at = [&](long k) { return (unsigned(px[3 * k]) << 16) | (unsigned(px[3 * k + 1]) << 8) | px[3 * k + 2]; };
+    auto count_in_region = [&](const std::unordered_set<unsigned>& set) {
+        long k = 0;
+        for (long y = std::max(0L, ry0); y < std::min<long>(h, ry1); ++y)
+            for (long x = std::max(0L, rx0); x < std::min<long>(w, rx1); ++x) k += set.count(colour_at(y * w + x));
+        return k;
+    };
     for (int i = 2; i < argc; ++i) {
         const std::string a = argv[i];
+        if (a == "--region" && i + 1 < argc) {
+            if (std::sscanf(argv[++i], "%ld:%ld:%ld:%ld", &rx0, &ry0, &rx1, &ry1) != 4) {
+                std::printf("FAIL: --region wants X0:Y0:X1:Y1, got '%s'\n", argv[i]);
+                ok = false;
+            }
+            continue;
+        }
         if (a == "--min-colours" && i + 1 < argc) {
             const long m = std::atol(argv[++i]);
             if (static_cast<long>(count.size()) < m) {
@@ -116,10 +134,8 @@ int main(int argc, char** argv) {
                 set.insert(static_cast<unsigned>(std::strtoul(spec.substr(b, e - b).c_str(), nullptr, 16)));
                 b = e + 1;
             }
-            auto colour_at = [&](long k) { return (unsigned(px[3 * k]) << 16) | (unsigned(px[3 * k + 1]) << 8) | px[3 * k + 2]; };
             if (a == "--colour-max") {
-                long k = 0;
-                for (long j = 0; j < static_cast<long>(w) * h; ++j) k += set.count(colour_at(j));
+                const long k = count_in_region(set);
                 std::printf("  colour %s: %ld px (at most %ld)\n", spec.substr(0, colon).c_str(), k, want);
                 if (k > want) ok = false;
                 continue;
@@ -165,7 +181,7 @@ int main(int argc, char** argv) {
             unsigned c = 0;
             long minpx = 0;
             std::sscanf(argv[++i], "%x:%ld", &c, &minpx);
-            const long k = count.count(c) ? count[c] : 0;
+            const long k = count_in_region({c});
             std::printf("  colour #%06X: %ld px\n", c, k);
             if (k < minpx) {
                 std::printf("FAIL: colour #%06X has %ld px, expected >= %ld\n", c, k, minpx);
