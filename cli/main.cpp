@@ -31,7 +31,7 @@ namespace {
 constexpr const char* usage_text =
     "usage: pipescope run <workload> [--policy NAME] [--workers N] [--size tiny|small|large] [--seed N]\n"
     "                     [--param key=value]... [-o trace.pftrace [--no-trace] [--trace-buffer MiB]\n"
-    "                     [--trace-plain]]\n"
+    "                     [--trace-plain] [--trace-detail nodes|folded|auto]]\n"
     "       pipescope validate <trace.pftrace>\n"
     "       pipescope export-json <trace.pftrace> <out.json>\n"
     "       pipescope stats <trace.pftrace>... [--run NAME] [--json]\n"
@@ -92,6 +92,12 @@ run_args parse_run(const std::vector<std::string>& args) {
         else if (a == "--no-trace") r.trace = false;
         else if (a == "--trace-buffer") r.trace_buffer_mib = parse_mib(value());
         else if (a == "--trace-plain") r.trace_compress = false;
+        else if (a == "--trace-detail") {
+            const std::string& v = value();
+            const auto d = pipescope::trace::parse_trace_detail(v);
+            if (!d) throw usage_error("--trace-detail " + v + ": expected nodes, folded or auto");
+            r.trace_detail = *d;
+        }
         else if (!a.empty() && a[0] == '-') throw usage_error("unknown option " + a);
         else if (r.workload.empty()) r.workload = a;
         else throw usage_error("unexpected argument " + a + " (one workload per run)");

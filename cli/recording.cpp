@@ -38,6 +38,10 @@ nlohmann::json common_metadata(const pipescope::scheduler& sched, const run_args
             // The serial reference's time (T_S): analysis and the compare view take speedups against it.
             {"reference_seconds", reference_seconds},
             {"params", args.params},
+            // What the trace records of the nodes; under "auto" the runtime's decision is a
+            // "trace detail" instant in the trace (docs/tracing.md, "Detail levels").
+            {"trace", {{"detail", pipescope::trace::to_string(args.trace_detail)},
+                       {"fold_below_ns", pipescope::trace::default_fold_below_ns}}},
             {"program", {{"kind", program.kind}, {"shape", program.shape}, {"stages", stages}}},
             {"machine", {{"cpu", machine.cpu}, {"hardware_threads", machine.hardware_threads}, {"kernel", machine.kernel}}}};
 }
@@ -95,6 +99,7 @@ public:
         : sched_(sched), recorder_(sched.workers(), args.trace_buffer_mib << 20),
           writer_(std::filesystem::path(args.trace_path), {args.trace_compress, 1}),
           trace_path_(args.trace_path), buffer_mib_(args.trace_buffer_mib), args_(args), workload_(workload) {
+        recorder_.set_detail(args.trace_detail);
     }
     ~trace_session() {
         if (drainer_.joinable()) stop_drainer();   // the run failed: the writer drops its temporary file
@@ -137,8 +142,14 @@ public:
                       "  trace     %s: %llu slices, %llu flows, %llu counter values; %.1f MB, %.1f bytes per event\n",
                       trace_path_.c_str(), (unsigned long long)st.slices, (unsigned long long)st.flows,
                       (unsigned long long)st.counter_values, static_cast<double>(st.bytes) / 1e6,
-                      st.records ? static_cast<double>(st.bytes) / static_cast<double>(st.records) : 0.0);
+                      st.records ? static_cast<double>(st.bytes) / static_cast<double>(st.records + 2 * (st.folded_nodes - st.folded_runs)) : 0.0);
         std::string out = line;
+        if (st.folded_runs) {
+            std::snprintf(line, sizeof line, "  detail    %s: %llu folded runs hold %llu nodes (docs/tracing.md, \"Detail levels\")\n",
+                          std::string(pipescope::trace::to_string(args_.trace_detail)).c_str(),
+                          (unsigned long long)st.folded_runs, (unsigned long long)st.folded_nodes);
+            out += line;
+        }
         if (const auto lost = recorder_.dropped_total()) {
             std::snprintf(line, sizeof line,
                           "  WARNING   %llu events were dropped: the writer fell behind the workers (the trace marks "

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <pipescope/pipescope.hpp>
+#include <pipescope/trace/recorder.hpp>
 #include <pipescope/workloads/workload.hpp>
 
 #include <cstddef>
@@ -29,6 +30,8 @@ struct run_args {
     std::size_t trace_buffer_mib = 64;   // --trace-buffer: the recorder's memory budget
     bool trace_compress = true;          // --trace-plain writes packets uncompressed
     bool trace = true;                   // --no-trace turns recording off even with -o
+    // --trace-detail nodes|folded|auto (docs/tracing.md, "Detail levels")
+    pipescope::trace::trace_detail trace_detail = pipescope::trace::trace_detail::automatic;
     std::vector<std::string> params;     // as given, for the trace's metadata
 };
 

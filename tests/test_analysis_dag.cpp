@@ -98,8 +98,8 @@ TEST_CASE("dag bounds: a parallel stage only: span is one iteration plus the sta
     tr::pipeline_dag d;
     const std::uint64_t w1[4] = {5, 1, 7, 3};
     for (std::uint64_t i = 0; i < 4; ++i) {
-        d.nodes.push_back({i, 0, 100 * i, 100 * i + 2, 0, false, {}});
-        d.nodes.push_back({i, 1, 100 * i + 10, 100 * i + 10 + w1[i], 0, false, {}});
+        d.nodes.push_back({.iteration = i, .stage = 0, .last_stage = 0, .start = 100 * i, .end = 100 * i + 2, .worker = 0, .slice = {}});
+        d.nodes.push_back({.iteration = i, .stage = 1, .last_stage = 1, .start = 100 * i + 10, .end = 100 * i + 10 + w1[i], .worker = 0, .slice = {}});
         d.edges.push_back({static_cast<std::uint32_t>(2 * i), static_cast<std::uint32_t>(2 * i + 1), tr::dag_edge_kind::stage});
     }
     // Longest: (0,0) (1,0) (2,0) then (2,1): 2 + 2 + 2 + 7 = 13 (via iteration 3: 8 + 3 = 11).

@@ -21,16 +21,18 @@ using trace::event_record;
 
 namespace {
 
-using node = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t>;   // i, j, begin, end
+// i, first stage, last stage, nodes, begin, end (a node: last stage = first, nodes = 1)
+using node = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t>;
 
 struct recorded_run {
     std::vector<std::vector<event_record>> by_worker;
     trace::clock_sample start, end;
 };
 
-recorded_run record_pipe_fib(unsigned workers, unsigned K) {
+recorded_run record_pipe_fib(unsigned workers, unsigned K, trace::trace_detail detail) {
     scheduler s({workers});
     trace::recorder rec(s.workers(), 256u << 20);
+    rec.set_detail(detail);
     s.attach_recorder(&rec);
     pipeline_options o;
     o.throttle = K;
@@ -49,7 +51,9 @@ recorded_run record_pipe_fib(unsigned workers, unsigned K) {
 
 TEST_CASE("trace round trip: the model reads back what the runtime recorded, event for event", "[trace][roundtrip]") {
     const unsigned P = 2, K = 3;
-    const recorded_run run = record_pipe_fib(P, K);
+    const auto detail = GENERATE(trace::trace_detail::nodes, trace::trace_detail::folded, trace::trace_detail::automatic);
+    INFO("detail " << trace::to_string(detail));
+    const recorded_run run = record_pipe_fib(P, K, detail);
     const trace::tick_converter conv(run.start, run.end);
 
     for (const bool compress : {true, false}) {
@@ -75,7 +79,8 @@ TEST_CASE("trace round trip: the model reads back what the runtime recorded, eve
         REQUIRE(r.workers.size() == P);
         CHECK(r.dag.K == K);
 
-        std::uint64_t all_nodes = 0, steals = 0, live_samples = 0, running = 0, waiting = 0, resumes = 0;
+        std::uint64_t all_nodes = 0, all_slices = 0, folded_runs = 0, steals = 0, live_samples = 0, running = 0,
+                      waiting = 0, resumes = 0, decisions = 0;
         for (unsigned w = 0; w < P; ++w) {
             // What the runtime recorded on worker w, converted the way the writer converts.
             std::vector<node> want;
@@ -87,9 +92,18 @@ TEST_CASE("trace round trip: the model reads back what the runtime recorded, eve
                     case event_kind::node_begin: open.emplace_back(e.a, ns); break;
                     case event_kind::node_end:
                         REQUIRE_FALSE(open.empty());
-                        want.emplace_back(e.a, e.b, open.back().second, ns);
+                        want.emplace_back(e.a, e.b, e.b, 1, open.back().second, ns);
                         open.pop_back();
                         break;
+                    case event_kind::node_fold_end:   // a folded run: stages [its begin's, e.b] of iteration e.a
+                        REQUIRE(detail != trace::trace_detail::nodes);
+                        REQUIRE_FALSE(open.empty());
+                        REQUIRE(open.back().first == e.a);
+                        want.emplace_back(e.a, e.b + 1 - e.c, e.b, e.c, open.back().second, ns);
+                        open.pop_back();
+                        folded_runs += e.c > 1;
+                        break;
+                    case event_kind::detail_decision: ++decisions; break;
                     case event_kind::idle_begin: ++want_states["idle"]; break;
                     case event_kind::park: ++want_states["parked"]; break;
                     case event_kind::steal: ++steals; break;
@@ -111,17 +125,21 @@ TEST_CASE("trace round trip: the model reads back what the runtime recorded, eve
             for (const auto& s : t.slices) {
                 const std::string& name = m.str(s.name);
                 if (name.rfind("stage ", 0) == 0) {
-                    got.emplace_back(*m.uint_arg(s, "iteration"), *m.uint_arg(s, "stage"), s.begin, s.end);
+                    const std::uint64_t j = *m.uint_arg(s, "stage");
+                    got.emplace_back(*m.uint_arg(s, "iteration"), j, m.uint_arg(s, "last_stage").value_or(j),
+                                     m.uint_arg(s, "nodes").value_or(1), s.begin, s.end);
                     CHECK_FALSE(s.unterminated);
                 } else {
                     ++got_states[name];
                 }
             }
-            std::sort(want.begin(), want.end(), [](const node& x, const node& y) { return std::get<2>(x) < std::get<2>(y); });
-            std::sort(got.begin(), got.end(), [](const node& x, const node& y) { return std::get<2>(x) < std::get<2>(y); });
+            const auto by_begin = [](const node& x, const node& y) { return std::get<4>(x) < std::get<4>(y); };
+            std::sort(want.begin(), want.end(), by_begin);
+            std::sort(got.begin(), got.end(), by_begin);
             CHECK(got == want);
             CHECK(got_states == want_states);
-            all_nodes += want.size();
+            for (const node& n : want) all_nodes += std::get<3>(n);
+            all_slices += want.size();
         }
 
         // Steals: a "steal" instant on the thief and a "stolen" one on the victim, joined by a flow.
@@ -151,7 +169,16 @@ TEST_CASE("trace round trip: the model reads back what the runtime recorded, eve
             if (f.from.is_instant && m.str(m.tracks[f.from.track].instants[f.from.index].name) == "stolen") ++steal_flows;
         }
         CHECK(steal_flows == steals);
-        CHECK(r.dag.nodes.size() == all_nodes);
+        CHECK(r.dag.nodes.size() == all_slices);
+        CHECK(r.dag.node_count == all_nodes);
+        CHECK(out.stats().folded_runs == folded_runs);
+        // The program is deterministic: every level holds the same nodes (GENERATE runs `nodes` first).
+        static std::uint64_t nodes_at_node_level = 0;
+        if (detail == trace::trace_detail::nodes) nodes_at_node_level = all_nodes;
+        CHECK(all_nodes == nodes_at_node_level);
+        if (detail == trace::trace_detail::folded) CHECK(folded_runs > 0);
+        if (detail == trace::trace_detail::nodes) CHECK(folded_runs == 0);
+        CHECK(decisions == (detail == trace::trace_detail::automatic ? 1u : 0u));
         INFO(resumes << " resumptions");
     }
 }

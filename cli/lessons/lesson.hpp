@@ -9,6 +9,7 @@
 #pragma once
 
 #include <pipescope/analysis/report.hpp>
+#include <pipescope/trace/recorder.hpp>
 #include <pipescope/trace/trace_model.hpp>
 
 #include <cstdint>
@@ -37,6 +38,9 @@ struct run_spec {
     std::string size{};               // empty: options::size
     // The recorder's memory budget: large enough that no event is dropped (a lesson counts events).
     std::size_t trace_buffer_mib = 256;
+    // Lessons measure the DAG node by node (spans, critical paths, per-stage times), so they record
+    // every node unless a run says otherwise (docs/tracing.md, "Detail levels").
+    trace::trace_detail detail = trace::trace_detail::nodes;
 };
 
 // A program the lesson shows being refused by a policy (the reason is part of the story).

@@ -53,6 +53,7 @@ recorded record(const run_spec& spec, const fs::path& dir, std::ostream* progres
     args.params = spec.params;
     args.workers = spec.workers;
     args.trace_buffer_mib = spec.trace_buffer_mib;
+    args.trace_detail = spec.detail;
     recorded r;
     r.spec = spec;
     r.trace_file = spec.key + ".pftrace";

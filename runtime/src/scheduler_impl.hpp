@@ -125,6 +125,8 @@ public:
 
     void attach_recorder(trace::recorder* r);
     bool tracing() const noexcept { return recorder_.load(std::memory_order_acquire) != nullptr; }
+    // The attached recorder (nullptr when not tracing): engines read its detail level when a run starts.
+    trace::recorder* recorder() const noexcept { return recorder_.load(std::memory_order_acquire); }
     std::uint64_t trace_epoch() const noexcept { return trace_epoch_.load(std::memory_order_acquire); }
 
     // Trace buffers for recording threads that are not workers (bind-to-stage's stage threads; the

@@ -59,6 +59,7 @@ bool opens_slice(event_kind k) {
 std::optional<event_kind> opener_of(event_kind k) {
     switch (k) {
         case event_kind::node_end: return event_kind::node_begin;
+        case event_kind::node_fold_end: return event_kind::node_begin;
         case event_kind::idle_end: return event_kind::idle_begin;
         case event_kind::park_end: return event_kind::park;
         case event_kind::task_end: return event_kind::task_begin;
@@ -79,6 +80,8 @@ void add(perfetto_write_stats& total, const perfetto_write_stats& s) {
     total.closed_early += s.closed_early;
     total.closed_at_loss += s.closed_at_loss;
     total.dropped_events += s.dropped_events;
+    total.folded_runs += s.folded_runs;
+    total.folded_nodes += s.folded_nodes;
 }
 
 struct track_descriptor {
@@ -218,6 +221,8 @@ private:
         std::vector<event_kind> open;   // BEGIN kinds of the slices open on this track, innermost last
         std::uint64_t last_ts;
         bool described;                 // its thread track descriptor is written
+        std::optional<event_record> pending_node = {};   // an open node's BEGIN, not written yet (emit_node_begin)
+        std::uint64_t pending_ts = 0;
     };
 
     // The thread track of a writer that is not a worker, named by its first record if that is a
@@ -265,8 +270,51 @@ private:
         return e;
     }
     void end_slice(worker_state& ws, std::uint64_t ts, proto::writer& w) {
+        flush_pending_node(ws, w);
         emit(ws.seq, at(ts, event_type::slice_end, 0), w);
         ws.open.pop_back();
+    }
+
+    // A node slice: node (iteration, stage), or with `fold` the folded run from it to fold's
+    // (last iteration, last stage), fold->c nodes — "stage 3–40" (a pipeline iteration's
+    // consecutive stages) or "stage 2 ×17" (instances of one graph stage).
+    void emit_node_begin(worker_state& ws, const event_record& r, std::uint64_t ts, const event_record* fold,
+                         proto::writer& w) {
+        track_event_packet e = at(ts, event_type::slice_begin, fold ? folded_name(r.b, *fold) : stage_name(r.b));
+        e.arg(arg_key::iteration, r.a).arg(arg_key::stage, r.b);
+        if (r.c & node_waited) e.arg(arg_key::waited, 1);
+        if (fold) e.arg(arg_key::nodes, fold->c).arg(arg_key::last_iteration, fold->a).arg(arg_key::last_stage, fold->b);
+        if (r.c & node_resumed) {   // the end of a resumption flow (resume -> this node)
+            e.terminating_flow = flow_id(flow_kind::resume, index_, r.a);
+            ++stats_.flows;
+        }
+        if (fold) {
+            ++stats_.folded_runs;
+            stats_.folded_nodes += fold->c;
+        }
+        emit(ws.seq, e, w);
+    }
+    void flush_pending_node(worker_state& ws, proto::writer& w) {
+        if (!ws.pending_node) return;
+        emit_node_begin(ws, *ws.pending_node, ws.pending_ts, nullptr, w);
+        ws.pending_node.reset();
+    }
+    std::uint32_t folded_name(std::uint64_t first_stage, const event_record& fold) {
+        if (fold.c <= 1) return stage_name(first_stage);
+        // Distinct names are bounded per run (each is written once per sequence); past the bound
+        // the name only says which stage the run starts at, the annotations say the rest.
+        const bool one_stage = fold.b == first_stage;
+        const std::uint64_t key = one_stage ? (std::uint64_t{fold.c} << 20 | (first_stage & 0xFFFFF))
+                                            : ((fold.b & 0xFFFFF) << 20 | (first_stage & 0xFFFFF));
+        const std::uint64_t tag = (one_stage ? 4ull : 5ull) << 60;
+        if (folded_names_ < max_folded_names || names_.has_key(tag | key))
+            return names_.keyed(tag | key, [&] {
+                ++folded_names_;
+                std::string s = "stage " + std::to_string(first_stage);   // read as a node of stage j by name
+                s += one_stage ? " \u00d7" + std::to_string(fold.c) : "\u2013" + std::to_string(fold.b);
+                return s;
+            });
+        return names_.keyed((6ull << 60) | first_stage, [&] { return "stage " + std::to_string(first_stage) + " (folded)"; });
     }
 
     std::uint32_t stage_name(std::uint64_t stage) {
@@ -398,6 +446,8 @@ private:
     std::vector<bool> tbb_described_;   // tbb_track()
     std::vector<bool> bts_described_;   // bts_track()
     bool suspended_described_ = false;   // piper-earliest: suspended_track()
+    static constexpr std::size_t max_folded_names = 16384;
+    std::size_t folded_names_ = 0;
     std::uint64_t steals_ = 0;
     perfetto_write_stats stats_;
 };
@@ -410,14 +460,14 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
         track_event_packet e;
         switch (r.kind) {
             case event_kind::node_begin:
-                e = at(ts, event_type::slice_begin, stage_name(r.b));
-                e.arg(arg_key::iteration, r.a).arg(arg_key::stage, r.b);
-                if (r.c & node_waited) e.arg(arg_key::waited, 1);
-                if (r.c & node_resumed) {   // the end of a resumption flow (resume -> this node)
-                    e.terminating_flow = flow_id(flow_kind::resume, index_, r.a);
-                    ++stats_.flows;
-                }
-                break;
+                // Held back until its end: a node_fold_end makes it a folded run's slice, named and
+                // annotated for the whole run (the importer sorts by timestamp, so a BEGIN written
+                // after the records that follow it in time is still placed right).
+                flush_pending_node(ws, w);
+                ws.pending_node = r;
+                ws.pending_ts = ts;
+                ws.open.push_back(r.kind);
+                return;
             case event_kind::idle_begin: e = at(ts, event_type::slice_begin, n_.idle); break;
             case event_kind::park: e = at(ts, event_type::slice_begin, n_.parked); break;
             case event_kind::blocked_begin:   // bind-to-stage: the thread blocks on a full / empty queue
@@ -435,6 +485,12 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
             ++stats_.unmatched_ends;
             return;
         }
+        if (r.kind == event_kind::node_fold_end && ws.pending_node && it == ws.open.rbegin()) {
+            emit_node_begin(ws, *ws.pending_node, ws.pending_ts, &r, w);
+            ws.pending_node.reset();
+        } else {
+            flush_pending_node(ws, w);
+        }
         // Close whatever was opened inside it first, so the track stays properly nested.
         for (auto inner = it - ws.open.rbegin(); inner > 0; --inner) {
             end_slice(ws, ts, w);
@@ -442,6 +498,8 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
         }
         track_event_packet e = at(ts, event_type::slice_end, 0);
         if (r.kind == event_kind::idle_end) e.arg(arg_key::failed_steals, r.a);
+        if (r.kind == event_kind::node_fold_end)   // its BEGIN went out before the run's end was known
+            e.arg(arg_key::nodes, r.c).arg(arg_key::last_iteration, r.a).arg(arg_key::last_stage, r.b);
         emit(ws.seq, e, w);
         ws.open.pop_back();
         // The wake-up flow ends on an instant right after the parked slice: on the END itself the
@@ -593,6 +651,14 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
         case event_kind::graph_stage_done:
             emit(ws.seq, at(ts, event_type::instant, names_.id("stage done")).arg(arg_key::stage, r.a), w);
             break;
+        case event_kind::detail_decision: {   // trace_detail::automatic measured the nodes and decided
+            track_event_packet e =
+                at(ts, event_type::instant, names_.id(r.c ? "trace detail: folded" : "trace detail: nodes"));
+            if (r.a != all_stages) e.arg(arg_key::stage, r.a);
+            e.arg(arg_key::value, r.b).arg(arg_key::nodes, r.d);
+            emit(ws.seq, e, w);
+            break;
+        }
         case event_kind::dropped:
             // What was open may never see its end: close it here, and restart the sequence's
             // incremental state with previous_packet_dropped on the marker.

@@ -17,6 +17,7 @@ std::string_view event_name(event_kind k) noexcept {
         "reorder buffer",
         "stage exception",  "cancelled",
         "reserve",          "commit",           "stage blocked", "preempted",        "stage done",
+        "folded run end",   "detail decision",
     };
     static_assert(sizeof(names) / sizeof(names[0]) == static_cast<std::size_t>(event_kind::count_));
     const auto i = static_cast<std::size_t>(k);
@@ -42,6 +43,32 @@ recorder::recorder(unsigned writers, std::size_t budget_bytes, std::size_t chunk
 }
 
 recorder::~recorder() = default;
+
+void recorder::set_detail(trace_detail level, std::uint64_t fold_below_ns) noexcept {
+    detail_ = level;
+    fold_below_ns_ = fold_below_ns;
+}
+
+double recorder::ns_per_tick_estimate() const noexcept {
+    const clock_sample now = clock_sample::take();
+    const double dt = static_cast<double>(now.ticks - start_.ticks);
+    return dt > 0 && now.ns > start_.ns ? static_cast<double>(now.ns - start_.ns) / dt : 1.0;
+}
+
+std::string_view to_string(trace_detail d) noexcept {
+    switch (d) {
+        case trace_detail::nodes: return "nodes";
+        case trace_detail::folded: return "folded";
+        case trace_detail::automatic: return "auto";
+    }
+    return "unknown";
+}
+
+std::optional<trace_detail> parse_trace_detail(std::string_view s) noexcept {
+    for (trace_detail d : {trace_detail::nodes, trace_detail::folded, trace_detail::automatic})
+        if (s == to_string(d)) return d;
+    return std::nullopt;
+}
 
 event_buffer& recorder::add_writer() {
     {

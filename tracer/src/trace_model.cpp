@@ -36,10 +36,13 @@ const char* to_string(track_kind k) {
 }
 
 std::uint32_t pipeline_dag::find(std::uint64_t iteration, std::uint64_t stage) const {
-    auto it = std::lower_bound(nodes.begin(), nodes.end(), std::pair(iteration, stage), [](const dag_node& n, const auto& key) {
-        return std::pair(n.iteration, n.stage) < key;
+    // The last node (or block) starting at or before (i, j): it holds j if it is i's and reaches j.
+    auto it = std::upper_bound(nodes.begin(), nodes.end(), std::pair(iteration, stage), [](const auto& key, const dag_node& n) {
+        return key < std::pair(n.iteration, n.stage);
     });
-    if (it == nodes.end() || it->iteration != iteration || it->stage != stage) return no_index;
+    if (it == nodes.begin()) return no_index;
+    --it;
+    if (it->iteration != iteration || !it->holds(stage)) return no_index;
     return static_cast<std::uint32_t>(it - nodes.begin());
 }
 
@@ -870,22 +873,28 @@ pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<
     pipeline_dag dag;
     dag.K = r.dag.K;
     // The annotation names, looked up once: events refer to them by string id.
-    string_id iteration_id = no_index, stage_id = no_index, waited_id = no_index;
+    string_id iteration_id = no_index, stage_id = no_index, waited_id = no_index, nodes_id = no_index,
+              last_stage_id = no_index, last_iteration_id = no_index;
     for (std::size_t i = 0; i < m.strings.size(); ++i) {
         if (m.strings[i] == "iteration") iteration_id = static_cast<string_id>(i);
         else if (m.strings[i] == "stage") stage_id = static_cast<string_id>(i);
         else if (m.strings[i] == "waited") waited_id = static_cast<string_id>(i);
+        else if (m.strings[i] == "nodes") nodes_id = static_cast<string_id>(i);
+        else if (m.strings[i] == "last_stage") last_stage_id = static_cast<string_id>(i);
+        else if (m.strings[i] == "last_iteration") last_iteration_id = static_cast<string_id>(i);
     }
     if (iteration_id == no_index || stage_id == no_index) return dag;
     std::vector<bool> is_node_name(m.strings.size());
     for (std::size_t i = 0; i < m.strings.size(); ++i)
         is_node_name[i] = m.strings[i].size() > 6 && m.strings[i].compare(0, 6, "stage ") == 0;
     // The node of slice k of worker w, if it is one.
+    std::size_t bad_blocks = 0;
     const auto node_of = [&](std::size_t w, std::size_t k, dag_node& n) {
         const track& t = m.tracks[r.workers[w]];
         const slice& s = t.slices[k];
         if (!is_node_name[s.name]) return false;
-        bool has_it = false, has_stage = false;
+        bool has_it = false, has_stage = false, has_last = false;
+        std::uint64_t last_stage = 0, last_iteration = 0, nodes = 1;
         n = dag_node{};
         for (std::uint32_t a = s.args_first; a < s.args_first + s.args_count; ++a) {
             const model_arg& arg = m.args[a];
@@ -893,8 +902,24 @@ pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<
             if (arg.name == iteration_id) n.iteration = arg.bits(), has_it = true;
             else if (arg.name == stage_id) n.stage = arg.bits(), has_stage = true;
             else if (arg.name == waited_id) n.waited = (arg.bits() & 1) != 0;
+            else if (arg.name == nodes_id) nodes = arg.bits();
+            else if (arg.name == last_stage_id) last_stage = arg.bits(), has_last = true;
+            else if (arg.name == last_iteration_id) last_iteration = arg.bits();
         }
         if (!has_it || !has_stage) return false;
+        n.last_stage = n.stage;
+        if (has_last && nodes > 1) {
+            // A pipeline block is one iteration's stages [stage, last_stage], one node each; anything
+            // else (a graph stage's instances, or a malformed block) is kept as the node it starts with.
+            if (last_iteration != n.iteration || last_stage < n.stage || last_stage - n.stage + 1 != nodes) {
+                if (problems && bad_blocks++ == 0)
+                    problems->push_back("run '" + r.name + "': folded slice at " + std::to_string(s.begin) +
+                                        " ns does not hold one node per stage of one iteration (kept as its first node)");
+            } else {
+                n.last_stage = last_stage;
+                n.nodes = static_cast<std::uint32_t>(std::min<std::uint64_t>(nodes, 0xFFFFFFFFu));
+            }
+        }
         n.start = s.begin;
         n.end = s.end;
         n.worker = static_cast<int>(w);
@@ -999,10 +1024,11 @@ pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<
             }
         }
     }
-    // A node appears once; a second slice for the same (i, j) is reported and dropped.
+    // A node appears once; a second slice for the same (i, j) — or one inside the previous block — is
+    // reported and dropped.
     std::size_t out = 0;
     for (std::size_t i = 0; i < dag.nodes.size(); ++i) {
-        if (out > 0 && dag.nodes[out - 1].iteration == dag.nodes[i].iteration && dag.nodes[out - 1].stage == dag.nodes[i].stage) {
+        if (out > 0 && dag.nodes[out - 1].iteration == dag.nodes[i].iteration && dag.nodes[out - 1].last_stage >= dag.nodes[i].stage) {
             if (problems)
                 problems->push_back("run '" + r.name + "': node (" + std::to_string(dag.nodes[i].iteration) + ", " +
                                     std::to_string(dag.nodes[i].stage) + ") appears more than once");
@@ -1011,6 +1037,10 @@ pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<
         dag.nodes[out++] = dag.nodes[i];
     }
     dag.nodes.resize(out);
+    for (const dag_node& n : dag.nodes) {
+        dag.node_count += n.nodes;
+        if (n.folded()) ++dag.folded_blocks;
+    }
 
     // Iteration ranges: iteration -> [first, last] node indices.
     struct range {
@@ -1045,14 +1075,16 @@ pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<
         const range* prev = cur.iteration > 0 ? find_iter(cur.iteration - 1) : nullptr;
         const range* throttler = dag.K && cur.iteration >= dag.K ? find_iter(cur.iteration - dag.K) : nullptr;
         // The node of i-1 that holds stage j: its last node with stage <= j. Stages ascend in both
-        // iterations, so one pointer walks i-1's nodes once (not once per node of i).
+        // iterations, so one pointer walks i-1's nodes once (not once per node of i). A folded block
+        // may hold waited nodes anywhere in it: its cross edge comes from the node of i-1 holding its
+        // last stage.
         std::uint32_t holder = no_index;   // last node of i-1 with stage <= the current node's stage
         std::uint32_t next_p = prev ? prev->first : 0;
         for (std::uint32_t i = cur.first; i <= cur.last; ++i) {
             if (i > cur.first) dag.edges.push_back({i - 1, i, dag_edge_kind::stage});
             std::uint32_t cross_from = no_index;
-            if (dag.nodes[i].waited && prev) {
-                while (next_p <= prev->last && dag.nodes[next_p].stage <= dag.nodes[i].stage) holder = next_p++;
+            if ((dag.nodes[i].waited || dag.nodes[i].folded()) && prev) {
+                while (next_p <= prev->last && dag.nodes[next_p].stage <= dag.nodes[i].last_stage) holder = next_p++;
                 cross_from = holder;
                 if (cross_from != no_index) dag.edges.push_back({cross_from, i, dag_edge_kind::cross});
             }

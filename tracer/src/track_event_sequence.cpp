@@ -24,7 +24,7 @@ std::string_view arg_text(arg_key k) noexcept {
         "iteration", "stage",   "waited",  "victim", "thief",  "worker",  "waiting_on",     "failed_steals",
         "live",      "K",       "dropped", "workers", "name",  "metadata", "slices",        "instants",
         "flows",     "counter_values", "dropped_events", "value", "task", "resumed_at", "suspended",
-        "queue",     "packets", "elements", "granted", "published",
+        "queue",     "packets", "elements", "granted", "published", "nodes", "last_iteration", "last_stage",
     };
     static_assert(sizeof(texts) / sizeof(texts[0]) == static_cast<std::size_t>(arg_key::count_));
     return texts[static_cast<std::size_t>(k)];

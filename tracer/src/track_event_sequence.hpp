@@ -29,6 +29,7 @@ public:
         return i;
     }
     std::string_view text(std::uint32_t id) const { return texts_[id - 1]; }
+    bool has_key(std::uint64_t key) const { return by_key_.count(key) != 0; }
     std::size_t size() const noexcept { return texts_.size(); }
 
 private:
@@ -41,7 +42,7 @@ private:
 enum class arg_key : std::uint8_t {
     iteration, stage, waited, victim, thief, worker, waiting_on, failed_steals, live, K, dropped, workers, name,
     metadata, slices, instants, flows, counter_values, dropped_events, value, task, resumed_at, suspended,
-    queue, packets, elements, granted, published, count_
+    queue, packets, elements, granted, published, nodes, last_iteration, last_stage, count_
 };
 std::string_view arg_text(arg_key k) noexcept;
 

@@ -147,13 +147,20 @@ private:
         eager_flag = 2,    // lazy enabling off: check right at every boundary (seed 001 §5)
         gated_flag = 4,    // construct-and-run: the engine admits every boundary (setup::gated)
         stop_flag = 8,     // the loop is stopping: unwind at the next boundary
+        // The tracer folds node runs (trace_detail::folded): a boundary to the next stage number
+        // passes on the fast path unrecorded; a boundary that skips stages ends the run (slow path),
+        // and so do suspensions and the final stage (the engine). hooked_flag is then set only from
+        // a run's end to the next node's begin.
+        fold_flag = 16,
     };
 
     // Moves the iteration to stage j. Inline fast path: no read-modify-write, no suspension when
     // the cross edge is known (or found) satisfied.
     [[gnu::always_inline]] bool enter(std::uint64_t j, bool wait) {
         if (j <= stage_) [[unlikely]] detail::throw_bad_stage(index_, stage_, j);
-        if (slow_.load(std::memory_order_relaxed)) [[unlikely]] return enter_slow(j, wait);
+        if (const std::uint8_t f = slow_.load(std::memory_order_relaxed)) [[unlikely]] {
+            if (f != fold_flag || j != stage_ + 1) return enter_slow(j, wait);
+        }
         const std::uint64_t was = stage_;
         stage_ = j;
         slot_->counter.store(j, std::memory_order_release);
@@ -198,6 +205,7 @@ public:  // set up by the engine that runs the iteration
         bool eager;
         bool traced = false;   // the scheduler records a trace
         bool gated = false;    // every boundary asks engine->admit() (construct-and-run policies)
+        bool fold = false;     // traced with folded node runs (fold_flag); else traced means every node
     };
     void reset(const setup& s) noexcept {
         engine_ = s.engine;
@@ -209,8 +217,10 @@ public:  // set up by the engine that runs the iteration
         prev_seen_ = s.prev_slot ? 0 : detail::retired_stage;
         boundary_ticks_ = 0;
         resumed_ = false;
+        run_open_ = false;
         folding_ = s.folding;
-        const std::uint8_t f = static_cast<std::uint8_t>((s.observer != nullptr || s.traced ? hooked_flag : 0) |
+        const bool fold = s.traced && s.fold && s.observer == nullptr;
+        const std::uint8_t f = static_cast<std::uint8_t>((fold ? fold_flag : (s.observer != nullptr || s.traced ? hooked_flag : 0)) |
                                                          (s.eager ? eager_flag : 0) | (s.gated ? gated_flag : 0));
         // Dekker with the engine's stop (raise_stop after stopping is set): either we see stopping
         // here, or its raise_stop comes after this store and is not overwritten.
@@ -231,6 +241,25 @@ public:  // set up by the engine that runs the iteration
     // resumption flow. take_resumed() reads and clears the mark.
     void mark_resumed() noexcept { resumed_ = true; }
     bool take_resumed() noexcept { return std::exchange(resumed_, false); }
+    // Tracer, folded runs: the run of nodes this worker is in, from its first stage (set when its
+    // node_begin is recorded); end_run() closes it and arms the next node's begin (hooked_flag
+    // until resumed_slow). Only the thread running the iteration calls them.
+    bool folds() const noexcept { return slow_.load(std::memory_order_relaxed) & fold_flag; }
+    bool run_open() const noexcept { return run_open_; }
+    std::uint64_t run_first_stage() const noexcept { return run_first_; }
+    void begin_run() noexcept { begin_run_at(stage_); }
+    void begin_run_at(std::uint64_t first_stage) noexcept {
+        run_open_ = true;
+        run_first_ = first_stage;
+    }
+    void end_run() noexcept {
+        run_open_ = false;
+        slow_.fetch_or(hooked_flag, std::memory_order_relaxed);
+    }
+    // A folded iteration recorded its run's begin: back to the fast path (a no-op when not folding).
+    void disarm_begin() noexcept {
+        if (folds()) slow_.fetch_and(static_cast<std::uint8_t>(~hooked_flag), std::memory_order_relaxed);
+    }
     bool enter_final() { return enter(detail::final_stage, true); }
 
 private:
@@ -245,6 +274,8 @@ private:
     std::uint64_t boundary_ticks_ = 0;   // tracer: clock read at the last node end, if not suspended since
     bool folding_ = true;
     bool resumed_ = false;               // tracer: see mark_resumed()
+    bool run_open_ = false;              // tracer, folded: a run of nodes is open (see begin_run())
+    std::uint64_t run_first_ = 0;        // tracer, folded: its first stage
 };
 
 namespace detail {

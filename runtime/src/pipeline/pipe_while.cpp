@@ -6,6 +6,7 @@
 #include "serial.hpp"
 #include "tbb_tokens.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 #include <stop_token>
@@ -35,7 +36,13 @@ void throw_bad_stage(std::uint64_t index, std::uint64_t current, std::uint64_t n
 // gated boundary is decided by the engine (construct-and-run).
 bool iteration::enter_slow(std::uint64_t j, bool wait) {
     const std::uint8_t f = slow_.load(std::memory_order_relaxed);
-    if (f & hooked_flag) engine_->notify_node_end(*this, j);
+    if (f & fold_flag) {
+        // A folded run holds consecutive stage numbers only, so that it names its nodes exactly:
+        // a skip (a null node, the final stage) or a stop ends it here.
+        if (run_open_ && (j != stage_ + 1 || (f & stop_flag))) engine_->notify_run_end(*this, stage_);
+    } else if (f & hooked_flag) {
+        engine_->notify_node_end(*this, j);
+    }
     const std::uint64_t was = stage_;
     stage_ = j;
     slot_->counter.store(j, std::memory_order_release);
@@ -59,17 +66,61 @@ namespace detail {
 // the end's clock read is kept in the iteration and reused for the begin (suspend() drops it).
 void pipeline_engine::notify_node_end(iteration& it, std::uint64_t next_stage) noexcept {
     if (auto* o = it.observer()) o->on_node_end(it.index(), it.current_stage(), next_stage, this_worker_index());
-    it.set_boundary_ticks(trace_event_at(0, trace::event_kind::node_end, it.index(), it.current_stage()));
+    const std::uint64_t began = it.boundary_ticks();
+    const std::uint64_t now = trace_event_at(0, trace::event_kind::node_end, it.index(), it.current_stage());
+    it.set_boundary_ticks(now);
+    if (began && now && detail_state_.load(std::memory_order_relaxed) == sampling_state) [[unlikely]]
+        measure_node(now - began);
 }
 
+// Folded or not, a node begin keeps its clock read in the iteration (boundary_ticks): the next
+// node end measures the node from it (trace_detail::automatic), or begins the next node at once.
 void pipeline_engine::notify_node_begin(iteration& it, bool waited) noexcept {
     if (auto* o = it.observer()) o->on_node_begin(it.index(), it.current_stage(), waited, this_worker_index());
     const std::uint32_t flags = (waited ? trace::node_waited : 0) | (it.take_resumed() ? trace::node_resumed : 0);
-    trace_event_at(it.boundary_ticks(), trace::event_kind::node_begin, it.index(), it.current_stage(), flags);
-    it.set_boundary_ticks(0);
+    it.set_boundary_ticks(trace_event_at(it.boundary_ticks(), trace::event_kind::node_begin, it.index(),
+                                         it.current_stage(), flags));
+    if (it.folds()) {
+        it.begin_run();
+        it.disarm_begin();
+    }
+}
+
+void pipeline_engine::notify_run_end(iteration& it, std::uint64_t last_stage) noexcept {
+    const std::uint64_t nodes = last_stage - it.run_first_stage() + 1;
+    it.set_boundary_ticks(trace_event_at(0, trace::event_kind::node_fold_end, it.index(), last_stage,
+                                         static_cast<std::uint32_t>(std::min<std::uint64_t>(nodes, 0xFFFFFFFFu))));
+    it.end_run();
+}
+
+void pipeline_engine::setup_detail(const trace::recorder* r) noexcept {
+    recorder_ = r;
+    if (!r) return;
+    fold_below_ns_ = r->fold_below_ns();
+    switch (r->detail()) {
+        case trace::trace_detail::nodes: detail_state_.store(node_state, std::memory_order_relaxed); break;
+        case trace::trace_detail::folded: detail_state_.store(fold_state, std::memory_order_relaxed); break;
+        case trace::trace_detail::automatic: detail_state_.store(sampling_state, std::memory_order_relaxed); break;
+    }
+}
+
+// trace_detail::automatic: the loop's first nodes measured one by one decide for every stage at
+// once (a folded run spans stages, so the decision is the loop's). Enough nodes to see past a
+// cold start, few enough that a run of short nodes is folded almost from its beginning.
+void pipeline_engine::measure_node(std::uint64_t ticks) noexcept {
+    constexpr std::uint64_t nodes_to_measure = 1024;
+    const std::uint64_t total = sampled_ticks_.fetch_add(ticks, std::memory_order_relaxed) + ticks;
+    const std::uint64_t n = sampled_nodes_.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (n != nodes_to_measure) return;   // exactly one node end decides
+    const double mean_ns = static_cast<double>(total) * recorder_->ns_per_tick_estimate() / static_cast<double>(n);
+    const bool fold = mean_ns < static_cast<double>(fold_below_ns_);
+    trace_event(trace::event_kind::detail_decision, trace::all_stages, static_cast<std::uint64_t>(mean_ns), fold ? 1 : 0,
+                static_cast<std::uint16_t>(std::min<std::uint64_t>(n, 0xFFFF)));
+    detail_state_.store(fold ? fold_state : node_state, std::memory_order_relaxed);
 }
 
 void pipeline_engine::stage_threw(iteration& it, std::exception_ptr e) noexcept {
+    if (it.run_open()) notify_run_end(it, it.current_stage());
     trace_event(trace::event_kind::stage_exception, it.index(), it.current_stage());
     record_exception(std::move(e));
 }

@@ -27,6 +27,7 @@ piper_engine::piper_engine(scheduler& s, const pipe_condition& condition, const 
       slots_(std::make_unique<slot_record[]>(throttle_)) {
     for (unsigned k = 0; k < throttle_; ++k) slots_[k].engine = this;
     control_.engine = this;
+    setup_detail(s.impl().recorder());
 }
 
 pipeline_stats piper_engine::run() {
@@ -97,7 +98,8 @@ void piper_engine::start_iteration(std::uint64_t i) noexcept {
     outstanding_.add(1);
     r.sync.counter.store(0, std::memory_order_relaxed);
     r.finishing = false;
-    r.it.reset({this, &r.sync, i == 0 ? nullptr : &record_of(i - 1).sync, i, observer_, folding_, !lazy_, traced_});
+    r.it.reset({this, &r.sync, i == 0 ? nullptr : &record_of(i - 1).sync, i, observer_, folding_, !lazy_, traced_, false,
+                traced_ && fold_new_iterations()});
     try {
         r.frame = body_(r.it).release();
     } catch (...) {   // the body could not even start (allocation): nothing to unwind
@@ -175,6 +177,12 @@ bool piper_engine::suspend(iteration& it, std::coroutine_handle<>) noexcept {
     const std::uint64_t running_since = r.line_since;
     const std::uint64_t suspended_at = trace_now();
     r.line_since = suspended_at;
+    // A folded run ends where the iteration suspends, and the resumer's first node begins the next
+    // (end_run arms its begin). The boundary into `stage` did not skip (that would have ended the
+    // run already), so the run's last node is stage - 1.
+    const bool run_was_open = it.run_open();
+    const std::uint64_t run_first = it.run_first_stage();
+    if (run_was_open) it.end_run();
     // Once the status is published, another worker may claim the iteration, run it to the end
     // and finish the whole loop while this function still runs: hold the loop open meanwhile.
     outstanding_.add(1);
@@ -193,12 +201,19 @@ bool piper_engine::suspend(iteration& it, std::coroutine_handle<>) noexcept {
         after_claim(r, true);
         it.set_prev_seen(c);
         r.line_since = running_since;   // never really waited: the running state goes on
+        if (run_was_open) {             // nor did the run of nodes end
+            it.begin_run_at(run_first);
+            it.disarm_begin();
+        }
         suspended = false;
     }
     // Only locals from here on: a resumer may own the slot already.
-    if (suspended && suspended_at)
+    if (suspended && suspended_at) {
+        if (run_was_open)
+            trace_event_at(suspended_at, trace::event_kind::node_fold_end, index, stage - 1, clamp32(stage - run_first));
         trace_event_at(suspended_at, trace::event_kind::iteration_suspend, index, running_since, stage_operand(stage),
                        line_of(index));
+    }
     if (suspended) after_suspended();
     outstanding_.arrive();   // last touch of the engine when suspended
     return suspended;

@@ -19,6 +19,9 @@
 namespace pipescope {
 class iteration;
 class pipeline_observer;
+namespace trace {
+class recorder;
+}
 }  // namespace pipescope
 
 namespace pipescope::detail {
@@ -65,6 +68,15 @@ public:
     // Observer and tracer hooks, called only when an observer is installed or a trace recorded.
     void notify_node_end(iteration& it, std::uint64_t next_stage) noexcept;
     void notify_node_begin(iteration& it, bool waited) noexcept;
+    // Tracer, folded runs: the run of `it` ends with node (i, last_stage) now (node_fold_end).
+    void notify_run_end(iteration& it, std::uint64_t last_stage) noexcept;
+
+    // Tracer: which detail the iterations started from now on record at (docs/tracing.md, "Detail
+    // levels"). setup_detail() reads the recorder's level when the loop starts; under `automatic`
+    // the first nodes are recorded one by one and measured (notify_node_end), and once enough are
+    // measured the loop decides, records a detail_decision, and folds from then on if they are short.
+    void setup_detail(const trace::recorder* r) noexcept;
+    bool fold_new_iterations() const noexcept { return detail_state_.load(std::memory_order_relaxed) == fold_state; }
 
     // Stage 0's loop condition, evaluated by the loop's control: true when another iteration starts.
     // An exception it throws is recorded (and stops the loop) like one from a stage.
@@ -87,7 +99,14 @@ protected:
     ~pipeline_engine() = default;
 
 private:
+    void measure_node(std::uint64_t ticks) noexcept;
+
     std::atomic<bool> cancel_traced_{false};
+    enum : std::uint8_t { node_state = 0, sampling_state = 1, fold_state = 2 };
+    std::atomic<std::uint8_t> detail_state_{node_state};
+    std::atomic<std::uint64_t> sampled_ticks_{0}, sampled_nodes_{0};
+    std::uint64_t fold_below_ns_ = 0;
+    const trace::recorder* recorder_ = nullptr;
 };
 
 }  // namespace pipescope::detail

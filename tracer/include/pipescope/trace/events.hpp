@@ -61,6 +61,14 @@ enum class event_kind : std::uint8_t {
     graph_blocked,       // stage                queue                  graph_wait             -
     graph_preempted,     // stage                output packets since resumed                  -
     graph_stage_done,    // stage                -                      -                      -
+    // Folded node runs (docs/tracing.md, "Detail levels"): a node_begin opens a run of consecutive
+    // nodes one worker ran with nothing of scheduling interest between them; node_fold_end closes it
+    // (instead of a node_end). Pipelines: the run covers stages [the begin's stage, last stage] of one
+    // iteration, one node per stage. Graphs: `nodes` instances of one stage, the begin's instance first.
+    node_fold_end,       // iteration (graphs: last instance)  last stage  nodes in the run  -
+    // trace_detail::automatic decided to fold (c = 1) or to keep node slices (c = 0) for a stage
+    // (pipelines: every stage of the loop, a = all_stages) from here on, having measured b.
+    detail_decision,     // stage                mean node duration (ns)  folded (0/1)        nodes measured (saturated)
     count_               // number of kinds
 };
 
@@ -70,6 +78,8 @@ inline constexpr std::uint32_t node_waited = 1;
 inline constexpr std::uint32_t node_resumed = 2;
 // The stage operand of iteration_suspend/resume for the implicit final stage (waiting to retire).
 inline constexpr std::uint32_t final_stage_operand = 0xFFFFFFFFu;
+// detail_decision's a for a decision about every stage of a pipeline loop.
+inline constexpr std::uint64_t all_stages = ~std::uint64_t{0};
 // earliest_resume's c: at which of seed 003's three points the earliest suspended iteration was resumed.
 // blocked_begin/end's c: the thread waits because the queue it pushes to is full, or the one it
 // takes from is empty (bind-to-stage; the thread really blocks on a condition variable).

@@ -69,6 +69,8 @@ struct perfetto_write_stats {
     std::uint64_t closed_early = 0;         // slices closed because an END for an outer slice arrived
     std::uint64_t closed_at_loss = 0;       // slices open when events were lost: closed at the loss marker
     std::uint64_t dropped_events = 0;       // sum of `dropped` records
+    std::uint64_t folded_runs = 0;          // slices of folded node runs (trace_detail::folded), counted in slices
+    std::uint64_t folded_nodes = 0;         // the nodes they hold
     std::uint64_t bytes = 0;                // bytes written to the file
 };
 

@@ -19,9 +19,25 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 namespace pipescope::trace {
+
+// How much a run records of its nodes (docs/tracing.md, "Detail levels"). The runtime reads it from
+// the recorder attached to its scheduler.
+//   nodes      one slice per node (pipelines: node (i, j); graphs: one stage instance or resumption)
+//   folded     consecutive nodes one worker runs with nothing of scheduling interest between them
+//              become one slice (node_begin ... node_fold_end): the tracing analogue of seed 001 §9's
+//              dependency folding. Steals, suspensions, resumptions, throttling, wake-ups and queue
+//              blocks are never folded away: each ends the run it interrupts.
+//   automatic  nodes until the runtime has measured the nodes, then folded where their mean duration
+//              is below fold_below_ns (recorded as a detail_decision event).
+enum class trace_detail : std::uint8_t { nodes, folded, automatic };
+inline constexpr std::uint64_t default_fold_below_ns = 2000;
+std::string_view to_string(trace_detail d) noexcept;   // "nodes", "folded", "auto"
+std::optional<trace_detail> parse_trace_detail(std::string_view s) noexcept;
 
 struct chunk {
     unsigned writer = 0;            // which event_buffer filled it
@@ -110,6 +126,14 @@ public:
     // Takes the start sample again (when recording really begins later than construction).
     void restart_clock() noexcept { start_ = clock_sample::take(); }
 
+    // The detail level the runtime records at (set before attaching the recorder; default automatic).
+    void set_detail(trace_detail level, std::uint64_t fold_below_ns = default_fold_below_ns) noexcept;
+    trace_detail detail() const noexcept { return detail_; }
+    std::uint64_t fold_below_ns() const noexcept { return fold_below_ns_; }
+    // ns per tick from the start sample to now (for the runtime's automatic decisions; the writer
+    // calibrates properly). Meaningful once a millisecond or so has passed.
+    double ns_per_tick_estimate() const noexcept;
+
 private:
     friend class event_buffer;
     chunk* exchange_full(chunk* full);   // under the mutex: queue `full`, pop a free chunk (or nullptr)
@@ -124,6 +148,8 @@ private:
     std::atomic<std::size_t> free_count_{0};   // free_.size(), readable without the lock
     std::deque<chunk*> full_;
     clock_sample start_;
+    trace_detail detail_ = trace_detail::automatic;
+    std::uint64_t fold_below_ns_ = default_fold_below_ns;
 };
 
 }  // namespace pipescope::trace

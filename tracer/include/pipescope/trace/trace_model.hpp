@@ -118,14 +118,26 @@ struct flow {
 // ---------------------------------------------------------------------------------------------
 // The pipeline DAG of a run (Cilk-P's picture): nodes (i, j), stage edges down an iteration,
 // cross edges between iterations, throttling edges K iterations apart.
+//
+// A folded trace (trace_detail::folded, docs/tracing.md) records a run of consecutive nodes of one
+// iteration as one slice; the DAG keeps it as one *block* node holding stages [stage, last_stage]
+// (`nodes` of them, one per stage), each node taking an equal share of the block's time. Edges
+// between blocks stand for the edges of the nodes they hold: the cross edge into a folded block comes
+// from the block of i-1 holding its last stage (the latest node of i-1 any of its nodes can wait
+// for), so the span over blocks is an upper bound of the span over nodes (pipeline_dag::folded_blocks
+// says whether that approximation is in play).
 
 struct dag_node {
     std::uint64_t iteration = 0;
-    std::uint64_t stage = 0;
+    std::uint64_t stage = 0;            // the (first) stage
+    std::uint64_t last_stage = 0;       // == stage unless a folded block
     std::uint64_t start = 0, end = 0;
+    std::uint32_t nodes = 1;            // nodes it stands for: > 1 for a folded block
     int worker = -1;
     bool waited = false;                // entered through stage_wait: it has a cross edge
     event_ref slice;                    // its node slice
+    bool folded() const { return nodes > 1; }
+    bool holds(std::uint64_t s) const { return s >= stage && s <= last_stage; }
 };
 
 enum class dag_edge_kind : std::uint8_t {
@@ -145,7 +157,9 @@ struct pipeline_dag {
     std::vector<dag_edge> edges;        // grouped by target node
     std::uint64_t K = 0;                // throttle (program.K of the metadata); 0 = unknown
     std::uint64_t iterations = 0;       // distinct iterations with nodes
-    // The node (i, j), or no_index.
+    std::uint64_t node_count = 0;       // nodes, those inside folded blocks included
+    std::uint64_t folded_blocks = 0;    // dag_nodes that are folded blocks (0: every node is its own)
+    // The node (i, j) or the folded block holding it, or no_index.
     std::uint32_t find(std::uint64_t iteration, std::uint64_t stage) const;
 };
 
