@@ -421,7 +421,7 @@ TEST_CASE("bind-to-stage: stage threads record into their own tracks; queue fill
     const auto path = checked_trace_path("bind-to-stage.pftrace");
     std::filesystem::remove(path);
     {
-        trace::perfetto_writer out(path);
+        trace::perfetto_writer out(path, {.counter_quantum_ns = 0});   // every counter sample (counted below)
         out.begin_run({"bts-test · bind-to-stage · P=2", P,
                        R"({"policy":"bind-to-stage","program":{"kind":"pipeline","K":2,"c":2,"queue":2}})", {}},
                       trace::run_clock::calibrating(rec.start_clock()));

@@ -248,7 +248,7 @@ TEST_CASE("piper-earliest: the trace shows the suspended list and where each res
     const auto path = checked_trace_path("policy-piper-earliest.pftrace");
     std::filesystem::remove(path);
     {
-        trace::perfetto_writer out(path);
+        trace::perfetto_writer out(path, {.counter_quantum_ns = 0});   // every counter sample (counted below)
         out.begin_run({"piling · piper-earliest · P=2", P, R"({"workload":"piling","policy":"piper-earliest"})", {}},
                       trace::run_clock::calibrating(start));
         for (unsigned w = 0; w < P; ++w) out.add_chunk(w, by_worker[w].data(), by_worker[w].size());

@@ -386,7 +386,7 @@ TEST_CASE("tbb: tokens in flight never exceed N in the trace; items park in seri
     const auto path = checked_trace_path("tbb-tokens.pftrace");
     std::filesystem::remove(path);
     {
-        trace::perfetto_writer out(path);
+        trace::perfetto_writer out(path, {.counter_quantum_ns = 0});   // every counter sample (counted below)
         out.begin_run({"tbb-test · tbb · P=2", P, R"({"policy":"tbb","program":{"kind":"pipeline","K":3}})", {}},
                       trace::run_clock::calibrating(rec.start_clock()));
         for (unsigned w = 0; w < P; ++w) out.add_chunk(w, by_worker[w].data(), by_worker[w].size());

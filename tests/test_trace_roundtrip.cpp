@@ -59,7 +59,7 @@ TEST_CASE("trace round trip: the model reads back what the runtime recorded, eve
     for (const bool compress : {true, false}) {
         INFO("compressed: " << compress);
         std::ostringstream bytes;
-        trace::perfetto_writer out(bytes, {compress, 1});
+        trace::perfetto_writer out(bytes, {compress, 1, 0});   // quantum 0: every counter sample, counted below
         out.begin_run({"pipe-fib-64 · piper · P=2", P, R"({"program":{"kind":"pipeline","K":3}})", {}},
                       trace::run_clock::fixed(conv, run.start.ticks));
         for (unsigned w = 0; w < P; ++w) {   // in several chunks, workers interleaved

@@ -1,5 +1,6 @@
 #include <pipescope/trace/perfetto_writer.hpp>
 
+#include "counter_coalescer.hpp"
 #include "perfetto_fields.hpp"
 #include "track_event_sequence.hpp"
 
@@ -15,6 +16,8 @@
 #include <utility>
 
 namespace pipescope::trace {
+
+using detail::counter_coalescer;
 
 namespace {
 
@@ -82,6 +85,7 @@ void add(perfetto_write_stats& total, const perfetto_write_stats& s) {
     total.dropped_events += s.dropped_events;
     total.folded_runs += s.folded_runs;
     total.folded_nodes += s.folded_nodes;
+    total.counter_samples += s.counter_samples;
 }
 
 struct track_descriptor {
@@ -111,11 +115,13 @@ void write_descriptor(proto::writer& w, const track_descriptor& d) {
 // timestamp; which line tracks are described already. Nothing grows with the run's length.
 class perfetto_writer::run_state {
 public:
-    run_state(unsigned index, run_info info, run_clock clock)
-        : index_(index), info_(std::move(info)), clock_(std::move(clock)), run_seq_(run_sequence(index), 0) {
+    run_state(unsigned index, run_info info, run_clock clock, std::uint64_t counter_quantum_ns)
+        : index_(index), info_(std::move(info)), clock_(std::move(clock)), counter_quantum_(counter_quantum_ns),
+          run_seq_(run_sequence(index), 0) {
         workers_.reserve(info_.workers);
         for (unsigned w = 0; w < info_.workers; ++w)
-            workers_.push_back({track_event_sequence(worker_sequence(index, w), thread_uuid(index, w)), {}, 0, true});
+            workers_.push_back({track_event_sequence(worker_sequence(index, w), thread_uuid(index, w)), {}, 0, true,
+                                counter_coalescer(counter_quantum_)});
         n_.stolen = names_.id("stolen");
         n_.steal = names_.id("steal");
         n_.idle = names_.id("idle");
@@ -183,7 +189,8 @@ public:
         // recorder's add_writer): its thread track is described at its first record.
         while (worker >= workers_.size()) {
             const auto k = static_cast<unsigned>(workers_.size());
-            workers_.push_back({track_event_sequence(worker_sequence(index_, k), thread_uuid(index_, k)), {}, 0, false});
+            workers_.push_back({track_event_sequence(worker_sequence(index_, k), thread_uuid(index_, k)), {}, 0, false,
+                                counter_coalescer(counter_quantum_)});
         }
         worker_state& ws = workers_[worker];
         if (!ws.described && count > 0) describe_extra_thread(worker, ws, records[0], w);
@@ -192,6 +199,7 @@ public:
     }
 
     void write_end(proto::writer& w) {
+        for (worker_state& ws : workers_) flush_counters(ws, w);
         std::uint64_t end_ts = clock_.start_ns();
         for (const worker_state& ws : workers_) end_ts = std::max(end_ts, ws.last_ts);
         // A slice still open when recording stopped (a worker idle or parked until the end) lasted
@@ -221,6 +229,7 @@ private:
         std::vector<event_kind> open;   // BEGIN kinds of the slices open on this track, innermost last
         std::uint64_t last_ts;
         bool described;                 // its thread track descriptor is written
+        counter_coalescer counters;     // this sequence's counter samples, coalesced per quantum
         std::optional<event_record> pending_node = {};   // an open node's BEGIN, not written yet (emit_node_begin)
         std::uint64_t pending_ts = 0;
     };
@@ -369,9 +378,16 @@ private:
     }
 
     void counter(worker_state& ws, std::uint64_t ts, std::uint64_t track, std::int64_t value, proto::writer& w) {
+        ws.counters.add(track, ts, value, [&](std::uint64_t tr, std::uint64_t t, std::int64_t v) { counter_now(ws, t, tr, v, w); });
+        ++stats_.counter_samples;
+    }
+    void counter_now(worker_state& ws, std::uint64_t ts, std::uint64_t track, std::int64_t value, proto::writer& w) {
         track_event_packet e = at(ts, event_type::counter, 0, track);
         e.counter_value = value;
         emit(ws.seq, e, w);
+    }
+    void flush_counters(worker_state& ws, proto::writer& w) {
+        ws.counters.flush([&](std::uint64_t tr, std::uint64_t t, std::int64_t v) { counter_now(ws, t, tr, v, w); });
     }
 
     void convert(unsigned worker, worker_state& ws, const event_record& r, proto::writer& w);
@@ -438,6 +454,7 @@ private:
     unsigned index_;
     run_info info_;
     run_clock clock_;
+    std::uint64_t counter_quantum_;
     name_table names_;
     fixed_names n_{};
     track_event_sequence run_seq_;
@@ -667,6 +684,7 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
                 ++stats_.closed_at_loss;
             }
             stats_.dropped_events += r.a;
+            flush_counters(ws, w);
             ws.seq.mark_loss();
             emit(ws.seq, at(ts, event_type::instant, n_.events_lost).arg(arg_key::dropped, r.a), w);
             break;
@@ -698,7 +716,7 @@ void perfetto_writer::begin_run(run_info info, run_clock clock) {
     if (info.workers == 0 || info.workers > max_workers)
         throw std::invalid_argument("perfetto_writer: a run needs 1.." + std::to_string(max_workers) + " workers");
     if (run_index_ >= max_runs) throw std::length_error("perfetto_writer: too many runs in one trace");
-    run_ = std::make_unique<run_state>(run_index_, std::move(info), std::move(clock));
+    run_ = std::make_unique<run_state>(run_index_, std::move(info), std::move(clock), options_.counter_quantum_ns);
     proto::writer w(packets_);
     run_->write_start(w);
     write_packets(packets_);

@@ -54,6 +54,9 @@ struct writer_options {
     // Wrap each converted chunk in a zlib-compressed `compressed_packets` packet (level 1..9).
     bool compress = true;
     int compression_level = 1;
+    // Counter changes of one recording thread closer together than this collapse into one sample
+    // (plus the window's peak if it came earlier): docs/tracing.md, "Counters". 0 writes every sample.
+    std::uint64_t counter_quantum_ns = 1000;
 };
 
 // What was written, summed over all runs (a run's own figures go into its "run summary").
@@ -71,6 +74,7 @@ struct perfetto_write_stats {
     std::uint64_t dropped_events = 0;       // sum of `dropped` records
     std::uint64_t folded_runs = 0;          // slices of folded node runs (trace_detail::folded), counted in slices
     std::uint64_t folded_nodes = 0;         // the nodes they hold
+    std::uint64_t counter_samples = 0;      // counter records converted (counter_values: what was written)
     std::uint64_t bytes = 0;                // bytes written to the file
 };
 
