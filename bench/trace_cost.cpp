@@ -6,7 +6,8 @@
 //      and a coarse serial–parallel–serial pipeline (50 µs per item), on P = 1 and 2 workers.
 //      "record": a consumer drains full chunks and discards them (the recording cost alone);
 //      "record+write": the CLI's path, the streaming Perfetto writer compressing into a file;
-//   3. the writer: bytes per event with and without compression, and events converted per second.
+//   3. the writer: bytes per event with and without compression (at each level of --levels), and
+//      events converted (and compressed) per second. --writer-only runs this section alone.
 // Prints medians of several runs with their spread; asserts nothing about time.
 #include "bench_common.hpp"
 #include "sps_pipeline.hpp"
@@ -16,11 +17,14 @@
 #include <pipescope/trace/recorder.hpp>
 #include <pipescope/workloads/pipe_fib.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -150,7 +154,9 @@ void overhead(const program& p, unsigned workers, int runs) {
 // ---------------------------------------------------------------------------------------------
 // 3. The writer
 
-void writer_cost(int runs) {
+// Converts the same recorded chunks (a pipe-fib-64 run) plain and at each compression level, the
+// configurations interleaved within each round so that a noisy machine slows them alike.
+void writer_cost(int runs, const std::vector<int>& levels) {
     scheduler s({2});
     trace::recorder rec(s.workers(), std::size_t{1} << 30);
     s.attach_recorder(&rec);
@@ -166,23 +172,33 @@ void writer_cost(int runs) {
     });
     const trace::tick_converter conv(rec.start_clock(), trace::clock_sample::take());
     const auto path = std::filesystem::temp_directory_path() / "pipescope-bench-writer.pftrace";
-    for (const bool compress : {false, true}) {
+    struct config {
+        bool compress;
+        int level;
         std::vector<double> seconds;
         std::uint64_t bytes = 0;
-        for (int r = 0; r < runs; ++r) {
-            trace::perfetto_writer w(path, {compress, 1});
-            seconds.push_back(bench::time_seconds([&] {
+    };
+    std::vector<config> configs{{false, 1, {}}};
+    for (const int level : levels) configs.push_back({true, level, {}});
+    for (int r = 0; r < runs; ++r) {
+        for (auto& c : configs) {
+            trace::perfetto_writer w(path, {c.compress, c.level});
+            c.seconds.push_back(bench::time_seconds([&] {
                 w.begin_run({"pipe-fib-64", 2, "{}", {}}, trace::run_clock::fixed(conv, rec.start_clock().ticks));
                 for (const auto& [worker, rs] : chunks) w.add_chunk(worker, rs.data(), rs.size());
                 w.end_run();
                 w.finish();
             }));
-            bytes = w.stats().bytes;
+            c.bytes = w.stats().bytes;
         }
-        const auto t = bench::summarize(seconds);
-        std::printf("  %-10s %.2f bytes per event, %.1f M events/s converted (%s for %.2fM events)\n",
-                    compress ? "compressed" : "plain", static_cast<double>(bytes) / static_cast<double>(events),
-                    static_cast<double>(events) / t.median / 1e6, bench::fmt_time(t).c_str(),
+    }
+    for (const auto& c : configs) {
+        const auto t = bench::summarize(c.seconds);
+        const std::string name = c.compress ? "level " + std::to_string(c.level) : "plain";
+        std::printf("  %-10s %.2f bytes per event, %.1f M events/s converted (min %.1f, max %.1f; %s for %.2fM events)\n",
+                    name.c_str(), static_cast<double>(c.bytes) / static_cast<double>(events),
+                    static_cast<double>(events) / t.median / 1e6, static_cast<double>(events) / t.max / 1e6,
+                    static_cast<double>(events) / t.min / 1e6, bench::fmt_time(t).c_str(),
                     static_cast<double>(events) / 1e6);
     }
     std::filesystem::remove(path);
@@ -193,35 +209,51 @@ void writer_cost(int runs) {
 int main(int argc, char** argv) {
     int runs = 5;
     unsigned n = 30000;
+    bool writer_only = false;
+    std::vector<int> levels{1};
     const bool go = bench::parse_command_line(
         argc, argv, "What tracing costs: ns per event, run time with tracing off/on, the writer's bytes and speed.",
         {{"--runs", "measured runs per cell (default 5)",
           [&](const std::string& v) { runs = static_cast<int>(bench::parse_positive(v)); }},
-         {"--n", "pipe-fib computes F_n (default 30000)", [&](const std::string& v) { n = unsigned(bench::parse_positive(v)); }}});
+         {"--n", "pipe-fib computes F_n (default 30000)", [&](const std::string& v) { n = unsigned(bench::parse_positive(v)); }},
+         {"--writer-only", "run section 3 (the writer) only", [&](const std::string&) { writer_only = true; }, false},
+         {"--levels", "compression levels section 3 measures, e.g. 1,6,9 (default 1)",
+          [&](const std::string& v) {
+              levels.clear();
+              for (std::size_t at = 0; at <= v.size();) {
+                  const std::size_t comma = std::min(v.find(',', at), v.size());
+                  const auto level = bench::parse_positive(v.substr(at, comma - at));
+                  if (level > 9) throw std::invalid_argument("levels are 1..9");
+                  levels.push_back(static_cast<int>(level));
+                  at = comma + 1;
+              }
+          }}});
     if (!go) return 0;
     bench::print_machine();
 
-    std::printf("\n1. recording, per event\n");
-    clock_cost();
-    per_event_cost(1, runs);
-    const unsigned hw = std::max(2u, std::thread::hardware_concurrency());
-    per_event_cost(hw, runs);
+    if (!writer_only) {
+        std::printf("\n1. recording, per event\n");
+        clock_cost();
+        per_event_cost(1, runs);
+        const unsigned hw = std::max(2u, std::thread::hardware_concurrency());
+        per_event_cost(hw, runs);
 
-    std::printf("\n2. run time, tracing off vs on (median (spread) of %d runs)\n", runs);
-    const unsigned rounds = bench::sps::calibrate_rounds(50.0);
-    const bench::sps::workload coarse{4000, rounds};
-    const std::uint64_t coarse_checksum = bench::sps::run_serial(coarse);
-    const std::vector<program> programs = {
-        {"sps-50us", [&](scheduler& s) {
-             std::vector<bench::sps::work_item> ring(4 * s.workers());
-             if (bench::sps::run_pipescope(s, coarse, ring) != coarse_checksum) std::abort();
-         }},
-        {"pipe-fib-256", [&](scheduler& s) { workloads::pipe_fib_pipeline(s, n, 256, {}); }},
-        {"pipe-fib", [&](scheduler& s) { workloads::pipe_fib_pipeline(s, n, 1, {}); }},
-    };
-    for (const auto& p : programs)
-        for (unsigned workers : {1u, 2u}) overhead(p, workers, runs);
+        std::printf("\n2. run time, tracing off vs on (median (spread) of %d runs)\n", runs);
+        const unsigned rounds = bench::sps::calibrate_rounds(50.0);
+        const bench::sps::workload coarse{4000, rounds};
+        const std::uint64_t coarse_checksum = bench::sps::run_serial(coarse);
+        const std::vector<program> programs = {
+            {"sps-50us", [&](scheduler& s) {
+                 std::vector<bench::sps::work_item> ring(4 * s.workers());
+                 if (bench::sps::run_pipescope(s, coarse, ring) != coarse_checksum) std::abort();
+             }},
+            {"pipe-fib-256", [&](scheduler& s) { workloads::pipe_fib_pipeline(s, n, 256, {}); }},
+            {"pipe-fib", [&](scheduler& s) { workloads::pipe_fib_pipeline(s, n, 1, {}); }},
+        };
+        for (const auto& p : programs)
+            for (unsigned workers : {1u, 2u}) overhead(p, workers, runs);
+    }
 
-    std::printf("\n3. the Perfetto writer (a pipe-fib-64 run with K=4 on 2 workers)\n");
-    writer_cost(runs);
+    std::printf("\n3. the Perfetto writer (a pipe-fib-64 run with K=4 on 2 workers; median of %d interleaved runs)\n", runs);
+    writer_cost(runs, levels);
 }
