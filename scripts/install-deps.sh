@@ -16,7 +16,7 @@ packages=(
     # toolchain and build
     build-essential cmake ninja-build pkg-config git
     # libraries the runtime, tracer, tests and benchmarks use
-    libtbb-dev catch2 nlohmann-json3-dev zlib1g-dev libssl-dev
+    libtbb-dev catch2 nlohmann-json3-dev zlib1g-dev libdeflate-dev libssl-dev
     # viewer (GLFW + Dear ImGui + OpenGL) and its headless test environment
     libglfw3-dev libimgui-dev libgl-dev xvfb xauth mesa-utils libgl1-mesa-dri
     # the libFuzzer build of the trace reader (scripts/fuzz.sh): clang and its runtime libraries

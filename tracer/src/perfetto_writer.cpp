@@ -2,11 +2,10 @@
 
 #include "counter_coalescer.hpp"
 #include "perfetto_fields.hpp"
+#include "packet_compressor.hpp"
 #include "track_event_sequence.hpp"
 
 #include <pipescope/trace/proto_writer.hpp>
-
-#include <zlib.h>
 
 #include <algorithm>
 #include <optional>
@@ -750,12 +749,10 @@ void perfetto_writer::write_packets(std::vector<std::uint8_t>& packets) {
     const std::vector<std::uint8_t>* payload = &packets;
     std::vector<std::uint8_t> header;
     if (options_.compress) {
-        uLongf size = compressBound(static_cast<uLong>(packets.size()));
-        compressed_.resize(size);
-        const int rc = compress2(compressed_.data(), &size, packets.data(), static_cast<uLong>(packets.size()),
-                                 std::clamp(options_.compression_level, 1, 9));
-        if (rc != Z_OK) throw std::runtime_error("perfetto_writer: zlib compression failed (" + std::to_string(rc) + ")");
-        compressed_.resize(size);
+        // libdeflate, zlib format (packet_compressor.hpp); one compressor per level and thread, reused.
+        thread_local detail::packet_compressor compressor;
+        compressor.compress(packets, options_.compression_level, compressed_);
+        const std::size_t size = compressed_.size();
         proto::writer h(header);
         h.tag(f::trace_packet, proto::wire::len);
         h.varint(proto::varint_size((f::compressed_packets << 3) | 2) + proto::varint_size(size) + size);
