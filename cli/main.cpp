@@ -31,7 +31,7 @@ namespace {
 constexpr const char* usage_text =
     "usage: pipescope run <workload> [--policy NAME] [--workers N] [--size tiny|small|large] [--seed N]\n"
     "                     [--param key=value]... [-o trace.pftrace [--no-trace] [--trace-buffer MiB]\n"
-    "                     [--trace-plain] [--trace-detail nodes|folded|auto]]\n"
+    "                     [--trace-plain] [--trace-detail nodes|folded|auto] [--counter-quantum NS]]\n"
     "       pipescope validate <trace.pftrace>\n"
     "       pipescope export-json <trace.pftrace> <out.json>\n"
     "       pipescope stats <trace.pftrace>... [--run NAME] [--json]\n"
@@ -97,6 +97,16 @@ run_args parse_run(const std::vector<std::string>& args) {
             const auto d = pipescope::trace::parse_trace_detail(v);
             if (!d) throw usage_error("--trace-detail " + v + ": expected nodes, folded or auto");
             r.trace_detail = *d;
+        } else if (a == "--counter-quantum") {
+            const std::string& v = value();
+            try {
+                std::size_t used = 0;
+                const unsigned long long ns = std::stoull(v, &used);
+                if (used != v.size() || v[0] == '-' || ns > 1'000'000'000ull) throw std::invalid_argument(v);
+                r.counter_quantum_ns = ns;
+            } catch (const std::exception&) {
+                throw usage_error("--counter-quantum " + v + ": expected nanoseconds between 0 (every sample) and 1000000000");
+            }
         }
         else if (!a.empty() && a[0] == '-') throw usage_error("unknown option " + a);
         else if (r.workload.empty()) r.workload = a;

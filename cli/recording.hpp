@@ -8,6 +8,7 @@
 #include <pipescope/workloads/workload.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <stop_token>
 #include <string>
@@ -32,6 +33,7 @@ struct run_args {
     bool trace = true;                   // --no-trace turns recording off even with -o
     // --trace-detail nodes|folded|auto (docs/tracing.md, "Detail levels")
     pipescope::trace::trace_detail trace_detail = pipescope::trace::trace_detail::automatic;
+    std::uint64_t counter_quantum_ns = 1000;   // --counter-quantum (docs/tracing.md, "Counters")
     std::vector<std::string> params;     // as given, for the trace's metadata
 };
 

@@ -18,7 +18,7 @@ me="demo.sh"
 # What the demo runs: every workload under every policy, at this size.
 workloads=(ferret pipe-fib-256 dedup x264 pipe-fib)
 policies=(serial piper piper-earliest tbb bind-to-stage)
-traced_workloads=(ferret pipe-fib-256 x264)
+traced_workloads=(ferret pipe-fib-256 x264 pipe-fib)
 size=small
 # The runs the viewer compares at the end (ferret, recorded above).
 compared_policies=(piper tbb bind-to-stage)
@@ -63,10 +63,9 @@ build() {
 run_job() {
     local workload="$1" policy="$2"
     local -a cmd=("$cli" run "$workload" --size "$size" --policy "$policy")
-    # Parallel runs of the coarse-grained workloads are recorded as Perfetto traces. (The serial
-    # elision runs on the calling thread and has no workers to record; fine-grained pipe-fib makes
-    # hundreds of millions of events at this size — one per 2.5 ns stage — faster than any writer
-    # can stream them, so its trace would mostly say where events were dropped.)
+    # Parallel runs are recorded as Perfetto traces (the serial elision runs on the calling thread
+    # and has no workers to record). Fine-grained pipe-fib runs one-bit stages of about 2.5 ns: its
+    # trace folds them into runs (--trace-detail auto, the default; docs/tracing.md, "Detail levels").
     if [[ "$policy" != serial && " ${traced_workloads[*]} " == *" $workload "* ]]; then
         mkdir -p "$trace_dir"
         cmd+=(-o "$trace_dir/$workload-$policy.pftrace")
