@@ -140,7 +140,7 @@ public:
         const auto& st = writer_.stats();
         char line[512];
         std::snprintf(line, sizeof line,
-                      "  trace     %s: %llu slices, %llu flows, %llu counter values; %.1f MB, %.1f bytes per event\n",
+                      "  trace     %s: %llu slices, %llu flows, %llu counter values; %.1f MB, %.2f bytes per event\n",
                       trace_path_.c_str(), (unsigned long long)st.slices, (unsigned long long)st.flows,
                       (unsigned long long)st.counter_values, static_cast<double>(st.bytes) / 1e6,
                       st.records ? static_cast<double>(st.bytes) / static_cast<double>(st.records + 2 * (st.folded_nodes - st.folded_runs)) : 0.0);

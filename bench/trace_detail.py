@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Tracing fine-grained runs (issue 18's targets): traced vs untraced time, dropped events, file size,
+bytes per event and counter values per queue operation, as `pipescope run` reports them.
+
+    bench/trace_detail.py [--cli build-bench/cli/pipescope] [--runs 5] [--quick]
+
+For every configuration it runs `pipescope run ... --no-trace` and `pipescope run ... -o FILE` (the
+default options: --trace-detail auto) alternately, RUNS times each, so that the machine's drift hits
+both alike, and prints medians with their spread (min-max) and the load average. The time is the
+CLI's own measurement of the measured run (the serial reference is not in it); the traced time
+includes recording and the writer thread streaming the file.
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+PIPELINES = [  # (workload, size, policy)
+    ("pipe-fib", "small", "piper"),
+    ("pipe-fib-256", "large", "piper"),
+    ("ferret", "large", "piper"),
+    ("dedup", "large", "piper"),
+    ("x264", "large", "piper"),
+]
+GRAPHS = [("ray-1", "small", "gramps"), ("fm-radio", "small", "gramps")]
+
+
+def run_cli(cli, args):
+    p = subprocess.run([cli, "run"] + args, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"trace_detail.py: pipescope run {' '.join(args)} failed ({p.returncode}):\n{p.stderr}")
+    out = p.stdout
+    m = re.search(r"^\s+time\s+([0-9.]+) s", out, re.M)
+    if not m:
+        sys.exit(f"trace_detail.py: no time in the output of pipescope run {' '.join(args)}:\n{out}")
+    r = {"time": float(m.group(1)), "dropped": 0}
+    if (m := re.search(r"trace\s+\S+: (\d+) slices, (\d+) flows, (\d+) counter values; ([0-9.]+) MB, ([0-9.]+) bytes per event", out)):
+        r.update(slices=int(m.group(1)), counters=int(m.group(3)), mb=float(m.group(4)), bpe=float(m.group(5)))
+    if (m := re.search(r"WARNING\s+(\d+) events were dropped", out)):
+        r["dropped"] = int(m.group(1))
+    if (m := re.search(r"folded runs hold (\d+) nodes", out)):
+        r["folded_nodes"] = int(m.group(1))
+    if (m := re.search(r"graph\s+(\d+) instances, (\d+) resumptions", out)):
+        r["instances"] = int(m.group(1)) + int(m.group(2))
+    return r
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def spread(xs):
+    return f"{min(xs):.3f}-{max(xs):.3f}" if xs else "-"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cli", default="build-bench/cli/pipescope")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="size small everywhere, 3 runs")
+    ap.add_argument("--workers", default="1,2")
+    a = ap.parse_args()
+    runs = 3 if a.quick else a.runs
+    tmp = tempfile.mkdtemp(prefix="pipescope-trace-detail-")
+    print(f"# tracing fine-grained runs: traced (default options) vs untraced, medians of {runs} interleaved runs")
+    print(f"# load average at start: {os.getloadavg()[0]:.2f}; cli {a.cli}")
+    print(f"{'workload':14} {'size':5} {'policy':7} {'P':>2} {'untraced s':>10} {'traced s':>10} {'ratio':>6} "
+          f"{'ratio spread':>13} {'dropped':>8} {'MB':>6} {'B/event':>7} {'slices':>8} {'counters':>9} {'ctr/inst':>8}")
+    for (workload, size, policy) in PIPELINES + GRAPHS:
+        if a.quick:
+            size = "small" if size == "large" else size
+        for P in [int(x) for x in a.workers.split(",")]:
+            base = [workload, "--size", size, "--policy", policy, "--workers", str(P)]
+            off, on, ratios = [], [], []
+            for _ in range(runs):
+                u = run_cli(a.cli, base + ["--no-trace"])
+                t = run_cli(a.cli, base + ["-o", os.path.join(tmp, "t.pftrace")])
+                off.append(u["time"])
+                on.append(t)
+                ratios.append(t["time"] / u["time"])
+            last = on[-1]
+            per_inst = (f"{last['counters'] / last['instances']:.2f}" if last.get("instances") else "-")
+            print(f"{workload:14} {size:5} {policy:7} {P:>2} {med(off):10.4f} {med([t['time'] for t in on]):10.4f} "
+                  f"{med(ratios):6.3f} {spread(ratios):>13} {max(t['dropped'] for t in on):>8} {med([t['mb'] for t in on]):6.1f} "
+                  f"{med([t['bpe'] for t in on]):7.2f} {last['slices']:>8} {last['counters']:>9} {per_inst:>8}", flush=True)
+    print(f"# load average at end: {os.getloadavg()[0]:.2f}")
+    print("# ratio = traced / untraced time of the same run (median of the per-pair ratios); dropped = the most any traced")
+    print("# run lost; B/event counts a folded run as the events it replaces; ctr/inst = counter values per stage instance")
+
+
+if __name__ == "__main__":
+    main()
