@@ -140,6 +140,9 @@ int validate_trace(const std::vector<std::string>& args) {
                 args[0].c_str(), bytes.size(), (unsigned long long)s.packets, (unsigned long long)s.tracks,
                 (unsigned long long)s.slices, (unsigned long long)s.open_slices, (unsigned long long)s.unmatched_ends,
                 (unsigned long long)s.instants, (unsigned long long)s.flows, (unsigned long long)s.counter_values);
+    if (s.folded_slices)
+        std::printf("  %llu of the slices are folded node runs (trace detail folded or auto: docs/tracing.md)\n",
+                    (unsigned long long)s.folded_slices);
     for (const auto& p : s.problems) std::printf("  problem: %s\n", p.c_str());
     // A pipescope run begins with a "run" instant and ends with a "run summary": a recording that
     // was cut short (the process killed, a NAME.tmp left behind) has the first without the second.

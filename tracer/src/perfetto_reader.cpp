@@ -731,7 +731,14 @@ public:
     void add(std::uint64_t type, std::uint64_t track, std::string_view name, const std::vector<std::uint64_t>& flows,
              const std::vector<std::uint64_t>& terminating) {
         switch (type) {
-            case 1: ++s_.slices; ++depth_[track]; break;
+            case 1:
+                ++s_.slices;
+                ++depth_[track];
+                // A folded node run (docs/tracing.md, "Detail levels"): "stage 3–40" or "stage 2 ×17".
+                if (name.substr(0, 6) == "stage " &&
+                    (name.find("\xE2\x80\x93") != std::string_view::npos || name.find("\xC3\x97") != std::string_view::npos))
+                    ++s_.folded_slices;
+                break;
             case 2: {
                 std::uint64_t& d = depth_[track];
                 if (d == 0) ++s_.unmatched_ends;

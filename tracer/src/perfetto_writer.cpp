@@ -296,7 +296,7 @@ private:
             e.terminating_flow = flow_id(flow_kind::resume, index_, r.a);
             ++stats_.flows;
         }
-        if (fold) {
+        if (fold && fold->c > 1) {
             ++stats_.folded_runs;
             stats_.folded_nodes += fold->c;
         }

@@ -178,6 +178,7 @@ perfetto_file read_perfetto(std::string_view bytes, const read_options& options 
 struct perfetto_summary {
     std::uint64_t packets = 0, tracks = 0, slices = 0, open_slices = 0, unmatched_ends = 0, instants = 0,
                   flows = 0, counter_values = 0, runs = 0, run_summaries = 0;
+    std::uint64_t folded_slices = 0;     // slices of folded node runs ("stage 3–40", "stage 2 ×17")
     std::vector<std::string> problems;   // as perfetto_file::problems
 };
 perfetto_summary summarize(const perfetto_file& f);
