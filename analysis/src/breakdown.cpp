@@ -96,6 +96,7 @@ run_breakdown compute_breakdown(const run_scope& r) {
     out.stall_derived = any_lines;
 
     const tm::string_id failed_id = find_string(m, "failed_steals");
+    const node_arg_ids ids = node_arg_ids::of(m);
     const tm::string_id steal_id = find_string(m, "steal");
 
     std::vector<open_slice> stack;
@@ -189,7 +190,11 @@ run_breakdown compute_breakdown(const run_scope& r) {
         for (const tm::slice& s : t.slices) {
             std::uint64_t b = std::clamp(s.begin, start, end), e = open_at_end(s) ? end : std::clamp(s.end, b, end);
             const slice_kind k = kinds[s.name];
-            if (k == slice_kind::node) ++w.nodes;
+            if (k == slice_kind::node) {
+                const node_extent x = node_extent_of(m, s, ids);
+                w.nodes += x.nodes;
+                w.folded_runs += x.folded();
+            }
             if (k == slice_kind::idle && failed_id != tm::no_index)
                 for (auto* a = m.args_begin(s); a != m.args_end(s); ++a)
                     if (a->name == failed_id) w.failed_steals += a->bits();
@@ -218,6 +223,7 @@ run_breakdown compute_breakdown(const run_scope& r) {
         for (int c = 0; c < time_category_count; ++c) out.total.time.ns[c] += ts.ns[c];
         out.total.time.span += ts.span;
         out.total.nodes += w.nodes;
+        out.total.folded_runs += w.folded_runs;
         out.total.steals += w.steals;
         out.total.failed_steals += w.failed_steals;
         out.workers.push_back(std::move(w));

@@ -2,6 +2,7 @@
 #include <pipescope/analysis/dag_bounds.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 namespace pipescope::analysis {
 
@@ -104,11 +105,54 @@ span_result longest_path(const tm::pipeline_dag& dag, bool with_throttle) {
     out.span = dist[best];
     for (std::uint32_t v = best; v != tm::no_index; v = pred[v]) {
         const auto& node = dag.nodes[v];
-        out.critical_path.push_back({v, node.iteration, node.stage, node.start, node.end, node.worker, via[v]});
+        out.critical_path.push_back({v, node.iteration, node.stage, std::max(node.stage, node.last_stage),
+                                     std::max<std::uint64_t>(1, node.nodes), node.start, node.end, node.worker, via[v]});
         out.throttle_edges_on_path += via[v] == path_edge::throttle;
     }
     std::reverse(out.critical_path.begin(), out.critical_path.end());
     return out;
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> path_time_by_stage(const span_result& path) {
+    // Each block adds duration / stages to every stage of its range: a sweep over the ranges' ends
+    // (O(path log path + stages covered), not one step per node of the blocks).
+    struct change {
+        std::uint64_t stage;
+        long double rate;   // ns per stage the range adds from here on (subtracts when !open)
+        bool open;
+    };
+    std::vector<change> ev;
+    ev.reserve(2 * path.critical_path.size());
+    for (const auto& n : path.critical_path) {
+        const std::uint64_t last = std::max(n.stage, n.last_stage);
+        const long double rate = static_cast<long double>(n.end > n.begin ? n.end - n.begin : 0) / static_cast<long double>(last - n.stage + 1);
+        ev.push_back({n.stage, rate, true});
+        if (last != ~std::uint64_t{0}) ev.push_back({last + 1, rate, false});
+    }
+    std::sort(ev.begin(), ev.end(), [](const change& a, const change& b) { return a.stage < b.stage; });
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+    long double rate = 0;
+    std::size_t active = 0;   // ranges covering the current stages
+    for (std::size_t k = 0; k < ev.size();) {
+        const std::uint64_t at = ev[k].stage;
+        for (; k < ev.size() && ev[k].stage == at; ++k) {
+            rate += ev[k].open ? ev[k].rate : -ev[k].rate;
+            if (ev[k].open) ++active;
+            else --active;
+        }
+        if (active == 0) continue;
+        const std::uint64_t until = k < ev.size() ? ev[k].stage : at + 1;   // the last range reaching the last stage
+        const auto ns = static_cast<std::uint64_t>(std::llround(static_cast<double>(std::max<long double>(rate, 0))));
+        for (std::uint64_t j = at; j < until; ++j) out.emplace_back(j, ns);
+    }
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    return out;
+}
+
+std::uint64_t path_nodes(const span_result& path) {
+    std::uint64_t n = 0;
+    for (const auto& p : path.critical_path) n += p.nodes;
+    return n;
 }
 
 dag_bounds compute_dag_bounds(const run_scope& scope, unsigned workers, std::optional<double> reference_seconds) {
@@ -119,13 +163,27 @@ dag_bounds compute_dag_bounds(const run_scope& scope, unsigned workers, std::opt
     if (!r || r->dag.nodes.empty()) return b;
     const tm::pipeline_dag& dag = r->dag;
     b.available = true;
-    b.nodes = dag.nodes.size();
+    b.blocks = dag.nodes.size();
     b.edges = dag.edges.size();
     b.iterations = dag.iterations;
     b.K = dag.K;
-    for (const auto& n : dag.nodes) b.work += n.end > n.start ? n.end - n.start : 0;
+    for (const auto& n : dag.nodes) {
+        b.work += n.end > n.start ? n.end - n.start : 0;
+        b.nodes += std::max<std::uint32_t>(1, n.nodes);
+        b.folded_blocks += n.folded();
+    }
+    if (b.folded_blocks) {
+        b.approximate = true;
+        b.approximate_reason = "folded trace: " + std::to_string(b.folded_blocks) + " of " + std::to_string(b.blocks) +
+                               " DAG blocks are folded runs (" + std::to_string(b.nodes) +
+                               " nodes in all); work T1 is exact, the span over blocks is an upper bound of the span "
+                               "over nodes (so T1/Tinf is a lower bound) and times per stage are shares (duration / nodes)";
+    }
     b.with_throttle = longest_path(dag, true);
     b.without_throttle = longest_path(dag, false);
+    if (b.approximate && b.with_throttle.span > b.makespan)
+        b.approximate_reason += "; here it exceeds the makespan: a block waits for all of iteration i-1's stages up to "
+                                "its last, while its first nodes waited only for the earlier ones";
     auto ratio = [](double a, double c) { return c > 0 ? a / c : 0.0; };
     b.parallelism = ratio(static_cast<double>(b.work), static_cast<double>(b.with_throttle.span));
     b.parallelism_unthrottled = ratio(static_cast<double>(b.work), static_cast<double>(b.without_throttle.span));

@@ -144,6 +144,10 @@ run_meta read_meta(const run_scope& scope) {
         for (const char* key : {"seconds", "reference_seconds", "serial_seconds"})
             if (!out.reference_seconds) out.reference_seconds = number(meta["reference"], key);
     if (out.reference_seconds && *out.reference_seconds <= 0) out.reference_seconds.reset();
+    if (auto tr = meta.find("trace"); tr != meta.end() && tr->is_object()) {
+        out.trace_detail = text(*tr, "detail");
+        out.fold_below_ns = number(*tr, "fold_below_ns");
+    }
     if (auto p = meta.find("params"); p != meta.end()) {
         if (p->is_array()) {
             for (const auto& kv : *p) {

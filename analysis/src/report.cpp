@@ -65,6 +65,7 @@ json worker_json(const worker_breakdown& w, int worker) {
     j["name"] = w.name;
     j["worker"] = worker >= 0 ? json(worker) : json(nullptr);
     j["nodes"] = w.nodes;
+    j["folded_runs"] = w.folded_runs;
     j["steals"] = w.steals;
     j["failed_steals"] = w.failed_steals;
     return j;
@@ -87,6 +88,19 @@ nlohmann::json to_json(const run_report& r) {
                   {"iterations", r.stats.iterations},
                   {"nodes", r.stats.nodes},
                   {"reference_seconds", opt(r.meta.reference_seconds)}};
+    json decisions = json::array();
+    for (const auto& dd : r.stats.detail_decisions)
+        decisions.push_back({{"folded", dd.folded},
+                             {"mean_node_ns", dd.mean_node_ns},
+                             {"nodes_measured", dd.nodes_measured},
+                             {"stage", dd.stage >= 0 ? json(dd.stage) : json(nullptr)},
+                             {"at_ns", dd.where.begin},
+                             {"worker", dd.where.worker >= 0 ? json(dd.where.worker) : json(nullptr)}});
+    out["trace"] = {{"detail", r.meta.trace_detail.empty() ? json(nullptr) : json(r.meta.trace_detail)},
+                    {"fold_below_ns", opt(r.meta.fold_below_ns)},
+                    {"folded_runs", r.stats.folded_runs},
+                    {"folded_nodes", r.stats.folded_nodes},
+                    {"decisions", decisions}};
 
     json workers = json::array();
     for (const auto& w : r.breakdown.workers) workers.push_back(worker_json(w, static_cast<int>(workers.size())));
@@ -104,6 +118,7 @@ nlohmann::json to_json(const run_report& r) {
                           {"kind", s.kind},
                           {"serial", s.serial},
                           {"executions", s.service.count},
+                          {"shares", s.shares},
                           {"service_ns",
                            {{"total", s.service.total}, {"mean", s.service.mean}, {"p50", s.service.p50}, {"p95", s.service.p95}, {"max", s.service.max}}},
                           {"busy_fraction", s.busy_fraction},
@@ -147,12 +162,18 @@ nlohmann::json to_json(const run_report& r) {
     for (const auto& n : d.with_throttle.critical_path)
         path.push_back({{"iteration", n.iteration},
                         {"stage", n.stage},
+                        {"last_stage", n.last_stage},
+                        {"nodes", n.nodes},
                         {"begin_ns", n.begin},
                         {"end_ns", n.end},
                         {"worker", n.worker},
                         {"via", to_string(n.via)}});
     out["dag"] = {{"available", d.available},
                   {"nodes", d.nodes},
+                  {"blocks", d.blocks},
+                  {"folded_blocks", d.folded_blocks},
+                  {"approximate", d.approximate},
+                  {"approximate_reason", d.approximate ? json(d.approximate_reason) : json(nullptr)},
                   {"edges", d.edges},
                   {"iterations", d.iterations},
                   {"K", d.K},
@@ -292,6 +313,43 @@ std::string graph_text(const graph_report& g) {
     return o;
 }
 
+// One line on what the trace records of the nodes when it is not every node one by one (the run
+// metadata's trace.detail "auto" or "folded", or folded slices found): how many folded runs and
+// nodes, and where trace_detail auto decided, with the mean node time it measured.
+std::string detail_text(const run_report& r) {
+    const run_stats& st = r.stats;
+    const std::string& level = r.meta.trace_detail;
+    if (level != "auto" && level != "folded" && st.folded_runs == 0) return {};
+    std::string o = "  trace detail " + (level.empty() ? std::string("folded") : level) + ": ";
+    const double below = r.meta.fold_below_ns.value_or(0);
+    const auto& dv = st.detail_decisions;
+    auto at = [&](const detail_decision& d) { return dur(static_cast<double>(d.where.begin - std::min(d.where.begin, r.start))); };
+    if (dv.size() == 1) {
+        const detail_decision& d = dv.front();
+        o += d.folded ? "folded from " + at(d) + " on" : "every node recorded (decided at " + at(d) + ")";
+        o += sfmt(" after %s%s measured %llu nodes at a mean of %s", d.where.worker >= 0 ? "worker " : "",
+                  d.where.worker >= 0 ? std::to_string(d.where.worker).c_str() : "", (unsigned long long)d.nodes_measured,
+                  dur(d.mean_node_ns).c_str());
+        if (below > 0) o += std::string(d.folded ? " < " : " >= ") + dur(below);
+        if (d.stage >= 0) o += sfmt(" (stage %ld)", d.stage);
+        o += "; ";
+    } else if (dv.size() > 1) {
+        std::size_t folded = 0;
+        for (const auto& d : dv) folded += d.folded;
+        o += sfmt("decided %zu times (%zu folded, %zu kept every node; first at %s); ", dv.size(), folded, dv.size() - folded,
+                  at(dv.front()).c_str());
+    } else if (level == "auto") {
+        o += "no decision recorded (the loop ended before auto had measured enough nodes); ";
+    }
+    if (st.folded_runs)
+        o += sfmt("%llu folded runs hold %llu of the %llu nodes (%.0f %%)", (unsigned long long)st.folded_runs,
+                  (unsigned long long)st.folded_nodes, (unsigned long long)st.nodes,
+                  st.nodes ? 100.0 * static_cast<double>(st.folded_nodes) / static_cast<double>(st.nodes) : 0.0);
+    else
+        o += "no folded runs: every node is its own slice";
+    return o + "\n";
+}
+
 }  // namespace
 
 std::string to_text(const run_report& r, std::size_t max_path) {
@@ -309,6 +367,8 @@ std::string to_text(const run_report& r, std::size_t max_path) {
     if (r.meta.K) o += sfmt(", K = %llu", (unsigned long long)r.meta.K);
     if (!r.meta.size.empty()) o += ", size " + r.meta.size;
     o += "\n";
+    o += detail_text(r);
+    const bool folded = r.stats.folded_runs > 0;
 
     // Breakdown.
     o += "\nbreakdown (share of each worker's time; total = all workers)\n";
@@ -325,6 +385,9 @@ std::string to_text(const run_report& r, std::size_t max_path) {
     for (const auto& w : r.breakdown.workers) row(w);
     row(r.breakdown.total);
     if (!r.breakdown.stall_derived) o += "  (no line tracks: idle time is not split into idle and stall)\n";
+    if (folded)
+        o += "  (nodes: a folded run counts the nodes it holds; the stage boundaries inside a folded run are inside its "
+             "slice, so they count as work, not scheduler)\n";
 
     // Stages.
     o += "\nstages\n";
@@ -353,8 +416,8 @@ std::string to_text(const run_report& r, std::size_t max_path) {
         }
         std::string name = s.name.size() > 28 ? s.name.substr(0, 27) + "~" : s.name;
         std::string kind = s.kind.empty() ? (s.serial ? "serial?" : "parallel?") : s.kind;
-        o += sfmt("  %-5llu %-28s %-9s %8llu %11s %11s %11s %11s %6.1f%% %7llu %8llu\n", (unsigned long long)s.index,
-                      name.c_str(), kind.c_str(), (unsigned long long)s.service.count, dur(s.service.mean).c_str(),
+        o += sfmt("  %-5llu %-28s %-9s %7llu%c %11s %11s %11s %11s %6.1f%% %7llu %8llu\n", (unsigned long long)s.index,
+                      name.c_str(), kind.c_str(), (unsigned long long)s.service.count, s.shares ? '*' : ' ', dur(s.service.mean).c_str(),
                       dur(static_cast<double>(s.service.p50)).c_str(), dur(static_cast<double>(s.service.p95)).c_str(),
                       dur(static_cast<double>(s.service.max)).c_str(), 100.0 * s.busy_fraction,
                       (unsigned long long)s.suspensions, (unsigned long long)s.waits);
@@ -363,6 +426,9 @@ std::string to_text(const run_report& r, std::size_t max_path) {
         o += sfmt("  ... %llu more stages (%llu runs, %.1f%% busy together; --json lists every stage)\n",
                   (unsigned long long)hidden_n, (unsigned long long)hidden_runs, 100.0 * hidden_busy);
     o += "  (busy: the stage's total service time / makespan; above 100 % for a parallel stage = more than one worker on average)\n";
+    if (folded)
+        o += "  (* runs inside folded runs: each node gets an equal share of its folded run's time, so mean, p50, p95 and max "
+             "there are shares, not measured node times; totals and busy are exact)\n";
 
     // Events, steals, limits.
     const auto& st = r.stats;
@@ -395,25 +461,33 @@ std::string to_text(const run_report& r, std::size_t max_path) {
     auto dag_text = [&] {
         std::string o;
         const auto& d = r.dag;
-        o += "\nDAG bounds (node weight = measured duration)\n";
+        o += d.approximate ? "\nDAG bounds (block weight = measured duration of a node or of a folded run)\n"
+                           : "\nDAG bounds (node weight = measured duration)\n";
         if (!d.available) {
         o += "  no pipeline DAG in this run\n";
     } else {
-        o += sfmt("  work T1 %s; span Tinf %s (without throttling edges %s, ratio %.2f)\n", dur(static_cast<double>(d.work)).c_str(),
-                      dur(static_cast<double>(d.with_throttle.span)).c_str(),
+        if (d.approximate) o += "  approximate: " + d.approximate_reason + "\n";
+        const char* le = d.approximate ? "<= " : "";
+        o += sfmt("  work T1 %s; span Tinf %s%s (without throttling edges %s%s, ratio %.2f)\n", dur(static_cast<double>(d.work)).c_str(),
+                      le, dur(static_cast<double>(d.with_throttle.span)).c_str(), le,
                       dur(static_cast<double>(d.without_throttle.span)).c_str(),
                       d.without_throttle.span ? static_cast<double>(d.with_throttle.span) / static_cast<double>(d.without_throttle.span) : 0.0);
-        o += sfmt("  parallelism T1/Tinf %.2f (unthrottled %.2f); speedup bound min(P, T1/Tinf) = %.2f; observed %.2f (%s)\n",
-                      d.parallelism, d.parallelism_unthrottled, d.speedup_bound, d.observed_speedup,
+        o += sfmt("  parallelism T1/Tinf %s%.2f (unthrottled %s%.2f); speedup bound min(P, T1/Tinf) %s %.2f; observed %.2f (%s)\n",
+                      d.approximate ? ">= " : "", d.parallelism, d.approximate ? ">= " : "", d.parallelism_unthrottled,
+                      d.approximate ? ">=" : "=", d.speedup_bound, d.observed_speedup,
                       d.observed_from_reference ? "serial reference / makespan" : "T1 / makespan");
         const auto& path = d.with_throttle.critical_path;
-        std::map<std::uint64_t, std::uint64_t> per_stage;
         std::map<std::string, std::uint64_t> per_edge;
-        for (const auto& n : path) per_stage[n.stage] += n.end - n.begin, ++per_edge[to_string(n.via)];
-        o += sfmt("  critical path: %zu nodes, %llu throttling edges; time by stage:", path.size(),
+        std::size_t folded_on_path = 0;
+        for (const auto& n : path) ++per_edge[to_string(n.via)], folded_on_path += n.nodes > 1;
+        if (folded_on_path)
+            o += sfmt("  critical path: %llu nodes in %zu blocks (%zu folded runs), %llu throttling edges; time by stage (shares):",
+                      (unsigned long long)path_nodes(d.with_throttle), path.size(), folded_on_path,
                       (unsigned long long)d.with_throttle.throttle_edges_on_path);
-        std::vector<std::pair<std::uint64_t, std::uint64_t>> by_time(per_stage.begin(), per_stage.end());
-        std::stable_sort(by_time.begin(), by_time.end(), [](auto& a, auto& b) { return a.second > b.second; });
+        else
+            o += sfmt("  critical path: %zu nodes, %llu throttling edges; time by stage:", path.size(),
+                      (unsigned long long)d.with_throttle.throttle_edges_on_path);
+        const auto by_time = path_time_by_stage(d.with_throttle);
         for (std::size_t i = 0; i < by_time.size() && i < 6; ++i)
             o += sfmt(" stage %llu %.0f%%", (unsigned long long)by_time[i].first,
                       d.with_throttle.span ? 100.0 * static_cast<double>(by_time[i].second) / static_cast<double>(d.with_throttle.span) : 0.0);
@@ -421,8 +495,10 @@ std::string to_text(const run_report& r, std::size_t max_path) {
         o += "; edges:";
         for (const auto& [k, n] : per_edge) o += sfmt(" %s %llu", k.c_str(), (unsigned long long)n);
         o += "\n   ";
-        for (std::size_t i = 0; i < path.size() && i < max_path; ++i)
-            o += sfmt(" %s(%llu,%llu)", i ? "-> " : "", (unsigned long long)path[i].iteration, (unsigned long long)path[i].stage);
+        for (std::size_t i = 0; i < path.size() && i < max_path; ++i) {
+            o += sfmt(" %s(%llu,%llu", i ? "-> " : "", (unsigned long long)path[i].iteration, (unsigned long long)path[i].stage);
+            o += path[i].last_stage > path[i].stage ? sfmt("\xE2\x80\x93%llu)", (unsigned long long)path[i].last_stage) : std::string(")");
+        }
         if (path.size() > max_path) o += sfmt(" ... %zu more", path.size() - max_path);
         o += "\n";
     }

@@ -1,6 +1,8 @@
 // Per-stage and per-run counts (stages.hpp).
 #include <pipescope/analysis/stages.hpp>
 
+#include "stage_runs.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -42,13 +44,6 @@ std::optional<double> number_after(const std::string& name, std::string_view key
     return v;
 }
 
-struct node_rec {
-    std::uint64_t begin, end;
-    int worker;
-    long long iteration;
-    std::uint32_t track;
-};
-
 }  // namespace
 
 run_stats compute_stats(const run_scope& r, const run_meta& meta) {
@@ -59,10 +54,12 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
                         failed_id = find_string(m, "failed_steals"), steal_id = find_string(m, "steal"),
                         suspend_id = find_string(m, "suspend"), resume_id = find_string(m, "resume"),
                         woken_id = find_string(m, "woken"), throttled_id = find_string(m, "throttled"),
-                        lost_id = find_string(m, "events lost");
+                        lost_id = find_string(m, "events lost"), detail_folded_id = find_string(m, "trace detail: folded"),
+                        detail_nodes_id = find_string(m, "trace detail: nodes");
+    const node_arg_ids ids = node_arg_ids::of(m);
 
     // Nodes by stage.
-    std::map<std::uint64_t, std::vector<node_rec>> by_stage;
+    detail::stage_runs by_stage;
     std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> waited;   // stage -> (waited nodes, nodes)
     std::set<long long> iterations;
     std::map<std::uint64_t, std::uint64_t> suspends_at;
@@ -78,18 +75,23 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
                 for (auto* a = m.args_begin(s); a != m.args_end(s); ++a)
                     if (a->name == failed_id) ws.failed += a->bits();
             if (k != slice_kind::node) continue;
-            long stage = stage_of_name(m.str(s.name));
-            if (auto v = m.uint_arg(s, "stage")) stage = static_cast<long>(*v);
-            long long iteration = -1;
-            if (auto v = m.uint_arg(s, "iteration")) iteration = static_cast<long long>(*v);
-            if (stage < 0) continue;
-            by_stage[static_cast<std::uint64_t>(stage)].push_back({s.begin, s.end, worker, iteration, ti});
-            auto& wv = waited[static_cast<std::uint64_t>(stage)];
+            const node_extent x = node_extent_of(m, s, ids);
+            if (x.stage < 0) continue;
+            const auto first = static_cast<std::uint64_t>(x.stage);
+            // One execution per node it holds, each with an equal share of the slice's duration.
+            const detail::run_place at{s.begin, s.end, worker, x.iteration, ti};
+            const double share = static_cast<double>(s.duration()) / static_cast<double>(x.nodes);
+            if (!x.folded()) by_stage.add(first, static_cast<double>(s.duration()), 1, false, at);
+            else if (x.last_stage - first + 1 == x.nodes) by_stage.add_range(first, x.last_stage, share, at);   // a pipeline block
+            else
+                for (std::uint64_t j = first; j <= x.last_stage; ++j) by_stage.add(j, share, x.nodes_of_stage(j), true, at);
+            // Only a slice's first node says whether it waited (folded: the others are unknown).
+            auto& wv = waited[first];
             ++wv.second;
-            if (waited_id != tm::no_index)
-                if (auto v = m.uint_arg(s, "waited"); v && *v) ++wv.first;
-            if (iteration >= 0) iterations.insert(iteration);
-            ++out.nodes;
+            if (waited_id != tm::no_index && x.waited) ++wv.first;
+            if (x.iteration >= 0) iterations.insert(x.iteration);
+            out.nodes += x.nodes;
+            if (x.folded()) ++out.folded_runs, out.folded_nodes += x.nodes;
         }
         for (const tm::instant& in : t.instants) {
             if (in.name == steal_id && steal_id != tm::no_index) {
@@ -110,6 +112,14 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
                 ++out.wakeups;
             } else if (in.name == throttled_id && throttled_id != tm::no_index) {
                 ++out.throttle_waits;
+            } else if (in.name == detail_folded_id || in.name == detail_nodes_id) {   // ids are valid when they match
+                detail_decision dd;
+                dd.folded = in.name == detail_folded_id;
+                dd.mean_node_ns = static_cast<double>(m.uint_arg(in, "value").value_or(0));
+                dd.nodes_measured = m.uint_arg(in, "nodes").value_or(0);
+                if (auto v = m.uint_arg(in, "stage")) dd.stage = static_cast<long>(*v);
+                dd.where = {in.ts, in.ts, worker, dd.stage, -1, ti};
+                out.detail_decisions.push_back(dd);
             } else if (in.name == lost_id && lost_id != tm::no_index) {
                 const std::uint64_t n = m.uint_arg(in, "dropped").value_or(1);
                 if (out.events_lost == 0 || in.ts < out.first_loss.begin) out.first_loss = {in.ts, in.ts, worker, -1, -1, ti};
@@ -122,6 +132,8 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
     }
     std::sort(out.steal_pairs.begin(), out.steal_pairs.end(),
               [](const steal_pair& a, const steal_pair& b) { return std::tie(a.thief, a.victim) < std::tie(b.thief, b.victim); });
+    std::sort(out.detail_decisions.begin(), out.detail_decisions.end(),
+              [](const detail_decision& a, const detail_decision& b) { return a.where.begin < b.where.begin; });
     out.iterations = iterations.size();
     if (const tm::run* ri = r.run_info(); ri && ri->dag.iterations) out.iterations = ri->dag.iterations;
 
@@ -151,8 +163,9 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
     }
 
     // Stages: those with nodes, and those the metadata declares.
+    const std::vector<detail::stage_runs::result> runs = by_stage.summarize();
     std::set<std::uint64_t> indices;
-    for (const auto& [j, v] : by_stage) indices.insert(j);
+    for (const auto& x : runs) indices.insert(x.stage);
     for (const auto& s : meta.stages)
         if (!s.all_from) indices.insert(s.index);
     const double makespan = static_cast<double>(r.makespan());
@@ -160,18 +173,13 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
         stage_stats st;
         st.index = j;
         if (const stage_meta* sm = find_stage(meta, j)) st.name = sm->name, st.kind = sm->kind;
-        std::vector<std::uint64_t> d;
-        const node_rec* longest = nullptr;
-        if (auto it = by_stage.find(j); it != by_stage.end()) {
-            d.reserve(it->second.size());
-            for (const auto& n : it->second) {
-                d.push_back(n.end - n.begin);
-                if (!longest || n.end - n.begin > longest->end - longest->begin) longest = &n;
-            }
+        const auto x = std::lower_bound(runs.begin(), runs.end(), j, [](const auto& a, std::uint64_t b) { return a.stage < b; });
+        if (x != runs.end() && x->stage == j) {
+            st.service = x->service;
+            st.shares = x->shares;
+            st.longest = {x->longest.begin, x->longest.end, x->longest.worker, static_cast<long>(j), x->longest.iteration, x->longest.track};
         }
-        st.service = summarize(std::move(d));
         st.busy_fraction = makespan > 0 ? static_cast<double>(st.service.total) / makespan : 0.0;
-        if (longest) st.longest = {longest->begin, longest->end, longest->worker, static_cast<long>(j), longest->iteration, longest->track};
         if (!st.kind.empty()) {
             st.serial = is_serial_kind(st.kind);
         } else {

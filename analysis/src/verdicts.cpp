@@ -114,7 +114,10 @@ std::vector<verdict> compute_verdicts(const run_scope& r, const run_meta& meta, 
                                   : 1.0;
     bool throttle_fired = false;
     const double work_f = total.fraction(time_category::work);
-    if (dag.available && dag.K && span_ratio >= threshold::throttle_span_ratio && dag.parallelism < threshold::parallel_slack * P &&
+    // The span rules (2, 3) need the span: over folded blocks it is only bounded from above, so they
+    // stay silent there and the folded_trace caution says why (0b below).
+    const bool span_known = dag.available && !dag.approximate;
+    if (span_known && dag.K && span_ratio >= threshold::throttle_span_ratio && dag.parallelism < threshold::parallel_slack * P &&
         work_f < threshold::busy_enough) {
         verdict v;
         v.rule = "throttle_limited";
@@ -147,19 +150,14 @@ std::vector<verdict> compute_verdicts(const run_scope& r, const run_meta& meta, 
     }
 
     // 3. Not enough parallelism in the DAG for P workers.
-    if (dag.available && dag.parallelism > 0 && dag.parallelism < P &&
+    if (span_known && dag.parallelism > 0 && dag.parallelism < P &&
         !(throttle_fired && dag.parallelism_unthrottled >= P)) {
         verdict v;
         v.rule = "low_parallelism";
         v.severity = 1.0 - dag.parallelism / P;
-        // Which stage the critical path spends most time in.
-        std::vector<std::pair<std::uint64_t, std::uint64_t>> per_stage;   // (stage, ns)
-        for (const auto& pn : dag.with_throttle.critical_path) {
-            auto it = std::find_if(per_stage.begin(), per_stage.end(), [&](auto& x) { return x.first == pn.stage; });
-            if (it == per_stage.end()) per_stage.emplace_back(pn.stage, pn.end - pn.begin);
-            else it->second += pn.end - pn.begin;
-        }
-        auto top = std::max_element(per_stage.begin(), per_stage.end(), [](auto& a, auto& c) { return a.second < c.second; });
+        // Which stage the critical path spends most time in (a folded block's time shared among its stages).
+        const auto per_stage = path_time_by_stage(dag.with_throttle);
+        const auto top = per_stage.begin();
         v.text = "the pipeline DAG has parallelism T1/Tinf = ";
         v.text += fmt("%.2f", dag.parallelism);
         v.text += " < P = ";
@@ -351,6 +349,8 @@ std::vector<verdict> compute_verdicts(const run_scope& r, const run_meta& meta, 
             v.text += fmt("%.2f", static_cast<double>(total[time_category::work]) / static_cast<double>(b.total.nodes) * 1e-3);
             v.text += " \xC2\xB5s on average";
         }
+        if (b.total.folded_runs)
+            v.text += " (a folded trace: the stage boundaries inside folded runs count as work, so the overhead is larger than this)";
         v.suggestion = "nodes are too fine-grained: put more work in each stage (or each iteration)";
         v.where = whole_run(r);
         out.push_back(std::move(v));
@@ -372,6 +372,34 @@ std::vector<verdict> compute_verdicts(const run_scope& r, const run_meta& meta, 
         out.insert(out.begin(), std::move(v));
     }
 
+    // 0b. A caution: a folded trace (docs/analysis.md, "Folded traces").
+    if (dag.approximate) {
+        verdict v;
+        v.rule = "folded_trace";
+        v.limiting = false;
+        v.severity = 1;
+        v.text = "folded trace: ";
+        v.text += num(st.folded_runs);
+        v.text += " folded runs hold ";
+        v.text += num(st.folded_nodes);
+        v.text += " of the ";
+        v.text += num(st.nodes);
+        v.text += " nodes, so the DAG's span is only bounded from above (T1/Tinf >= ";
+        v.text += fmt("%.2f", dag.parallelism);
+        v.text += ") and per-node times are shares of their folded run: whether the DAG's parallelism or the throttle "
+                  "limited this run cannot be told from this trace (those rules are not applied)";
+        v.suggestion = "record again with --trace-detail nodes to measure the span, the critical path and per-node times "
+                       "(a larger trace, and slower to record for nodes this short)";
+        v.where = whole_run(r);
+        for (const auto& d : st.detail_decisions)
+            if (d.folded) {
+                v.where = d.where;
+                v.where.end = r.end;
+                break;
+            }
+        out.insert(out.begin() + (st.events_lost ? 1 : 0), std::move(v));
+    }
+
     // 8. Nothing limiting.
     if (std::none_of(out.begin(), out.end(), [](const verdict& x) { return x.limiting; })) {
         verdict v;
@@ -384,10 +412,10 @@ std::vector<verdict> compute_verdicts(const run_scope& r, const run_meta& meta, 
         if (dag.available) {
             v.text += "; observed speedup ";
             v.text += fmt("%.2f", dag.observed_speedup);
-            v.text += " against a bound of ";
+            v.text += dag.approximate ? " against a bound of at least " : " against a bound of ";
             v.text += fmt("%.2f", dag.speedup_bound);
         }
-        if (dag.available && dag.K && span_ratio >= threshold::throttle_span_ratio) {
+        if (span_known && dag.K && span_ratio >= threshold::throttle_span_ratio) {
             v.text += "; with more workers the throttle K = ";
             v.text += num(dag.K);
             v.text += " would limit (parallelism ";

@@ -8,7 +8,8 @@
 // the innermost slice open on the worker's track at that time (a `parked` inside an `idle` is
 // parked; a node inside a `task` is work), or to none:
 //   work       node slices (`stage j`) and fork-join `task` slices; any other slice name on a
-//              worker track (foreign traces) counts as work too.
+//              worker track (foreign traces) counts as work too. In a folded trace the stage
+//              boundaries inside a folded run (`stage 0–495`) are inside its slice: work, not scheduler.
 //   queue      queue-operation slices (`queue…`, `push…`, `pop…`, `put…`, `take…`, `reserve…`,
 //              `commit…`); pipeline runs of the current policies record none (their queue events
 //              are instants), so this is 0 for them.
@@ -57,7 +58,8 @@ struct worker_breakdown {
     std::string name;              // "worker 0", or "total"
     std::uint32_t track = tm::no_index;
     time_split time;
-    std::uint64_t nodes = 0;       // node slices
+    std::uint64_t nodes = 0;       // nodes it ran (a folded slice counts the nodes it holds: scope.hpp, node_extent)
+    std::uint64_t folded_runs = 0; // folded slices among them (0 in a trace that records every node)
     std::uint64_t steals = 0;      // successful steals (`steal` instants)
     std::uint64_t failed_steals = 0;   // sum of the `failed_steals` annotations of its idle slices
 };

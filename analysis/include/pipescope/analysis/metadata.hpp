@@ -49,6 +49,10 @@ struct run_meta {
     // The serial reference's time, if recorded (reference_seconds, serial_seconds or T_S at the top
     // level or in a "reference" object): the observed speedup is taken against it.
     std::optional<double> reference_seconds;
+    // What the trace records of the nodes (`trace.detail`: "nodes", "folded" or "auto"; "" if not
+    // recorded) and the mean node duration below which auto folds (`trace.fold_below_ns`).
+    std::string trace_detail;
+    std::optional<double> fold_below_ns;
 };
 
 run_meta read_meta(const run_scope& scope);

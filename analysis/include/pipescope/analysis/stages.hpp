@@ -32,13 +32,17 @@ struct place {
     std::uint32_t track = tm::no_index;    // a track to select, if any
 };
 
+// Each node of a folded slice (scope.hpp, node_extent) is one execution of its stage with an equal
+// share of the slice's duration: totals (and T1) stay exact, per-node times of folded nodes are
+// shares, not measurements (`shares` counts them).
 struct stage_stats {
     std::uint64_t index = 0;
     std::string name, kind;                // from the metadata ("" if not recorded)
     bool serial = false;                   // metadata kind, else inferred (stage 0, or every later node waited)
-    service_stats service;                 // node durations
+    service_stats service;                 // node durations (shares for the nodes of folded slices)
+    std::uint64_t shares = 0;              // executions that are shares of a folded slice
     double busy_fraction = 0;              // service.total / makespan (> 1 possible for parallel stages)
-    place longest;                         // its longest node
+    place longest;                         // its longest node (for a share: the folded slice holding it)
     std::uint64_t suspensions = 0;         // `suspend` instants at this stage
     std::uint64_t waits = 0, wait_ns = 0;  // `waiting at stage j` line states: count and total time
 };
@@ -63,9 +67,22 @@ struct counter_stats {
     std::string capacity_from;             // where the limit came from ("program.K", "name", ...)
 };
 
+// Where trace_detail "auto" decided (a "trace detail: folded" / "trace detail: nodes" instant on a
+// worker track; docs/tracing.md, "Detail levels").
+struct detail_decision {
+    bool folded = false;                   // folded from here on (else: every node recorded)
+    double mean_node_ns = 0;               // `value`: the mean node duration it measured
+    std::uint64_t nodes_measured = 0;      // `nodes`
+    long stage = -1;                       // the stage it decided for; -1: every stage
+    place where;                           // the instant (begin = end = its time)
+};
+
 struct run_stats {
     std::uint64_t iterations = 0;          // distinct iterations with nodes
-    std::uint64_t nodes = 0;
+    std::uint64_t nodes = 0;               // nodes, those inside folded slices included
+    std::uint64_t folded_runs = 0;         // folded slices (nodes > 1)
+    std::uint64_t folded_nodes = 0;        // the nodes they hold
+    std::vector<detail_decision> detail_decisions;
     std::vector<stage_stats> stages;       // by stage index (stages with no node and no metadata omitted)
     std::vector<worker_steals> steals;     // per worker
     std::vector<steal_pair> steal_pairs;   // thief -> victim, made > 0

@@ -42,7 +42,8 @@ inline constexpr double balanced_work = 0.75;
 struct verdict {
     std::string rule;        // stable id: serial_bottleneck, throttle_limited, low_parallelism,
                              // stall_heavy, steal_heavy, parked_heavy, scheduler_heavy, balanced, no_single_limit,
-                             // blocked_heavy, input_starved, events_lost (a caution, listed first)
+                             // blocked_heavy, input_starved, events_lost (a caution, listed first),
+                             // folded_trace (a caution: the span rules are not applied to a folded trace)
     bool limiting = true;    // false for balanced / no_single_limit
     double severity = 0;     // for ordering: the fraction of the run (or machine) it concerns
     std::string text;        // the finding, with its evidence, in plain words
