@@ -14,6 +14,11 @@
 #                  zoomed out (level of detail) is all done after the end.
 #                  --select outlines the chosen node and fills the details panel; a missing node
 #                  is a usage error.
+#   MODE=dag-folded: the DAG view of folded traces (docs/viewer.md, "Folded traces"): pipe-fib n=40
+#                  recorded with --trace-detail folded shows its blocks hatched (#1B2233) and framed
+#                  (#F2D98A) over the done colour after the end, and the same program recorded node by
+#                  node has neither; pipe-fib at size small folded by auto, zoomed out (level of
+#                  detail), hatches its cells.
 #   MODE=graph:    the stage graph view: ferret under bind-to-stage and tbb recorded by the CLI, after
 #                  the end: one box per stage of each run (12, in the six stage palette colours), the
 #                  queues' peak marks, no queue fill left (the queues drained); the K=2 example: two
@@ -36,6 +41,24 @@ function(run_viewer png)
 endfunction()
 
 include(${CMAKE_CURRENT_LIST_DIR}/check_png.cmake)
+
+# screenshot(png ARGS...): a fresh screenshot that must succeed (exit 0, the PNG written).
+function(screenshot png)
+  file(REMOVE ${png})
+  run_viewer(${png} ${ARGN})
+  if(NOT rc EQUAL 0 OR NOT EXISTS ${png})
+    message(FATAL_ERROR "pipescope-viewer ${ARGN} --screenshot failed (exit ${rc})")
+  endif()
+endfunction()
+
+# record(trace ARGS...): pipescope run ARGS -o trace, which must succeed; its output in `recorded`.
+function(record trace)
+  execute_process(COMMAND ${CLI} run ${ARGN} -o ${trace} RESULT_VARIABLE crc OUTPUT_VARIABLE cout ERROR_VARIABLE cout TIMEOUT 200)
+  if(NOT crc EQUAL 0)
+    message(FATAL_ERROR "pipescope run ${ARGN} failed (${crc}): ${cout}")
+  endif()
+  set(recorded "${cout}" PARENT_SCOPE)
+endfunction()
 
 if(MODE STREQUAL "timeline")
   set(png ${OUT_DIR}/timeline-K2.png)
@@ -138,6 +161,28 @@ elseif(MODE STREQUAL "dag")
     message(FATAL_ERROR "pipescope-viewer --screenshot --view dag --time failed (exit ${rc})")
   endif()
   check_png(${png} --colour 5F86B5:100000 --colour-max 474C5A:600 --min-colours 50)
+elseif(MODE STREQUAL "dag-folded")
+  # The grid (x 160-1235, y 135-1000 at 1600x1000): the legend's folded swatch is outside it.
+  set(grid --region 160:135:1235:1000)
+  foreach(detail folded nodes)
+    set(t ${OUT_DIR}/dag-pipe-fib-40-${detail}.pftrace)
+    record(${t} pipe-fib --workers 2 --param n=40 --param K=4 --trace-detail ${detail})
+    screenshot(${OUT_DIR}/dag-folded-${detail}-end.png ${t} --view dag --time 1e12)
+  endforeach()
+  # 38 blocks, one per iteration, all done: the done colour, the hatching and the frames over large
+  # areas (every block is at least 22 x 60 px); nothing not ready.
+  check_png(${OUT_DIR}/dag-folded-folded-end.png ${grid} --colour 5F86B5:50000 --colour 1B2233:10000 --colour F2D98A:5000
+            --colour-max 474C5A:0)
+  # The node trace of the same program: 581 boxes, no hatching, no frame.
+  check_png(${OUT_DIR}/dag-folded-nodes-end.png --boxes 5F86B5:581 ${grid} --colour-max 1B2233:0 --colour-max F2D98A:0)
+  # Zoomed out: pipe-fib at size small (auto folds once it has measured its nodes): hatched cells.
+  set(small ${OUT_DIR}/dag-pipe-fib-small-auto.pftrace)
+  record(${small} pipe-fib --workers 2 --size small)
+  if(NOT recorded MATCHES "folded runs hold")
+    message(FATAL_ERROR "pipescope run pipe-fib --size small (auto) did not fold: ${recorded}")
+  endif()
+  screenshot(${OUT_DIR}/dag-folded-small.png ${small} --view dag --time 1e12)
+  check_png(${OUT_DIR}/dag-folded-small.png ${grid} --colour 5F86B5:20000 --colour 1B2233:5000)
 elseif(MODE STREQUAL "graph")
   # ferret (six stages: serial, four parallel, one in order) under the two policies that bound
   # what is in flight differently: bind-to-stage's queues, tbb's tokens.

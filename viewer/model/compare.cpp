@@ -28,7 +28,8 @@ std::vector<compare_row> compute_compare(const document& d) {
                 row.steals += k == instant_kind::steal;
                 row.suspensions += k == instant_kind::suspend;
             }
-            for (const auto& s : t.slices) stage_slices += is_stage(f.key(s));
+            for (const auto& s : t.slices)   // a folded slice counts the nodes it holds
+                if (is_stage(f.key(s))) stage_slices += std::max<std::uint64_t>(1, m.uint_arg(s, "nodes").value_or(1));
         }
         for (auto ti : rr.counters)
             if (m.tracks[ti].name == "live iterations" && !m.tracks[ti].counters.empty())
@@ -38,7 +39,7 @@ std::vector<compare_row> compute_compare(const document& d) {
             const tm::run& r = m.runs[rr.run];
             row.K = r.dag.K;
             row.iterations = r.dag.iterations;
-            if (!r.dag.nodes.empty()) row.nodes = r.dag.nodes.size();
+            if (!r.dag.nodes.empty()) row.nodes = std::max<std::uint64_t>(r.dag.node_count, r.dag.nodes.size());
         }
         const run_breakdown b = compute_breakdown(f, rr);
         row.work_fraction = b.total.time.fraction(time_category::work);

@@ -75,14 +75,28 @@ dag_index build_dag_index(const tm::pipeline_dag& dag, std::span<const suspend_m
         x.node_col[v] = static_cast<std::uint32_t>(x.col_first.size() - 1);
     }
     x.col_first.push_back(static_cast<std::uint32_t>(n));
-    x.row_stage.reserve(64);
-    for (const auto& nd : nodes) x.row_stage.push_back(nd.stage);
-    std::sort(x.row_stage.begin(), x.row_stage.end());
-    x.row_stage.erase(std::unique(x.row_stage.begin(), x.row_stage.end()), x.row_stage.end());
-    x.row_stage.shrink_to_fit();
+    // Rows: every stage a node or a folded block holds (the union of the blocks' stage ranges).
+    {
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+        ranges.reserve(n);
+        for (const auto& nd : nodes) ranges.emplace_back(nd.stage, std::max(nd.stage, nd.last_stage));
+        std::sort(ranges.begin(), ranges.end());
+        ranges.erase(std::unique(ranges.begin(), ranges.end()), ranges.end());
+        x.row_stage.reserve(64);
+        for (const auto& [a, b] : ranges)
+            for (std::uint64_t j = x.row_stage.empty() ? a : std::max(a, x.row_stage.back() + 1); j <= b && j >= a; ++j)
+                x.row_stage.push_back(j);
+        x.row_stage.shrink_to_fit();
+    }
+    auto row_of = [&](std::uint64_t stage) {
+        return static_cast<std::uint32_t>(std::lower_bound(x.row_stage.begin(), x.row_stage.end(), stage) - x.row_stage.begin());
+    };
     x.node_row.resize(n);
-    for (std::uint32_t v = 0; v < n; ++v)
-        x.node_row[v] = static_cast<std::uint32_t>(std::lower_bound(x.row_stage.begin(), x.row_stage.end(), nodes[v].stage) - x.row_stage.begin());
+    x.node_last_row.resize(n);
+    for (std::uint32_t v = 0; v < n; ++v) {
+        x.node_row[v] = row_of(nodes[v].stage);
+        x.node_last_row[v] = nodes[v].folded() ? row_of(nodes[v].last_stage) : x.node_row[v];
+    }
     // Suspensions: the node an iteration waits for is its first node starting at or after the suspend.
     x.suspend_at.assign(n, no_time);
     for (const suspend_mark& s : suspends) {
@@ -97,18 +111,39 @@ dag_index build_dag_index(const tm::pipeline_dag& dag, std::span<const suspend_m
     }
     // Times.
     x.starts.reserve(n);
-    x.ends.reserve(n);
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> ends;   // (end, nodes)
+    ends.reserve(n);
     for (std::uint32_t v = 0; v < n; ++v) {
-        x.starts.push_back(nodes[v].start);
-        x.ends.push_back(std::max(nodes[v].start, nodes[v].end));
+        const tm::dag_node& nd = nodes[v];
+        const std::uint32_t held = std::max<std::uint32_t>(1, nd.nodes);
+        x.starts.push_back(nd.start);
+        ends.emplace_back(std::max(nd.start, nd.end), held);
         if (x.suspend_at[v] != no_time) {
             x.susp_from.push_back(x.suspend_at[v]);
-            x.susp_to.push_back(nodes[v].start);
+            x.susp_to.push_back(nd.start);
         }
-        x.workers = std::max(x.workers, nodes[v].worker + 1);
+        x.workers = std::max(x.workers, nd.worker + 1);
+        x.node_total += held;
+        if (nd.folded()) {
+            ++x.folded_blocks;
+            x.folded_nodes += held;
+            if (nd.worker >= 0) {
+                if (x.folded_by_worker.size() <= static_cast<std::size_t>(nd.worker)) x.folded_by_worker.resize(nd.worker + 1);
+                x.folded_by_worker[nd.worker].push_back({nd.start, std::max(nd.start, nd.end), held});
+            }
+        }
     }
+    for (auto& blocks : x.folded_by_worker)
+        std::sort(blocks.begin(), blocks.end(), [](const dag_index::block_time& a, const dag_index::block_time& b) { return a.start < b.start; });
     std::sort(x.starts.begin(), x.starts.end());
-    std::sort(x.ends.begin(), x.ends.end());
+    std::sort(ends.begin(), ends.end());
+    x.ends.reserve(n);
+    x.end_nodes.assign(1, 0);
+    x.end_nodes.reserve(n + 1);
+    for (const auto& [e, held] : ends) {
+        x.ends.push_back(e);
+        x.end_nodes.push_back(x.end_nodes.back() + held);
+    }
     std::sort(x.susp_from.begin(), x.susp_from.end());
     std::sort(x.susp_to.begin(), x.susp_to.end());
     x.events.reserve(2 * n);
@@ -138,20 +173,10 @@ std::uint32_t dag_index::node_of_slice(const tm::event_ref& e) const {
 std::uint32_t dag_index::node_at_cell(std::uint32_t col, std::uint32_t row) const {
     if (col >= columns()) return tm::no_index;
     const auto b = node_row.begin() + col_first[col], e = node_row.begin() + col_first[col + 1];
-    auto it = std::lower_bound(b, e, row);
-    return it != e && *it == row ? static_cast<std::uint32_t>(it - node_row.begin()) : tm::no_index;
-}
-
-std::optional<std::uint64_t> dag_index::next_event(std::uint64_t t) const {
-    auto it = std::upper_bound(events.begin(), events.end(), t);
-    if (it == events.end()) return std::nullopt;
-    return *it;
-}
-
-std::optional<std::uint64_t> dag_index::prev_event(std::uint64_t t) const {
-    auto it = std::lower_bound(events.begin(), events.end(), t);
-    if (it == events.begin()) return std::nullopt;
-    return *(it - 1);
+    auto it = std::upper_bound(b, e, row);   // the last node starting at or above the row: it or nothing
+    if (it == b) return tm::no_index;
+    const auto v = static_cast<std::uint32_t>(it - 1 - node_row.begin());
+    return node_last_row[v] >= row ? v : tm::no_index;
 }
 
 node_state state_at(const tm::pipeline_dag& dag, const dag_index& idx, std::uint32_t v, std::uint64_t t, edge_mask ready_mask) {
@@ -173,11 +198,12 @@ state_counts counts_at(const dag_index& idx, std::uint64_t t) {
         return static_cast<std::uint64_t>(std::upper_bound(v.begin(), v.end(), t) - v.begin());
     };
     state_counts c;
-    const std::uint64_t started = le(idx.starts);
-    c.done = le(idx.ends);
-    c.running = started - c.done;
+    const std::uint64_t started = le(idx.starts), ended = le(idx.ends);
+    c.done = idx.end_nodes[ended];   // the nodes of the blocks that have ended
+    c.running = started - ended;     // one node of each block running
+    c.done += idx.folded_done_at(t);   // the nodes of running folded blocks whose share has passed
     c.suspended = le(idx.susp_from) - le(idx.susp_to);
-    c.waiting = idx.starts.size() - started - c.suspended;
+    c.waiting = idx.node_total - c.done - c.running - c.suspended;
     return c;
 }
 
@@ -282,8 +308,13 @@ void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, cons
     out.row1 = r1;
     if (c0 >= c1 || r0 >= r1) return;
     const auto& rows = idx.node_row;
+    const auto& last_rows = idx.node_last_row;
+    // The first node of column c that reaches row r or below (a folded block starting above r
+    // but reaching into it included).
     auto first_row_at_least = [&](std::uint32_t c, std::uint32_t r) {
-        return static_cast<std::uint32_t>(std::lower_bound(rows.begin() + idx.col_first[c], rows.begin() + idx.col_first[c + 1], r) - rows.begin());
+        auto v = static_cast<std::uint32_t>(std::lower_bound(rows.begin() + idx.col_first[c], rows.begin() + idx.col_first[c + 1], r) - rows.begin());
+        if (v > idx.col_first[c] && last_rows[v - 1] >= r) --v;
+        return v;
     };
     const bool crit = p.critical && p.critical->on_node.size() == dag.nodes.size();
 
@@ -294,7 +325,7 @@ void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, cons
         const std::uint32_t g0 = c0 / gx, g1 = (c1 + gx - 1) / gx;
         const std::uint32_t rg0 = r0 / gy, rg1 = (r1 + gy - 1) / gy, nrg = rg1 - rg0;
         const int wk = std::min(idx.workers, 64);
-        const std::size_t stride = node_state_count + static_cast<std::size_t>(wk);
+        const std::size_t stride = node_state_count + static_cast<std::size_t>(wk) + 1;   // states, workers, folded
         const double bw = gx == 1 ? box_size(cam.sx, p.box_frac) : 0, bh = gy == 1 ? box_size(cam.sy, p.box_frac) : 0;
         for (std::uint32_t g = g0; g < g1; ++g) {
             const std::uint32_t ca = g * gx, cb = std::min<std::uint32_t>(static_cast<std::uint32_t>(ncols), ca + gx);
@@ -303,11 +334,18 @@ void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, cons
             for (std::uint32_t s = 0; s < samples; ++s) {
                 const std::uint32_t c = ca + static_cast<std::uint32_t>(static_cast<std::uint64_t>(s) * span / samples);
                 for (std::uint32_t v = first_row_at_least(c, rg0 * gy); v < idx.col_first[c + 1] && rows[v] < rg1 * gy; ++v) {
-                    const node_state st = state_at(dag, idx, v, p.t, p.ready_mask);
-                    std::uint32_t* cnt = &out.scratch[static_cast<std::size_t>(rows[v] / gy - rg0) * stride];
-                    ++cnt[static_cast<int>(st)];
-                    const int w = dag.nodes[v].worker;
-                    if ((st == node_state::done || st == node_state::running) && w >= 0 && w < wk) ++cnt[node_state_count + w];
+                    const bool folded = dag.nodes[v].folded();
+                    // A folded block: each of its nodes in the visible rows, by its share.
+                    const std::uint32_t ra = std::max(rows[v], rg0 * gy), rb = std::min(last_rows[v], rg1 * gy - 1);
+                    for (std::uint32_t rw = ra; rw <= rb; ++rw) {
+                        const node_state st = folded ? state_in_block(dag, idx, v, rw - rows[v], p.t, p.ready_mask)
+                                                     : state_at(dag, idx, v, p.t, p.ready_mask);
+                        std::uint32_t* cnt = &out.scratch[static_cast<std::size_t>(rw / gy - rg0) * stride];
+                        ++cnt[static_cast<int>(st)];
+                        const int w = dag.nodes[v].worker;
+                        if ((st == node_state::done || st == node_state::running) && w >= 0 && w < wk) ++cnt[node_state_count + w];
+                        cnt[stride - 1] += folded;
+                    }
                 }
             }
             double x0, x1;
@@ -342,7 +380,7 @@ void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, cons
                     y1 = std::max(y0 + 1, std::round(cam.px_y(rb)));
                 }
                 out.cells.push_back({static_cast<float>(x0), static_cast<float>(y0), static_cast<float>(x1), static_cast<float>(y1),
-                                     static_cast<node_state>(best), worker, total});
+                                     static_cast<node_state>(best), worker, total, cnt[stride - 1]});
             }
         }
         return;
@@ -358,12 +396,21 @@ void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, cons
         const std::uint32_t first = first_row_at_least(c, r0);
         for (std::uint32_t v = first; v < ve && rows[v] < r1; ++v) {
             const float y0 = static_cast<float>(box_y(rows[v]));
-            out.boxes.push_back({x0, y0, x0 + static_cast<float>(bw), y0 + static_cast<float>(bh), v,
-                                 state_at(dag, idx, v, p.t, p.ready_mask), crit && p.critical->on_node[v]});
+            const float y1 = static_cast<float>(box_y(last_rows[v]) + bh);
+            dag_box b{x0, y0, x0 + static_cast<float>(bw), y1, v, state_at(dag, idx, v, p.t, p.ready_mask), crit && p.critical->on_node[v]};
+            if (dag.nodes[v].folded()) {
+                // Node k's part of the box starts at its row's top (the last one ends with the box).
+                auto y_of = [&](std::uint32_t k) { return std::min(y1, static_cast<float>(box_y(rows[v] + k))); };
+                const std::uint32_t done = nodes_done_at(dag.nodes[v], p.t);
+                b.folded = true;
+                b.split0 = y_of(done);
+                b.split1 = done < dag.nodes[v].nodes ? y_of(done + 1) : y1;
+            }
+            out.boxes.push_back(b);
         }
         // Null nodes: rows an iteration skipped between two of its nodes.
         for (std::uint32_t v = first > vb ? first - 1 : vb; v + 1 < ve && rows[v] < r1; ++v) {
-            const std::uint32_t ra = std::max(rows[v] + 1, r0), rb = std::min(rows[v + 1], r1);
+            const std::uint32_t ra = std::max(last_rows[v] + 1, r0), rb = std::min(rows[v + 1], r1);
             for (std::uint32_t r = ra; r < rb; ++r)
                 out.nulls.push_back({static_cast<float>(cam.px_x(c + 0.5)), static_cast<float>(cam.px_y(r + 0.5))});
         }
@@ -379,7 +426,12 @@ void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, cons
             if (only_throttle && e.kind != tm::dag_edge_kind::throttle) continue;
             const std::uint32_t u = e.from, cu = idx.node_col[u];
             if (cu >= c1 && c >= c1) continue;
-            const std::uint32_t ru = rows[u], rv = rows[v];
+            // The rows an edge joins: a stage or throttle edge leaves a block's last row and enters
+            // the next one's first; a cross edge enters a block at its last row (the stage of i-1 it
+            // waits for) from the row of the source holding that stage; a retire edge joins last rows.
+            std::uint32_t ru = last_rows[u], rv = rows[v];
+            if (e.kind == tm::dag_edge_kind::cross) ru = std::max(rows[u], std::min(last_rows[u], last_rows[v])), rv = last_rows[v];
+            else if (e.kind == tm::dag_edge_kind::retire) rv = last_rows[v];
             if ((ru < r0 && rv < r0) || (ru >= r1 && rv >= r1)) continue;
             const double ux = box_x(cu), uy = box_y(ru), vx = box_x(c), vy = box_y(rv);
             const bool on_cp = crit && p.critical->on_edge[ei];

@@ -11,6 +11,14 @@
 //              retirement, not starts) has ended at or before t
 //   not ready  otherwise
 //
+// Folded traces (trace_model.hpp, pipeline_dag): a DAG node may be a folded block holding the
+// consecutive stages [stage, last_stage] of one iteration, one node each. It covers the rows of all
+// its stages (rows are every stage any node or block holds) and is drawn as one box over them. Its
+// nodes take equal shares of its time (analysis/scope.hpp, node_share): node k runs in
+// [start + share(k), start + share(k + 1)), so at t inside the block the nodes before the one
+// running are done and those after it not ready (their stage predecessor has not finished); before
+// the block starts its first node has the block's state and the others are not ready.
+//
 // Per frame, the draw list touches only the visible columns (plus the K columns a throttle edge can
 // reach back over) and rows; when cells get smaller than `min_box_px`, groups of columns/rows become
 // one cell (all columns of a group counted up to 16, 16 evenly spread ones beyond) coloured by the
@@ -25,6 +33,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -58,11 +67,20 @@ struct dag_index {
     std::vector<std::uint32_t> col_first;      // columns + 1: nodes of column c are [col_first[c], col_first[c+1])
     std::vector<std::uint64_t> col_iteration;  // iteration of each column (ascending)
     std::vector<std::uint32_t> node_col;       // column of each node
-    std::vector<std::uint64_t> row_stage;      // distinct stages, ascending: row r shows stage row_stage[r]
-    std::vector<std::uint32_t> node_row;       // row of each node
+    std::vector<std::uint64_t> row_stage;      // distinct stages (those inside folded blocks too), ascending: row r shows stage row_stage[r]
+    std::vector<std::uint32_t> node_row;       // row of each node (a folded block: of its first stage)
+    std::vector<std::uint32_t> node_last_row;  // row of each node's last stage (== node_row unless folded)
     std::vector<std::uint64_t> suspend_at;     // per node: when its iteration suspended before it, or no_time
     std::vector<std::uint64_t> events;         // node starts and ends, sorted, unique
     std::vector<std::uint64_t> starts, ends;   // sorted (for state counts)
+    std::vector<std::uint64_t> end_nodes;      // ends.size() + 1: nodes of the blocks ending by ends[k], prefix sums
+    struct block_time {
+        std::uint64_t start, end;
+        std::uint32_t nodes;
+    };
+    std::vector<std::vector<block_time>> folded_by_worker;   // folded blocks per worker, by start (running ones at t)
+    std::uint64_t node_total = 0;              // nodes, those inside folded blocks included
+    std::uint64_t folded_blocks = 0, folded_nodes = 0;   // folded blocks and the nodes they hold
     std::vector<std::uint64_t> susp_from, susp_to;   // suspended nodes: suspend times, their starts (sorted)
     std::vector<std::pair<std::uint64_t, std::uint32_t>> by_slice;   // (track << 32 | slice index, node), sorted
     int workers = 0;                           // max worker + 1
@@ -73,11 +91,15 @@ struct dag_index {
     std::size_t rows() const { return row_stage.size(); }
     // The node of a slice (its node slice on a worker track), or no_index.
     std::uint32_t node_of_slice(const tm::event_ref& e) const;
-    // The node at (column, row), or no_index (a null node or an empty cell).
+    // The node or folded block at (column, row), or no_index (a null node or an empty cell).
     std::uint32_t node_at_cell(std::uint32_t col, std::uint32_t row) const;
-    // The first event (node start or end) strictly after t / strictly before t.
+    // The first event (node start or end; inside a running folded block, the end of a node's
+    // share) strictly after t / strictly before t. O(log N + the folded blocks' workers x log N).
     std::optional<std::uint64_t> next_event(std::uint64_t t) const;
     std::optional<std::uint64_t> prev_event(std::uint64_t t) const;
+    // The nodes of the folded blocks running at t whose share has passed (each worker runs one
+    // block at a time: the last of its blocks starting at or before t, if it has not ended).
+    std::uint64_t folded_done_at(std::uint64_t t) const;
 };
 
 dag_index build_dag_index(const tm::pipeline_dag& dag, std::span<const suspend_mark> suspends = {});
@@ -99,11 +121,22 @@ struct dag_row_label {
 // numbers) describes no row: no name is better than a wrong one.
 std::vector<dag_row_label> dag_row_labels(std::span<const tm::stage_info> stages, std::span<const std::uint64_t> row_stage);
 
-// The state of node v at absolute time t (see the definition above).
+// The state of node v at absolute time t (see the definition above); for a folded block, of the
+// block as a whole (running from its start to its end).
 node_state state_at(const tm::pipeline_dag& dag, const dag_index& idx, std::uint32_t v, std::uint64_t t,
                     edge_mask ready_mask = ready_edge_kinds);
+// How many of a block's nodes are done at t, each taking an equal share of the block's time (a
+// node: 0 or 1).
+std::uint32_t nodes_done_at(const tm::dag_node& nd, std::uint64_t t);
+std::uint32_t nodes_done_at(std::uint64_t start, std::uint64_t end, std::uint32_t nodes, std::uint64_t t);
+// When node k of block nd starts and ends (its share; a node: its own times).
+std::pair<std::uint64_t, std::uint64_t> node_share_times(const tm::dag_node& nd, std::uint32_t k);
+// The state of node k (stage nd.stage + k) of block v at t (see the definition above; a node: state_at).
+node_state state_in_block(const tm::pipeline_dag& dag, const dag_index& idx, std::uint32_t v, std::uint32_t k, std::uint64_t t,
+                          edge_mask ready_mask = ready_edge_kinds);
 
-// How many nodes are done / running / suspended / not yet started at t: O(log N).
+// How many nodes are done / running / suspended / not yet started at t: O(log N + the folded
+// blocks' workers x log N); the nodes inside folded blocks counted by their shares.
 struct state_counts {
     std::uint64_t done = 0, running = 0, suspended = 0, waiting = 0;   // waiting: not started, not suspended
 };
@@ -154,6 +187,10 @@ struct dag_box {
     std::uint32_t node;
     node_state state;
     bool critical;
+    // A folded block (over its rows): its nodes done at t fill [y0, split0), the next node (running,
+    // or before the block starts its first node, in `state`) [split0, split1), the rest are not ready.
+    bool folded = false;
+    float split0 = 0, split1 = 0;
 };
 struct dag_null_mark { float x, y; };   // centre of a null node's cell
 struct dag_edge_seg {
@@ -166,6 +203,7 @@ struct dag_lod_cell {
     node_state state;               // running > suspended > ready > the majority of done / not ready
     int worker;                     // dominant worker among its done/running nodes, or -1
     std::uint32_t nodes;            // nodes counted (sampled when the group is large)
+    std::uint32_t folded_nodes = 0; // how many of them are inside folded blocks
 };
 struct dag_draw_list {
     std::vector<dag_box> boxes;

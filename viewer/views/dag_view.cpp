@@ -4,6 +4,7 @@
 // suspended / done, or coloured by worker), the critical path, play / pause / step / speed and a
 // time scrubber (the shared replay control, views/replay.hpp). The model (indices, states, critical path, camera, draw list) is
 // viewer/model/dag_state.hpp; this file only draws what its draw list says and handles input.
+#include "hatch.hpp"
 #include "palette.hpp"
 #include "replay.hpp"
 #include "view.hpp"
@@ -33,6 +34,9 @@ inline ImU32 worker_colour(int w) {
 constexpr ImU32 col_stage_edge = rgb(0x9AA0AE, 150), col_cross_edge = rgb(0x5FD3F3, 190),
                 col_throttle_edge = rgb(0xE07A9A, 170), col_retire_edge = rgb(0xB7A7E0, 170),
                 col_critical = rgb(0xFF4D4D), col_null = rgb(0x8A8F9C), col_select = rgb(0xFFFFFF);
+// Folded blocks (a run of one iteration's nodes recorded as one slice): dark diagonal hatching over
+// the state colours and a pale gold frame. Neither colour is used by anything else in the view.
+constexpr ImU32 col_folded_hatch = rgb(0x1B2233), col_folded_frame = rgb(0xF2D98A);
 
 double nice_count_step(double px_per_item, double min_px) {
     double step = 1;
@@ -75,6 +79,7 @@ private:
     dag_index idx_;
     std::vector<dag_row_label> row_labels_;   // per row of idx_: its stage and the metadata's name
     critical_path cp_;
+    std::uint64_t cp_nodes_ = 0;   // nodes on the critical path (those inside its folded blocks included)
     dag_camera cam_;
     bool fit_pending_ = true;
     bool auto_fit_ = true;   // refit when the canvas changes size, until the user zooms or pans
@@ -138,7 +143,9 @@ bool dag_view::choose_run(view_context& ctx) {
             const tm::run& r = file_->model.runs[rr.run];
             idx_ = build_dag_index(r.dag, find_suspends(file_->model, r));
             row_labels_ = dag_row_labels(r.stages, idx_.row_stage);
-            cp_ = critical_path_of(r.dag, idx_, analysis::longest_path(r.dag, true));
+            const analysis::span_result path = analysis::longest_path(r.dag, true);
+            cp_ = critical_path_of(r.dag, idx_, path);
+            cp_nodes_ = analysis::path_nodes(path);
             fit_pending_ = true;
         }
         doc_run_ = want;
@@ -159,8 +166,8 @@ replay_steps dag_view::steps(double off) const {
         if (auto e = idx_.next_event(at(cur))) return static_cast<double>(*e) - off;
         return std::nullopt;
     };
-    s.prev_tip = "Previous event: the last node start or end before the cursor (Left)";
-    s.next_tip = "Next event: the next node start or end after the cursor (Right)";
+    s.prev_tip = "Previous event: the last node start or end before the cursor (Left); in a folded run, node by node by their shares";
+    s.next_tip = "Next event: the next node start or end after the cursor (Right); in a folded run, node by node by their shares";
     return s;
 }
 
@@ -221,9 +228,11 @@ void dag_view::toolbar(view_context& ctx, const run_ref& rr, double off) {
     ImGui::SameLine();
     ImGui::Checkbox("critical path", &show_critical_);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("The longest path through the DAG weighted by node durations: %zu nodes, %s\n(%.0f%% of the run)",
-                          cp_.nodes.size(), format_duration(static_cast<double>(cp_.length), 3).c_str(),
-                          idx_.end > idx_.start ? 100.0 * static_cast<double>(cp_.length) / static_cast<double>(idx_.end - idx_.start) : 0.0);
+        ImGui::SetTooltip("The longest path through the DAG weighted by node durations: %llu nodes, %s\n(%.0f%% of the run)%s",
+                          static_cast<unsigned long long>(cp_nodes_), format_duration(static_cast<double>(cp_.length), 3).c_str(),
+                          idx_.end > idx_.start ? 100.0 * static_cast<double>(cp_.length) / static_cast<double>(idx_.end - idx_.start) : 0.0,
+                          idx_.folded_blocks ? "\nFolded trace: the path runs over folded blocks, so its length is an upper bound of the span"
+                                             : "");
     ImGui::SameLine();
     if (ImGui::Button("Fit")) fit_pending_ = true;
     tip("Show the whole DAG (Home / 0)");
@@ -254,6 +263,26 @@ void dag_view::legend(view_context&, std::uint64_t t) {
     swatch(state_colour(node_state::suspended), "suspended", "",
            "the iteration suspended before this node (a cross edge not yet satisfied) and has not started it");
     if (!w) swatch(state_colour(node_state::done), "done", "", "finished");
+    if (idx_.folded_blocks) {   // a folded trace: the block swatch, hatched and framed as in the grid
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        const float h = ImGui::GetTextLineHeight();
+        const ImVec2 a(p.x, p.y + 1), b(p.x + h + 4, p.y + h + 1);
+        dl->AddRectFilled(a, b, state_colour(node_state::done));
+        hatch_rect(dl, a, b, col_folded_hatch, 4.f);
+        dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), col_folded_frame);
+        ImGui::Dummy(ImVec2(h + 4, h));
+        ImGui::SameLine(0, 5);
+        ImGui::Text("folded run (%llu nodes)", static_cast<unsigned long long>(idx_.folded_nodes));
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("%llu folded runs hold %llu of the %llu nodes: each is a run of consecutive nodes of one iteration\n"
+                              "that one worker ran, recorded as one slice (trace detail folded or auto), drawn as one block\n"
+                              "over its stages. Its nodes take equal shares of its time: at the cursor the nodes whose share\n"
+                              "has passed are done, the next one runs, the rest are not ready. Edges join blocks: the span\n"
+                              "over them is an upper bound.",
+                              static_cast<unsigned long long>(idx_.folded_blocks), static_cast<unsigned long long>(idx_.folded_nodes),
+                              static_cast<unsigned long long>(idx_.node_total));
+        ImGui::SameLine(0, 14);
+    }
     // Marks and edges.
     {
         const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -271,13 +300,18 @@ void dag_view::legend(view_context&, std::uint64_t t) {
         dl->AddRect(ImVec2(p.x, p.y + 2), ImVec2(p.x + h + 4, p.y + h), col_critical, 3.0f, 0, 2.0f);
         ImGui::Dummy(ImVec2(h + 4, h));
         ImGui::SameLine(0, 5);
-        ImGui::Text("critical path %s (%zu nodes)", format_duration(static_cast<double>(cp_.length), 3).c_str(), cp_.nodes.size());
+        ImGui::Text("critical path %s%s (%llu nodes)", idx_.folded_blocks ? "<= " : "", format_duration(static_cast<double>(cp_.length), 3).c_str(),
+                    static_cast<unsigned long long>(cp_nodes_));
         ImGui::SameLine(0, 14);
     }
-    ImGui::Text("at t: %llu done, %llu running, %llu suspended, %llu not started", static_cast<unsigned long long>(c.done),
-                static_cast<unsigned long long>(c.running), static_cast<unsigned long long>(c.suspended), static_cast<unsigned long long>(c.waiting));
+    char at[160];
+    std::snprintf(at, sizeof at, "at t: %llu done, %llu running, %llu suspended, %llu not started", static_cast<unsigned long long>(c.done),
+                  static_cast<unsigned long long>(c.running), static_cast<unsigned long long>(c.suspended), static_cast<unsigned long long>(c.waiting));
+    if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(at).x) ImGui::NewLine();   // the legend is full: a second line
+    ImGui::TextUnformatted(at);
     ImGui::SameLine(0, 14);
-    ImGui::TextDisabled("%zu iterations x %zu stages, %zu nodes%s", idx_.columns(), idx_.rows(), file_->model.runs[model_run_].dag.nodes.size(),
+    ImGui::TextDisabled("%zu iterations x %zu stages, %llu nodes%s%s", idx_.columns(), idx_.rows(), static_cast<unsigned long long>(idx_.node_total),
+                        idx_.folded_blocks ? (" in " + std::to_string(file_->model.runs[model_run_].dag.nodes.size()) + " blocks").c_str() : "",
                         file_->model.runs[model_run_].dag.K ? (", K = " + std::to_string(file_->model.runs[model_run_].dag.K)).c_str() : "");
 }
 
@@ -370,8 +404,10 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
 
     dl->PushClipRect(ImVec2(cx0, cy0), ImVec2(cx1, cy1), true);
     if (list_.lod) {
-        for (const dag_lod_cell& c : list_.cells)
+        for (const dag_lod_cell& c : list_.cells) {
             dl->AddRectFilled(ImVec2(X(c.x0), Y(c.y0)), ImVec2(X(c.x1), Y(c.y1)), fill(c.state, c.worker));
+            if (2 * c.folded_nodes > c.nodes) hatch_rect(dl, ImVec2(X(c.x0), Y(c.y0)), ImVec2(X(c.x1), Y(c.y1)), col_folded_hatch);
+        }
         // The critical path: a red tick on each cell that holds one of its nodes (the path is in
         // column order: binary search to the view, one tick per cell).
         if (show_critical_ && !cp_.empty()) {
@@ -420,13 +456,32 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
         char buf[64];
         for (const dag_box& b : list_.boxes) {
             const tm::dag_node& nd = dag.nodes[b.node];
-            const ImU32 c = fill(b.state, nd.worker);
-            dl->AddRectFilled(ImVec2(X(b.x0), Y(b.y0)), ImVec2(X(b.x1), Y(b.y1)), c);
+            ImU32 c = fill(b.state, nd.worker);
+            if (b.folded) {
+                // Its nodes by their shares: done ones, the next (running, or the block's state before
+                // it starts), the rest not ready; hatched and framed as one block.
+                const ImVec2 a(X(b.x0), Y(b.y0)), e(X(b.x1), Y(b.y1));
+                const ImU32 done = fill(node_state::done, nd.worker);
+                if (b.split0 > b.y0) dl->AddRectFilled(a, ImVec2(e.x, Y(b.split0)), done);
+                if (b.split1 > b.split0) dl->AddRectFilled(ImVec2(a.x, Y(b.split0)), ImVec2(e.x, Y(b.split1)), c);
+                if (b.y1 > b.split1) dl->AddRectFilled(ImVec2(a.x, Y(b.split1)), e, state_colour(node_state::not_ready));
+                hatch_rect(dl, a, e, col_folded_hatch, std::clamp(std::round((b.x1 - b.x0) / 3.f), 4.f, 8.f));
+                dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(e.x + 1, e.y + 1), col_folded_frame);
+                if (b.split0 > b.y0) c = done;   // the label sits on the top part
+            } else {
+                dl->AddRectFilled(ImVec2(X(b.x0), Y(b.y0)), ImVec2(X(b.x1), Y(b.y1)), c);
+            }
             if (by_worker_ && b.state == node_state::running)
                 dl->AddRect(ImVec2(X(b.x0) - 1, Y(b.y0) - 1), ImVec2(X(b.x1) + 1, Y(b.y1) + 1), IM_COL32(255, 255, 255, 255), 0, 0, 1.5f);
             if (!labels) continue;
             const ImVec4 clip(X(b.x0) + 1, Y(b.y0), X(b.x1) - 1, Y(b.y1));
-            if (big) {
+            if (big && nd.folded()) {
+                std::snprintf(buf, sizeof buf, "(%llu, %llu\xE2\x80\x93%llu)", static_cast<unsigned long long>(nd.iteration),
+                              static_cast<unsigned long long>(nd.stage), static_cast<unsigned long long>(nd.last_stage));
+                dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2), text_colour_on(c), buf, nullptr, 0, &clip);
+                std::snprintf(buf, sizeof buf, "%s%u nodes", nd.worker >= 0 ? ("w" + std::to_string(nd.worker) + ", ").c_str() : "", nd.nodes);
+                dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2 + fs), text_colour_on(c), buf, nullptr, 0, &clip);
+            } else if (big) {
                 std::snprintf(buf, sizeof buf, "(%llu, %llu)", static_cast<unsigned long long>(nd.iteration), static_cast<unsigned long long>(nd.stage));
                 dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2), text_colour_on(c), buf, nullptr, 0, &clip);
                 std::snprintf(buf, sizeof buf, "%s%s", nd.worker >= 0 ? ("w" + std::to_string(nd.worker)).c_str() : "",
@@ -445,7 +500,7 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
     if (sel_node != tm::no_index) {
         const float x0 = X(static_cast<float>(cam_.px_x(idx_.node_col[sel_node]))), y0 = Y(static_cast<float>(cam_.px_y(idx_.node_row[sel_node])));
         const float x1 = std::max(x0 + 3, X(static_cast<float>(cam_.px_x(idx_.node_col[sel_node] + 1)))),
-                    y1 = std::max(y0 + 3, Y(static_cast<float>(cam_.px_y(idx_.node_row[sel_node] + 1))));
+                    y1 = std::max(y0 + 3, Y(static_cast<float>(cam_.px_y(idx_.node_last_row[sel_node] + 1))));
         dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x1 + 1, y1 + 1), col_select, 0, 0, 2.0f);
     }
     if (idx_.columns() == 0) dl->AddText(ImVec2(cx0 + 10, cy0 + 10), IM_COL32(200, 200, 200, 255), "this run has no pipeline DAG");
@@ -469,10 +524,29 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
             const node_state s = state_at(dag, idx_, v, t);
             st.hover = {rr.file, nd.slice};
             ImGui::BeginTooltip();
-            ImGui::Text("node (%llu, %llu)", static_cast<unsigned long long>(nd.iteration), static_cast<unsigned long long>(nd.stage));
-            const std::string& nm = row_labels_[idx_.node_row[v]].name;
+            // The row under the mouse: inside a folded block, one of its nodes.
+            const std::uint32_t hrow = std::clamp(static_cast<std::uint32_t>(std::max(0.0, std::floor(cam_.row_at(ly)))), idx_.node_row[v],
+                                                  idx_.node_last_row[v]);
+            if (nd.folded()) {
+                const std::uint32_t k = hrow - idx_.node_row[v];
+                const node_state sk = state_in_block(dag, idx_, v, k, t);
+                const auto [ks, ke] = node_share_times(nd, k);
+                ImGui::Text("folded run (%llu, %llu\xE2\x80\x93%llu): %u nodes", static_cast<unsigned long long>(nd.iteration),
+                            static_cast<unsigned long long>(nd.stage), static_cast<unsigned long long>(nd.last_stage), nd.nodes);
+                ImGui::TextDisabled("one slice for stages %llu to %llu of iteration %llu; %u of its nodes done at the cursor",
+                                    static_cast<unsigned long long>(nd.stage), static_cast<unsigned long long>(nd.last_stage),
+                                    static_cast<unsigned long long>(nd.iteration), nodes_done_at(nd, t));
+                ImGui::TextColored(ImColor(state_colour(sk)), "node (%llu, %llu): %s at the cursor", static_cast<unsigned long long>(nd.iteration),
+                                   static_cast<unsigned long long>(idx_.row_stage[hrow]), to_string(sk));
+                ImGui::TextDisabled("its share of the run: %s to %s (%s, the run's duration / %u)", format_duration(static_cast<double>(ks) - off, 3).c_str(),
+                                    format_duration(static_cast<double>(ke) - off, 3).c_str(), format_duration(static_cast<double>(ke - ks), 3).c_str(),
+                                    nd.nodes);
+            } else {
+                ImGui::Text("node (%llu, %llu)", static_cast<unsigned long long>(nd.iteration), static_cast<unsigned long long>(nd.stage));
+            }
+            const std::string& nm = row_labels_[hrow].name;
             if (!nm.empty()) ImGui::TextDisabled("%s", nm.c_str());
-            ImGui::TextColored(ImColor(state_colour(s)), "%s at the cursor", to_string(s));
+            ImGui::TextColored(ImColor(state_colour(s)), "%s%s at the cursor", nd.folded() ? "the run: " : "", to_string(s));
             if (nd.worker >= 0) ImGui::TextColored(ImColor(worker_colour(nd.worker)), "worker %d", nd.worker);
             ImGui::Text("start %s   duration %s", format_duration(static_cast<double>(nd.start) - off, 3).c_str(),
                         format_duration(static_cast<double>(nd.end - nd.start), 3).c_str());
@@ -483,8 +557,13 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
             for (std::uint32_t k = idx_.in_first[v]; k < idx_.in_first[v + 1]; ++k) {
                 const tm::dag_edge& e = dag.edges[idx_.in_edges[k]];
                 const tm::dag_node& u = dag.nodes[e.from];
-                ImGui::TextDisabled("%s edge from (%llu, %llu), ended %s", tm::to_string(e.kind), static_cast<unsigned long long>(u.iteration),
-                                    static_cast<unsigned long long>(u.stage), format_duration(static_cast<double>(u.end) - off, 3).c_str());
+                if (u.folded())
+                    ImGui::TextDisabled("%s edge from (%llu, %llu\xE2\x80\x93%llu), ended %s", tm::to_string(e.kind),
+                                        static_cast<unsigned long long>(u.iteration), static_cast<unsigned long long>(u.stage),
+                                        static_cast<unsigned long long>(u.last_stage), format_duration(static_cast<double>(u.end) - off, 3).c_str());
+                else
+                    ImGui::TextDisabled("%s edge from (%llu, %llu), ended %s", tm::to_string(e.kind), static_cast<unsigned long long>(u.iteration),
+                                        static_cast<unsigned long long>(u.stage), format_duration(static_cast<double>(u.end) - off, 3).c_str());
             }
             if (!cp_.empty() && cp_.on_node[v]) ImGui::TextColored(ImColor(col_critical), "on the critical path");
             ImGui::EndTooltip();

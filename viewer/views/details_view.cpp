@@ -52,6 +52,28 @@ void summary(view_context& ctx) {
     }
 }
 
+// A folded slice (docs/tracing.md, "Detail levels"; docs/viewer.md, "Folded traces"): what it holds,
+// in words, above the raw annotations.
+void folded_note(const tm::trace_model& m, const tm::slice& s) {
+    const auto nodes = m.uint_arg(s, "nodes");
+    const auto stage = m.uint_arg(s, "stage"), last = m.uint_arg(s, "last_stage");
+    const auto it = m.uint_arg(s, "iteration"), last_it = m.uint_arg(s, "last_iteration");
+    if (!nodes || *nodes < 2 || !stage) return;
+    ImGui::Separator();
+    const std::string each = format_duration(static_cast<double>(s.duration()) / static_cast<double>(*nodes), 3);
+    if (last && *last > *stage && it)
+        ImGui::TextWrapped("folded run of %llu nodes: stages %llu\xE2\x80\x93%llu of iteration %llu, run by this worker one after "
+                           "the other as one slice; each node is given an equal share, %s",
+                           static_cast<unsigned long long>(*nodes), static_cast<unsigned long long>(*stage),
+                           static_cast<unsigned long long>(*last), static_cast<unsigned long long>(*it), each.c_str());
+    else
+        ImGui::TextWrapped("folded run of %llu instances of stage %llu%s, run one after the other as one slice; each is given an "
+                           "equal share, %s",
+                           static_cast<unsigned long long>(*nodes), static_cast<unsigned long long>(*stage),
+                           it && last_it ? (" (" + std::to_string(*it) + "\xE2\x80\x93" + std::to_string(*last_it) + ")").c_str() : "",
+                           each.c_str());
+}
+
 }  // namespace
 
 void draw_details_panel(view_context& ctx) {
@@ -89,6 +111,7 @@ void draw_details_panel(view_context& ctx) {
         ImGui::Text("end      %s", format_duration(static_cast<double>(s.end) - off, 3).c_str());
         ImGui::Text("duration %s", format_duration(static_cast<double>(s.duration()), 3).c_str());
         ImGui::Text("ts       %llu ns", static_cast<unsigned long long>(s.begin));
+        folded_note(m, s);
         a0 = m.args_begin(s);
         a1 = m.args_end(s);
     }

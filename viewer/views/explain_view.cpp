@@ -124,14 +124,17 @@ void explain_view::draw(view_context& ctx) {
         if (ctx.mono) ImGui::PushFont(ctx.mono);
         const auto& d = r.dag;
         if (d.available) {
-            ImGui::Text("work T1 %s   span Tinf %s (unthrottled %s)   parallelism %.2f (%.2f)",
-                        format_duration(static_cast<double>(d.work), 2).c_str(),
-                        format_duration(static_cast<double>(d.with_throttle.span), 2).c_str(),
-                        format_duration(static_cast<double>(d.without_throttle.span), 2).c_str(), d.parallelism,
+            // A folded trace: the span is an upper bound, parallelism and speedup bound lower bounds.
+            const char *le = d.approximate ? "<= " : "", *ge = d.approximate ? ">= " : "";
+            ImGui::Text("work T1 %s   span Tinf %s%s (unthrottled %s%s)   parallelism %s%.2f (%s%.2f)",
+                        format_duration(static_cast<double>(d.work), 2).c_str(), le,
+                        format_duration(static_cast<double>(d.with_throttle.span), 2).c_str(), le,
+                        format_duration(static_cast<double>(d.without_throttle.span), 2).c_str(), ge, d.parallelism, ge,
                         d.parallelism_unthrottled);
-            ImGui::Text("speedup bound min(P, T1/Tinf) %.2f   observed %.2f (%s)   critical path %zu nodes", d.speedup_bound,
+            ImGui::Text("speedup bound min(P, T1/Tinf) %s%.2f   observed %.2f (%s)   critical path %llu nodes", ge, d.speedup_bound,
                         d.observed_speedup, d.observed_from_reference ? "vs serial reference" : "T1 / makespan",
-                        d.with_throttle.critical_path.size());
+                        static_cast<unsigned long long>(analysis::path_nodes(d.with_throttle)));
+            if (d.approximate) ImGui::TextWrapped("approximate: %s", d.approximate_reason.c_str());
         }
         const auto& q = r.queueing;
         if (q.available) {
