@@ -208,13 +208,13 @@ namespace {
 // Three iterations of stages 0..2 on one worker, back to back: iteration i's nodes last 4 + i ns
 // each, written node by node or (folded) as one slice per iteration; the shares of a block of 3
 // nodes are then the nodes' durations.
-std::string hand_trace(bool folded, const std::string& detail) {
+std::string hand_trace(bool folded, const std::string& detail, const std::string& decision = "") {
     pipescope::test::trace_builder b;
     pipescope::test::pipescope_run_builder r{b, std::uint64_t{1} << 32, 1000, 1};
     r.describe("hand · piper · P=1", R"({"workload":"hand","policy":"piper","workers":1,"trace":{"detail":")" + detail +
                                          R"(","fold_below_ns":2000},"program":{"kind":"pipeline","K":2}})");
     std::uint64_t t = 10;
-    if (detail == "auto") r.mark(0, 5, "trace detail: folded", {{"value", 350}, {"nodes", 1024}});
+    if (!decision.empty()) r.mark(0, 5, "trace detail: " + decision, {{"value", decision == "folded" ? 350u : 5200u}, {"nodes", 1024}});
     for (std::uint64_t i = 0; i < 3; ++i) {
         if (folded) {
             b.slice_begin(t, r.worker(0), "stage 0\u20132",
@@ -236,7 +236,7 @@ std::string hand_trace(bool folded, const std::string& detail) {
 }  // namespace
 
 TEST_CASE("folded analysis: with the same times, per-stage totals and T1 equal a node trace's within rounding", "[analysis][folded]") {
-    const std::string bn = hand_trace(false, "nodes"), bf = hand_trace(true, "auto");
+    const std::string bn = hand_trace(false, "nodes"), bf = hand_trace(true, "auto", "folded");
     const tr::trace_model mn = tr::load_trace(bn), mf = tr::load_trace(bf);
     for (const auto& p : mf.problems) FAIL_CHECK(p);
     REQUIRE(mf.runs.size() == 1);
@@ -289,7 +289,7 @@ TEST_CASE("folded analysis: with the same times, per-stage totals and T1 equal a
     const std::string text = an::to_text(rf);
     INFO(text);
     CHECK(text.find("trace detail auto: folded from 5 ns on after worker 0 measured 1024 nodes at a mean of 350 ns < 2.00 us; "
-                    "3 folded runs hold 9 of the 9 nodes (100 %)") != std::string::npos);
+                    "3 folded runs hold 9 of the 9 nodes (100.0 %)") != std::string::npos);
     CHECK(text.find("approximate: folded trace: 3 of 3 DAG blocks are folded runs (9 nodes in all)") != std::string::npos);
     CHECK(text.find("critical path: 9 nodes in 3 blocks (3 folded runs)") != std::string::npos);
     CHECK(text.find("(0,0\xE2\x80\x93" "2)") != std::string::npos);
@@ -302,4 +302,20 @@ TEST_CASE("folded analysis: with the same times, per-stage totals and T1 equal a
     CHECK(j["stages"][0]["shares"] == 3);
     CHECK(j["dag"]["critical_path"][0]["nodes"] == 3);
     CHECK(j["dag"]["critical_path"][0]["last_stage"] == 2);
+}
+
+TEST_CASE("folded analysis: auto that kept every node says so; a node trace says nothing", "[analysis][folded]") {
+    const tr::trace_model ma = tr::load_trace(hand_trace(false, "auto", "nodes")), mn = tr::load_trace(hand_trace(false, "nodes"));
+    const an::run_report ra = an::analyze(an::scope_of(ma, 0)), rn = an::analyze(an::scope_of(mn, 0));
+    REQUIRE(ra.stats.detail_decisions.size() == 1);
+    CHECK_FALSE(ra.stats.detail_decisions[0].folded);
+    CHECK(ra.stats.folded_runs == 0);
+    CHECK_FALSE(ra.dag.approximate);
+    const std::string text = an::to_text(ra);
+    INFO(text);
+    CHECK(text.find("trace detail auto: every node recorded (decided at 5 ns) after worker 0 measured 1024 nodes at a mean of "
+                    "5.20 us >= 2.00 us; no folded runs: every node is its own slice") != std::string::npos);
+    for (const auto& v : ra.verdicts) CHECK(v.rule != "folded_trace");
+    CHECK(an::to_text(rn).find("trace detail") == std::string::npos);
+    CHECK(an::to_json(rn)["trace"]["detail"] == "nodes");
 }

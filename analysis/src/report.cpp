@@ -342,7 +342,7 @@ std::string detail_text(const run_report& r) {
         o += "no decision recorded (the loop ended before auto had measured enough nodes); ";
     }
     if (st.folded_runs)
-        o += sfmt("%llu folded runs hold %llu of the %llu nodes (%.0f %%)", (unsigned long long)st.folded_runs,
+        o += sfmt("%llu folded runs hold %llu of the %llu nodes (%.1f %%)", (unsigned long long)st.folded_runs,
                   (unsigned long long)st.folded_nodes, (unsigned long long)st.nodes,
                   st.nodes ? 100.0 * static_cast<double>(st.folded_nodes) / static_cast<double>(st.nodes) : 0.0);
     else
