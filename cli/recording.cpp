@@ -146,9 +146,13 @@ public:
                       st.records ? static_cast<double>(st.bytes) / static_cast<double>(st.records + 2 * (st.folded_nodes - st.folded_runs)) : 0.0);
         std::string out = line;
         if (st.folded_runs) {
-            std::snprintf(line, sizeof line, "  detail    %s: %llu folded runs hold %llu nodes (docs/tracing.md, \"Detail levels\")\n",
+            // Bytes per event above count a folded run as the 2 x nodes events it replaces.
+            std::snprintf(line, sizeof line,
+                          "  detail    %s: %llu folded runs hold %llu nodes; %.2f bytes per record written "
+                          "(docs/tracing.md, \"Detail levels\")\n",
                           std::string(pipescope::trace::to_string(args_.trace_detail)).c_str(),
-                          (unsigned long long)st.folded_runs, (unsigned long long)st.folded_nodes);
+                          (unsigned long long)st.folded_runs, (unsigned long long)st.folded_nodes,
+                          st.records ? static_cast<double>(st.bytes) / static_cast<double>(st.records) : 0.0);
             out += line;
         }
         // Perfetto's trace processor in a browser tab (WebAssembly, at most 4 GiB) needs about 600 bytes per
