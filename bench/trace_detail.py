@@ -62,6 +62,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="size small everywhere, 3 runs")
     ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--only", default="", help="comma-separated workloads to run (default: all)")
     a = ap.parse_args()
     runs = 3 if a.quick else a.runs
     tmp = tempfile.mkdtemp(prefix="pipescope-trace-detail-")
@@ -70,6 +71,8 @@ def main():
     print(f"{'workload':14} {'size':5} {'policy':7} {'P':>2} {'untraced s':>10} {'traced s':>10} {'ratio':>6} "
           f"{'ratio spread':>13} {'dropped':>8} {'MB':>6} {'B/event':>7} {'slices':>8} {'counters':>9} {'ctr/inst':>8}")
     for (workload, size, policy) in PIPELINES + GRAPHS:
+        if a.only and workload not in a.only.split(","):
+            continue
         if a.quick:
             size = "small" if size == "large" else size
         for P in [int(x) for x in a.workers.split(",")]:
