@@ -5,6 +5,7 @@
 #include <model/loader.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
@@ -93,6 +94,9 @@ TEST_CASE("a finished load waits for the one started before it", "[viewer][loade
         std::unique_lock lk(mu);
         cv.wait(lk, [&] { return second_done; });
     }
+    // The second load function has returned its result once the loader marks it done (just after).
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (l.in_progress().size() > 1 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
     CHECK(l.take().empty());   // the second has finished, but the first has not
     CHECK(l.busy());
     CHECK(l.in_progress().size() == 1);
