@@ -889,6 +889,7 @@ pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<
         is_node_name[i] = m.strings[i].size() > 6 && m.strings[i].compare(0, 6, "stage ") == 0;
     // The node of slice k of worker w, if it is one.
     std::size_t bad_blocks = 0;
+    const bool graph = r.program_kind == "graph";
     const auto node_of = [&](std::size_t w, std::size_t k, dag_node& n) {
         const track& t = m.tracks[r.workers[w]];
         const slice& s = t.slices[k];
@@ -912,7 +913,9 @@ pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<
             // A pipeline block is one iteration's stages [stage, last_stage], one node each; anything
             // else (a graph stage's instances, or a malformed block) is kept as the node it starts with.
             if (last_iteration != n.iteration || last_stage < n.stage || last_stage - n.stage + 1 != nodes) {
-                if (problems && bad_blocks++ == 0)
+                // A stage graph's folded slice holds one stage's consecutive instances: it is not a
+                // pipeline block, and being kept as its first node is all a graph run needs here.
+                if (problems && !graph && bad_blocks++ == 0)
                     problems->push_back("run '" + r.name + "': folded slice at " + std::to_string(s.begin) +
                                         " ns does not hold one node per stage of one iteration (kept as its first node)");
             } else {

@@ -10,7 +10,6 @@ namespace pipescope::graph {
 using detail::graph_engine;
 using detail::packets_for;
 using detail::stage_state;
-using detail::trace_op;
 
 push_window& instance_context::window(std::size_t k) {
     if (k >= outputs_count_)
@@ -92,7 +91,7 @@ bool thread_context::try_pop(pop_awaiter& a) {
     const std::uint64_t version = q.data_version();
     a.result = q.try_reserve_pop(a.packets, a.peek);
     const bool ok = a.result || a.result.status() == reserve_status::end_of_stream;
-    trace_op(engine_->traced_, trace::event_kind::graph_reserve, id, a.packets, true, ok, stage_);
+    engine_->trace_queue_op(trace::event_kind::graph_reserve, id, a.packets, true, ok, stage_);
     if (ok) return true;
     blocked(q.waiting_commits_hint() > 0 ? thread_event::waiting : thread_event::empty, id, version);
     state_->retry = +[](void* p, thread_context& c) { return c.try_pop(*static_cast<pop_awaiter*>(p)); };
@@ -110,11 +109,14 @@ bool thread_context::try_reserve(reserve_awaiter& a) {
         return false;
     }
     const std::uint64_t version = q.space_version();
-    a.result = engine_->over_forward_bound(*state_, a.output, a.packets) ? push_window{} : q.try_reserve_push(a.packets);
-    trace_op(engine_->traced_, trace::event_kind::graph_reserve, id, a.packets, false, bool(a.result), stage_);
+    queue_change change;
+    a.result = engine_->over_forward_bound(*state_, a.output, a.packets)
+                   ? push_window{}
+                   : q.try_reserve_push(a.packets, engine_->traced_ ? &change : nullptr);
+    engine_->trace_queue_op(trace::event_kind::graph_reserve, id, a.packets, false, bool(a.result), stage_);
     if (a.result) {
         state_->retry = nullptr;
-        engine_->queue_changed(id);
+        engine_->queue_changed(id, change);
         return true;
     }
     blocked(thread_event::full, id, version);
@@ -141,14 +143,16 @@ bool thread_context::try_push(std::size_t k, const void* value, std::size_t size
             return false;
         }
         const std::uint64_t version = q.space_version();
-        w = engine_->over_forward_bound(*state_, k, 1) ? push_window{} : q.try_reserve_push(1);
-        trace_op(engine_->traced_, trace::event_kind::graph_reserve, id, 1, false, bool(w), stage_);
+        queue_change change;
+        w = engine_->over_forward_bound(*state_, k, 1) ? push_window{}
+                                                        : q.try_reserve_push(1, engine_->traced_ ? &change : nullptr);
+        engine_->trace_queue_op(trace::event_kind::graph_reserve, id, 1, false, bool(w), stage_);
         if (!w) {
             blocked(thread_event::full, id, version);
             return false;
         }
         state_->retry = nullptr;
-        engine_->queue_changed(id);
+        engine_->queue_changed(id, change);
     }
     std::memcpy(w.element(open_count_[k]++).data(), value, size);
     return true;
@@ -164,18 +168,20 @@ void thread_context::flush(std::size_t k) {
 void thread_context::commit(push_window& w, std::size_t elements) {
     const queue_id id = find_queue(*state_, w.source(), *engine_);
     packet_queue& q = engine_->queue(id);
-    const bool published = q.commit_push(w, elements);
+    queue_change change;
+    const bool published = q.commit_push(w, elements, engine_->traced_ ? &change : nullptr);
     outputs_since_resume_ += packets_for(elements, q.packet_elements());
-    trace_op(engine_->traced_, trace::event_kind::graph_commit, id, elements, false, published, stage_);
-    engine_->queue_changed(id);
+    engine_->trace_queue_op(trace::event_kind::graph_commit, id, elements, false, published, stage_);
+    engine_->queue_changed(id, change);
 }
 
 void thread_context::commit(pop_window& w) {
     const queue_id id = find_queue(*state_, w.source(), *engine_);
     const std::size_t n = w.size();
-    engine_->queue(id).commit_pop(w);
-    trace_op(engine_->traced_, trace::event_kind::graph_commit, id, n, true, true, stage_);
-    engine_->queue_changed(id);
+    queue_change change;
+    engine_->queue(id).commit_pop(w, engine_->traced_ ? &change : nullptr);
+    engine_->trace_queue_op(trace::event_kind::graph_commit, id, n, true, true, stage_);
+    engine_->queue_changed(id, change);
 }
 
 void thread_context::close_output(std::size_t k) {

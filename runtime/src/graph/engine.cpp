@@ -4,6 +4,7 @@
 #include "engine_ops.hpp"
 
 #include <pipescope/detail/job.hpp>
+#include <pipescope/trace/recorder.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -17,10 +18,9 @@ using detail::graph_engine;
 using detail::stage_state;
 using detail::step_result;
 using detail::step_status;
+using detail::node_mark;
 
 namespace {
-
-using pipescope::detail::trace_event;
 
 // Rounds of spinning before a worker with nothing to run sleeps: a few microseconds.
 constexpr int wait_spin_rounds = 512;
@@ -58,7 +58,21 @@ graph_engine::graph_engine(scheduler& s, const program& g, engine_config config)
     g.validate();
 #if PIPESCOPE_TRACING
     traced_ = s.impl().tracing();
+    if (traced_) {
+        recorder_ = s.impl().recorder();
+        run_slots_ = s.workers();
+        runs_ = std::make_unique<fold_run[]>(run_slots_);
+    }
 #endif
+    trace::trace_detail level = trace::trace_detail::nodes;
+    if (recorder_) {
+        level = recorder_->detail();
+        fold_below_ns_ = recorder_->fold_below_ns();
+    }
+    const node_mode first_mode = !traced_                                   ? untraced
+                                 : level == trace::trace_detail::folded    ? folding
+                                 : level == trace::trace_detail::automatic ? measuring
+                                                                           : node_level;
     for (queue_id q = 0; q < g.queues().size(); ++q) {
         const queue_spec& spec = g.queues()[q];
         queue_config c;
@@ -105,6 +119,7 @@ graph_engine::graph_engine(scheduler& s, const program& g, engine_config config)
         st->ctx.stage_ = i;
         st->ctx.open_.resize(st->spec->outputs.size());
         st->ctx.open_count_.assign(st->spec->outputs.size(), 0);
+        st->trace_mode.store(first_mode, std::memory_order_relaxed);
         stages_.push_back(std::move(st));
     }
 }
@@ -116,15 +131,128 @@ unsigned graph_engine::workers() const noexcept { return const_cast<scheduler&>(
 // ---------------------------------------------------------------------------------------------------
 // Tracing
 
-void graph_engine::queue_changed(queue_id q) const noexcept {
+// Under trace_detail::automatic a stage's first nodes are recorded one by one and measured; the
+// node end that completes the measurement decides for the stage, once: enough nodes to see past a
+// cold start, few enough that a stage of short nodes is folded almost from its beginning.
+namespace {
+constexpr std::uint64_t nodes_to_measure = 256;
+}
+
+void graph_engine::trace_event(trace::event_kind k, std::uint64_t a, std::uint64_t b, std::uint32_t c,
+                               std::uint16_t d) const noexcept {
     if (!traced_) return;
-    trace_event(event_kind::counter, q, queues_[q]->packets_in_use_hint());   // lock-free: this runs on every queue operation
-    trace_event(event_kind::counter, queues_.size(), static_cast<std::uint64_t>(footprint_.packets()));
-    trace_event(event_kind::counter, queues_.size() + 1, static_cast<std::uint64_t>(footprint_.bytes()));
+    if (fold_run* run = my_run(); run && run->open) close_run(*run);
+    pipescope::detail::trace_event(k, a, b, c, d);
+}
+
+void graph_engine::record_queue_op(event_kind k, queue_id q, std::uint64_t amount, bool pop, bool ok, stage_id s) const noexcept {
+    // Folded: a granted reserve and a commit (published now or held behind an earlier ticket) are
+    // routine; a refused reserve is of interest (it closes the worker's run).
+    if ((ok || k == event_kind::graph_commit) && stages_[s]->trace_mode.load(std::memory_order_relaxed) == folding) return;
+    trace_event(k, q, amount, (pop ? trace::graph_op_pop : 0) | (ok ? trace::graph_op_ok : 0),
+                static_cast<std::uint16_t>(std::min<stage_id>(s, 0xFFFF)));
+}
+
+// Every change of a fill is recorded by the worker that made it, with the values it left (read under
+// the queue's lock, so no later change by another worker is recorded in its place); an operation
+// that changed nothing records nothing. The footprint moves exactly when a fill does.
+void graph_engine::record_counters(queue_id q, const queue_change& c) const noexcept {
+    pipescope::detail::trace_event(event_kind::counter, q, c.in_use);
+    pipescope::detail::trace_event(event_kind::counter, queues_.size(), static_cast<std::uint64_t>(c.footprint_packets));
+    pipescope::detail::trace_event(event_kind::counter, queues_.size() + 1, static_cast<std::uint64_t>(c.footprint_bytes));
 }
 
 void graph_engine::trace_blocked(stage_id s, queue_id q, thread_event why) const noexcept {
     if (traced_) trace_event(event_kind::graph_blocked, s, q, static_cast<std::uint32_t>(as_trace_wait(why)));
+}
+
+graph_engine::fold_run* graph_engine::my_run() const noexcept {
+    const int w = this_worker_index();
+    return w >= 0 && static_cast<unsigned>(w) < run_slots_ ? &runs_[static_cast<unsigned>(w)] : nullptr;
+}
+
+// Records the end of the nodes the run holds (at the last one's end). If a node of the run is
+// running now, it stays open as a run of its own that its end closes (sealed): the event of
+// interest that closes the run happens inside it.
+void graph_engine::close_run(fold_run& run) const noexcept {
+    if (!run.open) return;
+    if (run.nodes > 0) {
+        if (run.nodes == 1)
+            pipescope::detail::trace_event_at(run.last_end, event_kind::node_end, run.last, run.stage);
+        else
+            pipescope::detail::trace_event_at(run.last_end, event_kind::node_fold_end, run.last, run.stage, run.nodes);
+    }
+    if (!run.in_node) {
+        run.open = false;
+        return;
+    }
+    if (run.nodes > 0) {   // the running node's begin was not recorded (it continued the run)
+        pipescope::detail::trace_event_at(std::max(run.current_start, run.last_end), event_kind::node_begin, run.current,
+                                          run.stage);
+        run.nodes = 0;
+    }
+    run.sealed = true;
+}
+
+void graph_engine::close_fold_run() const noexcept {
+    if (!traced_) return;
+    if (fold_run* run = my_run(); run && run->open) close_run(*run);
+}
+
+node_mark graph_engine::record_node_begin(stage_state& st, std::uint64_t node) const noexcept {
+    const auto mode = static_cast<node_mode>(st.trace_mode.load(std::memory_order_relaxed));
+    fold_run* run = my_run();
+    if (mode == folding && run) {
+        if (run->open && run->stage == st.id && !run->sealed && !run->in_node) {   // the run goes on
+            run->in_node = true;
+            run->current = node;
+            // A serial resumption may record an event of interest inside itself (a refused reserve):
+            // then its begin is recorded after all, at this clock read. Parallel instances record none.
+            run->current_start = st.spec->kind == stage_kind::serial ? trace::now_ticks() : 0;
+            return {0, folding};
+        }
+        if (run->open) close_run(*run);
+        const std::uint64_t t = pipescope::detail::trace_event_at(0, event_kind::node_begin, node, st.id);
+        if (t == 0) return {};
+        *run = fold_run{};
+        run->open = run->in_node = true;
+        run->stage = st.id;
+        run->current = node;
+        run->current_start = t;
+        return {t, folding};
+    }
+    if (run && run->open) close_run(*run);
+    return {pipescope::detail::trace_event_at(0, event_kind::node_begin, node, st.id),
+            static_cast<std::uint8_t>(mode == folding ? node_level : mode)};
+}
+
+void graph_engine::record_node_end(stage_state& st, std::uint64_t node, node_mark m) const noexcept {
+    if (m.mode == folding) {
+        fold_run& run = *my_run();   // a folding mark is only handed out with a run
+        if (run.sealed) {
+            pipescope::detail::trace_event(event_kind::node_end, node, st.id);
+            run.open = run.in_node = run.sealed = false;
+            return;
+        }
+        run.in_node = false;
+        run.last = node;
+        run.last_end = trace::now_ticks();
+        ++run.nodes;
+        return;
+    }
+    const std::uint64_t t = pipescope::detail::trace_event_at(0, event_kind::node_end, node, st.id);
+    if (m.mode == measuring && m.start && t > m.start) measure(st, t - m.start);
+}
+
+void graph_engine::measure(stage_state& st, std::uint64_t ticks) const noexcept {
+    const std::uint64_t total = st.measured_ticks.fetch_add(ticks, std::memory_order_relaxed) + ticks;
+    const std::uint64_t n = st.measured_nodes.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (n != nodes_to_measure || !recorder_) return;   // exactly one node end decides
+    const double mean_ns = static_cast<double>(total) * recorder_->ns_per_tick_estimate() / static_cast<double>(n);
+    const bool fold = mean_ns < static_cast<double>(fold_below_ns_);
+    trace_event(event_kind::detail_decision, st.id, static_cast<std::uint64_t>(mean_ns), fold ? 1 : 0,
+                static_cast<std::uint16_t>(std::min<std::uint64_t>(n, 0xFFFF)));
+    st.trace_mode.store(fold ? folding : node_level, std::memory_order_relaxed);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -227,6 +355,10 @@ step_result graph_engine::step_parallel(stage_state& st) {
 
     const std::size_t n_out = spec.outputs.size();
     step_scratch<push_window> outs(n_out);
+    // Traced: what each output reservation did to its queue's fill (its counters are recorded once
+    // the step holds all of them; a tentative reservation given back changes nothing in the end).
+    std::optional<step_scratch<queue_change>> reserved;
+    if (traced_) reserved.emplace(n_out);
     pop_window in;
     std::uint64_t instance = 0;
     // Reserve under the stage's lock (never call leave() inside: finishing takes the same lock).
@@ -247,7 +379,8 @@ step_result graph_engine::step_parallel(stage_state& st) {
         for (std::size_t k = 0; k < n_out; ++k) {
             const output_spec& o = spec.outputs[k];
             if (st.output_closing[k].load(std::memory_order_seq_cst)) continue;   // closed: no room taken
-            if (!over_forward_bound(st, k, o.max_packets)) outs[k] = queues_[o.queue]->try_reserve_push(o.max_packets);
+            if (!over_forward_bound(st, k, o.max_packets))
+                outs[k] = queues_[o.queue]->try_reserve_push(o.max_packets, reserved ? &(*reserved)[k] : nullptr);
             if (!outs[k]) {   // backpressure: this stage is not runnable until the queue drains
                 release_outputs(st, outs.data(), k);
                 in_q.cancel_pop(in);
@@ -267,11 +400,12 @@ step_result graph_engine::step_parallel(stage_state& st) {
         return *r;
     }
     if (traced_) {
-        trace_op(true, event_kind::graph_reserve, in_id, 1, true, true, st.id);
+        trace_queue_op(event_kind::graph_reserve, in_id, 1, true, true, st.id);
         for (std::size_t k = 0; k < n_out; ++k)
             if (outs[k])
-                trace_op(true, event_kind::graph_reserve, spec.outputs[k].queue, spec.outputs[k].max_packets, false, true, st.id);
-        for (const output_spec& o : spec.outputs) queue_changed(o.queue);
+                trace_queue_op(event_kind::graph_reserve, spec.outputs[k].queue, spec.outputs[k].max_packets, false, true, st.id);
+        for (std::size_t k = 0; k < n_out; ++k)
+            if (outs[k]) queue_changed(spec.outputs[k].queue, (*reserved)[k]);
     }
 
     step_scratch<std::size_t> counts(n_out);
@@ -293,38 +427,44 @@ step_result graph_engine::step_parallel(stage_state& st) {
     ctx.instance_ = instance;
     ctx.worker_ = this_worker_index();
 
-    if (traced_) trace_event(event_kind::node_begin, instance, st.id);
+    const node_mark mark = node_begin(st, instance);
     try {
         spec.parallel(ctx);
     } catch (...) {
         if (traced_) {
-            trace_event(event_kind::node_end, instance, st.id);
+            node_end(st, instance, mark);
             trace_event(event_kind::stage_exception, instance, st.id);
         }
         fail(std::current_exception());
         leave();
         return {step_status::failed};
     }
-    if (traced_) trace_event(event_kind::node_end, instance, st.id);
+    node_end(st, instance, mark);
 
     step_result r{step_status::ran};
     r.progressed = true;
     for (std::size_t k = 0; k < n_out; ++k) {
         if (!outs[k]) continue;   // an output this stage closed before the instance reserved
         packet_queue& q = *queues_[spec.outputs[k].queue];
-        const bool published = q.commit_push(outs[k], counts[k]);
+        queue_change change;
+        const bool published = q.commit_push(outs[k], counts[k], traced_ ? &change : nullptr);
         r.packets_out += static_cast<std::uint32_t>(packets_for(counts[k], q.packet_elements()));
-        trace_op(traced_, event_kind::graph_commit, spec.outputs[k].queue, counts[k], false, published, st.id);
-        queue_changed(spec.outputs[k].queue);
+        if (traced_) {
+            trace_queue_op(event_kind::graph_commit, spec.outputs[k].queue, counts[k], false, published, st.id);
+            queue_changed(spec.outputs[k].queue, change);
+        }
         // The last reservation on an output another instance closed: close the queue now.
         if (st.output_reservations[k].fetch_sub(1, std::memory_order_seq_cst) == 1 &&
             st.output_closing[k].load(std::memory_order_seq_cst))
             close_output(st, k);
     }
     const std::size_t consumed = in.size();
-    in_q.commit_pop(in);
-    trace_op(traced_, event_kind::graph_commit, in_id, consumed, true, true, st.id);
-    queue_changed(in_id);
+    queue_change change;
+    in_q.commit_pop(in, traced_ ? &change : nullptr);
+    if (traced_) {
+        trace_queue_op(event_kind::graph_commit, in_id, consumed, true, true, st.id);
+        queue_changed(in_id, change);
+    }
     for (std::size_t k = 0; k < n_out; ++k)
         if (close[k]) close_output_when_unreserved(st, k);
     if (in_q.end_of_stream()) st.input_ended.store(true, std::memory_order_release);
@@ -374,9 +514,9 @@ step_result graph_engine::step_serial(stage_state& st) {
         }
         ctx.event_ = thread_event::none;
         const std::uint64_t run = st.runs.fetch_add(1, std::memory_order_relaxed);
-        if (traced_) trace_event(event_kind::node_begin, run, st.id);
+        const node_mark mark = node_begin(st, run);
         st.task->handle().resume();
-        if (traced_) trace_event(event_kind::node_end, run, st.id);
+        node_end(st, run, mark);
         r.progressed = true;
         r.packets_out = static_cast<std::uint32_t>(ctx.outputs_since_resume_);
         if (st.task->handle().done()) {
@@ -441,8 +581,7 @@ step_result graph_engine::step_serial(stage_state& st) {
 void graph_engine::close_output(stage_state& st, std::size_t k) {
     if (st.output_closed[k].exchange(true, std::memory_order_acq_rel)) return;
     const queue_id q = st.spec->outputs[k].queue;
-    queues_[q]->close();
-    queue_changed(q);
+    queues_[q]->close();   // (the fill stays: no counter)
     // A parallel consumer whose input has just ended finishes once its instances are done; nobody
     // would step it to find out (seed 002 §III-A5: termination propagates along the queues).
     stage_state& c = *stages_[graph_.consumer(q)];
@@ -530,12 +669,12 @@ void graph_engine::wait(std::uint64_t seen) {
         fail(std::make_exception_ptr(std::runtime_error(describe_deadlock())));
         return;
     }
-    if (traced_) trace_event(event_kind::idle_begin);
+    trace_event(event_kind::idle_begin);   // (closes the worker's folded run)
     // The timeout is a safety net for policies whose own state changes without a queue signal.
     wait_cv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return epoch() != seen || stopping(); });
     if (waiting_epoch_ == seen && waiting_ > 0) --waiting_;
     lock.unlock();
-    if (traced_) trace_event(event_kind::idle_end);
+    trace_event(event_kind::idle_end);
 }
 
 std::string graph_engine::describe_deadlock() const {
@@ -611,6 +750,7 @@ struct loop_job final : pipescope::detail::job {
         } catch (...) {
             engine->fail(std::current_exception());
         }
+        engine->close_fold_run();   // no run outlives its loop (the recorder may be detached next)
         on_exit();
         latch->arrive();
     }

@@ -18,6 +18,7 @@
 #include <pipescope/graph/program.hpp>
 #include <pipescope/detail/spin_mutex.hpp>
 #include <pipescope/scheduler.hpp>
+#include <pipescope/trace/events.hpp>
 
 #include <atomic>
 #include <condition_variable>
@@ -103,6 +104,18 @@ struct stage_state {
     // The failed operation to retry before resuming (set by thread_context, run by step()).
     bool (*retry)(void* awaiter, thread_context& ctx) = nullptr;
     void* retry_awaiter = nullptr;
+
+    // Tracing (docs/tracing.md, "Detail levels"): how this stage's nodes are recorded now
+    // (graph_engine::node_mode), and under trace_detail::automatic what was measured before deciding.
+    std::atomic<std::uint8_t> trace_mode{0};
+    std::atomic<std::uint64_t> measured_ticks{0}, measured_nodes{0};
+};
+
+// How a node (a parallel instance or a serial resumption) is being recorded: node_begin's answer,
+// handed to node_end.
+struct node_mark {
+    std::uint64_t start = 0;   // node_begin's clock read (0: none)
+    std::uint8_t mode = 0;     // graph_engine::node_mode
 };
 
 class graph_engine {
@@ -163,6 +176,35 @@ public:
     // Tracing: what a policy wants in the trace besides the engine's own events.
     void trace_blocked(stage_id s, queue_id q, thread_event why) const noexcept;
 
+    // Tracing by detail level (docs/tracing.md, "Detail levels"; trace::trace_detail). Under
+    // `folded` (and `automatic` once a stage is decided folded) the consecutive nodes of one stage a
+    // worker runs are recorded as one run: node_begin at the first one's start, node_fold_end (or
+    // node_end for a run of one) at the last one's end. Each worker keeps its open run; whatever
+    // else it records on its track — an event of interest — closes the run first, so the records stay
+    // in time order on the worker's track (counters go to tracks of their own and close nothing).
+    enum node_mode : std::uint8_t { untraced = 0, node_level = 1, measuring = 2, folding = 3 };
+    // An event of interest on the calling worker's track (a steal, a block, a failed reserve, ...):
+    // its folded run is closed first. Policies record their steals through it.
+    void trace_event(trace::event_kind k, std::uint64_t a = 0, std::uint64_t b = 0, std::uint32_t c = 0,
+                     std::uint16_t d = 0) const noexcept;
+    // A graph_reserve / graph_commit of stage s. A folding stage records only the refused reserves.
+    void trace_queue_op(trace::event_kind k, queue_id q, std::uint64_t amount, bool pop, bool ok, stage_id s) const noexcept {
+        if (traced_) record_queue_op(k, q, amount, pop, ok, s);
+    }
+    // The queue's fill and the footprint counters, if the operation that filled `c` changed them.
+    void queue_changed(queue_id q, const queue_change& c) const noexcept {
+        if (traced_ && c.packets != 0) record_counters(q, c);
+    }
+    // A node of stage st begins / ends on the calling worker.
+    node_mark node_begin(stage_state& st, std::uint64_t node) const noexcept {
+        return traced_ ? record_node_begin(st, node) : node_mark{};
+    }
+    void node_end(stage_state& st, std::uint64_t node, node_mark m) const noexcept {
+        if (m.mode != untraced) record_node_end(st, node, m);
+    }
+    // The calling worker's open run, closed (a loop returning, a worker going idle).
+    void close_fold_run() const noexcept;
+
 private:
     step_result step_parallel(stage_state& st);
     step_result step_serial(stage_state& st);
@@ -174,8 +216,26 @@ private:
     // Output k of st is a forward edge into a queue unbounded for its cycle, and `packets` more would
     // pass the capacity: backpressure for this producer.
     bool over_forward_bound(const stage_state& st, std::size_t k, std::size_t packets) const noexcept;
-    void queue_changed(queue_id q) const noexcept;
     std::string describe_deadlock() const;
+
+    // One worker's folded run (see node_mode). Only its worker touches it.
+    struct alignas(64) fold_run {
+        bool open = false;          // a node_begin is recorded, its end not yet
+        bool in_node = false;       // the run's latest node is running now
+        bool sealed = false;        // an event of interest came inside that node: it ends the run
+        stage_id stage = 0;
+        std::uint64_t last = 0;       // the latest node ended
+        std::uint32_t nodes = 0;      // nodes ended in the run
+        std::uint64_t last_end = 0;   // their end (ticks)
+        std::uint64_t current = 0, current_start = 0;   // the node running now (start: 0 if not read)
+    };
+    void record_queue_op(trace::event_kind k, queue_id q, std::uint64_t amount, bool pop, bool ok, stage_id s) const noexcept;
+    void record_counters(queue_id q, const queue_change& c) const noexcept;
+    node_mark record_node_begin(stage_state& st, std::uint64_t node) const noexcept;
+    void record_node_end(stage_state& st, std::uint64_t node, node_mark m) const noexcept;
+    fold_run* my_run() const noexcept;   // nullptr off the run's workers
+    void close_run(fold_run& run) const noexcept;
+    void measure(stage_state& st, std::uint64_t ticks) const noexcept;
     friend class graph::thread_context;
     friend class graph::instance_context;
 
@@ -199,6 +259,10 @@ private:
     std::mutex error_mutex_;
     std::exception_ptr error_;
     bool traced_ = false;
+    const trace::recorder* recorder_ = nullptr;   // when traced_: the detail level, the clock estimate
+    std::uint64_t fold_below_ns_ = 0;
+    std::unique_ptr<fold_run[]> runs_;            // one per worker (traced_ only)
+    unsigned run_slots_ = 0;
 };
 
 // ---------------------------------------------------------------------------------------------------

@@ -19,19 +19,20 @@
 
 namespace pipescope::graph {
 
-void footprint_meter::add(std::int64_t packets_delta, std::int64_t bytes_delta) noexcept {
+std::uint64_t footprint_meter::add(std::int64_t packets_delta, std::int64_t bytes_delta) noexcept {
     // Both fields stay non-negative (a queue gives back only what it took), so adding the packed
     // deltas in two's complement carries and borrows exactly as two separate adds would.
     const std::uint64_t delta =
         (static_cast<std::uint64_t>(packets_delta) << byte_bits) + static_cast<std::uint64_t>(bytes_delta);
     const std::uint64_t now = now_.fetch_add(delta, std::memory_order_acq_rel) + delta;
-    if (packets_delta <= 0) return;   // a peak can only be reached by an increase
+    if (packets_delta <= 0) return now;   // a peak can only be reached by an increase
     auto raise = [](std::atomic<std::int64_t>& peak, std::int64_t v) {
         std::int64_t p = peak.load(std::memory_order_relaxed);
         while (v > p && !peak.compare_exchange_weak(p, v, std::memory_order_relaxed)) {}
     };
     raise(peak_packets_, static_cast<std::int64_t>(now >> byte_bits));
     raise(peak_bytes_, static_cast<std::int64_t>(now & byte_mask));
+    return now;
 }
 
 namespace {
@@ -233,7 +234,7 @@ double packet_queue::fill_ratio() const noexcept {
 
 void packet_queue::fail(const std::string& what) const { throw std::logic_error(quoted(config_.name) + ": " + what); }
 
-push_window packet_queue::try_reserve_push(std::size_t packets) {
+push_window packet_queue::try_reserve_push(std::size_t packets, queue_change* change) {
     if (packets == 0) fail("try_reserve_push(0): reserve at least one packet");
     if (packets > config_.capacity_packets && !config_.unbounded)
         fail("try_reserve_push(" + std::to_string(packets) + "): more than the capacity of " +
@@ -265,7 +266,7 @@ push_window packet_queue::try_reserve_push(std::size_t packets) {
     w.refusals_ = push_refusals_;
     push_open_.push_back({false, w.packets_});   // held here until the commit (see pending)
     ++push_outstanding_;
-    in_use_locked(static_cast<std::int64_t>(packets));
+    in_use_locked(static_cast<std::int64_t>(packets), change);
     update_peaks_locked();
     sync_hints_locked();
     return w;
@@ -275,12 +276,14 @@ bool packet_queue::commit_push(push_window& w) { return commit_push(w, w.capacit
 
 void packet_queue::cancel_push(push_window& w) {
     w.check_reserved("cancel_push");
-    commit_push_impl(w, 0, true);
+    commit_push_impl(w, 0, true, nullptr);
 }
 
-bool packet_queue::commit_push(push_window& w, std::size_t elements) { return commit_push_impl(w, elements, false); }
+bool packet_queue::commit_push(push_window& w, std::size_t elements, queue_change* change) {
+    return commit_push_impl(w, elements, false, change);
+}
 
-bool packet_queue::commit_push_impl(push_window& w, std::size_t elements, bool cancelling) {
+bool packet_queue::commit_push_impl(push_window& w, std::size_t elements, bool cancelling, queue_change* change) {
     w.check_reserved("commit_push");
     if (w.queue_ != this) fail("commit_push: the window was reserved from queue '" + w.queue_->name() + "'");
     if (elements > w.capacity())
@@ -296,11 +299,11 @@ bool packet_queue::commit_push_impl(push_window& w, std::size_t elements, bool c
         // Pack the elements into the first packets; a short last packet is a GRAMPS partial packet.
         pending& p = push_open_[slot];
         p.packets.clear();   // it held the reserved packets; from now on, the published ones
-        std::size_t left = elements;
+        std::size_t left = elements, unused = 0;
         for (const detail::packet_ref& r : w.packets_) {
             if (left == 0) {
                 release_packet_locked(r.data);
-                in_use_locked(-1);
+                ++unused;
                 s.space = true;
                 continue;
             }
@@ -308,6 +311,7 @@ bool packet_queue::commit_push_impl(push_window& w, std::size_t elements, bool c
             p.packets.push_back({r.data, n});
             left -= n;
         }
+        if (unused) in_use_locked(-static_cast<std::int64_t>(unused), change);
         p.committed = true;
         --push_outstanding_;
         if (!config_.ordered) {
@@ -435,7 +439,7 @@ void packet_queue::cancel_pop(pop_window& w) {
     emit(s);
 }
 
-void packet_queue::commit_pop(pop_window& w) {
+void packet_queue::commit_pop(pop_window& w, queue_change* change) {
     w.check_reserved("commit_pop");
     if (w.queue_ != this) fail("commit_pop: the window was reserved from queue '" + w.queue_->name() + "'");
     signals s;
@@ -449,11 +453,13 @@ void packet_queue::commit_pop(pop_window& w) {
         stats_.packets_popped += w.packets_.size();
         // Release in reservation order, like DANBI's totally ordered commits (seed 002 §II "Data
         // Queue"), without blocking: a later window's commit is recorded, the earliest one frees both.
+        std::size_t released = 0;
         while (!pop_open_.empty() && pop_open_.front().committed) {
-            release_locked(pop_open_.front(), s);
+            released += release_locked(pop_open_.front(), s);
             pop_open_.pop_front();
             ++pop_base_;
         }
+        if (released) in_use_locked(-static_cast<std::int64_t>(released), change);
         sync_hints_locked();
         if (s.space) space_version_.fetch_add(1, std::memory_order_release);
     }
@@ -473,18 +479,25 @@ void packet_queue::publish_locked(const pending& p, signals& s) {
     update_peaks_locked();
 }
 
-void packet_queue::release_locked(const pending& p, signals& s) {
+std::size_t packet_queue::release_locked(const pending& p, signals& s) {
     for (const detail::packet_ref& r : p.packets) {
         release_packet_locked(r.data);
         stats_.elements_queued -= r.count;
-        in_use_locked(-1);
         s.space = true;
     }
+    return p.packets.size();
 }
 
-void packet_queue::in_use_locked(std::int64_t delta) noexcept {
+void packet_queue::in_use_locked(std::int64_t delta, queue_change* change) noexcept {
     stats_.packets_in_use = static_cast<std::size_t>(static_cast<std::int64_t>(stats_.packets_in_use) + delta);
-    if (config_.footprint) config_.footprint->add(delta, delta * static_cast<std::int64_t>(packet_bytes_));
+    std::uint64_t sums = 0;
+    if (config_.footprint) sums = config_.footprint->add(delta, delta * static_cast<std::int64_t>(packet_bytes_));
+    if (change) {
+        change->packets += delta;
+        change->in_use = stats_.packets_in_use;
+        change->footprint_packets = footprint_meter::packets_of(sums);
+        change->footprint_bytes = footprint_meter::bytes_of(sums);
+    }
 }
 
 void packet_queue::update_peaks_locked() noexcept {

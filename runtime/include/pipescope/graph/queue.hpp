@@ -167,7 +167,11 @@ enum class queue_signal {
 // (up to 268 million packets and 64 GiB in use at once).
 class footprint_meter {
 public:
-    void add(std::int64_t packets_delta, std::int64_t bytes_delta) noexcept;
+    // Returns the sums right after this change (packed: packets_of / bytes_of), exact for this change
+    // even while other queues change theirs.
+    std::uint64_t add(std::int64_t packets_delta, std::int64_t bytes_delta) noexcept;
+    static std::int64_t packets_of(std::uint64_t sums) noexcept { return static_cast<std::int64_t>(sums >> byte_bits); }
+    static std::int64_t bytes_of(std::uint64_t sums) noexcept { return static_cast<std::int64_t>(sums & byte_mask); }
     std::int64_t packets() const noexcept { return static_cast<std::int64_t>(now_.load(std::memory_order_acquire) >> byte_bits); }
     std::int64_t bytes() const noexcept { return static_cast<std::int64_t>(now_.load(std::memory_order_acquire) & byte_mask); }
     std::int64_t peak_packets() const noexcept { return peak_packets_.load(std::memory_order_acquire); }
@@ -178,6 +182,17 @@ private:
     static constexpr std::uint64_t byte_mask = (std::uint64_t{1} << byte_bits) - 1;
     std::atomic<std::uint64_t> now_{0};
     std::atomic<std::int64_t> peak_packets_{0}, peak_bytes_{0};
+};
+
+// What one operation did to a queue's packets in use, read under the queue's lock: a tracer records
+// the fill and the footprint only when an operation changed them, with the values that operation
+// left (so every change, peaks included, is recorded by the thread that made it). Operations that
+// take one fill it in when given a pointer; nullptr costs nothing.
+struct queue_change {
+    std::int64_t packets = 0;            // change of this queue's packets in use (0: unchanged)
+    std::size_t in_use = 0;              // this queue's packets in use after it (set when packets != 0)
+    std::int64_t footprint_packets = 0;  // the shared footprint meter after it (set when packets != 0
+    std::int64_t footprint_bytes = 0;    //  and the queue has a meter)
 };
 
 struct queue_config {
@@ -280,13 +295,13 @@ public:
     packet_queue& operator=(const packet_queue&) = delete;
 
     // Producer side. Reserves `packets` free packets (1 ≤ packets ≤ capacity), or answers `full`.
-    push_window try_reserve_push(std::size_t packets);
+    push_window try_reserve_push(std::size_t packets, queue_change* change = nullptr);
     // Publishes the first `elements` elements of the window (default: all), packed into its first
     // packets; unused packets go back to the pool. On an ordered queue the data waits until every
     // earlier reservation committed; the return value says whether this commit published data now
     // (false: it waits for an earlier ticket, whose commit will publish it). The window is emptied.
     bool commit_push(push_window& w);
-    bool commit_push(push_window& w, std::size_t elements);
+    bool commit_push(push_window& w, std::size_t elements, queue_change* change = nullptr);
     // Gives an unused reservation back, as commit_push(w, 0) does, but without telling anyone that
     // space appeared unless a producer was refused (`full`) while the window held it: a scheduler
     // that reserves tentatively and backs off must not wake everyone each time it backs off.
@@ -308,7 +323,7 @@ public:
     pop_window try_reserve_pop(std::size_t packets, std::size_t peek = 0);
     // Consumes the window. Its packets return to the pool in reservation order, once every
     // earlier pop window is committed too: a window may be peeking into later ones' packets.
-    void commit_pop(pop_window& w);
+    void commit_pop(pop_window& w, queue_change* change = nullptr);
     // Puts the most recent pop reservation's packets back at the front, in order, as if it had never
     // been made (it must be the latest reservation: only its consumer stage pops, under that stage's
     // lock). Signals data only if a consumer was refused (`empty`) meanwhile.
@@ -365,11 +380,12 @@ private:
     [[noreturn]] void fail(const std::string& what) const;
     bool ended_locked() const noexcept { return open_producers_ == 0; }
     void publish_locked(const pending& p, signals& s);
-    void release_locked(const pending& p, signals& s);
+    std::size_t release_locked(const pending& p, signals& s);   // packets released (in_use_locked is the caller's)
     void update_peaks_locked() noexcept;
-    void in_use_locked(std::int64_t delta) noexcept;   // packets_in_use += delta, and the meter
+    // packets_in_use += delta, and the meter (one change per operation); fills `change` if given.
+    void in_use_locked(std::int64_t delta, queue_change* change = nullptr) noexcept;
     void emit(signals s) const;
-    bool commit_push_impl(push_window& w, std::size_t elements, bool cancelling);
+    bool commit_push_impl(push_window& w, std::size_t elements, bool cancelling, queue_change* change);
     std::size_t free_locked() const noexcept;   // packets the capacity still allows (SIZE_MAX: unbounded)
     void release_packet_locked(std::byte* data) noexcept;
     void sync_hints_locked() noexcept;

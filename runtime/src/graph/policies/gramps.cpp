@@ -255,7 +255,7 @@ private:
                 const unsigned victim = (w + offset) % workers_;
                 std::uint64_t t = 0;
                 if (tasks(victim, r).size_hint() == 0 || !tasks(victim, r).steal(t)) continue;
-                pipescope::detail::trace_event(trace::event_kind::steal, victim, plans_[r].id, 1);
+                e.trace_event(trace::event_kind::steal, victim, plans_[r].id, 1);   // closes a folded run
                 run_task(e, w, r, t);
                 return true;
             }

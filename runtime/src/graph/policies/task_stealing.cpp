@@ -107,7 +107,7 @@ private:
         while (!e.all_finished() && !e.stopping()) {
             const std::uint64_t seen = e.epoch();
             const stage_ref* t = me.deque.pop();   // LIFO: the newest task, the child (seed 004 §IV-A)
-            if (!t) t = steal(w);
+            if (!t) t = steal(e, w);
             if (!t) t = adopt(e, me);
             if (!t) {
                 e.wait(seen);
@@ -127,7 +127,7 @@ private:
     }
 
     // Cilk-5: a random victim, its oldest task. A few tries before adopting or waiting.
-    const stage_ref* steal(unsigned w) {
+    const stage_ref* steal(graph_engine& e, unsigned w) {
         const auto P = static_cast<unsigned>(workers_.size());
         if (P < 2) return nullptr;
         worker_state& me = *workers_[w];
@@ -138,7 +138,7 @@ private:
             unsigned victim = static_cast<unsigned>(me.rng % (P - 1));
             if (victim >= w) ++victim;
             if (const stage_ref* t = workers_[victim]->deque.steal()) {
-                pipescope::detail::trace_event(trace::event_kind::steal, victim, t->stage, 1);
+                e.trace_event(trace::event_kind::steal, victim, t->stage, 1);   // closes a folded run
                 return t;
             }
         }
