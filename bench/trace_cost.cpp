@@ -5,7 +5,9 @@
 //   2. run time with tracing off vs on, for fine-grained pipe-fib (one bit per stage), pipe-fib-256
 //      and a coarse serial–parallel–serial pipeline (50 µs per item), on P = 1 and 2 workers.
 //      "record": a consumer drains full chunks and discards them (the recording cost alone);
-//      "record+write": the CLI's path, the streaming Perfetto writer compressing into a file;
+//      "record+write": the CLI's path, the streaming Perfetto writer compressing into a file.
+//      Both drain as the CLI does (trace::drain_thread: lazily, when half the pool is full), so a
+//      run whose events fit in half the pool is timed without the writer at work;
 //   3. the writer: bytes per event with and without compression (at each level of --levels), and
 //      events converted (and compressed) per second. --writer-only runs this section alone.
 // Prints medians of several runs with their spread; asserts nothing about time.
@@ -13,6 +15,7 @@
 #include "sps_pipeline.hpp"
 
 #include <pipescope/pipescope.hpp>
+#include <pipescope/trace/drain_thread.hpp>
 #include <pipescope/trace/perfetto_writer.hpp>
 #include <pipescope/trace/recorder.hpp>
 #include <pipescope/workloads/pipe_fib.hpp>
@@ -110,16 +113,11 @@ traced_run run_once(scheduler& s, const program& p, tracing mode) {
             writer->add_chunk(w, r, k);
         };
     }
-    std::atomic<bool> stop{false};
     s.attach_recorder(&rec);
-    std::thread consumer([&] {   // like the CLI: drain what is full, else nap
-        while (!stop.load())
-            if (rec.drain(sink) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    });
+    std::optional<trace::drain_thread> consumer(std::in_place, rec, sink);   // as the CLI drains
     out.seconds = bench::time_seconds([&] { p.run(s); });
     s.attach_recorder(nullptr);
-    stop = true;
-    consumer.join();
+    consumer->stop();
     rec.flush(sink);
     if (writer) {
         writer->end_run();

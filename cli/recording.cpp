@@ -1,6 +1,7 @@
 // Running and recording a workload (recording.hpp).
 #include "recording.hpp"
 
+#include <pipescope/trace/drain_thread.hpp>
 #include <pipescope/trace/perfetto_writer.hpp>
 #include <pipescope/trace/recorder.hpp>
 #include <pipescope/workloads/machine.hpp>
@@ -103,7 +104,10 @@ public:
         recorder_.set_detail(args.trace_detail);
     }
     ~trace_session() {
-        if (drainer_.joinable()) stop_drainer();   // the run failed: the writer drops its temporary file
+        if (drainer_) {   // the run failed: stop recording; the writer drops its temporary file
+            sched_.attach_recorder(nullptr);
+            drainer_.reset();
+        }
     }
 
     // Starts recording: called right before the measured run (run_request::on_measured_start).
@@ -117,23 +121,16 @@ public:
                            sched_.workers(), run_metadata(sched_, args_, workload_, reference_seconds),
                            workload_.program(args_.request).counters},
                           pipescope::trace::run_clock::calibrating(recorder_.start_clock()));
-        drainer_ = std::thread([this] {
-            try {
-                while (!stop_.load(std::memory_order_acquire)) {
-                    if (recorder_.drain(writer_.sink()) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-                }
-            } catch (...) {   // e.g. the disk is full: the run goes on, finish() reports it
-                drain_error_ = std::current_exception();
-            }
-        });
+        drainer_.emplace(recorder_, writer_.sink());
     }
 
     // Writes the trace file; returns the line that describes it.
     std::string finish() {
         if (!started_)
             throw std::logic_error("workload " + workload_.name() + " never called on_measured_start: nothing was recorded");
-        stop_drainer();
-        if (drain_error_) std::rethrow_exception(drain_error_);
+        sched_.attach_recorder(nullptr);   // the workers stop recording
+        drainer_->stop();                   // rethrows a failure of the writer (e.g. the disk is full)
+        drainer_.reset();
         recorder_.flush(writer_.sink());
         writer_.end_run();
         writer_.finish();
@@ -178,23 +175,15 @@ public:
     }
 
 private:
-    void stop_drainer() {
-        sched_.attach_recorder(nullptr);
-        stop_.store(true, std::memory_order_release);
-        if (drainer_.joinable()) drainer_.join();
-    }
-
     pipescope::scheduler& sched_;
     pipescope::trace::recorder recorder_;
     pipescope::trace::perfetto_writer writer_;
     std::string trace_path_;
-    std::atomic<bool> stop_{false};
-    std::exception_ptr drain_error_;
     std::size_t buffer_mib_;
     const run_args& args_;
     const ws::workload& workload_;
     bool started_ = false;
-    std::thread drainer_;
+    std::optional<pipescope::trace::drain_thread> drainer_;   // while recording
 };
 
 void print_graph_stats(const pipescope::graph::run_stats& g) {

@@ -5,7 +5,9 @@ set -u
 cli=$1; dir=$2
 out="$dir/interrupted.pftrace"
 rm -f "$out" "$out.tmp" "$dir/interrupted.json"
-"$cli" run pipe-fib-256 --size large --workers 2 -o "$out" >"$dir/interrupted.log" 2>&1 &
+# A 1 MiB pool: the writer drains when half of it is full (docs/tracing.md, "When the writer works"),
+# so the file grows while the run goes on.
+"$cli" run pipe-fib-256 --size large --workers 2 --trace-buffer 1 -o "$out" >"$dir/interrupted.log" 2>&1 &
 pid=$!
 for i in $(seq 1 1200); do   # up to 60 s: wait until the measured run is being recorded
     if [[ -f "$out.tmp" && $(stat -c %s "$out.tmp") -gt 200000 ]]; then break; fi

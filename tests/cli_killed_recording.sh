@@ -4,7 +4,9 @@
 set -u
 cli=$1; dir=$2
 rm -f "$dir/killed.pftrace" "$dir/killed.pftrace.tmp"
-"$cli" run pipe-fib-256 --size large --workers 2 -o "$dir/killed.pftrace" >/dev/null 2>&1 &
+# A 1 MiB pool: the writer drains when half of it is full (docs/tracing.md, "When the writer works"),
+# so the file grows while the run goes on.
+"$cli" run pipe-fib-256 --size large --workers 2 --trace-buffer 1 -o "$dir/killed.pftrace" >/dev/null 2>&1 &
 pid=$!
 for i in $(seq 1 1200); do   # up to 60 s: sanitizer builds run the serial reference slowly
     if [[ -f "$dir/killed.pftrace.tmp" && $(stat -c %s "$dir/killed.pftrace.tmp") -gt 200000 ]]; then break; fi

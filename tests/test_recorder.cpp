@@ -1,10 +1,13 @@
 // The tracer's recording layer: per-worker chunked buffers, bounded memory, counted drops.
+#include <pipescope/trace/drain_thread.hpp>
 #include <pipescope/trace/recorder.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <map>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -34,6 +37,13 @@ struct collector {
         }
     }
 };
+
+// Polls `done` for up to a minute (a loaded machine may start a thread late; nothing here times it).
+template <class F>
+void wait_until(F done) {
+    for (int i = 0; i < 60000 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    REQUIRE(done());
+}
 
 }  // namespace
 
@@ -89,6 +99,75 @@ TEST_CASE("recorder: several writers and a concurrent consumer lose nothing sile
     CHECK(seen.errors == 0);
     CHECK(seen.events + rec.dropped_total() == writers * per_writer);
     CHECK(seen.dropped <= rec.dropped_total());   // drops at a buffer's very end have no marker
+}
+
+TEST_CASE("recorder: a lazy consumer waits until the backlog it asked for is full", "[tracer]") {
+    recorder rec(1, 0, 16);   // 2 chunks of 16 events: the writer holds one, one is free
+    REQUIRE(rec.chunks_in_pool() == 2);
+    // Nothing full yet: the wait times out and says so.
+    CHECK_FALSE(rec.wait_for_backlog(1, std::chrono::milliseconds(1)));
+    for (std::uint64_t i = 0; i < 17; ++i) rec.buffer(0).record(event_kind::node_begin, i);   // fills chunk 1
+    CHECK(rec.wait_for_backlog(1, std::chrono::milliseconds(0)));
+    CHECK_FALSE(rec.wait_for_backlog(2, std::chrono::milliseconds(1)));
+
+    // A writer on another thread wakes a consumer that sleeps, at the chunk that makes the backlog.
+    recorder lazy(1, 64 * 16 * sizeof(event_record), 16);
+    REQUIRE(lazy.chunks_in_pool() == 64);
+    std::atomic<bool> woke{false};
+    std::thread consumer([&] { woke = lazy.wait_for_backlog(32, std::chrono::seconds(60)); });
+    for (std::uint64_t i = 0; i < 32 * 16 + 1; ++i) lazy.buffer(0).record(event_kind::node_begin, i);
+    consumer.join();   // returns long before the minute: the crossing woke it
+    CHECK(woke.load());
+    collector seen;
+    lazy.flush([&](unsigned w, const event_record* r, std::size_t n) { seen(w, r, n); });
+    CHECK(seen.events == 32 * 16 + 1);
+    CHECK(seen.errors == 0);
+}
+
+TEST_CASE("recorder: wake_consumer ends a lazy consumer's wait without a backlog", "[tracer]") {
+    recorder rec(1, 1u << 20, 64);
+    std::atomic<int> result{-1};
+    std::thread consumer([&] { result = rec.wait_for_backlog(rec.chunks_in_pool(), std::chrono::seconds(60)) ? 1 : 0; });
+    // Whether the wake comes before or during the wait, the wait returns (a wake is not lost).
+    rec.wake_consumer();
+    consumer.join();
+    CHECK(result.load() == 0);
+}
+
+TEST_CASE("drain_thread: drains in bursts while writers record, and loses nothing silently", "[tracer][stress]") {
+    constexpr unsigned writers = 2;
+    constexpr std::uint64_t per_writer = 300000;
+    recorder rec(writers, 128 * 256 * sizeof(event_record), 256);   // 128 chunks: bursts at 64 full
+    collector seen;
+    drain_thread drainer(rec, [&](unsigned w, const event_record* r, std::size_t n) { seen(w, r, n); });
+    std::vector<std::thread> ts;
+    for (unsigned w = 0; w < writers; ++w)
+        ts.emplace_back([&, w] {
+            for (std::uint64_t i = 0; i < per_writer; ++i) rec.buffer(w).record(event_kind::node_begin, i);
+        });
+    for (auto& t : ts) t.join();
+    // 600 000 events fill 2343 chunks, more than the pool: the drain thread is woken at least once
+    // (and events it could not make room for in time were dropped, and counted).
+    wait_until([&] { return drainer.bursts() >= 1; });
+    drainer.stop();
+    rec.flush([&](unsigned w, const event_record* r, std::size_t n) { seen(w, r, n); });
+    CHECK(seen.errors == 0);
+    CHECK(seen.events + rec.dropped_total() == writers * per_writer);
+    CHECK(seen.dropped <= rec.dropped_total());
+    CHECK(drainer.bursts() >= 1);
+}
+
+TEST_CASE("drain_thread: stop() hands over what the sink threw", "[tracer]") {
+    recorder rec(1, 4 * 16 * sizeof(event_record), 16);
+    std::atomic<bool> called{false};
+    drain_thread drainer(rec, [&](unsigned, const event_record*, std::size_t) {
+        called = true;
+        throw std::runtime_error("disk full");
+    });
+    for (std::uint64_t i = 0; i < 4 * 16; ++i) rec.buffer(0).record(event_kind::node_begin, i);   // 3 full: a burst
+    wait_until([&] { return called.load(); });
+    CHECK_THROWS_WITH(drainer.stop(), "disk full");
+    CHECK_NOTHROW(drainer.stop());   // once
 }
 
 TEST_CASE("clock: ticks convert to steady_clock nanoseconds, monotonically", "[tracer]") {

@@ -90,7 +90,12 @@ event_buffer& recorder::add_writer() {
 
 chunk* recorder::exchange_full(chunk* full) {
     std::lock_guard lock(mutex_);
-    if (full) full_.push_back(full);
+    if (full) {
+        full_.push_back(full);
+        // Exactly at the crossing: one wake-up (a system call only if the consumer sleeps) per
+        // backlog, not one per chunk.
+        if (full_.size() == backlog_wanted_) backlog_cv_.notify_one();
+    }
     if (free_.empty()) return nullptr;
     chunk* c = free_.back();
     free_.pop_back();
@@ -141,6 +146,22 @@ std::size_t recorder::drain(const sink_fn& sink) {
         free_count_.store(free_.size(), std::memory_order_relaxed);
     }
     return events;
+}
+
+bool recorder::wait_for_backlog(std::size_t backlog, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    backlog = std::max<std::size_t>(backlog, 1);
+    backlog_wanted_ = backlog;
+    backlog_cv_.wait_for(lock, timeout, [&] { return full_.size() >= backlog || consumer_woken_; });
+    backlog_wanted_ = SIZE_MAX;
+    consumer_woken_ = false;
+    return full_.size() >= backlog;
+}
+
+void recorder::wake_consumer() {
+    std::lock_guard lock(mutex_);
+    consumer_woken_ = true;
+    backlog_cv_.notify_all();
 }
 
 std::size_t recorder::flush(const sink_fn& sink) {

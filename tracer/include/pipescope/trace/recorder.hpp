@@ -15,6 +15,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -116,6 +119,13 @@ public:
     std::size_t drain(const sink_fn& sink);
     // After every writer has stopped: hands over the partly filled chunks too, then drains.
     std::size_t flush(const sink_fn& sink);
+    // For a consumer thread that drains lazily: blocks until at least `backlog` chunks are full
+    // (a writer that fills the chunk reaching that count wakes it, once), wake_consumer() is called,
+    // or `timeout` passes. Returns whether `backlog` chunks are full. Draining only when a part of
+    // the pool is full keeps the consumer off the workers' cores while the pool has room
+    // (docs/tracing.md, "When the writer works").
+    bool wait_for_backlog(std::size_t backlog, std::chrono::milliseconds timeout);
+    void wake_consumer();
 
     // Events lost so far, including any lost after a buffer's last record (which no `dropped`
     // record can follow): the writer reports this total. Call once the writers have stopped.
@@ -147,6 +157,9 @@ private:
     std::vector<chunk*> free_;
     std::atomic<std::size_t> free_count_{0};   // free_.size(), readable without the lock
     std::deque<chunk*> full_;
+    std::condition_variable backlog_cv_;      // the lazy consumer waits here (under mutex_)
+    std::size_t backlog_wanted_ = SIZE_MAX;  // full chunks that wake it (SIZE_MAX: no one waits)
+    bool consumer_woken_ = false;
     clock_sample start_;
     trace_detail detail_ = trace_detail::automatic;
     std::uint64_t fold_below_ns_ = default_fold_below_ns;
