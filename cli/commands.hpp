@@ -32,3 +32,9 @@ int compare_command(const std::vector<std::string>& args);
 // Records a lesson's runs, prints its story and opens the viewer on it (docs/lessons/). Exit 1 if a
 // run fails or the viewer cannot write the screenshots, 2 on a usage error.
 int lesson_command(const std::vector<std::string>& args);
+
+// pipescope perfetto <trace> [--port N] [--ui URL] [--no-browser] [--timeout SECONDS]
+// Serves the trace on 127.0.0.1 and opens the Perfetto UI on it (or prints the URL). Exit 0 once the
+// UI has fetched the whole file, 1 if the file cannot be read, the port cannot be used or --timeout
+// passed without a fetch, 130 on Ctrl-C, 2 on a usage error.
+int perfetto_command(const std::vector<std::string>& args);

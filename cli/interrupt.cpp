@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdio>
 #include <stdexcept>
+#include <utility>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -25,7 +26,7 @@ extern "C" void on_signal(int sig) {
 
 }  // namespace
 
-interrupt_guard::interrupt_guard() {
+interrupt_guard::interrupt_guard(std::string what_stops) : what_stops_(std::move(what_stops)) {
     if (::pipe2(g_pipe, O_CLOEXEC) != 0) throw std::runtime_error("cannot create the interrupt pipe");
     watcher_ = std::thread([this] {
         unsigned char b = 0;
@@ -35,8 +36,8 @@ interrupt_guard::interrupt_guard() {
         } while (n < 0);
         if (b == 0) return;   // the destructor's wake-up: no signal came
         signal_ = b;
-        std::fprintf(stderr, "pipescope: %s: stopping the loop (cancellation); a second one ends the process\n",
-                     b == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+        std::fprintf(stderr, "pipescope: %s: %s; a second one ends the process\n",
+                     b == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)", what_stops_.c_str());
         source_.request_stop();
     });
     struct sigaction sa {};

@@ -9,13 +9,15 @@
 #pragma once
 
 #include <stop_token>
+#include <string>
 #include <thread>
 
 namespace pipescope::cli {
 
 class interrupt_guard {
 public:
-    interrupt_guard();
+    // what_stops: what the first signal does, for the line it prints.
+    explicit interrupt_guard(std::string what_stops = "stopping the loop (cancellation)");
     ~interrupt_guard();
     interrupt_guard(const interrupt_guard&) = delete;
     interrupt_guard& operator=(const interrupt_guard&) = delete;
@@ -27,6 +29,7 @@ public:
 private:
     std::stop_source source_;
     std::thread watcher_;
+    std::string what_stops_;
     int signal_ = 0;
 };
 

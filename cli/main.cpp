@@ -37,6 +37,7 @@ constexpr const char* usage_text =
     "       pipescope stats <trace.pftrace>... [--run NAME] [--json]\n"
     "       pipescope compare <a.pftrace> <b.pftrace>... [--json]\n"
     "       pipescope lesson --list | <name> [--workers N] [--size tiny|small|large] [--out DIR] [--no-viewer]\n"
+    "       pipescope perfetto <trace.pftrace> [--port N] [--ui URL] [--no-browser] [--timeout SECONDS]\n"
     "       pipescope dedup-restore <archive> <out>\n"
     "       pipescope list [--json]\n"
     "       pipescope --help\n";
@@ -182,6 +183,7 @@ int main(int argc, char** argv) {
         if (args[0] == "stats") return stats_command({args.begin() + 1, args.end()});
         if (args[0] == "lesson") return lesson_command({args.begin() + 1, args.end()});
         if (args[0] == "compare") return compare_command({args.begin() + 1, args.end()});
+        if (args[0] == "perfetto") return perfetto_command({args.begin() + 1, args.end()});
         if (args[0] == "dedup-restore") return dedup_restore_command({args.begin() + 1, args.end()});
         if (args[0] == "run") return run_workload(parse_run({args.begin() + 1, args.end()}));
         throw usage_error("unknown command '" + args[0] + "'");
