@@ -1,10 +1,11 @@
-// The `pipescope` command.
+// The `pipescope` command: run a workload (and record it), read traces (validate, export-json,
+// stats, compare), open one in the Perfetto UI, tell a lesson, restore a dedup archive, list what
+// runs where. `usages` below lists every subcommand with its options; each lives in its own file
+// (commands.hpp) except `run` and `validate`, here.
 //
-//   pipescope run <workload> [--policy NAME] [--workers N] [--size tiny|small|large] [--param k=v]...
-//   pipescope list
-//
-// `run` checks the workload's output against its serial reference and exits 1 if they differ,
-// 2 on a usage error.
+// Exit status: 0 success, 1 a failed check (the output differs from the serial reference, a trace
+// is unsound, a file cannot be read), 2 a usage error (one line naming what is wrong, then that
+// subcommand's usage), 3 any other error, 128 + signal when a run was interrupted.
 #include "commands.hpp"
 #include "interrupt.hpp"
 #include "recording.hpp"
@@ -28,19 +29,35 @@ namespace ws = pipescope::workloads;
 
 namespace {
 
-constexpr const char* usage_text =
-    "usage: pipescope run <workload> [--policy NAME] [--workers N] [--size tiny|small|large] [--seed N]\n"
-    "                     [--param key=value]... [-o trace.pftrace [--no-trace] [--trace-buffer MiB]\n"
-    "                     [--trace-plain] [--trace-detail nodes|folded|auto] [--counter-quantum NS]]\n"
-    "       pipescope validate <trace.pftrace>\n"
-    "       pipescope export-json <trace.pftrace> <out.json>\n"
-    "       pipescope stats <trace.pftrace>... [--run NAME] [--json]\n"
-    "       pipescope compare <a.pftrace> <b.pftrace>... [--json]\n"
-    "       pipescope lesson --list | <name> [--workers N] [--size tiny|small|large] [--out DIR] [--no-viewer]\n"
-    "       pipescope perfetto <trace.pftrace> [--port N] [--ui URL] [--no-browser] [--timeout SECONDS]\n"
-    "       pipescope dedup-restore <archive> <out>\n"
-    "       pipescope list [--json]\n"
-    "       pipescope --help\n";
+// Each subcommand's usage, in the order `pipescope --help` lists them. A usage error prints the one
+// line that says what is wrong and the usage of that subcommand only.
+struct command_usage {
+    const char* command;
+    const char* usage;
+};
+constexpr command_usage usages[] = {
+    {"run", "pipescope run <workload> [--policy NAME] [--workers N] [--size tiny|small|large] [--seed N]\n"
+            "                     [--param key=value]... [-o trace.pftrace [--no-trace] [--trace-buffer MiB]\n"
+            "                     [--trace-plain] [--trace-detail nodes|folded|auto] [--counter-quantum NS]]"},
+    {"validate", "pipescope validate <trace.pftrace>"},
+    {"export-json", "pipescope export-json <trace.pftrace> <out.json>"},
+    {"stats", "pipescope stats <trace.pftrace>... [--run NAME] [--json]"},
+    {"compare", "pipescope compare <a.pftrace> <b.pftrace>... [--json]"},
+    {"perfetto", "pipescope perfetto <trace.pftrace> [--port N] [--ui URL] [--no-browser] [--timeout SECONDS]"},
+    {"lesson", "pipescope lesson --list | <name> [--workers N] [--size tiny|small|large] [--out DIR] [--no-viewer]"},
+    {"dedup-restore", "pipescope dedup-restore <archive> <out>"},
+    {"list", "pipescope list [--json]"},
+};
+
+// "usage: ..." for one subcommand, or for all of them (an unknown or no command).
+std::string usage_text(const std::string& command = {}) {
+    std::string out;
+    for (const auto& u : usages)
+        if (command.empty() || command == u.command) out += std::string(out.empty() ? "usage: " : "       ") + u.usage + "\n";
+    if (out.empty()) return usage_text();
+    if (command.empty()) out += "       pipescope --help | --version\n";
+    return out;
+}
 
 using pipescope::cli::run_args;
 using pipescope::cli::usage_error;
@@ -174,8 +191,12 @@ int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
         if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-            std::cout << usage_text;
+            std::cout << usage_text();
             return args.empty() ? 2 : 0;
+        }
+        if (args[0] == "--version") {
+            std::cout << "pipescope " << PIPESCOPE_VERSION << "\n";
+            return 0;
         }
         if (args[0] == "list") return list_command({args.begin() + 1, args.end()});
         if (args[0] == "validate") return validate_trace({args.begin() + 1, args.end()});
@@ -188,10 +209,10 @@ int main(int argc, char** argv) {
         if (args[0] == "run") return run_workload(parse_run({args.begin() + 1, args.end()}));
         throw usage_error("unknown command '" + args[0] + "'");
     } catch (const usage_error& e) {
-        std::cerr << "pipescope: " << e.what() << "\n" << usage_text;
+        std::cerr << "pipescope: " << e.what() << "\n" << usage_text(args.empty() ? "" : args[0]);
         return 2;
-    } catch (const std::invalid_argument& e) {
-        std::cerr << "pipescope: " << e.what() << "\n";
+    } catch (const std::invalid_argument& e) {   // a bad value, found while parsing it
+        std::cerr << "pipescope: " << e.what() << "\n" << usage_text(args.empty() ? "" : args[0]);
         return 2;
     } catch (const std::exception& e) {
         std::cerr << "pipescope: error: " << e.what() << "\n";

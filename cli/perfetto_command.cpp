@@ -9,6 +9,7 @@
 // --timeout seconds without a fetch. Without a display (or with --no-browser) it prints the URL.
 #include "commands.hpp"
 #include "interrupt.hpp"
+#include "recording.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -36,9 +37,6 @@ extern char** environ;
 
 namespace {
 
-constexpr const char* perfetto_usage =
-    "usage: pipescope perfetto <trace> [--port N] [--ui URL] [--no-browser] [--timeout SECONDS]";
-
 struct perfetto_args {
     std::filesystem::path trace;
     unsigned port = 9001;
@@ -48,7 +46,7 @@ struct perfetto_args {
 };
 
 [[noreturn]] void usage(const std::string& what) {
-    throw std::invalid_argument(what + "\n" + perfetto_usage);
+    throw pipescope::cli::usage_error(what);   // main prints it with this subcommand's usage line
 }
 
 unsigned long parse_number(const std::string& option, const std::string& text, unsigned long lo, unsigned long hi) {
