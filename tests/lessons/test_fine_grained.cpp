@@ -54,6 +54,17 @@ TEST_CASE("lesson fine-grained: coarsening, folding and lazy enabling cut the sy
         CHECK(finding(r, "check_right_ratio").holds);
     }
 
+    {   // the folded trace: pipe-fib at the workload's own size in folded runs, every node counted
+        const auto& folded = r.data.run("pipe-fib-folded-trace");
+        CHECK(folded.report.meta.params.at("n") == "20000");
+        const auto& dag = folded.model->runs[folded.report.run].dag;
+        CHECK(dag.folded_blocks > 0);
+        CHECK(dag.node_count > 10 * dag.nodes.size());   // 139 M nodes in about 20 k slices here
+        CHECK(dag.node_count == folded.report.dag.nodes);
+        CHECK(finding(r, "folded_nodes_per_slice").value >= 10);
+        CHECK(finding(r, "folded_nodes_per_slice").holds);
+    }
+
     {   // measured but not asserted: T1 without / with folding depends on whether iterations overlapped
         CHECK(finding(r, "work_ratio_folding").value > 0);
         if (!finding(r, "work_ratio_folding").holds) CHECK(!finding(r, "work_ratio_folding").why_not.empty());
