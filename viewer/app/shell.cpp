@@ -1,5 +1,7 @@
 #include "shell.hpp"
 
+#include "open_in_perfetto.hpp"
+
 #include "../views/palette.hpp"
 
 #include <algorithm>
@@ -134,6 +136,14 @@ void shell::menus() {
         if (ImGui::BeginMenu("Open recent", !recent_.empty())) {
             for (const auto& r : recent_)
                 if (ImGui::MenuItem(r.string().c_str())) open(r);
+            ImGui::EndMenu();
+        }
+        if (ImGui::BeginMenu("Open in Perfetto UI", !doc.empty())) {
+            for (const auto& f : doc.files) {
+                const std::string label = f->path.empty() ? "(not from a file)" : f->path.filename().string();
+                if (ImGui::MenuItem(label.c_str(), nullptr, false, !f->path.empty()))
+                    if (std::string e = open_in_perfetto(f->path); !e.empty()) errors.push_back(std::move(e));
+            }
             ImGui::EndMenu();
         }
         if (ImGui::MenuItem("Close all", nullptr, false, !doc.empty())) {
