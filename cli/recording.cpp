@@ -69,7 +69,9 @@ std::string graph_metadata(const pipescope::scheduler& sched, const run_args& ar
                           {"counter", qi.counter}});
     }
     meta["program"]["queues"] = queues;
-    meta["program"]["footprint_counters"] = {"footprint packets", "footprint bytes"};
+    // Not recorded: readers derive "footprint packets" and "footprint bytes" as the sum of the queue
+    // counters (bytes: each fill × element_bytes × packet_elements); docs/tracing.md, "Counters".
+    meta["program"]["footprint"] = "sum of queue counters";
     return meta.dump();
 }
 

@@ -48,10 +48,13 @@ graph_report compute_graph(const run_scope& scope, const run_meta& meta) {
     if (packets) counter_peak_mean(*packets, scope.start, scope.end, out.peak_packets, out.mean_packets);
     if (bytes) counter_peak_mean(*bytes, scope.start, scope.end, out.peak_bytes, out.mean_bytes);
     out.available = packets != nullptr;
+    out.footprint_derived = packets && packets->derived;
 
     const tm::string_id full = find_string(m, "stage blocked: queue full"), empty = find_string(m, "stage blocked: queue empty"),
                         order = find_string(m, "stage blocked: commit order"), preempted = find_string(m, "preempted"),
                         done = find_string(m, "stage done");
+    const tm::string_id queue_ops[] = {find_string(m, "reserve push"), find_string(m, "reserve pop"),
+                                       find_string(m, "commit push"), find_string(m, "commit pop")};
     for (std::uint32_t w : scope.workers)
         for (const tm::instant& i : m.tracks[w].instants) {
             if (i.name == full) ++out.blocked_full;
@@ -59,6 +62,7 @@ graph_report compute_graph(const run_scope& scope, const run_meta& meta) {
             else if (i.name == order) ++out.blocked_order;
             else if (i.name == preempted) ++out.preemptions;
             else if (i.name == done) ++out.stages_done;
+            else if (std::find(std::begin(queue_ops), std::end(queue_ops), i.name) != std::end(queue_ops)) ++out.queue_operations;
         }
     return out;
 }

@@ -247,10 +247,12 @@ nlohmann::json to_json(const run_report& r) {
                      {{"peak_packets", static_cast<std::uint64_t>(g.peak_packets)},   // counts: whole numbers
                       {"mean_packets", g.mean_packets},
                       {"peak_bytes", static_cast<std::uint64_t>(g.peak_bytes)},
-                      {"mean_bytes", g.mean_bytes}}},
+                      {"mean_bytes", g.mean_bytes},
+                      {"derived", g.footprint_derived}}},
                     {"blocked", {{"full", g.blocked_full}, {"empty", g.blocked_empty}, {"order", g.blocked_order}}},
                     {"preemptions", g.preemptions},
-                    {"stages_done", g.stages_done}};
+                    {"stages_done", g.stages_done},
+                    {"queue_operations", g.queue_operations}};
     return out;
 }
 
@@ -304,12 +306,16 @@ std::string graph_text(const graph_report& g) {
         o += sfmt("  %-24s %9.2f %9.0f %10.0f %s\n", q.name.c_str(), q.mean_packets, q.peak_packets, q.capacity_packets,
                   notes.c_str());
     }
-    o += sfmt("  footprint: mean %.1f packets (%s), peak %.0f packets (%s)\n", g.mean_packets, bytes(g.mean_bytes).c_str(),
-              g.peak_packets, bytes(g.peak_bytes).c_str());
+    o += sfmt("  footprint: mean %.1f packets (%s), peak %.0f packets (%s)%s\n", g.mean_packets, bytes(g.mean_bytes).c_str(),
+              g.peak_packets, bytes(g.peak_bytes).c_str(),
+              g.footprint_derived ? "; the sum of the queue counters (exact peak: `pipescope run`'s output)" : "");
     o += sfmt("  stages stopped by a queue: %llu full (backpressure), %llu empty, %llu waiting for commit order; %llu "
               "preemptions\n",
               (unsigned long long)g.blocked_full, (unsigned long long)g.blocked_empty, (unsigned long long)g.blocked_order,
               (unsigned long long)g.preemptions);
+    if (g.queue_operations)
+        o += sfmt("  queue operations recorded: %llu reserves and commits (a folded stage records only refused reserves)\n",
+                  (unsigned long long)g.queue_operations);
     return o;
 }
 

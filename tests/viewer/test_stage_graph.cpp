@@ -1,11 +1,15 @@
 // The stage graph view's model (viewer/model/stage_graph.hpp): the program structure read from run
 // metadata strings, counters at a time and their peaks, a hand-built bind-to-stage run's indices,
-// and the layout (exact positions; boxes ordered and not overlapping).
+// a graph run's derived footprint, and the layout (exact positions; boxes ordered and not overlapping).
 #include <catch2/catch.hpp>
 
 #include <model/stage_graph.hpp>
 
+#include <pipescope/trace/perfetto_writer.hpp>
+#include <pipescope/trace/trace_model.hpp>
+
 #include <cmath>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -517,4 +521,39 @@ TEST_CASE("stage graph layout: fan-out, fan-in, a skip edge and a feedback edge"
         CHECK(L.boxes[1].y0 == L.boxes[0].y1 + p.row_gap);
         check_no_overlap(L);
     }
+}
+
+// A stage graph's trace records only its queue counters; the trace model derives the footprint from
+// them (docs/tracing.md, "Counters"), and the view's footprint row finds it by name like a recorded one.
+TEST_CASE("stage graph: the footprint row of a graph run reads the footprint the trace model derived", "[viewer][stage_graph]") {
+    namespace tr = pipescope::trace;
+    const std::string meta = meta_of("gramps", R"({"kind":"graph","stages":[
+        {"index":0,"kind":"serial","name":"source"},{"index":1,"kind":"serial","name":"sink"}],
+        "queues":[{"index":0,"name":"a","element_bytes":8,"packet_elements":4,"capacity_packets":4,"producers":[0],"consumer":1,
+                   "counter":"queue a packets"},
+                  {"index":1,"name":"b","element_bytes":8,"packet_elements":4,"capacity_packets":4,"producers":[0],"consumer":1,
+                   "counter":"queue b packets"}]})");
+    auto counter = [](std::uint64_t ns, std::uint64_t queue, std::uint64_t value) {
+        return tr::event_record{ns, queue, value, 0, tr::event_kind::counter, 0, 0};
+    };
+    const std::vector<tr::event_record> records = {counter(10, 0, 2), counter(20, 1, 3), counter(30, 0, 0), counter(40, 1, 0)};
+    std::ostringstream file;
+    {
+        tr::perfetto_writer out(file, {.counter_quantum_ns = 0});
+        out.begin_run({"w · gramps · P=1", 1, meta, {"queue a packets", "queue b packets"}},
+                      tr::run_clock::fixed(tr::tick_converter({0, 0}, {1000, 1000}), 0));   // ticks are ns
+        out.add_chunk(0, records.data(), records.size());
+        out.end_run();
+        out.finish();
+    }
+    document d;
+    d.add(prepare_file(tr::load_trace(file.str()), "graph.pftrace"));
+    REQUIRE(d.runs.size() == 1);
+    const run_graph g = build_run_graph(d, 0);
+    REQUIRE(g.footprint != tm::no_index);
+    const tm::track& footprint = d.files[0]->model.tracks[g.footprint];
+    CHECK(footprint.name == "footprint packets");
+    CHECK(footprint.derived);
+    CHECK(g.footprint_peak.value == 5.0);
+    CHECK(footprint.counters.size() == 4);
 }

@@ -1,5 +1,7 @@
 #include <pipescope/trace/trace_model.hpp>
 
+#include "graph_footprint.hpp"
+
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -1104,6 +1106,7 @@ trace_model load_trace(std::string_view bytes, const read_options& options) {
     b.reserve_for(bytes.size());
     decode_perfetto(bytes, b, b.strings_, options);
     b.finish(b.strings_);
+    detail::derive_graph_footprints(m);
     return m;
 }
 

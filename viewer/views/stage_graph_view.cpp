@@ -423,7 +423,8 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
     if (!prog.graph)   // a stage graph has packets, not iterations
         row("live iterations", g.live, g.live_peak, col_live_fill, "K", "iterations in flight at the cursor (counter `live iterations`), against program.K");
     row("footprint", g.footprint, g.footprint_peak, col_live_fill, "K",
-        "stage graphs: packets in use in all queues at the cursor (counter `footprint packets`; seed 004 Table III)");
+        "stage graphs: packets in use in all queues at the cursor (counter `footprint packets`: the sum of the queue "
+        "counters, which the trace model derives unless the trace recorded it; seed 004 Table III)");
     if (prog.policy == "tbb" || g.tokens != tm::no_index)
         row("tokens in flight", g.tokens, g.tokens_peak, col_tokens_fill, "N", "tbb: tokens taken at the cursor (counter `tokens in flight`), against N (program.K)");
     ImGui::Dummy(ImVec2(avail, 10));

@@ -153,13 +153,13 @@ void graph_engine::record_queue_op(event_kind k, queue_id q, std::uint64_t amoun
                 static_cast<std::uint16_t>(std::min<stage_id>(s, 0xFFFF)));
 }
 
-// Every change of a fill is recorded by the worker that made it, with the values it left (read under
+// Every change of a fill is recorded by the worker that made it, with the value it left (read under
 // the queue's lock, so no later change by another worker is recorded in its place); an operation
-// that changed nothing records nothing. The footprint moves exactly when a fill does.
-void graph_engine::record_counters(queue_id q, const queue_change& c) const noexcept {
+// that changed nothing records nothing. The footprint is not recorded: it is the sum of the fills,
+// which the trace model derives (docs/tracing.md, "Counters"), and recording it would triple the
+// counter values of the fine-grained graphs tracing is hardest on.
+void graph_engine::record_fill(queue_id q, const queue_change& c) const noexcept {
     pipescope::detail::trace_event(event_kind::counter, q, c.in_use);
-    pipescope::detail::trace_event(event_kind::counter, queues_.size(), static_cast<std::uint64_t>(c.footprint_packets));
-    pipescope::detail::trace_event(event_kind::counter, queues_.size() + 1, static_cast<std::uint64_t>(c.footprint_bytes));
 }
 
 void graph_engine::trace_blocked(stage_id s, queue_id q, thread_event why) const noexcept {

@@ -191,9 +191,9 @@ public:
     void trace_queue_op(trace::event_kind k, queue_id q, std::uint64_t amount, bool pop, bool ok, stage_id s) const noexcept {
         if (traced_) record_queue_op(k, q, amount, pop, ok, s);
     }
-    // The queue's fill and the footprint counters, if the operation that filled `c` changed them.
+    // The queue's fill counter, if the operation that filled `c` changed it.
     void queue_changed(queue_id q, const queue_change& c) const noexcept {
-        if (traced_ && c.packets != 0) record_counters(q, c);
+        if (traced_ && c.packets != 0) record_fill(q, c);
     }
     // A node of stage st begins / ends on the calling worker.
     node_mark node_begin(stage_state& st, std::uint64_t node) const noexcept {
@@ -230,7 +230,7 @@ private:
         std::uint64_t current = 0, current_start = 0;   // the node running now (start: 0 if not read)
     };
     void record_queue_op(trace::event_kind k, queue_id q, std::uint64_t amount, bool pop, bool ok, stage_id s) const noexcept;
-    void record_counters(queue_id q, const queue_change& c) const noexcept;
+    void record_fill(queue_id q, const queue_change& c) const noexcept;
     node_mark record_node_begin(stage_state& st, std::uint64_t node) const noexcept;
     void record_node_end(stage_state& st, std::uint64_t node, node_mark m) const noexcept;
     fold_run* my_run() const noexcept;   // nullptr off the run's workers

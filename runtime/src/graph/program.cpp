@@ -215,8 +215,6 @@ std::vector<stage_id> program::topological_order() const {
 std::vector<std::string> counter_names(const program& g) {
     std::vector<std::string> names;
     for (const queue_spec& q : g.queues()) names.push_back("queue " + q.name + " packets");
-    names.push_back("footprint packets");
-    names.push_back("footprint bytes");
     return names;
 }
 

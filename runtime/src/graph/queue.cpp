@@ -490,13 +490,10 @@ std::size_t packet_queue::release_locked(const pending& p, signals& s) {
 
 void packet_queue::in_use_locked(std::int64_t delta, queue_change* change) noexcept {
     stats_.packets_in_use = static_cast<std::size_t>(static_cast<std::int64_t>(stats_.packets_in_use) + delta);
-    std::uint64_t sums = 0;
-    if (config_.footprint) sums = config_.footprint->add(delta, delta * static_cast<std::int64_t>(packet_bytes_));
+    if (config_.footprint) config_.footprint->add(delta, delta * static_cast<std::int64_t>(packet_bytes_));
     if (change) {
         change->packets += delta;
         change->in_use = stats_.packets_in_use;
-        change->footprint_packets = footprint_meter::packets_of(sums);
-        change->footprint_bytes = footprint_meter::bytes_of(sums);
     }
 }
 

@@ -27,9 +27,16 @@ struct graph_report {
     std::vector<queue_fill> queues;
     double peak_packets = 0, mean_packets = 0;   // footprint: packets in use in every queue at once
     double peak_bytes = 0, mean_bytes = 0;
+    // The footprint counters are the trace model's sum of the queue counters (trace::track::derived),
+    // not recorded ones: exact only for a trace of one worker with every sample written (counter
+    // quantum 0), otherwise within what moved in one quantum or one clock skew (docs/tracing.md).
+    bool footprint_derived = false;
     std::uint64_t blocked_full = 0, blocked_empty = 0, blocked_order = 0;   // "stage blocked: …" instants
     std::uint64_t preemptions = 0;
     std::uint64_t stages_done = 0;
+    // "reserve push/pop" and "commit push/pop" instants: every queue operation of a run recorded with
+    // trace detail `nodes`; a folded stage records only its refused reserves.
+    std::uint64_t queue_operations = 0;
 };
 
 // Peak and time-weighted mean of a counter track over [start, end] (the value holds until the next sample).

@@ -378,7 +378,8 @@ run_stats run(scheduler& s, const program& g, const run_options& options = {});
 std::vector<bool> unbounded_queues(const program& g, const run_options& options, unsigned workers = 0);
 
 // The counter tracks a traced run records, in `counter` id order: one "queue <name> packets" per
-// queue, then "footprint packets" and "footprint bytes". Tools pass them as the run's counter names.
+// queue. Tools pass them as the run's counter names. The footprint is not among them: readers derive
+// it as the sum of the fills (docs/tracing.md, "Counters").
 std::vector<std::string> counter_names(const program& g);
 
 }  // namespace pipescope::graph

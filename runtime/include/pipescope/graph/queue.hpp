@@ -185,14 +185,12 @@ private:
 };
 
 // What one operation did to a queue's packets in use, read under the queue's lock: a tracer records
-// the fill and the footprint only when an operation changed them, with the values that operation
-// left (so every change, peaks included, is recorded by the thread that made it). Operations that
-// take one fill it in when given a pointer; nullptr costs nothing.
+// the fill only when an operation changed it, with the value that operation left (so every change,
+// peaks included, is recorded by the thread that made it; the footprint is their sum). Operations
+// that take one fill it in when given a pointer; nullptr costs nothing.
 struct queue_change {
     std::int64_t packets = 0;            // change of this queue's packets in use (0: unchanged)
     std::size_t in_use = 0;              // this queue's packets in use after it (set when packets != 0)
-    std::int64_t footprint_packets = 0;  // the shared footprint meter after it (set when packets != 0
-    std::int64_t footprint_bytes = 0;    //  and the queue has a meter)
 };
 
 struct queue_config {

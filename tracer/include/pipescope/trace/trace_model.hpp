@@ -92,6 +92,8 @@ struct track {
     int worker = -1;                    // "worker w" thread tracks of a run
     int line = -1;                      // "line k" tracks of a run
     bool described = true;              // false: used by events but never described (or the global track 0)
+    bool derived = false;               // not in the file: built by the model from other tracks (a stage
+                                        // graph's "footprint packets" / "footprint bytes", docs/tracing.md)
     std::vector<slice> slices;          // sorted by (begin, nesting): parents before children
     std::vector<instant> instants;      // sorted by ts
     std::vector<counter_sample> counters;   // sorted by ts
