@@ -58,15 +58,15 @@ std::vector<queue_source> queue_sources(const trace_model& m, const run& r) {
     const auto queues = program->find("queues");
     if (queues == program->end() || !queues->is_array()) return {};
     std::vector<queue_source> out;
-    std::vector<std::uint32_t> used;   // a counter named by two queues counts once
+    std::vector<bool> used(m.tracks.size());   // a counter named by two queues counts once
     for (const auto& q : *queues) {
         if (!q.is_object()) continue;
         std::string counter;
         if (auto c = q.find("counter"); c != q.end() && c->is_string()) counter = c->get<std::string>();
         else if (auto n = q.find("name"); n != q.end() && n->is_string()) counter = "queue " + n->get<std::string>() + " packets";
         const auto t = counter_tracks.find(counter);
-        if (t == counter_tracks.end() || std::find(used.begin(), used.end(), t->second) != used.end()) continue;
-        used.push_back(t->second);
+        if (t == counter_tracks.end() || used[t->second]) continue;
+        used[t->second] = true;
         out.push_back({&m.tracks[t->second].counters, packet_bytes_of(q)});
     }
     return out;
