@@ -9,7 +9,7 @@ rm -f "$out" "$out.tmp" "$dir/interrupted.json"
 # so the file grows while the run goes on.
 "$cli" run pipe-fib-256 --size large --workers 2 --trace-buffer 1 -o "$out" >"$dir/interrupted.log" 2>&1 &
 pid=$!
-for i in $(seq 1 1200); do   # up to 60 s: wait until the measured run is being recorded
+for i in $(seq 1 4800); do   # up to 240 s (sanitizers, a loaded machine): wait until the measured run is being recorded
     if [[ -f "$out.tmp" && $(stat -c %s "$out.tmp") -gt 200000 ]]; then break; fi
     sleep 0.05
 done

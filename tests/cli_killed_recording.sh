@@ -8,7 +8,7 @@ rm -f "$dir/killed.pftrace" "$dir/killed.pftrace.tmp"
 # so the file grows while the run goes on.
 "$cli" run pipe-fib-256 --size large --workers 2 --trace-buffer 1 -o "$dir/killed.pftrace" >/dev/null 2>&1 &
 pid=$!
-for i in $(seq 1 1200); do   # up to 60 s: sanitizer builds run the serial reference slowly
+for i in $(seq 1 4800); do   # up to 240 s: sanitizer builds on a loaded machine run the serial reference slowly
     if [[ -f "$dir/killed.pftrace.tmp" && $(stat -c %s "$dir/killed.pftrace.tmp") -gt 200000 ]]; then break; fi
     sleep 0.05
 done
