@@ -1,6 +1,9 @@
 #include <pipescope/trace/perfetto_reader.hpp>
 
 #include "inflate_ahead.hpp"
+#include "perfetto_fields.hpp"
+
+#include <pipescope/trace/vocabulary.hpp>
 
 #include <zlib.h>
 
@@ -92,6 +95,11 @@ bool sanitize_utf8(std::string_view in, std::string& out, std::size_t* bad_at) {
 
 namespace {
 
+using proto::wire;
+using fields::event_type;
+
+constexpr std::uint64_t type_of(event_type t) { return static_cast<std::uint64_t>(t); }
+
 // A double counter value as an integer: NaN is 0, values out of range saturate (a plain cast of
 // NaN or of 1e300 is undefined behaviour; the fuzzer found a file with a NaN counter).
 std::int64_t saturating_int64(double v) noexcept {
@@ -127,11 +135,11 @@ void for_each_packed_varint(std::string_view bytes, std::uint64_t base, F&& fn) 
 }
 
 const char* wire_name(std::uint8_t w) {
-    switch (w) {
-        case 0: return "varint";
-        case 1: return "fixed64";
-        case 2: return "length-delimited";
-        case 5: return "fixed32";
+    switch (static_cast<wire>(w)) {
+        case wire::varint: return "varint";
+        case wire::i64: return "fixed64";
+        case wire::len: return "length-delimited";
+        case wire::i32: return "fixed32";
         default: return "?";
     }
 }
@@ -199,17 +207,17 @@ private:
     }
     void problem(std::uint64_t offset, const std::string& what) { v_.on_problem(at(offset) + what); }
 
-    static void expect(const proto::field& f, std::uint8_t wire, const char* what) {
-        if (f.wire_type != wire)
+    static void expect(const proto::field& f, wire w, const char* what) {
+        if (!f.is(w))
             throw proto::decode_error(f.offset, std::string(what) + " (field " + std::to_string(f.number) +
                                                     ") has wire type " + wire_name(f.wire_type) + ", expected " +
-                                                    wire_name(wire));
+                                                    wire_name(static_cast<std::uint8_t>(w)));
     }
-    static void expect_varint(const proto::field& f, const char* what) { expect(f, 0, what); }
+    static void expect_varint(const proto::field& f, const char* what) { expect(f, wire::varint, what); }
 
     // A string field: validated as UTF-8 (invalid bytes replaced by U+FFFD, with a problem) and interned.
     std::uint32_t text(const proto::field& f, const char* what) {
-        expect(f, 2, what);
+        expect(f, wire::len, what);
         // A string already in the table is valid UTF-8 (only valid or sanitized strings go in):
         // only new strings are checked, once.
         if (const auto id = strings_.find(f.bytes); id != string_table::not_found) return id;
@@ -227,8 +235,8 @@ private:
         proto::field pf;
         while (!file.done()) {
             file.next(pf);
-            if (pf.number != 1) continue;   // unknown Trace-level fields are ignored, like the importer does
-            if (pf.wire_type != 2) throw proto::decode_error(pf.offset, "Trace.packet must be length-delimited");
+            if (pf.number != fields::trace_packet) continue;   // unknown Trace-level fields are ignored, like the importer does
+            if (!pf.is(wire::len)) throw proto::decode_error(pf.offset, "Trace.packet must be length-delimited");
             read_packet(pf);
         }
     }
@@ -246,17 +254,17 @@ private:
         while (!packet.done()) {
             packet.next(fl);
             switch (fl.number) {
-                case 8: expect_varint(fl, "TracePacket.timestamp"); has_ts = true; ts = fl.value; break;
-                case 10: expect_varint(fl, "TracePacket.trusted_packet_sequence_id"); has_seq = true; seq = fl.value; break;
-                case 13: expect_varint(fl, "TracePacket.sequence_flags"); flags = fl.value; break;
-                case 11: expect(fl, 2, "TracePacket.track_event"); event_f = fl; has_event = true; break;
-                case 12: expect(fl, 2, "TracePacket.interned_data"); interned_f = fl; has_interned = true; break;
-                case 41: expect_varint(fl, "TracePacket.incremental_state_cleared"); cleared_flag = fl.value != 0; break;
-                case 42: expect_varint(fl, "TracePacket.previous_packet_dropped"); dropped_flag = fl.value != 0; break;
-                case 50: expect(fl, 2, "TracePacket.compressed_packets"); compressed_f = fl; has_compressed = true; break;
-                case 58: problem(fl.offset, "timestamp_clock_id set without a clock snapshot"); break;
-                case 59: expect(fl, 2, "TracePacket.trace_packet_defaults"); defaults_f = fl; has_defaults = true; break;
-                case 60: expect(fl, 2, "TracePacket.track_descriptor"); descriptor_f = fl; has_descriptor = true; break;
+                case fields::timestamp: expect_varint(fl, "TracePacket.timestamp"); has_ts = true; ts = fl.value; break;
+                case fields::sequence_id: expect_varint(fl, "TracePacket.trusted_packet_sequence_id"); has_seq = true; seq = fl.value; break;
+                case fields::sequence_flags: expect_varint(fl, "TracePacket.sequence_flags"); flags = fl.value; break;
+                case fields::track_event: expect(fl, wire::len, "TracePacket.track_event"); event_f = fl; has_event = true; break;
+                case fields::interned_data: expect(fl, wire::len, "TracePacket.interned_data"); interned_f = fl; has_interned = true; break;
+                case fields::incremental_state_cleared: expect_varint(fl, "TracePacket.incremental_state_cleared"); cleared_flag = fl.value != 0; break;
+                case fields::previous_packet_dropped: expect_varint(fl, "TracePacket.previous_packet_dropped"); dropped_flag = fl.value != 0; break;
+                case fields::compressed_packets: expect(fl, wire::len, "TracePacket.compressed_packets"); compressed_f = fl; has_compressed = true; break;
+                case fields::timestamp_clock_id: problem(fl.offset, "timestamp_clock_id set without a clock snapshot"); break;
+                case fields::trace_packet_defaults: expect(fl, wire::len, "TracePacket.trace_packet_defaults"); defaults_f = fl; has_defaults = true; break;
+                case fields::track_descriptor: expect(fl, wire::len, "TracePacket.track_descriptor"); descriptor_f = fl; has_descriptor = true; break;
                 default: break;
             }
         }
@@ -267,10 +275,11 @@ private:
         if (has_descriptor) read_descriptor(descriptor_f, pf.offset);
 
         sequence_state& s = sequence(seq);
-        if (dropped_flag && !(flags & 1) && !cleared_flag)
+        const bool clears = (flags & fields::seq_incremental_state_cleared) != 0;
+        if (dropped_flag && !clears && !cleared_flag)
             problem(pf.offset, "previous_packet_dropped on a packet that does not clear incremental "
                                "state (the importer then skips the sequence's interned packets)");
-        if ((flags & 1) || cleared_flag) {
+        if (clears || cleared_flag) {
             s.names.clear(), s.arg_names.clear(), s.categories.clear(), s.string_values.clear();
             s.has_default_track = false;
             s.cleared = true;
@@ -292,11 +301,11 @@ private:
         e.ts = ts, e.seq = seq, e.flags = flags, e.has_ts = has_ts, e.has_seq = has_seq;
         if (!has_ts || !has_seq || seq == 0)
             problem(pf.offset, "track event without a timestamp or a sequence id (dropped by the importer)");
-        if ((flags & 2) && !s.cleared)
+        if ((flags & fields::seq_needs_incremental_state) && !s.cleared)
             problem(pf.offset, "sequence " + std::to_string(seq) + " needs incremental state before any packet cleared it");
         s.seen = true;
         read_event(event_f, e, s);
-        if (e.type == 2 && e.name != 0) problem(pf.offset, "SLICE_END carries a name");
+        if (e.type == type_of(event_type::slice_end) && e.name != 0) problem(pf.offset, "SLICE_END carries a name");
         if (e.track != 0 && e.track != s.last_checked_track) {
             if (!described_.count(e.track))
                 problem(pf.offset, "track " + std::to_string(e.track) + " used before it was described");
@@ -364,21 +373,22 @@ private:
         while (!td.done()) {
             const auto x = td.next();
             switch (x.number) {
-                case 1: expect_varint(x, "TrackDescriptor.uuid"); t.uuid = x.value; has_uuid = true; break;
-                case 2: td_name = text(x, "track name"); break;
-                case 5: expect_varint(x, "TrackDescriptor.parent_uuid"); t.parent = x.value; break;
-                case 8: expect(x, 2, "TrackDescriptor.counter"); t.is_counter = true; break;
-                case 3:
-                case 4: {
-                    const bool process = x.number == 3;
-                    expect(x, 2, process ? "TrackDescriptor.process" : "TrackDescriptor.thread");
+                case fields::td_uuid: expect_varint(x, "TrackDescriptor.uuid"); t.uuid = x.value; has_uuid = true; break;
+                case fields::td_name: td_name = text(x, "track name"); break;
+                case fields::td_parent_uuid: expect_varint(x, "TrackDescriptor.parent_uuid"); t.parent = x.value; break;
+                case fields::td_counter: expect(x, wire::len, "TrackDescriptor.counter"); t.is_counter = true; break;
+                case fields::td_process:
+                case fields::td_thread: {
+                    const bool process = x.number == fields::td_process;
+                    expect(x, wire::len, process ? "TrackDescriptor.process" : "TrackDescriptor.thread");
                     (process ? t.is_process : t.is_thread) = true;
                     proto::reader d = proto::reader::nested(x);
+                    static_assert(fields::pd_pid == fields::thd_pid);
                     while (!d.done()) {
                         const auto y = d.next();
-                        if (y.number == 1) expect_varint(y, "pid"), t.pid = static_cast<std::int32_t>(y.value);
-                        if (!process && y.number == 2) expect_varint(y, "tid"), t.tid = y.as_int();
-                        if ((process && y.number == 6) || (!process && y.number == 5))
+                        if (y.number == fields::pd_pid) expect_varint(y, "pid"), t.pid = static_cast<std::int32_t>(y.value);
+                        if (!process && y.number == fields::thd_tid) expect_varint(y, "tid"), t.tid = y.as_int();
+                        if ((process && y.number == fields::pd_process_name) || (!process && y.number == fields::thd_thread_name))
                             sub_name = text(y, process ? "process name" : "thread name");
                     }
                     break;
@@ -399,12 +409,12 @@ private:
         proto::reader d = proto::reader::nested(f);
         while (!d.done()) {
             const auto x = d.next();
-            if (x.number != 11) continue;
-            expect(x, 2, "TracePacketDefaults.track_event_defaults");
+            if (x.number != fields::tpd_track_event_defaults) continue;
+            expect(x, wire::len, "TracePacketDefaults.track_event_defaults");
             proto::reader te = proto::reader::nested(x);
             while (!te.done()) {
                 const auto y = te.next();
-                if (y.number == 11) {
+                if (y.number == fields::ted_track_uuid) {
                     expect_varint(y, "TrackEventDefaults.track_uuid");
                     s.has_default_track = true;
                     s.default_track = y.value;
@@ -420,20 +430,20 @@ private:
             iid_table* table = nullptr;
             const char* what = nullptr;
             switch (e.number) {
-                case 1: table = &s.categories, what = "interned category"; break;
-                case 2: table = &s.names, what = "interned event name"; break;
-                case 3: table = &s.arg_names, what = "interned annotation name"; break;
-                case 29: table = &s.string_values, what = "interned annotation string"; break;
+                case fields::id_event_categories: table = &s.categories, what = "interned category"; break;
+                case fields::id_event_names: table = &s.names, what = "interned event name"; break;
+                case fields::id_debug_annotation_names: table = &s.arg_names, what = "interned annotation name"; break;
+                case fields::id_debug_annotation_string_values: table = &s.string_values, what = "interned annotation string"; break;
                 default: continue;
             }
-            expect(e, 2, what);
+            expect(e, wire::len, what);
             proto::reader entry = proto::reader::nested(e);
             std::uint64_t iid = 0;
             std::uint32_t name = 0;
             while (!entry.done()) {
                 const auto x = entry.next();
-                if (x.number == 1) expect_varint(x, "iid"), iid = x.value;
-                if (x.number == 2) name = text(x, what);
+                if (x.number == fields::in_iid) expect_varint(x, "iid"), iid = x.value;
+                if (x.number == fields::in_name) name = text(x, what);
             }
             table->set(iid, name);
         }
@@ -441,13 +451,13 @@ private:
 
     // -- events ---------------------------------------------------------------------------------------
     void add_flow(const proto::field& x, std::vector<std::uint64_t>& to) {
-        if (x.wire_type == 1) {
+        if (x.is(wire::i64)) {
             to.push_back(x.value);
-        } else if (x.wire_type == 0) {
+        } else if (x.is(wire::varint)) {
             problem(x.offset, "flow id not written as fixed64 (field " + std::to_string(x.number) +
                                   " as a varint: the importer accepts it, protobuf libraries drop it)");
             to.push_back(x.value);
-        } else if (x.wire_type == 2) {
+        } else if (x.is(wire::len)) {
             problem(x.offset, "flow id not written as fixed64 (packed: the importer drops it)");
             if (x.bytes.size() % 8 != 0)
                 throw proto::decode_error(x.bytes_offset, "packed fixed64 flow ids: length " +
@@ -458,11 +468,11 @@ private:
                 to.push_back(v);
             }
         } else {
-            expect(x, 1, "flow id");
+            expect(x, wire::i64, "flow id");
         }
     }
     void add_old_flow(const proto::field& x, std::vector<std::uint64_t>& to) {
-        if (x.wire_type == 2) {   // packed varints
+        if (x.is(wire::len)) {   // packed varints
             for_each_packed_varint(x.bytes, x.bytes_offset, [&](std::uint64_t v) { to.push_back(v); });
             return;
         }
@@ -486,9 +496,9 @@ private:
         while (!te.done()) {
             te.next(x);
             switch (x.number) {
-                case 9: expect_varint(x, "TrackEvent.type"); e.type = x.value; break;
-                case 11: expect_varint(x, "TrackEvent.track_uuid"); e.track = x.value; break;
-                case 10: {
+                case fields::te_type: expect_varint(x, "TrackEvent.type"); e.type = x.value; break;
+                case fields::te_track_uuid: expect_varint(x, "TrackEvent.track_uuid"); e.track = x.value; break;
+                case fields::te_name_iid: {
                     expect_varint(x, "TrackEvent.name_iid");
                     const auto n = s.names.find(x.value);
                     if (n == iid_table::none)
@@ -497,9 +507,9 @@ private:
                         e.name = n;
                     break;
                 }
-                case 23: e.name = text(x, "event name"); break;
-                case 3:
-                    if (x.wire_type == 2) {
+                case fields::te_name: e.name = text(x, "event name"); break;
+                case fields::te_category_iids:
+                    if (x.is(wire::len)) {
                         problem(x.offset, "category_iids written packed (the importer reads garbage)");
                         for_each_packed_varint(x.bytes, x.bytes_offset,
                                                [&](std::uint64_t v) { add_category(s, v, x.offset, e); });
@@ -508,20 +518,20 @@ private:
                         add_category(s, x.value, x.offset, e);
                     }
                     break;
-                case 22: e.categories.push_back(text(x, "category")); break;
-                case 30: expect_varint(x, "TrackEvent.counter_value"); e.has_counter = true; e.counter_int = x.as_int(); break;
-                case 44:
-                    expect(x, 1, "TrackEvent.double_counter_value");
+                case fields::te_categories: e.categories.push_back(text(x, "category")); break;
+                case fields::te_counter_value: expect_varint(x, "TrackEvent.counter_value"); e.has_counter = true; e.counter_int = x.as_int(); break;
+                case fields::te_double_counter_value:
+                    expect(x, wire::i64, "TrackEvent.double_counter_value");
                     e.has_counter = true;
                     e.counter_is_double = true;
                     e.counter_double = x.as_double();
                     break;
-                case 47: add_flow(x, e.flows); break;
-                case 48: add_flow(x, e.terminating); break;
-                case 36: add_old_flow(x, e.flows); break;
-                case 42: add_old_flow(x, e.terminating); break;
-                case 4:
-                    expect(x, 2, "TrackEvent.debug_annotations");
+                case fields::te_flow_ids: add_flow(x, e.flows); break;
+                case fields::te_terminating_flow_ids: add_flow(x, e.terminating); break;
+                case fields::te_flow_ids_old: add_old_flow(x, e.flows); break;
+                case fields::te_terminating_flow_ids_old: add_old_flow(x, e.terminating); break;
+                case fields::te_debug_annotations:
+                    expect(x, wire::len, "TrackEvent.debug_annotations");
                     if (!simple_annotation(x, s, e)) read_annotation(x, s, e, 0, std::string_view(), 1);
                     break;
                 default: break;
@@ -546,20 +556,20 @@ private:
         bool has_value = false;
         while (!da.done()) {
             da.next(y);
-            if (y.wire_type != (y.number == 5 ? 1 : 0)) return false;
+            if (!y.is(y.number == fields::da_double_value ? wire::i64 : wire::varint)) return false;
             switch (y.number) {
-                case 1: {
+                case fields::da_name_iid: {
                     const auto n = s.arg_names.find(y.value);
                     if (n == iid_table::none || n == 0) return false;
                     a.name = n;
                     break;
                 }
-                case 2: a.kind = arg_kind::bool_value, a.bits = y.value != 0, has_value = true; break;
-                case 3:
-                case 7: a.kind = arg_kind::uint_value, a.bits = y.value, has_value = true; break;
-                case 4: a.kind = arg_kind::int_value, a.bits = y.value, has_value = true; break;
-                case 5: a.kind = arg_kind::double_value, a.bits = y.value, has_value = true; break;
-                case 17: {
+                case fields::da_bool_value: a.kind = arg_kind::bool_value, a.bits = y.value != 0, has_value = true; break;
+                case fields::da_uint_value:
+                case fields::da_pointer_value: a.kind = arg_kind::uint_value, a.bits = y.value, has_value = true; break;
+                case fields::da_int_value: a.kind = arg_kind::int_value, a.bits = y.value, has_value = true; break;
+                case fields::da_double_value: a.kind = arg_kind::double_value, a.bits = y.value, has_value = true; break;
+                case fields::da_string_value_iid: {
                     const auto v = s.string_values.find(y.value);
                     if (v == iid_table::none) return false;
                     a.kind = arg_kind::string_value, a.bits = v, has_value = true;
@@ -588,30 +598,30 @@ private:
         while (!da.done()) {
             const auto y = da.next();
             switch (y.number) {
-                case 1: {
+                case fields::da_name_iid: {
                     expect_varint(y, "DebugAnnotation.name_iid");
                     const auto n = s.arg_names.find(y.value);
                     if (n == iid_table::none) problem(y.offset, "annotation name iid " + std::to_string(y.value) + " never interned");
                     else key = n;
                     break;
                 }
-                case 10: key = text(y, "annotation name"); break;
-                case 2: expect_varint(y, "DebugAnnotation.bool_value"); a.kind = arg_kind::bool_value, a.bits = y.value != 0, has_value = true; break;
-                case 3:
-                case 7: expect_varint(y, "DebugAnnotation.uint_value"); a.kind = arg_kind::uint_value, a.bits = y.value, has_value = true; break;
-                case 4: expect_varint(y, "DebugAnnotation.int_value"); a.kind = arg_kind::int_value, a.bits = y.value, has_value = true; break;
-                case 5: expect(y, 1, "DebugAnnotation.double_value"); a.kind = arg_kind::double_value, a.bits = y.value, has_value = true; break;
-                case 6:
-                case 9: a.kind = arg_kind::string_value, a.bits = text(y, "annotation string"), has_value = true; break;
-                case 17: {
+                case fields::da_name: key = text(y, "annotation name"); break;
+                case fields::da_bool_value: expect_varint(y, "DebugAnnotation.bool_value"); a.kind = arg_kind::bool_value, a.bits = y.value != 0, has_value = true; break;
+                case fields::da_uint_value:
+                case fields::da_pointer_value: expect_varint(y, "DebugAnnotation.uint_value"); a.kind = arg_kind::uint_value, a.bits = y.value, has_value = true; break;
+                case fields::da_int_value: expect_varint(y, "DebugAnnotation.int_value"); a.kind = arg_kind::int_value, a.bits = y.value, has_value = true; break;
+                case fields::da_double_value: expect(y, wire::i64, "DebugAnnotation.double_value"); a.kind = arg_kind::double_value, a.bits = y.value, has_value = true; break;
+                case fields::da_string_value:
+                case fields::da_legacy_json_value: a.kind = arg_kind::string_value, a.bits = text(y, "annotation string"), has_value = true; break;
+                case fields::da_string_value_iid: {
                     expect_varint(y, "DebugAnnotation.string_value_iid");
                     const auto v = s.string_values.find(y.value);
                     if (v == iid_table::none) problem(y.offset, "annotation string iid " + std::to_string(y.value) + " never interned");
                     a.kind = arg_kind::string_value, a.bits = v == iid_table::none ? 0 : v, has_value = true;
                     break;
                 }
-                case 11: expect(y, 2, "DebugAnnotation.dict_entries"); dict.push_back(y); break;
-                case 12: expect(y, 2, "DebugAnnotation.array_values"); array.push_back(y); break;
+                case fields::da_dict_entries: expect(y, wire::len, "DebugAnnotation.dict_entries"); dict.push_back(y); break;
+                case fields::da_array_values: expect(y, wire::len, "DebugAnnotation.array_values"); array.push_back(y); break;
                 default: break;
             }
         }
@@ -731,26 +741,24 @@ public:
     void add(std::uint64_t type, std::uint64_t track, std::string_view name, const std::vector<std::uint64_t>& flows,
              const std::vector<std::uint64_t>& terminating) {
         switch (type) {
-            case 1:
+            case type_of(event_type::slice_begin):
                 ++s_.slices;
                 ++depth_[track];
                 // A folded node run (docs/tracing.md, "Detail levels"): "stage 3–40" or "stage 2 ×17".
-                if (name.substr(0, 6) == "stage " &&
-                    (name.find("\xE2\x80\x93") != std::string_view::npos || name.find("\xC3\x97") != std::string_view::npos))
-                    ++s_.folded_slices;
+                if (vocab::is_folded_node(name)) ++s_.folded_slices;
                 break;
-            case 2: {
+            case type_of(event_type::slice_end): {
                 std::uint64_t& d = depth_[track];
                 if (d == 0) ++s_.unmatched_ends;
                 else --d;
                 break;
             }
-            case 3:
+            case type_of(event_type::instant):
                 ++s_.instants;
-                s_.runs += name == "run";
-                s_.run_summaries += name == "run summary";
+                s_.runs += name == vocab::run;
+                s_.run_summaries += name == vocab::run_summary;
                 break;
-            case 4: ++s_.counter_values; break;
+            case type_of(event_type::counter): ++s_.counter_values; break;
             default: break;
         }
         flow_ids_.insert(flows.begin(), flows.end());

@@ -6,6 +6,7 @@
 #include "track_event_sequence.hpp"
 
 #include <pipescope/trace/proto_writer.hpp>
+#include <pipescope/trace/vocabulary.hpp>
 
 #include <algorithm>
 #include <optional>
@@ -21,6 +22,7 @@ using detail::counter_coalescer;
 namespace {
 
 namespace f = fields;
+namespace v = vocab;
 using detail::arg_key;
 using detail::event_type;
 using detail::name_table;
@@ -121,22 +123,22 @@ public:
         for (unsigned w = 0; w < info_.workers; ++w)
             workers_.push_back({track_event_sequence(worker_sequence(index, w), thread_uuid(index, w)), {}, 0, true,
                                 counter_coalescer(counter_quantum_)});
-        n_.stolen = names_.id("stolen");
-        n_.steal = names_.id("steal");
-        n_.idle = names_.id("idle");
-        n_.parked = names_.id("parked");
-        n_.task = names_.id("task");
-        n_.woken = names_.id("woken");
-        n_.suspend = names_.id("suspend");
-        n_.resume = names_.id("resume");
-        n_.throttled = names_.id("throttled");
-        n_.throttle_resume = names_.id("throttle resume");
-        n_.stage_wait_check = names_.id("stage_wait check");
-        n_.running = names_.id("running");
-        n_.waiting_to_retire = names_.id("waiting to retire");
-        n_.events_lost = names_.id("events lost");
-        n_.run = names_.id("run");
-        n_.run_summary = names_.id("run summary");
+        n_.stolen = names_.id(v::stolen);
+        n_.steal = names_.id(v::steal);
+        n_.idle = names_.id(v::idle);
+        n_.parked = names_.id(v::parked);
+        n_.task = names_.id(v::task);
+        n_.woken = names_.id(v::woken);
+        n_.suspend = names_.id(v::suspend);
+        n_.resume = names_.id(v::resume);
+        n_.throttled = names_.id(v::throttled);
+        n_.throttle_resume = names_.id(v::throttle_resume);
+        n_.stage_wait_check = names_.id(v::stage_wait_check);
+        n_.running = names_.id(v::running);
+        n_.waiting_to_retire = names_.id(v::waiting_to_retire);
+        n_.events_lost = names_.id(v::events_lost);
+        n_.run = names_.id(v::run);
+        n_.run_summary = names_.id(v::run_summary);
     }
 
     void write_start(proto::writer& w) {
@@ -156,13 +158,11 @@ public:
             proto::nested thd(w, f::td_thread);
             w.int_field(f::thd_pid, pid_of(index_));
             w.int_field(f::thd_tid, tid_of(index_, worker));
-            std::string name = "worker ";
-            name += std::to_string(worker);
-            w.bytes_field(f::thd_thread_name, name);
+            w.bytes_field(f::thd_thread_name, v::numbered(v::worker_prefix, worker));
         }
-        write_descriptor(w, {lines_group_uuid(index_), process_uuid(index_), "lines", {}, true, false});
-        write_descriptor(w, {control_line_uuid(index_), lines_group_uuid(index_), "control", 0, false, false});
-        write_descriptor(w, {live_counter_uuid(index_), process_uuid(index_), "live iterations", {}, false, true});
+        write_descriptor(w, {lines_group_uuid(index_), process_uuid(index_), v::lines_group, {}, true, false});
+        write_descriptor(w, {control_line_uuid(index_), lines_group_uuid(index_), v::control_line, 0, false, false});
+        write_descriptor(w, {live_counter_uuid(index_), process_uuid(index_), v::live_iterations, {}, false, true});
         for (std::size_t k = 0; k < info_.counters.size(); ++k)
             write_descriptor(w, {counter_uuid(index_, k), process_uuid(index_), info_.counters[k], {}, false, true});
         stats_.packets += 4 + info_.workers + info_.counters.size();
@@ -238,15 +238,10 @@ private:
     // always records for one role (scheduler_impl::acquire_thread_buffer), so the name never changes.
     void describe_extra_thread(unsigned writer, worker_state& ws, const event_record& first, proto::writer& w) {
         std::string name;
-        if (first.kind == event_kind::thread_name) {
-            name = "stage ";
-            name += std::to_string(first.a);
-            name += " · thread ";
-            name += std::to_string(first.b);
-        } else {
-            name = "thread ";
-            name += std::to_string(writer);
-        }
+        if (first.kind == event_kind::thread_name)
+            name = v::numbered(v::stage_prefix, first.a, v::numbered(v::stage_thread_infix, first.b));
+        else
+            name = v::numbered(v::thread_prefix, writer);
         proto::nested packet(w, f::trace_packet);
         proto::nested td(w, f::track_descriptor);
         w.uint_field(f::td_uuid, thread_uuid(index_, writer));
@@ -318,42 +313,29 @@ private:
         if (folded_names_ < max_folded_names || names_.has_key(tag | key))
             return names_.keyed(tag | key, [&] {
                 ++folded_names_;
-                std::string s = "stage " + std::to_string(first_stage);   // read as a node of stage j by name
-                s += one_stage ? " \u00d7" + std::to_string(fold.c) : "\u2013" + std::to_string(fold.b);
-                return s;
+                // read as a node of stage j by name
+                return v::numbered(v::stage_prefix, first_stage,
+                                   one_stage ? v::numbered(v::fold_times, fold.c) : v::numbered(v::fold_dash, fold.b));
             });
-        return names_.keyed((6ull << 60) | first_stage, [&] { return "stage " + std::to_string(first_stage) + " (folded)"; });
+        return names_.keyed((6ull << 60) | first_stage, [&] { return v::numbered(v::stage_prefix, first_stage, v::fold_suffix); });
     }
 
     std::uint32_t stage_name(std::uint64_t stage) {
-        return names_.keyed(stage, [&] {
-            std::string s = "stage ";
-            s += std::to_string(stage);
-            return s;
-        });
+        return names_.keyed(stage, [&] { return v::numbered(v::stage_prefix, stage); });
     }
     std::uint32_t waiting_name(std::uint32_t stage) {
         if (stage == final_stage_operand) return n_.waiting_to_retire;
-        return names_.keyed((1ull << 62) | stage, [&] {
-            std::string s = "waiting at stage ";
-            s += std::to_string(stage);
-            return s;
-        });
+        return names_.keyed((1ull << 62) | stage, [&] { return v::numbered(v::waiting_at_stage, stage); });
     }
     std::uint32_t wake_name(std::uint64_t worker) {
-        return names_.keyed((2ull << 62) | worker, [&] {
-            std::string s = "wake worker ";
-            s += std::to_string(worker);
-            return s;
-        });
+        return names_.keyed((2ull << 62) | worker, [&] { return v::numbered(v::wake_prefix, worker); });
     }
 
     // A line track is described the first time a state is drawn on it.
     std::uint64_t line_track(unsigned slot, proto::writer& w) {
         if (slot >= lines_described_.size()) lines_described_.resize(slot + 1, false);
         if (!lines_described_[slot]) {
-            std::string name = "line ";
-            name += std::to_string(slot);
+            const std::string name = v::numbered(v::line_prefix, slot);
             write_descriptor(w, {line_uuid(index_, slot), lines_group_uuid(index_), name, static_cast<int>(slot) + 1, false, false});
             ++stats_.packets;
             lines_described_[slot] = true;
@@ -398,7 +380,7 @@ private:
         if (k >= tbb_described_.size()) tbb_described_.resize(k + 1, false);
         const std::uint64_t uuid = run_base(index_) | (0x300000u + k);
         if (!tbb_described_[k]) {
-            const std::string name = k == 0 ? std::string("tokens in flight") : "stage " + std::to_string(k - 1) + " buffer";
+            const std::string name = k == 0 ? std::string(v::tokens_in_flight) : v::numbered(v::stage_prefix, k - 1, v::buffer_suffix);
             write_descriptor(w, {uuid, process_uuid(index_), name, {}, false, true});
             ++stats_.packets;
             tbb_described_[k] = true;
@@ -414,9 +396,8 @@ private:
         if (k >= bts_described_.size()) bts_described_.resize(k + 1, false);
         const std::uint64_t uuid = run_base(index_) | (0x400000u + k);
         if (!bts_described_[k]) {
-            std::string name = k % 2 == 0 ? "queue " : "stage ";
-            name += std::to_string(k / 2);
-            name += k % 2 == 0 ? " fill" : " reorder buffer";
+            const std::string name = k % 2 == 0 ? v::numbered(v::queue_prefix, k / 2, v::fill_suffix)
+                                                : v::numbered(v::stage_prefix, k / 2, v::reorder_buffer_suffix);
             write_descriptor(w, {uuid, process_uuid(index_), name, {}, false, true});
             ++stats_.packets;
             bts_described_[k] = true;
@@ -427,10 +408,8 @@ private:
     std::uint32_t blocked_name(std::uint64_t queue, std::uint32_t why) {
         const bool full = why == static_cast<std::uint32_t>(blocked_on::full);
         return names_.keyed((3ull << 62) | (queue << 1) | (full ? 0 : 1), [&] {
-            std::string s = full ? "blocked: queue " : "waiting: queue ";
-            s += std::to_string(queue);
-            s += full ? " full" : " empty";
-            return s;
+            return full ? v::numbered(v::queue_full_prefix, queue, v::queue_full_suffix)
+                        : v::numbered(v::queue_empty_prefix, queue, v::queue_empty_suffix);
         });
     }
 
@@ -438,7 +417,7 @@ private:
     std::uint64_t suspended_track(proto::writer& w) {
         const std::uint64_t uuid = run_base(index_) | 5;
         if (!suspended_described_) {
-            write_descriptor(w, {uuid, process_uuid(index_), "suspended iterations", {}, false, true});
+            write_descriptor(w, {uuid, process_uuid(index_), v::suspended_iterations, {}, false, true});
             ++stats_.packets;
             suspended_described_ = true;
         }
@@ -602,7 +581,7 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
         case event_kind::buffer_take: {
             const bool put = r.kind == event_kind::buffer_put;
             emit(ws.seq,
-                 at(ts, event_type::instant, names_.id(put ? "parked in buffer" : "taken from buffer"))
+                 at(ts, event_type::instant, names_.id(put ? v::parked_in_buffer : v::taken_from_buffer))
                      .arg(arg_key::iteration, r.a)
                      .arg(arg_key::stage, r.b)
                      .arg(arg_key::value, r.c),
@@ -621,10 +600,9 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
             counter(ws, ts, suspended_track(w), static_cast<std::int64_t>(r.a), w);
             break;
         case event_kind::earliest_resume: {   // piper-earliest resumed the earliest suspended iteration
-            static constexpr std::string_view points[] = {"retire", "suspend", "steal found nothing"};
-            const std::string_view point = r.c < 3 ? points[r.c] : std::string_view("unknown");
+            const std::string_view point = r.c < std::size(v::earliest_points) ? v::earliest_points[r.c] : v::earliest_point_unknown;
             emit(ws.seq,
-                 at(ts, event_type::instant, names_.id("resume earliest"))
+                 at(ts, event_type::instant, names_.id(v::resume_earliest))
                      .arg(arg_key::iteration, r.a)
                      .arg(arg_key::suspended, r.b)
                      .text(arg_key::resumed_at, point),
@@ -633,11 +611,11 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
         }
         case event_kind::stage_exception:   // a stage threw: the loop stops, the exception reaches the caller
             emit(ws.seq,
-                 at(ts, event_type::instant, names_.id("exception in a stage")).arg(arg_key::iteration, r.a).arg(arg_key::stage, r.b),
+                 at(ts, event_type::instant, names_.id(v::stage_exception)).arg(arg_key::iteration, r.a).arg(arg_key::stage, r.b),
                  w);
             break;
         case event_kind::loop_cancelled:   // the caller's stop_token asked the loop to stop
-            emit(ws.seq, at(ts, event_type::instant, names_.id("cancelled")).arg(arg_key::live, r.a), w);
+            emit(ws.seq, at(ts, event_type::instant, names_.id(v::cancelled)).arg(arg_key::live, r.a), w);
             break;
         // Stage graphs (seed 004, seed 002): queue operations and stage states as instants on the worker
         // that did them; queue fills and the footprint arrive as `counter` records.
@@ -645,7 +623,7 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
         case event_kind::graph_commit: {
             const bool pop = (r.c & graph_op_pop) != 0, ok = (r.c & graph_op_ok) != 0;
             const bool reserve = r.kind == event_kind::graph_reserve;
-            static constexpr std::string_view names[2][2] = {{"reserve push", "reserve pop"}, {"commit push", "commit pop"}};
+            static constexpr std::string_view names[2][2] = {{v::reserve_push, v::reserve_pop}, {v::commit_push, v::commit_pop}};
             track_event_packet e = at(ts, event_type::instant, names_.id(names[reserve ? 0 : 1][pop ? 1 : 0]))
                                        .arg(arg_key::queue, r.a)
                                        .arg(reserve ? arg_key::packets : arg_key::elements, r.b)
@@ -655,21 +633,20 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
             break;
         }
         case event_kind::graph_blocked: {
-            static constexpr std::string_view names[] = {"stage blocked: queue full", "stage blocked: queue empty",
-                                                         "stage blocked: commit order"};
-            const std::string_view name = r.c < 3 ? names[r.c] : std::string_view("stage blocked");
+            static constexpr std::string_view names[] = {v::stage_blocked_full, v::stage_blocked_empty, v::stage_blocked_order};
+            const std::string_view name = r.c < 3 ? names[r.c] : v::stage_blocked;
             emit(ws.seq, at(ts, event_type::instant, names_.id(name)).arg(arg_key::stage, r.a).arg(arg_key::queue, r.b), w);
             break;
         }
         case event_kind::graph_preempted:
-            emit(ws.seq, at(ts, event_type::instant, names_.id("preempted")).arg(arg_key::stage, r.a).arg(arg_key::packets, r.b), w);
+            emit(ws.seq, at(ts, event_type::instant, names_.id(v::preempted)).arg(arg_key::stage, r.a).arg(arg_key::packets, r.b), w);
             break;
         case event_kind::graph_stage_done:
-            emit(ws.seq, at(ts, event_type::instant, names_.id("stage done")).arg(arg_key::stage, r.a), w);
+            emit(ws.seq, at(ts, event_type::instant, names_.id(v::stage_done)).arg(arg_key::stage, r.a), w);
             break;
         case event_kind::detail_decision: {   // trace_detail::automatic measured the nodes and decided
             track_event_packet e =
-                at(ts, event_type::instant, names_.id(r.c ? "trace detail: folded" : "trace detail: nodes"));
+                at(ts, event_type::instant, names_.id(r.c ? v::detail_folded : v::detail_nodes));
             if (r.a != all_stages) e.arg(arg_key::stage, r.a);
             e.arg(arg_key::value, r.b).arg(arg_key::nodes, r.d);
             emit(ws.seq, e, w);

@@ -1,6 +1,9 @@
 #include <pipescope/trace/trace_model.hpp>
 
 #include "graph_footprint.hpp"
+#include "perfetto_fields.hpp"
+
+#include <pipescope/trace/vocabulary.hpp>
 
 #include <unistd.h>
 
@@ -99,6 +102,10 @@ std::string trace_model::arg_text(const model_arg& a) const {
 
 namespace {
 
+namespace v = vocab;
+using fields::event_type;
+constexpr std::uint64_t type_of(event_type t) { return static_cast<std::uint64_t>(t); }
+
 // An event of a track before sorting and BEGIN/END matching: 24 bytes.
 struct raw_event {
     std::uint64_t ts;
@@ -107,7 +114,7 @@ struct raw_event {
     std::uint32_t flows_first;
     std::uint16_t args_count;
     std::uint8_t flows_count;
-    std::uint8_t type;
+    event_type type;
 };
 
 struct raw_flow {
@@ -129,14 +136,11 @@ std::string where(const decoded_event& e) {
     return "byte " + std::to_string(e.offset) + ": ";
 }
 
+// "worker 3" / "line 7" with prefix "worker " / "line ": the number, if it is all the rest and at most 2^20.
 bool parse_suffix(const std::string& name, std::string_view prefix, int& out) {
-    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return false;
-    const char* b = name.data() + prefix.size();
-    const char* e = name.data() + name.size();
-    unsigned v = 0;
-    auto r = std::from_chars(b, e, v);
-    if (r.ec != std::errc() || r.ptr != e || v > 1u << 20) return false;
-    out = static_cast<int>(v);
+    const auto n = v::whole_number(name, prefix);
+    if (!n || *n > 1u << 20) return false;
+    out = static_cast<int>(*n);
     return true;
 }
 
@@ -216,7 +220,7 @@ struct track_state {
     bool instants_sorted = true;            // arrived in timestamp order
     bool fix_depths = false;                // instant depths are recomputed at the end
     std::vector<std::uint32_t> open;        // open slices, innermost last
-    std::vector<std::uint8_t> log;          // the type of each event, in arrival order
+    std::vector<event_type> log;            // the type of each event, in arrival order
     std::vector<std::uint64_t> unmatched;   // timestamps of the unmatched ENDs
     std::vector<pending_flow> flows;        // in arrival order
     std::vector<raw_event> raw;             // the buffered path: every event, in arrival order
@@ -255,7 +259,7 @@ public:
         last_uuid_ = e.track;
         last_index_ = ti;
         track_state& st = states_[ti];
-        if (e.type == 4) {
+        if (e.type == type_of(event_type::counter)) {
             ++m_.counter_values;
             if (!e.has_counter) [[unlikely]] {
                 m_.problems.push_back(where(e) + "counter event without a value (dropped by the importer)");
@@ -268,13 +272,13 @@ public:
             st.counters.push_back({e.ts, e.counter()});
             return;
         }
-        if (e.type < 1 || e.type > 3) [[unlikely]] {
+        if (e.type < type_of(event_type::slice_begin) || e.type > type_of(event_type::instant)) [[unlikely]] {
             m_.problems.push_back(where(e) + "track event of type " + std::to_string(e.type) + " ignored");
             return;
         }
         std::uint32_t args_first = 0;
         std::uint16_t args_count = 0;
-        if (e.type != 2 && !e.args.empty()) {
+        if (e.type != type_of(event_type::slice_end) && !e.args.empty()) {
             std::size_t n = e.args.size();
             if (n > 0xFFFF) [[unlikely]] {
                 m_.problems.push_back(where(e) + "more than 65535 annotations on one event (the rest dropped)");
@@ -301,9 +305,9 @@ public:
         const std::size_t nflows = e.flows.size() + e.terminating.size();
         if (nflows > 255) [[unlikely]]
             m_.problems.push_back(where(e) + "more than 255 flow ids on one event (the rest dropped)");
-        const auto type = static_cast<std::uint8_t>(e.type);
+        const auto type = static_cast<event_type>(e.type);
 
-        if (!st.buffered && type != 3 && e.ts < st.last_be_ts) [[unlikely]]
+        if (!st.buffered && type != event_type::instant && e.ts < st.last_be_ts) [[unlikely]]
             to_buffered(ti);
         if (st.buffered) [[unlikely]] {
             raw_event r{e.ts, e.name, args_first, 0, args_count, 0, type};
@@ -331,9 +335,9 @@ public:
         st.log.push_back(type);
         std::uint32_t index = no_index;
         std::uint8_t what = 3;
-        if (type != 3 && e.ts < st.max_instant_ts) [[unlikely]]
+        if (type != event_type::instant && e.ts < st.max_instant_ts) [[unlikely]]
             st.fix_depths = true;
-        if (type == 1) {
+        if (type == event_type::slice_begin) {
             st.last_be_ts = e.ts;
             slice s;
             s.begin = s.end = e.ts;
@@ -347,7 +351,7 @@ public:
             grow(t.slices);
             t.slices.push_back(s);
             what = 0;
-        } else if (type == 2) {
+        } else if (type == event_type::slice_end) {
             st.last_be_ts = e.ts;
             if (st.open.empty()) {
                 ++t.unmatched_ends;
@@ -449,11 +453,11 @@ private:
         for (std::uint32_t k = 0; k < st.log.size(); ++k) {
             raw_event r{};
             r.type = st.log[k];
-            if (r.type == 1) {
+            if (r.type == event_type::slice_begin) {
                 const slice& s = t.slices[si];
                 r.ts = s.begin, r.name = s.name, r.args_first = s.args_first, r.args_count = s.args_count;
                 open.push_back(static_cast<std::uint32_t>(si++));
-            } else if (r.type == 2) {
+            } else if (r.type == event_type::slice_end) {
                 if (open.empty()) {
                     r.ts = st.unmatched[ui++];
                 } else {
@@ -545,7 +549,7 @@ private:
         const auto& log = st.log;
         std::vector<std::uint32_t> arrival(t.instants.size());
         for (std::uint32_t k = 0, ii = 0; k < log.size(); ++k)
-            if (log[k] == 3) arrival[ii++] = k;
+            if (log[k] == event_type::instant) arrival[ii++] = k;
         std::vector<std::uint32_t> open;
         std::size_t k = 0, si = 0, ui = 0;
         for (std::size_t n = 0; n < t.instants.size(); ++n) {
@@ -553,13 +557,13 @@ private:
             const std::uint64_t ts = t.instants[i].ts;
             const std::uint32_t at = arrival[i];
             for (;;) {
-                while (k < log.size() && log[k] == 3) ++k;
+                while (k < log.size() && log[k] == event_type::instant) ++k;
                 if (k == log.size()) break;
                 std::uint64_t be_ts;
-                if (log[k] == 1) be_ts = t.slices[si].begin;
+                if (log[k] == event_type::slice_begin) be_ts = t.slices[si].begin;
                 else be_ts = open.empty() ? st.unmatched[ui] : t.slices[open.back()].end;
                 if (be_ts > ts || (be_ts == ts && k > at)) break;
-                if (log[k] == 1) open.push_back(static_cast<std::uint32_t>(si++));
+                if (log[k] == event_type::slice_begin) open.push_back(static_cast<std::uint32_t>(si++));
                 else if (open.empty()) ++ui;
                 else open.pop_back();
                 ++k;
@@ -655,7 +659,7 @@ private:
         const std::vector<std::uint32_t> order = sequence_order(states_[ti]);
         if (order.empty() && !nearly_sorted(raw)) merge_sorted_runs(raw, sorted_runs(raw, by_ts), by_ts);
         std::size_t begins = 0, instants = 0;
-        for (const auto& r : raw) (r.type == 1 ? begins : instants) += r.type != 2;
+        for (const auto& r : raw) (r.type == event_type::slice_begin ? begins : instants) += r.type != event_type::slice_end;
         t.slices.reserve(begins);
         t.instants.reserve(instants);
         open.clear();
@@ -664,7 +668,7 @@ private:
             const raw_event& r = order.empty() ? raw[n] : raw[order[n]];
             last_ts = r.ts;
             event_ref ref;
-            if (r.type == 1) {
+            if (r.type == event_type::slice_begin) {
                 slice s;
                 s.begin = s.end = r.ts;
                 s.name = r.name;
@@ -675,7 +679,7 @@ private:
                 open.push_back(static_cast<std::uint32_t>(t.slices.size()));
                 ref = {ti, open.back(), false};
                 t.slices.push_back(s);
-            } else if (r.type == 2) {
+            } else if (r.type == event_type::slice_end) {
                 if (open.empty()) {
                     ++t.unmatched_ends;
                 } else {
@@ -778,14 +782,14 @@ private:
             run& r = m_.runs[t.run];
             r.tracks.push_back(static_cast<std::uint32_t>(i));
             int k = 0;
-            if (t.kind == track_kind::thread && parse_suffix(t.name, "worker ", k)) {
+            if (t.kind == track_kind::thread && parse_suffix(t.name, v::worker_prefix, k)) {
                 t.worker = k;
                 if (r.workers.size() <= static_cast<std::size_t>(k)) r.workers.resize(k + 1, no_index);
                 r.workers[k] = static_cast<std::uint32_t>(i);
             } else if (t.kind == track_kind::thread) {
                 other_threads.push_back(static_cast<std::uint32_t>(i));
-            } else if (t.kind == track_kind::other && t.parent != no_index && tracks[t.parent].name == "lines" &&
-                       parse_suffix(t.name, "line ", k)) {
+            } else if (t.kind == track_kind::other && t.parent != no_index && tracks[t.parent].name == v::lines_group &&
+                       parse_suffix(t.name, v::line_prefix, k)) {
                 t.kind = track_kind::line;
                 t.line = k;
                 if (r.lines.size() <= static_cast<std::size_t>(k)) r.lines.resize(k + 1, no_index);
@@ -813,10 +817,10 @@ private:
     void read_run_instant(run& r) {
         const track& pt = m_.tracks[r.track];
         for (const instant& in : pt.instants) {
-            if (m_.strings[in.name] != "run") continue;
-            if (auto n = m_.string_arg(in, "name")) r.name = std::string(*n);
-            if (auto w = m_.uint_arg(in, "workers")) r.declared_workers = *w;
-            if (auto md = m_.string_arg(in, "metadata")) {
+            if (m_.strings[in.name] != v::run) continue;
+            if (auto n = m_.string_arg(in, v::arg_key::name)) r.name = std::string(*n);
+            if (auto w = m_.uint_arg(in, v::arg_key::workers)) r.declared_workers = *w;
+            if (auto md = m_.string_arg(in, v::arg_key::metadata)) {
                 r.metadata_json = std::string(*md);
                 parse_metadata(r);
             }
@@ -877,21 +881,25 @@ pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<
     // The annotation names, looked up once: events refer to them by string id.
     string_id iteration_id = no_index, stage_id = no_index, waited_id = no_index, nodes_id = no_index,
               last_stage_id = no_index, last_iteration_id = no_index;
+    using v::arg_key;
     for (std::size_t i = 0; i < m.strings.size(); ++i) {
-        if (m.strings[i] == "iteration") iteration_id = static_cast<string_id>(i);
-        else if (m.strings[i] == "stage") stage_id = static_cast<string_id>(i);
-        else if (m.strings[i] == "waited") waited_id = static_cast<string_id>(i);
-        else if (m.strings[i] == "nodes") nodes_id = static_cast<string_id>(i);
-        else if (m.strings[i] == "last_stage") last_stage_id = static_cast<string_id>(i);
-        else if (m.strings[i] == "last_iteration") last_iteration_id = static_cast<string_id>(i);
+        const auto key = v::classify_arg(m.strings[i]);
+        if (!key) continue;
+        const auto id = static_cast<string_id>(i);
+        if (*key == arg_key::iteration) iteration_id = id;
+        else if (*key == arg_key::stage) stage_id = id;
+        else if (*key == arg_key::waited) waited_id = id;
+        else if (*key == arg_key::nodes) nodes_id = id;
+        else if (*key == arg_key::last_stage) last_stage_id = id;
+        else if (*key == arg_key::last_iteration) last_iteration_id = id;
     }
     if (iteration_id == no_index || stage_id == no_index) return dag;
     std::vector<bool> is_node_name(m.strings.size());
-    for (std::size_t i = 0; i < m.strings.size(); ++i)
-        is_node_name[i] = m.strings[i].size() > 6 && m.strings[i].compare(0, 6, "stage ") == 0;
+    for (std::size_t i = 0; i < m.strings.size(); ++i)   // "stage " and anything after it: folded runs too
+        is_node_name[i] = m.strings[i].size() > v::stage_prefix.size() && v::starts_with(m.strings[i], v::stage_prefix);
     // The node of slice k of worker w, if it is one.
     std::size_t bad_blocks = 0;
-    const bool graph = r.program_kind == "graph";
+    const bool graph = r.program_kind == v::graph_program;
     const auto node_of = [&](std::size_t w, std::size_t k, dag_node& n) {
         const track& t = m.tracks[r.workers[w]];
         const slice& s = t.slices[k];

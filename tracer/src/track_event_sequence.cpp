@@ -1,7 +1,5 @@
 #include "track_event_sequence.hpp"
 
-#include "perfetto_fields.hpp"
-
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -17,17 +15,6 @@ std::uint32_t name_table::id(std::string_view text) {
     const auto i = static_cast<std::uint32_t>(texts_.size());
     by_text_.emplace(texts_.back(), i);
     return i;
-}
-
-std::string_view arg_text(arg_key k) noexcept {
-    static constexpr std::string_view texts[] = {
-        "iteration", "stage",   "waited",  "victim", "thief",  "worker",  "waiting_on",     "failed_steals",
-        "live",      "K",       "dropped", "workers", "name",  "metadata", "slices",        "instants",
-        "flows",     "counter_values", "dropped_events", "value", "task", "resumed_at", "suspended",
-        "queue",     "packets", "elements", "granted", "published", "nodes", "last_iteration", "last_stage",
-    };
-    static_assert(sizeof(texts) / sizeof(texts[0]) == static_cast<std::size_t>(arg_key::count_));
-    return texts[static_cast<std::size_t>(k)];
 }
 
 std::uint64_t track_event_sequence::intern_name(std::uint32_t name) {
@@ -178,7 +165,7 @@ void track_event_sequence::write(const track_event_packet& e, const name_table& 
             for (arg_key k : new_args_) {
                 scope entry(w, f::id_debug_annotation_names);
                 w.uint_field(f::in_iid, arg_iids_[static_cast<int>(k)]);
-                w.bytes_field(f::in_name, arg_text(k));
+                w.bytes_field(f::in_name, vocab::key(k));
             }
         }
         scope te(w, f::track_event);

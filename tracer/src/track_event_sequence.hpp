@@ -4,7 +4,10 @@
 // track. Internal to the tracer (the writer's building block).
 #pragma once
 
+#include "perfetto_fields.hpp"
+
 #include <pipescope/trace/proto_writer.hpp>
+#include <pipescope/trace/vocabulary.hpp>
 
 #include <cstdint>
 #include <deque>
@@ -38,15 +41,9 @@ private:
     std::unordered_map<std::uint64_t, std::uint32_t> by_key_;
 };
 
-// Debug annotation names: a fixed vocabulary.
-enum class arg_key : std::uint8_t {
-    iteration, stage, waited, victim, thief, worker, waiting_on, failed_steals, live, K, dropped, workers, name,
-    metadata, slices, instants, flows, counter_values, dropped_events, value, task, resumed_at, suspended,
-    queue, packets, elements, granted, published, nodes, last_iteration, last_stage, count_
-};
-std::string_view arg_text(arg_key k) noexcept;
-
-enum class event_type : std::uint8_t { slice_begin = 1, slice_end = 2, instant = 3, counter = 4 };
+// Debug annotation names: the vocabulary's fixed set (vocabulary.hpp).
+using vocab::arg_key;
+using fields::event_type;
 
 struct uint_arg {
     arg_key key;

@@ -2,6 +2,8 @@
 // (from the start of the buffer the reader was created on) and what is wrong there.
 #pragma once
 
+#include <pipescope/trace/proto_wire.hpp>
+
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -22,12 +24,13 @@ private:
 
 struct field {
     std::uint32_t number = 0;
-    std::uint8_t wire_type = 0;
+    std::uint8_t wire_type = 0;      // a proto::wire value (kept as read: an unknown one is an error)
     std::uint64_t value = 0;         // varint, fixed64 or fixed32 payload
     std::string_view bytes;          // length-delimited payload
     std::uint64_t offset = 0;        // where the field's tag starts
     std::uint64_t bytes_offset = 0;  // where a length-delimited payload starts
 
+    bool is(wire w) const { return wire_type == static_cast<std::uint8_t>(w); }
     std::int64_t as_int() const { return static_cast<std::int64_t>(value); }
     double as_double() const {
         double d;
@@ -66,16 +69,16 @@ public:
         f.wire_type = static_cast<std::uint8_t>(key & 7);
         if (f.number == 0) [[unlikely]]
             throw_at(f.offset, "field number 0 is invalid");
-        switch (f.wire_type) {
-            case 0:
+        switch (static_cast<wire>(f.wire_type)) {
+            case wire::varint:
                 if (p_ < end_ && *p_ < 0x80) [[likely]]
                     f.value = *p_++;
                 else
                     f.value = varint_multi("varint value");
                 break;
-            case 1: f.value = fixed(8); break;
-            case 5: f.value = fixed(4); break;
-            case 2: {
+            case wire::i64: f.value = fixed(8); break;
+            case wire::i32: f.value = fixed(4); break;
+            case wire::len: {
                 const std::uint8_t* at = p_;
                 std::uint64_t len;
                 if (p_ < end_ && *p_ < 0x80) [[likely]]

@@ -6,6 +6,8 @@
 // docs/trace-format.md for the ones pipescope uses.
 #pragma once
 
+#include <pipescope/trace/proto_wire.hpp>
+
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -13,8 +15,6 @@
 #include <vector>
 
 namespace pipescope::trace::proto {
-
-enum class wire : std::uint8_t { varint = 0, i64 = 1, len = 2, i32 = 5 };
 
 inline std::size_t varint_size(std::uint64_t v) {
     std::size_t n = 1;

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <pipescope/trace/perfetto_reader.hpp>
+#include <pipescope/trace/vocabulary.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -208,6 +209,10 @@ struct trace_model {
     std::optional<std::uint64_t> uint_arg(const slice& s, std::string_view name) const;
     std::optional<std::uint64_t> uint_arg(const instant& i, std::string_view name) const;
     std::optional<std::string_view> string_arg(const instant& i, std::string_view name) const;
+    // The same for an annotation of the trace vocabulary.
+    std::optional<std::uint64_t> uint_arg(const slice& s, vocab::arg_key k) const { return uint_arg(s, vocab::key(k)); }
+    std::optional<std::uint64_t> uint_arg(const instant& i, vocab::arg_key k) const { return uint_arg(i, vocab::key(k)); }
+    std::optional<std::string_view> string_arg(const instant& i, vocab::arg_key k) const { return string_arg(i, vocab::key(k)); }
     // An annotation value as text (numbers in decimal, strings verbatim).
     std::string arg_text(const model_arg& a) const;
 };
