@@ -95,9 +95,9 @@ run_breakdown compute_breakdown(const run_scope& r) {
     const std::vector<interval> waiting = waiting_union(r, kinds, any_lines);
     out.stall_derived = any_lines;
 
-    const tm::string_id failed_id = find_string(m, "failed_steals");
+    const tm::string_id failed_id = find_string(m, vocab::key(vocab::arg_key::failed_steals));
     const node_arg_ids ids = node_arg_ids::of(m);
-    const tm::string_id steal_id = find_string(m, "steal");
+    const tm::string_id steal_id = find_string(m, vocab::steal);
 
     std::vector<open_slice> stack;
     for (auto ti : r.workers) {

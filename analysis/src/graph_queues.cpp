@@ -22,9 +22,9 @@ void counter_peak_mean(const tm::track& t, std::uint64_t start, std::uint64_t en
 
 graph_report compute_graph(const run_scope& scope, const run_meta& meta) {
     graph_report out;
-    if (meta.program_kind != "graph" || !scope.model) return out;
+    if (meta.program_kind != vocab::graph_program || !scope.model) return out;
     const tm::trace_model& m = *scope.model;
-    auto counter_track = [&](const std::string& name) -> const tm::track* {
+    auto counter_track = [&](std::string_view name) -> const tm::track* {
         for (std::uint32_t t : scope.counters)
             if (m.tracks[t].name == name) return &m.tracks[t];
         return nullptr;
@@ -36,25 +36,25 @@ graph_report compute_graph(const run_scope& scope, const run_meta& meta) {
         f.unbounded = q.unbounded;
         f.ordered = q.ordered;
         f.backward = q.backward;
-        if (const tm::track* t = counter_track(q.counter.empty() ? "queue " + q.name + " packets" : q.counter)) {
+        if (const tm::track* t = counter_track(q.counter.empty() ? vocab::queue_packets(q.name) : q.counter)) {
             counter_peak_mean(*t, scope.start, scope.end, f.peak_packets, f.mean_packets);
             f.samples = t->counters.size();
         }
         f.over_capacity = !f.unbounded && f.capacity_packets > 0 && f.peak_packets > f.capacity_packets;
         out.queues.push_back(std::move(f));
     }
-    const tm::track* packets = counter_track("footprint packets");
-    const tm::track* bytes = counter_track("footprint bytes");
+    const tm::track* packets = counter_track(vocab::footprint_packets);
+    const tm::track* bytes = counter_track(vocab::footprint_bytes);
     if (packets) counter_peak_mean(*packets, scope.start, scope.end, out.peak_packets, out.mean_packets);
     if (bytes) counter_peak_mean(*bytes, scope.start, scope.end, out.peak_bytes, out.mean_bytes);
     out.available = packets != nullptr;
     out.footprint_derived = packets && packets->derived;
 
-    const tm::string_id full = find_string(m, "stage blocked: queue full"), empty = find_string(m, "stage blocked: queue empty"),
-                        order = find_string(m, "stage blocked: commit order"), preempted = find_string(m, "preempted"),
-                        done = find_string(m, "stage done");
-    const tm::string_id queue_ops[] = {find_string(m, "reserve push"), find_string(m, "reserve pop"),
-                                       find_string(m, "commit push"), find_string(m, "commit pop")};
+    const tm::string_id full = find_string(m, vocab::stage_blocked_full), empty = find_string(m, vocab::stage_blocked_empty),
+                        order = find_string(m, vocab::stage_blocked_order), preempted = find_string(m, vocab::preempted),
+                        done = find_string(m, vocab::stage_done);
+    const tm::string_id queue_ops[] = {find_string(m, vocab::reserve_push), find_string(m, vocab::reserve_pop),
+                                       find_string(m, vocab::commit_push), find_string(m, vocab::commit_pop)};
     for (std::uint32_t w : scope.workers)
         for (const tm::instant& i : m.tracks[w].instants) {
             if (i.name == full) ++out.blocked_full;

@@ -54,8 +54,8 @@ std::optional<std::uint64_t> term(const std::string& s, std::size_t& i) {
 // "stage j ≥ N …" / "stage j >= N …", N with all_from set.
 std::optional<std::uint64_t> stage_number(const std::string& name, bool& all_from) {
     all_from = false;
-    if (name.compare(0, 6, "stage ") != 0) return std::nullopt;
-    std::size_t i = 6;
+    if (!vocab::starts_with(name, vocab::stage_prefix)) return std::nullopt;
+    std::size_t i = vocab::stage_prefix.size();
     if (i < name.size() && name[i] == 'j') {
         for (const char* op : {"\xE2\x89\xA5", ">="}) {
             const auto p = name.find(op, i);
@@ -171,7 +171,7 @@ run_meta read_meta(const run_scope& scope) {
             return std::nullopt;
         }
     };
-    const bool bts = out.policy == "bind-to-stage";
+    const bool bts = vocab::classify_policy(out.policy) == vocab::policy_family::bound_threads;
     out.threads_per_parallel_stage = param("c");
     if (!out.threads_per_parallel_stage && bts) out.threads_per_parallel_stage = static_cast<double>(out.workers);
     out.queue_capacity = param("queue");
@@ -179,7 +179,7 @@ run_meta read_meta(const run_scope& scope) {
     auto prog = meta.find("program");
     if (prog == meta.end() || !prog->is_object()) return out;
     out.program_kind = text(*prog, "kind");
-    if (out.program_kind == "graph") {
+    if (out.program_kind == vocab::graph_program) {
         read_graph_queues(*prog, out);
         return out;
     }

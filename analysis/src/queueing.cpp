@@ -12,7 +12,9 @@ queueing_bounds compute_queueing(const run_scope& scope, const run_meta& meta, c
     q.iterations = st.iterations;
     q.makespan = static_cast<double>(scope.makespan()) * 1e-9;
     q.K = meta.K;
-    q.model = meta.policy == "bind-to-stage" ? "bind-to-stage" : "bind-to-element";
+    // Threads bound to stages follow seed 000 §3's bind-to-stage model; every other policy binds to elements.
+    const bool bound = vocab::classify_policy(meta.policy) == vocab::policy_family::bound_threads;
+    q.model = bound ? "bind-to-stage" : "bind-to-element";
     if (q.iterations == 0 || q.makespan <= 0 || st.stages.empty()) return q;
     const double P = q.workers ? static_cast<double>(q.workers) : 1.0;
     const double n = static_cast<double>(q.iterations);
@@ -48,7 +50,7 @@ queueing_bounds compute_queueing(const run_scope& scope, const run_meta& meta, c
     q.bound_element = P / q.work_per_item;
     if (P / q.work_per_item < q.bound_stage) q.bound_stage = P / q.work_per_item, q.bottleneck_stage = -1;   // P cores
     if (q.lambda_max > 0) q.bound_element = std::min(q.bound_element, q.lambda_max);
-    q.predicted = q.model == "bind-to-stage" ? q.bound_stage : q.bound_element;
+    q.predicted = bound ? q.bound_stage : q.bound_element;
     q.observed = n / q.makespan;
     q.efficiency = q.predicted > 0 ? q.observed / q.predicted : 0.0;
     q.tokens_needed = q.bound_element * q.work_per_item;

@@ -18,7 +18,7 @@ run_report analyze(const run_scope& scope) {
     r.breakdown = compute_breakdown(scope);
     r.stats = compute_stats(scope, r.meta);
     const unsigned P = static_cast<unsigned>(r.meta.workers ? r.meta.workers : scope.workers.size());
-    if (r.meta.program_kind == "graph") {
+    if (r.meta.program_kind == vocab::graph_program) {
         // Instances of a stage graph are not iterations: no pipeline DAG, no seed-000 queueing model.
         r.dag.workers = P;
         r.graph = compute_graph(scope, r.meta);
@@ -363,7 +363,7 @@ std::string to_text(const run_report& r, std::size_t max_path) {
     o += "== ";
     o += r.title;
     o += "\n";
-    const bool graph = r.meta.program_kind == "graph";
+    const bool graph = r.meta.program_kind == vocab::graph_program;
     if (graph)   // a stage graph's nodes are parallel instances and serial resumptions, not iterations
         o += sfmt("  makespan %s, %u workers, %llu nodes (instances and resumptions)", dur(static_cast<double>(r.makespan())).c_str(),
                   r.dag.workers, (unsigned long long)r.stats.nodes);
@@ -541,7 +541,7 @@ std::string to_text(const run_report& r, std::size_t max_path) {
 
         return o;
     };
-    if (r.meta.program_kind == "graph") {
+    if (r.meta.program_kind == vocab::graph_program) {
         o += graph_text(r.graph);
     } else {
         o += dag_text() + queueing_text();

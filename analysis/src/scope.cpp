@@ -2,7 +2,6 @@
 #include <pipescope/analysis/scope.hpp>
 
 #include <algorithm>
-#include <charconv>
 
 namespace pipescope::analysis {
 
@@ -35,7 +34,7 @@ run_scope scope_of(const tm::trace_model& m, std::uint32_t ri) {
     for (auto ti : r.tracks) {
         const tm::track& t = m.tracks[ti];
         if (t.worker >= 0 || t.kind == tm::track_kind::line) continue;
-        if (t.parent != tm::no_index && m.tracks[t.parent].name == "lines") s.lines.push_back(ti);
+        if (t.parent != tm::no_index && m.tracks[t.parent].name == vocab::lines_group) s.lines.push_back(ti);
         else if (t.kind == tm::track_kind::counter || !t.counters.empty()) s.counters.push_back(ti);
     }
     time_span(m, r.tracks, s.start, s.end);
@@ -63,18 +62,18 @@ std::vector<run_scope> scopes_of(const tm::trace_model& m) {
 }
 
 slice_kind classify_slice(std::string_view n) {
-    auto starts = [&](std::string_view p) { return n.substr(0, p.size()) == p; };
-    if (starts("stage ") && stage_of_name(n) >= 0) return slice_kind::node;
-    if (n == "task") return slice_kind::task;
-    if (n == "idle") return slice_kind::idle;
-    if (n == "parked") return slice_kind::parked;
-    if (starts("blocked")) return slice_kind::blocked;
-    if (starts("queue") || starts("push") || starts("pop") || starts("put") || starts("take") || starts("reserve") ||
-        starts("commit"))
-        return slice_kind::queue;
-    if (n == "running") return slice_kind::running;
-    if (starts("waiting")) return slice_kind::waiting;
-    if (n == "throttled") return slice_kind::throttled;
+    switch (vocab::classify_slice(n)) {
+        case vocab::slice_class::node: return stage_of_name(n) >= 0 ? slice_kind::node : slice_kind::other;   // fits a long
+        case vocab::slice_class::task: return slice_kind::task;
+        case vocab::slice_class::idle: return slice_kind::idle;
+        case vocab::slice_class::parked: return slice_kind::parked;
+        case vocab::slice_class::blocked: return slice_kind::blocked;
+        case vocab::slice_class::queue_operation: return slice_kind::queue;
+        case vocab::slice_class::running: return slice_kind::running;
+        case vocab::slice_class::waiting: return slice_kind::waiting;
+        case vocab::slice_class::throttled: return slice_kind::throttled;
+        case vocab::slice_class::other: break;
+    }
     return slice_kind::other;
 }
 
@@ -85,13 +84,10 @@ std::vector<slice_kind> classify_strings(const tm::trace_model& m) {
 }
 
 long stage_of_name(std::string_view n) {
-    const auto p = n.find("stage ");
+    const auto p = n.find(vocab::stage_prefix);
     if (p == std::string_view::npos) return -1;
-    unsigned long v = 0;
-    const char* b = n.data() + p + 6;
-    const auto r = std::from_chars(b, n.data() + n.size(), v);
-    if (r.ec != std::errc{} || r.ptr == b) return -1;
-    return static_cast<long>(v);
+    const auto j = vocab::leading_number(n.substr(p), vocab::stage_prefix);
+    return j ? static_cast<long>(*j) : -1;
 }
 
 tm::string_id find_string(const tm::trace_model& m, std::string_view s) {
@@ -111,13 +107,14 @@ std::uint64_t node_extent::nodes_of_stage(std::uint64_t j) const {
 node_arg_ids node_arg_ids::of(const tm::trace_model& m) {
     node_arg_ids ids;
     for (std::size_t i = 0; i < m.strings.size(); ++i) {
-        const std::string& s = m.strings[i];
+        const auto key = vocab::classify_arg(m.strings[i]);
+        if (!key) continue;
         const auto id = static_cast<tm::string_id>(i);
-        if (s == "iteration") ids.iteration = id;
-        else if (s == "stage") ids.stage = id;
-        else if (s == "last_stage") ids.last_stage = id;
-        else if (s == "nodes") ids.nodes = id;
-        else if (s == "waited") ids.waited = id;
+        if (*key == vocab::arg_key::iteration) ids.iteration = id;
+        else if (*key == vocab::arg_key::stage) ids.stage = id;
+        else if (*key == vocab::arg_key::last_stage) ids.last_stage = id;
+        else if (*key == vocab::arg_key::nodes) ids.nodes = id;
+        else if (*key == vocab::arg_key::waited) ids.waited = id;
     }
     return ids;
 }

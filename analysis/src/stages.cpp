@@ -13,6 +13,8 @@
 
 namespace pipescope::analysis {
 
+using vocab::arg_key;
+
 service_stats summarize(std::vector<std::uint64_t> d) {
     service_stats s;
     s.count = d.size();
@@ -50,12 +52,12 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
     const tm::trace_model& m = *r.model;
     const auto kinds = classify_strings(m);
     run_stats out;
-    const tm::string_id waited_id = find_string(m, "waited"), victim_id = find_string(m, "victim"),
-                        failed_id = find_string(m, "failed_steals"), steal_id = find_string(m, "steal"),
-                        suspend_id = find_string(m, "suspend"), resume_id = find_string(m, "resume"),
-                        woken_id = find_string(m, "woken"), throttled_id = find_string(m, "throttled"),
-                        lost_id = find_string(m, "events lost"), detail_folded_id = find_string(m, "trace detail: folded"),
-                        detail_nodes_id = find_string(m, "trace detail: nodes");
+    const tm::string_id waited_id = find_string(m, vocab::key(arg_key::waited)), victim_id = find_string(m, vocab::key(arg_key::victim)),
+                        failed_id = find_string(m, vocab::key(arg_key::failed_steals)), steal_id = find_string(m, vocab::steal),
+                        suspend_id = find_string(m, vocab::suspend), resume_id = find_string(m, vocab::resume),
+                        woken_id = find_string(m, vocab::woken), throttled_id = find_string(m, vocab::throttled),
+                        lost_id = find_string(m, vocab::events_lost), detail_folded_id = find_string(m, vocab::detail_folded),
+                        detail_nodes_id = find_string(m, vocab::detail_nodes);
     const node_arg_ids ids = node_arg_ids::of(m);
 
     // Nodes by stage.
@@ -98,14 +100,14 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
                 ++ws.made;
                 int victim = -1;
                 if (victim_id != tm::no_index)
-                    if (auto v = m.uint_arg(in, "victim")) victim = static_cast<int>(*v);
+                    if (auto v = m.uint_arg(in, arg_key::victim)) victim = static_cast<int>(*v);
                 auto p = std::find_if(out.steal_pairs.begin(), out.steal_pairs.end(),
                                       [&](const steal_pair& x) { return x.thief == worker && x.victim == victim; });
                 if (p == out.steal_pairs.end()) out.steal_pairs.push_back({worker, victim, 1});
                 else ++p->made;
             } else if (in.name == suspend_id && suspend_id != tm::no_index) {
                 ++out.suspensions;
-                if (auto v = m.uint_arg(in, "stage")) ++suspends_at[*v];
+                if (auto j = m.uint_arg(in, arg_key::stage)) ++suspends_at[*j];
             } else if (in.name == resume_id && resume_id != tm::no_index) {
                 ++out.resumptions;
             } else if (in.name == woken_id && woken_id != tm::no_index) {
@@ -115,13 +117,13 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
             } else if (in.name == detail_folded_id || in.name == detail_nodes_id) {   // ids are valid when they match
                 detail_decision dd;
                 dd.folded = in.name == detail_folded_id;
-                dd.mean_node_ns = static_cast<double>(m.uint_arg(in, "value").value_or(0));
-                dd.nodes_measured = m.uint_arg(in, "nodes").value_or(0);
-                if (auto v = m.uint_arg(in, "stage")) dd.stage = static_cast<long>(*v);
+                dd.mean_node_ns = static_cast<double>(m.uint_arg(in, arg_key::value).value_or(0));
+                dd.nodes_measured = m.uint_arg(in, arg_key::nodes).value_or(0);
+                if (auto j = m.uint_arg(in, arg_key::stage)) dd.stage = static_cast<long>(*j);
                 dd.where = {in.ts, in.ts, worker, dd.stage, -1, ti};
                 out.detail_decisions.push_back(dd);
             } else if (in.name == lost_id && lost_id != tm::no_index) {
-                const std::uint64_t n = m.uint_arg(in, "dropped").value_or(1);
+                const std::uint64_t n = m.uint_arg(in, arg_key::dropped).value_or(1);
                 if (out.events_lost == 0 || in.ts < out.first_loss.begin) out.first_loss = {in.ts, in.ts, worker, -1, -1, ti};
                 out.events_lost += n;
             }
@@ -205,13 +207,13 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
         for (const auto& v : t.counters)
             if (v.value > c.peak) c.peak = v.value, c.peak_ts = v.ts;
         const std::string& n = t.name;
-        if (n == "live iterations") {
+        if (n == vocab::live_iterations) {
             if (meta.K) c.capacity = static_cast<double>(meta.K), c.capacity_from = "program.K";
             out.peak_live = std::max(out.peak_live.value_or(c.peak), c.peak);
-        } else if (n == "tokens in flight") {
+        } else if (n == vocab::tokens_in_flight) {
             if (meta.K) c.capacity = static_cast<double>(meta.K), c.capacity_from = "program.K";
             out.peak_tokens = std::max(out.peak_tokens.value_or(c.peak), c.peak);
-        } else if (n.find("footprint") != std::string::npos) {
+        } else if (n.find(vocab::footprint) != std::string::npos) {
             out.peak_footprint = std::max(out.peak_footprint.value_or(c.peak), c.peak);
         }
         if (!c.capacity) {   // a limit written in the name: "… of 8", "… / 8", "… capacity 8"
@@ -221,9 +223,10 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
                     break;
                 }
         }
-        if (!c.capacity && n.find("queue") != std::string::npos) {
+        if (!c.capacity && n.find(vocab::queue_word) != std::string::npos) {
             // "queue j fill": the stage's queue capacity, else the program's.
-            const long j = n.compare(0, 6, "queue ") == 0 ? std::strtol(n.c_str() + 6, nullptr, 10) : stage_of_name(n);
+            const long j = vocab::starts_with(n, vocab::queue_prefix) ? std::strtol(n.c_str() + vocab::queue_prefix.size(), nullptr, 10)
+                                                                     : stage_of_name(n);
             if (const stage_meta* sm = j >= 0 ? find_stage(meta, static_cast<std::uint64_t>(j)) : nullptr; sm && sm->queue_capacity)
                 c.capacity = sm->queue_capacity, c.capacity_from = "program.stages[].queue_capacity";
             if (!c.capacity && meta.queue_capacity) c.capacity = meta.queue_capacity, c.capacity_from = "queue capacity";

@@ -65,7 +65,7 @@ place longest_wait(const run_scope& r, long stage) {
             if (!match || s.duration() < best_d) continue;
             best_d = s.duration();
             best = {s.begin, s.end, -1, stage >= 0 ? stage : -1, -1, ti};
-            if (auto it = m.uint_arg(s, "iteration")) best.iteration = static_cast<long long>(*it);
+            if (auto it = m.uint_arg(s, vocab::arg_key::iteration)) best.iteration = static_cast<long long>(*it);
         }
     return best;
 }
@@ -241,11 +241,13 @@ std::vector<verdict> compute_verdicts(const run_scope& r, const run_meta& meta, 
             v.text += m.str(worst->name);
             v.text += ")";
             const std::string& wn = m.str(worst->name);
-            const auto qp = wn.find("queue ");
+            // "blocked: queue j full": the fill of "queue j fill"
+            const std::size_t skip = vocab::queue_prefix.size();
+            const auto qp = wn.find(vocab::queue_prefix);
             if (qp != std::string::npos) {
-                const long q = std::strtol(wn.c_str() + qp + 6, nullptr, 10);
+                const long q = std::strtol(wn.c_str() + qp + skip, nullptr, 10);
                 for (const auto& c : st.counters)
-                    if (c.name.compare(0, 6, "queue ") == 0 && std::strtol(c.name.c_str() + 6, nullptr, 10) == q) {
+                    if (vocab::starts_with(c.name, vocab::queue_prefix) && std::strtol(c.name.c_str() + skip, nullptr, 10) == q) {
                         v.text += "; its peak fill was ";
                         v.text += fmt("%g", c.peak);
                         if (c.capacity) {
@@ -254,19 +256,19 @@ std::vector<verdict> compute_verdicts(const run_scope& r, const run_meta& meta, 
                         }
                     }
             }
-            v.suggestion = wn.find("full") != std::string::npos
+            v.suggestion = wn.find(vocab::queue_full_suffix.substr(1)) != std::string::npos   // the word "full" anywhere
                                ? "the stages after it cannot keep up: give them more threads (--param c=...), collapse stages, or "
                                  "use a work-stealing policy; a larger queue (--param queue=...) only absorbs bursts"
                                : "it waits on its neighbours: balance the stages' service times";
             v.where = {worst->begin, worst->end, t.worker, stage_of_name(t.name), -1, ti};
-            if (auto it = m.uint_arg(*worst, "iteration")) v.where.iteration = static_cast<long long>(*it);
+            if (auto it = m.uint_arg(*worst, vocab::arg_key::iteration)) v.where.iteration = static_cast<long long>(*it);
             out.push_back(std::move(v));
         }
     }
 
     // 5. Looking for work.
     const double idle_f = total.fraction(time_category::idle) + total.fraction(time_category::stealing);
-    if (idle_f >= threshold::idle && meta.policy == "bind-to-stage") {
+    if (idle_f >= threshold::idle && vocab::classify_policy(meta.policy) == vocab::policy_family::bound_threads) {
         // Bound threads do not steal: their idle time is waiting on an empty input queue.
         verdict v;
         v.rule = "input_starved";

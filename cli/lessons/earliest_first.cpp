@@ -28,6 +28,7 @@ namespace pipescope::lessons {
 namespace {
 
 namespace tm = pipescope::trace;
+namespace vocab = pipescope::trace::vocab;
 
 constexpr std::string_view lesson_workload = "x264";
 constexpr int pairs = 2;
@@ -66,14 +67,14 @@ std::vector<wait_state> waits_of(const tm::trace_model& m, const tm::run& run) {
     std::map<std::uint64_t, std::uint64_t> last_end;   // iteration -> end of its last node
     for (const tm::dag_node& n : dag.nodes) last_end[n.iteration] = std::max(last_end[n.iteration], n.end);
 
-    constexpr std::string_view prefix = "waiting at stage ";
+    constexpr std::string_view prefix = vocab::waiting_at_stage;
     std::vector<wait_state> waits;
     for (std::uint32_t line : run.lines) {
         if (line == tm::no_index) continue;
         for (const tm::slice& s : m.tracks[line].slices) {
             const std::string& name = m.str(s.name);
             if (name.compare(0, prefix.size(), prefix) != 0) continue;   // running, waiting to retire
-            const auto iteration = m.uint_arg(s, "iteration");
+            const auto iteration = m.uint_arg(s, vocab::arg_key::iteration);
             if (!iteration) continue;
             wait_state w;
             w.iteration = *iteration;
@@ -114,7 +115,7 @@ double live_mean(const tm::trace_model& m, const tm::run& run, std::uint64_t mak
     if (!makespan) return 0;
     for (std::uint32_t t : run.tracks) {
         const tm::track& track = m.tracks[t];
-        if (track.kind != tm::track_kind::counter || track.name != "live iterations") continue;
+        if (track.kind != tm::track_kind::counter || track.name != vocab::live_iterations) continue;
         double area = 0;
         for (std::size_t k = 0; k + 1 < track.counters.size(); ++k)
             area += track.counters[k].value * static_cast<double>(track.counters[k + 1].ts - track.counters[k].ts);
@@ -132,12 +133,11 @@ resume_profile profile(const recorded& r) {
     for (std::uint32_t w : run.workers) {
         if (w == tm::no_index) continue;
         for (const tm::instant& i : m.tracks[w].instants) {
-            if (m.str(i.name) != "resume earliest") continue;
+            if (m.str(i.name) != vocab::resume_earliest) continue;
             ++p.earliest;
-            const auto at = m.string_arg(i, "resumed_at");
-            if (at == "retire") ++p.at_point[0];
-            else if (at == "suspend") ++p.at_point[1];
-            else if (at == "steal found nothing") ++p.at_point[2];
+            const auto at = m.string_arg(i, vocab::arg_key::resumed_at);
+            for (std::size_t k = 0; k < std::size(vocab::earliest_points); ++k)
+                if (at == vocab::earliest_points[k]) ++p.at_point[k];
         }
     }
     p.out_of_order = count_out_of_order(p.waits);

@@ -42,7 +42,7 @@ double ratio_of(double a, double b) { return b > 0 ? a / b : (a > 0 ? 1e9 : 1); 
 // their starts, as the steps show them).
 double peak_fraction(const recorded& r, double longest) {
     for (const an::counter_stats& c : r.report.stats.counters)
-        if (c.name == "footprint bytes" && longest > 0 && c.peak_ts >= r.report.start)
+        if (c.name == an::vocab::footprint_bytes && longest > 0 && c.peak_ts >= r.report.start)
             return std::clamp(static_cast<double>(c.peak_ts - r.report.start) / longest, 0.0, 1.0);
     return 0.5;
 }

@@ -40,11 +40,11 @@ struct thread_summary {
 // workers stay parked there and run nothing, docs/runtime.md), otherwise the workers.
 thread_summary threads_of(const recorded& r) {
     thread_summary s;
-    const bool stage_threads = r.spec.policy == "bind-to-stage";
+    const bool stage_threads = an::vocab::classify_policy(r.spec.policy) == an::vocab::policy_family::bound_threads;
     for (const an::worker_breakdown& w : r.report.breakdown.workers) {
         // The trace model numbers stage threads after the workers, so tell them apart by name:
         // "worker w" for the pool, "stage j · thread t" for a stage thread (docs/runtime.md).
-        const bool pool_worker = w.name.rfind("worker ", 0) == 0;
+        const bool pool_worker = an::vocab::starts_with(w.name, an::vocab::worker_prefix);
         if (stage_threads && pool_worker) continue;
         const auto& t = w.time;
         thread_time tt;

@@ -124,7 +124,7 @@ void queue_extremes(const ptm::trace_model& m, const an::run_scope& scope, const
     double total = 0, full = 0, empty = 0;
     for (const an::queue_meta& q : meta.queues) {
         if (q.unbounded || q.capacity_packets <= 0) continue;
-        const std::string name = q.counter.empty() ? "queue " + q.name + " packets" : q.counter;
+        const std::string name = q.counter.empty() ? an::vocab::queue_packets(q.name) : q.counter;
         for (std::uint32_t t : scope.counters) {
             if (m.tracks[t].name != name) continue;
             const std::vector<ptm::counter_sample>& c = m.tracks[t].counters;

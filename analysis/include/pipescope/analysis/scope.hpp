@@ -6,6 +6,7 @@
 #pragma once
 
 #include <pipescope/trace/trace_model.hpp>
+#include <pipescope/trace/vocabulary.hpp>
 
 #include <cstdint>
 #include <string>
@@ -15,6 +16,7 @@
 namespace pipescope::analysis {
 
 namespace tm = pipescope::trace;
+namespace vocab = pipescope::trace::vocab;   // the trace's names (vocabulary.hpp)
 
 // A run as the analysis sees it: a pipescope run (run != no_index) or, for a foreign trace, all
 // of its thread tracks as workers.
