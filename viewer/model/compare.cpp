@@ -29,10 +29,10 @@ std::vector<compare_row> compute_compare(const document& d) {
                 row.suspensions += k == instant_kind::suspend;
             }
             for (const auto& s : t.slices)   // a folded slice counts the nodes it holds
-                if (is_stage(f.key(s))) stage_slices += std::max<std::uint64_t>(1, m.uint_arg(s, "nodes").value_or(1));
+                if (is_stage(f.key(s))) stage_slices += std::max<std::uint64_t>(1, m.uint_arg(s, vocab::arg_key::nodes).value_or(1));
         }
         for (auto ti : rr.counters)
-            if (m.tracks[ti].name == "live iterations" && !m.tracks[ti].counters.empty())
+            if (m.tracks[ti].name == vocab::live_iterations && !m.tracks[ti].counters.empty())
                 row.peak_live = std::max(row.peak_live.value_or(f.counter_max[ti]), f.counter_max[ti]);
         row.nodes = stage_slices;
         if (rr.run != tm::no_index) {

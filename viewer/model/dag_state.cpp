@@ -41,8 +41,8 @@ std::vector<suspend_mark> find_suspends(const tm::trace_model& m, const tm::run&
     for (std::uint32_t ti : r.workers) {
         if (ti == tm::no_index || ti >= m.tracks.size()) continue;
         for (const tm::instant& in : m.tracks[ti].instants) {
-            if (m.str(in.name) != "suspend") continue;
-            if (auto it = m.uint_arg(in, "iteration")) out.push_back({*it, in.ts});
+            if (m.str(in.name) != vocab::suspend) continue;
+            if (auto it = m.uint_arg(in, vocab::arg_key::iteration)) out.push_back({*it, in.ts});
         }
     }
     return out;

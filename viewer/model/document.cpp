@@ -2,39 +2,40 @@
 #include "document.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <limits>
 
 namespace pipescope::viewer {
 
 colour_key classify_slice_name(std::string_view n) {
-    auto starts = [&](std::string_view p) { return n.substr(0, p.size()) == p; };
-    if (starts("stage ")) {
-        unsigned v = 0;
-        auto r = std::from_chars(n.data() + 6, n.data() + n.size(), v);
-        if (r.ec == std::errc{} && v < key_special) return static_cast<colour_key>(v);
-        return key_other;
+    if (vocab::starts_with(n, vocab::stage_prefix)) {   // a stage's colour, if its number has one
+        const auto j = vocab::leading_number(n, vocab::stage_prefix);
+        return j && *j < key_special ? static_cast<colour_key>(*j) : key_other;
     }
-    if (n == "idle") return key_idle;
-    if (n == "parked") return key_parked;
-    if (n == "task") return key_task;
-    if (n == "running") return key_running;
-    if (starts("waiting")) return key_waiting;
-    if (n == "throttled") return key_throttled;
-    return key_other;
+    switch (vocab::classify_slice(n)) {
+        case vocab::slice_class::idle: return key_idle;
+        case vocab::slice_class::parked: return key_parked;
+        case vocab::slice_class::task: return key_task;
+        case vocab::slice_class::running: return key_running;
+        case vocab::slice_class::waiting: return key_waiting;
+        case vocab::slice_class::throttled: return key_throttled;
+        default: return key_other;   // blocked and queue operations have no colour of their own
+    }
 }
 
 instant_kind classify_instant_name(std::string_view n) {
-    if (n == "events lost") return instant_kind::events_lost;
-    if (n == "steal") return instant_kind::steal;
-    if (n == "stolen") return instant_kind::stolen;
-    if (n.substr(0, 11) == "wake worker") return instant_kind::wake;
-    if (n == "woken") return instant_kind::woken;
-    if (n == "suspend") return instant_kind::suspend;
-    if (n == "resume") return instant_kind::resume;
-    if (n == "throttled" || n == "throttle resume") return instant_kind::throttle;
-    return instant_kind::other;
+    switch (vocab::classify_instant(n)) {
+        case vocab::instant_name::events_lost: return instant_kind::events_lost;
+        case vocab::instant_name::steal: return instant_kind::steal;
+        case vocab::instant_name::stolen: return instant_kind::stolen;
+        case vocab::instant_name::wake: return instant_kind::wake;
+        case vocab::instant_name::woken: return instant_kind::woken;
+        case vocab::instant_name::suspend: return instant_kind::suspend;
+        case vocab::instant_name::resume: return instant_kind::resume;
+        case vocab::instant_name::throttled:
+        case vocab::instant_name::throttle_resume: return instant_kind::throttle;
+        default: return instant_kind::other;
+    }
 }
 
 row_view loaded_file::row(std::uint32_t track, std::uint16_t depth) const {
@@ -225,7 +226,7 @@ void document::rebuild_runs() {
         auto classify = [&](run_ref& rr, std::uint32_t ti) {
             const tm::track& t = m.tracks[ti];
             if (t.worker >= 0) return;  // added in worker order
-            if (t.kind == tm::track_kind::line || (t.parent != tm::no_index && m.tracks[t.parent].name == "lines")) {
+            if (t.kind == tm::track_kind::line || (t.parent != tm::no_index && m.tracks[t.parent].name == vocab::lines_group)) {
                 if (t.kind != tm::track_kind::line) rr.lines.push_back(ti);
             } else if (t.kind == tm::track_kind::counter || !t.counters.empty()) {
                 rr.counters.push_back(ti);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <pipescope/trace/trace_model.hpp>
+#include <pipescope/trace/vocabulary.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -15,6 +16,7 @@
 namespace pipescope::viewer {
 
 namespace tm = pipescope::trace;
+namespace vocab = pipescope::trace::vocab;   // the trace's names (vocabulary.hpp)
 
 // What colour a slice gets: a stage index (< key_special) or one of the scheduler/line states.
 using colour_key = std::uint16_t;

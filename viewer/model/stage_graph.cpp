@@ -48,27 +48,28 @@ std::string text_field(const json& j, const char* key) {
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-colour_key colour_of_number(std::uint64_t n) { return classify_slice_name("stage " + std::to_string(n)); }
+colour_key colour_of_number(std::uint64_t n) { return classify_slice_name(vocab::numbered(vocab::stage_prefix, n)); }
 
 // Stage k -> stage k+1, with bind-to-stage's queue in front of every stage but the first, and each
 // stage's buffer counter for the policies that record one.
 void link_chain(program_structure& p) {
-    const bool bts = p.policy == "bind-to-stage";
+    const auto family = vocab::classify_policy(p.policy);
+    const bool bts = family == vocab::policy_family::bound_threads;
     for (std::uint32_t k = 0; k + 1 < p.stages.size(); ++k) {
         graph_edge e;
         e.from = k;
         e.to = k + 1;
         const graph_stage& to = p.stages[k + 1];
         if ((bts || p.queue) && !to.all_from && !to.formula) {
-            e.queue_counter = "queue " + std::to_string(to.number) + " fill";
+            e.queue_counter = vocab::numbered(vocab::queue_prefix, to.number, vocab::fill_suffix);
             if (p.queue) e.capacity = static_cast<double>(*p.queue);
         }
         p.edges.push_back(std::move(e));
     }
     for (auto& s : p.stages) {
         if (s.all_from || s.formula) continue;
-        if (bts) s.buffer_counter = "stage " + std::to_string(s.number) + " reorder buffer";
-        else if (p.policy == "tbb") s.buffer_counter = "stage " + std::to_string(s.number) + " buffer";
+        if (bts) s.buffer_counter = vocab::numbered(vocab::stage_prefix, s.number, vocab::reorder_buffer_suffix);
+        else if (family == vocab::policy_family::tokens) s.buffer_counter = vocab::numbered(vocab::stage_prefix, s.number, vocab::buffer_suffix);
     }
 }
 
@@ -87,7 +88,7 @@ void link_queues(program_structure& p, const json& queues) {
             e.to = static_cast<std::uint32_t>(*consumer);
             e.queue_name = text_field(q, "name");
             e.queue_counter = text_field(q, "counter");
-            if (e.queue_counter.empty()) e.queue_counter = "queue " + e.queue_name + " packets";
+            if (e.queue_counter.empty()) e.queue_counter = vocab::queue_packets(e.queue_name);
             e.capacity = number_field(q, "capacity_packets");
             e.unbounded = q.contains("unbounded") && q["unbounded"].is_boolean() && q["unbounded"].get<bool>();
             p.edges.push_back(std::move(e));
@@ -110,8 +111,8 @@ bool continues_as_formula(std::string_view rest) {
 std::optional<std::uint64_t> stage_number_of_name(std::string_view name, bool* all_from, bool* formula) {
     if (all_from) *all_from = false;
     if (formula) *formula = false;
-    if (name.substr(0, 6) != "stage ") return std::nullopt;
-    std::size_t i = 6;
+    if (!vocab::starts_with(name, vocab::stage_prefix)) return std::nullopt;
+    std::size_t i = vocab::stage_prefix.size();
     if (i < name.size() && name[i] == 'j') {
         for (std::string_view op : {std::string_view("\xE2\x89\xA5"), std::string_view(">=")}) {
             const auto p = name.find(op, i);
@@ -168,7 +169,7 @@ program_structure read_program_structure(std::string_view metadata_json) {
     auto stages = prog->find("stages");
     if (stages == prog->end() || !stages->is_array()) return p;
     p.valid = true;
-    const bool bts = p.policy == "bind-to-stage";
+    const bool bts = vocab::classify_policy(p.policy) == vocab::policy_family::bound_threads;
     for (const auto& s : *stages) {
         if (!s.is_object()) continue;
         graph_stage g;
@@ -187,7 +188,7 @@ program_structure read_program_structure(std::string_view metadata_json) {
         }
         p.stages.push_back(std::move(g));
     }
-    if (text_field(*prog, "kind") == "graph") {
+    if (text_field(*prog, "kind") == vocab::graph_program) {
         p.graph = true;
         if (auto queues = prog->find("queues"); queues != prog->end() && queues->is_array()) link_queues(p, *queues);
         return p;
@@ -212,7 +213,7 @@ program_structure program_structure_of(const tm::run& r) {
         graph_stage g;
         g.entry = static_cast<std::uint32_t>(p.stages.size());
         g.index = g.number = n;
-        g.name = "stage " + std::to_string(n);
+        g.name = vocab::numbered(vocab::stage_prefix, n);
         g.colour = colour_of_number(n);
         p.stages.push_back(std::move(g));
     }
@@ -286,7 +287,7 @@ run_graph build_run_graph(const document& d, std::uint32_t doc_run) {
     const program_structure& p = g.program;
     std::map<std::string_view, std::uint32_t> by_name;
     for (auto ti : rr.counters) by_name.emplace(m.tracks[ti].name, ti);   // the first of a name
-    auto find = [&](const std::string& name) {
+    auto find = [&](std::string_view name) {
         if (name.empty()) return tm::no_index;
         auto it = by_name.find(name);
         return it == by_name.end() ? tm::no_index : it->second;
@@ -302,9 +303,9 @@ run_graph build_run_graph(const document& d, std::uint32_t doc_run) {
         g.buffer_counter.push_back(find(s.buffer_counter));
         g.buffer_peak.push_back(peak_of(samples(g.buffer_counter.back())));
     }
-    g.live = find("live iterations");
-    g.tokens = find("tokens in flight");
-    g.footprint = find("footprint packets");
+    g.live = find(vocab::live_iterations);
+    g.tokens = find(vocab::tokens_in_flight);
+    g.footprint = find(vocab::footprint_packets);
     g.live_peak = peak_of(samples(g.live));
     g.tokens_peak = peak_of(samples(g.tokens));
     g.footprint_peak = peak_of(samples(g.footprint));

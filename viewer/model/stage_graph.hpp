@@ -62,6 +62,7 @@ struct program_structure {
     std::optional<std::uint64_t> K;      // program.K: throttle (piper) or tokens N (tbb)
     std::optional<std::uint64_t> c;      // program.c: threads per parallel stage (bind-to-stage)
     std::optional<std::uint64_t> queue;  // program.queue: capacity of every queue (bind-to-stage)
+    vocab::policy_family family() const { return vocab::classify_policy(policy); }
 };
 
 // "stage 5 · output" -> 5, "stage 2^40 + 1 · w" -> 2^40 + 1, "stage j ≥ 1 · …" -> 1 (all_from);

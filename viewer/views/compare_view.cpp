@@ -291,7 +291,7 @@ void compare_view::draw(view_context& ctx) {
     float needed = ruler_h + 4;
     for (const auto& rr : doc.runs) {
         needed += header_h + 2 + run_gap + worker_h * static_cast<float>(rr.workers.size());
-        for (auto ti : rr.counters) needed += doc.files[rr.file]->model.tracks[ti].name == "live iterations" ? counter_h : 0;
+        for (auto ti : rr.counters) needed += doc.files[rr.file]->model.tracks[ti].name == vocab::live_iterations ? counter_h : 0;
     }
     const float bands_h = std::clamp(needed, 60.f, std::max(60.f, avail.y - table_h - note_h - ImGui::GetStyle().ItemSpacing.y * 3));
 
@@ -381,7 +381,7 @@ void compare_view::draw(view_context& ctx) {
             y += worker_h;
         }
         for (auto ti : rr.counters) {
-            if (f.model.tracks[ti].name != "live iterations") continue;
+            if (f.model.tracks[ti].name != vocab::live_iterations) continue;
             if (visible(y, y + counter_h)) {
                 dl->AddRectFilled(ImVec2(xl, y), ImVec2(x0 + width, y + counter_h), IM_COL32(33, 35, 42, 255));
                 char b[64];
@@ -422,7 +422,7 @@ void compare_view::draw(view_context& ctx) {
                 const std::string sn = stage_name(doc, doc.runs[run], k);
                 if (!sn.empty()) ImGui::TextColored(ImColor(key_colour(k)), "%s", sn.c_str());
             }
-            if (auto it = f.model.uint_arg(s, "iteration")) ImGui::Text("iteration %llu", static_cast<unsigned long long>(*it));
+            if (auto it = f.model.uint_arg(s, vocab::arg_key::iteration)) ImGui::Text("iteration %llu", static_cast<unsigned long long>(*it));
             ImGui::TextDisabled("%s", f.model.tracks[hover.ev.track].name.c_str());
             ImGui::Text("start %s  duration %s", format_duration(static_cast<double>(s.begin) - hover_offset, 3).c_str(),
                         format_duration(static_cast<double>(s.duration()), 3).c_str());

@@ -109,7 +109,7 @@ private:
 namespace {
 // A run the DAG view can show: a pipeline with nodes. A stage graph's instances also carry
 // (instance, stage) annotations, but they are not iterations: the stage graph view shows those runs.
-bool shows_dag(const tm::run& r) { return !r.dag.nodes.empty() && r.program_kind != "graph"; }
+bool shows_dag(const tm::run& r) { return !r.dag.nodes.empty() && r.program_kind != vocab::graph_program; }
 }  // namespace
 
 bool dag_view::choose_run(view_context& ctx) {
@@ -622,7 +622,7 @@ void dag_view::draw(view_context& ctx) {
     if (!choose_run(ctx)) {
         bool graphs = false;
         for (const auto& r : ctx.doc.runs)
-            graphs |= r.run != tm::no_index && ctx.doc.files[r.file]->model.runs[r.run].program_kind == "graph";
+            graphs |= r.run != tm::no_index && ctx.doc.files[r.file]->model.runs[r.run].program_kind == vocab::graph_program;
         ImGui::TextDisabled(graphs ? "No pipeline DAG: the runs here are stage graphs (stages joined by queues, not iterations). "
                                      "The stage graph view (key 3) shows them."
                                    : "No pipeline DAG in this document: open a trace recorded by `pipescope run` of a pipeline workload.");

@@ -13,7 +13,8 @@ std::string event_label(const loaded_file& f, const tm::event_ref& e) {
     const tm::trace_model& m = f.model;
     const tm::track& t = m.tracks[e.track];
     std::string s = e.is_instant ? m.str(t.instants[e.index].name) : m.str(t.slices[e.index].name);
-    const auto it = e.is_instant ? m.uint_arg(t.instants[e.index], "iteration") : m.uint_arg(t.slices[e.index], "iteration");
+    using vocab::arg_key;
+    const auto it = e.is_instant ? m.uint_arg(t.instants[e.index], arg_key::iteration) : m.uint_arg(t.slices[e.index], arg_key::iteration);
     if (it) s += " i" + std::to_string(*it);
     return s + " on " + t.name;
 }
@@ -55,9 +56,10 @@ void summary(view_context& ctx) {
 // A folded slice (docs/tracing.md, "Detail levels"; docs/viewer.md, "Folded traces"): what it holds,
 // in words, above the raw annotations.
 void folded_note(const tm::trace_model& m, const tm::slice& s) {
-    const auto nodes = m.uint_arg(s, "nodes");
-    const auto stage = m.uint_arg(s, "stage"), last = m.uint_arg(s, "last_stage");
-    const auto it = m.uint_arg(s, "iteration"), last_it = m.uint_arg(s, "last_iteration");
+    using vocab::arg_key;
+    const auto nodes = m.uint_arg(s, arg_key::nodes);
+    const auto stage = m.uint_arg(s, arg_key::stage), last = m.uint_arg(s, arg_key::last_stage);
+    const auto it = m.uint_arg(s, arg_key::iteration), last_it = m.uint_arg(s, arg_key::last_iteration);
     if (!nodes || *nodes < 2 || !stage) return;
     ImGui::Separator();
     const std::string each = format_duration(static_cast<double>(s.duration()) / static_cast<double>(*nodes), 3);

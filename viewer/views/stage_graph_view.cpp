@@ -182,6 +182,7 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
     const loaded_file& f = *doc.files[rr.file];
     const tm::trace_model& m = f.model;
     const program_structure& prog = g.program;
+    const bool tokens = prog.family() == vocab::policy_family::tokens;   // tbb: N tokens, serial-filter buffers
     ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* font = ImGui::GetFont();
     ImFont* mono = ctx.mono ? ctx.mono : font;
@@ -211,7 +212,7 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
             if (prog.queue) note += " of " + std::to_string(*prog.queue);
             if (prog.c) note += "  ·  c = " + std::to_string(*prog.c) + " threads per parallel stage";
         } else if (prog.K) {
-            note = (prog.policy == "tbb" ? "N = " : "K = ") + std::to_string(*prog.K) + (prog.policy == "tbb" ? " tokens" : " iterations in flight at most");
+            note = (tokens ? "N = " : "K = ") + std::to_string(*prog.K) + (tokens ? " tokens" : " iterations in flight at most");
         }
         if (!prog.valid && !prog.stages.empty()) note += (note.empty() ? "" : "  ·  ") + std::string("stages from the DAG (no program.stages in the metadata)");
         // The note right-aligned in what the title leaves (shortened, or left out when there is no room).
@@ -252,7 +253,7 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
     std::uint32_t sel_stage = tm::no_index;
     if (st.sel.valid() && !st.sel.ev.is_instant && st.sel.file == rr.file && run_of(doc, st.sel.file, st.sel.ev.track) == g.doc_run) {
         const tm::slice& s = m.tracks[st.sel.ev.track].slices[st.sel.ev.index];
-        if (auto j = m.uint_arg(s, "stage")) sel_stage = stage_of_number(prog, *j);
+        if (auto j = m.uint_arg(s, vocab::arg_key::stage)) sel_stage = stage_of_number(prog, *j);
         else if (is_stage(f.key(s))) sel_stage = stage_of_number(prog, f.key(s));
     }
 
@@ -349,8 +350,8 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
         if (bt != tm::no_index) {
             const double v = value_at(bt);
             const counter_peak& pk = g.buffer_peak[s];
-            const double scale = prog.policy == "tbb" && prog.K ? static_cast<double>(*prog.K) : std::max(1.0, pk.value);
-            const std::string lab = (prog.policy == "tbb" ? "buffer " : "reorder buffer ") + count_text(v);
+            const double scale = tokens && prog.K ? static_cast<double>(*prog.K) : std::max(1.0, pk.value);
+            const std::string lab = (tokens ? "buffer " : "reorder buffer ") + count_text(v);
             const float by = z.y + 4;
             dl->AddText(font, small, ImVec2(a.x + 1, by), col_text, lab.c_str(), nullptr, 0, nullptr);
             gauge(dl, ImVec2(a.x + 1, by + small + 3), ImVec2(z.x - 1, by + small + 11), v, scale, pk.any ? std::optional<double>(pk.value) : std::nullopt,
@@ -425,7 +426,7 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
     row("footprint", g.footprint, g.footprint_peak, col_live_fill, "K",
         "stage graphs: packets in use in all queues at the cursor (counter `footprint packets`: the sum of the queue "
         "counters, which the trace model derives unless the trace recorded it; seed 004 Table III)");
-    if (prog.policy == "tbb" || g.tokens != tm::no_index)
+    if (tokens || g.tokens != tm::no_index)
         row("tokens in flight", g.tokens, g.tokens_peak, col_tokens_fill, "N", "tbb: tokens taken at the cursor (counter `tokens in flight`), against N (program.K)");
     ImGui::Dummy(ImVec2(avail, 10));
 }

@@ -136,7 +136,7 @@ void timeline_view::draw_slices(view_context& ctx, ImDrawList* dl, const loaded_
             if (labels && !b.merged() && bx1 - bx0 > 28) {
                 const tm::slice& s = row[b.first];
                 std::string text = f.model.str(s.name);
-                if (auto it = f.model.uint_arg(s, "iteration")) text += "  i" + std::to_string(*it);
+                if (auto it = f.model.uint_arg(s, vocab::arg_key::iteration)) text += "  i" + std::to_string(*it);
                 const float cx0 = std::max(bx0, x0) + 3, cx1 = std::min(bx1, x0 + width) - 2;
                 if (cx1 - cx0 > 8) {
                     const ImVec4 clip(cx0, ry0, cx1, ry1);
@@ -171,7 +171,7 @@ void timeline_view::draw_instants(ImDrawList* dl, const loaded_file& f, std::uin
         const float x = x0 + static_cast<float>((static_cast<double>(it->ts) - tl) / vp.npp);
         const instant_kind k = f.instant_of_string[it->name];
         const ImU32 c = instant_colour(k);
-        if (k != instant_kind::other || f.model.str(it->name) != "run") {
+        if (k != instant_kind::other || f.model.str(it->name) != vocab::run) {
             dl->AddTriangleFilled(ImVec2(x, y + 1), ImVec2(x - 3.5f, y + instant_h - 2), ImVec2(x + 3.5f, y + instant_h - 2), c);
         }
         // Skip ahead to the next pixel pair: at most one marker per 2 px.
