@@ -144,15 +144,16 @@ void queue_extremes(const ptm::trace_model& m, const an::run_scope& scope, const
 }
 
 void queue_operations(const ptm::trace_model& m, const an::run_scope& scope, herd_measures& out) {
-    const ptm::string_id reserve_push = an::find_string(m, "reserve push"), reserve_pop = an::find_string(m, "reserve pop"),
-                         commit_push = an::find_string(m, "commit push");
+    const ptm::string_id reserve_push = an::find_string(m, an::vocab::reserve_push),
+                         reserve_pop = an::find_string(m, an::vocab::reserve_pop),
+                         commit_push = an::find_string(m, an::vocab::commit_push);
     for (std::uint32_t w : scope.workers)
         for (const ptm::instant& i : m.tracks[w].instants) {
             if (i.name == reserve_push || i.name == reserve_pop) {
-                if (const auto granted = m.uint_arg(i, "granted"); granted && *granted == 0) ++out.failed_reserves;
+                if (const auto granted = m.uint_arg(i, an::vocab::arg_key::granted); granted && *granted == 0) ++out.failed_reserves;
             } else if (i.name == commit_push) {
                 ++out.commits;
-                if (const auto published = m.uint_arg(i, "published"); published && *published == 0) ++out.held_commits;
+                if (const auto published = m.uint_arg(i, an::vocab::arg_key::published); published && *published == 0) ++out.held_commits;
             }
         }
 }

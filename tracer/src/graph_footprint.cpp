@@ -10,6 +10,8 @@
 // is in `pipescope run`'s output (graph::run_stats).
 #include "graph_footprint.hpp"
 
+#include <pipescope/trace/vocabulary.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -27,8 +29,8 @@ namespace pipescope::trace::detail {
 namespace {
 
 // The names the analysis and the viewer look the footprint up by (and old traces recorded).
-constexpr std::string_view footprint_packets = "footprint packets";
-constexpr std::string_view footprint_bytes = "footprint bytes";
+using vocab::footprint_bytes;
+using vocab::footprint_packets;
 
 struct queue_source {
     const std::vector<counter_sample>* samples = nullptr;
@@ -46,7 +48,7 @@ double packet_bytes_of(const nlohmann::json& q) {
 // The queues of run r that have a counter track, in the metadata's order; empty if the run is not a
 // stage graph or recorded its footprint itself.
 std::vector<queue_source> queue_sources(const trace_model& m, const run& r) {
-    if (!r.metadata_valid || r.program_kind != "graph") return {};
+    if (!r.metadata_valid || r.program_kind != vocab::graph_program) return {};
     std::map<std::string_view, std::uint32_t> counter_tracks;   // name -> the first track of that name
     for (std::uint32_t ti : r.tracks)
         if (m.tracks[ti].kind == track_kind::counter) counter_tracks.emplace(m.tracks[ti].name, ti);
@@ -63,7 +65,7 @@ std::vector<queue_source> queue_sources(const trace_model& m, const run& r) {
         if (!q.is_object()) continue;
         std::string counter;
         if (auto c = q.find("counter"); c != q.end() && c->is_string()) counter = c->get<std::string>();
-        else if (auto n = q.find("name"); n != q.end() && n->is_string()) counter = "queue " + n->get<std::string>() + " packets";
+        else if (auto n = q.find("name"); n != q.end() && n->is_string()) counter = vocab::queue_packets(n->get<std::string>());
         const auto t = counter_tracks.find(counter);
         if (t == counter_tracks.end() || used[t->second]) continue;
         used[t->second] = true;
