@@ -200,6 +200,7 @@ TEST_CASE("graph trace detail: nodes, folded and auto record the same run", "[gr
                     check_nodes(nodes, nodes_run.stats);
                     check_peaks(nodes, nodes_run.stats);
                     CHECK(nodes.folded_runs == 0);
+                    CHECK(nodes.routine_ops > 0);   // every granted reserve and commit
                     CHECK(nodes.decisions == 0);
                     // Counters only for operations that changed a fill, one value each (the fill; the
                     // footprint is derived by readers): a granted reserve of a push window and the
@@ -230,6 +231,8 @@ TEST_CASE("graph trace detail: nodes, folded and auto record the same run", "[gr
                     INFO("auto");
                     check_nodes(autom, auto_run.stats);
                     check_peaks(autom, auto_run.stats);
+                    CHECK(autom.routine_ops == 0);   // only `nodes` records granted reserves and commits
+                    CHECK(autom.queue_ops == autom.refused_reserves);
                     for (std::size_t s = 0; s < chain_stages; ++s) {
                         INFO("stage " << s << ": " << autom.nodes_per_stage[s] << " nodes");
                         if (autom.nodes_per_stage[s] >= 256) {
@@ -257,6 +260,7 @@ TEST_CASE("graph trace detail: auto keeps node slices for stages measured above 
     const reading r = read(run, chain_stages, chain_queues);
     check_nodes(r, run.stats);
     CHECK(r.folded_runs == 0);
+    CHECK(r.routine_ops == 0);   // node slices, but the reserves and commits only at detail `nodes`
     std::uint64_t measured = 0;
     for (std::size_t s = 0; s < chain_stages; ++s) {
         if (r.nodes_per_stage[s] < 256) continue;

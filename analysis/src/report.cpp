@@ -314,7 +314,7 @@ std::string graph_text(const graph_report& g) {
               (unsigned long long)g.blocked_full, (unsigned long long)g.blocked_empty, (unsigned long long)g.blocked_order,
               (unsigned long long)g.preemptions);
     if (g.queue_operations)
-        o += sfmt("  queue operations recorded: %llu reserves and commits (a folded stage records only refused reserves)\n",
+        o += sfmt("  queue operations recorded: %llu reserves and commits (every one at trace detail nodes; only the refused reserves at auto and folded)\n",
                   (unsigned long long)g.queue_operations);
     return o;
 }

@@ -69,6 +69,7 @@ graph_engine::graph_engine(scheduler& s, const program& g, engine_config config)
         level = recorder_->detail();
         fold_below_ns_ = recorder_->fold_below_ns();
     }
+    routine_queue_ops_ = level == trace::trace_detail::nodes;
     const node_mode first_mode = !traced_                                   ? untraced
                                  : level == trace::trace_detail::folded    ? folding
                                  : level == trace::trace_detail::automatic ? measuring
@@ -146,9 +147,12 @@ void graph_engine::trace_event(trace::event_kind k, std::uint64_t a, std::uint64
 }
 
 void graph_engine::record_queue_op(event_kind k, queue_id q, std::uint64_t amount, bool pop, bool ok, stage_id s) const noexcept {
-    // Folded: a granted reserve and a commit (published now or held behind an earlier ticket) are
-    // routine; a refused reserve is of interest (it closes the worker's run).
-    if ((ok || k == event_kind::graph_commit) && stages_[s]->trace_mode.load(std::memory_order_relaxed) == folding) return;
+    // A granted reserve and a commit (published now or held behind an earlier ticket) are routine:
+    // recorded only at detail `nodes` (about two per node; the fills record their effect). A refused
+    // reserve is of interest at every level (it closes a folded run).
+    if ((ok || k == event_kind::graph_commit) &&
+        (!routine_queue_ops_ || stages_[s]->trace_mode.load(std::memory_order_relaxed) == folding))
+        return;
     trace_event(k, q, amount, (pop ? trace::graph_op_pop : 0) | (ok ? trace::graph_op_ok : 0),
                 static_cast<std::uint16_t>(std::min<stage_id>(s, 0xFFFF)));
 }

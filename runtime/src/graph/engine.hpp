@@ -187,7 +187,8 @@ public:
     // its folded run is closed first. Policies record their steals through it.
     void trace_event(trace::event_kind k, std::uint64_t a = 0, std::uint64_t b = 0, std::uint32_t c = 0,
                      std::uint16_t d = 0) const noexcept;
-    // A graph_reserve / graph_commit of stage s. A folding stage records only the refused reserves.
+    // A graph_reserve / graph_commit of stage s. Only trace detail `nodes` records the routine ones
+    // (granted reserves, commits); `auto` and `folded` record the refused reserves only.
     void trace_queue_op(trace::event_kind k, queue_id q, std::uint64_t amount, bool pop, bool ok, stage_id s) const noexcept {
         if (traced_) record_queue_op(k, q, amount, pop, ok, s);
     }
@@ -261,6 +262,9 @@ private:
     bool traced_ = false;
     const trace::recorder* recorder_ = nullptr;   // when traced_: the detail level, the clock estimate
     std::uint64_t fold_below_ns_ = 0;
+    // Trace detail `nodes`: every granted reserve and commit too. Elsewhere they are routine: the
+    // fill counters say what they did (docs/tracing.md, "Detail levels").
+    bool routine_queue_ops_ = false;
     std::unique_ptr<fold_run[]> runs_;            // one per worker (traced_ only)
     unsigned run_slots_ = 0;
 };

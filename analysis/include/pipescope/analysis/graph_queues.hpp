@@ -35,7 +35,7 @@ struct graph_report {
     std::uint64_t preemptions = 0;
     std::uint64_t stages_done = 0;
     // "reserve push/pop" and "commit push/pop" instants: every queue operation of a run recorded with
-    // trace detail `nodes`; a folded stage records only its refused reserves.
+    // trace detail `nodes`; `auto` and `folded` record only the refused reserves.
     std::uint64_t queue_operations = 0;
 };
 
