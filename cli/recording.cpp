@@ -4,6 +4,7 @@
 #include <pipescope/trace/drain_thread.hpp>
 #include <pipescope/trace/perfetto_writer.hpp>
 #include <pipescope/trace/recorder.hpp>
+#include <pipescope/trace/vocabulary.hpp>
 #include <pipescope/workloads/machine.hpp>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +20,8 @@
 namespace pipescope::cli {
 
 namespace {
+
+namespace vocab = pipescope::trace::vocab;
 
 // The run's configuration and program structure, stored in the trace for the viewer and analysis
 // (docs/tracing.md, "Metadata").
@@ -80,12 +83,12 @@ std::string run_metadata(const pipescope::scheduler& sched, const run_args& args
     ws::param_set params = args.request.params;   // a copy: the workload takes its own later
     const pipescope::pipeline_options options = ws::pipeline_options_from(args.request, params);
     const ws::program_info program = workload.program(args.request);
-    if (program.kind == "graph") return graph_metadata(sched, args, workload, program, reference_seconds);
+    if (program.kind == vocab::graph_program) return graph_metadata(sched, args, workload, program, reference_seconds);
     nlohmann::json meta = common_metadata(sched, args, workload, program, reference_seconds);
     meta["program"]["K"] = pipescope::effective_throttle(options, sched.workers());
     meta["program"]["lazy_enabling"] = options.lazy_enabling;
     meta["program"]["dependency_folding"] = options.dependency_folding;
-    if (options.policy == "bind-to-stage") {
+    if (vocab::classify_policy(options.policy) == vocab::policy_family::bound_threads) {
         // Its threads per parallel stage and Queue_size, defaults resolved. It has no throttle: the
         // queues bound what is in flight, so the DAG gets no throttling edges (no K).
         meta["program"].erase("K");
@@ -259,7 +262,7 @@ void print_run(const recorded_run& r, ws::input_size size) {
                 report.reference_seconds, report.reference_seconds > 0 ? report.seconds / report.reference_seconds : 0.0);
     if (report.graph)   // a stage graph: its queues and footprint (seed 004 Table III)
         print_graph_stats(*report.graph);
-    else if (r.policy == "bind-to-stage")   // its stats count blocking on the queues (docs/runtime.md)
+    else if (vocab::classify_policy(r.policy) == vocab::policy_family::bound_threads)   // its stats count blocking on the queues (docs/runtime.md)
         std::printf("  pipeline  %llu iterations, peak %llu live, queues of %u; threads blocked %llu times, "
                     "%llu of them on a full queue\n",
                     (unsigned long long)st.iterations, (unsigned long long)st.peak_live, st.throttle,

@@ -1,5 +1,6 @@
 // Building and checking a stage graph (runtime/include/pipescope/graph/program.hpp).
 #include <pipescope/graph/program.hpp>
+#include <pipescope/trace/vocabulary.hpp>
 
 #include <algorithm>
 #include <deque>
@@ -214,7 +215,7 @@ std::vector<stage_id> program::topological_order() const {
 
 std::vector<std::string> counter_names(const program& g) {
     std::vector<std::string> names;
-    for (const queue_spec& q : g.queues()) names.push_back("queue " + q.name + " packets");
+    for (const queue_spec& q : g.queues()) names.push_back(trace::vocab::queue_packets(q.name));   // the name readers classify
     return names;
 }
 

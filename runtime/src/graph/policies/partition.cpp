@@ -2,6 +2,7 @@
 #include "partition.hpp"
 
 #include <pipescope/trace/trace_model.hpp>
+#include <pipescope/trace/vocabulary.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -271,12 +272,12 @@ std::vector<double> profile_stage_costs(const std::string& path, const program& 
         if (ti == trace::no_index) continue;
         for (const trace::slice& sl : m.tracks[ti].slices) {
             const std::string& name = m.str(sl.name);
-            if (name.rfind("stage ", 0) != 0) continue;   // a node slice is "stage j"; the rest is scheduling
+            if (!name.starts_with(trace::vocab::stage_prefix)) continue;   // a node slice is "stage j"; the rest is scheduling
             std::uint64_t stage = 0;
-            if (auto v = m.uint_arg(sl, "stage")) {
+            if (auto v = m.uint_arg(sl, trace::vocab::arg_key::stage)) {
                 stage = *v;
             } else {
-                const auto r = std::from_chars(name.data() + 6, name.data() + name.size(), stage);
+                const auto r = std::from_chars(name.data() + trace::vocab::stage_prefix.size(), name.data() + name.size(), stage);
                 if (r.ec != std::errc{}) continue;
             }
             if (stage >= names.size())
