@@ -242,12 +242,11 @@ std::vector<verdict> compute_verdicts(const run_scope& r, const run_meta& meta, 
             v.text += ")";
             const std::string& wn = m.str(worst->name);
             // "blocked: queue j full": the fill of "queue j fill"
-            const std::size_t skip = vocab::queue_prefix.size();
             const auto qp = wn.find(vocab::queue_prefix);
-            if (qp != std::string::npos) {
-                const long q = std::strtol(wn.c_str() + qp + skip, nullptr, 10);
+            if (const auto q = qp == std::string::npos ? std::nullopt
+                                                       : vocab::leading_number(std::string_view(wn).substr(qp), vocab::queue_prefix)) {
                 for (const auto& c : st.counters)
-                    if (vocab::starts_with(c.name, vocab::queue_prefix) && std::strtol(c.name.c_str() + skip, nullptr, 10) == q) {
+                    if (vocab::leading_number(c.name, vocab::queue_prefix) == q) {
                         v.text += "; its peak fill was ";
                         v.text += fmt("%g", c.peak);
                         if (c.capacity) {
