@@ -4,13 +4,14 @@
 // Exit status: 0 success; 1 usage error; 2 a trace or the lesson could not be loaded (with --screenshot
 // the screenshot of a trace's error is still written and shows it); 3 no window/OpenGL; 4 the PNG could
 // not be written.
+#include "script_runner.hpp"
 #include "shell.hpp"
+#include "window.hpp"
 
 #include <GLFW/glfw3.h>
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
-#include <stb_image_write.h>
 
 #include <algorithm>
 #include <charconv>
@@ -31,8 +32,6 @@ using namespace pipescope::viewer;
 
 namespace {
 
-std::vector<std::string> g_dropped;
-
 struct options {
     std::vector<std::string> traces;
     std::string screenshot;
@@ -50,13 +49,14 @@ struct options {
     std::size_t lesson_step = 1;        // --lesson-step K (1-based)
     bool has_lesson_step = false;
     std::string screenshot_steps;       // --screenshot-steps DIR
+    std::string script;                 // --script FILE: scripted input (docs/viewer.md)
 };
 
 void usage(std::FILE* out) {
     std::fprintf(out,
                  "usage: pipescope-viewer [trace.pftrace ...] [--screenshot out.png] [--view NAME] [--range A:B]\n"
                  "                        [--size WxH] [--bench N] [--time T] [--select I:J]\n"
-                 "                        [--lesson lesson.json [--lesson-step K] [--screenshot-steps DIR]]\n"
+                 "                        [--lesson lesson.json [--lesson-step K] [--screenshot-steps DIR]] [--script FILE]\n"
                  "  --screenshot PNG  render a few frames headless-capable and write them to PNG, then exit\n"
                  "  --view NAME       the view to show (");
     for (const auto& v : view_registry()) std::fprintf(out, " %s", v.name);
@@ -72,8 +72,10 @@ void usage(std::FILE* out) {
                  "                    traces and show the lesson panel at its first step\n"
                  "  --lesson-step K   start at step K (1-based) of the lesson\n"
                  "  --screenshot-steps DIR  write DIR/step-1.png ... step-N.png, one per step of the lesson, then exit\n"
-                 "exit status: 0 ok, 1 usage, 2 a trace or the lesson could not be loaded (the message names the file\n"
-                 "             and the field), 3 no window/OpenGL, 4 PNG not written\n");
+                 "  --script FILE     run FILE's input events and checks in the window (docs/viewer.md), then exit\n"
+                 "exit status: 0 ok, 1 usage (or a script that does not parse), 2 a trace or the lesson could not be\n"
+                 "             loaded (the message names the file and the field), 3 no window/OpenGL, 4 PNG not written,\n"
+                 "             5 a script's expectation failed\n");
 }
 
 bool parse_double(std::string_view s, double& v) {
@@ -165,6 +167,10 @@ int parse_args(int argc, char** argv, options& o) {
             const char* v = need("--screenshot-steps");
             if (!v) return 1;
             o.screenshot_steps = v;
+        } else if (a == "--script") {
+            const char* v = need("--script");
+            if (!v) return 1;
+            o.script = v;
         } else if (a == "--bench") {
             const char* v = need("--bench");
             if (!v || std::sscanf(v, "%d", &o.bench) != 1 || o.bench < 2) {
@@ -190,6 +196,11 @@ int parse_args(int argc, char** argv, options& o) {
     }
     if (!o.screenshot_steps.empty() && (!o.screenshot.empty() || o.bench > 0)) {
         std::fprintf(stderr, "pipescope-viewer: --screenshot-steps writes its own screenshots: not with --screenshot or --bench\n");
+        return 1;
+    }
+    if (!o.script.empty() && (!o.screenshot.empty() || o.bench > 0 || !o.screenshot_steps.empty())) {
+        std::fprintf(stderr, "pipescope-viewer: --script runs in the window: not with --screenshot, --screenshot-steps or --bench "
+                             "(use the script's screenshot command)\n");
         return 1;
     }
     return 0;
@@ -228,56 +239,6 @@ void setup_style(ImFont*& mono) {
     if (fs::exists(monof, ec)) mono = io.Fonts->AddFontFromFileTTF(monof, 14.0f, nullptr, ranges);
 }
 
-struct gl_app {
-    GLFWwindow* win = nullptr;
-    ~gl_app() {
-        if (!win) return;
-        ImGui_ImplOpenGL3_Shutdown();
-        ImGui_ImplGlfw_Shutdown();
-        ImGui::DestroyContext();
-        glfwDestroyWindow(win);
-        glfwTerminate();
-    }
-};
-
-// One frame: UI, render; returns the CPU time spent building the UI (ms).
-bool g_headless = false;
-
-double run_frame(gl_app& g, shell& sh, bool swap = true, const std::function<void()>& before_render = {}) {
-    glfwPollEvents();
-    const auto t0 = std::chrono::steady_clock::now();
-    ImGui_ImplOpenGL3_NewFrame();
-    ImGui_ImplGlfw_NewFrame();
-    if (g_headless) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);   // no hover in screenshots
-    ImGui::NewFrame();
-    sh.frame();
-    ImGui::Render();
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    int w, h;
-    glfwGetFramebufferSize(g.win, &w, &h);
-    glViewport(0, 0, w, h);
-    glClearColor(0.11f, 0.115f, 0.13f, 1);
-    glClear(GL_COLOR_BUFFER_BIT);
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    if (before_render) before_render();
-    if (swap) glfwSwapBuffers(g.win);
-    return ms;
-}
-
-bool write_png(GLFWwindow* win, const std::string& path) {
-    int w, h;
-    glfwGetFramebufferSize(win, &w, &h);
-    std::vector<unsigned char> px(static_cast<std::size_t>(w) * h * 4);
-    glPixelStorei(GL_PACK_ALIGNMENT, 1);
-    glReadBuffer(GL_BACK);
-    glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
-    std::vector<unsigned char> flipped(px.size());
-    for (int y = 0; y < h; ++y)
-        std::memcpy(&flipped[static_cast<std::size_t>(y) * w * 4], &px[static_cast<std::size_t>(h - 1 - y) * w * 4], static_cast<std::size_t>(w) * 4);
-    for (std::size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;
-    return stbi_write_png(path.c_str(), w, h, 4, flipped.data(), w * 4) != 0;
-}
-
 double percentile(std::vector<double> v, double p) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
@@ -299,7 +260,7 @@ int screenshot_steps(gl_app& g, shell& sh, const std::string& dir) {
         for (int i = 0; i < 3; ++i) run_frame(g, sh);
         const std::string png = (fs::path(dir) / ("step-" + std::to_string(k + 1) + ".png")).string();
         bool ok = true;
-        run_frame(g, sh, true, [&] { ok = write_png(g.win, png); });
+        run_frame(g, sh, [&] { ok = write_png(g.win, png); });
         if (!ok) {
             std::fprintf(stderr, "pipescope-viewer: cannot write %s\n", png.c_str());
             return 4;
@@ -350,7 +311,18 @@ int main(int argc, char** argv) {
         }
     }
     const bool headless = !o.screenshot.empty() || o.bench > 0 || !o.screenshot_steps.empty();
-    g_headless = headless;
+    // The script's window: loads in the background like a user's, but its size is given, it keeps
+    // no settings (imgui.ini) and only the script's input counts.
+    std::vector<script_step> script;
+    if (!o.script.empty()) {
+        try {
+            script = load_script(o.script);
+        } catch (const script_error& e) {
+            std::fprintf(stderr, "pipescope-viewer: %s\n", e.what());
+            return 1;
+        }
+    }
+    const bool scripted = !o.script.empty();
 
     glfwSetErrorCallback([](int code, const char* msg) { std::fprintf(stderr, "pipescope-viewer: GLFW error %d: %s\n", code, msg); });
     if (!glfwInit()) {
@@ -363,7 +335,8 @@ int main(int argc, char** argv) {
     glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GL_TRUE);
     if (headless) glfwWindowHint(GLFW_RESIZABLE, GLFW_FALSE);
     gl_app g;
-    const int W = (headless || o.size_given) ? o.w : 1440, H = (headless || o.size_given) ? o.h : 900;
+    const bool fixed_size = headless || scripted || o.size_given;
+    const int W = fixed_size ? o.w : 1440, H = fixed_size ? o.h : 900;
     g.win = glfwCreateWindow(W, H, "pipescope-viewer", nullptr, nullptr);
     if (!g.win) {
         std::fprintf(stderr, "pipescope-viewer: cannot create an OpenGL 3.3 window\n");
@@ -371,12 +344,12 @@ int main(int argc, char** argv) {
         return 3;
     }
     glfwMakeContextCurrent(g.win);
-    glfwSwapInterval(headless ? 0 : 1);
+    glfwSwapInterval(headless || scripted ? 0 : 1);
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
     ImGuiIO& io = ImGui::GetIO();
     static std::string ini;
-    if (headless) {
+    if (headless || scripted) {
         io.IniFilename = nullptr;
     } else {
         std::error_code ec;
@@ -386,11 +359,12 @@ int main(int argc, char** argv) {
     }
     shell sh;
     setup_style(sh.mono);
-    ImGui_ImplGlfw_InitForOpenGL(g.win, true);
+    // Not ImGui's own GLFW callbacks: input goes through the queue (app/input.hpp) so that no tap is lost.
+    ImGui_ImplGlfw_InitForOpenGL(g.win, false);
     ImGui_ImplOpenGL3_Init("#version 330 core");
-    glfwSetDropCallback(g.win, [](GLFWwindow*, int n, const char** paths) {
-        for (int i = 0; i < n; ++i) g_dropped.emplace_back(paths[i]);
-    });
+    g.input.install(g.win);
+    g.input.devices(!headless && !scripted);   // screenshots show no hover; scripts are the only input
+    sh.loads.on_finished([] { glfwPostEmptyEvent(); });   // wakes the idle wait below
     sh.set_view(o.view);
 
     if (headless) {
@@ -454,7 +428,7 @@ int main(int argc, char** argv) {
         }
         for (int i = 0; i < 3; ++i) run_frame(g, sh);
         bool ok = true;
-        run_frame(g, sh, true, [&] { ok = write_png(g.win, o.screenshot); });
+        run_frame(g, sh, [&] { ok = write_png(g.win, o.screenshot); });
         if (!ok) {
             std::fprintf(stderr, "pipescope-viewer: cannot write %s\n", o.screenshot.c_str());
             return 4;
@@ -464,19 +438,25 @@ int main(int argc, char** argv) {
     }
 
     if (lsn) sh.open_lesson(std::move(*lsn), o.lesson_step - 1);
-    for (const auto& t : o.traces) sh.open(t);
-    bool select_pending = o.has_select;   // applied once the files have loaded
-    while (!glfwWindowShouldClose(g.win) && !sh.quit) {
-        if (select_pending && !sh.loads.busy()) {
-            select_pending = false;
-            apply_select(sh, o);   // prints why if no run has the node; the window stays open
+    for (const auto& t : o.traces) sh.open(t, open_origin::command_line);
+    // --range, --time and --select apply once the files given have loaded.
+    bool startup_pending = o.has_range || o.has_time || o.has_select;
+    const frame_fn frame = [&](const std::function<void()>& before_swap) {
+        if (startup_pending && !sh.loads.busy() && !sh.lesson_waiting()) {
+            startup_pending = false;
+            if (o.has_range) sh.state.frame_request = std::pair{o.range_a, o.range_b};
+            if (o.has_time) sh.state.cursor = o.time;
+            if (o.has_select) apply_select(sh, o);   // prints why if no run has the node; the window stays open
         }
-        for (auto& p : g_dropped) sh.open(p);
-        g_dropped.clear();
-        run_frame(g, sh);
+        run_frame(g, sh, before_swap);
+    };
+    if (scripted) return run_script(script, g, sh, frame);
+    while (!glfwWindowShouldClose(g.win) && !sh.quit) {
+        frame({});
         bool key_held = false;
         for (int k : {'W', 'A', 'S', 'D'}) key_held |= ImGui::IsKeyDown(k);
-        if (!sh.loads.busy() && !key_held && !sh.state.playing && !ImGui::IsAnyItemActive() && io.MouseDelta.x == 0 && io.MouseDelta.y == 0)
+        if (!g.input.pending() && !sh.loads.busy() && !key_held && !sh.state.playing && !ImGui::IsAnyItemActive() &&
+            io.MouseDelta.x == 0 && io.MouseDelta.y == 0)
             glfwWaitEventsTimeout(0.25);   // idle: don't spin
     }
     return 0;

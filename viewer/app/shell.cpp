@@ -74,7 +74,9 @@ void shell::load_recent() {
 
 void shell::save_recent(const fs::path& p) {
     std::error_code ec;
-    const fs::path abs = fs::absolute(p, ec);
+    // One spelling per file: "tests/data/lesson/../../../traces/x" and "traces/x" are one entry.
+    fs::path abs = fs::weakly_canonical(fs::absolute(p, ec), ec);
+    if (ec) abs = fs::absolute(p, ec).lexically_normal();
     recent_.erase(std::remove(recent_.begin(), recent_.end(), abs), recent_.end());
     recent_.insert(recent_.begin(), abs);
     if (recent_.size() > 12) recent_.resize(12);
@@ -85,9 +87,9 @@ void shell::save_recent(const fs::path& p) {
     for (const auto& r : recent_) out << r.string() << '\n';
 }
 
-void shell::open(const fs::path& p) {
+void shell::open(const fs::path& p, open_origin from) {
     if (!looks_like_lesson(p)) {
-        loads.start(p);
+        loads.start(p, from == open_origin::user);
         return;
     }
     // A lesson replaces what is open: its steps refer to its own runs.
@@ -95,7 +97,7 @@ void shell::open(const fs::path& p) {
         lesson l = load_lesson(p, [](std::string_view v) { return find_view(v) != nullptr; });
         doc.clear();
         state.select(doc, {});
-        save_recent(p);
+        if (from == open_origin::user) save_recent(p);
         open_lesson(std::move(l), 0);
     } catch (const std::exception& e) {
         errors.push_back(e.what());
@@ -107,7 +109,7 @@ void shell::add_loaded(load_result r) {
         errors.push_back(r.error);
         return;
     }
-    save_recent(r.path);
+    if (r.user_opened) save_recent(r.path);
     const bool first = doc.empty();
     doc.add(std::move(r.file));
     // Runs recorded into different files ran at unrelated times: on one absolute axis all but

@@ -19,10 +19,15 @@ namespace pipescope::viewer {
 std::filesystem::path config_dir();                 // $XDG_CONFIG_HOME/pipescope or ~/.config/pipescope
 std::vector<std::filesystem::path> find_examples();  // traces/*.pftrace of the source tree / install
 
+// Where an open comes from: only what the user opens in the window goes into the recent files
+// (never the command line, --screenshot, --script or test runs).
+enum class open_origin { command_line, user };
+
 class shell {
 public:
     shell();
-    void open(const std::filesystem::path& p);       // background load; runs are added in open order
+    // Background load; runs are added in open order.
+    void open(const std::filesystem::path& p, open_origin from = open_origin::user);
     void add_loaded(load_result r);                   // into the document (or the error list)
     void frame();                                     // builds the whole UI for one frame
     bool set_view(std::string_view name);
@@ -43,6 +48,10 @@ public:
     std::vector<std::string> errors;
     ImFont* mono = nullptr;
     bool quit = false;
+
+    const std::vector<std::filesystem::path>& recent_files() const { return recent_; }
+    bool file_browser_open() const { return browser_open_; }
+    bool lesson_waiting() const { return lesson_pending_; }   // a lesson's first step waits for its traces
 
 private:
     std::unique_ptr<view> view_;

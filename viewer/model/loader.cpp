@@ -28,14 +28,14 @@ load_result loader::load_now(const fs::path& p) {
     return r;
 }
 
-void loader::start(const fs::path& p) {
+void loader::start(const fs::path& p, bool user_opened) {
     job j;
     j.path = p;
     std::error_code ec;
     j.bytes = fs::file_size(p, ec);
     j.t0 = std::chrono::steady_clock::now();
     j.out = std::make_shared<job::outcome>();
-    j.th = std::thread([load = load_, p, out = j.out] {
+    j.th = std::thread([load = load_, p, user_opened, out = j.out, wake = on_finished_] {
         load_result r;
         try {
             r = load(p);
@@ -43,8 +43,10 @@ void loader::start(const fs::path& p) {
             r.path = p;
             r.error = p.string() + ": " + e.what();
         }
+        r.user_opened = user_opened;
         out->result = std::move(r);
         out->done.store(true, std::memory_order_release);
+        if (wake) wake();
     });
     std::lock_guard lk(mu_);
     jobs_.push_back(std::move(j));

@@ -26,6 +26,9 @@ struct load_result {
     std::filesystem::path path;
     std::unique_ptr<loaded_file> file;
     std::string error;   // set (naming the file) when file is null
+    // Opened by the user in the window (dialog, drop, recent files, examples): it goes into the
+    // recent files. Command-line, --screenshot, --script and lesson-run loads do not.
+    bool user_opened = false;
 };
 
 class loader {
@@ -38,7 +41,9 @@ public:
     loader(const loader&) = delete;
     loader& operator=(const loader&) = delete;
 
-    void start(const std::filesystem::path& p);
+    void start(const std::filesystem::path& p, bool user_opened = false);
+    // Called on the loading thread when a load finishes (the window wakes its idle wait with it).
+    void on_finished(std::function<void()> f) { on_finished_ = std::move(f); }
     // The finished loads whose predecessors have all been handed out, in start order.
     std::vector<load_result> take();
 
@@ -61,6 +66,7 @@ private:
         std::shared_ptr<outcome> out;
     };
     load_fn load_;
+    std::function<void()> on_finished_;
     mutable std::mutex mu_;
     std::deque<job> jobs_;   // in start order
 };

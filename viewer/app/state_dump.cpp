@@ -1,0 +1,73 @@
+#include "state_dump.hpp"
+
+namespace pipescope::viewer {
+
+namespace {
+
+using json = nlohmann::json;
+
+// The selected slice or instant: where it is and what pipeline node it is.
+json selection_json(const document& d, const view_state& st) {
+    const selection& s = st.sel;
+    if (!s.valid() || s.file >= d.files.size()) return json{{"valid", false}};
+    const loaded_file& f = *d.files[s.file];
+    const tm::trace_model& m = f.model;
+    const tm::track& t = m.tracks[s.ev.track];
+    json j{{"valid", true},
+           {"file", s.file},
+           {"track", t.name},
+           {"kind", s.ev.is_instant ? "instant" : "slice"},
+           {"index", s.ev.index}};
+    using vocab::arg_key;
+    std::optional<std::uint64_t> iteration, stage;
+    if (s.ev.is_instant) {
+        const tm::instant& i = t.instants[s.ev.index];
+        j["name"] = m.str(i.name);
+        iteration = m.uint_arg(i, arg_key::iteration);
+        stage = m.uint_arg(i, arg_key::stage);
+    } else {
+        const tm::slice& sl = t.slices[s.ev.index];
+        j["name"] = m.str(sl.name);
+        iteration = m.uint_arg(sl, arg_key::iteration);
+        stage = m.uint_arg(sl, arg_key::stage);
+    }
+    j["iteration"] = iteration ? json(*iteration) : json(nullptr);
+    j["stage"] = stage ? json(*stage) : json(nullptr);
+    if (const auto r = selection_range(d, s, st.align_runs)) j["range"] = {r->first, r->second};
+    j["flows"] = st.sel_flows.size();
+    return j;
+}
+
+}  // namespace
+
+json dump_state(const shell& sh, window_size win) {
+    const document& d = sh.doc;
+    const view_state& st = sh.state;
+    json j;
+    j["window"] = {{"width", win.width}, {"height", win.height}};
+    j["view"] = st.active_view;
+    json files = json::array();
+    for (const auto& f : d.files) files.push_back({{"path", f->path.string()}, {"name", f->name}});
+    j["files"] = std::move(files);
+    json runs = json::array();
+    for (const auto& r : d.runs) runs.push_back({{"title", r.title}, {"file", r.file}, {"start", r.start}, {"end", r.end}});
+    j["runs"] = std::move(runs);
+    j["errors"] = sh.errors;
+    j["loading"] = sh.loads.busy();
+    j["selection"] = selection_json(d, st);
+    // The timeline's axis, in display ns (from the document's start, or each run's start when aligned).
+    j["visible"] = {{"start", st.vp.t0}, {"end", st.vp.t0 + st.vp.npp * st.vp.width}, {"ns_per_px", st.vp.npp}, {"width_px", st.vp.width}};
+    j["cursor"] = st.cursor ? json(*st.cursor) : json(nullptr);
+    j["playing"] = st.playing;
+    j["align_runs"] = st.align_runs;
+    j["all_flows"] = st.all_flows;
+    j["overlays"] = {{"help", st.show_help}, {"file_browser", sh.file_browser_open()}};
+    j["panels"] = {{"details", st.show_details}, {"lesson", st.show_lesson}};
+    j["lesson"] = sh.lesson_loaded ? json{{"name", sh.lesson_loaded->name}, {"step", sh.lesson_step + 1}} : json(nullptr);
+    json recent = json::array();
+    for (const auto& r : sh.recent_files()) recent.push_back(r.string());
+    j["recent"] = std::move(recent);
+    return j;
+}
+
+}  // namespace pipescope::viewer

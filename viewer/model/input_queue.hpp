@@ -1,0 +1,58 @@
+// Input events between the window system and ImGui, delivered frame by frame.
+//
+// Dear ImGui 1.86 reads the keyboard and mouse as a state sampled once per frame (io.KeysDown,
+// io.MouseDown, io.MousePos). A key pressed and released between two frames would never be seen
+// down, so a quick tap was lost. Events are therefore queued as they arrive (the GLFW callbacks,
+// app/input.cpp, and the scripted-input mode, app/script_runner.cpp, push into the same queue) and
+// each frame takes the longest prefix of the queue that ImGui can see as one state:
+//   - at most one transition per key and per mouse button (a press and its release land in two
+//     consecutive frames);
+//   - no pointer move after a button or wheel event of the frame (a click or a zoom happens where
+//     the pointer was when it happened, not where it went next).
+// The rest waits for the next frame, in order. Pure C++ (no GLFW, no ImGui): unit-tested.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace pipescope::viewer {
+
+struct input_event {
+    enum class kind : std::uint8_t {
+        key,      // code: a GLFW key code; down: pressed or released
+        text,     // code: a Unicode code point typed
+        move,     // x, y: the pointer, in window coordinates
+        button,   // code: mouse button (0 left, 1 right, 2 middle); down
+        wheel,    // x, y: scroll offsets (y > 0: away from the user)
+        leave,    // the pointer left the window
+        frame,    // the events after it wait for the next frame (scripts: a drag's steps)
+    };
+    kind what = kind::key;
+    int code = 0;
+    bool down = false;
+    float x = 0, y = 0;
+
+    static input_event key(int k, bool d) { return {kind::key, k, d}; }
+    static input_event text(unsigned c) { return {kind::text, static_cast<int>(c)}; }
+    static input_event move(float px, float py) { return {kind::move, 0, false, px, py}; }
+    static input_event button(int b, bool d) { return {kind::button, b, d}; }
+    static input_event wheel(float dx, float dy) { return {kind::wheel, 0, false, dx, dy}; }
+    static input_event leave() { return {kind::leave}; }
+    static input_event next_frame() { return {kind::frame}; }
+    bool operator==(const input_event&) const = default;
+};
+
+class input_queue {
+public:
+    void push(const input_event& e) { events_.push_back(e); }
+    // The events of the next frame (see above); empty when nothing is queued.
+    std::vector<input_event> take_frame();
+    bool empty() const { return events_.empty(); }
+    std::size_t size() const { return events_.size(); }
+
+private:
+    std::deque<input_event> events_;
+};
+
+}  // namespace pipescope::viewer
