@@ -127,11 +127,6 @@ void shell::poll_loads() {
 // ---------------------------------------------------------------------------------------------
 
 void shell::menus() {
-    ImGuiIO& io = ImGui::GetIO();
-    if (io.KeyCtrl && ImGui::IsKeyPressed('O', false)) browser_open_ = true;
-    if (!io.WantTextInput && (ImGui::IsKeyPressed('H', false) || ImGui::IsKeyPressed(290 /* GLFW_KEY_F1 */, false)))
-        state.show_help = !state.show_help;
-    if (!io.WantTextInput && lesson_loaded && ImGui::IsKeyPressed('L', false)) state.show_lesson = !state.show_lesson;
     if (!ImGui::BeginMainMenuBar()) return;
     if (ImGui::BeginMenu("File")) {
         if (ImGui::MenuItem("Open...", "Ctrl+O")) browser_open_ = true;
@@ -163,15 +158,18 @@ void shell::menus() {
         ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("View")) {
-        for (const auto& v : view_registry())
-            if (ImGui::MenuItem(v.title, nullptr, state.active_view == v.name)) set_view(v.name);
+        int n = 0;
+        for (const auto& v : view_registry()) {
+            const std::string key = std::to_string(++n);
+            if (ImGui::MenuItem(v.title, key.c_str(), state.active_view == v.name)) set_view(v.name);
+        }
         ImGui::Separator();
         ImGui::MenuItem("Details panel", nullptr, &state.show_details);
         ImGui::MenuItem("Lesson panel", "L", &state.show_lesson, lesson_loaded.has_value());
         ImGui::MenuItem("Align runs to their start", nullptr, &state.align_runs);
         ImGui::MenuItem("All flows in view", nullptr, &state.all_flows);
         ImGui::Separator();
-        ImGui::MenuItem("Help", "H", &state.show_help);
+        ImGui::MenuItem("Help", "?", &state.show_help);
         ImGui::EndMenu();
     }
     if (!doc.empty()) {
@@ -182,7 +180,6 @@ void shell::menus() {
         ImGui::TextDisabled("%s", b);
     }
     ImGui::EndMainMenuBar();
-    if (io.KeyCtrl && ImGui::IsKeyPressed('Q', false)) quit = true;
 }
 
 void shell::welcome() {
@@ -292,6 +289,7 @@ void shell::file_browser() {
 void shell::frame() {
     poll_loads();
     if (lesson_pending_ && !loads.busy()) go_to_step(lesson_step);   // the lesson's traces have loaded
+    global_keys();
     menus();
     const ImGuiViewport* vp = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(vp->WorkPos);

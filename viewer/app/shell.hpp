@@ -63,6 +63,7 @@ private:
     char browser_path_[1024] = {};
 
     void menus();
+    void global_keys();                               // app/shell_keys.cpp
     void welcome();
     void file_browser();
     void refresh_browser();

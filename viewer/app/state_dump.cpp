@@ -1,5 +1,7 @@
 #include "state_dump.hpp"
 
+#include <imgui.h>
+
 namespace pipescope::viewer {
 
 namespace {
@@ -61,7 +63,9 @@ json dump_state(const shell& sh, window_size win) {
     j["playing"] = st.playing;
     j["align_runs"] = st.align_runs;
     j["all_flows"] = st.all_flows;
-    j["overlays"] = {{"help", st.show_help}, {"file_browser", sh.file_browser_open()}};
+    j["overlays"] = {{"help", st.show_help},
+                     {"file_browser", sh.file_browser_open()},
+                     {"popup", ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel)}};   // a menu
     j["panels"] = {{"details", st.show_details}, {"lesson", st.show_lesson}};
     j["lesson"] = sh.lesson_loaded ? json{{"name", sh.lesson_loaded->name}, {"step", sh.lesson_step + 1}} : json(nullptr);
     json recent = json::array();

@@ -1,8 +1,50 @@
-// The help overlay: controls and what the colours mean (H or F1 toggles it).
+// The help overlay: every shortcut, by where it works, and what the colours mean. `?`, H or F1
+// toggle it; Esc closes it. docs/viewer.md ("Keyboard and mouse") lists the same keys: a new
+// shortcut gets a line in both.
 #include "palette.hpp"
 #include "view.hpp"
 
 namespace pipescope::viewer {
+
+namespace {
+
+struct shortcut {
+    const char* keys;
+    const char* what;
+};
+struct shortcut_group {
+    const char* where;
+    std::initializer_list<shortcut> keys;
+};
+
+const shortcut_group groups[] = {
+    {"Everywhere",
+     {{"? or H or F1", "this help (toggle)"},
+      {"Esc", "close the help, a menu or the file browser; else clear the selection"},
+      {"1 .. 6 or Ctrl+1 .. 6", "views: timeline, DAG, compare, breakdown, explain, stage graph"},
+      {"Ctrl+O", "open a trace (or drop files on the window)"},
+      {"Ctrl+Q", "quit"},
+      {"click", "select a slice, instant, node or stage; details on the right"}}},
+    {"Timeline and compare",
+     {{"mouse wheel", "zoom at the cursor"},
+      {"Shift + wheel", "scroll the tracks"},
+      {"drag", "pan (time and tracks)"},
+      {"W / S", "zoom in / out (as in Perfetto)"},
+      {"A / D", "pan left / right"},
+      {"F", "frame the selection"},
+      {"0 or Home", "show everything"}}},
+    {"DAG and stage graph (replay)",
+     {{"Space", "play / pause the replay"},
+      {"Left / Right", "previous / next event"},
+      {"Home / End", "the run's start (stage graph; DAG: show the whole DAG) / its end"},
+      {"F", "DAG: frame the selected node"},
+      {"wheel, drag", "DAG: zoom (Ctrl: rows only, Shift: columns only) and pan"}}},
+    {"Lesson (--lesson)",
+     {{"Page Down / Page Up", "next / previous step"},
+      {"L", "lesson panel: hide / show"}}},
+};
+
+}  // namespace
 
 void draw_help_overlay(view_context& ctx) {
     view_state& st = ctx.state;
@@ -10,32 +52,25 @@ void draw_help_overlay(view_context& ctx) {
     const ImGuiViewport* vp = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f), ImGuiCond_Always,
                             ImVec2(0.5f, 0.5f));
-    ImGui::SetNextWindowBgAlpha(0.94f);
+    ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(vp->WorkSize.x * 0.95f, vp->WorkSize.y * 0.95f));
+    ImGui::SetNextWindowBgAlpha(0.96f);
     bool open = true;
     if (ImGui::Begin("Help", &open, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings)) {
         ImGui::TextUnformatted("pipescope-viewer: how pipeline-parallel programs were scheduled");
-        ImGui::Separator();
+        // One table for every group, so that the descriptions line up.
         if (ImGui::BeginTable("##keys", 2, ImGuiTableFlags_SizingFixedFit)) {
-            const char* rows[][2] = {
-                {"mouse wheel", "zoom at the cursor"},
-                {"shift + wheel", "scroll the tracks"},
-                {"drag", "pan (time and tracks)"},
-                {"W / S", "zoom in / out (as in Perfetto)"},
-                {"A / D", "pan left / right"},
-                {"F", "frame the selection"},
-                {"0 or Home", "show everything"},
-                {"click", "select a slice or instant; details on the right"},
-                {"Page Down / Page Up", "lesson: next / previous step (--lesson)"},
-                {"L", "lesson panel: hide / show"},
-                {"H or F1", "this help"},
-                {"Ctrl+O", "open a trace (or drop files on the window)"},
-            };
-            for (auto& r : rows) {
+            for (const auto& g : groups) {
                 ImGui::TableNextRow();
                 ImGui::TableNextColumn();
-                ImGui::TextColored(ImVec4(0.6f, 0.8f, 1.f, 1.f), "%s", r[0]);
-                ImGui::TableNextColumn();
-                ImGui::TextUnformatted(r[1]);
+                ImGui::Dummy(ImVec2(0, 2));
+                ImGui::TextDisabled("%s", g.where);
+                for (const auto& k : g.keys) {
+                    ImGui::TableNextRow();
+                    ImGui::TableNextColumn();
+                    ImGui::TextColored(ImVec4(0.6f, 0.8f, 1.f, 1.f), "%s", k.keys);
+                    ImGui::TableNextColumn();
+                    ImGui::TextUnformatted(k.what);
+                }
             }
             ImGui::EndTable();
         }
