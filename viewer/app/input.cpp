@@ -72,9 +72,10 @@ void input_router::focus_lost() {
         if (buttons_[b]) queue_.push(input_event::button(static_cast<int>(b), false));
 }
 
-bool input_router::any_held() const {
-    return std::any_of(keys_.begin(), keys_.end(), [](bool d) { return d; }) ||
-           std::any_of(buttons_.begin(), buttons_.end(), [](bool d) { return d; });
+bool input_router::key_held() const {
+    for (std::size_t k = 0; k < keys_.size(); ++k)
+        if (keys_[k] && (k < GLFW_KEY_LEFT_SHIFT || k > GLFW_KEY_RIGHT_SUPER)) return true;
+    return false;
 }
 
 bool input_router::feed(ImGuiIO& io) {
@@ -114,7 +115,8 @@ bool input_router::feed(ImGuiIO& io) {
     // A drag that leaves the window keeps its pointer (X11 grabs it while a button is down).
     const bool dragging = std::any_of(buttons_.begin(), buttons_.end(), [](bool d) { return d; });
     io.MousePos = inside_ || dragging ? ImVec2(x_, y_) : ImVec2(-FLT_MAX, -FLT_MAX);
-    return !batch.empty();
+    fed_last_ = !batch.empty();
+    return fed_last_;
 }
 
 }  // namespace pipescope::viewer

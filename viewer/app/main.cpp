@@ -451,13 +451,24 @@ int main(int argc, char** argv) {
         run_frame(g, sh, before_swap);
     };
     if (scripted) return run_script(script, g, sh, frame);
+    // An idle window sleeps until an event arrives: input, a resize, or a load finishing
+    // (glfwPostEmptyEvent above). It draws continuously only while something moves on its own — a
+    // replay playing, a load's spinner, a key held down (W zooms while held) — and for a few frames
+    // after anything happened, which ImGui needs to settle (a window sizes itself on its second frame).
+    constexpr int settle_frames = 3;
+    int settle = settle_frames;
     while (!glfwWindowShouldClose(g.win) && !sh.quit) {
+        const bool was_loading = sh.loads.busy();
         frame({});
-        bool key_held = false;
-        for (int k : {'W', 'A', 'S', 'D'}) key_held |= ImGui::IsKeyDown(k);
-        if (!g.input.pending() && !sh.loads.busy() && !key_held && !sh.state.playing && !ImGui::IsAnyItemActive() &&
-            io.MouseDelta.x == 0 && io.MouseDelta.y == 0)
-            glfwWaitEventsTimeout(0.25);   // idle: don't spin
+        if (g.input.fed_last() || was_loading) settle = settle_frames;
+        const bool animating = sh.loads.busy() || sh.state.playing || g.input.pending() || g.input.key_held();
+        if (animating) continue;
+        if (settle > 0) {
+            --settle;
+            continue;
+        }
+        glfwWaitEvents();
+        settle = settle_frames;   // whatever woke us: draw it and let it settle
     }
     return 0;
 }
