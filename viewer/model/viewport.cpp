@@ -42,15 +42,15 @@ double nice_step(double npp, double min_px) {
     return 10 * p;
 }
 
-namespace {
-struct unit { double scale; const char* name; };
-unit unit_for(double ns) {
+time_unit unit_for(double ns) {
     ns = std::fabs(ns);
     if (ns >= 1e9) return {1e9, "s"};
     if (ns >= 1e6) return {1e6, "ms"};
     if (ns >= 1e3) return {1e3, "\xC2\xB5s"};  // µs
     return {1, "ns"};
 }
+
+namespace {
 std::string trim_number(double v, int decimals) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*f", std::max(0, decimals), v);
@@ -65,12 +65,12 @@ std::string trim_number(double v, int decimals) {
 }  // namespace
 
 std::string format_duration(double ns, int max_decimals) {
-    const unit u = unit_for(ns);
+    const time_unit u = unit_for(ns);
     return trim_number(ns / u.scale, u.scale == 1 ? std::min(max_decimals, 1) : max_decimals) + " " + u.name;
 }
 
 std::string format_tick(double t, double step) {
-    const unit u = unit_for(step);
+    const time_unit u = unit_for(step);
     const double s = step / u.scale;  // 1, 2, 5, 10, 20, 50, 100, 200, 500
     const int decimals = s >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(s) - 1e-9));
     return trim_number(t / u.scale, decimals) + " " + u.name;

@@ -27,6 +27,13 @@ struct viewport {
     void clamp(double lo, double hi);
 };
 
+// The unit a time of this size is written in: s, ms, µs or ns.
+struct time_unit {
+    double scale;       // ns per unit
+    const char* name;   // "ms", "\xC2\xB5s" (µs), ...
+};
+time_unit unit_for(double ns);
+
 // A "nice" tick step (1, 2 or 5 x 10^k ns) such that steps are at least min_px pixels apart.
 double nice_step(double npp, double min_px);
 // "1.5 ms", "250 µs", "3 ns", "2.25 s": a time with a unit chosen for its size.
