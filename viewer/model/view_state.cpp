@@ -36,11 +36,15 @@ selection select_node(const document& d, std::uint64_t iteration, std::uint64_t 
     return {};
 }
 
+double display_offset_of(const document& d, std::uint32_t file, std::uint32_t track, bool aligned) {
+    const std::uint32_t r = run_of(d, file, track);
+    return r == tm::no_index ? static_cast<double>(d.start) : display_offset(d, d.runs[r], aligned);
+}
+
 std::optional<std::pair<double, double>> selection_range(const document& d, const selection& s, bool aligned) {
     if (!s.valid() || s.file >= d.files.size()) return std::nullopt;
     const loaded_file& f = *d.files[s.file];
-    const std::uint32_t r = run_of(d, s.file, s.ev.track);
-    const double off = r == tm::no_index ? static_cast<double>(d.start) : display_offset(d, d.runs[r], aligned);
+    const double off = display_offset_of(d, s.file, s.ev.track, aligned);
     return std::pair{static_cast<double>(f.event_ts(s.ev)) - off, static_cast<double>(f.event_end(s.ev)) - off};
 }
 
@@ -48,6 +52,16 @@ void view_state::select(const document& d, const selection& s) {
     sel = s;
     sel_flows.clear();
     if (s.valid() && s.file < d.files.size()) sel_flows = flows_of(*d.files[s.file], s.ev);
+}
+
+void view_state::bring_into_view(std::pair<double, double> range) {
+    const double span = vp.width * vp.npp;
+    if (range.second - range.first < span * 0.8) {
+        vp.t0 = (range.first + range.second - span) * 0.5;   // same zoom, centred
+    } else {
+        frame_request = range;
+    }
+    scroll_to_selection = true;
 }
 
 void view_state::request_frame_all(const document& d) {

@@ -2,7 +2,9 @@
 // Pure C++ (no ImGui).
 #pragma once
 
+#include "area_selection.hpp"
 #include "document.hpp"
+#include "search.hpp"
 #include "viewport.hpp"
 
 #include <cstdint>
@@ -38,6 +40,10 @@ std::uint32_t run_of(const document& d, std::uint32_t file, std::uint32_t track)
 selection select_node(const document& d, std::uint64_t iteration, std::uint64_t stage,
                       std::uint32_t run = tm::no_index);
 
+// The display offset of a track's events: its run's (display_offset), or the document start for a
+// track of no run. Display time = timestamp - offset.
+double display_offset_of(const document& d, std::uint32_t file, std::uint32_t track, bool aligned);
+
 // Display-time range of a selection (ns on the view's axis), if valid.
 std::optional<std::pair<double, double>> selection_range(const document& d, const selection& s, bool aligned);
 
@@ -59,8 +65,13 @@ struct view_state {
     // `playing`: a view advances it every frame (the frame loop then does not idle).
     std::optional<double> cursor;
     bool playing = false;
+    search_state search;                    // the timeline's search box (/ or Ctrl+F)
+    std::optional<area_selection> area;     // the marked time range over tracks (Shift+drag, M)
 
     void select(const document& d, const selection& s);
+    // Shows a display range: centred at the current zoom if it fits in most of the view, else
+    // framed; and scrolls the timeline to the selection.
+    void bring_into_view(std::pair<double, double> range);
     // Frames [lo, hi] of the whole document on the display axis.
     void request_frame_all(const document& d);
 };
