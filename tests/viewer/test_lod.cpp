@@ -205,3 +205,57 @@ TEST_CASE("lod: cost is bounded by the pixels, not the slices", "[viewer][lod]")
     WARN("lod_merge of 2M slices into 1000 px: " << ms << " ms");
     CHECK(ms < 20);   // a scan of 2M slices would take longer than this with the dominant-colour work
 }
+
+TEST_CASE("instant buckets: every visible instant in exactly one bucket, on a fixed grid", "[viewer][lod][instants]") {
+    std::mt19937_64 rng(7);
+    std::vector<tm::instant> v;
+    std::uint64_t t = 0;
+    for (int k = 0; k < 20000; ++k) {
+        t += rng() % 3 == 0 ? rng() % 5000 : rng() % 20;   // bursts and gaps
+        tm::instant i;
+        i.ts = t;
+        i.name = static_cast<tm::string_id>(rng() % 3);
+        v.push_back(i);
+    }
+    const instant_kind kinds[] = {instant_kind::steal, instant_kind::wake, instant_kind::steal};
+    std::vector<instant_bucket> out;
+    for (double npp : {0.5, 10.0, 300.0, 1e5}) {
+        lod_params p;
+        p.npp = npp;
+        p.width = 900;
+        p.t_left = static_cast<double>(t) * 0.25;
+        instant_buckets(v, kinds, p, 3, out);
+        const double tr = p.t_left + p.width * npp;
+        std::size_t visible = 0;
+        for (const auto& i : v) visible += static_cast<double>(i.ts) >= p.t_left && static_cast<double>(i.ts) < tr;
+        std::size_t counted = 0;
+        double prev_x1 = -1;
+        std::uint32_t next = out.empty() ? 0 : out.front().first;
+        for (const auto& b : out) {
+            CHECK(b.count >= 1);
+            CHECK(b.first == next);   // consecutive: no instant skipped or counted twice
+            next = b.first + b.count;
+            CHECK(b.x0 >= prev_x1);
+            CHECK(b.x1 > b.x0);
+            CHECK(b.x1 - b.x0 <= 3 + 1e-9);
+            CHECK(b.x0 >= 0);
+            CHECK(b.x1 <= 900);
+            const double x = (static_cast<double>(v[b.first].ts) - p.t_left) / npp;
+            CHECK(x >= b.x0 - 1e-6);
+            CHECK(x < b.x1 + 1e-6);
+            prev_x1 = b.x1;
+            counted += b.count;
+        }
+        CHECK(counted == visible);
+        if (npp == 1e5) CHECK(out.size() <= 300);   // a bucket per 3 px at most
+    }
+    // One kind dominates a bucket: its colour.
+    std::vector<tm::instant> w(10);
+    for (std::size_t k = 0; k < w.size(); ++k) w[k].ts = k, w[k].name = k < 7 ? 1 : 0;
+    lod_params p;
+    p.npp = 100;
+    instant_buckets(w, kinds, p, 3, out);
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].count == 10);
+    CHECK(out[0].kind == instant_kind::wake);
+}

@@ -187,6 +187,36 @@ std::size_t hit_instant(const std::vector<tm::instant>& v, double t, double tol)
     return hit;
 }
 
+void instant_buckets(const std::vector<tm::instant>& v, const instant_kind* kind_of_name, const lod_params& p, double bucket_px,
+                     std::vector<instant_bucket>& out) {
+    out.clear();
+    const double bucket_ns = bucket_px * p.npp;
+    if (v.empty() || !(bucket_ns > 0)) return;
+    const double tr = p.t_left + p.width * p.npp;
+    auto ts_lt = [](const tm::instant& a, double t) { return static_cast<double>(a.ts) < t; };
+    auto i = std::lower_bound(v.begin(), v.end(), p.t_left, ts_lt);
+    while (i != v.end() && static_cast<double>(i->ts) < tr) {
+        const double b = std::floor(static_cast<double>(i->ts) / bucket_ns);   // its bucket on the fixed grid
+        const double bucket_end = (b + 1) * bucket_ns;
+        const auto j = std::lower_bound(i + 1, v.end(), bucket_end, ts_lt);
+        instant_bucket out_b;
+        out_b.x0 = std::max(0.0, (b * bucket_ns - p.t_left) / p.npp);
+        out_b.x1 = std::min(p.width, (bucket_end - p.t_left) / p.npp);
+        out_b.first = static_cast<std::uint32_t>(i - v.begin());
+        out_b.count = static_cast<std::uint32_t>(j - i);
+        // The most frequent kind, over at most 16 evenly spread instants.
+        std::array<std::uint32_t, 16> votes{};
+        const std::size_t n = out_b.count, samples = std::min<std::size_t>(n, 16);
+        for (std::size_t q = 0; q < samples; ++q) {
+            const auto k = static_cast<std::size_t>(kind_of_name[(i + static_cast<std::ptrdiff_t>(q * n / samples))->name]);
+            if (k < votes.size()) ++votes[k];
+        }
+        out_b.kind = static_cast<instant_kind>(std::max_element(votes.begin(), votes.end()) - votes.begin());
+        out.push_back(out_b);
+        i = j;
+    }
+}
+
 void counter_lod(const std::vector<tm::counter_sample>& v, const lod_params& p, std::vector<counter_column>& out,
                  double* value_before) {
     out.clear();

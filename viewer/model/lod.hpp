@@ -53,6 +53,21 @@ std::size_t hit_instant(const std::vector<tm::instant>& instants, double t, doub
 // First row position whose slice ends at or after t (binary search on the sorted ends).
 std::size_t first_ending_at_or_after(const row_view& row, double t);
 
+// Instants reduced to what one frame draws: the time area cut into buckets of `bucket_px` pixels
+// (on a grid fixed to the time axis, so buckets do not shimmer while panning), one entry per bucket
+// that holds instants, with how many and the kind most of them are (exact up to 16, else from 16
+// evenly spread ones). A lone instant is drawn as itself, a crowded bucket as a bar whose height
+// says how many: zoomed out the lane summarises instead of becoming a solid band of markers.
+// O(occupied buckets * log n), whatever the number of instants.
+struct instant_bucket {
+    double x0 = 0, x1 = 0;           // pixels from the left edge of the time area
+    std::uint32_t first = 0;         // index of its first instant
+    std::uint32_t count = 0;
+    instant_kind kind = instant_kind::other;
+};
+void instant_buckets(const std::vector<tm::instant>& instants, const instant_kind* kind_of_name, const lod_params& p,
+                     double bucket_px, std::vector<instant_bucket>& out);
+
 // Counter samples reduced to what one frame draws: one entry per pixel column that has samples,
 // with the min/max inside the column and the value held after it.
 struct counter_column {

@@ -147,9 +147,11 @@ std::vector<search_match> find_matches(const document& d, const search_query& q,
 }
 
 void search_state::update(const document& d, std::string_view query, bool aligned_axis) {
-    if (query == text && aligned_axis == aligned) return;
+    if (query == text && aligned_axis == aligned && &d == doc && d.files.size() == files) return;
     text = query;
     aligned = aligned_axis;
+    doc = &d;
+    files = d.files.size();
     matches = find_matches(d, parse_query(text), aligned);
     current = none;
 }

@@ -43,10 +43,12 @@ struct search_state {
     static constexpr std::size_t none = static_cast<std::size_t>(-1);
     std::string text;                        // what was searched for
     bool aligned = false;                    // the axis the match times are on
+    const document* doc = nullptr;           // and the document searched, with its file count
+    std::size_t files = 0;
     std::vector<search_match> matches;
     std::size_t current = none;              // the match last stepped to
 
-    // Searches again if the text or the axis changed (the current match is then forgotten).
+    // Searches again if the text, the axis or the document's files changed (the current match is then forgotten).
     void update(const document& d, std::string_view query, bool aligned_axis);
     // Steps to the next (or previous) match and returns it, or none if there is no match. From no
     // current match, forward is the first match at or after `from_t` and backward the last one

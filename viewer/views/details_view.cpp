@@ -81,8 +81,9 @@ void folded_note(const tm::trace_model& m, const tm::slice& s) {
 void draw_details_panel(view_context& ctx) {
     const document& d = ctx.doc;
     view_state& st = ctx.state;
+    draw_area_panel(ctx);
     if (!st.sel.valid() || st.sel.file >= d.files.size()) {
-        summary(ctx);
+        if (!st.area) summary(ctx);
         return;
     }
     const loaded_file& f = *d.files[st.sel.file];
@@ -90,7 +91,7 @@ void draw_details_panel(view_context& ctx) {
     const tm::event_ref e = st.sel.ev;
     const tm::track& t = m.tracks[e.track];
     const std::uint32_t r = run_of(d, st.sel.file, e.track);
-    const double off = r == tm::no_index ? static_cast<double>(d.start) : display_offset(d, d.runs[r], st.align_runs);
+    const double off = display_offset_of(d, st.sel.file, e.track, st.align_runs);
     const tm::model_arg *a0, *a1;
     if (e.is_instant) {
         const tm::instant& in = t.instants[e.index];
@@ -150,18 +151,7 @@ void draw_details_panel(view_context& ctx) {
         }
         if (jump.valid()) {
             st.select(d, jump);
-            if (auto range = selection_range(d, st.sel, st.align_runs)) {
-                // Keep the zoom if the other end fits; otherwise frame it.
-                const double span = st.vp.width * st.vp.npp;
-                const double len = range->second - range->first;
-                if (len < span * 0.8) {
-                    const double mid = (range->first + range->second) * 0.5;
-                    st.frame_request = std::pair{mid - span * 0.5, mid + span * 0.5};
-                } else {
-                    st.frame_request = range;
-                }
-            }
-            st.scroll_to_selection = true;
+            if (auto range = selection_range(d, st.sel, st.align_runs)) st.bring_into_view(*range);
         }
     }
     ImGui::Separator();

@@ -1,9 +1,14 @@
-// The timeline: per run a header, a track per worker (node slices by stage, scheduler states,
-// instants), the run's line tracks (collapsible) and counters, flows as arrows, a time ruler.
+// The timeline: per run a header (sticky while its tracks scroll), a track per worker (node slices
+// by stage, scheduler states, instants), the run's line tracks (collapsible) and counters, flows as
+// arrows, a time ruler; search, area selection (Shift+drag, M) and the keys of docs/viewer.md.
 // Everything drawn per frame is bounded by the visible pixels (see model/lod.hpp).
 #include "legend.hpp"
 #include "palette.hpp"
+#include "search_box.hpp"
+#include "time_ruler.hpp"
 #include "view.hpp"
+
+#include "../model/ruler.hpp"
 
 #include "../model/lod.hpp"
 
@@ -25,6 +30,22 @@ struct hit_region {
     double offset;    // display offset of the run
 };
 
+// Where a track is drawn this frame (all its rows and its lane): what an area selection covers.
+struct track_region {
+    float y0, y1;
+    track_ref track;
+};
+
+// A run's header and how far down its tracks go, for the sticky header.
+struct run_span {
+    std::uint32_t run;
+    float header_y, end_y;
+};
+
+// W/S: a tap zooms by this much at once (Perfetto's step), a held key keeps zooming smoothly.
+constexpr double zoom_tap = 0.78, zoom_held_per_s = 0.05;
+constexpr float zoom_hold_after_s = 0.25f;
+
 std::string short_num(double v) {
     char b[32];
     if (v == std::floor(v) && std::fabs(v) < 1e15) std::snprintf(b, sizeof b, "%.0f", v);
@@ -40,6 +61,15 @@ private:
     std::vector<lod_block> blocks_;
     std::vector<counter_column> ccols_;
     std::vector<hit_region> hits_;
+    std::vector<track_region> track_regions_;
+    std::vector<run_span> run_spans_;
+    std::vector<instant_bucket> buckets_;
+    search_box search_;
+    bool focus_search_ = false;
+    selection last_seen_sel_;                   // the selection this view last showed
+    bool area_dragging_ = false;                // Shift+drag: an area selection being drawn
+    double area_from_t_ = 0;
+    float area_from_y_ = 0;
     std::vector<std::vector<float>> track_y_;   // per file, per track: y of the track's first row (screen), or NaN
     std::vector<std::vector<float>> lane_y_;    // per file, per track: y of the instant lane
     bool dragging_ = false, drag_moved_ = false;
@@ -47,20 +77,30 @@ private:
     const document* laid_out_for_ = nullptr;
 
     void toolbar(view_context& ctx);
-    void ruler(view_context& ctx, ImVec2 origin, float width);
+    void run_header(view_context& ctx, ImDrawList* dl, std::uint32_t ri, float y, float x_labels, float x0, float width);
     void draw_slices(view_context& ctx, ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, float rh,
                      int rows, double offset, float x0, float width, bool labels);
-    void draw_instants(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, double offset, float x0,
-                       float width, const viewport& vp);
+    void draw_instants(view_context& ctx, ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, double offset,
+                       float x0, float width);
     void draw_counter(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, double offset, float x0,
                       float width, const viewport& vp);
     void draw_flows(view_context& ctx, ImDrawList* dl, float x0, float width, float clip_y0, float clip_y1);
     void tooltip(view_context& ctx, const selection& s);
+    selection hit_at(const view_context& ctx, ImVec2 mp, float x0) const;
+    bool lost_events_tooltip(const view_context& ctx, ImVec2 mp, float x0) const;
+    std::optional<area_selection> area_between(double t_a, double t_b, float y_a, float y_b) const;
+    void draw_area(view_context& ctx, ImDrawList* dl, const area_selection& a, float x0, float width, float clip_y0,
+                   float clip_y1, float ruler_y) const;
+    void keys(view_context& ctx, bool in_time, float mouse_px, float width);
+    void reveal_selection(view_context& ctx);
     ImVec2 event_pos(const view_context& ctx, std::uint32_t file, const tm::event_ref& e, float x0, bool& ok) const;
 };
 
 void timeline_view::toolbar(view_context& ctx) {
     view_state& st = ctx.state;
+    search_.draw(ctx, focus_search_);
+    focus_search_ = false;
+    ImGui::SameLine();
     if (ImGui::Checkbox("Align runs", &st.align_runs)) st.request_frame_all(ctx.doc);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Each run starts at 0 (off: absolute time, one axis for all runs)");
     ImGui::SameLine();
@@ -78,39 +118,6 @@ void timeline_view::toolbar(view_context& ctx) {
     legend_swatch(key_colour(key_waiting), "waiting", "line: iteration waiting at a stage / to retire");
     legend_swatch(key_colour(key_throttled), "throttled", "control: the loop waits for the oldest iteration (K)");
     legend_swatch(col_events_lost, "lost", "events lost: the recorder's buffer ran dry here");
-}
-
-void timeline_view::ruler(view_context& ctx, ImVec2 o, float width) {
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const viewport& vp = ctx.state.vp;
-    dl->AddRectFilled(o, ImVec2(o.x + label_w + width, o.y + ruler_h), IM_COL32(24, 25, 29, 255));
-    const double step = nice_step(vp.npp, 110);
-    const double minor = step / 5;
-    const float x0 = o.x + label_w;
-    char buf[64];
-    for (double t = std::ceil(vp.t0 / minor) * minor; t <= vp.t1(); t += minor) {
-        const float x = x0 + static_cast<float>(vp.to_px(t));
-        const bool major = std::fabs(std::remainder(t, step)) < minor * 0.5;
-        dl->AddLine(ImVec2(x, o.y + ruler_h - (major ? 12 : 5)), ImVec2(x, o.y + ruler_h), IM_COL32(170, 170, 180, 255));
-        if (major) {
-            const std::string s = format_tick(t, step);
-            dl->AddText(ImVec2(x + 3, o.y + 3), IM_COL32(220, 220, 225, 255), s.c_str());
-        }
-    }
-    std::snprintf(buf, sizeof buf, "%s / div", format_duration(step).c_str());
-    dl->AddText(ImVec2(o.x + 6, o.y + 3), IM_COL32(150, 150, 160, 255), buf);
-    std::snprintf(buf, sizeof buf, "view %s", format_duration(vp.width * vp.npp).c_str());
-    dl->AddText(ImVec2(o.x + 6, o.y + 18), IM_COL32(120, 120, 130, 255), buf);
-    dl->AddLine(ImVec2(o.x, o.y + ruler_h - 0.5f), ImVec2(o.x + label_w + width, o.y + ruler_h - 0.5f), IM_COL32(80, 80, 90, 255));
-    // The shared time cursor (the DAG's replay time): a marker on the ruler, as in Perfetto.
-    if (ctx.state.cursor) {
-        const double px = vp.to_px(*ctx.state.cursor);
-        if (px >= 0 && px <= width) {
-            const float x = x0 + static_cast<float>(px);
-            dl->AddTriangleFilled(ImVec2(x - 6, o.y + ruler_h - 12), ImVec2(x + 6, o.y + ruler_h - 12), ImVec2(x, o.y + ruler_h),
-                                  col_time_cursor);
-        }
-    }
 }
 
 void timeline_view::draw_slices(view_context& ctx, ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y,
@@ -160,29 +167,46 @@ void timeline_view::draw_slices(view_context& ctx, ImDrawList* dl, const loaded_
     }
 }
 
-void timeline_view::draw_instants(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, double offset,
-                                  float x0, float width, const viewport& vp) {
+void timeline_view::draw_instants(view_context& ctx, ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y,
+                                  double offset, float x0, float width) {
+    const viewport& vp = ctx.state.vp;
     const auto& v = f.model.tracks[ti].instants;
     if (v.empty()) return;
-    const double tl = vp.t0 + offset, tr = tl + width * vp.npp;
-    auto lt = [](const tm::instant& a, double t) { return static_cast<double>(a.ts) < t; };
-    auto it = std::lower_bound(v.begin(), v.end(), tl - 3 * vp.npp, lt);
-    while (it != v.end() && static_cast<double>(it->ts) < tr + 3 * vp.npp) {
-        const float x = x0 + static_cast<float>((static_cast<double>(it->ts) - tl) / vp.npp);
-        const instant_kind k = f.instant_of_string[it->name];
-        const ImU32 c = instant_colour(k);
-        if (k != instant_kind::other || f.model.str(it->name) != vocab::run) {
-            dl->AddTriangleFilled(ImVec2(x, y + 1), ImVec2(x - 3.5f, y + instant_h - 2), ImVec2(x + 3.5f, y + instant_h - 2), c);
+    lod_params p;
+    p.t_left = vp.t0 + offset;
+    p.npp = vp.npp;
+    p.width = width;
+    // A lone instant is a triangle; a bucket of several is a bar whose height grows with the count
+    // (log scale), so that a busy lane zoomed out reads as a density, not a solid band.
+    instant_buckets(v, f.instant_of_string.data(), p, 3, buckets_);
+    const float bottom = y + instant_h - 1;
+    for (const instant_bucket& b : buckets_) {
+        const ImU32 c = instant_colour(b.kind);
+        if (b.count == 1) {
+            const tm::instant& in = v[b.first];
+            if (b.kind == instant_kind::other && f.model.str(in.name) == vocab::run) continue;
+            const float x = x0 + static_cast<float>((static_cast<double>(in.ts) - p.t_left) / vp.npp);
+            dl->AddTriangleFilled(ImVec2(x, y + 1), ImVec2(x - 3.5f, bottom - 1), ImVec2(x + 3.5f, bottom - 1), c);
+        } else {
+            const float h = (instant_h - 2) * std::min(1.0f, 0.3f + 0.7f * std::log2(static_cast<float>(b.count)) / 8);
+            dl->AddRectFilled(ImVec2(x0 + static_cast<float>(b.x0), bottom - h), ImVec2(x0 + static_cast<float>(b.x1) - 0.5f, bottom), c);
         }
-        // Skip ahead to the next pixel pair: at most one marker per 2 px.
-        const double next = static_cast<double>(it->ts) + 2 * vp.npp;
-        it = std::lower_bound(it + 1, v.end(), next, lt);
     }
+    const double tl = p.t_left, tr = tl + width * vp.npp;
     for (auto k : f.lost_instants[ti]) {   // always drawn
         const double t = static_cast<double>(v[k].ts);
         if (t < tl - vp.npp || t > tr) continue;
         const float x = x0 + static_cast<float>((t - tl) / vp.npp);
         dl->AddRectFilled(ImVec2(x - 1.5f, y - 60 < 0 ? y : y - (row_h)), ImVec2(x + 1.5f, y + instant_h), col_events_lost);
+    }
+    // The selected instant: a larger outlined marker and a line across the track.
+    const selection& sel = ctx.state.sel;
+    if (sel.valid() && sel.ev.is_instant && sel.ev.track == ti && &f == ctx.doc.files[sel.file].get()) {
+        const float x = x0 + static_cast<float>((static_cast<double>(v[sel.ev.index].ts) - tl) / vp.npp);
+        const float top = track_y_[sel.file][ti];
+        dl->AddLine(ImVec2(x, top), ImVec2(x, bottom), IM_COL32(255, 255, 255, 150), 1.0f);
+        dl->AddTriangleFilled(ImVec2(x, y - 2), ImVec2(x - 6, bottom + 1), ImVec2(x + 6, bottom + 1), instant_colour(f.instant_of_string[v[sel.ev.index].name]));
+        dl->AddTriangle(ImVec2(x, y - 2), ImVec2(x - 6, bottom + 1), ImVec2(x + 6, bottom + 1), IM_COL32(255, 255, 255, 255), 2.0f);
     }
 }
 
@@ -233,8 +257,7 @@ ImVec2 timeline_view::event_pos(const view_context& ctx, std::uint32_t file, con
     const float ty = e.is_instant ? lane_y_[file][e.track] : track_y_[file][e.track];
     if (std::isnan(ty)) return {};
     const loaded_file& f = *ctx.doc.files[file];
-    const std::uint32_t r = run_of(ctx.doc, file, e.track);
-    const double off = r == tm::no_index ? static_cast<double>(ctx.doc.start) : display_offset(ctx.doc, ctx.doc.runs[r], ctx.state.align_runs);
+    const double off = display_offset_of(ctx.doc, file, e.track, ctx.state.align_runs);
     const double t = static_cast<double>(f.event_ts(e)) - off;
     float y = ty;
     if (e.is_instant) y += instant_h * 0.5f;
@@ -243,29 +266,40 @@ ImVec2 timeline_view::event_pos(const view_context& ctx, std::uint32_t file, con
     return ImVec2(x0 + static_cast<float>(ctx.state.vp.to_px(t)), y);
 }
 
-void arrow(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 c, float thick) {
+// A flow arrow: a curve leaving `a` to the right and entering `b` from the left, a dot at its tail
+// and a head scaled to its thickness; `outline` draws a dark edge under it (highlighted flows).
+void arrow(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 c, float thick, bool outline) {
     const float dx = b.x - a.x, dy = b.y - a.y;
-    const float len = std::sqrt(dx * dx + dy * dy);
-    if (len < 1) return;
+    if (std::sqrt(dx * dx + dy * dy) < 1) return;
     const ImVec2 cp1(a.x + std::max(12.f, std::fabs(dx) * 0.3f), a.y), cp2(b.x - std::max(12.f, std::fabs(dx) * 0.3f), b.y);
-    dl->AddBezierCubic(a, cp1, cp2, b, c, thick, 16);
     const float ux = b.x - cp2.x, uy = b.y - cp2.y, ul = std::max(1e-3f, std::sqrt(ux * ux + uy * uy));
     const float nx = ux / ul, ny = uy / ul;
-    dl->AddTriangleFilled(b, ImVec2(b.x - nx * 8 - ny * 4, b.y - ny * 8 + nx * 4), ImVec2(b.x - nx * 8 + ny * 4, b.y - ny * 8 - nx * 4), c);
-    dl->AddCircleFilled(a, 2.5f, c);
+    const float head_len = 6 + 2.5f * thick, head_half = 3 + 1.2f * thick;
+    const ImVec2 back(b.x - nx * head_len * 0.8f, b.y - ny * head_len * 0.8f);   // the curve ends inside the head
+    const ImVec2 h1(b.x - nx * head_len - ny * head_half, b.y - ny * head_len + nx * head_half);
+    const ImVec2 h2(b.x - nx * head_len + ny * head_half, b.y - ny * head_len - nx * head_half);
+    if (outline) {
+        const ImU32 dark = IM_COL32(0, 0, 0, 200);
+        dl->AddBezierCubic(a, cp1, cp2, back, dark, thick + 2.5f, 20);
+        dl->AddTriangle(b, h1, h2, dark, 2.5f);
+    }
+    dl->AddBezierCubic(a, cp1, cp2, back, c, thick, 20);
+    dl->AddTriangleFilled(b, h1, h2, c);
+    dl->AddCircleFilled(a, 1.5f + thick, c);
 }
 
 void timeline_view::draw_flows(view_context& ctx, ImDrawList* dl, float x0, float width, float cy0, float cy1) {
     dl->PushClipRect(ImVec2(x0, cy0), ImVec2(x0 + width, cy1), true);
     const view_state& st = ctx.state;
-    auto one = [&](std::uint32_t file, const tm::flow& fl, float thick, unsigned alpha) {
+    auto one = [&](std::uint32_t file, const tm::flow& fl, float thick, unsigned alpha, bool highlighted) {
         bool ok1 = false, ok2 = false;
         const ImVec2 a = event_pos(ctx, file, fl.from, x0, ok1), b = event_pos(ctx, file, fl.to, x0, ok2);
         if (!ok1 || !ok2) return;
         const loaded_file& f = *ctx.doc.files[file];
         instant_kind k = instant_kind::other;
         if (fl.from.is_instant) k = f.instant_of_string[f.model.tracks[fl.from.track].instants[fl.from.index].name];
-        arrow(dl, a, b, (flow_colour(k) & 0x00FFFFFF) | (alpha << 24), thick);
+        const ImU32 c = (flow_colour(k) & 0x00FFFFFF) | (alpha << 24);
+        arrow(dl, a, b, c, thick, highlighted);
     };
     if (st.all_flows) {
         const viewport& vp = st.vp;
@@ -284,7 +318,7 @@ void timeline_view::draw_flows(view_context& ctx, ImDrawList* dl, float x0, floa
             std::size_t i = static_cast<std::size_t>(std::lower_bound(ft.begin(), ft.end(), lo - vp.width * vp.npp * 0.25) - ft.begin());
             int drawn = 0;
             while (i < ft.size() && static_cast<double>(ft[i]) < hi && drawn < 4000) {
-                one(fi, f.model.flows[f.flows_by_time[i]], 1.2f, 150);
+                one(fi, f.model.flows[f.flows_by_time[i]], 1.6f, 170, false);
                 ++drawn;
                 // At most a few arrows per pixel column: skip the rest of this column.
                 const double next = static_cast<double>(ft[i]) + vp.npp;
@@ -295,8 +329,9 @@ void timeline_view::draw_flows(view_context& ctx, ImDrawList* dl, float x0, floa
             }
         }
     }
+    // The selection's flows on top, highlighted: thicker, opaque, over a dark edge.
     if (st.sel.valid())
-        for (const flow_link& l : st.sel_flows) one(st.sel.file, ctx.doc.files[st.sel.file]->model.flows[l.flow], 2.2f, 255);
+        for (const flow_link& l : st.sel_flows) one(st.sel.file, ctx.doc.files[st.sel.file]->model.flows[l.flow], 3.0f, 255, true);
     dl->PopClipRect();
 }
 
@@ -304,8 +339,7 @@ void timeline_view::tooltip(view_context& ctx, const selection& s) {
     const loaded_file& f = *ctx.doc.files[s.file];
     const tm::trace_model& m = f.model;
     const tm::track& t = m.tracks[s.ev.track];
-    const std::uint32_t r = run_of(ctx.doc, s.file, s.ev.track);
-    const double off = r == tm::no_index ? static_cast<double>(ctx.doc.start) : display_offset(ctx.doc, ctx.doc.runs[r], ctx.state.align_runs);
+    const double off = display_offset_of(ctx.doc, s.file, s.ev.track, ctx.state.align_runs);
     ImGui::BeginTooltip();
     const tm::model_arg *a0, *a1;
     if (s.ev.is_instant) {
@@ -336,6 +370,162 @@ void timeline_view::tooltip(view_context& ctx, const selection& s) {
     ImGui::EndTooltip();
 }
 
+void timeline_view::run_header(view_context& ctx, ImDrawList* dl, std::uint32_t ri, float y, float x_labels, float x0, float width) {
+    const document& doc = ctx.doc;
+    const run_ref& rr = doc.runs[ri];
+    const tm::trace_model& m = doc.files[rr.file]->model;
+    const double off = display_offset(doc, rr, ctx.state.align_runs);
+    dl->AddRectFilled(ImVec2(x_labels, y), ImVec2(x0 + width, y + header_h), IM_COL32(52, 56, 70, 255));
+    std::string h = rr.title + "   " + format_duration(static_cast<double>(rr.end - rr.start)) + ", " +
+                    std::to_string(rr.workers.size()) + " workers";
+    if (rr.run != tm::no_index && m.runs[rr.run].dag.K) h += ", K = " + std::to_string(m.runs[rr.run].dag.K);
+    if (rr.run != tm::no_index && m.runs[rr.run].dag.iterations)
+        h += ", " + std::to_string(m.runs[rr.run].dag.iterations) + " iterations";
+    dl->AddText(ImVec2(x_labels + 6, y + (header_h - ImGui::GetFontSize()) * 0.5f), IM_COL32(240, 240, 245, 255), h.c_str());
+    // Where the run lies on the axis.
+    const float rx0 = x0 + static_cast<float>(ctx.state.vp.to_px(static_cast<double>(rr.start) - off));
+    const float rx1 = x0 + static_cast<float>(ctx.state.vp.to_px(static_cast<double>(rr.end) - off));
+    dl->AddRectFilled(ImVec2(std::max(rx0, x0), y + header_h - 3), ImVec2(std::min(rx1, x0 + width), y + header_h), IM_COL32(120, 150, 220, 255));
+}
+
+selection timeline_view::hit_at(const view_context& ctx, ImVec2 mp, float x0) const {
+    const double t_disp = ctx.state.vp.to_ns(mp.x - x0), tol = 3 * ctx.state.vp.npp;
+    for (const hit_region& h : hits_) {
+        if (mp.y < h.y0 || mp.y >= h.y1) continue;
+        const loaded_file& f = *ctx.doc.files[h.file];
+        const double t = t_disp + h.offset;
+        if (h.depth < 0) {
+            const std::size_t k = hit_instant(f.model.tracks[h.track].instants, t, tol);
+            if (k != npos) return {h.file, {h.track, static_cast<std::uint32_t>(k), true}};
+        } else {
+            const row_view row = f.row(h.track, static_cast<std::uint16_t>(h.depth));
+            const std::size_t k = hit_row(row, t, tol);
+            if (k != npos) return {h.file, {h.track, row.slice_index(k), false}};
+        }
+        break;
+    }
+    return {};
+}
+
+// The red "events lost" markers under the mouse (within 3 px, on the track under it): how many
+// events were lost there, where and when. False if there is none.
+bool timeline_view::lost_events_tooltip(const view_context& ctx, ImVec2 mp, float x0) const {
+    const viewport& vp = ctx.state.vp;
+    for (const track_region& r : track_regions_) {
+        if (mp.y < r.y0 || mp.y >= r.y1) continue;
+        const loaded_file& f = *ctx.doc.files[r.track.file];
+        const auto& lost = f.lost_instants[r.track.track];
+        if (lost.empty()) return false;
+        const auto& v = f.model.tracks[r.track.track].instants;
+        const double off = display_offset_of(ctx.doc, r.track.file, r.track.track, ctx.state.align_runs);
+        const double t = vp.to_ns(mp.x - x0) + off, tol = 3 * vp.npp;
+        std::uint64_t dropped = 0, markers = 0, first = 0;
+        for (auto k : lost) {
+            const double ts = static_cast<double>(v[k].ts);
+            if (ts < t - tol || ts > t + tol) continue;
+            if (!markers) first = v[k].ts;
+            dropped += f.model.uint_arg(v[k], vocab::arg_key::dropped).value_or(1);
+            ++markers;
+        }
+        if (!markers) return false;
+        ImGui::BeginTooltip();
+        ImGui::TextColored(ImColor(col_events_lost), "%llu events lost", static_cast<unsigned long long>(dropped));
+        ImGui::Text("on %s at %s", f.model.tracks[r.track.track].name.c_str(),
+                    format_duration(static_cast<double>(first) - off, 3).c_str());
+        if (markers > 1) ImGui::TextDisabled("%llu markers within 3 px: zoom in to tell them apart", static_cast<unsigned long long>(markers));
+        ImGui::TextDisabled("the recorder's buffer ran dry: the timeline misses what this worker did then,\n"
+                            "so counts near here (nodes, steals, iterations) are incomplete");
+        ImGui::EndTooltip();
+        return true;
+    }
+    return false;
+}
+
+// The area between two points of a drag: the time between them over the tracks between them.
+std::optional<area_selection> timeline_view::area_between(double t_a, double t_b, float y_a, float y_b) const {
+    area_selection a;
+    a.t0 = std::min(t_a, t_b);
+    a.t1 = std::max(t_a, t_b);
+    const float lo = std::min(y_a, y_b), hi = std::max(y_a, y_b);
+    for (const track_region& r : track_regions_)
+        if (r.y1 > lo && r.y0 <= hi) a.tracks.push_back(r.track);
+    std::sort(a.tracks.begin(), a.tracks.end());
+    a.tracks.erase(std::unique(a.tracks.begin(), a.tracks.end()), a.tracks.end());
+    if (a.tracks.empty()) return std::nullopt;
+    return a;
+}
+
+void timeline_view::draw_area(view_context& ctx, ImDrawList* dl, const area_selection& a, float x0, float width, float clip_y0,
+                              float clip_y1, float ruler_y) const {
+    const viewport& vp = ctx.state.vp;
+    const float ax0 = x0 + static_cast<float>(std::max(-2.0, vp.to_px(a.t0)));
+    const float ax1 = x0 + static_cast<float>(std::min(width + 2.0, vp.to_px(a.t1)));
+    if (ax1 < x0 || ax0 > x0 + width) return;
+    const ImU32 fill = IM_COL32(110, 170, 255, 45), edge = IM_COL32(140, 190, 255, 220);
+    dl->PushClipRect(ImVec2(x0, clip_y0), ImVec2(x0 + width, clip_y1), true);
+    for (const track_region& r : track_regions_)
+        if (std::binary_search(a.tracks.begin(), a.tracks.end(), r.track))
+            dl->AddRectFilled(ImVec2(ax0, r.y0), ImVec2(std::max(ax1, ax0 + 1), r.y1), fill);
+    dl->AddLine(ImVec2(ax0, clip_y0), ImVec2(ax0, clip_y1), edge, 1.5f);
+    dl->AddLine(ImVec2(ax1, clip_y0), ImVec2(ax1, clip_y1), edge, 1.5f);
+    dl->PopClipRect();
+    // On the ruler: a bracket with the range's length (measuring), inside the time area.
+    ImDrawList* fg = ImGui::GetForegroundDrawList();
+    const float by = ruler_y + ruler_h - 6;
+    fg->AddLine(ImVec2(std::max(ax0, x0), by), ImVec2(std::min(ax1, x0 + width), by), edge, 2.0f);
+    const std::string len = format_duration(a.length(), 3);
+    const float w = ImGui::CalcTextSize(len.c_str()).x + 8;
+    const float lx = std::clamp((ax0 + ax1 - w) * 0.5f, x0, x0 + width - w);
+    fg->AddRectFilled(ImVec2(lx, by - 16), ImVec2(lx + w, by - 1), IM_COL32(40, 70, 120, 255), 3);
+    fg->AddText(ImVec2(lx + 4, by - 16), IM_COL32(255, 255, 255, 255), len.c_str());
+}
+
+// The keys of the timeline (docs/viewer.md): W/S zoom at the mouse, A/D pan, F frames the
+// selection, 0/Home shows everything, / or Ctrl+F searches, M marks the selection's range.
+void timeline_view::keys(view_context& ctx, bool in_time, float mouse_px, float width) {
+    view_state& st = ctx.state;
+    const ImGuiIO& io = ImGui::GetIO();
+    if (io.WantTextInput) return;
+    const double dt = std::min(0.1, static_cast<double>(io.DeltaTime));
+    const double zx = in_time ? mouse_px : width * 0.5;
+    // A tap zooms one step; held past zoom_hold_after_s, the zoom goes on smoothly.
+    auto zoom_key = [&](int key, double tap) {
+        if (ImGui::IsKeyPressed(key, false)) st.vp.zoom_at(zx, tap);
+        else if (ImGui::IsKeyDown(key) && io.KeysDownDuration[key] > zoom_hold_after_s)
+            st.vp.zoom_at(zx, std::pow(tap < 1 ? zoom_held_per_s : 1 / zoom_held_per_s, dt));
+    };
+    if (!io.KeyCtrl) {
+        zoom_key('W', zoom_tap);
+        zoom_key('S', 1 / zoom_tap);
+        if (ImGui::IsKeyDown('A')) st.vp.pan_px(width * 1.2 * dt);
+        if (ImGui::IsKeyDown('D')) st.vp.pan_px(-width * 1.2 * dt);
+        if (ImGui::IsKeyPressed('F', false))
+            if (auto r = selection_range(ctx.doc, st.sel, st.align_runs)) st.frame_request = r;
+        if (ImGui::IsKeyPressed('M', false)) {
+            // Mark the selection's range on its track, as Perfetto's M; again on the same range: unmark.
+            if (auto r = selection_range(ctx.doc, st.sel, st.align_runs)) {
+                const area_selection a{r->first, r->second, {{st.sel.file, st.sel.ev.track}}};
+                if (st.area && *st.area == a) st.area.reset();
+                else st.area = a;
+            }
+        }
+    }
+    if (ImGui::IsKeyPressed('0', false) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) st.request_frame_all(ctx.doc);
+    if (ImGui::IsKeyPressed('/', false) || (io.KeyCtrl && ImGui::IsKeyPressed('F', false))) focus_search_ = true;
+}
+
+// A selection made elsewhere (the DAG, the details panel, a lesson step) is brought into view:
+// panned to at the same zoom if it fits, else framed, and the tracks scrolled to it.
+void timeline_view::reveal_selection(view_context& ctx) {
+    view_state& st = ctx.state;
+    if (st.sel == last_seen_sel_) return;
+    last_seen_sel_ = st.sel;
+    const auto r = selection_range(ctx.doc, st.sel, st.align_runs);
+    if (!r) return;
+    if (r->second < st.vp.t0 || r->first > st.vp.t1()) st.bring_into_view(*r);
+    else st.scroll_to_selection = true;
+}
+
 void timeline_view::draw(view_context& ctx) {
     view_state& st = ctx.state;
     const document& doc = ctx.doc;
@@ -345,6 +535,7 @@ void timeline_view::draw(view_context& ctx) {
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float width = std::max(50.f, avail.x - label_w);
     st.vp.width = width;
+    reveal_selection(ctx);
     if (st.frame_request) {
         st.vp.frame(st.frame_request->first, st.frame_request->second, 0.02);
         st.frame_request.reset();
@@ -356,8 +547,16 @@ void timeline_view::draw(view_context& ctx) {
     }() : std::max(1.0, static_cast<double>(doc.end - doc.start));
     st.vp.clamp(0, doc_span);
 
-    const ImVec2 ruler_origin = ImGui::GetCursorScreenPos();
-    ruler(ctx, ruler_origin, width);
+    // The ruler counts from the marked area's start, else from the start of the axis (each run's
+    // start with aligned runs).
+    const double base = st.area ? st.area->t0 : 0;
+    const char* base_name = st.area ? "from the mark" : st.align_runs || doc.runs.size() < 2 ? "from the run start" : "from the first run";
+    const ruler_area ruler{ImGui::GetCursorScreenPos(), label_w, width, ruler_h};
+    const ruler_layout ticks = ruler_ticks(st.vp.t0, st.vp.t1(), width, base, [](std::string_view s) {
+        return static_cast<double>(ImGui::CalcTextSize(s.data(), s.data() + s.size()).x);
+    });
+    draw_time_ruler(ImGui::GetWindowDrawList(), ruler, ticks, base_name, st.vp, st.cursor);
+    const ImVec2 ruler_origin = ruler.origin;
     // A click on the ruler puts the shared time cursor there (the DAG view replays to it).
     ImGui::InvisibleButton("##ruler", ImVec2(label_w + width, ruler_h));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Click to put the time cursor here (the DAG view replays to it)");
@@ -385,16 +584,13 @@ void timeline_view::draw(view_context& ctx) {
         lane_y_[fi].assign(doc.files[fi]->model.tracks.size(), NAN);
     }
     hits_.clear();
+    track_regions_.clear();
+    run_spans_.clear();
     if (st.lines_open.size() != doc.runs.size()) st.lines_open.resize(doc.runs.size(), 1);
 
-    // Grid lines behind the tracks.
-    {
-        const double step = nice_step(st.vp.npp, 110);
-        for (double t = std::ceil(st.vp.t0 / step) * step; t <= st.vp.t1(); t += step) {
-            const float x = x0 + static_cast<float>(st.vp.to_px(t));
-            dl->AddLine(ImVec2(x, clip_y0), ImVec2(x, clip_y1), IM_COL32(255, 255, 255, 14));
-        }
-    }
+    // Grid lines behind the tracks, at the ruler's major ticks.
+    for (const ruler_tick& t : ticks.ticks)
+        if (t.major) dl->AddLine(ImVec2(x0 + static_cast<float>(t.x), clip_y0), ImVec2(x0 + static_cast<float>(t.x), clip_y1), IM_COL32(255, 255, 255, 14));
     auto visible = [&](float a, float b) { return b >= clip_y0 && a <= clip_y1; };
     auto label = [&](float ly, float h, const char* text, ImU32 c = IM_COL32(205, 205, 212, 255)) {
         if (!visible(ly, ly + h)) return;
@@ -407,20 +603,8 @@ void timeline_view::draw(view_context& ctx) {
         const loaded_file& f = *doc.files[rr.file];
         const tm::trace_model& m = f.model;
         const double off = display_offset(doc, rr, st.align_runs);
-        // Header.
-        if (visible(y, y + header_h)) {
-            dl->AddRectFilled(ImVec2(x_labels, y), ImVec2(x0 + width, y + header_h), IM_COL32(52, 56, 70, 255));
-            std::string h = rr.title + "   " + format_duration(static_cast<double>(rr.end - rr.start)) + ", " +
-                            std::to_string(rr.workers.size()) + " workers";
-            if (rr.run != tm::no_index && m.runs[rr.run].dag.K) h += ", K = " + std::to_string(m.runs[rr.run].dag.K);
-            if (rr.run != tm::no_index && m.runs[rr.run].dag.iterations)
-                h += ", " + std::to_string(m.runs[rr.run].dag.iterations) + " iterations";
-            dl->AddText(ImVec2(x_labels + 6, y + (header_h - ImGui::GetFontSize()) * 0.5f), IM_COL32(240, 240, 245, 255), h.c_str());
-            // Where the run lies on the axis.
-            const float rx0 = x0 + static_cast<float>(st.vp.to_px(static_cast<double>(rr.start) - off));
-            const float rx1 = x0 + static_cast<float>(st.vp.to_px(static_cast<double>(rr.end) - off));
-            dl->AddRectFilled(ImVec2(std::max(rx0, x0), y + header_h - 3), ImVec2(std::min(rx1, x0 + width), y + header_h), IM_COL32(120, 150, 220, 255));
-        }
+        run_spans_.push_back({ri, y, 0});
+        if (visible(y, y + header_h)) run_header(ctx, dl, ri, y, x_labels, x0, width);
         y += header_h + 2;
         int stripe = 0;
         auto track_rows = [&](std::uint32_t ti, float rh, bool with_lane, const char* name, bool labels) {
@@ -435,13 +619,14 @@ void timeline_view::draw(view_context& ctx) {
                 label(y, std::min(th, rh + 4), name);
                 dl->PushClipRect(ImVec2(x0, y), ImVec2(x0 + width, y + th), true);
                 if (!t.slices.empty()) draw_slices(ctx, dl, f, ti, y + 2, rh, rows, off, x0, width, labels);
-                if (with_lane) draw_instants(dl, f, ti, lane_y_[rr.file][ti], off, x0, width, st.vp);
+                if (with_lane) draw_instants(ctx, dl, f, ti, lane_y_[rr.file][ti], off, x0, width);
                 dl->PopClipRect();
             }
             for (int d = 0; d < (t.slices.empty() ? 0 : rows); ++d)
                 hits_.push_back({y + 2 + d * rh, y + 2 + (d + 1) * rh, rr.file, ti, d, off});
             if (with_lane && !t.instants.empty())
                 hits_.push_back({lane_y_[rr.file][ti], lane_y_[rr.file][ti] + instant_h, rr.file, ti, -1, off});
+            track_regions_.push_back({y, y + th, {rr.file, ti}});
             y += th;
         };
         for (auto ti : rr.workers) track_rows(ti, row_h, true, m.tracks[ti].name.c_str(), true);
@@ -475,9 +660,11 @@ void timeline_view::draw(view_context& ctx) {
                 draw_counter(dl, f, ti, y, off, x0, width, st.vp);
                 dl->PopClipRect();
             }
+            track_regions_.push_back({y, y + counter_h, {rr.file, ti}});
             y += counter_h;
         }
         for (auto ti : rr.others) track_rows(ti, line_h, true, m.tracks[ti].name.c_str(), true);
+        run_spans_.back().end_y = y;
         y += gap * 2;
     }
     if (doc.runs.empty()) dl->AddText(ImVec2(x0 + 10, y + 10), IM_COL32(200, 200, 200, 255), "no events in this trace");
@@ -490,6 +677,13 @@ void timeline_view::draw(view_context& ctx) {
         if (px >= 0 && px <= width)
             dl->AddLine(ImVec2(x0 + static_cast<float>(px), clip_y0), ImVec2(x0 + static_cast<float>(px), clip_y1), col_time_cursor, 1.5f);
     }
+    // Sticky run header: the run whose tracks are under the top edge keeps its header there, pushed
+    // up by the next run's header, so that every visible track's run is named.
+    for (const run_span& r : run_spans_)
+        if (r.header_y < clip_y0 && r.end_y > clip_y0) {
+            run_header(ctx, dl, r.run, std::min(clip_y0, r.end_y - header_h), x_labels, x0, width);
+            dl->AddLine(ImVec2(x_labels, std::min(clip_y0, r.end_y - header_h) + header_h), ImVec2(x0 + width, std::min(clip_y0, r.end_y - header_h) + header_h), IM_COL32(0, 0, 0, 160), 2);
+        }
 
     // Content size for scrolling.
     ImGui::SetCursorScreenPos(ImVec2(x_labels, y_start));
@@ -500,39 +694,38 @@ void timeline_view::draw(view_context& ctx) {
     const bool in_time = ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && mp.x >= x0 && mp.x < x0 + width &&
                          mp.y >= clip_y0 && mp.y < clip_y1;
     st.hover = {};
-    if (in_time && !dragging_) {
-        const double t_disp = st.vp.to_ns(mp.x - x0);
-        for (const hit_region& h : hits_) {
-            if (mp.y < h.y0 || mp.y >= h.y1) continue;
-            const loaded_file& f = *doc.files[h.file];
-            const double t = t_disp + h.offset, tol = 3 * st.vp.npp;
-            if (h.depth < 0) {
-                const std::size_t k = hit_instant(f.model.tracks[h.track].instants, t, tol);
-                if (k != npos) st.hover = {h.file, {h.track, static_cast<std::uint32_t>(k), true}};
-            } else {
-                const row_view row = f.row(h.track, static_cast<std::uint16_t>(h.depth));
-                const std::size_t k = hit_row(row, t, tol);
-                if (k != npos) st.hover = {h.file, {h.track, row.slice_index(k), false}};
-            }
-            break;
-        }
-        if (st.hover.valid()) tooltip(ctx, st.hover);
-        // Cursor line and time.
-        ImDrawList* fg = ImGui::GetForegroundDrawList();
-        fg->AddLine(ImVec2(mp.x, ruler_origin.y), ImVec2(mp.x, clip_y1), IM_COL32(255, 255, 255, 60));
-        const std::string ts = format_duration(t_disp, 3);
-        fg->AddRectFilled(ImVec2(mp.x + 2, ruler_origin.y + ruler_h - 14), ImVec2(mp.x + 8 + ImGui::CalcTextSize(ts.c_str()).x, ruler_origin.y + ruler_h), IM_COL32(60, 60, 70, 255));
-        fg->AddText(ImVec2(mp.x + 5, ruler_origin.y + ruler_h - 14), IM_COL32(255, 255, 255, 255), ts.c_str());
+    if (in_time && !dragging_ && !area_dragging_) {
+        st.hover = hit_at(ctx, mp, x0);
+        if (!lost_events_tooltip(ctx, mp, x0) && st.hover.valid()) tooltip(ctx, st.hover);
     }
+    if (in_time || area_dragging_) draw_time_readout(ImGui::GetForegroundDrawList(), ruler, mp.x, clip_y1, st.vp, base);
     if (in_time && io.MouseWheel != 0) {
         if (io.KeyShift) ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseWheel * 60);
         else st.vp.zoom_at(mp.x - x0, std::pow(0.8, io.MouseWheel));
     }
     if (in_time && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
-        dragging_ = true;
-        drag_moved_ = false;
-        drag_origin_ = mp;
+        if (io.KeyShift) {   // an area selection: the time and tracks between here and where the mouse is let go
+            area_dragging_ = true;
+            area_from_t_ = st.vp.to_ns(mp.x - x0);
+            area_from_y_ = mp.y;
+        } else {
+            dragging_ = true;
+            drag_moved_ = false;
+            drag_origin_ = mp;
+        }
     }
+    if (area_dragging_) {
+        const double t_now = st.vp.to_ns(std::clamp(mp.x, x0, x0 + width) - x0);
+        const auto a = area_between(area_from_t_, t_now, area_from_y_, std::clamp(mp.y, clip_y0, clip_y1 - 1));
+        if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
+            area_dragging_ = false;
+            // A Shift+click without a drag clears the area.
+            st.area = a && std::fabs(st.vp.to_px(a->t1) - st.vp.to_px(a->t0)) >= 2 ? a : std::nullopt;
+        } else if (a) {
+            draw_area(ctx, dl, *a, x0, width, clip_y0, clip_y1, ruler_origin.y);
+        }
+    }
+    if (st.area && !area_dragging_) draw_area(ctx, dl, *st.area, x0, width, clip_y0, clip_y1, ruler_origin.y);
     if (dragging_) {
         if (ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
             const ImVec2 d = io.MouseDelta;
@@ -543,41 +736,14 @@ void timeline_view::draw(view_context& ctx) {
             }
         } else {
             dragging_ = false;
-            if (!drag_moved_) {
-                const double t_disp = st.vp.to_ns(mp.x - x0);
-                selection hit;
-                for (const hit_region& h : hits_) {
-                    if (mp.y < h.y0 || mp.y >= h.y1) continue;
-                    const loaded_file& f = *doc.files[h.file];
-                    const double t = t_disp + h.offset, tol = 3 * st.vp.npp;
-                    if (h.depth < 0) {
-                        const std::size_t k = hit_instant(f.model.tracks[h.track].instants, t, tol);
-                        if (k != npos) hit = {h.file, {h.track, static_cast<std::uint32_t>(k), true}};
-                    } else {
-                        const row_view row = f.row(h.track, static_cast<std::uint16_t>(h.depth));
-                        const std::size_t k = hit_row(row, t, tol);
-                        if (k != npos) hit = {h.file, {h.track, row.slice_index(k), false}};
-                    }
-                    break;
-                }
-                st.select(doc, hit);
+            if (!drag_moved_) {   // a click: select what is under it (it is in view: no need to bring it there)
+                st.select(doc, hit_at(ctx, mp, x0));
+                last_seen_sel_ = st.sel;
             }
         }
     }
-    // Keyboard: WASD as in Perfetto, F frames the selection, Home/0 shows everything.
-    if (!io.WantTextInput && (ImGui::IsWindowHovered() || ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) ||
-                              !ImGui::IsAnyItemActive())) {
-        const double dt = std::min(0.1, static_cast<double>(io.DeltaTime));
-        const double zx = in_time ? mp.x - x0 : width * 0.5;
-        if (ImGui::IsKeyDown('W')) st.vp.zoom_at(zx, std::pow(0.02, dt));
-        if (ImGui::IsKeyDown('S')) st.vp.zoom_at(zx, std::pow(50.0, dt));
-        if (ImGui::IsKeyDown('A')) st.vp.pan_px(width * 1.2 * dt);
-        if (ImGui::IsKeyDown('D')) st.vp.pan_px(-width * 1.2 * dt);
-        if (ImGui::IsKeyPressed('F', false)) {
-            if (auto r = selection_range(doc, st.sel, st.align_runs)) st.frame_request = r;
-        }
-        if (ImGui::IsKeyPressed('0', false) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) st.request_frame_all(doc);
-    }
+    if (ImGui::IsWindowHovered() || ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) || !ImGui::IsAnyItemActive())
+        keys(ctx, in_time, mp.x - x0, width);
     if (st.scroll_to_selection && st.sel.valid()) {
         bool ok = false;
         const ImVec2 p = event_pos(ctx, st.sel.file, st.sel.ev, x0, ok);

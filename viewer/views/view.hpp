@@ -36,6 +36,8 @@ const view_entry* find_view(std::string_view name);
 
 // Panels drawn beside/over every view (one file each).
 void draw_details_panel(view_context& ctx);
+// The area selection's part of the details panel (area_panel.cpp); nothing without an area.
+void draw_area_panel(view_context& ctx);
 void draw_help_overlay(view_context& ctx);
 // The lesson panel (lesson_panel.cpp): the lesson's current step, findings and refusals, with Prev /
 // Next (Page Up / Page Down). Returns the step to go to: `step` itself when nothing was asked. `note`

@@ -1,0 +1,144 @@
+// The details panel's part for an area selection (Shift+drag or M in the timeline): the range's
+// length and position, then the aggregates of model/area_selection.hpp — time per state and per
+// stage, node counts and durations, steals, suspensions, wake-ups and lost events.
+#include "palette.hpp"
+#include "view.hpp"
+
+#include <cstdio>
+
+namespace pipescope::viewer {
+
+namespace {
+
+namespace an = pipescope::analysis;
+
+// The aggregates of the area last shown: computed when the area, the axis or the document changes.
+struct area_cache {
+    area_selection area;
+    bool aligned = false;
+    const document* doc = nullptr;
+    std::size_t files = 0;
+    area_stats stats;
+    const area_stats& of(const document& d, const area_selection& a, bool align) {
+        if (!(doc == &d && files == d.files.size() && aligned == align && area == a)) {
+            stats = compute_area_stats(d, a, align);
+            area = a;
+            aligned = align;
+            doc = &d;
+            files = d.files.size();
+        }
+        return stats;
+    }
+};
+
+ImU32 state_colour(int state) {
+    switch (static_cast<an::slice_kind>(state)) {
+        case an::slice_kind::node: return rgb(stage_palette[0]);
+        case an::slice_kind::task: return key_colour(key_task);
+        case an::slice_kind::idle: return key_colour(key_idle);
+        case an::slice_kind::parked: return key_colour(key_parked);
+        case an::slice_kind::running: return key_colour(key_running);
+        case an::slice_kind::waiting: return key_colour(key_waiting);
+        case an::slice_kind::throttled: return key_colour(key_throttled);
+        default: return state == area_between_slices ? col_background : key_colour(key_other);
+    }
+}
+
+void swatch(ImU32 c) {
+    ImGui::ColorButton("##c", ImColor(c), ImGuiColorEditFlags_NoTooltip | ImGuiColorEditFlags_NoBorder, ImVec2(10, 10));
+    ImGui::SameLine();
+}
+
+std::string ns_text(double ns) { return format_duration(ns, 3); }
+
+void states_table(const area_stats& s) {
+    const double total = s.length * static_cast<double>(s.tracks_with_slices);
+    if (!ImGui::BeginTable("##states", 3, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerH)) return;
+    for (int k = 0; k < area_state_count; ++k) {
+        if (!s.state_ns[k]) continue;
+        ImGui::PushID(k);
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        swatch(state_colour(k));
+        ImGui::TextUnformatted(area_state_name(k));
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(ns_text(static_cast<double>(s.state_ns[k])).c_str());
+        ImGui::TableNextColumn();
+        ImGui::Text("%.1f %%", total > 0 ? 100.0 * static_cast<double>(s.state_ns[k]) / total : 0.0);
+        ImGui::PopID();
+    }
+    ImGui::EndTable();
+}
+
+void stages_table(const area_stats& s) {
+    const float rows_h = ImGui::GetTextLineHeightWithSpacing() * static_cast<float>(std::min<std::size_t>(s.stages.size(), 10) + 1) + 6;
+    const ImGuiTableFlags flags = ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_ScrollY |
+                                  ImGuiTableFlags_RowBg;
+    if (!ImGui::BeginTable("##stages", 5, flags, ImVec2(0, rows_h))) return;
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (const char* h : {"stage", "time", "nodes", "mean", "p95"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    ImGuiListClipper clip;   // thousands of stages (pipe-fib): only the visible rows
+    clip.Begin(static_cast<int>(s.stages.size()));
+    while (clip.Step()) {
+        for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i) {
+            const area_stage& st = s.stages[static_cast<std::size_t>(i)];
+            ImGui::PushID(i);
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            swatch(key_colour(static_cast<colour_key>(std::min<std::uint64_t>(st.stage, key_special - 1))));
+            ImGui::Text("%llu", static_cast<unsigned long long>(st.stage));
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(ns_text(static_cast<double>(st.ns)).c_str());
+            ImGui::TableNextColumn();
+            ImGui::Text("%llu", static_cast<unsigned long long>(st.nodes.count));
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(ns_text(st.nodes.mean).c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(ns_text(static_cast<double>(st.nodes.p95)).c_str());
+            ImGui::PopID();
+        }
+    }
+    ImGui::EndTable();
+}
+
+}  // namespace
+
+void draw_area_panel(view_context& ctx) {
+    static area_cache cache;
+    view_state& st = ctx.state;
+    if (!st.area) return;
+    const area_stats& s = cache.of(ctx.doc, *st.area, st.align_runs);
+    ImGui::TextUnformatted("Area selection");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Clear##area")) {
+        st.area.reset();
+        return;
+    }
+    ImGui::Separator();
+    ImGui::Text("length   %s", ns_text(s.length).c_str());
+    ImGui::TextDisabled("from %s to %s", ns_text(st.area->t0).c_str(), ns_text(st.area->t1).c_str());
+    ImGui::TextDisabled("%zu track%s, %zu with slices", st.area->tracks.size(), st.area->tracks.size() == 1 ? "" : "s",
+                        s.tracks_with_slices);
+    if (s.tracks_with_slices) {
+        ImGui::Spacing();
+        ImGui::TextDisabled("time by state (innermost slice)");
+        states_table(s);
+    }
+    if (s.nodes.count) {
+        ImGui::Spacing();
+        ImGui::Text("nodes    %llu   mean %s   p95 %s", static_cast<unsigned long long>(s.nodes.count), ns_text(s.nodes.mean).c_str(),
+                    ns_text(static_cast<double>(s.nodes.p95)).c_str());
+        ImGui::TextDisabled("time by stage (nodes overlapping the range)");
+        stages_table(s);
+    }
+    ImGui::Spacing();
+    ImGui::Text("steals %llu   suspensions %llu   wake-ups %llu", static_cast<unsigned long long>(s.steals),
+                static_cast<unsigned long long>(s.suspensions), static_cast<unsigned long long>(s.wakeups));
+    if (s.events_lost)
+        ImGui::TextColored(ImColor(col_events_lost), "%llu events lost in this range: counts are incomplete",
+                           static_cast<unsigned long long>(s.events_lost));
+    ImGui::Separator();
+}
+
+}  // namespace pipescope::viewer

@@ -1,0 +1,40 @@
+#include "search_box.hpp"
+
+namespace pipescope::viewer {
+
+void search_box::draw(view_context& ctx, bool focus) {
+    view_state& st = ctx.state;
+    if (focus || refocus_) ImGui::SetKeyboardFocusHere();
+    refocus_ = false;
+    ImGui::SetNextItemWidth(210);
+    const bool enter = ImGui::InputTextWithHint("##search", "search  ( / )", query_, sizeof query_, ImGuiInputTextFlags_EnterReturnsTrue);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("A slice name or part of it, a stage's name, \"stage 3\" / s3, \"iteration 12\" / i12; words combine.\n"
+                          "Enter: next match, Shift+Enter: previous (Esc leaves the box)");
+    st.search.update(ctx.doc, query_, st.align_runs);
+    if (enter) {
+        step(ctx, ImGui::GetIO().KeyShift);
+        refocus_ = true;
+    }
+    const std::string counter = st.search.counter();
+    if (counter.empty()) return;
+    ImGui::SameLine();
+    if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) step(ctx, true);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Previous match (Shift+Enter)");
+    ImGui::SameLine(0, 2);
+    if (ImGui::ArrowButton("##next", ImGuiDir_Right)) step(ctx, false);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Next match (Enter)");
+    ImGui::SameLine();
+    ImGui::TextUnformatted(counter.c_str());
+}
+
+void search_box::step(view_context& ctx, bool backwards) {
+    view_state& st = ctx.state;
+    const std::size_t i = st.search.step(backwards, backwards ? st.vp.t1() : st.vp.t0);
+    if (i == search_state::none) return;
+    const search_match& m = st.search.matches[i];
+    st.select(ctx.doc, {m.file, m.ev});
+    if (auto range = selection_range(ctx.doc, st.sel, st.align_runs)) st.bring_into_view(*range);
+}
+
+}  // namespace pipescope::viewer

@@ -1,0 +1,22 @@
+// The timeline's search box (model/search.hpp): `/` or Ctrl+F focuses it, typing searches, Enter /
+// Shift+Enter (or the arrows beside it) step to the next / previous match, which is selected and
+// brought into view; "3 / 41" says where in the matches the selection is.
+#pragma once
+
+#include "view.hpp"
+
+namespace pipescope::viewer {
+
+class search_box {
+public:
+    // Draws the box in the toolbar; `focus`: take the keyboard focus (the key that opens it was pressed).
+    void draw(view_context& ctx, bool focus);
+
+private:
+    char query_[256] = {};
+    bool refocus_ = false;   // Enter leaves an ImGui text box: come back to it for the next Enter
+
+    void step(view_context& ctx, bool backwards);
+};
+
+}  // namespace pipescope::viewer
