@@ -2,6 +2,8 @@
 // and the K = 2 example against sums computed from the trace model another way.
 #include <catch2/catch.hpp>
 
+#include "area_reference.hpp"
+
 #include <model/area_selection.hpp>
 #include <model/view_state.hpp>
 
@@ -137,38 +139,16 @@ TEST_CASE("area selection on the K = 2 example against the trace model", "[viewe
     for (auto w : run.workers) a.tracks.push_back({0, w});
     const area_stats s = compute_area_stats(d, a, true);
     const std::uint64_t lo = run.start + static_cast<std::uint64_t>(a.t0), hi = run.start + static_cast<std::uint64_t>(a.t1);
-    auto clip = [&](const tm::slice& x) { return x.end <= lo || x.begin >= hi ? 0 : std::min(x.end, hi) - std::max(x.begin, lo); };
-
-    // Computed from the model another way: per kind, the clipped time of its slices minus that
-    // of their children (each child's parent is the last slice seen one level up).
-    std::array<std::uint64_t, area_state_count> expect{};
-    std::map<long, std::uint64_t> stage_ns;
-    std::uint64_t nodes = 0, steals = 0, slice_time = 0;
-    for (auto w : run.workers) {
-        const tm::track& t = m.tracks[w];
-        std::vector<const tm::slice*> last_at_depth(t.max_depth + 1, nullptr);
-        for (const tm::slice& x : t.slices) {
-            const an::slice_kind k = an::classify_slice(m.str(x.name));
-            expect[state(k)] += clip(x);
-            if (x.depth == 0) slice_time += clip(x);
-            if (x.depth > 0) expect[state(an::classify_slice(m.str(last_at_depth[x.depth - 1]->name)))] -= clip(x);
-            last_at_depth[x.depth] = &x;
-            if (k == an::slice_kind::node) {
-                stage_ns[an::stage_of_name(m.str(x.name))] += clip(x);
-                nodes += x.begin < hi && (x.end > lo || (x.begin == x.end && x.begin >= lo));
-            }
-        }
-        for (const tm::instant& i : t.instants) steals += i.ts >= lo && i.ts < hi && m.str(i.name) == vocab::steal;
-    }
-    expect[area_between_slices] = static_cast<std::uint64_t>(a.length()) * run.workers.size() - slice_time;
+    const viewer_test::area_reference expect = viewer_test::reference_area(m, run.workers, lo, hi);
     CHECK(s.tracks_with_slices == run.workers.size());
     for (int k = 0; k < area_state_count; ++k) {
         INFO(area_state_name(k));
-        CHECK(s.state_ns[k] == expect[k]);
+        CHECK(s.state_ns[k] == expect.state_ns[k]);
     }
-    CHECK(s.nodes.count == nodes);
-    CHECK(nodes > 20);
-    CHECK(s.steals == steals);
+    CHECK(s.nodes.count == expect.nodes);
+    CHECK(expect.nodes > 20);
+    CHECK(s.steals == expect.steals);
+    auto stage_ns = expect.stage_ns;
     std::uint64_t stage_total = 0;
     for (const auto& st : s.stages) {
         CHECK(st.ns == stage_ns[static_cast<long>(st.stage)]);

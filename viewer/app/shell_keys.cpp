@@ -42,7 +42,7 @@ void shell::global_keys() {
         if (ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel)) ImGui::ClosePopupsOverWindow(nullptr, false);
         else if (state.show_help) state.show_help = false;
         else if (browser_open_) browser_open_ = false;
-        else if (state.sel.valid()) state.select(doc, {});
+        else if (state.sel.valid() || state.area) state.select(doc, {}), state.area.reset();
     }
 }
 

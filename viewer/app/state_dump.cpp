@@ -1,5 +1,7 @@
 #include "state_dump.hpp"
 
+#include "../views/timeline_state.hpp"
+
 #include <imgui.h>
 
 namespace pipescope::viewer {
@@ -61,6 +63,7 @@ json dump_state(const shell& sh, window_size win) {
     j["visible"] = {{"start", st.vp.t0}, {"end", st.vp.t0 + st.vp.npp * st.vp.width}, {"ns_per_px", st.vp.npp}, {"width_px", st.vp.width}};
     j["cursor"] = st.cursor ? json(*st.cursor) : json(nullptr);
     j["playing"] = st.playing;
+    j.update(timeline_state_json(d, st));   // search, area, ruler
     j["align_runs"] = st.align_runs;
     j["all_flows"] = st.all_flows;
     j["overlays"] = {{"help", st.show_help},

@@ -55,13 +55,14 @@ void view_state::select(const document& d, const selection& s) {
 }
 
 void view_state::bring_into_view(std::pair<double, double> range) {
+    scroll_to_selection = true;
+    if (range.first >= vp.t0 && range.second <= vp.t1()) return;   // already in view: do not move it
     const double span = vp.width * vp.npp;
     if (range.second - range.first < span * 0.8) {
         vp.t0 = (range.first + range.second - span) * 0.5;   // same zoom, centred
     } else {
         frame_request = range;
     }
-    scroll_to_selection = true;
 }
 
 void view_state::request_frame_all(const document& d) {

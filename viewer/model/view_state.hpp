@@ -69,8 +69,11 @@ struct view_state {
     std::optional<area_selection> area;     // the marked time range over tracks (Shift+drag, M)
 
     void select(const document& d, const selection& s);
-    // Shows a display range: centred at the current zoom if it fits in most of the view, else
-    // framed; and scrolls the timeline to the selection.
+    // What the timeline's ruler counts from: the marked area's start, else display time 0 (the
+    // run's start; the first run's on the absolute axis).
+    double ruler_base() const { return area ? area->t0 : 0; }
+    // Shows a display range that is not wholly in view: centred at the current zoom if it fits in
+    // most of the view, else framed; and scrolls the timeline to the selection.
     void bring_into_view(std::pair<double, double> range);
     // Frames [lo, hi] of the whole document on the display axis.
     void request_frame_all(const document& d);

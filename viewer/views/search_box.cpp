@@ -1,5 +1,7 @@
 #include "search_box.hpp"
 
+#include <cstdio>
+
 namespace pipescope::viewer {
 
 void search_box::draw(view_context& ctx, bool focus) {
@@ -8,6 +10,10 @@ void search_box::draw(view_context& ctx, bool focus) {
     refocus_ = false;
     ImGui::SetNextItemWidth(210);
     const bool enter = ImGui::InputTextWithHint("##search", "search  ( / )", query_, sizeof query_, ImGuiInputTextFlags_EnterReturnsTrue);
+    // ImGui's Esc reverts what was typed since the box took the keyboard; here it only leaves the box.
+    if (ImGui::IsItemActive()) typed_ = query_;
+    else if (ImGui::IsItemDeactivated() && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false))
+        std::snprintf(query_, sizeof query_, "%s", typed_.c_str());
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("A slice name or part of it, a stage's name, \"stage 3\" / s3, \"iteration 12\" / i12; words combine.\n"
                           "Enter: next match, Shift+Enter: previous (Esc leaves the box)");

@@ -5,6 +5,8 @@
 
 #include "view.hpp"
 
+#include <string>
+
 namespace pipescope::viewer {
 
 class search_box {
@@ -14,6 +16,7 @@ public:
 
 private:
     char query_[256] = {};
+    std::string typed_;      // the text while the box has the keyboard: Esc leaves the box keeping it
     bool refocus_ = false;   // Enter leaves an ImGui text box: come back to it for the next Enter
 
     void step(view_context& ctx, bool backwards);

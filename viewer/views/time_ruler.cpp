@@ -6,6 +6,10 @@
 
 namespace pipescope::viewer {
 
+double imgui_text_width(std::string_view text) {
+    return static_cast<double>(ImGui::CalcTextSize(text.data(), text.data() + text.size()).x);
+}
+
 void draw_time_ruler(ImDrawList* dl, const ruler_area& a, const ruler_layout& r, const char* base_name, const viewport& vp,
                      std::optional<double> cursor) {
     const ImVec2 o = a.origin;

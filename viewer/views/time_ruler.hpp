@@ -8,6 +8,7 @@
 #include <imgui.h>
 
 #include <optional>
+#include <string_view>
 
 namespace pipescope::viewer {
 
@@ -17,6 +18,9 @@ struct ruler_area {
     float width = 0;     // the time area's width
     float height = 0;
 };
+
+// A label's width in the current ImGui font (ruler_ticks' text_width).
+double imgui_text_width(std::string_view text);
 
 // `base_name` says what the labels count from ("from the mark"); `cursor`: the shared time
 // cursor, marked on the ruler.

@@ -521,9 +521,7 @@ void timeline_view::reveal_selection(view_context& ctx) {
     if (st.sel == last_seen_sel_) return;
     last_seen_sel_ = st.sel;
     const auto r = selection_range(ctx.doc, st.sel, st.align_runs);
-    if (!r) return;
-    if (r->second < st.vp.t0 || r->first > st.vp.t1()) st.bring_into_view(*r);
-    else st.scroll_to_selection = true;
+    if (r) st.bring_into_view(*r);
 }
 
 void timeline_view::draw(view_context& ctx) {
@@ -549,12 +547,10 @@ void timeline_view::draw(view_context& ctx) {
 
     // The ruler counts from the marked area's start, else from the start of the axis (each run's
     // start with aligned runs).
-    const double base = st.area ? st.area->t0 : 0;
+    const double base = st.ruler_base();
     const char* base_name = st.area ? "from the mark" : st.align_runs || doc.runs.size() < 2 ? "from the run start" : "from the first run";
     const ruler_area ruler{ImGui::GetCursorScreenPos(), label_w, width, ruler_h};
-    const ruler_layout ticks = ruler_ticks(st.vp.t0, st.vp.t1(), width, base, [](std::string_view s) {
-        return static_cast<double>(ImGui::CalcTextSize(s.data(), s.data() + s.size()).x);
-    });
+    const ruler_layout ticks = ruler_ticks(st.vp.t0, st.vp.t1(), width, base, imgui_text_width);
     draw_time_ruler(ImGui::GetWindowDrawList(), ruler, ticks, base_name, st.vp, st.cursor);
     const ImVec2 ruler_origin = ruler.origin;
     // A click on the ruler puts the shared time cursor there (the DAG view replays to it).
