@@ -461,7 +461,7 @@ void timeline_view::draw_area(view_context& ctx, ImDrawList* dl, const area_sele
     const float ax0 = x0 + static_cast<float>(std::max(-2.0, vp.to_px(a.t0)));
     const float ax1 = x0 + static_cast<float>(std::min(width + 2.0, vp.to_px(a.t1)));
     if (ax1 < x0 || ax0 > x0 + width) return;
-    const ImU32 fill = IM_COL32(110, 170, 255, 45), edge = IM_COL32(140, 190, 255, 220);
+    const ImU32 fill = IM_COL32(110, 170, 255, 60), edge = IM_COL32(140, 190, 255, 220);
     dl->PushClipRect(ImVec2(x0, clip_y0), ImVec2(x0 + width, clip_y1), true);
     for (const track_region& r : track_regions_)
         if (std::binary_search(a.tracks.begin(), a.tracks.end(), r.track))
@@ -511,7 +511,9 @@ void timeline_view::keys(view_context& ctx, bool in_time, float mouse_px, float 
         }
     }
     if (ImGui::IsKeyPressed('0', false) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) st.request_frame_all(ctx.doc);
-    if (ImGui::IsKeyPressed('/', false) || (io.KeyCtrl && ImGui::IsKeyPressed('F', false))) focus_search_ = true;
+    // '/' by the character it types (Shift+/ types '?', the help), so that it works on any layout.
+    const bool slash = std::find(io.InputQueueCharacters.begin(), io.InputQueueCharacters.end(), ImWchar('/')) != io.InputQueueCharacters.end();
+    if (slash || (io.KeyCtrl && ImGui::IsKeyPressed('F', false))) focus_search_ = true;
 }
 
 // A selection made elsewhere (the DAG, the details panel, a lesson step) is brought into view:
