@@ -1,6 +1,7 @@
 // analysis/stages.hpp, queueing.hpp, verdicts.hpp on hand-built runs with known answers: service
 // time percentiles, busy fractions, steals per pair, queueing bounds; a run with one saturated
-// serial stage gets that verdict, a balanced run does not.
+// serial stage gets that verdict, a balanced run does not; then each verdict rule alone, on
+// hand-built analysis results, with the thresholds it tests and the text it writes.
 #include <pipescope/analysis/report.hpp>
 #include <pipescope/trace/trace_model.hpp>
 
@@ -240,4 +241,246 @@ TEST_CASE("verdicts: a bind-to-stage thread blocked on a full queue", "[analysis
     REQUIRE(rep.queueing.stages.size() == 2);
     CHECK(rep.queueing.stages[1].c_stage == 1.0);
     CHECK(rep.queueing.model == "bind-to-stage");
+}
+
+// --- each rule alone, on hand-built analysis results ----------------------------------------------
+
+namespace {
+
+// The analysis results of a 100 us run of P = 2 workers with no trace behind them (the rules that
+// read the trace itself, blocked_heavy and stall_heavy's place, are tested on traces above); a test
+// sets what its rule reads.
+struct rule_inputs {
+    tr::trace_model model;
+    an::run_scope scope;
+    an::run_meta meta;
+    an::run_breakdown breakdown;
+    an::run_stats stats;
+    an::dag_bounds dag;
+    an::queueing_bounds queueing;
+
+    rule_inputs() {
+        scope.model = &model;
+        scope.end = 100 * us;
+        meta.policy = "piper";
+        dag.workers = 2;
+        breakdown.total.time.span = 200 * us;   // two workers' time
+        breakdown.total.time[an::time_category::work] = 200 * us;
+    }
+    // Moves `fraction` of all workers' time from work to `c`.
+    void spend(an::time_category c, double fraction) {
+        const auto ns = static_cast<std::uint64_t>(fraction * 200 * us);
+        breakdown.total.time[c] += ns;
+        breakdown.total.time[an::time_category::work] -= ns;
+    }
+    // A DAG of work T1 with the given spans (ns) with and without the throttling edges.
+    void pipeline_dag(std::uint64_t work, std::uint64_t span, std::uint64_t span_unthrottled, std::uint64_t K) {
+        dag.available = true;
+        dag.K = K;
+        dag.work = work;
+        dag.with_throttle.span = span;
+        dag.without_throttle.span = span_unthrottled;
+        dag.parallelism = static_cast<double>(work) / static_cast<double>(span);
+        dag.parallelism_unthrottled = static_cast<double>(work) / static_cast<double>(span_unthrottled);
+    }
+    std::vector<an::verdict> run(std::string_view rule) const {
+        const an::verdict_rule* r = an::find_verdict_rule(rule);
+        REQUIRE(r);
+        return r->find(an::verdict_inputs{scope, meta, breakdown, stats, dag, queueing});
+    }
+};
+
+an::stage_rate stage_rate(std::uint64_t index, std::string name, double tser, double rate_stage) {
+    an::stage_rate r;
+    r.index = index;
+    r.name = std::move(name);
+    r.tser = tser;
+    r.rate_stage = rate_stage;
+    return r;
+}
+
+an::stage_stats serial_stage(std::uint64_t index, std::string name, double busy) {
+    an::stage_stats s;
+    s.index = index;
+    s.name = std::move(name);
+    s.serial = true;
+    s.service.count = 10;
+    s.busy_fraction = busy;
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("verdict rules: every rule is in a table, once", "[analysis][verdicts]") {
+    std::vector<std::string_view> ids;
+    for (auto table : {an::limit_rules(), an::caution_rules()})
+        for (const an::verdict_rule& r : table) ids.push_back(r.id);
+    const std::vector<std::string_view> expected = {"serial_bottleneck", "throttle_limited", "low_parallelism", "stall_heavy",
+                                                    "blocked_heavy",     "input_starved",    "steal_heavy",     "parked_heavy",
+                                                    "scheduler_heavy",   "events_lost",      "folded_trace"};
+    CHECK(ids == expected);
+    CHECK_FALSE(an::find_verdict_rule("balanced"));   // not a rule: what is said when none fires
+}
+
+TEST_CASE("verdict rule serial_bottleneck: one verdict per saturated serial stage", "[analysis][verdicts]") {
+    rule_inputs in;
+    in.stats.stages = {serial_stage(0, "in", 0.80), serial_stage(1, "", 0.74), serial_stage(2, "out", 0.95)};
+    in.stats.stages.push_back(serial_stage(3, "parallel", 0.99));
+    in.stats.stages.back().serial = false;
+    const auto v = in.run("serial_bottleneck");
+    REQUIRE(v.size() == 2);   // 0.74 is under the threshold, stage 3 is parallel
+    CHECK(v[0].text == "serial stage 0 'in' was busy 80 % of the run");
+    CHECK(v[0].severity == 0.80);
+    CHECK(v[1].where.stage == 2);
+    in.queueing.available = true;
+    in.queueing.observed = 12.5;
+    in.queueing.stages.push_back(stage_rate(2, "", 1e-3, 0));
+    CHECK(in.run("serial_bottleneck")[1].text ==
+          "serial stage 2 'out' was busy 95 % of the run; it bounds throughput at 1/T2 = 1000 items/s; observed 12.5 items/s");
+}
+
+TEST_CASE("verdict rule throttle_limited: the span stretched by throttling edges, workers not busy", "[analysis][verdicts]") {
+    rule_inputs in;
+    in.pipeline_dag(300 * us, 200 * us, 100 * us, 2);   // span ratio 2, parallelism 1.5 < 2 P
+    CHECK(in.run("throttle_limited").empty());          // workers worked all the time: T_P = T1/P anyway
+    in.spend(an::time_category::stall, 0.5);
+    const auto v = in.run("throttle_limited");
+    REQUIRE(v.size() == 1);
+    CHECK(v[0].severity == Approx(0.5));
+    CHECK(v[0].text == "throttle K = 2 limited parallelism: span with throttling edges is 2.0\xC3\x97 the span without "
+                       "(parallelism 1.50 instead of 3.00; 0 throttling edges on the critical path)");
+    CHECK(v[0].suggestion == "raise K (--param K=...)");
+    in.pipeline_dag(300 * us, 110 * us, 100 * us, 2);   // ratio 1.1: under the threshold
+    CHECK(in.run("throttle_limited").empty());
+    in.pipeline_dag(300 * us, 200 * us, 100 * us, 2);
+    in.dag.approximate = true;                          // a folded trace: the span is only a bound
+    CHECK(in.run("throttle_limited").empty());
+}
+
+TEST_CASE("verdict rule low_parallelism: T1/Tinf below P, unless the throttle alone is to blame", "[analysis][verdicts]") {
+    rule_inputs in;
+    in.pipeline_dag(150 * us, 100 * us, 100 * us, 8);   // parallelism 1.5 < P = 2
+    const auto v = in.run("low_parallelism");
+    REQUIRE(v.size() == 1);
+    CHECK(v[0].severity == Approx(0.25));
+    CHECK(v[0].text == "the pipeline DAG has parallelism T1/Tinf = 1.50 < P = 2: no scheduler can run it more than "
+                       "1.50\xC3\x97 faster than its work");
+    in.pipeline_dag(300 * us, 100 * us, 100 * us, 8);   // parallelism 3 >= P
+    CHECK(in.run("low_parallelism").empty());
+    in.pipeline_dag(150 * us, 100 * us, 50 * us, 2);    // throttled: unthrottled parallelism 3 >= P
+    in.spend(an::time_category::stall, 0.5);
+    CHECK(in.run("low_parallelism").empty());
+    CHECK(in.run("throttle_limited").size() == 1);
+}
+
+TEST_CASE("verdict rule stall_heavy: names the stage_wait, the throttle or the retire order", "[analysis][verdicts]") {
+    rule_inputs in;
+    in.spend(an::time_category::stall, 0.19);
+    CHECK(in.run("stall_heavy").empty());
+    in.spend(an::time_category::stall, 0.11);
+    in.meta.K = 4;
+    in.stats.throttled_ns = 5 * us;
+    auto v = in.run("stall_heavy");
+    REQUIRE(v.size() == 1);
+    CHECK(v[0].text == "workers idled 30 % while the loop was throttled at K = 4");
+    in.stats.stages = {serial_stage(3, "", 0.1)};
+    in.stats.stages[0].wait_ns = 9 * us;
+    in.stats.stages[0].waits = 7;
+    v = in.run("stall_heavy");
+    CHECK(v[0].text == "workers idled 30 % waiting at stage_wait(3) (7 waits)");
+    CHECK(v[0].suggestion.starts_with("the cross edge into stage 3 serializes iterations"));
+    in.stats.retire_wait_ns = 10 * us;
+    CHECK(in.run("stall_heavy")[0].text == "workers idled 30 % while iterations waited to retire in order");
+}
+
+TEST_CASE("verdict rules input_starved and steal_heavy: looking for work, by policy family", "[analysis][verdicts]") {
+    rule_inputs in;
+    in.spend(an::time_category::idle, 0.20);
+    in.spend(an::time_category::stealing, 0.10);
+    in.stats.steals_made = 3;
+    in.stats.steals_failed = 40;
+    auto v = in.run("steal_heavy");
+    REQUIRE(v.size() == 1);
+    CHECK(v[0].text == "workers spent 30 % of their time looking for work (3 steals made, 40 failed attempts recorded)");
+    CHECK(in.run("input_starved").empty());
+    in.meta.policy = "bind-to-stage";
+    CHECK(in.run("steal_heavy").empty());
+    in.queueing.stages.push_back(stage_rate(1, "stage 1 · work", 0, 50));
+    in.queueing.stages.push_back(stage_rate(2, "", 0, 2000));
+    v = in.run("input_starved");
+    REQUIRE(v.size() == 1);
+    CHECK(v[0].text == "threads spent 30 % of their time waiting for input (empty queues); the slowest stage is "
+                       "stage 1 'stage 1 · work' at c/Tser = 50 items/s");
+    CHECK(v[0].where.stage == 1);
+}
+
+TEST_CASE("verdict rule parked_heavy", "[analysis][verdicts]") {
+    rule_inputs in;
+    in.spend(an::time_category::parked, 0.24);
+    CHECK(in.run("parked_heavy").empty());
+    in.spend(an::time_category::parked, 0.01);
+    in.stats.wakeups = 12;
+    const auto v = in.run("parked_heavy");
+    REQUIRE(v.size() == 1);
+    CHECK(v[0].text == "workers slept (parked) 25 % of their time; 12 wake-ups");
+}
+
+TEST_CASE("verdict rule scheduler_heavy: scheduler and queue time, with the mean node", "[analysis][verdicts]") {
+    rule_inputs in;
+    in.spend(an::time_category::scheduler, 0.10);
+    in.spend(an::time_category::queue, 0.05);
+    in.breakdown.total.nodes = 340;   // 170 us of work: 0.5 us each
+    const auto v = in.run("scheduler_heavy");
+    REQUIRE(v.size() == 1);
+    CHECK(v[0].severity == Approx(0.15));
+    CHECK(v[0].text == "scheduling overhead took 15 % of worker time; nodes ran 0.50 \xC2\xB5s on average");
+}
+
+TEST_CASE("verdict rules events_lost and folded_trace: cautions, not limits", "[analysis][verdicts]") {
+    rule_inputs in;
+    CHECK(in.run("events_lost").empty());
+    CHECK(in.run("folded_trace").empty());
+    in.stats.events_lost = 7;
+    in.stats.first_loss.begin = 30 * us;
+    auto v = in.run("events_lost");
+    REQUIRE(v.size() == 1);
+    CHECK_FALSE(v[0].limiting);
+    CHECK(v[0].text.starts_with("7 events were lost while recording"));
+    CHECK(v[0].where.begin == 30 * us);
+    in.pipeline_dag(300 * us, 100 * us, 100 * us, 8);
+    in.dag.approximate = true;
+    in.stats.folded_runs = 2;
+    in.stats.folded_nodes = 40;
+    in.stats.nodes = 50;
+    v = in.run("folded_trace");
+    REQUIRE(v.size() == 1);
+    CHECK_FALSE(v[0].limiting);
+    CHECK(v[0].text.starts_with("folded trace: 2 folded runs hold 40 of the 50 nodes, so the DAG's span is only bounded "
+                                "from above (T1/Tinf >= 3.00)"));
+}
+
+TEST_CASE("verdicts: nothing limiting is balanced or no single limit, by the work share", "[analysis][verdicts]") {
+    rule_inputs in;
+    const an::verdict_inputs inputs{in.scope, in.meta, in.breakdown, in.stats, in.dag, in.queueing};
+    CHECK(an::nothing_limiting(inputs).rule == "balanced");
+    CHECK(an::nothing_limiting(inputs).text == "balanced: workers worked 100 % of their time");
+    in.spend(an::time_category::idle, 0.3);
+    in.pipeline_dag(300 * us, 100 * us, 100 * us, 8);
+    in.dag.observed_speedup = 1.4;
+    in.dag.speedup_bound = 2;
+    const an::verdict v = an::nothing_limiting(inputs);
+    CHECK(v.rule == "no_single_limit");
+    CHECK_FALSE(v.limiting);
+    CHECK(v.text == "no single limit: workers worked 70 % of their time; observed speedup 1.40 against a bound of 2.00");
+}
+
+TEST_CASE("verdicts: cautions first, then limits by severity, and no balanced verdict next to a limit", "[analysis][verdicts]") {
+    rule_inputs in;
+    in.stats.events_lost = 1;
+    in.spend(an::time_category::parked, 0.3);
+    in.stats.stages = {serial_stage(0, "", 0.8)};
+    const auto v = an::compute_verdicts(in.scope, in.meta, in.breakdown, in.stats, in.dag, in.queueing);
+    std::vector<std::string> rules;
+    for (const auto& x : v) rules.push_back(x.rule);
+    CHECK(rules == std::vector<std::string>{"events_lost", "serial_bottleneck", "parked_heavy"});
 }

@@ -8,7 +8,9 @@
 #include <pipescope/analysis/queueing.hpp>
 #include <pipescope/analysis/stages.hpp>
 
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pipescope::analysis {
@@ -51,7 +53,46 @@ struct verdict {
     place where;             // what it cites
 };
 
+// Every rule's verdicts, cautions first (events_lost, folded_trace), then the limits by severity
+// (the most severe first), else one balanced / no_single_limit verdict.
 std::vector<verdict> compute_verdicts(const run_scope& scope, const run_meta& meta, const run_breakdown& breakdown,
                                       const run_stats& stats, const dag_bounds& dag, const queueing_bounds& queueing);
+
+// The rules, one function each, so that each can be tested alone on hand-built inputs.
+
+// Everything a rule may read about the run.
+struct verdict_inputs {
+    const run_scope& scope;
+    const run_meta& meta;
+    const run_breakdown& breakdown;
+    const run_stats& stats;
+    const dag_bounds& dag;
+    const queueing_bounds& queueing;
+
+    double workers() const;                       // P, at least 1
+    double fraction(time_category c) const;       // of all workers' time
+    // The span with throttling edges over the span without (1 without a DAG).
+    double throttle_span_ratio() const;
+    // The span rules need the span: over folded blocks it is only bounded from above, so they stay
+    // silent there and the folded_trace caution says why.
+    bool span_known() const { return dag.available && !dag.approximate; }
+};
+
+// A rule gives the verdicts it finds: none when it does not apply, one per stage or per thread for
+// some. `id` is the rule field of its verdicts.
+struct verdict_rule {
+    std::string_view id;
+    std::vector<verdict> (*find)(const verdict_inputs&);
+};
+
+// The rules that name a limit, in the order their verdicts are listed before they are sorted by
+// severity (a stable sort: equal severities keep this order).
+std::span<const verdict_rule> limit_rules();
+// Cautions about the trace itself, listed before every limit in this order.
+std::span<const verdict_rule> caution_rules();
+// The verdict when no limit was found: "balanced" or "no_single_limit".
+verdict nothing_limiting(const verdict_inputs& in);
+// A limit or caution rule by id, nullptr if there is none.
+const verdict_rule* find_verdict_rule(std::string_view id);
 
 }  // namespace pipescope::analysis
