@@ -1,10 +1,13 @@
 // The run report: analyze(), JSON and text (report.hpp).
+#include <pipescope/analysis/numbers.hpp>
 #include <pipescope/analysis/report.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <cstdarg>
-#include <cstdio>
+#include <iterator>
 #include <map>
+#include <string_view>
 
 namespace pipescope::analysis {
 
@@ -258,308 +261,301 @@ nlohmann::json to_json(const run_report& r) {
 
 namespace {
 
-std::string sfmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
-std::string sfmt(const char* f, ...) {
-    char b[512];
-    va_list ap;
-    va_start(ap, f);
-    std::vsnprintf(b, sizeof b, f, ap);
-    va_end(ap);
-    return b;
+// Text padded with spaces to `width` bytes, as printf's "%-*s" pads (a multi-byte character counts
+// as its bytes): the columns of `pipescope stats` have always been laid out this way.
+std::string padded(std::string_view s, std::size_t width) {
+    std::string out(s);
+    if (out.size() < width) out.append(width - out.size(), ' ');
+    return out;
 }
 
 // ns as a readable duration.
 std::string dur(double ns) {
-    if (ns >= 1e9) return sfmt("%.3f s", ns * 1e-9);
-    if (ns >= 1e6) return sfmt("%.3f ms", ns * 1e-6);
-    if (ns >= 1e3) return sfmt("%.2f us", ns * 1e-3);
-    return sfmt("%.0f ns", ns);
+    if (ns >= 1e9) return fmt::format("{:.3f} s", ns * 1e-9);
+    if (ns >= 1e6) return fmt::format("{:.3f} ms", ns * 1e-6);
+    if (ns >= 1e3) return fmt::format("{:.2f} us", ns * 1e-3);
+    return fmt::format("{:.0f} ns", ns);
 }
 
-// items/s, readably.
-std::string rate(double r) {
-    if (r >= 1e6) return sfmt("%.2f M", r * 1e-6);
-    if (r >= 1e3) return sfmt("%.2f k", r * 1e-3);
-    return sfmt("%.1f", r);
+// A time of the run as a duration from the run's start.
+std::string since_start(std::uint64_t t, const run_report& r) { return dur(static_cast<double>(t - std::min(t, r.start))); }
+
+std::string opt_num(const std::optional<double>& v) { return v ? fmt::format("{:g}", *v) : std::string("-"); }
+
+// The report's lines, appended to one string.
+struct text_out {
+    std::string text;
+    template <typename... Args>
+    void line(fmt::format_string<Args...> f, Args&&... args) {
+        fmt::format_to(std::back_inserter(text), f, std::forward<Args>(args)...);
+        text += '\n';
+    }
+    template <typename... Args>
+    void add(fmt::format_string<Args...> f, Args&&... args) {
+        fmt::format_to(std::back_inserter(text), f, std::forward<Args>(args)...);
+    }
+};
+
+bool is_graph(const run_report& r) { return r.meta.program_kind == vocab::graph_program; }
+
+void header_text(text_out& o, const run_report& r) {
+    o.line("== {}", r.title);
+    const std::string makespan = dur(static_cast<double>(r.makespan()));
+    if (is_graph(r))   // a stage graph's nodes are parallel instances and serial resumptions, not iterations
+        o.add("  makespan {}, {} workers, {} nodes (instances and resumptions)", makespan, r.dag.workers, r.stats.nodes);
+    else
+        o.add("  makespan {}, {} workers, {} iterations, {} nodes", makespan, r.dag.workers, r.stats.iterations, r.stats.nodes);
+    if (r.meta.K) o.add(", K = {}", r.meta.K);
+    if (!r.meta.size.empty()) o.add(", size {}", r.meta.size);
+    o.line("");
 }
 
-std::string opt_num(const std::optional<double>& v) { return v ? sfmt("%g", *v) : std::string("-"); }
+// One line on what the trace records of the nodes when it is not every node one by one (the run
+// metadata's trace.detail "auto" or "folded", or folded slices found): how many folded runs and
+// nodes, and where trace_detail auto decided, with the mean node time it measured.
+void detail_text(text_out& o, const run_report& r) {
+    const run_stats& st = r.stats;
+    const std::string& level = r.meta.trace_detail;
+    if (level != "auto" && level != "folded" && st.folded_runs == 0) return;
+    o.add("  trace detail {}: ", level.empty() ? "folded" : level);
+    const auto& dv = st.detail_decisions;
+    if (dv.size() == 1) {
+        const detail_decision& d = dv.front();
+        const std::string at = since_start(d.where.begin, r);
+        if (d.folded) o.add("folded from {} on", at);
+        else o.add("every node recorded (decided at {})", at);
+        o.add(" after {} measured {} nodes at a mean of {}",
+              d.where.worker >= 0 ? fmt::format("worker {}", d.where.worker) : std::string(), d.nodes_measured,
+              dur(d.mean_node_ns));
+        if (const double below = r.meta.fold_below_ns.value_or(0); below > 0) o.add(" {} {}", d.folded ? "<" : ">=", dur(below));
+        if (d.stage >= 0) o.add(" (stage {})", d.stage);
+        o.add("; ");
+    } else if (dv.size() > 1) {
+        const auto folded = static_cast<std::size_t>(std::count_if(dv.begin(), dv.end(), [](const auto& d) { return d.folded; }));
+        o.add("decided {} times ({} folded, {} kept every node; first at {}); ", dv.size(), folded, dv.size() - folded,
+              since_start(dv.front().where.begin, r));
+    } else if (level == "auto") {
+        o.add("no decision recorded (the loop ended before auto had measured enough nodes); ");
+    }
+    if (st.folded_runs)
+        o.line("{} folded runs hold {} of the {} nodes ({:.1f} %)", st.folded_runs, st.folded_nodes, st.nodes,
+               st.nodes ? 100.0 * static_cast<double>(st.folded_nodes) / static_cast<double>(st.nodes) : 0.0);
+    else
+        o.line("no folded runs: every node is its own slice");
+}
 
-// bytes, readably.
-std::string bytes(double b) {
-    if (b >= 1024.0 * 1024.0) return sfmt("%.2f MiB", b / (1024.0 * 1024.0));
-    if (b >= 1024.0) return sfmt("%.1f KiB", b / 1024.0);
-    return sfmt("%.0f B", b);
+void breakdown_text(text_out& o, const run_report& r) {
+    o.line("\nbreakdown (share of each worker's time; total = all workers)");
+    o.add("  {:10}", "");
+    for (int c = 0; c < time_category_count; ++c) o.add(" {:>9}", to_string(static_cast<time_category>(c)));
+    o.line(" {:>7} {:>7} {:>7}", "nodes", "steals", "failed");
+    auto row = [&](const worker_breakdown& w) {
+        o.add("  {}", padded(w.name, 10));
+        for (int c = 0; c < time_category_count; ++c) o.add(" {:8.1f}%", 100.0 * w.time.fraction(static_cast<time_category>(c)));
+        o.line(" {:7} {:7} {:7}", w.nodes, w.steals, w.failed_steals);
+    };
+    for (const auto& w : r.breakdown.workers) row(w);
+    row(r.breakdown.total);
+    if (!r.breakdown.stall_derived) o.line("  (no line tracks: idle time is not split into idle and stall)");
+    if (r.stats.folded_runs)
+        o.line("  (nodes: a folded run counts the nodes it holds; the stage boundaries inside a folded run are inside "
+               "its slice, so they count as work, not scheduler)");
+}
+
+// The stages the tables list. Many stages (pipe-fib has hundreds): the ones with the most service
+// time, in stage order; the others are summed up in one line.
+struct stage_rows {
+    static constexpr std::size_t max_rows = 16, shown_rows = 12;
+    std::vector<std::uint64_t> shown;   // stage indices, sorted
+    std::uint64_t hidden = 0, hidden_runs = 0;
+    double hidden_busy = 0;
+    bool is_shown(std::uint64_t j) const { return std::binary_search(shown.begin(), shown.end(), j); }
+};
+
+stage_rows stage_rows_of(const run_stats& st) {
+    stage_rows rows;
+    std::vector<const stage_stats*> v;
+    for (const auto& s : st.stages) v.push_back(&s);
+    if (v.size() > stage_rows::max_rows) {
+        std::stable_sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->service.total > b->service.total; });
+        v.resize(stage_rows::shown_rows);
+    }
+    for (auto* s : v) rows.shown.push_back(s->index);
+    std::sort(rows.shown.begin(), rows.shown.end());
+    for (const auto& s : st.stages)
+        if (!rows.is_shown(s.index)) ++rows.hidden, rows.hidden_runs += s.service.count, rows.hidden_busy += s.busy_fraction;
+    return rows;
+}
+
+void stages_text(text_out& o, const run_report& r, const stage_rows& rows) {
+    o.line("\nstages");
+    o.line("  {:5} {:28} {:9} {:>8} {:>11} {:>11} {:>11} {:>11} {:>7} {:>7} {:>8}", "stage", "name", "kind", "runs", "mean",
+           "p50", "p95", "max", "busy", "susp", "waits");
+    for (const auto& s : r.stats.stages) {
+        if (!rows.is_shown(s.index)) continue;
+        const std::string name = s.name.size() > 28 ? s.name.substr(0, 27) + "~" : s.name;
+        const std::string kind = s.kind.empty() ? (s.serial ? "serial?" : "parallel?") : s.kind;
+        o.line("  {:<5} {} {} {:7}{} {:>11} {:>11} {:>11} {:>11} {:6.1f}% {:7} {:8}", s.index, padded(name, 28), padded(kind, 9),
+               s.service.count, s.shares ? '*' : ' ', dur(s.service.mean), dur(static_cast<double>(s.service.p50)),
+               dur(static_cast<double>(s.service.p95)), dur(static_cast<double>(s.service.max)), 100.0 * s.busy_fraction,
+               s.suspensions, s.waits);
+    }
+    if (rows.hidden)
+        o.line("  ... {} more stages ({} runs, {:.1f}% busy together; --json lists every stage)", rows.hidden, rows.hidden_runs,
+               100.0 * rows.hidden_busy);
+    o.line("  (busy: the stage's total service time / makespan; above 100 % for a parallel stage = more than one worker "
+           "on average)");
+    if (r.stats.folded_runs)
+        o.line("  (* runs inside folded runs: each node gets an equal share of its folded run's time, so mean, p50, p95 "
+               "and max there are shares, not measured node times; totals and busy are exact)");
+}
+
+// Steals, suspensions and the other events; a pipeline's limits and counters.
+void events_text(text_out& o, const run_report& r) {
+    const run_stats& st = r.stats;
+    o.add("\nsteals {} made of {} tried;", st.steals_made, st.steals_made + st.steals_failed);
+    if (!st.steal_pairs.empty()) {
+        o.add(" thief<-victim:");
+        for (const auto& p : st.steal_pairs)
+            o.add(" {}<-{}:{}", p.thief, p.victim >= 0 ? std::to_string(p.victim) : "?", p.made);
+    }
+    o.line("");
+    o.line("suspensions {}, resumptions {}, wake-ups {}, throttle waits {} ({}), retire waits {} ({})", st.suspensions,
+           st.resumptions, st.wakeups, st.throttle_waits, dur(static_cast<double>(st.throttled_ns)), st.retire_waits,
+           dur(static_cast<double>(st.retire_wait_ns)));
+    if (st.events_lost) o.line("WARNING: {} events were lost while recording", st.events_lost);
+    if (is_graph(r)) return;   // a graph's limits and counters are its queues and footprint (graph_text)
+    o.add("limits: peak live {} of K {}", opt_num(st.peak_live), opt_num(st.K));
+    if (st.peak_tokens) o.add(", tokens {} of N {}", opt_num(st.peak_tokens), opt_num(st.N));
+    if (st.peak_footprint) o.add(", peak footprint {}", opt_num(st.peak_footprint));
+    o.line("");
+    for (const auto& c : st.counters)
+        o.line("  counter {} peak {:<8g}{}", padded(c.name, 24), c.peak,
+               c.capacity ? fmt::format(" of {:g} ({})", *c.capacity, c.capacity_from) : std::string());
+}
+
+// The critical path: its size, its time by stage, its edges, then its first max_path nodes.
+void critical_path_text(text_out& o, const dag_bounds& d, std::size_t max_path) {
+    const auto& path = d.with_throttle.critical_path;
+    std::map<std::string, std::uint64_t> per_edge;
+    std::size_t folded_on_path = 0;
+    for (const auto& n : path) ++per_edge[to_string(n.via)], folded_on_path += n.nodes > 1;
+    if (folded_on_path)
+        o.add("  critical path: {} nodes in {} blocks ({} folded runs), {} throttling edges; time by stage (shares):",
+              path_nodes(d.with_throttle), path.size(), folded_on_path, d.with_throttle.throttle_edges_on_path);
+    else
+        o.add("  critical path: {} nodes, {} throttling edges; time by stage:", path.size(), d.with_throttle.throttle_edges_on_path);
+    constexpr std::size_t stages_listed = 6;
+    const auto by_time = path_time_by_stage(d.with_throttle);
+    for (std::size_t i = 0; i < by_time.size() && i < stages_listed; ++i)
+        o.add(" stage {} {:.0f}%", by_time[i].first,
+              d.with_throttle.span ? 100.0 * static_cast<double>(by_time[i].second) / static_cast<double>(d.with_throttle.span) : 0.0);
+    if (by_time.size() > stages_listed) o.add(" (+{} stages)", by_time.size() - stages_listed);
+    o.add("; edges:");
+    for (const auto& [k, n] : per_edge) o.add(" {} {}", k, n);
+    o.add("\n   ");
+    for (std::size_t i = 0; i < path.size() && i < max_path; ++i) {
+        o.add(" {}({},{}", i ? "-> " : "", path[i].iteration, path[i].stage);
+        if (path[i].last_stage > path[i].stage) o.add("\xE2\x80\x93{})", path[i].last_stage);   // "(i,j–k)": a folded block
+        else o.add(")");
+    }
+    if (path.size() > max_path) o.add(" ... {} more", path.size() - max_path);
+    o.line("");
+}
+
+void dag_text(text_out& o, const dag_bounds& d, std::size_t max_path) {
+    o.line("\nDAG bounds ({} weight = measured duration{})", d.approximate ? "block" : "node",
+           d.approximate ? " of a node or of a folded run" : "");
+    if (!d.available) return o.line("  no pipeline DAG in this run");
+    if (d.approximate) o.line("  approximate: {}", d.approximate_reason);
+    const char* at_most = d.approximate ? "<= " : "";
+    const char* at_least = d.approximate ? ">= " : "";
+    o.line("  work T1 {}; span Tinf {}{} (without throttling edges {}{}, ratio {:.2f})", dur(static_cast<double>(d.work)), at_most,
+           dur(static_cast<double>(d.with_throttle.span)), at_most, dur(static_cast<double>(d.without_throttle.span)),
+           d.without_throttle.span ? static_cast<double>(d.with_throttle.span) / static_cast<double>(d.without_throttle.span) : 0.0);
+    o.line("  parallelism T1/Tinf {}{:.2f} (unthrottled {}{:.2f}); speedup bound min(P, T1/Tinf) {} {:.2f}; observed {:.2f} ({})",
+           at_least, d.parallelism, at_least, d.parallelism_unthrottled, d.approximate ? ">=" : "=", d.speedup_bound,
+           d.observed_speedup, d.observed_from_reference ? "serial reference / makespan" : "T1 / makespan");
+    critical_path_text(o, d, max_path);
+}
+
+// The seed-000 queueing model: per-stage rates under both models, the bounds, the prediction.
+void queueing_text(text_out& o, const queueing_bounds& q, const stage_rows& rows) {
+    o.line("\nqueueing bounds (seed 000 §3; items/s)");
+    if (!q.available) return o.line("  not available (no timed stages or iterations)");
+    o.line("  {:5} {:9} {:>12} {:>9} {:>12} {:>9} {:>12}", "stage", "kind", "Tser/item", "c (ws)", "c/Tser (ws)", "c (bts)",
+           "c/Tser (bts)");
+    for (const auto& s : q.stages)
+        if (rows.is_shown(s.index))
+            o.line("  {:<5} {:9} {:>12} {:9.2f} {:>12} {:9.2f} {:>12}", s.index, s.serial ? "serial" : "parallel",
+                   dur(s.tser * 1e9), s.c_element, numbers::rate(s.rate_element), s.c_stage, numbers::rate(s.rate_stage));
+    if (rows.hidden) o.line("  ... the other stages: see --json");
+    o.line("  lambda_max = 1/max(T serial) = {} (stage {}); work per item W = {}", numbers::rate(q.lambda_max), q.critical_serial_stage,
+           dur(q.work_per_item * 1e9));
+    o.line("  bound bind-to-element min(P/W, lambda_max) = {}; bind-to-stage min(c_i/Tser_i, P/W) = {} ({})",
+           numbers::rate(q.bound_element), numbers::rate(q.bound_stage),
+           q.bottleneck_stage >= 0 ? fmt::format("stage {}", q.bottleneck_stage) : "P/W: the cores");
+    o.add("  predicted ({}) {}, observed {} ({:.0f} % of predicted); items in flight needed ~{:.1f}", q.model, numbers::rate(q.predicted),
+          numbers::rate(q.observed), 100.0 * q.efficiency, q.tokens_needed);
+    if (q.k_for_span > 0) o.add("; K >= W/S = {:.0f} keeps throttling off the span", q.k_for_span);
+    if (q.K) o.add(" (K = {})", q.K);
+    o.line("");
 }
 
 // A stage graph's queues and footprint (seed 004 Table III: average and maximum footprint).
-std::string graph_text(const graph_report& g) {
-    std::string o = "\nqueues (stage graph; packets in use, time-weighted mean and peak)\n";
-    if (!g.available) return o + "  not available (the run recorded no footprint counters)\n";
-    o += sfmt("  %-24s %9s %9s %10s  %s\n", "queue", "mean", "peak", "capacity", "");
+void graph_text(text_out& o, const graph_report& g) {
+    o.line("\nqueues (stage graph; packets in use, time-weighted mean and peak)");
+    if (!g.available) return o.line("  not available (the run recorded no footprint counters)");
+    o.line("  {:24} {:>9} {:>9} {:>10}  ", "queue", "mean", "peak", "capacity");
     for (const auto& q : g.queues) {
         std::string notes;
         if (q.unbounded) notes += " unbounded";
         if (q.backward) notes += " backward";
         if (q.ordered) notes += " ordered";
         if (q.over_capacity) notes += " OVER CAPACITY";
-        o += sfmt("  %-24s %9.2f %9.0f %10.0f %s\n", q.name.c_str(), q.mean_packets, q.peak_packets, q.capacity_packets,
-                  notes.c_str());
+        o.line("  {} {:9.2f} {:9.0f} {:10.0f} {}", padded(q.name, 24), q.mean_packets, q.peak_packets, q.capacity_packets, notes);
     }
-    o += sfmt("  footprint: mean %.1f packets (%s), peak %.0f packets (%s)%s\n", g.mean_packets, bytes(g.mean_bytes).c_str(),
-              g.peak_packets, bytes(g.peak_bytes).c_str(),
-              g.footprint_derived ? "; the sum of the queue counters (exact peak: `pipescope run`'s output)" : "");
-    o += sfmt("  stages stopped by a queue: %llu full (backpressure), %llu empty, %llu waiting for commit order; %llu "
-              "preemptions\n",
-              (unsigned long long)g.blocked_full, (unsigned long long)g.blocked_empty, (unsigned long long)g.blocked_order,
-              (unsigned long long)g.preemptions);
+    o.line("  footprint: mean {:.1f} packets ({}), peak {:.0f} packets ({}){}", g.mean_packets, numbers::bytes(g.mean_bytes), g.peak_packets,
+           numbers::bytes(g.peak_bytes), g.footprint_derived ? "; the sum of the queue counters (exact peak: `pipescope run`'s output)" : "");
+    o.line("  stages stopped by a queue: {} full (backpressure), {} empty, {} waiting for commit order; {} preemptions",
+           g.blocked_full, g.blocked_empty, g.blocked_order, g.preemptions);
     if (g.queue_operations)
-        o += sfmt("  queue operations recorded: %llu reserves and commits (every one at trace detail nodes; only the refused reserves at auto and folded)\n",
-                  (unsigned long long)g.queue_operations);
-    return o;
+        o.line("  queue operations recorded: {} reserves and commits (every one at trace detail nodes; only the refused "
+               "reserves at auto and folded)",
+               g.queue_operations);
 }
 
-// One line on what the trace records of the nodes when it is not every node one by one (the run
-// metadata's trace.detail "auto" or "folded", or folded slices found): how many folded runs and
-// nodes, and where trace_detail auto decided, with the mean node time it measured.
-std::string detail_text(const run_report& r) {
-    const run_stats& st = r.stats;
-    const std::string& level = r.meta.trace_detail;
-    if (level != "auto" && level != "folded" && st.folded_runs == 0) return {};
-    std::string o = "  trace detail " + (level.empty() ? std::string("folded") : level) + ": ";
-    const double below = r.meta.fold_below_ns.value_or(0);
-    const auto& dv = st.detail_decisions;
-    auto at = [&](const detail_decision& d) { return dur(static_cast<double>(d.where.begin - std::min(d.where.begin, r.start))); };
-    if (dv.size() == 1) {
-        const detail_decision& d = dv.front();
-        o += d.folded ? "folded from " + at(d) + " on" : "every node recorded (decided at " + at(d) + ")";
-        o += sfmt(" after %s%s measured %llu nodes at a mean of %s", d.where.worker >= 0 ? "worker " : "",
-                  d.where.worker >= 0 ? std::to_string(d.where.worker).c_str() : "", (unsigned long long)d.nodes_measured,
-                  dur(d.mean_node_ns).c_str());
-        if (below > 0) o += std::string(d.folded ? " < " : " >= ") + dur(below);
-        if (d.stage >= 0) o += sfmt(" (stage %ld)", d.stage);
-        o += "; ";
-    } else if (dv.size() > 1) {
-        std::size_t folded = 0;
-        for (const auto& d : dv) folded += d.folded;
-        o += sfmt("decided %zu times (%zu folded, %zu kept every node; first at %s); ", dv.size(), folded, dv.size() - folded,
-                  at(dv.front()).c_str());
-    } else if (level == "auto") {
-        o += "no decision recorded (the loop ended before auto had measured enough nodes); ";
+void verdicts_text(text_out& o, const run_report& r) {
+    o.line("\nverdicts");
+    for (const auto& v : r.verdicts) {
+        o.line("  * {}", v.text);
+        o.line("    -> {}", v.suggestion);
+        o.add("    at {}..{} from the run's start", since_start(v.where.begin, r), since_start(v.where.end, r));
+        if (v.where.worker >= 0) o.add(", worker {}", v.where.worker);
+        if (v.where.stage >= 0) o.add(", stage {}", v.where.stage);
+        if (v.where.iteration >= 0) o.add(", iteration {}", v.where.iteration);
+        o.line(" [{}]", v.rule);
     }
-    if (st.folded_runs)
-        o += sfmt("%llu folded runs hold %llu of the %llu nodes (%.1f %%)", (unsigned long long)st.folded_runs,
-                  (unsigned long long)st.folded_nodes, (unsigned long long)st.nodes,
-                  st.nodes ? 100.0 * static_cast<double>(st.folded_nodes) / static_cast<double>(st.nodes) : 0.0);
-    else
-        o += "no folded runs: every node is its own slice";
-    return o + "\n";
 }
 
 }  // namespace
 
 std::string to_text(const run_report& r, std::size_t max_path) {
-    std::string o;
-    o += "== ";
-    o += r.title;
-    o += "\n";
-    const bool graph = r.meta.program_kind == vocab::graph_program;
-    if (graph)   // a stage graph's nodes are parallel instances and serial resumptions, not iterations
-        o += sfmt("  makespan %s, %u workers, %llu nodes (instances and resumptions)", dur(static_cast<double>(r.makespan())).c_str(),
-                  r.dag.workers, (unsigned long long)r.stats.nodes);
-    else
-        o += sfmt("  makespan %s, %u workers, %llu iterations, %llu nodes", dur(static_cast<double>(r.makespan())).c_str(),
-                  r.dag.workers, (unsigned long long)r.stats.iterations, (unsigned long long)r.stats.nodes);
-    if (r.meta.K) o += sfmt(", K = %llu", (unsigned long long)r.meta.K);
-    if (!r.meta.size.empty()) o += ", size " + r.meta.size;
-    o += "\n";
-    o += detail_text(r);
-    const bool folded = r.stats.folded_runs > 0;
-
-    // Breakdown.
-    o += "\nbreakdown (share of each worker's time; total = all workers)\n";
-    o += sfmt("  %-10s", "");
-    for (int c = 0; c < time_category_count; ++c) o += sfmt(" %9s", to_string(static_cast<time_category>(c)));
-    o += sfmt(" %7s %7s %7s\n", "nodes", "steals", "failed");
-    auto row = [&](const worker_breakdown& w) {
-        o += sfmt("  %-10s", w.name.c_str());
-        for (int c = 0; c < time_category_count; ++c)
-            o += sfmt(" %8.1f%%", 100.0 * w.time.fraction(static_cast<time_category>(c)));
-        o += sfmt(" %7llu %7llu %7llu\n", (unsigned long long)w.nodes, (unsigned long long)w.steals,
-                      (unsigned long long)w.failed_steals);
-    };
-    for (const auto& w : r.breakdown.workers) row(w);
-    row(r.breakdown.total);
-    if (!r.breakdown.stall_derived) o += "  (no line tracks: idle time is not split into idle and stall)\n";
-    if (folded)
-        o += "  (nodes: a folded run counts the nodes it holds; the stage boundaries inside a folded run are inside its "
-             "slice, so they count as work, not scheduler)\n";
-
-    // Stages.
-    o += "\nstages\n";
-    o += sfmt("  %-5s %-28s %-9s %8s %11s %11s %11s %11s %7s %7s %8s\n", "stage", "name", "kind", "runs", "mean", "p50",
-                  "p95", "max", "busy", "susp", "waits");
-    // Many stages (pipe-fib has hundreds): the ones with the most service time, in stage order.
-    constexpr std::size_t max_rows = 16, shown_rows = 12;
-    std::vector<std::uint64_t> shown;
-    {
-        std::vector<const stage_stats*> v;
-        for (const auto& s : r.stats.stages) v.push_back(&s);
-        if (v.size() > max_rows) {
-            std::stable_sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->service.total > b->service.total; });
-            v.resize(shown_rows);
-        }
-        for (auto* s : v) shown.push_back(s->index);
-        std::sort(shown.begin(), shown.end());
+    const stage_rows rows = stage_rows_of(r.stats);
+    text_out o;
+    header_text(o, r);
+    detail_text(o, r);
+    breakdown_text(o, r);
+    stages_text(o, r, rows);
+    events_text(o, r);
+    if (is_graph(r)) {
+        graph_text(o, r.graph);
+    } else {   // DAG bounds and the queueing model: pipelines only
+        dag_text(o, r.dag, max_path);
+        queueing_text(o, r.queueing, rows);
     }
-    auto is_shown = [&](std::uint64_t j) { return std::binary_search(shown.begin(), shown.end(), j); };
-    std::uint64_t hidden_runs = 0, hidden_n = 0;
-    double hidden_busy = 0;
-    for (const auto& s : r.stats.stages) {
-        if (!is_shown(s.index)) {
-            ++hidden_n, hidden_runs += s.service.count, hidden_busy += s.busy_fraction;
-            continue;
-        }
-        std::string name = s.name.size() > 28 ? s.name.substr(0, 27) + "~" : s.name;
-        std::string kind = s.kind.empty() ? (s.serial ? "serial?" : "parallel?") : s.kind;
-        o += sfmt("  %-5llu %-28s %-9s %7llu%c %11s %11s %11s %11s %6.1f%% %7llu %8llu\n", (unsigned long long)s.index,
-                      name.c_str(), kind.c_str(), (unsigned long long)s.service.count, s.shares ? '*' : ' ', dur(s.service.mean).c_str(),
-                      dur(static_cast<double>(s.service.p50)).c_str(), dur(static_cast<double>(s.service.p95)).c_str(),
-                      dur(static_cast<double>(s.service.max)).c_str(), 100.0 * s.busy_fraction,
-                      (unsigned long long)s.suspensions, (unsigned long long)s.waits);
-    }
-    if (hidden_n)
-        o += sfmt("  ... %llu more stages (%llu runs, %.1f%% busy together; --json lists every stage)\n",
-                  (unsigned long long)hidden_n, (unsigned long long)hidden_runs, 100.0 * hidden_busy);
-    o += "  (busy: the stage's total service time / makespan; above 100 % for a parallel stage = more than one worker on average)\n";
-    if (folded)
-        o += "  (* runs inside folded runs: each node gets an equal share of its folded run's time, so mean, p50, p95 and max "
-             "there are shares, not measured node times; totals and busy are exact)\n";
-
-    // Events, steals, limits.
-    const auto& st = r.stats;
-    o += sfmt("\nsteals %llu made of %llu tried;", (unsigned long long)st.steals_made,
-                  (unsigned long long)(st.steals_made + st.steals_failed));
-    if (!st.steal_pairs.empty()) {
-        o += " thief<-victim:";
-        for (const auto& p : st.steal_pairs)
-            o += sfmt(" %d<-%s:%llu", p.thief, p.victim >= 0 ? std::to_string(p.victim).c_str() : "?",
-                          (unsigned long long)p.made);
-    }
-    o += "\n";
-    o += sfmt("suspensions %llu, resumptions %llu, wake-ups %llu, throttle waits %llu (%s), retire waits %llu (%s)\n",
-                  (unsigned long long)st.suspensions, (unsigned long long)st.resumptions, (unsigned long long)st.wakeups,
-                  (unsigned long long)st.throttle_waits, dur(static_cast<double>(st.throttled_ns)).c_str(),
-                  (unsigned long long)st.retire_waits, dur(static_cast<double>(st.retire_wait_ns)).c_str());
-    if (st.events_lost) o += sfmt("WARNING: %llu events were lost while recording\n", (unsigned long long)st.events_lost);
-    if (!graph) {   // a graph's limits are its queues' capacities: the queues section below
-        o += "limits: peak live " + opt_num(st.peak_live) + " of K " + opt_num(st.K);
-        if (st.peak_tokens) o += ", tokens " + opt_num(st.peak_tokens) + " of N " + opt_num(st.N);
-        if (st.peak_footprint) o += ", peak footprint " + opt_num(st.peak_footprint);
-        o += "\n";
-    }
-    if (!graph)   // a graph's counters are its queues and footprint, summarised below
-        for (const auto& c : st.counters)
-            o += sfmt("  counter %-24s peak %-8g%s\n", c.name.c_str(), c.peak,
-                      c.capacity ? sfmt(" of %g (%s)", *c.capacity, c.capacity_from.c_str()).c_str() : "");
-
-    // DAG bounds and the queueing model: pipelines only.
-    auto dag_text = [&] {
-        std::string o;
-        const auto& d = r.dag;
-        o += d.approximate ? "\nDAG bounds (block weight = measured duration of a node or of a folded run)\n"
-                           : "\nDAG bounds (node weight = measured duration)\n";
-        if (!d.available) {
-        o += "  no pipeline DAG in this run\n";
-    } else {
-        if (d.approximate) o += "  approximate: " + d.approximate_reason + "\n";
-        const char* le = d.approximate ? "<= " : "";
-        o += sfmt("  work T1 %s; span Tinf %s%s (without throttling edges %s%s, ratio %.2f)\n", dur(static_cast<double>(d.work)).c_str(),
-                      le, dur(static_cast<double>(d.with_throttle.span)).c_str(), le,
-                      dur(static_cast<double>(d.without_throttle.span)).c_str(),
-                      d.without_throttle.span ? static_cast<double>(d.with_throttle.span) / static_cast<double>(d.without_throttle.span) : 0.0);
-        o += sfmt("  parallelism T1/Tinf %s%.2f (unthrottled %s%.2f); speedup bound min(P, T1/Tinf) %s %.2f; observed %.2f (%s)\n",
-                      d.approximate ? ">= " : "", d.parallelism, d.approximate ? ">= " : "", d.parallelism_unthrottled,
-                      d.approximate ? ">=" : "=", d.speedup_bound, d.observed_speedup,
-                      d.observed_from_reference ? "serial reference / makespan" : "T1 / makespan");
-        const auto& path = d.with_throttle.critical_path;
-        std::map<std::string, std::uint64_t> per_edge;
-        std::size_t folded_on_path = 0;
-        for (const auto& n : path) ++per_edge[to_string(n.via)], folded_on_path += n.nodes > 1;
-        if (folded_on_path)
-            o += sfmt("  critical path: %llu nodes in %zu blocks (%zu folded runs), %llu throttling edges; time by stage (shares):",
-                      (unsigned long long)path_nodes(d.with_throttle), path.size(), folded_on_path,
-                      (unsigned long long)d.with_throttle.throttle_edges_on_path);
-        else
-            o += sfmt("  critical path: %zu nodes, %llu throttling edges; time by stage:", path.size(),
-                      (unsigned long long)d.with_throttle.throttle_edges_on_path);
-        const auto by_time = path_time_by_stage(d.with_throttle);
-        for (std::size_t i = 0; i < by_time.size() && i < 6; ++i)
-            o += sfmt(" stage %llu %.0f%%", (unsigned long long)by_time[i].first,
-                      d.with_throttle.span ? 100.0 * static_cast<double>(by_time[i].second) / static_cast<double>(d.with_throttle.span) : 0.0);
-        if (by_time.size() > 6) o += sfmt(" (+%zu stages)", by_time.size() - 6);
-        o += "; edges:";
-        for (const auto& [k, n] : per_edge) o += sfmt(" %s %llu", k.c_str(), (unsigned long long)n);
-        o += "\n   ";
-        for (std::size_t i = 0; i < path.size() && i < max_path; ++i) {
-            o += sfmt(" %s(%llu,%llu", i ? "-> " : "", (unsigned long long)path[i].iteration, (unsigned long long)path[i].stage);
-            o += path[i].last_stage > path[i].stage ? sfmt("\xE2\x80\x93%llu)", (unsigned long long)path[i].last_stage) : std::string(")");
-        }
-        if (path.size() > max_path) o += sfmt(" ... %zu more", path.size() - max_path);
-        o += "\n";
-    }
-
-        return o;
-    };
-    auto queueing_text = [&] {
-        std::string o;
-    // Queueing.
-    const auto& q = r.queueing;
-    o += "\nqueueing bounds (seed 000 §3; items/s)\n";
-    if (!q.available) {
-        o += "  not available (no timed stages or iterations)\n";
-    } else {
-        o += sfmt("  %-5s %-9s %12s %9s %12s %9s %12s\n", "stage", "kind", "Tser/item", "c (ws)", "c/Tser (ws)", "c (bts)",
-                      "c/Tser (bts)");
-        for (const auto& s : q.stages)
-            if (is_shown(s.index))
-                o += sfmt("  %-5llu %-9s %12s %9.2f %12s %9.2f %12s\n", (unsigned long long)s.index,
-                          s.serial ? "serial" : "parallel", dur(s.tser * 1e9).c_str(), s.c_element, rate(s.rate_element).c_str(),
-                          s.c_stage, rate(s.rate_stage).c_str());
-        if (hidden_n) o += "  ... the other stages: see --json\n";
-        o += sfmt("  lambda_max = 1/max(T serial) = %s (stage %ld); work per item W = %s\n", rate(q.lambda_max).c_str(),
-                  q.critical_serial_stage, dur(q.work_per_item * 1e9).c_str());
-        o += sfmt("  bound bind-to-element min(P/W, lambda_max) = %s; bind-to-stage min(c_i/Tser_i, P/W) = %s (%s)\n",
-                  rate(q.bound_element).c_str(), rate(q.bound_stage).c_str(),
-                  q.bottleneck_stage >= 0 ? sfmt("stage %ld", q.bottleneck_stage).c_str() : "P/W: the cores");
-        o += sfmt("  predicted (%s) %s, observed %s (%.0f %% of predicted); items in flight needed ~%.1f",
-                  q.model.c_str(), rate(q.predicted).c_str(), rate(q.observed).c_str(), 100.0 * q.efficiency, q.tokens_needed);
-        if (q.k_for_span > 0) o += sfmt("; K >= W/S = %.0f keeps throttling off the span", q.k_for_span);
-        if (q.K) o += sfmt(" (K = %llu)", (unsigned long long)q.K);
-        o += "\n";
-    }
-
-        return o;
-    };
-    if (r.meta.program_kind == vocab::graph_program) {
-        o += graph_text(r.graph);
-    } else {
-        o += dag_text() + queueing_text();
-    }
-
-    // Verdicts.
-    o += "\nverdicts\n";
-    for (const auto& v : r.verdicts) {
-        o += "  * " + v.text + "\n";
-        o += "    -> " + v.suggestion + "\n";
-        o += sfmt("    at %s..%s from the run's start", dur(static_cast<double>(v.where.begin - std::min(v.where.begin, r.start))).c_str(),
-                      dur(static_cast<double>(v.where.end - std::min(v.where.end, r.start))).c_str());
-        if (v.where.worker >= 0) o += sfmt(", worker %d", v.where.worker);
-        if (v.where.stage >= 0) o += sfmt(", stage %ld", v.where.stage);
-        if (v.where.iteration >= 0) o += sfmt(", iteration %lld", v.where.iteration);
-        o += sfmt(" [%s]\n", v.rule.c_str());
-    }
-    return o;
+    verdicts_text(o, r);
+    return std::move(o.text);
 }
 
 }  // namespace pipescope::analysis
