@@ -1,0 +1,17 @@
+# The format check itself (scripts/check-format.sh): a file laid out as .clang-format says passes, the
+# same code badly laid out fails and is named. -DSCRIPT=check-format.sh -DDIR=<scratch dir>
+file(WRITE ${DIR}/format-good.cpp "int add(int a, int b) { return a + b; }\n")
+file(WRITE ${DIR}/format-bad.cpp "int add(int a,int b)\n{\n  return a+b;\n}\n")
+execute_process(COMMAND ${SCRIPT} ${DIR}/format-good.cpp RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(rc EQUAL 77)
+  message("SKIP: no clang-format")
+  return()
+endif()
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "a formatted file was rejected (exit ${rc}):\n${out}")
+endif()
+execute_process(COMMAND ${SCRIPT} ${DIR}/format-bad.cpp RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(NOT rc EQUAL 1 OR NOT out MATCHES "format-bad.cpp is not formatted")
+  message(FATAL_ERROR "a badly formatted file was not named (exit ${rc}):\n${out}")
+endif()
+message("ok: the format check accepts a formatted file and names an unformatted one")
