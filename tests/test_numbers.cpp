@@ -10,9 +10,9 @@ TEST_CASE("numbers: durations in the largest unit they reach", "[analysis][numbe
     CHECK(numbers::duration(3400) == "3.40 \xC2\xB5s");
     CHECK(numbers::duration(1.5e6) == "1.500 ms");
     CHECK(numbers::duration(2.25e9) == "2.250 s");
-    CHECK(numbers::duration(1500, 2) == "1.5 \xC2\xB5s");    // trailing zeros dropped
+    CHECK(numbers::duration(1500, 2) == "1.5 \xC2\xB5s");   // trailing zeros dropped
     CHECK(numbers::duration(2e6, 3) == "2 ms");
-    CHECK(numbers::duration(12.25, 3) == "12.2 ns");         // ns: at most one decimal
+    CHECK(numbers::duration(12.25, 3) == "12.2 ns");   // ns: at most one decimal
     CHECK(numbers::duration(-0.01, 0) == "0 ns");
 }
 

@@ -33,7 +33,7 @@ std::string without_trailing_zeros(std::string s) {
     return s == "-0" ? "0" : s;
 }
 
-}  // namespace
+}   // namespace
 
 std::string duration(double ns) {
     const time_unit u = unit_for(ns);
@@ -73,4 +73,4 @@ std::string bytes(double b) {
     return fmt::format("{:.0f} B", b);
 }
 
-}  // namespace pipescope::analysis::numbers
+}   // namespace pipescope::analysis::numbers

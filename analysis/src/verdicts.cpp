@@ -21,6 +21,8 @@ std::string stage_label(std::uint64_t index, const std::string& name) {
     return name.empty() ? fmt::format("stage {}", index) : fmt::format("stage {} '{}'", index, name);
 }
 
+constexpr std::uint32_t no_track = tm::no_index;   // a place that selects no track
+
 verdict limit(std::string rule, double severity) {
     verdict v;
     v.rule = std::move(rule);
@@ -63,8 +65,8 @@ place longest_wait(const run_scope& r, long stage) {
         for (const tm::slice& s : m.tracks[ti].slices) {
             const std::string& n = m.str(s.name);
             const slice_kind k = classify_slice(n);
-            const bool match = stage == -2 ? k == slice_kind::throttled
-                                           : k == slice_kind::waiting && stage_of_name(n) == stage;
+            const bool match =
+                stage == -2 ? k == slice_kind::throttled : k == slice_kind::waiting && stage_of_name(n) == stage;
             if (!match || s.duration() < best_d) continue;
             best_d = s.duration();
             best = {s.begin, s.end, -1, stage >= 0 ? stage : -1, -1, ti};
@@ -81,7 +83,8 @@ std::vector<verdict> serial_bottleneck(const verdict_inputs& in) {
     for (const auto& s : in.stats.stages) {
         if (!s.serial || s.service.count == 0 || s.busy_fraction < threshold::serial_busy) continue;
         verdict v = limit("serial_bottleneck", s.busy_fraction);
-        v.text = fmt::format("serial {} was busy {} of the run", stage_label(s.index, s.name), numbers::percent(s.busy_fraction));
+        v.text =
+            fmt::format("serial {} was busy {} of the run", stage_label(s.index, s.name), numbers::percent(s.busy_fraction));
         for (const auto& sr : in.queueing.stages)
             if (sr.index == s.index && sr.tser > 0)
                 v.text += fmt::format("; it bounds throughput at 1/T{} = {}", s.index, items_per_second(1.0 / sr.tser));
@@ -115,12 +118,13 @@ std::vector<verdict> throttle_limited(const verdict_inputs& in) {
                          dag.with_throttle.throttle_edges_on_path);
     v.suggestion = "raise K (--param K=...)";
     if (in.queueing.k_for_span > static_cast<double>(dag.K))
-        v.suggestion += fmt::format("; from K >= W/S = {:.0f} throttling no longer lengthens the span (seed 001 \xC2\xA7" "11)",
+        v.suggestion += fmt::format("; from K >= W/S = {:.0f} throttling no longer lengthens the span (seed 001 §11)",
                                     in.queueing.k_for_span);
     v.where = whole_run(in.scope);
     for (const auto& pn : dag.with_throttle.critical_path)
         if (pn.via == path_edge::throttle) {
-            v.where = {pn.begin, pn.end, pn.worker, static_cast<long>(pn.stage), static_cast<long long>(pn.iteration), tm::no_index};
+            v.where = {pn.begin, pn.end, pn.worker, static_cast<long>(pn.stage), static_cast<long long>(pn.iteration),
+                       no_track};
             break;
         }
     return {v};
@@ -141,9 +145,10 @@ std::vector<verdict> low_parallelism(const verdict_inputs& in) {
     const auto per_stage = path_time_by_stage(dag.with_throttle);
     const auto top = per_stage.begin();
     if (top != per_stage.end() && dag.with_throttle.span)
-        v.text += fmt::format("; the critical path spends {} of its length in stage {}",
-                              numbers::percent(static_cast<double>(top->second) / static_cast<double>(dag.with_throttle.span)),
-                              top->first);
+        v.text +=
+            fmt::format("; the critical path spends {} of its length in stage {}",
+                        numbers::percent(static_cast<double>(top->second) / static_cast<double>(dag.with_throttle.span)),
+                        top->first);
     v.suggestion = "shorten the stages on the critical path (serial ones first), or give each iteration more parallel work; "
                    "more workers will not help";
     v.where = whole_run(in.scope);
@@ -216,10 +221,11 @@ std::vector<verdict> blocked_heavy(const verdict_inputs& in) {
                     if (c.capacity) v.text += fmt::format(" of {:g}", *c.capacity);
                 }
         }
-        v.suggestion = worst_name.find(vocab::queue_full_suffix.substr(1)) != std::string::npos   // the word "full" anywhere
-                           ? "the stages after it cannot keep up: give them more threads (--param c=...), collapse stages, or "
-                             "use a work-stealing policy; a larger queue (--param queue=...) only absorbs bursts"
-                           : "it waits on its neighbours: balance the stages' service times";
+        v.suggestion =
+            worst_name.find(vocab::queue_full_suffix.substr(1)) != std::string::npos   // the word "full" anywhere
+                ? "the stages after it cannot keep up: give them more threads (--param c=...), collapse stages, or "
+                  "use a work-stealing policy; a larger queue (--param queue=...) only absorbs bursts"
+                : "it waits on its neighbours: balance the stages' service times";
         v.where = {worst->begin, worst->end, t.worker, stage_of_name(t.name), -1, ti};
         if (auto it = m.uint_arg(*worst, vocab::arg_key::iteration)) v.where.iteration = static_cast<long long>(*it);
         out.push_back(std::move(v));
@@ -251,8 +257,8 @@ std::vector<verdict> input_starved(const verdict_inputs& in) {
                               items_per_second(slow->rate_stage));
         v.where.stage = static_cast<long>(slow->index);
     }
-    v.suggestion = "give the slowest stage more threads (--param c=...) or collapse stages (seed 000 \xC2\xA7" "3.1), or use "
-                   "a work-stealing policy, which balances the load itself";
+    v.suggestion = "give the slowest stage more threads (--param c=...) or collapse stages (seed 000 §3.1), or use a "
+                   "work-stealing policy, which balances the load itself";
     return {v};
 }
 
@@ -294,10 +300,12 @@ std::vector<verdict> scheduler_heavy(const verdict_inputs& in) {
     verdict v = limit("scheduler_heavy", sched);
     v.text = fmt::format("scheduling overhead took {} of worker time", numbers::percent(sched));
     if (total.nodes && total.time[time_category::work])
-        v.text += fmt::format("; nodes ran {:.2f} \xC2\xB5s on average",
-                              static_cast<double>(total.time[time_category::work]) / static_cast<double>(total.nodes) * 1e-3);
+        v.text +=
+            fmt::format("; nodes ran {:.2f} \xC2\xB5s on average",
+                        static_cast<double>(total.time[time_category::work]) / static_cast<double>(total.nodes) * 1e-3);
     if (total.folded_runs)
-        v.text += " (a folded trace: the stage boundaries inside folded runs count as work, so the overhead is larger than this)";
+        v.text +=
+            " (a folded trace: the stage boundaries inside folded runs count as work, so the overhead is larger than this)";
     v.suggestion = "nodes are too fine-grained: put more work in each stage (or each iteration)";
     v.where = whole_run(in.scope);
     return {v};
@@ -356,7 +364,7 @@ constexpr verdict_rule cautions[] = {
     {"folded_trace", folded_trace},
 };
 
-}  // namespace
+}   // namespace
 
 double verdict_inputs::workers() const {
     return static_cast<double>(dag.workers ? dag.workers : std::max<std::size_t>(1, scope.workers.size()));
@@ -389,7 +397,8 @@ verdict nothing_limiting(const verdict_inputs& in) {
     v.limiting = false;
     v.rule = balanced ? "balanced" : "no_single_limit";
     v.severity = 0;
-    v.text = fmt::format("{}: workers worked {} of their time", balanced ? "balanced" : "no single limit", numbers::percent(work));
+    v.text = fmt::format("{}: workers worked {} of their time", balanced ? "balanced" : "no single limit",
+                         numbers::percent(work));
     if (dag.available)
         v.text += fmt::format("; observed speedup {:.2f} against a bound of {}{:.2f}", dag.observed_speedup,
                               dag.approximate ? "at least " : "", dag.speedup_bound);
@@ -420,4 +429,4 @@ std::vector<verdict> compute_verdicts(const run_scope& scope, const run_meta& me
     return out;
 }
 
-}  // namespace pipescope::analysis
+}   // namespace pipescope::analysis

@@ -35,4 +35,4 @@ std::string rate(double per_second);
 // A size in bytes: "512 B", "1.5 KiB", "2.25 MiB".
 std::string bytes(double b);
 
-}  // namespace pipescope::analysis::numbers
+}   // namespace pipescope::analysis::numbers

@@ -39,18 +39,18 @@ inline constexpr double scheduler = 0.15;
 inline constexpr double busy_enough = 0.90;
 // "Balanced": workers worked at least this much of their time.
 inline constexpr double balanced_work = 0.75;
-}  // namespace threshold
+}   // namespace threshold
 
 struct verdict {
-    std::string rule;        // stable id: serial_bottleneck, throttle_limited, low_parallelism,
-                             // stall_heavy, steal_heavy, parked_heavy, scheduler_heavy, balanced, no_single_limit,
-                             // blocked_heavy, input_starved, events_lost (a caution, listed first),
-                             // folded_trace (a caution: the span rules are not applied to a folded trace)
-    bool limiting = true;    // false for balanced / no_single_limit
-    double severity = 0;     // for ordering: the fraction of the run (or machine) it concerns
-    std::string text;        // the finding, with its evidence, in plain words
+    std::string rule;       // stable id: serial_bottleneck, throttle_limited, low_parallelism,
+                            // stall_heavy, steal_heavy, parked_heavy, scheduler_heavy, balanced, no_single_limit,
+                            // blocked_heavy, input_starved, events_lost (a caution, listed first),
+                            // folded_trace (a caution: the span rules are not applied to a folded trace)
+    bool limiting = true;   // false for balanced / no_single_limit
+    double severity = 0;    // for ordering: the fraction of the run (or machine) it concerns
+    std::string text;       // the finding, with its evidence, in plain words
     std::string suggestion;
-    place where;             // what it cites
+    place where;   // what it cites
 };
 
 // Every rule's verdicts, cautions first (events_lost, folded_trace), then the limits by severity
@@ -69,8 +69,8 @@ struct verdict_inputs {
     const dag_bounds& dag;
     const queueing_bounds& queueing;
 
-    double workers() const;                       // P, at least 1
-    double fraction(time_category c) const;       // of all workers' time
+    double workers() const;                   // P, at least 1
+    double fraction(time_category c) const;   // of all workers' time
     // The span with throttling edges over the span without (1 without a DAG).
     double throttle_span_ratio() const;
     // The span rules need the span: over folded blocks it is only bounded from above, so they stay
@@ -95,4 +95,4 @@ verdict nothing_limiting(const verdict_inputs& in);
 // A limit or caution rule by id, nullptr if there is none.
 const verdict_rule* find_verdict_rule(std::string_view id);
 
-}  // namespace pipescope::analysis
+}   // namespace pipescope::analysis
