@@ -259,3 +259,33 @@ TEST_CASE("instant buckets: every visible instant in exactly one bucket, on a fi
     CHECK(out[0].count == 10);
     CHECK(out[0].kind == instant_kind::wake);
 }
+
+TEST_CASE("lost events near a time: markers within the tolerance, their dropped counts summed", "[viewer][lod][lost]") {
+    tm::trace_model m;
+    m.strings = {"", std::string(vocab::events_lost), std::string(vocab::key(vocab::arg_key::dropped)), "steal"};
+    tm::track t;
+    t.kind = tm::track_kind::thread;
+    t.name = "worker 0";
+    auto instant = [](std::uint64_t ts, tm::string_id n) {
+        tm::instant i;
+        i.ts = ts;
+        i.name = n;
+        return i;
+    };
+    // lost @100 (dropped 7), steal @105, lost @110 (dropped 5), lost @500 (no annotation: 1)
+    t.instants = {instant(100, 1), instant(105, 3), instant(110, 1), instant(500, 1)};
+    t.instants[0].args_first = 0, t.instants[0].args_count = 1;
+    t.instants[2].args_first = 1, t.instants[2].args_count = 1;
+    m.args = {{2, tm::arg_kind::uint_value, 7}, {2, tm::arg_kind::uint_value, 5}};
+    m.tracks.push_back(t);
+    const auto f = prepare_file(std::move(m));
+    auto near = lost_events_near(*f, 0, 104, 6);
+    CHECK(near.markers == 2);
+    CHECK(near.dropped == 12);
+    CHECK(near.first_ts == 100);
+    near = lost_events_near(*f, 0, 499, 2);
+    CHECK(near.markers == 1);
+    CHECK(near.dropped == 1);
+    CHECK(lost_events_near(*f, 0, 300, 50).markers == 0);
+    CHECK(lost_events_near(*f, 7, 100, 50).markers == 0);   // no such track
+}

@@ -217,6 +217,21 @@ void instant_buckets(const std::vector<tm::instant>& v, const instant_kind* kind
     }
 }
 
+lost_events lost_events_near(const loaded_file& f, std::uint32_t track, double t, double tol) {
+    lost_events out;
+    if (track >= f.lost_instants.size()) return out;
+    const auto& lost = f.lost_instants[track];   // positions in the track's instants, in time order
+    const auto& v = f.model.tracks[track].instants;
+    auto it = std::lower_bound(lost.begin(), lost.end(), t - tol,
+                               [&](std::uint32_t k, double x) { return static_cast<double>(v[k].ts) < x; });
+    for (; it != lost.end() && static_cast<double>(v[*it].ts) <= t + tol; ++it) {
+        if (!out.markers) out.first_ts = v[*it].ts;
+        out.dropped += f.model.uint_arg(v[*it], vocab::arg_key::dropped).value_or(1);
+        ++out.markers;
+    }
+    return out;
+}
+
 void counter_lod(const std::vector<tm::counter_sample>& v, const lod_params& p, std::vector<counter_column>& out,
                  double* value_before) {
     out.clear();

@@ -68,6 +68,14 @@ struct instant_bucket {
 void instant_buckets(const std::vector<tm::instant>& instants, const instant_kind* kind_of_name, const lod_params& p,
                      double bucket_px, std::vector<instant_bucket>& out);
 
+// The "events lost" markers of a track within `tol` ns of t (absolute): how many, the events they
+// say were lost (the sum of their `dropped` annotations, 1 for a marker without one) and the time of
+// the first. O(log markers + markers found).
+struct lost_events {
+    std::uint64_t markers = 0, dropped = 0, first_ts = 0;
+};
+lost_events lost_events_near(const loaded_file& f, std::uint32_t track, double t, double tol);
+
 // Counter samples reduced to what one frame draws: one entry per pixel column that has samples,
 // with the min/max inside the column and the value held after it.
 struct counter_column {

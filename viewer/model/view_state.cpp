@@ -56,9 +56,13 @@ void view_state::select(const document& d, const selection& s) {
 
 void view_state::bring_into_view(std::pair<double, double> range) {
     scroll_to_selection = true;
-    if (range.first >= vp.t0 && range.second <= vp.t1()) return;   // already in view: do not move it
-    const double span = vp.width * vp.npp;
-    if (range.second - range.first < span * 0.8) {
+    const double len = range.second - range.first, span = vp.width * vp.npp;
+    if (len < 3 * vp.npp) {   // a sliver at this zoom: framed with twenty times its length around it, as --select
+        const double w = std::max(len, 1.0) * 20, mid = (range.first + range.second) / 2;
+        frame_request = std::pair{mid - w / 2, mid + w / 2};
+    } else if (range.first >= vp.t0 && range.second <= vp.t1()) {
+        return;   // already in view: do not move it
+    } else if (len < span * 0.8) {
         vp.t0 = (range.first + range.second - span) * 0.5;   // same zoom, centred
     } else {
         frame_request = range;

@@ -72,8 +72,10 @@ struct view_state {
     // What the timeline's ruler counts from: the marked area's start, else display time 0 (the
     // run's start; the first run's on the absolute axis).
     double ruler_base() const { return area ? area->t0 : 0; }
-    // Shows a display range that is not wholly in view: centred at the current zoom if it fits in
-    // most of the view, else framed; and scrolls the timeline to the selection.
+    // Shows a display range (a selection's) in the timeline and scrolls the tracks to it: a range
+    // narrower than 3 px at this zoom is framed with twenty times its length around it; one wholly
+    // in view stays where it is; else it is centred at the current zoom if it fits in 80 % of the
+    // view, or framed.
     void bring_into_view(std::pair<double, double> range);
     // Frames [lo, hi] of the whole document on the display axis.
     void request_frame_all(const document& d);

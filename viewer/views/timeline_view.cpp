@@ -414,25 +414,15 @@ bool timeline_view::lost_events_tooltip(const view_context& ctx, ImVec2 mp, floa
     for (const track_region& r : track_regions_) {
         if (mp.y < r.y0 || mp.y >= r.y1) continue;
         const loaded_file& f = *ctx.doc.files[r.track.file];
-        const auto& lost = f.lost_instants[r.track.track];
-        if (lost.empty()) return false;
-        const auto& v = f.model.tracks[r.track.track].instants;
         const double off = display_offset_of(ctx.doc, r.track.file, r.track.track, ctx.state.align_runs);
-        const double t = vp.to_ns(mp.x - x0) + off, tol = 3 * vp.npp;
-        std::uint64_t dropped = 0, markers = 0, first = 0;
-        for (auto k : lost) {
-            const double ts = static_cast<double>(v[k].ts);
-            if (ts < t - tol || ts > t + tol) continue;
-            if (!markers) first = v[k].ts;
-            dropped += f.model.uint_arg(v[k], vocab::arg_key::dropped).value_or(1);
-            ++markers;
-        }
-        if (!markers) return false;
+        const lost_events lost = lost_events_near(f, r.track.track, vp.to_ns(mp.x - x0) + off, 3 * vp.npp);
+        if (!lost.markers) return false;
         ImGui::BeginTooltip();
-        ImGui::TextColored(ImColor(col_events_lost), "%llu events lost", static_cast<unsigned long long>(dropped));
+        ImGui::TextColored(ImColor(col_events_lost), "%llu events lost", static_cast<unsigned long long>(lost.dropped));
         ImGui::Text("on %s at %s", f.model.tracks[r.track.track].name.c_str(),
-                    format_duration(static_cast<double>(first) - off, 3).c_str());
-        if (markers > 1) ImGui::TextDisabled("%llu markers within 3 px: zoom in to tell them apart", static_cast<unsigned long long>(markers));
+                    format_duration(static_cast<double>(lost.first_ts) - off, 3).c_str());
+        if (lost.markers > 1)
+            ImGui::TextDisabled("%llu markers within 3 px: zoom in to tell them apart", static_cast<unsigned long long>(lost.markers));
         ImGui::TextDisabled("the recorder's buffer ran dry: the timeline misses what this worker did then,\n"
                             "so counts near here (nodes, steals, iterations) are incomplete");
         ImGui::EndTooltip();
@@ -516,14 +506,16 @@ void timeline_view::keys(view_context& ctx, bool in_time, float mouse_px, float 
     if (slash || (io.KeyCtrl && ImGui::IsKeyPressed('F', false))) focus_search_ = true;
 }
 
-// A selection made elsewhere (the DAG, the details panel, a lesson step) is brought into view:
-// panned to at the same zoom if it fits, else framed, and the tracks scrolled to it.
+// A selection made elsewhere (the DAG, the stage graph, the details panel, a search, a lesson step)
+// is brought into view when the timeline shows it (view_state::bring_into_view).
 void timeline_view::reveal_selection(view_context& ctx) {
     view_state& st = ctx.state;
     if (st.sel == last_seen_sel_) return;
     last_seen_sel_ = st.sel;
     const auto r = selection_range(ctx.doc, st.sel, st.align_runs);
-    if (r) st.bring_into_view(*r);
+    if (!r) return;
+    if (st.frame_request) st.scroll_to_selection = true;   // whoever selected it also said what to show (a lesson step, --select)
+    else st.bring_into_view(*r);
 }
 
 void timeline_view::draw(view_context& ctx) {
