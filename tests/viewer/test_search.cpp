@@ -87,6 +87,11 @@ TEST_CASE("search: matches on the K = 2 example, counted from the trace model", 
               return !x.ev.is_instant && m.str(m.tracks[x.ev.track].slices[x.ev.index].name) == "stage 1";
           }) == 1);
 
+    // More matches than the limit: none kept, all counted.
+    std::size_t total = 0;
+    CHECK(find_matches(d, parse_query("idle"), false, 10, &total).empty());
+    CHECK(total == idle.size());
+    CHECK(find_matches(d, parse_query("idle"), false, idle.size(), &total).size() == idle.size());
     CHECK(find_matches(d, parse_query("no such thing"), false).empty());
     CHECK(find_matches(d, parse_query(""), false).empty());
 

@@ -124,9 +124,14 @@ search_query parse_query(std::string_view text) {
     return q;
 }
 
-std::vector<search_match> find_matches(const document& d, const search_query& q, bool aligned) {
+std::vector<search_match> find_matches(const document& d, const search_query& q, bool aligned, std::size_t limit, std::size_t* total) {
     std::vector<search_match> out;
+    std::size_t n = 0;
+    if (total) *total = 0;
     if (q.empty()) return out;
+    auto add = [&](const search_match& m) {
+        if (++n <= limit) out.push_back(m);
+    };
     for (std::uint32_t fi = 0; fi < d.files.size(); ++fi) {
         const loaded_file& f = *d.files[fi];
         const file_matcher match(f, q);
@@ -135,11 +140,13 @@ std::vector<search_match> find_matches(const document& d, const search_query& q,
             if (t.slices.empty() && t.instants.empty()) continue;
             const double off = display_offset_of(d, fi, ti, aligned);
             for (std::uint32_t k = 0; k < t.slices.size(); ++k)
-                if (match.matches(t, t.slices[k])) out.push_back({static_cast<double>(t.slices[k].begin) - off, fi, {ti, k, false}});
+                if (match.matches(t, t.slices[k])) add({static_cast<double>(t.slices[k].begin) - off, fi, {ti, k, false}});
             for (std::uint32_t k = 0; k < t.instants.size(); ++k)
-                if (match.matches(t, t.instants[k])) out.push_back({static_cast<double>(t.instants[k].ts) - off, fi, {ti, k, true}});
+                if (match.matches(t, t.instants[k])) add({static_cast<double>(t.instants[k].ts) - off, fi, {ti, k, true}});
         }
     }
+    if (total) *total = n;
+    if (n > limit) return {};
     std::sort(out.begin(), out.end(), [](const search_match& a, const search_match& b) {
         return std::tie(a.t, a.file, a.ev.track, a.ev.is_instant, a.ev.index) < std::tie(b.t, b.file, b.ev.track, b.ev.is_instant, b.ev.index);
     });
@@ -152,7 +159,7 @@ void search_state::update(const document& d, std::string_view query, bool aligne
     aligned = aligned_axis;
     doc = &d;
     files = d.files.size();
-    matches = find_matches(d, parse_query(text), aligned);
+    matches = find_matches(d, parse_query(text), aligned, max_search_matches, &total);
     current = none;
 }
 
@@ -171,6 +178,7 @@ std::size_t search_state::step(bool backwards, double from_t) {
 
 std::string search_state::counter() const {
     if (parse_query(text).empty()) return "";
+    if (total > matches.size()) return std::to_string(total) + " matches: add a word";
     if (matches.empty()) return "no match";
     char b[64];
     if (current < matches.size()) std::snprintf(b, sizeof b, "%zu / %zu", current + 1, matches.size());

@@ -35,8 +35,12 @@ struct search_match {
 };
 
 // Every event of the document the query matches, by display start time (then file, track,
-// index). O(events of the document); names are matched once per distinct string.
-std::vector<search_match> find_matches(const document& d, const search_query& q, bool aligned);
+// index), or none if more than `limit` match (a one-letter query on a big trace: stepping through
+// millions is no use, and keeping them would cost 24 bytes each); `total` (if given) gets how many
+// matched. O(events of the document); names are matched once per distinct string.
+inline constexpr std::size_t max_search_matches = std::size_t{1} << 21;
+std::vector<search_match> find_matches(const document& d, const search_query& q, bool aligned,
+                                       std::size_t limit = max_search_matches, std::size_t* total = nullptr);
 
 // The search box's state: the query last searched, its matches and the one shown.
 struct search_state {
@@ -45,7 +49,8 @@ struct search_state {
     bool aligned = false;                    // the axis the match times are on
     const document* doc = nullptr;           // and the document searched, with its file count
     std::size_t files = 0;
-    std::vector<search_match> matches;
+    std::vector<search_match> matches;       // empty when there are more than max_search_matches
+    std::size_t total = 0;                   // how many matched
     std::size_t current = none;              // the match last stepped to
 
     // Searches again if the text, the axis or the document's files changed (the current match is then forgotten).
@@ -54,7 +59,7 @@ struct search_state {
     // current match, forward is the first match at or after `from_t` and backward the last one
     // before it; both wrap around.
     std::size_t step(bool backwards, double from_t);
-    // "3 / 41", "41 matches", "no match", or "" with no query.
+    // "3 / 41", "41 matches", "no match", "2500000 matches: add a word", or "" with no query.
     std::string counter() const;
 };
 

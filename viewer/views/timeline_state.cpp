@@ -8,10 +8,10 @@ namespace {
 
 using json = nlohmann::json;
 
-// The timeline's search box: what was searched, how many matches, the one shown (1-based).
+// The timeline's search box: what was searched, how many matched, the one shown (1-based).
 json search_json(const view_state& st) {
     const search_state& s = st.search;
-    return {{"text", s.text}, {"matches", s.matches.size()},
+    return {{"text", s.text}, {"matches", s.total},
             {"current", s.current < s.matches.size() ? json(s.current + 1) : json(nullptr)}, {"counter", s.counter()}};
 }
 
