@@ -12,6 +12,9 @@
 #include <pipescope/trace/recorder.hpp>
 #include <pipescope/trace/trace_model.hpp>
 
+#include <fmt/args.h>
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -120,6 +123,43 @@ const lesson* find_lesson(std::string_view name);
 // A step's move with the runs aligned at their starts (runs of different lengths on one axis).
 view_move aligned(std::string view, std::optional<double> cursor = {},
                   std::optional<std::pair<double, double>> range = {});
+
+// Stories as data. A lesson writes its findings and steps as tables of text in which {name} stands
+// for a number it measured; it measures its runs into those named values and into the value, the
+// shown text and the verdict of each finding; tell_story puts the two together.
+//
+//   const finding_text findings[] = {{"idle_ratio", "idle time, {policy}", "§4: ...", "too short a run"}};
+//   const step_text steps[] = {{"What to look at", "{policy} idled {idle} of the time.", aligned("timeline")}};
+//   story_values v;
+//   v.push_back(fmt::arg("policy", "piper"));
+//   v.push_back(fmt::arg("idle", percent(0.42)));
+//   return tell_story(findings, {{"idle_ratio", 0.42, percent(0.42), true}}, steps, v);
+using story_values = fmt::dynamic_format_arg_store<fmt::format_context>;
+
+struct finding_text {
+    const char* name;      // finding::name
+    const char* what;      // the other fields of finding, with {name} placeholders
+    const char* paper;
+    const char* why_not;
+};
+
+// What the runs measured for a finding: finding_text and finding_measure give one finding each,
+// in the same order (tell_story checks the names).
+struct finding_measure {
+    const char* name;
+    double value;
+    std::string shown;
+    bool holds;
+};
+
+struct step_text {
+    const char* title;
+    const char* text;      // with {name} placeholders
+    view_move move;
+};
+
+story tell_story(std::span<const finding_text> findings, std::span<const finding_measure> measured,
+                 std::span<const step_text> steps, const story_values& values);
 
 // Formatting helpers the lessons share.
 std::string fixed(double v, int decimals);            // "3.40"
