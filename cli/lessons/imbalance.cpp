@@ -29,7 +29,7 @@ struct thread_time {
 
 struct thread_summary {
     std::vector<thread_time> threads;
-    double waiting_share = 0;        // all threads' waiting time / all threads' lifetimes
+    double waiting_share = 0;              // all threads' waiting time / all threads' lifetimes
     std::size_t busiest = 0, idlest = 0;   // indices into threads (valid when threads is not empty)
     const thread_time* most() const { return threads.empty() ? nullptr : &threads[busiest]; }
     const thread_time* least() const { return threads.empty() ? nullptr : &threads[idlest]; }
@@ -57,8 +57,8 @@ thread_summary threads_of(const recorded& r) {
                     tt.name += " (" + st.name.substr(st.name.find("· ") + 3) + ")";
         }
         tt.lifetime = static_cast<double>(t.span - t[an::time_category::untraced]);
-        tt.waiting = static_cast<double>(t[an::time_category::idle] + t[an::time_category::stall] +
-                                         t[an::time_category::parked]);
+        tt.waiting =
+            static_cast<double>(t[an::time_category::idle] + t[an::time_category::stall] + t[an::time_category::parked]);
         if (tt.lifetime > 0) s.threads.push_back(tt);
     }
     double lifetime = 0, waiting = 0;
@@ -122,6 +122,163 @@ constexpr double ws_waiting_at_most = 0.20;
 constexpr double bts_spread_at_least = 0.50;
 constexpr double ws_spread_at_most = 0.20;
 
+// What the story quotes, measured from the three runs.
+struct measures {
+    thread_summary bts, piper, tbb;
+    unsigned P = 0, bts_workers = 0;
+    const an::stage_rate* slow = nullptr;   // the bind-to-stage bottleneck
+    double slow_share = 0;                  // its share of the work per item
+    double speedup = 0, tbb_speedup = 0;    // bind-to-stage pipeline span / piper's (tbb's)
+    std::string rules_bts, rules_piper, rules_tbb;
+};
+
+measures measure(const lesson_data& data) {
+    const recorded& bts = data.run("bind-to-stage");
+    const recorded& piper = data.run("piper");
+    const recorded& tbb = data.run("tbb");
+    measures m;
+    m.bts = threads_of(bts);
+    m.piper = threads_of(piper);
+    m.tbb = threads_of(tbb);
+    m.P = piper.spec.workers;
+    m.bts_workers = bts.spec.workers;
+    m.slow = slowest_stage(bts.report.queueing);
+    const double W = bts.report.queueing.work_per_item;
+    m.slow_share = m.slow && W > 0 ? m.slow->tser / W : 0.0;
+    m.speedup = pipeline_span(bts) / std::max(1.0, pipeline_span(piper));
+    m.tbb_speedup = pipeline_span(bts) / std::max(1.0, pipeline_span(tbb));
+    m.rules_bts = rules_of(bts);
+    m.rules_piper = rules_of(piper);
+    m.rules_tbb = rules_of(tbb);
+    return m;
+}
+
+story_values values_of(const measures& m) {
+    story_values v;
+    v.push_back(fmt::arg("bts_threads", m.bts.threads.size()));
+    v.push_back(fmt::arg("bts_workers", m.bts_workers));
+    v.push_back(fmt::arg("P", m.P));
+    v.push_back(fmt::arg("bts_waiting", percent(m.bts.waiting_share)));
+    v.push_back(fmt::arg("piper_waiting", percent(m.piper.waiting_share)));
+    v.push_back(fmt::arg("tbb_waiting", percent(m.tbb.waiting_share)));
+    v.push_back(fmt::arg("bts_most", busy_of(m.bts.most())));
+    v.push_back(fmt::arg("bts_least", busy_of(m.bts.least())));
+    v.push_back(fmt::arg("piper_most", busy_of(m.piper.most())));
+    v.push_back(fmt::arg("piper_least", busy_of(m.piper.least())));
+    v.push_back(fmt::arg("bts_spread", points(m.bts.spread())));
+    v.push_back(fmt::arg("piper_spread", points(m.piper.spread())));
+    v.push_back(fmt::arg("bts_waiting_at_least", percent(bts_waiting_at_least)));
+    v.push_back(fmt::arg("ws_waiting_at_most", percent(ws_waiting_at_most)));
+    v.push_back(fmt::arg("slow_stage", m.slow ? stage_label(*m.slow) + ", " + percent(m.slow_share) + " of the work per item"
+                                              : std::string("none")));
+    v.push_back(fmt::arg("slow_name", m.slow ? stage_label(*m.slow) : "the slowest stage"));
+    v.push_back(fmt::arg("slow_word", m.slow ? stage_word(*m.slow) : "the slowest"));
+    v.push_back(fmt::arg("slow_share", percent(m.slow_share)));
+    v.push_back(fmt::arg("speedup", ratio(m.speedup)));
+    v.push_back(fmt::arg("tbb_speedup", ratio(m.tbb_speedup)));
+    v.push_back(fmt::arg("rules_bts", m.rules_bts));
+    v.push_back(fmt::arg("rules_piper", m.rules_piper));
+    v.push_back(fmt::arg("rules_tbb", m.rules_tbb));
+    return v;
+}
+
+std::vector<finding_measure> findings_of(const measures& m) {
+    const thread_summary &b = m.bts, &p = m.piper, &t = m.tbb;
+    return {
+        {"bts_waiting_share", b.waiting_share, percent(b.waiting_share), b.waiting_share >= bts_waiting_at_least},
+        {"piper_waiting_share", p.waiting_share, percent(p.waiting_share), p.waiting_share <= ws_waiting_at_most},
+        {"tbb_waiting_share", t.waiting_share, percent(t.waiting_share), t.waiting_share <= ws_waiting_at_most},
+        {"bts_busy_spread", b.spread(), points(b.spread()), b.spread() >= bts_spread_at_least},
+        {"piper_busy_spread", p.spread(), points(p.spread()), p.spread() <= ws_spread_at_most},
+        {"bottleneck_stage", m.slow ? static_cast<double>(m.slow->index) : -1.0, m.slow ? stage_word(*m.slow) : "unknown",
+         m.slow && !m.slow->serial && m.slow_share >= 0.5},
+        {"speedup_ws_over_bts", m.speedup, ratio(m.speedup), m.speedup >= 1.2},
+    };
+}
+
+const finding_text findings[] = {
+    {"bts_waiting_share", "share of the bind-to-stage threads' time spent waiting on a queue ({bts_threads} threads, c=1)",
+     "Table 1: 6 threads on 6 cores (one per stage) reach a speedup of 1.18, an efficiency of 19.65 %: about 80 % of the "
+     "threads' time does no work; Fig. 2(b) shows each stage's threads mostly waiting (§2.1)",
+     "the threads waited less than {bts_waiting_at_least} of their time: the stages were more even on this input than "
+     "in the paper"},
+    {"piper_waiting_share", "share of the piper workers' time spent idle, stalled or parked (P={P})",
+     "Table 2: work stealing (TBB) removes the imbalance: 76.2 % efficiency on 2 cores, the same for 6 stages as for 3 "
+     "(75.4 %) at every core count (§4.1)",
+     "the workers waited more than {ws_waiting_at_most} of their time: too few items in flight for P workers (raise K) "
+     "or a tiny input"},
+    {"tbb_waiting_share", "the same for the tbb workers (construct-and-run tokens, the paper's TBB pipeline)",
+     "Table 2: the TBB pipeline's efficiency does not depend on the number of stages (§4.1)",
+     "the workers waited more than {ws_waiting_at_most} of their time: too few tokens for P workers"},
+    {"bts_busy_spread", "busiest minus least busy bind-to-stage thread ({bts_most}, {bts_least})",
+     "§2.3: when the number of threads per stage is fixed, the stage with the most work per item becomes the "
+     "bottleneck and the other stages' threads wait (Fig. 2(b))",
+     "the stages' threads were about equally busy on this input"},
+    {"piper_busy_spread", "busiest minus least busy piper worker ({piper_most}, {piper_least})",
+     "§2.3, §3.3: with work stealing every worker takes whatever stage of whatever item is ready, so the load spreads "
+     "evenly",
+     "one worker waited much longer than the other: too few items in flight"},
+    {"bottleneck_stage", "the stage with the smallest c/Tser under bind-to-stage ({slow_stage})",
+     "Fig. 2(b): the rank stage is ferret's bottleneck under the Pthreads pipeline (§2.1); here another parallel stage "
+     "carries the work, which is what matters: one stage, one thread",
+     "no single parallel stage carries most of the work on this input"},
+    {"speedup_ws_over_bts", "bind-to-stage pipeline time / piper pipeline time (a ratio of the two runs' pipeline spans)",
+     "Tables 1–2: TBB runs ferret in 58.5 s on 8 cores (efficiency 72 %); the Pthreads pipeline with one thread per core "
+     "needs 186.7 s on 10 cores (23.4 %) and 370.7 s on 6 (19.65 %)",
+     "on a loaded machine the two runs do not get the same cores; the waiting shares above still show the imbalance, "
+     "since a preempted thread counts as working"},
+};
+
+// Every step shows the runs aligned at their starts.
+const view_move compare{"compare", std::nullopt, std::nullopt, std::nullopt, true};
+const view_move timeline{"timeline", std::nullopt, std::nullopt, std::nullopt, true};
+
+const step_text steps[] = {
+    {"What to look at",
+     "Three runs of ferret on one axis, each from its own start. The top one binds a thread to each of the six stages "
+     "(bind-to-stage, c=1: {bts_threads} threads; the pool's {bts_workers} workers above them stay parked). Only the "
+     "{slow_word} thread (stage 1's orange) is solid with work; the load thread is blocked on a full queue and the "
+     "threads of the light stages wait on empty queues. Below, piper and tbb run the same program on {P} workers that "
+     "stay busy from start to end. The table under the runs compares makespans and work shares.",
+     compare},
+    {"What the paper found",
+     "Navarro et al. ran PARSEC's Pthreads ferret with c threads per parallel stage: with 6 threads on 6 cores it reached "
+     "a speedup of 1.18 (efficiency 19.65 %, Table 1), and its Fig. 2(b) shows why, each stage's threads mostly waiting "
+     "on the slowest stage (rank, there). The same program on TBB's work-stealing pipeline kept 75–77 % efficiency on 1 "
+     "to 4 cores (72 % on 8), and splitting it into 6 or 3 stages made no difference (Table 2): work stealing removes "
+     "the load imbalance. The timeline shows this run's Fig. 2(b): each stage thread's track, work in the stage's "
+     "colour, the rest labelled 'blocked: queue 1 full' or 'waiting: queue j empty'.",
+     timeline},
+    {"What this run shows",
+     "The breakdown, per thread. Under bind-to-stage the {bts_threads} threads waited {bts_waiting} of their time; the "
+     "busiest ({bts_most} not waiting) and the least busy ({bts_least}) are {bts_spread} apart, because {slow_name} "
+     "carries {slow_share} of the work per item on one thread. The piper workers waited {piper_waiting} (spread "
+     "{piper_spread}), the tbb workers {tbb_waiting}. The bind-to-stage pipeline took {speedup} as long as piper's and "
+     "{tbb_speedup} as long as tbb's (a ratio of two runs on a shared machine: the waiting shares are the robust "
+     "measure).",
+     {"breakdown", std::nullopt, std::nullopt, std::nullopt, true}},
+    {"A closer look",
+     "A tenth of the longest run, zoomed in. Each item passes through every thread in turn, but only the {slow_word} "
+     "thread has a node in flight most of the time; the others run a short node and go back to 'waiting: queue j "
+     "empty' until it hands on the next item, and the load thread sits 'blocked: queue 1 full'. Scroll down to the "
+     "piper and tbb runs: their nodes follow each other without gaps, since a worker that finishes a stage takes the "
+     "next ready node of any stage.",
+     {"timeline", std::nullopt, std::pair{0.45, 0.55}, std::nullopt, true}},
+    {"Why, in words",
+     "The explain view gives the analysis' verdicts in words (bind-to-stage: {rules_bts}; piper: {rules_piper}; tbb: "
+     "{rules_tbb}). Under bind-to-stage, threads waiting for input on empty queues and a load thread blocked by a full "
+     "queue are the imbalance itself; the queueing model (seed 000 eq. 2, case 1) bounds that run by its slowest stage, "
+     "c/Tser of {slow_name}. Under work stealing the bound is P/W, the cores themselves.",
+     {"explain", std::nullopt, std::nullopt, std::nullopt, true}},
+    {"Try next",
+     "Oversubscribe instead (Table 1, right half: 10 threads on 2 cores reached 98.9 % efficiency): `pipescope run "
+     "ferret --policy bind-to-stage --param c=2 -o bts-c2.pftrace`, then `pipescope stats bts-c2.pftrace` — the OS now "
+     "fills the cores, yet most threads still wait. Collapse the middle stages (§3.1): `--param stages=3`. With more "
+     "cores, `pipescope lesson imbalance --workers 8` gives the work-stealing runs more workers while bind-to-stage "
+     "keeps its six threads.",
+     compare},
+};
+
 class imbalance_lesson final : public lesson {
 public:
     const char* name() const override { return "imbalance"; }
@@ -140,148 +297,13 @@ public:
     }
 
     story tell(const lesson_data& data) const override {
-        const recorded& bts = data.run("bind-to-stage");
-        const recorded& piper = data.run("piper");
-        const recorded& tbb = data.run("tbb");
-        const thread_summary b = threads_of(bts), p = threads_of(piper), t = threads_of(tbb);
-        const unsigned P = piper.spec.workers;
-        const an::stage_rate* slow = slowest_stage(bts.report.queueing);
-        const double W = bts.report.queueing.work_per_item;
-        const double slow_share = slow && W > 0 ? slow->tser / W : 0.0;
-        const double speedup = pipeline_span(bts) / std::max(1.0, pipeline_span(piper));
-        const double tbb_speedup = pipeline_span(bts) / std::max(1.0, pipeline_span(tbb));
-        const std::string n_bts = std::to_string(b.threads.size());
-
-        story s;
-        s.findings.push_back(
-            {"bts_waiting_share",
-             "share of the bind-to-stage threads' time spent waiting on a queue (" + n_bts + " threads, c=1)",
-             b.waiting_share, percent(b.waiting_share),
-             "Table 1: 6 threads on 6 cores (one per stage) reach a speedup of 1.18, an efficiency of 19.65 %: about "
-             "80 % of the threads' time does no work; Fig. 2(b) shows each stage's threads mostly waiting (§2.1)",
-             b.waiting_share >= bts_waiting_at_least,
-             "the threads waited less than " + percent(bts_waiting_at_least) +
-                 " of their time: the stages were more even on this input than in the paper"});
-        s.findings.push_back(
-            {"piper_waiting_share",
-             "share of the piper workers' time spent idle, stalled or parked (P=" + std::to_string(P) + ")",
-             p.waiting_share, percent(p.waiting_share),
-             "Table 2: work stealing (TBB) removes the imbalance: 76.2 % efficiency on 2 cores, the same for 6 stages "
-             "as for 3 (75.4 %) at every core count (§4.1)",
-             p.waiting_share <= ws_waiting_at_most,
-             "the workers waited more than " + percent(ws_waiting_at_most) +
-                 " of their time: too few items in flight for P workers (raise K) or a tiny input"});
-        s.findings.push_back(
-            {"tbb_waiting_share", "the same for the tbb workers (construct-and-run tokens, the paper's TBB pipeline)",
-             t.waiting_share, percent(t.waiting_share),
-             "Table 2: the TBB pipeline's efficiency does not depend on the number of stages (§4.1)",
-             t.waiting_share <= ws_waiting_at_most,
-             "the workers waited more than " + percent(ws_waiting_at_most) +
-                 " of their time: too few tokens for P workers"});
-        s.findings.push_back(
-            {"bts_busy_spread", "busiest minus least busy bind-to-stage thread (" + busy_of(b.most()) + ", " +
-                                    busy_of(b.least()) + ")",
-             b.spread(), points(b.spread()),
-             "§2.3: when the number of threads per stage is fixed, the stage with the most work per item becomes the "
-             "bottleneck and the other stages' threads wait (Fig. 2(b))",
-             b.spread() >= bts_spread_at_least, "the stages' threads were about equally busy on this input"});
-        s.findings.push_back(
-            {"piper_busy_spread",
-             "busiest minus least busy piper worker (" + busy_of(p.most()) + ", " + busy_of(p.least()) + ")", p.spread(),
-             points(p.spread()),
-             "§2.3, §3.3: with work stealing every worker takes whatever stage of whatever item is ready, so the "
-             "load spreads evenly",
-             p.spread() <= ws_spread_at_most, "one worker waited much longer than the other: too few items in flight"});
-        s.findings.push_back(
-            {"bottleneck_stage",
-             "the stage with the smallest c/Tser under bind-to-stage (" +
-                 (slow ? stage_label(*slow) + ", " + percent(slow_share) + " of the work per item"
-                       : std::string("none")) +
-                 ")",
-             slow ? static_cast<double>(slow->index) : -1.0,
-             slow ? stage_word(*slow) : "unknown",
-             "Fig. 2(b): the rank stage is ferret's bottleneck under the Pthreads pipeline (§2.1); here another "
-             "parallel stage carries the work, which is what matters: one stage, one thread",
-             slow && !slow->serial && slow_share >= 0.5,
-             "no single parallel stage carries most of the work on this input"});
-        s.findings.push_back(
-            {"speedup_ws_over_bts",
-             "bind-to-stage pipeline time / piper pipeline time (a ratio of the two runs' pipeline spans)", speedup,
-             ratio(speedup),
-             "Tables 1–2: TBB runs ferret in 58.5 s on 8 cores (efficiency 72 %); the Pthreads pipeline with one "
-             "thread per core needs 186.7 s on 10 cores (23.4 %) and 370.7 s on 6 (19.65 %)",
-             speedup >= 1.2,
-             "on a loaded machine the two runs do not get the same cores; the waiting shares above still show the "
-             "imbalance, since a preempted thread counts as working"});
-
-        const std::string bts_threads = std::to_string(b.threads.size());
-        const std::string slow_name = slow ? stage_label(*slow) : "the slowest stage";
-        const std::string slow_word = slow ? stage_word(*slow) : "the slowest";
-        s.steps.push_back(
-            {"What to look at",
-             "Three runs of ferret on one axis, each from its own start. The top one binds a thread to each of the "
-             "six stages (bind-to-stage, c=1: " + bts_threads +
-                 " threads; the pool's " + std::to_string(bts.spec.workers) +
-                 " workers above them stay parked). Only the " + slow_word +
-                 " thread (stage 1's orange) is solid with work; the load thread is blocked on a full queue and "
-                 "the threads of the light stages wait on empty queues. Below, piper and tbb run the same program "
-                 "on " + std::to_string(P) + " workers that stay busy from start to end. The table under the runs "
-                 "compares makespans and work shares.",
-             {"compare", std::nullopt, std::nullopt, std::nullopt, true}});
-        s.steps.push_back(
-            {"What the paper found",
-             "Navarro et al. ran PARSEC's Pthreads ferret with c threads per parallel stage: with 6 threads on 6 "
-             "cores it reached a speedup of 1.18 (efficiency 19.65 %, Table 1), and its Fig. 2(b) shows why, each "
-             "stage's threads mostly waiting on the slowest stage (rank, there). The same program on TBB's "
-             "work-stealing pipeline kept 75–77 % efficiency on 1 to 4 cores (72 % on 8), and splitting it into 6 or 3 "
-             "stages made no difference (Table 2): work stealing removes the load imbalance. The timeline shows "
-             "this run's Fig. 2(b): each stage thread's track, work in the stage's colour, the rest labelled "
-             "'blocked: queue 1 full' or 'waiting: queue j empty'.",
-             {"timeline", std::nullopt, std::nullopt, std::nullopt, true}});
-        s.steps.push_back(
-            {"What this run shows",
-             "The breakdown, per thread. Under bind-to-stage the " + bts_threads + " threads waited " +
-                 percent(b.waiting_share) + " of their time; the busiest (" + busy_of(b.most()) +
-                 " not waiting) and the least busy (" + busy_of(b.least()) + ") are " + points(b.spread()) +
-                 " apart, because " + slow_name + " carries " + percent(slow_share) +
-                 " of the work per item on one thread. The piper workers waited " + percent(p.waiting_share) +
-                 " (spread " + points(p.spread()) + "), the tbb workers " + percent(t.waiting_share) +
-                 ". The bind-to-stage pipeline took " + ratio(speedup) + " as long as piper's and " +
-                 ratio(tbb_speedup) + " as long as tbb's (a ratio of two runs on a shared machine: the waiting "
-                 "shares are the robust measure).",
-             {"breakdown", std::nullopt, std::nullopt, std::nullopt, true}});
-        s.steps.push_back(
-            {"A closer look",
-             "A tenth of the longest run, zoomed in. Each item passes through every thread in turn, but only the " +
-                 slow_word +
-                 " thread has a node in flight most of the time; the others run a short node and go back to "
-                 "'waiting: queue j empty' until it hands on the next item, and the load thread sits 'blocked: "
-                 "queue 1 full'. Scroll down to the piper and tbb runs: their nodes follow each other without gaps, "
-                 "since a worker that finishes a stage takes the next ready node of any stage.",
-             {"timeline", std::nullopt, std::pair{0.45, 0.55}, std::nullopt, true}});
-        s.steps.push_back(
-            {"Why, in words",
-             "The explain view gives the analysis' verdicts in words (bind-to-stage: " + rules_of(bts) +
-                 "; piper: " + rules_of(piper) + "; tbb: " + rules_of(tbb) +
-                 "). Under bind-to-stage, threads waiting for input on empty queues and a load thread blocked by a "
-                 "full queue are the imbalance itself; the queueing model (seed 000 eq. 2, case 1) bounds that run "
-                 "by its slowest stage, c/Tser of " + slow_name +
-                 ". Under work stealing the bound is P/W, the cores themselves.",
-             {"explain", std::nullopt, std::nullopt, std::nullopt, true}});
-        s.steps.push_back(
-            {"Try next",
-             "Oversubscribe instead (Table 1, right half: 10 threads on 2 cores reached 98.9 % efficiency): "
-             "`pipescope run ferret --policy bind-to-stage --param c=2 -o bts-c2.pftrace`, then `pipescope stats "
-             "bts-c2.pftrace` — the OS now fills the cores, yet most threads still wait. Collapse the middle stages "
-             "(§3.1): `--param stages=3`. With more cores, `pipescope lesson imbalance --workers 8` gives the "
-             "work-stealing runs more workers while bind-to-stage keeps its six threads.",
-             {"compare", std::nullopt, std::nullopt, std::nullopt, true}});
-        return s;
+        const measures m = measure(data);
+        return tell_story(findings, findings_of(m), steps, values_of(m));
     }
 };
 
-}  // namespace
+}   // namespace
 
 std::unique_ptr<lesson> make_imbalance_lesson() { return std::make_unique<imbalance_lesson>(); }
 
-}  // namespace pipescope::lessons
+}   // namespace pipescope::lessons
