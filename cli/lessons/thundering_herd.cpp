@@ -45,13 +45,13 @@ struct herd_measures {
     std::uint64_t parallel_steps = 0;   // node slices of parallel kernels
     std::uint64_t visits = 0;           // maximal runs of one parallel kernel on one worker
     double steps_per_visit = 0;
-    double overlap_share = 0;           // share of the run with two or more nodes running at once
-    double same_kernel_share = 0;       // of that time, the share with two or more on one kernel
+    double overlap_share = 0;                 // share of the run with two or more nodes running at once
+    double same_kernel_share = 0;             // of that time, the share with two or more on one kernel
     double full_share = 0, empty_share = 0;   // of bounded queues' time: completely full / empty
-    double outside_bodies = 0;          // breakdown: worker time not in stage bodies (queue ops, decisions, waiting)
+    double outside_bodies = 0;                // breakdown: worker time not in stage bodies (queue ops, decisions, waiting)
     std::uint64_t commits = 0, held_commits = 0;   // "commit push" instants; published = 0 (behind a ticket)
     std::uint64_t blocked_full = 0, blocked_empty = 0, blocked_order = 0;
-    std::uint64_t failed_reserves = 0;  // serial stages' "reserve push/pop" with granted = 0
+    std::uint64_t failed_reserves = 0;   // serial stages' "reserve push/pop" with granted = 0
 };
 
 bool is_parallel(const an::run_meta& meta, long stage) {
@@ -150,10 +150,12 @@ void queue_operations(const ptm::trace_model& m, const an::run_scope& scope, her
     for (std::uint32_t w : scope.workers)
         for (const ptm::instant& i : m.tracks[w].instants) {
             if (i.name == reserve_push || i.name == reserve_pop) {
-                if (const auto granted = m.uint_arg(i, an::vocab::arg_key::granted); granted && *granted == 0) ++out.failed_reserves;
+                if (const auto granted = m.uint_arg(i, an::vocab::arg_key::granted); granted && *granted == 0)
+                    ++out.failed_reserves;
             } else if (i.name == commit_push) {
                 ++out.commits;
-                if (const auto published = m.uint_arg(i, an::vocab::arg_key::published); published && *published == 0) ++out.held_commits;
+                if (const auto published = m.uint_arg(i, an::vocab::arg_key::published); published && *published == 0)
+                    ++out.held_commits;
             }
         }
 }
@@ -197,15 +199,17 @@ std::pair<double, double> busy_window(const recorded& r, double longest) {
     for (std::uint32_t w : scope.workers) {
         starts.emplace_back();
         for (const ptm::slice& s : m.tracks[w].slices)
-            if (kinds[s.name] == an::slice_kind::node && s.begin >= scope.start) starts.back().push_back(s.begin - scope.start);
+            if (kinds[s.name] == an::slice_kind::node && s.begin >= scope.start)
+                starts.back().push_back(s.begin - scope.start);
     }
     std::uint64_t best_at = 0;
     std::size_t best = 0;
     for (std::uint64_t at = 0; at + width <= scope.makespan(); at += stride) {
         std::size_t fewest = SIZE_MAX;
         for (const auto& w : starts)   // slices are sorted by begin
-            fewest = std::min<std::size_t>(fewest, static_cast<std::size_t>(std::lower_bound(w.begin(), w.end(), at + width) -
-                                                                            std::lower_bound(w.begin(), w.end(), at)));
+            fewest =
+                std::min<std::size_t>(fewest, static_cast<std::size_t>(std::lower_bound(w.begin(), w.end(), at + width) -
+                                                                       std::lower_bound(w.begin(), w.end(), at)));
         if (fewest != SIZE_MAX && fewest > best) {
             best = fewest;
             best_at = at;
@@ -217,12 +221,186 @@ std::pair<double, double> busy_window(const recorded& r, double longest) {
     return b > a ? std::pair{a, b} : std::pair{0.0, 1.0};
 }
 
+// What the story compares: both runs' measures, and the ratios and positions drawn from them.
+struct comparison {
+    herd_measures q, p;   // QES, QES+PSS
+    unsigned workers = 0;
+    double stay = 0, full = 0, outside = 0;   // QES ÷ QES+PSS (outside: QES+PSS ÷ QES)
+    bool herd = false;                        // the herd showed under QES (Fig. 5c vs 5d)
+    double held_q = 0, held_p = 0;            // commits held behind an earlier ticket, share of all
+    std::pair<double, double> zoom;           // a busy 2 ms of the QES run, on the aligned axis
+    double mid = 0.5;                         // halfway through the shorter run
+};
+
+double held_share(const herd_measures& m) {
+    return m.commits ? static_cast<double>(m.held_commits) / static_cast<double>(m.commits) : 0;
+}
+
+comparison compare(const lesson_data& data) {
+    const recorded& qes_run = data.run("qes");
+    const recorded& pss_run = data.run("qes-pss");
+    comparison c;
+    c.q = measure(qes_run);
+    c.p = measure(pss_run);
+    c.workers = qes_run.spec.workers;
+    c.stay = ratio_of(c.q.steps_per_visit, c.p.steps_per_visit);
+    c.full = ratio_of(c.q.full_share, c.p.full_share);
+    c.outside = ratio_of(c.p.outside_bodies, c.q.outside_bodies);
+    c.herd =
+        c.q.overlap_share >= 0.2 && c.q.same_kernel_share >= 0.25 && c.q.same_kernel_share >= 1.5 * c.p.same_kernel_share;
+    c.held_q = held_share(c.q);
+    c.held_p = held_share(c.p);
+    // Positions on the aligned axis (fractions of the longer run).
+    const double longest = static_cast<double>(std::max(qes_run.report.makespan(), pss_run.report.makespan()));
+    const double shortest = static_cast<double>(std::min(qes_run.report.makespan(), pss_run.report.makespan()));
+    c.zoom = busy_window(qes_run, longest);
+    c.mid = longest > 0 ? 0.5 * shortest / longest : 0.5;
+    return c;
+}
+
+story_values values_of(const comparison& c) {
+    const herd_measures &q = c.q, &p = c.p;
+    story_values v;
+    v.push_back(fmt::arg("workers", count(c.workers, "worker")));
+    v.push_back(fmt::arg("cores", std::max(1u, std::thread::hardware_concurrency())));
+    v.push_back(fmt::arg("q_steps", fixed(q.steps_per_visit, 1)));
+    v.push_back(fmt::arg("p_steps", fixed(p.steps_per_visit, 1)));
+    v.push_back(fmt::arg("q_full", share(q.full_share)));
+    v.push_back(fmt::arg("p_full", share(p.full_share)));
+    v.push_back(fmt::arg("q_empty", share(q.empty_share)));
+    v.push_back(fmt::arg("p_empty", share(p.empty_share)));
+    v.push_back(fmt::arg("q_same", share(q.same_kernel_share)));
+    v.push_back(fmt::arg("p_same", share(p.same_kernel_share)));
+    v.push_back(fmt::arg("q_overlap", share(q.overlap_share)));
+    v.push_back(fmt::arg("q_outside", percent(q.outside_bodies)));
+    v.push_back(fmt::arg("p_outside", percent(p.outside_bodies)));
+    v.push_back(fmt::arg("q_failed", q.failed_reserves));
+    v.push_back(fmt::arg("p_failed", p.failed_reserves));
+    v.push_back(fmt::arg("q_blocked_full", q.blocked_full));
+    v.push_back(fmt::arg("p_blocked_full", p.blocked_full));
+    v.push_back(fmt::arg("held_q", share(c.held_q)));
+    v.push_back(fmt::arg("held_p", share(c.held_p)));
+    v.push_back(fmt::arg("stay", ratio(c.stay)));
+    v.push_back(fmt::arg("full", ratio(std::min(c.full, 999.0))));
+    v.push_back(fmt::arg("herd_or_not", c.herd ? "So does the herd: " : "The herd does not: "));
+    return v;
+}
+
+std::vector<finding_measure> findings_of(const comparison& c) {
+    const herd_measures& q = c.q;
+    return {
+        {"steps_per_visit_ratio", c.stay, ratio(c.stay), c.stay >= 1.4},
+        {"full_queue_time_ratio", c.full, ratio(std::min(c.full, 999.0)), c.full >= 2 && q.full_share > 0.005},
+        {"same_kernel_share", q.same_kernel_share, share(q.same_kernel_share), c.herd},
+        // the paper's RG: 64% -> 14% (0.22x); run-to-run noise here is about ±30%
+        {"outside_bodies_ratio", c.outside, ratio(c.outside), c.outside <= 0.5},
+        {"held_commit_share_qes", c.held_q, share(c.held_q),
+         c.held_q >= 0.05 && c.held_q >= 10 * c.held_p},   // 13.3% -> 0.03%
+    };
+}
+
+const finding_text findings[] = {
+    // 1. The mechanism: how long a worker stays on one kernel (§III-A3).
+    {"steps_per_visit_ratio",
+     "parallel-kernel instances a worker runs in a row before it changes kernel, QES ÷ QES+PSS (QES {q_steps}, QES+PSS "
+     "{p_steps})",
+     "§III-A3: QES keeps a thread on its kernel until a queue event, so it \"tends to maximize the degree of data "
+     "parallelism as far as the sizes of input/output queues are available\"; PSS moves on earlier, exploiting pipeline "
+     "parallelism more aggressively",
+     "QES and PSS changed kernels about equally often: with shallow queues (capacity 4) a queue event ends a QES visit "
+     "almost as soon as PSS would"},
+    // 2. PSS leaves before the queue is completely full (§III-A3).
+    {"full_queue_time_ratio",
+     "share of the queues' time spent completely full, QES ÷ QES+PSS (QES {q_full}, QES+PSS {p_full})",
+     "§III-A3: PSS schedules another kernel \"before the corresponding queue becomes completely empty or full\", "
+     "steering towards half-full queues",
+     "the queues were rarely full under either configuration in this run"},
+    // 3. The herd itself (Fig. 5c vs 5d): two or more workers on one kernel at the same moment.
+    {"same_kernel_share",
+     "while two or more workers ran nodes, the share of that time two of them ran the same kernel, under QES (QES+PSS: "
+     "{p_same})",
+     "Fig. 5c (RG, 40 cores): under QES \"most threads work for a kernel at the same time\"; Fig. 5d: under PSS "
+     "\"various kernels are executed at the same time\"",
+     "{workers} among 47 kernels: each QES worker settles on a kernel of its own, so no two crowd one (two nodes ran at "
+     "once {q_overlap} of the run, mostly of different kernels; where they shared one it was mostly the antenna, a "
+     "parallel source kernel that carries about half the work, under QES and PSS alike). The herd needs more threads "
+     "than kernels with work: the paper's 40 threads on RG's 6 kernels, with queues sized for all of them. On a "
+     "many-core machine try --workers 40"},
+    // 4. Queue operations and stalls in the breakdown (Fig. 4).
+    {"outside_bodies_ratio",
+     "worker time outside stage bodies (queue operations, decisions, failed steps, waiting), QES+PSS ÷ QES (QES "
+     "{q_outside}, QES+PSS {p_outside})",
+     "Fig. 4, RG on 40 cores: PSS cuts queue operations from 51% to 14% and stall from 13.3% to 0.03% of the time; "
+     "MergeSort improves only marginally",
+     "there is no herd here to break up, so PSS removes no contention; its extra kernel switches cost queue operations "
+     "of their own (failed reserves: QES {q_failed}, QES+PSS {p_failed})"},
+    // 5. Ticket-order stalls: commits held behind an earlier ticket on ordered queues.
+    {"held_commit_share_qes",
+     "pushes committed behind an earlier ticket (ordered queues) under QES, share of all pushes (QES+PSS: {held_p})",
+     "§IV-B: under QES the herd \"increases the contention of the data queues and the stall induced by ticket "
+     "synchronization\" (13.3% stall on RG; 0.03% with PSS)",
+     "ticket stalls come from many instances of one kernel finishing out of order; without a herd there are few of them "
+     "under either configuration"},
+};
+
+std::vector<step_text> steps(const comparison& c) {
+    const step_text the_herd{
+        "The herd",
+        "Under QES, while two or more workers ran nodes, two of them ran the same kernel {q_same} of that time, against "
+        "{p_same} under QES+PSS: the crowding of Fig. 5c against the spread of Fig. 5d. The breakdown shows what it cost "
+        "(time outside stage bodies {q_outside} vs {p_outside}; commits held behind a ticket {held_q} vs {held_p}).",
+        aligned("breakdown")};
+    const step_text no_herd{
+        "Why no herd here",
+        "A herd needs more threads than kernels with work, running at the same time. Here {workers} share 47 kernels on "
+        "a {cores}-core machine, so QES parks each worker on a kernel of its own instead of piling them onto one. With no "
+        "contention to remove, PSS's extra switches cost queue operations instead (failed reserves {q_failed} vs "
+        "{p_failed}; commits held behind a ticket {held_q} vs {held_p}).",
+        aligned("breakdown")};
+    return {
+        {"What to look at",
+         "The compare view shows fm-radio's 47 kernels under DANBI, QES on top and QES+PSS below, {workers} each, one row "
+         "per worker and one colour per kernel (the palette repeats every ten stages): the per-core kernel timeline of "
+         "the paper's Fig. 5. At this scale both look equally busy; the difference is how long a worker stays on one "
+         "colour. Under QES it keeps a kernel until one of its queues is empty or full; under QES+PSS it moves on after a "
+         "few instances. Step 3 zooms in.",
+         aligned("compare")},
+        {"What the paper found",
+         "DANBI on 40 cores (seed 002 §IV-B): with QES alone, threads that decide at about the same time make the same "
+         "decision and crowd the kernel with the most input — the thundering herd. They contend on its queues and wait "
+         "for ticket order: RG spends 51% of its time in queue operations and 13.3% stalled (Fig. 4), and Fig. 5c shows "
+         "most cores on one kernel. PSS leaves a kernel before its queue is completely empty or full: queue operations "
+         "drop to 14%, stalls to 0.03%, and Fig. 5d shows many kernels at once. The breakdown view is this run's version "
+         "of Fig. 4.",
+         aligned("breakdown")},
+        {"What this run shows",
+         "The timeline, zoomed into 2 ms of the QES run (its workers are the top rows; QES+PSS follows below its queue "
+         "counters). The mechanism shows: QES: {q_steps} instances per visit, queues full {q_full} of the time; QES+PSS: "
+         "{p_steps} instances per visit, queues full {p_full} of the time ({stay} longer visits, {full} more full-queue "
+         "time under QES). {herd_or_not}while two workers ran nodes, they ran the same kernel {q_same} of that time "
+         "under QES ({p_same} under QES+PSS). Time outside stage bodies: QES {q_outside}, QES+PSS {p_outside}. Stages "
+         "stopped by a full queue: {q_blocked_full} vs {p_blocked_full}.",
+         aligned("timeline", {}, c.zoom)},
+        {"The queues",
+         "The stage graph halfway through the shorter run (QES first; scroll for QES+PSS): each queue's bar is its fill "
+         "against its 64 packets (orange: full). Under QES a worker drains or fills a queue completely before it moves, "
+         "so more bars sit at an end; PSS steers towards half-full queues (full {q_full} vs {p_full} of the time, empty "
+         "{q_empty} vs {p_empty}).",
+         aligned("graph", c.mid)},
+        c.herd ? the_herd : no_herd,
+        {"Try next",
+         "On a many-core machine: `pipescope lesson thundering-herd --workers 40` (the paper's 40 threads). Here, "
+         "oversubscribed: `--workers 4` keeps the mechanism but the OS time-slices the threads. With queues sized for few "
+         "threads the difference between QES and PSS shrinks: `pipescope run fm-radio --policy danbi --param config=qes "
+         "--param capacity=4 --workers 2`. The random work-stealing baseline of Fig. 3a: `--param config=ws`.",
+         aligned("compare")},
+    };
+}
+
 class thundering_herd final : public lesson {
 public:
     const char* name() const override { return "thundering-herd"; }
-    const char* title() const override {
-        return "DANBI's QES vs QES+PSS: does every worker rush to the same kernel?";
-    }
+    const char* title() const override { return "DANBI's QES vs QES+PSS: does every worker rush to the same kernel?"; }
     const char* seeds() const override { return "002 §III-A2–A3, §IV-B, Figs. 4–5"; }
 
     std::vector<run_spec> runs(const options&) const override {
@@ -231,172 +409,13 @@ public:
     }
 
     story tell(const lesson_data& data) const override {
-        const recorded& qes_run = data.run("qes");
-        const recorded& pss_run = data.run("qes-pss");
-        const herd_measures q = measure(qes_run), p = measure(pss_run);
-        const unsigned workers = qes_run.spec.workers;
-        story s;
-
-        // 1. The mechanism: how long a worker stays on one kernel (§III-A3).
-        const double stay = ratio_of(q.steps_per_visit, p.steps_per_visit);
-        s.findings.push_back(
-            {.name = "steps_per_visit_ratio",
-             .what = "parallel-kernel instances a worker runs in a row before it changes kernel, QES ÷ QES+PSS (QES " +
-                     fixed(q.steps_per_visit, 1) + ", QES+PSS " + fixed(p.steps_per_visit, 1) + ")",
-             .value = stay,
-             .shown = ratio(stay),
-             .paper = "§III-A3: QES keeps a thread on its kernel until a queue event, so it \"tends to maximize the degree "
-                      "of data parallelism as far as the sizes of input/output queues are available\"; PSS moves on "
-                      "earlier, exploiting pipeline parallelism more aggressively",
-             .holds = stay >= 1.4,
-             .why_not = "QES and PSS changed kernels about equally often: with shallow queues (capacity 4) a queue event "
-                        "ends a QES visit almost as soon as PSS would"});
-
-        // 2. PSS leaves before the queue is completely full (§III-A3).
-        const double full = ratio_of(q.full_share, p.full_share);
-        s.findings.push_back(
-            {.name = "full_queue_time_ratio",
-             .what = "share of the queues' time spent completely full, QES ÷ QES+PSS (QES " + share(q.full_share) +
-                     ", QES+PSS " + share(p.full_share) + ")",
-             .value = full,
-             .shown = ratio(std::min(full, 999.0)),
-             .paper = "§III-A3: PSS schedules another kernel \"before the corresponding queue becomes completely empty "
-                      "or full\", steering towards half-full queues",
-             .holds = full >= 2 && q.full_share > 0.005,
-             .why_not = "the queues were rarely full under either configuration in this run"});
-
-        // 3. The herd itself (Fig. 5c vs 5d): two or more workers on one kernel at the same moment.
-        const bool herd = q.overlap_share >= 0.2 && q.same_kernel_share >= 0.25 &&
-                          q.same_kernel_share >= 1.5 * p.same_kernel_share;
-        s.findings.push_back(
-            {.name = "same_kernel_share",
-             .what = "while two or more workers ran nodes, the share of that time two of them ran the same kernel, "
-                     "under QES (QES+PSS: " + share(p.same_kernel_share) + ")",
-             .value = q.same_kernel_share,
-             .shown = share(q.same_kernel_share),
-             .paper = "Fig. 5c (RG, 40 cores): under QES \"most threads work for a kernel at the same time\"; Fig. 5d: "
-                      "under PSS \"various kernels are executed at the same time\"",
-             .holds = herd,
-             .why_not = count(workers, "worker") + " among 47 kernels: each QES worker settles on a kernel of its own, "
-                        "so no two crowd one (two nodes ran at once " + share(q.overlap_share) + " of the run, mostly of different "
-                        "kernels; where they shared one it was mostly the antenna, a parallel source kernel that carries "
-                        "about half the work, under QES and PSS alike). "
-                        "The herd needs more threads than kernels with work: the paper's 40 threads on RG's 6 kernels, "
-                        "with queues sized for all of them. On a many-core machine try --workers 40"});
-
-        // 4. Queue operations and stalls in the breakdown (Fig. 4).
-        const double outside = ratio_of(p.outside_bodies, q.outside_bodies);
-        s.findings.push_back(
-            {.name = "outside_bodies_ratio",
-             .what = "worker time outside stage bodies (queue operations, decisions, failed steps, waiting), "
-                     "QES+PSS ÷ QES (QES " + percent(q.outside_bodies) + ", QES+PSS " + percent(p.outside_bodies) + ")",
-             .value = outside,
-             .shown = ratio(outside),
-             .paper = "Fig. 4, RG on 40 cores: PSS cuts queue operations from 51% to 14% and stall from 13.3% to 0.03% "
-                      "of the time; MergeSort improves only marginally",
-             .holds = outside <= 0.5,   // the paper's RG: 64% -> 14% (0.22x); run-to-run noise here is about ±30%
-             .why_not = "there is no herd here to break up, so PSS removes no contention; its extra kernel switches cost "
-                        "queue operations of their own (failed reserves: QES " + std::to_string(q.failed_reserves) +
-                        ", QES+PSS " + std::to_string(p.failed_reserves) + ")"});
-
-        // 5. Ticket-order stalls: commits held behind an earlier ticket on ordered queues.
-        const double held_q = q.commits ? static_cast<double>(q.held_commits) / static_cast<double>(q.commits) : 0;
-        const double held_p = p.commits ? static_cast<double>(p.held_commits) / static_cast<double>(p.commits) : 0;
-        s.findings.push_back(
-            {.name = "held_commit_share_qes",
-             .what = "pushes committed behind an earlier ticket (ordered queues) under QES, share of all pushes "
-                     "(QES+PSS: " + share(held_p) + ")",
-             .value = held_q,
-             .shown = share(held_q),
-             .paper = "§IV-B: under QES the herd \"increases the contention of the data queues and the stall induced by "
-                      "ticket synchronization\" (13.3% stall on RG; 0.03% with PSS)",
-             .holds = held_q >= 0.05 && held_q >= 10 * held_p,   // the paper: 13.3% -> 0.03%
-             .why_not = "ticket stalls come from many instances of one kernel finishing out of order; without a herd "
-                        "there are few of them under either configuration"});
-
-        const std::string qes_numbers = "QES: " + fixed(q.steps_per_visit, 1) + " instances per visit, queues full " +
-                                        share(q.full_share) + " of the time";
-        const std::string pss_numbers = "QES+PSS: " + fixed(p.steps_per_visit, 1) + " instances per visit, queues full " +
-                                        share(p.full_share) + " of the time";
-
-        // Positions on the aligned axis (fractions of the longer run).
-        const double longest = static_cast<double>(std::max(qes_run.report.makespan(), pss_run.report.makespan()));
-        const double shortest = static_cast<double>(std::min(qes_run.report.makespan(), pss_run.report.makespan()));
-        const std::pair<double, double> zoom = busy_window(qes_run, longest);
-        const double mid = longest > 0 ? 0.5 * shortest / longest : 0.5;
-
-        s.steps.push_back(
-            {"What to look at",
-             "The compare view shows fm-radio's 47 kernels under DANBI, QES on top and QES+PSS below, " +
-                 count(workers, "worker") + " each, one row per worker and one colour per kernel (the palette "
-                 "repeats every ten stages): the per-core kernel timeline of the paper's Fig. 5. At this scale both look "
-                 "equally busy; the difference is how long a worker stays on one colour. Under QES it keeps a kernel "
-                 "until one of its queues is empty or full; under QES+PSS it moves on after a few instances. Step 3 "
-                 "zooms in.",
-             aligned("compare")});
-        s.steps.push_back(
-            {"What the paper found",
-             "DANBI on 40 cores (seed 002 §IV-B): with QES alone, threads that decide at about the same time make the "
-             "same decision and crowd the kernel with the most input — the thundering herd. They contend on its queues "
-             "and wait for ticket order: RG spends 51% of its time in queue operations and 13.3% stalled (Fig. 4), and "
-             "Fig. 5c shows most cores on one kernel. PSS leaves a kernel before its queue is completely empty or full: "
-             "queue operations drop to 14%, stalls to 0.03%, and Fig. 5d shows many kernels at once. The breakdown "
-             "view is this run's version of Fig. 4.",
-             aligned("breakdown")});
-        s.steps.push_back(
-            {"What this run shows",
-             "The timeline, zoomed into 2 ms of the QES run (its workers are the top rows; QES+PSS follows below its "
-             "queue counters). The mechanism shows: " + qes_numbers + "; " + pss_numbers + " (" + ratio(stay) +
-                 " longer visits, " + ratio(std::min(full, 999.0)) + " more full-queue time under QES). " +
-                 (herd ? "So does the herd: " : "The herd does not: ") + "while two workers ran nodes, they ran the same "
-                 "kernel " + share(q.same_kernel_share) + " of that time under QES (" + share(p.same_kernel_share) +
-                 " under QES+PSS). Time outside stage bodies: QES " + percent(q.outside_bodies) + ", QES+PSS " +
-                 percent(p.outside_bodies) + ". Stages stopped by a full queue: " + std::to_string(q.blocked_full) +
-                 " vs " + std::to_string(p.blocked_full) + ".",
-             aligned("timeline", {}, zoom)});
-        s.steps.push_back(
-            {"The queues",
-             "The stage graph halfway through the shorter run (QES first; scroll for QES+PSS): each queue's bar is its "
-             "fill against its 64 packets (orange: full). Under QES a worker drains or fills a queue completely before "
-             "it moves, so more bars sit at an end; PSS steers towards half-full queues (full " + share(q.full_share) +
-                 " vs " + share(p.full_share) + " of the time, empty " + share(q.empty_share) + " vs " +
-                 share(p.empty_share) + ").",
-             aligned("graph", mid)});
-        const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-        const std::string held_text = "commits held behind a ticket " + share(held_q) + " vs " + share(held_p);
-        if (herd)
-            s.steps.push_back(
-                {"The herd",
-                 "Under QES, while two or more workers ran nodes, two of them ran the same kernel " +
-                     share(q.same_kernel_share) + " of that time, against " + share(p.same_kernel_share) +
-                     " under QES+PSS: the crowding of Fig. 5c against the spread of Fig. 5d. The breakdown shows what "
-                     "it cost (time outside stage bodies " + percent(q.outside_bodies) + " vs " +
-                     percent(p.outside_bodies) + "; " + held_text + ").",
-                 aligned("breakdown")});
-        else
-            s.steps.push_back(
-                {"Why no herd here",
-                 "A herd needs more threads than kernels with work, running at the same time. Here " +
-                     count(workers, "worker") + " share 47 kernels on a " + std::to_string(cores) +
-                     "-core machine, so QES parks each worker on a kernel of its own instead of piling them onto one. "
-                     "With no contention to remove, PSS's extra switches cost queue operations instead (failed "
-                     "reserves " + std::to_string(q.failed_reserves) + " vs " + std::to_string(p.failed_reserves) +
-                     "; " + held_text + ").",
-                 aligned("breakdown")});
-        s.steps.push_back(
-            {"Try next",
-             "On a many-core machine: `pipescope lesson thundering-herd --workers 40` (the paper's 40 threads). Here, "
-             "oversubscribed: `--workers 4` keeps the mechanism but the OS time-slices the threads. With queues sized "
-             "for few threads the difference between QES and PSS shrinks: `pipescope run fm-radio --policy danbi "
-             "--param config=qes --param capacity=4 --workers 2`. The random work-stealing baseline of Fig. 3a: "
-             "`--param config=ws`.",
-             aligned("compare")});
-        return s;
+        const comparison c = compare(data);
+        return tell_story(findings, findings_of(c), steps(c), values_of(c));
     }
 };
 
-}  // namespace
+}   // namespace
 
 std::unique_ptr<lesson> make_thundering_herd_lesson() { return std::make_unique<thundering_herd>(); }
 
-}  // namespace pipescope::lessons
+}   // namespace pipescope::lessons
