@@ -39,23 +39,23 @@ constexpr std::uint64_t out_of_order_margin_ns = 20'000;
 // One "waiting at stage j" state of a line track.
 struct wait_state {
     std::uint64_t iteration = 0, stage = 0;
-    std::uint64_t begin = 0, end = 0;        // suspended .. resumed (absolute ns)
-    std::uint64_t resumable = 0;             // when its cross edge's source node ended (0: unknown)
-    bool before_predecessor_done = false;    // resumed while iteration-1 still had a node to finish
+    std::uint64_t begin = 0, end = 0;       // suspended .. resumed (absolute ns)
+    std::uint64_t resumable = 0;            // when its cross edge's source node ended (0: unknown)
+    bool before_predecessor_done = false;   // resumed while iteration-1 still had a node to finish
 };
 
 // What one recorded run says about how its suspended iterations were resumed.
 struct resume_profile {
     std::vector<wait_state> waits;
-    std::uint64_t resumptions = 0;           // analysis: resumptions of suspended iterations
-    std::uint64_t earliest = 0;              // "resume earliest" instants (piper-earliest only)
-    std::array<std::uint64_t, 3> at_point{}; // ... by resumed_at: retire, suspend, steal found nothing
+    std::uint64_t resumptions = 0;             // analysis: resumptions of suspended iterations
+    std::uint64_t earliest = 0;                // "resume earliest" instants (piper-earliest only)
+    std::array<std::uint64_t, 3> at_point{};   // ... by resumed_at: retire, suspend, steal found nothing
     std::uint64_t out_of_order = 0;
-    double lag_sum = 0;                      // ns, over waits with a known resumable time
+    double lag_sum = 0;   // ns, over waits with a known resumable time
     std::uint64_t lag_count = 0;
-    std::uint64_t early = 0;                 // waits resumed before the predecessor's last node ended
-    double idle_share = 0;                   // idle + stall of all workers' time
-    double live_mean = 0;                    // time-weighted "live iterations"
+    std::uint64_t early = 0;   // waits resumed before the predecessor's last node ended
+    double idle_share = 0;     // idle + stall of all workers' time
+    double live_mean = 0;      // time-weighted "live iterations"
     std::uint64_t makespan = 0;
 };
 
@@ -83,8 +83,7 @@ std::vector<wait_state> waits_of(const tm::trace_model& m, const tm::run& run) {
             w.end = s.end;
             // The node the iteration resumed into is (i, j); its cross edge says what it waited for.
             const std::uint32_t node = dag.find(w.iteration, w.stage);
-            if (node != tm::no_index && cross_source[node] != tm::no_index)
-                w.resumable = dag.nodes[cross_source[node]].end;
+            if (node != tm::no_index && cross_source[node] != tm::no_index) w.resumable = dag.nodes[cross_source[node]].end;
             if (w.iteration > 0) {
                 const auto prev = last_end.find(w.iteration - 1);
                 w.before_predecessor_done = prev != last_end.end() && w.end < prev->second;
@@ -185,6 +184,188 @@ std::string percent1(double fraction) { return fixed(fraction * 100, 1) + "%"; }
 
 std::string key(const char* policy, int pair) { return std::string(policy) + "-" + std::to_string(pair); }
 
+// What the story compares: both policies' pooled runs and the ratios drawn from them.
+struct comparison {
+    pooled piper, earliest;
+    double lag_ratio = 0;        // mean resume lag, piper ÷ piper-earliest
+    double earliest_share = 0;   // of piper-earliest's resumptions, taken from its list
+    double idle_change = 0;      // idle + stall share, piper-earliest minus piper (< 0: less idle)
+    bool idle_lower_in_every_pair = true;
+    double time_ratio = 0;   // run time, piper ÷ piper-earliest
+    unsigned P = 0;
+};
+
+comparison compare(const lesson_data& data) {
+    comparison c;
+    for (int pair = 1; pair <= pairs; ++pair) {
+        c.piper.add(profile(data.run(key("piper", pair))));
+        c.earliest.add(profile(data.run(key("piper-earliest", pair))));
+    }
+    const pooled &piper = c.piper, &earliest = c.earliest;
+    c.lag_ratio = earliest.mean_lag_us() > 0 ? piper.mean_lag_us() / earliest.mean_lag_us() : 0;
+    c.earliest_share =
+        earliest.resumptions ? static_cast<double>(earliest.earliest) / static_cast<double>(earliest.resumptions) : 0;
+    c.idle_change = earliest.idle_share() - piper.idle_share();
+    for (int k = 0; k < pairs; ++k)
+        c.idle_lower_in_every_pair = c.idle_lower_in_every_pair && earliest.idle_shares[k] + 0.03 < piper.idle_shares[k];
+    c.time_ratio = earliest.makespan ? static_cast<double>(piper.makespan) / static_cast<double>(earliest.makespan) : 0;
+    c.P = data.opts.workers;
+    return c;
+}
+
+// "3.1% and 4.0%": the idle shares of a policy's runs.
+std::string pair_shares(const pooled& p) {
+    std::string t;
+    for (double share : p.idle_shares) t += (t.empty() ? "" : " and ") + percent1(share);
+    return t;
+}
+
+// Whether the idle shares differ by more than runs of one policy do, in words.
+std::string idle_difference(const comparison& c) {
+    const std::string P = std::to_string(c.P);
+    if (std::abs(c.idle_change) < 0.05)
+        return "With " + P +
+               " workers both are busy with rows nearly all the time, so resuming sooner changes the order "
+               "of the work, not how much of it waits for a worker — the same \"almost indistinguishable\" the paper saw.";
+    return "That is a difference of " + fixed(std::abs(c.idle_change) * 100, 0) +
+           " points, but two runs of one policy "
+           "differ as much on a loaded " +
+           P +
+           "-core machine: compare the runs of each pair before reading it as the "
+           "policy's doing.";
+}
+
+story_values values_of(const comparison& c) {
+    const pooled &piper = c.piper, &earliest = c.earliest;
+    story_values v;
+    v.push_back(fmt::arg("P", c.P));
+    v.push_back(fmt::arg("K", 16 * c.P));
+    v.push_back(fmt::arg("resumptions", earliest.resumptions));
+    v.push_back(fmt::arg("at_retire", earliest.at_point[0]));
+    v.push_back(fmt::arg("at_suspend", earliest.at_point[1]));
+    v.push_back(fmt::arg("at_failed_steal", earliest.at_point[2]));
+    v.push_back(fmt::arg("out_of_order", earliest.out_of_order));
+    v.push_back(fmt::arg("piper_out_of_order", piper.out_of_order));
+    v.push_back(fmt::arg("piper_lag", fixed(piper.mean_lag_us(), 0)));
+    v.push_back(fmt::arg("earliest_lag", fixed(earliest.mean_lag_us(), 0)));
+    v.push_back(fmt::arg("lag_ratio", ratio(c.lag_ratio)));
+    v.push_back(fmt::arg("earliest_early", percent(earliest.early_share())));
+    v.push_back(fmt::arg("piper_early", percent(piper.early_share())));
+    v.push_back(fmt::arg("piper_live", fixed(piper.live(), 1)));
+    v.push_back(fmt::arg("earliest_live", fixed(earliest.live(), 1)));
+    v.push_back(fmt::arg("piper_idle", percent1(piper.idle_share())));
+    v.push_back(fmt::arg("earliest_idle", percent1(earliest.idle_share())));
+    v.push_back(fmt::arg("piper_pair_idle", pair_shares(piper)));
+    v.push_back(fmt::arg("earliest_pair_idle", pair_shares(earliest)));
+    v.push_back(fmt::arg("time_ratio", ratio(c.time_ratio)));
+    v.push_back(fmt::arg("idle_difference", idle_difference(c)));
+    v.push_back(
+        fmt::arg("why_all_from_list", earliest.resumptions == 0
+                                          ? "no iteration was suspended: with one worker each frame runs to its end"
+                                          : "a resumption bypassed piper-earliest's list: its hooks are not in place"));
+    return v;
+}
+
+std::vector<finding_measure> findings_of(const comparison& c) {
+    const pooled &piper = c.piper, &earliest = c.earliest;
+    return {
+        {"earliest_resumes", c.earliest_share, percent(c.earliest_share),
+         piper.earliest == 0 && earliest.resumptions > 0 && earliest.earliest == earliest.resumptions},
+        {"resumed_at_suspend", static_cast<double>(earliest.at_point[1]), std::to_string(earliest.at_point[1]),
+         earliest.at_point[1] > 0},
+        {"out_of_order_resumes", static_cast<double>(earliest.out_of_order), std::to_string(earliest.out_of_order),
+         earliest.out_of_order == 0},
+        {"resume_lag_ratio", c.lag_ratio, ratio(c.lag_ratio), c.lag_ratio > 1.2},
+        {"resumed_before_predecessor", earliest.early_share(),
+         percent(earliest.early_share()) + " vs " + percent(piper.early_share()),
+         earliest.early_share() > piper.early_share() + 0.05},
+        {"idle_share_change", c.idle_change * 100, (c.idle_change <= 0 ? "" : "+") + fixed(c.idle_change * 100, 1) + " pt",
+         c.idle_lower_in_every_pair},
+        {"time_ratio", c.time_ratio, ratio(c.time_ratio), c.time_ratio > 0.85 && c.time_ratio < 1.18},
+    };
+}
+
+const finding_text findings[] = {
+    {"earliest_resumes",
+     "share of piper-earliest's resumptions taken from its suspended list, earliest first (piper takes none)",
+     "003 §4.1: a list of suspended iterations ordered by iteration number, from which a worker retrieves the earliest "
+     "one in O(1)",
+     "{why_all_from_list}"},
+    {"resumed_at_suspend",
+     "resumptions piper-earliest made where an iteration suspended — a point where PIPER resumes nothing",
+     "003 §4.2: resume the earliest suspended iteration upon an iteration returning, upon an iteration suspending, and "
+     "when a steal finds only a running iteration",
+     "no iteration suspended while another was resumable in these runs: the points at retire and after a failed steal "
+     "did all the resuming"},
+    {"out_of_order_resumes",
+     "resumptions of a later iteration while an earlier one had been resumable for 20 µs (piper-earliest)",
+     "003 §4: prioritize earlier iterations — if a worker needs work and there are suspended iterations, resume the "
+     "earliest",
+     "a scan raced a predecessor's progress on a loaded machine (the margin is 20 µs)"},
+    {"resume_lag_ratio", "mean time from an iteration becoming resumable to its resumption, piper ÷ piper-earliest",
+     "003 §4.2: a worker should immediately execute any work it knows to be available; waiting for a steal to find it "
+     "\"could always lead to idle time\"",
+     "the machine was loaded enough that workers were descheduled while iterations became resumable, which hides the "
+     "difference; rerun on an idle machine"},
+    {"resumed_before_predecessor",
+     "share of resumptions made while the predecessor was still running (piper-earliest vs piper)",
+     "001 §9: with lazy enabling PIPER checks the next iteration only at retirement (or from an idle worker); 003 §4.2 "
+     "adds the suspend point",
+     "in these runs PIPER's idle workers found the resumable iterations about as early"},
+    {"idle_share_change", "idle + stall share of all workers' time, piper-earliest minus piper (percentage points)",
+     "003 §6, Figs. 8–10 (up to 16 cores): the optimization \"can perhaps reduce idle time\" on ferret, offset by a "
+     "larger scheduling time; inconclusive for dedup and pipe-fib",
+     "on {P} cores both workers are nearly always busy encoding rows, so a worker that resumes sooner takes time from "
+     "the other's rows rather than from idle time; the idle share moves by a few points either way from run to run. "
+     "With 8–16 cores the frame's rows are not enough for every worker and idle time is where a late resumption shows "
+     "up (Figs. 8–10 measured at up to 16 cores)"},
+    {"time_ratio", "run time, piper ÷ piper-earliest (both pairs)",
+     "003 §6, Figs. 2–7: processing times almost indistinguishable for dedup and ferret; on pipe-fib the optimized "
+     "runtime was slower",
+     "the run times differ by more than 15 % here: on a loaded 2-core machine two runs of the same policy differ as "
+     "much"},
+};
+
+const view_move compare_runs{"compare", std::nullopt, std::nullopt, std::nullopt, true};
+
+const step_text steps[] = {
+    {"What to look at",
+     "Four runs of the x264-like encoder (IPPP…, K = {K}, twice per policy) on one aligned axis. Open the \"lines\" "
+     "group: a line shows an iteration \"running\" or \"waiting at stage j\" — a P-frame row waiting for a row of the "
+     "previous frame. Under piper-earliest the workers carry \"resume earliest\" instants (resumed_at: retire, "
+     "suspend, steal found nothing). Compare how long the waits last and how many lines are open at once.",
+     {"timeline", std::nullopt, std::pair{0.0, 0.4}, std::nullopt, true}},
+    {"What the paper found",
+     "Kelly (seed 003 §4) keeps PIPER's pipelines in Cheetah and adds URTS/Pipelite's rule: a worker that needs work "
+     "resumes the earliest suspended iteration, taken in O(1) from a list ordered by iteration number, at three points "
+     "— when an iteration returns, when one suspends, and when a steal finds only a running iteration. PIPER looks "
+     "only at the next iteration, at retirement. On 16 cores (Figs. 2–10) the processing times were almost "
+     "indistinguishable; on ferret the breakdown hinted at less idle time, offset by more scheduling time, and on "
+     "pipe-fib the optimized runtime was slower. The report calls its data inconclusive.",
+     compare_runs},
+    {"What this run shows",
+     "Every one of piper-earliest's {resumptions} resumptions came from its ordered list ({at_retire} at retire, "
+     "{at_suspend} when an iteration suspended, {at_failed_steal} after a failed steal); out-of-order resumptions: "
+     "{out_of_order} (piper: {piper_out_of_order} — its check at retirement takes i + 1, the earliest, too, and with "
+     "{P} workers two resumable iterations seldom wait at once). Where the policies differ is when: a resumable "
+     "iteration waited {piper_lag} µs under piper and {earliest_lag} µs under piper-earliest ({lag_ratio}) before it "
+     "was resumed; {earliest_early} of piper-earliest's resumptions came before the predecessor had finished, against "
+     "{piper_early} under piper. Live iterations on average: {piper_live} (piper) vs {earliest_live}.",
+     compare_runs},
+    {"Where the time went",
+     "The paper's measure is idle time. Idle + stall: {piper_idle} of the workers' time under piper (runs: "
+     "{piper_pair_idle}), {earliest_idle} under piper-earliest ({earliest_pair_idle}); the run times' ratio is "
+     "{time_ratio}. {idle_difference}",
+     {"breakdown", std::nullopt, std::nullopt, std::nullopt, true}},
+    {"Try next",
+     "With more cores than rows in flight the lag turns into idle time: `pipescope lesson earliest-first --workers 8` "
+     "on an 8-core machine. Turn lazy enabling off and PIPER checks the next iteration at every stage, so the lag "
+     "vanishes under both policies: `pipescope run x264 --policy piper --param bframes=0 --param frames=60 --param "
+     "K=32 --param lazy=off -o eager.pftrace`. The workloads whose iterations only wait to retire in order (ferret, "
+     "dedup, pipe-fib-256) resume identically under both.",
+     {"timeline", std::nullopt, std::nullopt, std::nullopt, true}},
+};
+
 class earliest_first final : public lesson {
 public:
     const char* name() const override { return "earliest-first"; }
@@ -203,161 +384,22 @@ public:
         std::vector<run_spec> v;
         for (int pair = 1; pair <= pairs; ++pair)   // interleaved, so a burst of load hits both policies
             for (const char* policy : {"piper", "piper-earliest"}) {
-                v.push_back({.key = key(policy, pair), .workload = std::string(lesson_workload), .policy = policy, .params = params});
+                v.push_back({.key = key(policy, pair),
+                             .workload = std::string(lesson_workload),
+                             .policy = policy,
+                             .params = params});
             }
         return v;
     }
 
     story tell(const lesson_data& data) const override {
-        pooled piper, earliest;
-        for (int pair = 1; pair <= pairs; ++pair) {
-            piper.add(profile(data.run(key("piper", pair))));
-            earliest.add(profile(data.run(key("piper-earliest", pair))));
-        }
-        const double lag_ratio = earliest.mean_lag_us() > 0 ? piper.mean_lag_us() / earliest.mean_lag_us() : 0;
-        const double earliest_share =
-            earliest.resumptions ? static_cast<double>(earliest.earliest) / static_cast<double>(earliest.resumptions) : 0;
-        const double idle_change = earliest.idle_share() - piper.idle_share();   // < 0: less idle
-        bool idle_lower_in_every_pair = true;
-        for (int k = 0; k < pairs; ++k)
-            idle_lower_in_every_pair = idle_lower_in_every_pair && earliest.idle_shares[k] + 0.03 < piper.idle_shares[k];
-        const double time_ratio =
-            earliest.makespan ? static_cast<double>(piper.makespan) / static_cast<double>(earliest.makespan) : 0;
-        const unsigned P = data.opts.workers;
-
-        story s;
-        s.findings.push_back(
-            {"earliest_resumes",
-             "share of piper-earliest's resumptions taken from its suspended list, earliest first (piper takes none)",
-             earliest_share, percent(earliest_share),
-             "003 §4.1: a list of suspended iterations ordered by iteration number, from which a worker "
-             "retrieves the earliest one in O(1)",
-             piper.earliest == 0 && earliest.resumptions > 0 && earliest.earliest == earliest.resumptions,
-             earliest.resumptions == 0 ? "no iteration was suspended: with one worker each frame runs to its end"
-                                       : "a resumption bypassed piper-earliest's list: its hooks are not in place"});
-        s.findings.push_back(
-            {"resumed_at_suspend",
-             "resumptions piper-earliest made where an iteration suspended — a point where PIPER resumes nothing",
-             static_cast<double>(earliest.at_point[1]), std::to_string(earliest.at_point[1]),
-             "003 §4.2: resume the earliest suspended iteration upon an iteration returning, upon an iteration "
-             "suspending, and when a steal finds only a running iteration",
-             earliest.at_point[1] > 0,
-             "no iteration suspended while another was resumable in these runs: the points at retire and after a "
-             "failed steal did all the resuming"});
-        s.findings.push_back(
-            {"out_of_order_resumes",
-             "resumptions of a later iteration while an earlier one had been resumable for 20 µs (piper-earliest)",
-             static_cast<double>(earliest.out_of_order), std::to_string(earliest.out_of_order),
-             "003 §4: prioritize earlier iterations — if a worker needs work and there are suspended iterations, "
-             "resume the earliest",
-             earliest.out_of_order == 0,
-             "a scan raced a predecessor's progress on a loaded machine (the margin is 20 µs)"});
-        s.findings.push_back(
-            {"resume_lag_ratio",
-             "mean time from an iteration becoming resumable to its resumption, piper ÷ piper-earliest",
-             lag_ratio, ratio(lag_ratio),
-             "003 §4.2: a worker should immediately execute any work it knows to be available; waiting for a "
-             "steal to find it \"could always lead to idle time\"",
-             lag_ratio > 1.2,
-             "the machine was loaded enough that workers were descheduled while iterations became resumable, "
-             "which hides the difference; rerun on an idle machine"});
-        s.findings.push_back(
-            {"resumed_before_predecessor",
-             "share of resumptions made while the predecessor was still running (piper-earliest vs piper)",
-             earliest.early_share(), percent(earliest.early_share()) + " vs " + percent(piper.early_share()),
-             "001 §9: with lazy enabling PIPER checks the next iteration only at retirement (or from an idle "
-             "worker); 003 §4.2 adds the suspend point",
-             earliest.early_share() > piper.early_share() + 0.05,
-             "in these runs PIPER's idle workers found the resumable iterations about as early"});
-        s.findings.push_back(
-            {"idle_share_change",
-             "idle + stall share of all workers' time, piper-earliest minus piper (percentage points)",
-             idle_change * 100,
-             (idle_change <= 0 ? "" : "+") + fixed(idle_change * 100, 1) + " pt",
-             "003 §6, Figs. 8–10 (up to 16 cores): the optimization \"can perhaps reduce idle time\" on ferret, "
-             "offset by a larger scheduling time; inconclusive for dedup and pipe-fib",
-             idle_lower_in_every_pair,
-             "on " + std::to_string(P) + " cores both workers are nearly always busy encoding rows, so a worker "
-             "that resumes sooner takes time from the other's rows rather than from idle time; the idle share "
-             "moves by a few points either way from run to run. With 8–16 cores the frame's rows are not "
-             "enough for every worker and idle time is where a late resumption shows up (Figs. 8–10 measured "
-             "at up to 16 cores)"});
-        s.findings.push_back(
-            {"time_ratio", "run time, piper ÷ piper-earliest (both pairs)", time_ratio, ratio(time_ratio),
-             "003 §6, Figs. 2–7: processing times almost indistinguishable for dedup and ferret; on pipe-fib "
-             "the optimized runtime was slower",
-             time_ratio > 0.85 && time_ratio < 1.18,
-             "the run times differ by more than 15 % here: on a loaded 2-core machine two runs of the same "
-             "policy differ as much"});
-
-        const std::string lag_text = fixed(piper.mean_lag_us(), 0) + " µs under piper and " +
-                                     fixed(earliest.mean_lag_us(), 0) + " µs under piper-earliest (" + ratio(lag_ratio) + ")";
-        s.steps.push_back(
-            {"What to look at",
-             "Four runs of the x264-like encoder (IPPP…, K = " + std::to_string(16 * P) +
-                 ", twice per policy) on one aligned axis. Open the \"lines\" group: a line shows an iteration "
-                 "\"running\" or \"waiting at stage j\" — a P-frame row waiting for a row of the previous frame. "
-                 "Under piper-earliest the workers carry \"resume earliest\" instants (resumed_at: retire, suspend, "
-                 "steal found nothing). Compare how long the waits last and how many lines are open at once.",
-             {"timeline", std::nullopt, std::pair{0.0, 0.4}, std::nullopt, true}});
-        s.steps.push_back(
-            {"What the paper found",
-             "Kelly (seed 003 §4) keeps PIPER's pipelines in Cheetah and adds URTS/Pipelite's rule: a worker that "
-             "needs work resumes the earliest suspended iteration, taken in O(1) from a list ordered by iteration "
-             "number, at three points — when an iteration returns, when one suspends, and when a steal finds only "
-             "a running iteration. PIPER looks only at the next iteration, at retirement. On 16 cores (Figs. "
-             "2–10) the processing times were almost indistinguishable; on ferret the breakdown hinted at less "
-             "idle time, offset by more scheduling time, and on pipe-fib the optimized runtime was slower. The "
-             "report calls its data inconclusive.",
-             {"compare", std::nullopt, std::nullopt, std::nullopt, true}});
-        s.steps.push_back(
-            {"What this run shows",
-             "Every one of piper-earliest's " + std::to_string(earliest.resumptions) +
-                 " resumptions came from its ordered list (" + std::to_string(earliest.at_point[0]) + " at retire, " +
-                 std::to_string(earliest.at_point[1]) + " when an iteration suspended, " +
-                 std::to_string(earliest.at_point[2]) + " after a failed steal); out-of-order resumptions: " +
-                 std::to_string(earliest.out_of_order) + " (piper: " + std::to_string(piper.out_of_order) +
-                 " — its check at retirement takes i + 1, the earliest, too, and with " + std::to_string(P) +
-                 " workers two resumable iterations seldom wait at once). Where the policies differ is when: a "
-                 "resumable iteration waited " + lag_text + " before it was resumed; " +
-                 percent(earliest.early_share()) + " of piper-earliest's resumptions came before the predecessor "
-                 "had finished, against " + percent(piper.early_share()) + " under piper. Live iterations on "
-                 "average: " + fixed(piper.live(), 1) + " (piper) vs " + fixed(earliest.live(), 1) + ".",
-             {"compare", std::nullopt, std::nullopt, std::nullopt, true}});
-        const auto pair_shares = [](const pooled& p) {
-            std::string t;
-            for (double share : p.idle_shares) t += (t.empty() ? "" : " and ") + percent1(share);
-            return t;
-        };
-        const bool within_noise = std::abs(idle_change) < 0.05;
-        s.steps.push_back(
-            {"Where the time went",
-             "The paper's measure is idle time. Idle + stall: " + percent1(piper.idle_share()) + " of the workers' "
-                 "time under piper (runs: " + pair_shares(piper) + "), " + percent1(earliest.idle_share()) +
-                 " under piper-earliest (" + pair_shares(earliest) + "); the run times' ratio is " + ratio(time_ratio) +
-                 ". " +
-                 (within_noise
-                      ? "With " + std::to_string(P) + " workers both are busy with rows nearly all the time, so "
-                        "resuming sooner changes the order of the work, not how much of it waits for a worker — the "
-                        "same \"almost indistinguishable\" the paper saw."
-                      : "That is a difference of " + fixed(std::abs(idle_change) * 100, 0) + " points, but two runs "
-                        "of one policy differ as much on a loaded " + std::to_string(P) + "-core machine: compare "
-                        "the runs of each pair before reading it as the policy's doing."),
-             {"breakdown", std::nullopt, std::nullopt, std::nullopt, true}});
-        s.steps.push_back(
-            {"Try next",
-             "With more cores than rows in flight the lag turns into idle time: `pipescope lesson earliest-first "
-             "--workers 8` on an 8-core machine. Turn lazy enabling off and PIPER checks the next iteration at "
-             "every stage, so the lag vanishes under both policies: `pipescope run x264 --policy piper --param "
-             "bframes=0 --param frames=60 --param K=32 --param lazy=off -o eager.pftrace`. The workloads whose "
-             "iterations only wait to retire in order (ferret, dedup, pipe-fib-256) resume identically under both.",
-             {"timeline", std::nullopt, std::nullopt, std::nullopt, true}});
-        return s;
+        const comparison c = compare(data);
+        return tell_story(findings, findings_of(c), steps, values_of(c));
     }
 };
 
-}  // namespace
+}   // namespace
 
 std::unique_ptr<lesson> make_earliest_first_lesson() { return std::make_unique<earliest_first>(); }
 
-}  // namespace pipescope::lessons
+}   // namespace pipescope::lessons
