@@ -42,16 +42,16 @@ const std::vector<std::string> dedup_params = {"form=fanout", "level=0", "coarse
 struct measured {
     unsigned P = 0;
     std::uint64_t items = 0;
-    double W = 0;              // s of work per item (the breakdown's work / items)
-    double lambda_max = 0;     // items/s: 1 / the critical serial stage's Tser
-    long critical = -1;        // that stage
-    std::string critical_name; // e.g. "write (stage 2)"
-    double S = 0;              // s per item in the critical serial stage
-    double span = 0;           // s: first node's start to last node's end
-    double observed = 0;       // items/s
-    double bound = 0;          // min(P/W, lambda_max)
-    double plateau_at = 0;     // P* = W / S
-    double critical_busy = 0;  // the critical stage's time / the span (its utilisation, eq. 1)
+    double W = 0;                // s of work per item (the breakdown's work / items)
+    double lambda_max = 0;       // items/s: 1 / the critical serial stage's Tser
+    long critical = -1;          // that stage
+    std::string critical_name;   // e.g. "write (stage 2)"
+    double S = 0;                // s per item in the critical serial stage
+    double span = 0;             // s: first node's start to last node's end
+    double observed = 0;         // items/s
+    double bound = 0;            // min(P/W, lambda_max)
+    double plateau_at = 0;       // P* = W / S
+    double critical_busy = 0;    // the critical stage's time / the span (its utilisation, eq. 1)
 };
 
 std::string stage_label(const std::string& name, long index) {
@@ -142,6 +142,187 @@ constexpr double bound_slack = 1.05;
 // A serial stage at least this busy is saturated: the plateau (the analysis' serial_busy is 0.75).
 constexpr double saturated = 0.80;
 
+// What the story compares: the two runs' measures and what follows from them.
+struct comparison {
+    unsigned N = 0;         // workers of the run with more than one
+    measured mn, m1;        // P=N, P=1
+    double hidden_in = 0;   // s: the input's read per item, outside stage 0's slices (P=1)
+    bool output_critical = false;
+    double worst_vs_lambda = 0;   // the highest observed throughput / lambda_max
+    double efficiency_n = 0, efficiency_1 = 0, speedup = 0;
+    std::string out, out_word;    // the critical serial stage: "write (stage 2)", "write"
+    bool below_plateau = false;   // N < P*
+    double path_share = 0;        // of the P=N run's critical path, in the output's nodes
+    double parallelism = 0;       // of the P=N run's DAG
+    double output_share = 0;      // the output's share of the work (1/P*)
+};
+
+// Where the steps look: the output node of the middle item of the run with more workers.
+struct output_node {
+    std::uint64_t mid = 0;
+    std::optional<double> cursor;
+    std::optional<std::pair<double, double>> window;
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> node;
+};
+
+// The model's curve from the P=1 trace, as the paper predicts from its sequential code.
+std::string model_curve(const measured& m1) {
+    std::string curve;
+    for (double P : {1.0, 2.0, 4.0, 8.0}) {
+        if (!curve.empty()) curve += ", ";
+        curve += "P=" + fixed(P, 0) + " " + per_s(predicted(m1, P));
+    }
+    return curve;
+}
+
+// Whether the output's serial chain already shapes the critical path, in words.
+std::string chain_sentence(const comparison& c) {
+    const std::string Ns = std::to_string(c.N);
+    if (c.path_share > c.output_share)
+        return "The chain already shapes the P=" + Ns + " run: " + percent(c.path_share) + " of its critical path is " +
+               c.out_word + " nodes against " + percent(c.output_share) +
+               " of the work, and its DAG parallelism T1/Tinf is " + fixed(c.parallelism, 2) + ".";
+    return "The P=" + Ns + " run's critical path is " + percent(c.path_share) + " " + c.out_word +
+           " nodes, no more than their " + percent(c.output_share) + " share of the work (DAG parallelism " +
+           fixed(c.parallelism, 2) + "): slow parallel nodes (on a shared machine, often preempted ones) set its span.";
+}
+
+std::string plateau_sentence(const comparison& c) {
+    const std::string Ns = std::to_string(c.N);
+    if (c.below_plateau)
+        return " P=" + Ns + " is below P* = " + fixed(c.m1.plateau_at, 1) +
+               ": the plateau itself, throughput flat at lambda_max, needs about " + fixed(std::ceil(c.m1.plateau_at), 0) +
+               " cores.";
+    return " P=" + Ns + " is past P*: the output stage sets the pace.";
+}
+
+story_values values_of(const comparison& c, const output_node& at) {
+    const measured &mn = c.mn, &m1 = c.m1;
+    story_values v;
+    v.push_back(fmt::arg("N", c.N));
+    v.push_back(fmt::arg("out", c.out));
+    v.push_back(fmt::arg("out_word", c.out_word));
+    v.push_back(fmt::arg("W", us(m1.W)));
+    v.push_back(fmt::arg("S", us(m1.S)));
+    v.push_back(fmt::arg("S_n", us(mn.S)));
+    v.push_back(fmt::arg("lambda_max", per_s(m1.lambda_max)));
+    v.push_back(fmt::arg("lambda_max_n", per_s(mn.lambda_max)));
+    v.push_back(fmt::arg("plateau", fixed(m1.plateau_at, 1)));
+    v.push_back(fmt::arg("plateau_cores", fixed(std::ceil(m1.plateau_at), 0)));
+    v.push_back(fmt::arg("curve", model_curve(m1)));
+    v.push_back(fmt::arg("observed_1", per_s(m1.observed)));
+    v.push_back(fmt::arg("observed_n", per_s(mn.observed)));
+    v.push_back(fmt::arg("efficiency_1", percent(c.efficiency_1)));
+    v.push_back(fmt::arg("efficiency_n", percent(c.efficiency_n)));
+    v.push_back(fmt::arg("bound_n", per_s(mn.bound)));
+    v.push_back(fmt::arg("speedup", ratio(c.speedup)));
+    v.push_back(fmt::arg("worst_vs_lambda", fixed(c.worst_vs_lambda, 2)));
+    v.push_back(fmt::arg("output_share", percent(c.output_share)));
+    v.push_back(fmt::arg("path_share", percent(c.path_share)));
+    v.push_back(fmt::arg("parallelism", fixed(c.parallelism, 2)));
+    v.push_back(fmt::arg("critical_busy", percent(mn.critical_busy)));
+    v.push_back(fmt::arg("hidden_in", us(c.hidden_in)));
+    v.push_back(fmt::arg("chain", chain_sentence(c)));
+    v.push_back(fmt::arg("plateau_sentence", plateau_sentence(c)));
+    v.push_back(fmt::arg("mid", at.mid));
+    return v;
+}
+
+std::vector<finding_measure> findings_of(const comparison& c) {
+    const measured &mn = c.mn, &m1 = c.m1;
+    return {
+        {"critical_serial_stage", static_cast<double>(m1.critical), c.out_word, c.output_critical},
+        {"plateau_workers", m1.plateau_at, "P* = " + fixed(m1.plateau_at, 1), !c.below_plateau},
+        {"observed_over_lambda_max", c.worst_vs_lambda, fixed(c.worst_vs_lambda, 2), c.worst_vs_lambda <= bound_slack},
+        {"observed_over_model", c.efficiency_n, percent(c.efficiency_n), c.efficiency_n <= bound_slack},
+        {"critical_path_in_output", c.path_share, percent(c.path_share), c.path_share > c.output_share},
+        {"output_utilisation", mn.critical_busy, percent(mn.critical_busy), mn.critical_busy >= saturated},
+        {"hidden_input_over_output", m1.S > 0 ? c.hidden_in / m1.S : 0.0, us(c.hidden_in) + " vs " + us(m1.S),
+         m1.S > 0 && c.hidden_in < m1.S},
+    };
+}
+
+const finding_text findings[] = {
+    {"critical_serial_stage",
+     "the serial stage with the longest time per item, which sets lambda_max (P=1 and P={N}): {out}, {S} per item",
+     "§2.2: dedup's I/O bottleneck is its output stage; §4.2: \"for dedup the bottleneck is in the output stage\", which "
+     "writes one compressed stream and cannot be parallelized",
+     "on this input another serial stage takes longer per item than the output (or the two runs disagree)"},
+    {"plateau_workers", "P* = W / S: the workers past which the serial stage caps throughput (from the P=1 trace)",
+     "§3.4 (Fig. 11(d)): TBB dedup reaches lambda_max at c_optimal = 5 threads; §2.2: the Pthreads dedup hits the output "
+     "bottleneck for c between 4 and 8; §4.1: past 8 cores dynamic scheduling stops helping",
+     "P={N} is below P* = {plateau}: this run is on the rising part of the curve, where throughput grows as P/W; the "
+     "plateau at lambda_max needs about {plateau_cores} cores (pipescope lesson serial-bottleneck --workers 4 on a "
+     "larger machine)"},
+    {"observed_over_lambda_max", "the highest observed throughput / lambda_max of its run (P=1 and P={N})",
+     "eq. 8 and 10: lambda_max = min(1/Tin, 1/Tout) is an upper bound of the effective throughput",
+     "the observed throughput exceeded lambda_max: a serial stage overlapped itself"},
+    {"observed_over_model", "observed throughput / the model's bound min(P/W, lambda_max) at P={N}",
+     "§3.2: for dedup \"the analytical times just represent an optimistic lower bound\" (the throughput an upper "
+     "bound): the measured runs were slower than the model",
+     "the run beat the model's bound: the stage times were mismeasured"},
+    {"critical_path_in_output",
+     "share of the P={N} run's critical path spent in {out} nodes, against its {output_share} share of the work (DAG "
+     "parallelism T1/Tinf {parallelism})",
+     "§3.4: the critical serial stage \"ends up being the I/O bottleneck\"; §4.1: approaching the output bottleneck, "
+     "\"the advantages of dynamic scheduling start to diminish\"",
+     "the critical path holds no more {out} time than the work does ({output_share}): the serial chain does not shape "
+     "the span yet"},
+    {"output_utilisation", "share of the pipeline's time the {out} stage was busy at P={N}",
+     "eq. 1: a serial stage's utilisation lambda·Tser reaches 1 at the plateau (§3.4: the throughput grows \"until the "
+     "effective throughput reaches lambda_max, i.e. until the I/O bottleneck\")",
+     "below P* the serial stage still has idle moments between items; the model has it saturate once P ≥ P* = "
+     "{plateau}"},
+    {"hidden_input_over_output",
+     "input time per item (the coarse-chunk read in the loop condition, median gap before stage 0 at P=1) / the "
+     "output's time per item",
+     "eq. 10 takes the larger of Tin and Tout; in PARSEC's dedup the output is the larger (§4.2)",
+     "the input stage's read, which runs in the loop condition outside stage 0's node slices, took longer per item than "
+     "the output here: the true lambda_max is nearer 1/{hidden_in}"},
+};
+
+std::vector<step_text> steps(const output_node& at) {
+    const view_move compare_runs{"compare", std::nullopt, std::nullopt, std::nullopt, true};
+    return {
+        {"What to look at",
+         "dedup in the paper's three-stage TBB form under piper, P={N} on top and P=1 below, zoomed to a dozen or so "
+         "items. Each item is one coarse chunk of 32 KiB: read (stage 0), then chunking, hashing and storing its fine "
+         "chunks as fork-join tasks (stage 1, parallel), then {out}, which appends its records to the archive in input "
+         "order. The {out} nodes run one at a time, whichever worker runs them: that serial chain is what lambda_max "
+         "measures, and the parallel work has to fit around it.",
+         {"timeline", at.cursor, at.window, at.node, true}},
+        {"What the paper found",
+         "Navarro et al. bound a pipeline's throughput by its critical serial stage, lambda_max = min(1/Tin, 1/Tout) "
+         "(eq. 10); with work stealing the throughput is at most min(P/W, lambda_max) (eq. 8), W the work per item, so "
+         "adding workers helps until P/W reaches lambda_max. dedup's output stage writes one compressed stream: it "
+         "became the bottleneck from c between 4 and 8 threads (§2.2), the model put TBB dedup's optimum at 5 threads "
+         "(§3.4), and past 8 cores work stealing stopped helping (§4.1). The explain view shows lambda_max and the "
+         "bounds computed from these traces.",
+         {"explain", std::nullopt, std::nullopt, std::nullopt, true}},
+        {"What this run shows",
+         "From the P=1 trace: W = {W} of work per item, of which {out} takes S = {S}, so lambda_max = {lambda_max} and "
+         "P* = W/S = {plateau} workers. The model's curve: {curve}. Observed (items / the pipeline's span; the makespans "
+         "in the table also hold the check of the archive after the loop, the idle tail): P=1 {observed_1} "
+         "({efficiency_1} of 1/W), P={N} {observed_n} ({speedup} of P=1, {efficiency_n} of its bound {bound_n}); "
+         "neither exceeds lambda_max (at most {worst_vs_lambda} of it). {chain} Near P* the parallel work and the "
+         "chain's span add up (T_P is about T1/P + Tinf, seed 001 §7), so the run stays below the bound, which only says "
+         "that neither can be beaten. The {out_word} stage was busy {critical_busy} of the time.{plateau_sentence}",
+         compare_runs},
+        {"The serial chain in the DAG",
+         "The pipeline DAG of the P={N} run as item {mid}'s {out} node finishes: items across, stages down. The bottom "
+         "row is the output: each node waits for the one on its left (a cross edge), so however many workers run the "
+         "row above, items leave at most one per S = {S_n} ({lambda_max_n}). {path_share} of the run's critical path "
+         "(red) is {out_word} nodes.",
+         {"dag", at.cursor, std::nullopt, at.node, true}},
+        {"Try next",
+         "Compress the chunks (`pipescope run dedup --param form=fanout --param coarse=32768 -o d6.pftrace`, then "
+         "`pipescope stats d6.pftrace`): the parallel work per item grows about tenfold and P* moves to some 25 workers, "
+         "with the same output stage. On a machine with more cores, `pipescope lesson serial-bottleneck --workers 4` (or "
+         "8) records past P* and shows the plateau: throughput stops at lambda_max however many workers steal.",
+         compare_runs},
+    };
+}
+
 class serial_bottleneck_lesson final : public lesson {
 public:
     const char* name() const override { return "serial-bottleneck"; }
@@ -162,185 +343,64 @@ public:
     }
 
     story tell(const lesson_data& data) const override {
-        const unsigned N = many(data.opts);
-        const recorded& rn = data.run(key_for(N));
+        const comparison c = compare(data);
+        const output_node at = middle_output(data, c);
+        return tell_story(findings, findings_of(c), steps(at), values_of(c, at));
+    }
+
+private:
+    static comparison compare(const lesson_data& data) {
+        comparison c;
+        c.N = many(data.opts);
+        const recorded& rn = data.run(key_for(c.N));
         const recorded& r1 = data.run(key_for(1));
-        const measured mn = measure(rn), m1 = measure(r1);
-        const double hidden_in = hidden_input_per_item(r1);
+        c.mn = measure(rn);
+        c.m1 = measure(r1);
+        const measured &mn = c.mn, &m1 = c.m1;
+        c.hidden_in = hidden_input_per_item(r1);
         const long last_stage =
             r1.report.queueing.stages.empty() ? -1 : static_cast<long>(r1.report.queueing.stages.back().index);
-        const bool output_critical = m1.critical == last_stage && mn.critical == m1.critical;
-        const double worst_vs_lambda = std::max(m1.lambda_max > 0 ? m1.observed / m1.lambda_max : 0.0,
-                                                mn.lambda_max > 0 ? mn.observed / mn.lambda_max : 0.0);
-        const double efficiency_n = mn.bound > 0 ? mn.observed / mn.bound : 0.0;
-        const double efficiency_1 = m1.bound > 0 ? m1.observed / m1.bound : 0.0;
-        const double speedup = m1.observed > 0 ? mn.observed / m1.observed : 0.0;
-        const std::string Ns = std::to_string(N);
-        const std::string out = m1.critical_name.empty() ? "output" : m1.critical_name;
-        const std::string out_word = out.substr(0, out.find(" ("));
-        const bool below_plateau = static_cast<double>(N) < m1.plateau_at;
-        const double path_share = critical_path_share(rn, m1.critical);
-        const double parallelism = rn.report.dag.parallelism;
+        c.output_critical = m1.critical == last_stage && mn.critical == m1.critical;
+        c.worst_vs_lambda = std::max(m1.lambda_max > 0 ? m1.observed / m1.lambda_max : 0.0,
+                                     mn.lambda_max > 0 ? mn.observed / mn.lambda_max : 0.0);
+        c.efficiency_n = mn.bound > 0 ? mn.observed / mn.bound : 0.0;
+        c.efficiency_1 = m1.bound > 0 ? m1.observed / m1.bound : 0.0;
+        c.speedup = m1.observed > 0 ? mn.observed / m1.observed : 0.0;
+        c.out = m1.critical_name.empty() ? "output" : m1.critical_name;
+        c.out_word = c.out.substr(0, c.out.find(" ("));
+        c.below_plateau = static_cast<double>(c.N) < m1.plateau_at;
+        c.path_share = critical_path_share(rn, m1.critical);
+        c.parallelism = rn.report.dag.parallelism;
         // The output's share of the work (1/P*): what the critical path would hold if the chain did not matter.
-        const double output_share = m1.plateau_at > 0 ? 1.0 / m1.plateau_at : 0.0;
+        c.output_share = m1.plateau_at > 0 ? 1.0 / m1.plateau_at : 0.0;
+        return c;
+    }
 
-        story s;
-        s.findings.push_back(
-            {"critical_serial_stage",
-             "the serial stage with the longest time per item, which sets lambda_max (P=1 and P=" + Ns + "): " + out +
-                 ", " + us(m1.S) + " per item",
-             static_cast<double>(m1.critical), out_word,
-             "§2.2: dedup's I/O bottleneck is its output stage; §4.2: \"for dedup the bottleneck is in the output "
-             "stage\", which writes one compressed stream and cannot be parallelized",
-             output_critical,
-             "on this input another serial stage takes longer per item than the output (or the two runs disagree)"});
-        s.findings.push_back(
-            {"plateau_workers",
-             "P* = W / S: the workers past which the serial stage caps throughput (from the P=1 trace)", m1.plateau_at,
-             "P* = " + fixed(m1.plateau_at, 1),
-             "§3.4 (Fig. 11(d)): TBB dedup reaches lambda_max at c_optimal = 5 threads; §2.2: the Pthreads dedup hits "
-             "the output bottleneck for c between 4 and 8; §4.1: past 8 cores dynamic scheduling stops helping",
-             !below_plateau,
-             "P=" + Ns + " is below P* = " + fixed(m1.plateau_at, 1) +
-                 ": this run is on the rising part of the curve, where throughput grows as P/W; the plateau at "
-                 "lambda_max needs about " + fixed(std::ceil(m1.plateau_at), 0) +
-                 " cores (pipescope lesson serial-bottleneck --workers 4 on a larger machine)"});
-        s.findings.push_back(
-            {"observed_over_lambda_max",
-             "the highest observed throughput / lambda_max of its run (P=1 and P=" + Ns + ")",
-             worst_vs_lambda, fixed(worst_vs_lambda, 2),
-             "eq. 8 and 10: lambda_max = min(1/Tin, 1/Tout) is an upper bound of the effective throughput",
-             worst_vs_lambda <= bound_slack,
-             "the observed throughput exceeded lambda_max: a serial stage overlapped itself"});
-        s.findings.push_back(
-            {"observed_over_model", "observed throughput / the model's bound min(P/W, lambda_max) at P=" + Ns,
-             efficiency_n, percent(efficiency_n),
-             "§3.2: for dedup \"the analytical times just represent an optimistic lower bound\" (the throughput an "
-             "upper bound): the measured runs were slower than the model",
-             efficiency_n <= bound_slack, "the run beat the model's bound: the stage times were mismeasured"});
-        s.findings.push_back(
-            {"critical_path_in_output",
-             "share of the P=" + Ns + " run's critical path spent in " + out + " nodes, against its " +
-                 percent(output_share) + " share of the work (DAG parallelism T1/Tinf " + fixed(parallelism, 2) + ")",
-             path_share, percent(path_share),
-             "§3.4: the critical serial stage \"ends up being the I/O bottleneck\"; §4.1: approaching the output "
-             "bottleneck, \"the advantages of dynamic scheduling start to diminish\"",
-             path_share > output_share,
-             "the critical path holds no more " + out + " time than the work does (" + percent(output_share) +
-                 "): the serial chain does not shape the span yet"});
-        s.findings.push_back(
-            {"output_utilisation", "share of the pipeline's time the " + out + " stage was busy at P=" + Ns,
-             mn.critical_busy, percent(mn.critical_busy),
-             "eq. 1: a serial stage's utilisation lambda·Tser reaches 1 at the plateau (§3.4: the throughput grows "
-             "\"until the effective throughput reaches lambda_max, i.e. until the I/O bottleneck\")",
-             mn.critical_busy >= saturated,
-             "below P* the serial stage still has idle moments between items; the model has it saturate once P ≥ P* = " +
-                 fixed(m1.plateau_at, 1)});
-        s.findings.push_back(
-            {"hidden_input_over_output",
-             "input time per item (the coarse-chunk read in the loop condition, median gap before stage 0 at P=1) / "
-             "the output's time per item",
-             m1.S > 0 ? hidden_in / m1.S : 0.0, us(hidden_in) + " vs " + us(m1.S),
-             "eq. 10 takes the larger of Tin and Tout; in PARSEC's dedup the output is the larger (§4.2)",
-             m1.S > 0 && hidden_in < m1.S,
-             "the input stage's read, which runs in the loop condition outside stage 0's node slices, took longer "
-             "per item than the output here: the true lambda_max is nearer 1/" + us(hidden_in)});
-
-        // The model's curve from the P=1 trace, as the paper predicts from its sequential code.
-        std::string curve;
-        for (double P : {1.0, 2.0, 4.0, 8.0}) {
-            if (!curve.empty()) curve += ", ";
-            curve += "P=" + fixed(P, 0) + " " + per_s(predicted(m1, P));
-        }
-
-        // Where to look: the output node of the middle item of the run with more workers.
+    static output_node middle_output(const lesson_data& data, const comparison& c) {
+        const recorded& rn = data.run(key_for(c.N));
         const auto& dag = rn.model->runs.at(rn.report.run).dag;
-        const std::uint64_t mid = dag.iterations / 2;
+        output_node o;
+        o.mid = dag.iterations / 2;
         const std::uint32_t sel =
-            m1.critical >= 0 ? dag.find(mid, static_cast<std::uint64_t>(m1.critical)) : tm::no_index;
+            c.m1.critical >= 0 ? dag.find(o.mid, static_cast<std::uint64_t>(c.m1.critical)) : tm::no_index;
+        if (sel == tm::no_index) return o;
         double longest = 1;
         for (const recorded& r : data.runs) longest = std::max(longest, static_cast<double>(r.report.makespan()));
-        std::optional<double> cursor;
-        std::optional<std::pair<double, double>> window;
-        std::optional<std::pair<std::uint64_t, std::uint64_t>> node;
-        if (sel != tm::no_index) {
-            const tm::dag_node& n = dag.nodes[sel];
-            const double at = static_cast<double>(n.end - rn.report.start);
-            // About 8 items at the observed rate on each side: the output chain and the work around it.
-            const double half = mn.observed > 0 ? 8e9 / mn.observed : longest * 0.02;
-            cursor = std::clamp(at / longest, 0.0, 1.0);
-            const double a = std::clamp((at - half) / longest, 0.0, 1.0);
-            const double b = std::clamp((at + half) / longest, 0.0, 1.0);
-            if (a < b) window = std::pair{a, b};
-            node = std::pair{mid, static_cast<std::uint64_t>(m1.critical)};
-        }
-
-        s.steps.push_back(
-            {"What to look at",
-             "dedup in the paper's three-stage TBB form under piper, P=" + Ns +
-                 " on top and P=1 below, zoomed to a dozen or so items. Each item is one coarse chunk of 32 KiB: "
-                 "read (stage 0), then chunking, hashing and storing its fine chunks as fork-join tasks (stage 1, "
-                 "parallel), then " + out + ", which appends its records to the archive in input order. The " +
-                 out + " nodes run one at a time, whichever worker runs them: that serial chain is what "
-                 "lambda_max measures, and the parallel work has to fit around it.",
-             {"timeline", cursor, window, node, true}});
-        s.steps.push_back(
-            {"What the paper found",
-             "Navarro et al. bound a pipeline's throughput by its critical serial stage, lambda_max = min(1/Tin, "
-             "1/Tout) (eq. 10); with work stealing the throughput is at most min(P/W, lambda_max) (eq. 8), W the "
-             "work per item, so adding workers helps until P/W reaches lambda_max. dedup's output stage writes "
-             "one compressed stream: it became the bottleneck from c between 4 and 8 threads (§2.2), the model "
-             "put TBB dedup's optimum at 5 threads (§3.4), and past 8 cores work stealing stopped helping (§4.1). "
-             "The explain view shows lambda_max and the bounds computed from these traces.",
-             {"explain", std::nullopt, std::nullopt, std::nullopt, true}});
-        s.steps.push_back(
-            {"What this run shows",
-             "From the P=1 trace: W = " + us(m1.W) + " of work per item, of which " + out + " takes S = " +
-                 us(m1.S) + ", so lambda_max = " + per_s(m1.lambda_max) + " and P* = W/S = " +
-                 fixed(m1.plateau_at, 1) + " workers. The model's curve: " + curve + ". Observed (items / the "
-                 "pipeline's span; the makespans in the table also hold the check of the archive after the loop, "
-                 "the idle tail): P=1 " + per_s(m1.observed) + " (" + percent(efficiency_1) + " of 1/W), P=" + Ns +
-                 " " + per_s(mn.observed) + " (" + ratio(speedup) + " of P=1, " + percent(efficiency_n) +
-                 " of its bound " + per_s(mn.bound) + "); neither exceeds lambda_max (at most " +
-                 fixed(worst_vs_lambda, 2) + " of it). " +
-                 (path_share > output_share
-                      ? "The chain already shapes the P=" + Ns + " run: " + percent(path_share) +
-                            " of its critical path is " + out_word + " nodes against " + percent(output_share) +
-                            " of the work, and its DAG parallelism T1/Tinf is " + fixed(parallelism, 2) + "."
-                      : "The P=" + Ns + " run's critical path is " + percent(path_share) + " " + out_word +
-                            " nodes, no more than their " + percent(output_share) +
-                            " share of the work (DAG parallelism " + fixed(parallelism, 2) +
-                            "): slow parallel nodes (on a shared machine, often preempted ones) set its span.") +
-                 " Near P* the parallel work and the chain's span add up (T_P is about T1/P + Tinf, seed 001 §7), so the "
-                 "run stays below the bound, which only says that neither can be beaten. The " + out_word +
-                 " stage was busy " + percent(mn.critical_busy) + " of the time." +
-                 (below_plateau ? " P=" + Ns + " is below P* = " + fixed(m1.plateau_at, 1) +
-                                      ": the plateau itself, throughput flat at lambda_max, needs about " +
-                                      fixed(std::ceil(m1.plateau_at), 0) + " cores."
-                                : " P=" + Ns + " is past P*: the output stage sets the pace."),
-             {"compare", std::nullopt, std::nullopt, std::nullopt, true}});
-        s.steps.push_back(
-            {"The serial chain in the DAG",
-             "The pipeline DAG of the P=" + Ns + " run as item " + std::to_string(mid) + "'s " + out +
-                 " node finishes: items across, stages down. The bottom row is the output: each node waits for "
-                 "the one on its left (a cross edge), so however many workers run the row above, items leave at "
-                 "most one per S = " + us(mn.S) + " (" + per_s(mn.lambda_max) + "). " + percent(path_share) +
-                 " of the run's critical path (red) is " + out_word + " nodes.",
-             {"dag", cursor, std::nullopt, node, true}});
-        s.steps.push_back(
-            {"Try next",
-             "Compress the chunks (`pipescope run dedup --param form=fanout --param coarse=32768 -o d6.pftrace`, "
-             "then `pipescope stats d6.pftrace`): the parallel work per item grows about tenfold and P* moves to "
-             "some 25 workers, with the same output stage. On a machine with more cores, `pipescope lesson "
-             "serial-bottleneck --workers 4` (or 8) records past P* and shows the plateau: throughput stops at "
-             "lambda_max however many workers steal.",
-             {"compare", std::nullopt, std::nullopt, std::nullopt, true}});
-        return s;
+        const tm::dag_node& n = dag.nodes[sel];
+        const double t = static_cast<double>(n.end - rn.report.start);
+        // About 8 items at the observed rate on each side: the output chain and the work around it.
+        const double half = c.mn.observed > 0 ? 8e9 / c.mn.observed : longest * 0.02;
+        o.cursor = std::clamp(t / longest, 0.0, 1.0);
+        const double a = std::clamp((t - half) / longest, 0.0, 1.0);
+        const double b = std::clamp((t + half) / longest, 0.0, 1.0);
+        if (a < b) o.window = std::pair{a, b};
+        o.node = std::pair{o.mid, static_cast<std::uint64_t>(c.m1.critical)};
+        return o;
     }
 };
 
-}  // namespace
+}   // namespace
 
 std::unique_ptr<lesson> make_serial_bottleneck_lesson() { return std::make_unique<serial_bottleneck_lesson>(); }
 
-}  // namespace pipescope::lessons
+}   // namespace pipescope::lessons
