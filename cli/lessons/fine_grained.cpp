@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,9 +53,9 @@ unsigned folded_n(const std::string& size) {
 constexpr std::uint64_t past_every_stage = std::numeric_limits<std::uint64_t>::max();
 
 struct sync_counts {
-    std::uint64_t boundaries = 0;     // stage_wait boundaries (and final boundaries) with a predecessor
-    std::uint64_t reads = 0;          // loads of the predecessor's stage counter
-    std::uint64_t bits = 0;           // bits processed: (nodes after stage 0) × bits per stage
+    std::uint64_t boundaries = 0;   // stage_wait boundaries (and final boundaries) with a predecessor
+    std::uint64_t reads = 0;        // loads of the predecessor's stage counter
+    std::uint64_t bits = 0;         // bits processed: (nodes after stage 0) × bits per stage
     std::uint64_t nodes = 0, iterations = 0;
 };
 
@@ -95,7 +96,7 @@ sync_counts replay_cross_edge_reads(const tm::pipeline_dag& dag, bool folding, s
                 ++c.reads;
                 cached = counter_at(t);
                 if (cached > stage) return;
-                ++c.reads;                       // the re-check after publishing the suspension
+                ++c.reads;                         // the re-check after publishing the suspension
                 cached = counter_at(resumed_at);   // the claimer hands over what it saw
             };
             for (std::size_t k = first + 1; k < end; ++k)
@@ -117,6 +118,266 @@ std::string ns(double v) { return fixed(v, v < 10 ? 2 : 1) + " ns"; }
 
 double per(double a, double b) { return b > 0 ? a / b : 0.0; }
 
+// What the story quotes, measured from the six runs.
+struct measures {
+    unsigned fine_n = 0, coarse_n = 0, folded_n = 0;
+    sync_counts fine, fine_nf, coarse, coarse_nf;   // replayed counter loads (nf: no folding)
+    double w_fine = 0, w_coarse = 0, gain = 0;      // work per bit (ns), fine ÷ coarse
+    double read_ratio = 0, coarse_read_ratio = 0;   // counter loads without ÷ with folding
+    double bits_per_read_folded = 0, bits_per_read_coarse = 0;
+    double eager_checks = 0, lazy_checks = 0, check_ratio = 0;   // check-right: at every node, at every retirement
+    double work_folding = 0;                                     // T1 without ÷ with folding
+    double oh_fine = 0, oh_coarse = 0;                           // serial overhead T1/T_S
+    std::string overlap;             // how the two pipe-fib runs overlapped their iterations, in words
+    bool schedules_differ = false;   // ... differently enough that their T1s compare schedules
+    double nodes_per_slice = 0;      // the folded trace
+    std::string folded_counts;
+    std::optional<std::pair<double, double>> zoom;   // the timeline step's window
+};
+
+const tm::pipeline_dag& dag_of(const recorded& r) { return r.model->runs[r.report.run].dag; }
+
+// T1 over the serial program's time, if the run recorded it.
+double serial_overhead(const recorded& r) {
+    const auto& ts = r.report.meta.reference_seconds;
+    return ts && *ts > 0 ? static_cast<double>(r.report.dag.work) * 1e-9 / *ts : 0.0;
+}
+
+// Did adjacent iterations run side by side? A suspension is iteration i catching up with i-1: fewer
+// than one per ten iterations means they mostly ran one after another, where a load of i-1's
+// counter hits a line no other core writes.
+std::string overlap_of(std::uint64_t suspensions, std::uint64_t iterations) {
+    return suspensions * 10 < iterations ? "mostly back to back" : "often side by side";
+}
+
+// A few µs halfway through pipe-fib, on the aligned axis (runs from 0; fractions of the longest run).
+std::optional<std::pair<double, double>> zoom_into(const lesson_data& data, const recorded& fine) {
+    std::uint64_t longest = 0;
+    for (const recorded& r : data.runs) longest = std::max(longest, r.report.makespan());
+    const double mid = 0.5 * static_cast<double>(fine.report.makespan());
+    const double window = 3000;   // ns: ~200 pipe-fib nodes, ~10 pipe-fib-256 nodes
+    if (longest == 0) return std::nullopt;
+    const double a = std::clamp(mid / static_cast<double>(longest), 0.0, 1.0);
+    const double b = std::clamp((mid + window) / static_cast<double>(longest), 0.0, 1.0);
+    return a < b ? std::optional(std::make_pair(a, b)) : std::nullopt;
+}
+
+measures measure(const lesson_data& data) {
+    const recorded& fine = data.run("pipe-fib");
+    const recorded& fine_nf = data.run("pipe-fib-no-folding");
+    const recorded& coarse = data.run("pipe-fib-256");
+    const recorded& folded = data.run("pipe-fib-folded-trace");
+    measures m;
+    m.fine_n = fine_n(data.opts.size);
+    m.coarse_n = coarse_n(data.opts.size);
+    m.folded_n = folded_n(data.opts.size);
+    m.fine = replay_cross_edge_reads(dag_of(fine), true, 1);
+    m.fine_nf = replay_cross_edge_reads(dag_of(fine_nf), false, 1);
+    const sync_counts eager = replay_cross_edge_reads(dag_of(data.run("pipe-fib-eager")), true, 1);
+    m.coarse = replay_cross_edge_reads(dag_of(coarse), true, 256);
+    m.coarse_nf = replay_cross_edge_reads(dag_of(data.run("pipe-fib-256-no-folding")), false, 256);
+    m.w_fine = per(static_cast<double>(fine.report.dag.work), static_cast<double>(m.fine.bits));
+    m.w_coarse = per(static_cast<double>(coarse.report.dag.work), static_cast<double>(m.coarse.bits));
+    m.gain = per(m.w_fine, m.w_coarse);
+    m.read_ratio = per(static_cast<double>(m.fine_nf.reads), static_cast<double>(m.fine.reads));
+    m.coarse_read_ratio = per(static_cast<double>(m.coarse_nf.reads), static_cast<double>(m.coarse.reads));
+    m.bits_per_read_folded = per(static_cast<double>(m.fine.bits), static_cast<double>(m.fine.reads));
+    m.bits_per_read_coarse = per(static_cast<double>(m.coarse_nf.bits), static_cast<double>(m.coarse_nf.reads));
+    // Check right: eagerly at every node boundary (each node ends in one), lazily once per retirement.
+    m.eager_checks = static_cast<double>(eager.nodes);
+    m.lazy_checks = static_cast<double>(m.fine.iterations);
+    m.check_ratio = per(m.eager_checks, m.lazy_checks);
+    m.work_folding = per(static_cast<double>(fine_nf.report.dag.work), static_cast<double>(fine.report.dag.work));
+    m.oh_fine = serial_overhead(fine);
+    m.oh_coarse = serial_overhead(coarse);
+    const std::uint64_t susp_fine = fine.report.stats.suspensions, susp_nf = fine_nf.report.stats.suspensions;
+    m.overlap = "suspensions " + std::to_string(susp_nf) + " without folding, " + std::to_string(susp_fine) +
+                " with it, in " + std::to_string(m.fine.iterations) +
+                " iterations: " + overlap_of(susp_nf, m.fine.iterations) + " / " + overlap_of(susp_fine, m.fine.iterations);
+    // Side by side, every boundary also stores to a counter line the neighbour reads: a miss that
+    // folding does not remove. When the two runs overlapped differently, their T1s compare
+    // schedules, not the optimization.
+    m.schedules_differ = susp_fine > 2 * susp_nf + 10 || susp_nf > 2 * susp_fine + 10;
+    // The folded trace: how many nodes a slice holds, i.e. how many stage boundaries an iteration
+    // crossed on one worker with no steal, suspension or resumption between them.
+    const tm::pipeline_dag& folded_dag = dag_of(folded);
+    m.nodes_per_slice = per(static_cast<double>(folded_dag.node_count), static_cast<double>(folded_dag.nodes.size()));
+    m.folded_counts = std::to_string(folded_dag.node_count) + " nodes of n = " + std::to_string(m.folded_n) + " in " +
+                      std::to_string(folded_dag.nodes.size()) + " slices, " +
+                      std::to_string(folded.report.stats.suspensions) + " suspensions";
+    m.zoom = zoom_into(data, fine);
+    return m;
+}
+
+// Why folding did not load the counter less often than coarsening does.
+std::string why_few_bits_per_read(const measures& m) {
+    // Folding cannot do better than one load per iteration (the first boundary).
+    if (m.fine.reads * 10 <= m.fine.iterations * 11)
+        return "folding already loads about once per iteration, and at n = " + std::to_string(m.fine_n) +
+               " an iteration has only " +
+               fixed(per(static_cast<double>(m.fine.bits), static_cast<double>(m.fine.iterations)), 0) +
+               " bits on average: try a larger --size";
+    return "adjacent iterations ran side by side on the two workers, so iteration i caught up with i−1 every few bits "
+           "and had to reload";
+}
+
+std::string why_folding_saved_no_work(const measures& m) {
+    if (m.schedules_differ)
+        return "the two runs scheduled differently (" + m.overlap +
+               "); iterations side by side pay a coherence miss at "
+               "every boundary, folding or not, so the two T1s compare schedules, not folding";
+    return "here the difference is lost in the noise of nodes of a few ns (" + m.overlap +
+           "). A load of i−1's counter "
+           "costs little when i−1 ran on the same core; with adjacent iterations on different cores every load is a "
+           "coherence miss, which is what folding saves";
+}
+
+story_values values_of(const measures& m) {
+    story_values v;
+    v.push_back(fmt::arg("fine_n", m.fine_n));
+    v.push_back(fmt::arg("coarse_n", m.coarse_n));
+    v.push_back(fmt::arg("folded_n", m.folded_n));
+    v.push_back(fmt::arg("w_fine", ns_per_bit(m.w_fine)));
+    v.push_back(fmt::arg("w_coarse", ns_per_bit(m.w_coarse)));
+    v.push_back(fmt::arg("gain", ratio(m.gain)));
+    v.push_back(fmt::arg("oh_fine", ratio(m.oh_fine)));
+    v.push_back(fmt::arg("oh_coarse", ratio(m.oh_coarse)));
+    v.push_back(fmt::arg("fine_nodes", m.fine.nodes));
+    v.push_back(fmt::arg("fine_nf_boundaries", m.fine_nf.boundaries));
+    v.push_back(fmt::arg("fine_reads", m.fine.reads));
+    v.push_back(fmt::arg("fine_nf_reads", m.fine_nf.reads));
+    v.push_back(fmt::arg("coarse_reads", m.coarse.reads));
+    v.push_back(fmt::arg("coarse_nf_reads", m.coarse_nf.reads));
+    v.push_back(fmt::arg("read_ratio", ratio(m.read_ratio)));
+    v.push_back(fmt::arg("bits_per_read_folded", fixed(m.bits_per_read_folded, 0)));
+    v.push_back(fmt::arg("bits_per_read_coarse", fixed(m.bits_per_read_coarse, 0)));
+    v.push_back(fmt::arg("coarser_or_finer", m.bits_per_read_folded >= m.bits_per_read_coarse
+                                                 ? "coarser"
+                                                 : "finer, as iterations ran side by side,"));
+    v.push_back(fmt::arg("eager_checks", fixed(m.eager_checks, 0)));
+    v.push_back(fmt::arg("lazy_checks", fixed(m.lazy_checks, 0)));
+    v.push_back(fmt::arg("check_ratio", ratio(m.check_ratio)));
+    v.push_back(fmt::arg("work_folding", ratio(m.work_folding)));
+    v.push_back(fmt::arg("overlap", m.overlap));
+    v.push_back(fmt::arg("folded_counts", m.folded_counts));
+    v.push_back(fmt::arg("nodes_per_slice", fixed(m.nodes_per_slice, 0)));
+    v.push_back(fmt::arg("why_few_bits_per_read", why_few_bits_per_read(m)));
+    v.push_back(fmt::arg("why_folding_saved_no_work", why_folding_saved_no_work(m)));
+    return v;
+}
+
+std::vector<finding_measure> findings_of(const measures& m) {
+    return {
+        {"work_per_bit_fine", m.w_fine, ns(m.w_fine), m.w_fine > 0},
+        {"work_per_bit_coarse", m.w_coarse, ns(m.w_coarse), m.w_coarse > 0},
+        {"coarsening_gain", m.gain, ratio(m.gain), m.gain > 1.5},
+        {"serial_overhead_fine", m.oh_fine, ratio(m.oh_fine), m.oh_fine > m.oh_coarse},
+        {"serial_overhead_coarse", m.oh_coarse, ratio(m.oh_coarse), m.oh_coarse > 0 && m.oh_coarse < m.oh_fine},
+        {"folding_read_ratio", m.read_ratio, ratio(m.read_ratio), m.read_ratio > 10},
+        {"bits_per_read_folded", m.bits_per_read_folded, fixed(m.bits_per_read_folded, 0),
+         m.bits_per_read_folded >= m.bits_per_read_coarse},
+        {"coarse_folding_read_ratio", m.coarse_read_ratio, ratio(m.coarse_read_ratio), m.coarse_read_ratio >= 1},
+        {"check_right_ratio", m.check_ratio, ratio(m.check_ratio), m.check_ratio > 10},
+        {"work_ratio_folding", m.work_folding, ratio(m.work_folding), m.work_folding > 1.05},
+        {"folded_nodes_per_slice", m.nodes_per_slice, fixed(m.nodes_per_slice, 0), m.nodes_per_slice >= 10},
+    };
+}
+
+const finding_text findings[] = {
+    {"work_per_bit_fine", "pipe-fib: work T1 per bit (node durations / bits, one bit per node)",
+     "Fig. 14: T1 = 23.5 s for pipe-fib against T_S = 20.7 s for the serial program (overhead 1.13)",
+     "the run recorded no nodes"},
+    {"work_per_bit_coarse", "pipe-fib-256: work T1 per bit (256 bits per node)",
+     "Fig. 14: T1 = 21.7 s for pipe-fib-256 (overhead 1.05)", "the run recorded no nodes"},
+    {"coarsening_gain", "work per bit, pipe-fib / pipe-fib-256",
+     "§10: \"coarsening the stages improves both serial overhead and scalability\" (Fig. 14: T1 23.5 → 21.7 s, speedup "
+     "on 16 cores 4.40 → 12.32)",
+     "preempted nodes (a worker descheduled mid-node on a loaded machine) inflated pipe-fib-256's T1"},
+    {"serial_overhead_fine", "pipe-fib: serial overhead T1/T_S (T_S: the serial program, same n)",
+     "Fig. 14: 1.13 for pipe-fib; \"checking for dependencies due to cross edges has a relatively high overhead "
+     "compared to the little work in each fine-grained stage\"",
+     "T_S of a small n is a fraction of a millisecond; one slow reference run swings the ratio"},
+    {"serial_overhead_coarse", "pipe-fib-256: serial overhead T1/T_S", "Fig. 14: 1.05 for pipe-fib-256",
+     "the serial reference was not recorded or was slow"},
+    {"folding_read_ratio",
+     "pipe-fib: loads of iteration i−1's stage counter without / with dependency folding ({fine_nf_reads} → "
+     "{fine_reads})",
+     "§9: with the cached counter \"p need not reread the stage counter of i − 1 until it tries to execute a node with "
+     "an incoming cross edge (i, k) where k > j\"; Fig. 14: folding takes pipe-fib from speedup 4.40 to 11.65 on 16 "
+     "cores",
+     "the iterations trailed each other stage by stage, so the cache rarely covered the next stage"},
+    {"bits_per_read_folded",
+     "pipe-fib with folding: bits per load of the predecessor's counter (pipe-fib-256 without folding: "
+     "{bits_per_read_coarse})",
+     "§10: \"Ideally, one would like the system to coarsen automatically, which is what dynamic dependency folding "
+     "effectively does\"",
+     "{why_few_bits_per_read}"},
+    {"coarse_folding_read_ratio", "pipe-fib-256: counter loads without / with folding ({coarse_nf_reads} → {coarse_reads})",
+     "Fig. 14: folding changes pipe-fib-256 little (speedup 12.32 → 12.43): its loads are already one per 256 bits",
+     "the replay found more loads with folding than without"},
+    {"check_right_ratio",
+     "pipe-fib: check-right operations on the work path, eager / lazy enabling ({eager_checks} → {lazy_checks})",
+     "§9: checking right at the end of every node \"adds overhead proportional to the work\"; lazy enabling checks only "
+     "at an iteration's end and lets thieves check on its behalf, amortized against the span (the work-first "
+     "principle)",
+     "the iterations had too few stages for the difference to matter"},
+    {"work_ratio_folding", "pipe-fib: work T1 without / with dependency folding",
+     "Fig. 14: T1 23.5 s without folding, 21.7 s with it (1.08×); the real cost is a true-sharing miss per check when "
+     "adjacent iterations run in parallel (§10)",
+     "{why_folding_saved_no_work}"},
+    {"folded_nodes_per_slice", "pipe-fib recorded with folded node runs: nodes per slice ({folded_counts})",
+     "§10: \"Ideally, one would like the system to coarsen automatically, which is what dynamic dependency folding "
+     "effectively does\"; most cross-edge checks pass without synchronizing",
+     "the iterations caught up with their predecessors every few stages (a suspension ends a run)"},
+};
+
+std::vector<step_text> steps(const measures& m) {
+    const view_move compare_runs{"compare", std::nullopt, std::nullopt, std::nullopt, true};
+    return {
+        {"What to look at",
+         "The timeline, zoomed into 3 µs halfway through pipe-fib (every run from its start). Each slice on a worker is "
+         "one node. pipe-fib (n = {fine_n}) has a node per bit: {w_fine} of work each, most of it the stage boundary "
+         "itself — adding one bit takes well under 1 ns. pipe-fib-256 (n = {coarse_n}) does 256 bits per node: "
+         "{w_coarse}.",
+         {"timeline", std::nullopt, m.zoom, std::nullopt, true}},
+        {"The DAG of pipe-fib",
+         "Iterations across, bits down: iteration i adds F(i+1) + F(i+2) one bit per stage, and every stage starts with "
+         "pipe_stage_wait (cyan cross edge from (i−1, j)) because bit j of F(i+2) comes from iteration i−1. The carry "
+         "stops early, so the DAG is a triangle of {fine_nodes} nodes. Each cross edge is a check of i−1's stage "
+         "counter: {fine_nf_boundaries} of them.",
+         {"dag", std::nullopt, std::nullopt, std::pair<std::uint64_t, std::uint64_t>{m.fine.iterations / 2, 1}, true}},
+        {"What the paper found",
+         "Fig. 14 (AMD Opteron, 16 cores): pipe-fib without dependency folding has serial overhead 1.13 but speedup only "
+         "4.40; coarsened to 256 bits per stage it reaches 12.32. Checking a cross edge costs little on one core, but "
+         "with iterations on different cores each check is a true-sharing miss on the predecessor's stage counter (§10). "
+         "Dependency folding caches the counter (§9) and brings pipe-fib to 11.65 (scalability 12.17 against 4.98), "
+         "close to the coarsened program; coarsening and folding together give the best, 12.43. Lazy enabling moves the "
+         "check-right from every node to the end of an iteration (§9); Fig. 14 varies only folding.",
+         compare_runs},
+        {"What this run shows",
+         "Work per bit {w_fine} for pipe-fib, {w_coarse} for pipe-fib-256 ({gain}); serial overhead T1/T_S {oh_fine} "
+         "against {oh_coarse}. Loads of i−1's stage counter: {fine_nf_reads} without folding, {fine_reads} with it "
+         "({read_ratio}), one per {bits_per_read_folded} bits — {coarser_or_finer} than pipe-fib-256 without folding "
+         "(one per {bits_per_read_coarse}). Check-right on the work path: {eager_checks} eager against {lazy_checks} "
+         "lazy ({check_ratio}). T1 without / with folding: {work_folding} ({overlap}).",
+         compare_runs},
+        {"The whole run, folded",
+         "The last run records pipe-fib at the size `pipescope run` uses (n = {folded_n}) with --trace-detail folded: "
+         "consecutive nodes of one iteration on one worker, with nothing of scheduling interest between them, are one "
+         "slice (`stage 3–40`), the tracing analogue of dependency folding. {folded_counts}: {nodes_per_slice} nodes per "
+         "slice. A run ends where the iteration caught up with i−1 and suspended, was stolen or resumed, so the slices "
+         "are exactly the stretches in which every cross-edge check passed without synchronizing, and steals and "
+         "suspensions are all still in the trace.",
+         compare_runs},
+        {"Try next",
+         "Give adjacent iterations their own cores, where every unfolded check is a coherence miss: `pipescope lesson "
+         "fine-grained --workers 4` on a machine with 4 free cores. Or time the four Fig. 14 rows without tracing: "
+         "`bench_pipe_fib` (bench/README.md), or `pipescope run pipe-fib --param n={fine_n} --param folding=off --param "
+         "lazy=off` against the defaults.",
+         compare_runs},
+    };
+}
+
 class fine_grained_lesson final : public lesson {
 public:
     const char* name() const override { return "fine-grained"; }
@@ -130,7 +391,10 @@ public:
             run_spec{.key = "pipe-fib", .workload = "pipe-fib", .policy = "piper", .params = {nf}},
             run_spec{.key = "pipe-fib-256", .workload = "pipe-fib-256", .policy = "piper", .params = {nc}},
             run_spec{.key = "pipe-fib-no-folding", .workload = "pipe-fib", .policy = "piper", .params = {nf, "folding=off"}},
-            run_spec{.key = "pipe-fib-256-no-folding", .workload = "pipe-fib-256", .policy = "piper", .params = {nc, "folding=off"}},
+            run_spec{.key = "pipe-fib-256-no-folding",
+                     .workload = "pipe-fib-256",
+                     .policy = "piper",
+                     .params = {nc, "folding=off"}},
             run_spec{.key = "pipe-fib-eager", .workload = "pipe-fib", .policy = "piper", .params = {nf, "lazy=off"}},
             // The tracing analogue of dependency folding (docs/tracing.md, "Detail levels"): a run of
             // nodes with no scheduling event between them is one slice, so the workload's real size
@@ -144,227 +408,13 @@ public:
     }
 
     story tell(const lesson_data& data) const override {
-        const recorded& fine = data.run("pipe-fib");
-        const recorded& fine_nf = data.run("pipe-fib-no-folding");
-        const recorded& fine_eager = data.run("pipe-fib-eager");
-        const recorded& coarse = data.run("pipe-fib-256");
-        const recorded& coarse_nf = data.run("pipe-fib-256-no-folding");
-        auto dag_of = [](const recorded& r) -> const tm::pipeline_dag& { return r.model->runs[r.report.run].dag; };
-
-        const recorded& folded = data.run("pipe-fib-folded-trace");
-        const tm::pipeline_dag& folded_dag = dag_of(folded);
-        const sync_counts s_fine = replay_cross_edge_reads(dag_of(fine), true, 1);
-        const sync_counts s_fine_nf = replay_cross_edge_reads(dag_of(fine_nf), false, 1);
-        const sync_counts s_eager = replay_cross_edge_reads(dag_of(fine_eager), true, 1);
-        const sync_counts s_coarse = replay_cross_edge_reads(dag_of(coarse), true, 256);
-        const sync_counts s_coarse_nf = replay_cross_edge_reads(dag_of(coarse_nf), false, 256);
-
-        const double w_fine = per(static_cast<double>(fine.report.dag.work), static_cast<double>(s_fine.bits));
-        const double w_coarse = per(static_cast<double>(coarse.report.dag.work), static_cast<double>(s_coarse.bits));
-        const double gain = per(w_fine, w_coarse);
-        const double read_ratio = per(static_cast<double>(s_fine_nf.reads), static_cast<double>(s_fine.reads));
-        const double coarse_read_ratio =
-            per(static_cast<double>(s_coarse_nf.reads), static_cast<double>(s_coarse.reads));
-        const double bits_per_read_folded = per(static_cast<double>(s_fine.bits), static_cast<double>(s_fine.reads));
-        const double bits_per_read_coarse =
-            per(static_cast<double>(s_coarse_nf.bits), static_cast<double>(s_coarse_nf.reads));
-        // Check right: eagerly at every node boundary (each node ends in one), lazily once per retirement.
-        const double eager_checks = static_cast<double>(s_eager.nodes);
-        const double lazy_checks = static_cast<double>(s_fine.iterations);
-        const double check_ratio = per(eager_checks, lazy_checks);
-        const double work_folding =
-            per(static_cast<double>(fine_nf.report.dag.work), static_cast<double>(fine.report.dag.work));
-        auto overhead = [](const recorded& r) {
-            const auto& ts = r.report.meta.reference_seconds;
-            return ts && *ts > 0 ? static_cast<double>(r.report.dag.work) * 1e-9 / *ts : 0.0;
-        };
-        const double oh_fine = overhead(fine), oh_coarse = overhead(coarse);
-        // Did adjacent iterations run side by side? A suspension is iteration i catching up with
-        // i-1: fewer than one per ten iterations means they mostly ran one after another, where a
-        // load of i-1's counter hits a line no other core writes.
-        const std::uint64_t susp_fine = fine.report.stats.suspensions, susp_nf = fine_nf.report.stats.suspensions;
-        auto overlap_of = [&](std::uint64_t susp) {
-            return susp * 10 < s_fine.iterations ? "mostly back to back" : "often side by side";
-        };
-        const std::string overlap = "suspensions " + std::to_string(susp_nf) + " without folding, " +
-                                    std::to_string(susp_fine) + " with it, in " + std::to_string(s_fine.iterations) +
-                                    " iterations: " + overlap_of(susp_nf) + " / " + overlap_of(susp_fine);
-        // Side by side, every boundary also stores to a counter line the neighbour reads: a miss that
-        // folding does not remove. When the two runs overlapped differently, their T1s compare
-        // schedules, not the optimization.
-        const bool schedules_differ = susp_fine > 2 * susp_nf + 10 || susp_nf > 2 * susp_fine + 10;
-        const std::string folding_why_not =
-            schedules_differ
-                ? "the two runs scheduled differently (" + overlap + "); iterations side by side pay a coherence "
-                  "miss at every boundary, folding or not, so the two T1s compare schedules, not folding"
-                : "here the difference is lost in the noise of nodes of a few ns (" + overlap +
-                      "). A load of i−1's counter costs little when i−1 ran on the same core; with adjacent "
-                      "iterations on different cores every load is a coherence miss, which is what folding saves";
-
-        story s;
-        auto& F = s.findings;
-        F.push_back({"work_per_bit_fine", "pipe-fib: work T1 per bit (node durations / bits, one bit per node)", w_fine,
-                     ns(w_fine),
-                     "Fig. 14: T1 = 23.5 s for pipe-fib against T_S = 20.7 s for the serial program (overhead 1.13)",
-                     w_fine > 0, "the run recorded no nodes"});
-        F.push_back({"work_per_bit_coarse", "pipe-fib-256: work T1 per bit (256 bits per node)", w_coarse,
-                     ns(w_coarse), "Fig. 14: T1 = 21.7 s for pipe-fib-256 (overhead 1.05)", w_coarse > 0,
-                     "the run recorded no nodes"});
-        F.push_back({"coarsening_gain", "work per bit, pipe-fib / pipe-fib-256", gain, ratio(gain),
-                     "§10: \"coarsening the stages improves both serial overhead and scalability\" (Fig. 14: T1 23.5 → "
-                     "21.7 s, speedup on 16 cores 4.40 → 12.32)",
-                     gain > 1.5,
-                     "preempted nodes (a worker descheduled mid-node on a loaded machine) inflated pipe-fib-256's T1"});
-        F.push_back({"serial_overhead_fine", "pipe-fib: serial overhead T1/T_S (T_S: the serial program, same n)",
-                     oh_fine,
-                     ratio(oh_fine),
-                     "Fig. 14: 1.13 for pipe-fib; \"checking for dependencies due to cross edges has a relatively high "
-                     "overhead compared to the little work in each fine-grained stage\"",
-                     oh_fine > oh_coarse,
-                     "T_S of a small n is a fraction of a millisecond; one slow reference run swings the ratio"});
-        F.push_back({"serial_overhead_coarse", "pipe-fib-256: serial overhead T1/T_S", oh_coarse, ratio(oh_coarse),
-                     "Fig. 14: 1.05 for pipe-fib-256", oh_coarse > 0 && oh_coarse < oh_fine,
-                     "the serial reference was not recorded or was slow"});
-        F.push_back({"folding_read_ratio",
-                     "pipe-fib: loads of iteration i−1's stage counter without / with dependency folding (" +
-                         std::to_string(s_fine_nf.reads) + " → " + std::to_string(s_fine.reads) + ")",
-                     read_ratio, ratio(read_ratio),
-                     "§9: with the cached counter \"p need not reread the stage counter of i − 1 until it tries to "
-                     "execute a node with an incoming cross edge (i, k) where k > j\"; Fig. 14: folding takes pipe-fib "
-                     "from speedup 4.40 to 11.65 on 16 cores",
-                     read_ratio > 10,
-                     "the iterations trailed each other stage by stage, so the cache rarely covered the next stage"});
-        F.push_back({"bits_per_read_folded",
-                     "pipe-fib with folding: bits per load of the predecessor's counter (pipe-fib-256 without "
-                     "folding: " + fixed(bits_per_read_coarse, 0) + ")",
-                     bits_per_read_folded, fixed(bits_per_read_folded, 0),
-                     "§10: \"Ideally, one would like the system to coarsen automatically, which is what dynamic "
-                     "dependency folding effectively does\"",
-                     bits_per_read_folded >= bits_per_read_coarse,
-                     // Folding cannot do better than one load per iteration (the first boundary).
-                     s_fine.reads * 10 <= s_fine.iterations * 11
-                         ? "folding already loads about once per iteration, and at n = " +
-                               std::to_string(fine_n(data.opts.size)) + " an iteration has only " +
-                               fixed(per(static_cast<double>(s_fine.bits), static_cast<double>(s_fine.iterations)), 0) +
-                               " bits on average: try a larger --size"
-                         : "adjacent iterations ran side by side on the two workers, so iteration i caught up with i−1 "
-                           "every few bits and had to reload"});
-        F.push_back({"coarse_folding_read_ratio",
-                     "pipe-fib-256: counter loads without / with folding (" + std::to_string(s_coarse_nf.reads) +
-                         " → " +
-                         std::to_string(s_coarse.reads) + ")",
-                     coarse_read_ratio, ratio(coarse_read_ratio),
-                     "Fig. 14: folding changes pipe-fib-256 little (speedup 12.32 → 12.43): its loads are already "
-                     "one per 256 bits",
-                     coarse_read_ratio >= 1, "the replay found more loads with folding than without"});
-        F.push_back({"check_right_ratio",
-                     "pipe-fib: check-right operations on the work path, eager / lazy enabling (" +
-                         fixed(eager_checks, 0) + " → " + fixed(lazy_checks, 0) + ")",
-                     check_ratio, ratio(check_ratio),
-                     "§9: checking right at the end of every node \"adds overhead proportional to the work\"; lazy "
-                     "enabling checks only at an iteration's end and lets thieves check on its behalf, amortized "
-                     "against the span (the work-first principle)",
-                     check_ratio > 10, "the iterations had too few stages for the difference to matter"});
-        F.push_back({"work_ratio_folding", "pipe-fib: work T1 without / with dependency folding", work_folding,
-                     ratio(work_folding),
-                     "Fig. 14: T1 23.5 s without folding, 21.7 s with it (1.08×); the real cost is a true-sharing miss "
-                     "per check when adjacent iterations run in parallel (§10)",
-                     work_folding > 1.05, folding_why_not});
-
-        // The folded trace: how many nodes a slice holds, i.e. how many stage boundaries an iteration
-        // crossed on one worker with no steal, suspension or resumption between them.
-        const double nodes_per_slice =
-            per(static_cast<double>(folded_dag.node_count), static_cast<double>(folded_dag.nodes.size()));
-        const std::string folded_counts = std::to_string(folded_dag.node_count) + " nodes of n = " +
-                                          std::to_string(folded_n(data.opts.size)) + " in " +
-                                          std::to_string(folded_dag.nodes.size()) + " slices, " +
-                                          std::to_string(folded.report.stats.suspensions) + " suspensions";
-        F.push_back({"folded_nodes_per_slice",
-                     "pipe-fib recorded with folded node runs: nodes per slice (" + folded_counts + ")",
-                     nodes_per_slice, fixed(nodes_per_slice, 0),
-                     "§10: \"Ideally, one would like the system to coarsen automatically, which is what dynamic "
-                     "dependency folding effectively does\"; most cross-edge checks pass without synchronizing",
-                     nodes_per_slice >= 10,
-                     "the iterations caught up with their predecessors every few stages (a suspension ends a run)"});
-
-        // The timeline step: a few µs halfway through pipe-fib, on the aligned axis (runs from 0;
-        // fractions of the longest run).
-        std::uint64_t longest = 0;
-        for (const recorded& r : data.runs) longest = std::max(longest, r.report.makespan());
-        const double mid = 0.5 * static_cast<double>(fine.report.makespan());
-        const double window = 3000;   // ns: ~200 pipe-fib nodes, ~10 pipe-fib-256 nodes
-        std::optional<std::pair<double, double>> zoom;
-        if (longest > 0) {
-            const double a = std::clamp(mid / static_cast<double>(longest), 0.0, 1.0);
-            const double b = std::clamp((mid + window) / static_cast<double>(longest), 0.0, 1.0);
-            if (a < b) zoom = std::make_pair(a, b);
-        }
-        const unsigned nf = fine_n(data.opts.size), nc = coarse_n(data.opts.size);
-        const std::string nfs = std::to_string(nf), ncs = std::to_string(nc);
-
-        s.steps.push_back(
-            {"What to look at",
-             "The timeline, zoomed into 3 µs halfway through pipe-fib (every run from its start). Each slice on a "
-             "worker is one node. pipe-fib (n = " + nfs + ") has a node per bit: " + ns_per_bit(w_fine) +
-                 " of work each, most of it the stage boundary itself — adding one bit takes well under 1 ns. "
-                 "pipe-fib-256 (n = " + ncs + ") does 256 bits per node: " + ns_per_bit(w_coarse) + ".",
-             {"timeline", std::nullopt, zoom, std::nullopt, true}});
-        s.steps.push_back(
-            {"The DAG of pipe-fib",
-             "Iterations across, bits down: iteration i adds F(i+1) + F(i+2) one bit per stage, and every stage "
-             "starts with pipe_stage_wait (cyan cross edge from (i−1, j)) because bit j of F(i+2) comes from "
-             "iteration i−1. The carry stops early, so the DAG is a triangle of " + std::to_string(s_fine.nodes) +
-                 " nodes. Each cross edge is a check of i−1's stage counter: " + std::to_string(s_fine_nf.boundaries) +
-                 " of them.",
-             {"dag", std::nullopt, std::nullopt, std::pair<std::uint64_t, std::uint64_t>{s_fine.iterations / 2, 1},
-              true}});
-        s.steps.push_back(
-            {"What the paper found",
-             "Fig. 14 (AMD Opteron, 16 cores): pipe-fib without dependency folding has serial overhead 1.13 but "
-             "speedup only 4.40; coarsened to 256 bits per stage it reaches 12.32. Checking a cross edge costs "
-             "little on one core, but with iterations on different cores each check is a true-sharing miss on "
-             "the predecessor's stage counter (§10). Dependency folding caches the counter (§9) and brings "
-             "pipe-fib to 11.65 (scalability 12.17 against 4.98), close to the coarsened program; coarsening and "
-             "folding together give the best, 12.43. Lazy enabling moves the check-right from every node to the "
-             "end of an iteration (§9); Fig. 14 varies only folding.",
-             {"compare", std::nullopt, std::nullopt, std::nullopt, true}});
-        s.steps.push_back(
-            {"What this run shows",
-             "Work per bit " + ns_per_bit(w_fine) + " for pipe-fib, " + ns_per_bit(w_coarse) + " for pipe-fib-256 (" +
-                 ratio(gain) + "); serial overhead T1/T_S " + ratio(oh_fine) + " against " + ratio(oh_coarse) +
-                 ". Loads of i−1's stage counter: " + std::to_string(s_fine_nf.reads) + " without folding, " +
-                 std::to_string(s_fine.reads) + " with it (" + ratio(read_ratio) + "), one per " +
-                 fixed(bits_per_read_folded, 0) + " bits — " +
-                 (bits_per_read_folded >= bits_per_read_coarse ? "coarser" : "finer, as iterations ran side by side,") +
-                 " than pipe-fib-256 without folding (one per " + fixed(bits_per_read_coarse, 0) +
-                 "). Check-right on the work path: " + fixed(eager_checks, 0) +
-                 " eager against " + fixed(lazy_checks, 0) + " lazy (" + ratio(check_ratio) + "). T1 without / with "
-                 "folding: " + ratio(work_folding) + " (" + overlap + ").",
-             {"compare", std::nullopt, std::nullopt, std::nullopt, true}});
-        s.steps.push_back(
-            {"The whole run, folded",
-             "The last run records pipe-fib at the size `pipescope run` uses (n = " +
-                 std::to_string(folded_n(data.opts.size)) + ") with --trace-detail folded: consecutive nodes "
-                 "of one iteration on one worker, with nothing of scheduling interest between them, are one "
-                 "slice (`stage 3–40`), the tracing analogue of dependency folding. " + folded_counts + ": " +
-                 fixed(nodes_per_slice, 0) + " nodes per slice. A run ends where the iteration caught up "
-                 "with i−1 and suspended, was stolen or resumed, so the slices are exactly the stretches in "
-                 "which every cross-edge check passed without synchronizing, and steals and suspensions are "
-                 "all still in the trace.",
-             {"compare", std::nullopt, std::nullopt, std::nullopt, true}});
-        s.steps.push_back(
-            {"Try next",
-             "Give adjacent iterations their own cores, where every unfolded check is a coherence miss: "
-             "`pipescope lesson fine-grained --workers 4` on a machine with 4 free cores. Or time the four "
-             "Fig. 14 rows without tracing: `bench_pipe_fib` (bench/README.md), or `pipescope run pipe-fib "
-             "--param n=" + nfs + " --param folding=off --param lazy=off` against the defaults.",
-             {"compare", std::nullopt, std::nullopt, std::nullopt, true}});
-        return s;
+        const measures m = measure(data);
+        return tell_story(findings, findings_of(m), steps(m), values_of(m));
     }
 };
 
-}  // namespace
+}   // namespace
 
 std::unique_ptr<lesson> make_fine_grained_lesson() { return std::make_unique<fine_grained_lesson>(); }
 
-}  // namespace pipescope::lessons
+}   // namespace pipescope::lessons
