@@ -288,7 +288,7 @@ TEST_CASE("folded analysis: with the same times, per-stage totals and T1 equal a
     CHECK(rf.stats.detail_decisions[0].nodes_measured == 1024);
     const std::string text = an::to_text(rf);
     INFO(text);
-    CHECK(text.find("trace detail auto: folded from 5 ns on after worker 0 measured 1024 nodes at a mean of 350 ns < 2.00 us; "
+    CHECK(text.find("trace detail auto: folded from 5 ns on after worker 0 measured 1024 nodes at a mean of 350 ns < 2.00 \xC2\xB5s; "
                     "3 folded runs hold 9 of the 9 nodes (100.0 %)") != std::string::npos);
     CHECK(text.find("approximate: folded trace: 3 of 3 DAG blocks are folded runs (9 nodes in all)") != std::string::npos);
     CHECK(text.find("critical path: 9 nodes in 3 blocks (3 folded runs)") != std::string::npos);
@@ -314,7 +314,7 @@ TEST_CASE("folded analysis: auto that kept every node says so; a node trace says
     const std::string text = an::to_text(ra);
     INFO(text);
     CHECK(text.find("trace detail auto: every node recorded (decided at 5 ns) after worker 0 measured 1024 nodes at a mean of "
-                    "5.20 us >= 2.00 us; no folded runs: every node is its own slice") != std::string::npos);
+                    "5.20 \xC2\xB5s >= 2.00 \xC2\xB5s; no folded runs: every node is its own slice") != std::string::npos);
     for (const auto& v : ra.verdicts) CHECK(v.rule != "folded_trace");
     CHECK(an::to_text(rn).find("trace detail") == std::string::npos);
     CHECK(an::to_json(rn)["trace"]["detail"] == "nodes");

@@ -261,24 +261,11 @@ nlohmann::json to_json(const run_report& r) {
 
 namespace {
 
-// Text padded with spaces to `width` bytes, as printf's "%-*s" pads (a multi-byte character counts
-// as its bytes): the columns of `pipescope stats` have always been laid out this way.
-std::string padded(std::string_view s, std::size_t width) {
-    std::string out(s);
-    if (out.size() < width) out.append(width - out.size(), ' ');
-    return out;
-}
-
-// ns as a readable duration.
-std::string dur(double ns) {
-    if (ns >= 1e9) return fmt::format("{:.3f} s", ns * 1e-9);
-    if (ns >= 1e6) return fmt::format("{:.3f} ms", ns * 1e-6);
-    if (ns >= 1e3) return fmt::format("{:.2f} us", ns * 1e-3);
-    return fmt::format("{:.0f} ns", ns);
-}
+using numbers::duration;
+using numbers::percent;
 
 // A time of the run as a duration from the run's start.
-std::string since_start(std::uint64_t t, const run_report& r) { return dur(static_cast<double>(t - std::min(t, r.start))); }
+std::string since_start(std::uint64_t t, const run_report& r) { return duration(static_cast<double>(t - std::min(t, r.start))); }
 
 std::string opt_num(const std::optional<double>& v) { return v ? fmt::format("{:g}", *v) : std::string("-"); }
 
@@ -300,7 +287,7 @@ bool is_graph(const run_report& r) { return r.meta.program_kind == vocab::graph_
 
 void header_text(text_out& o, const run_report& r) {
     o.line("== {}", r.title);
-    const std::string makespan = dur(static_cast<double>(r.makespan()));
+    const std::string makespan = duration(static_cast<double>(r.makespan()));
     if (is_graph(r))   // a stage graph's nodes are parallel instances and serial resumptions, not iterations
         o.add("  makespan {}, {} workers, {} nodes (instances and resumptions)", makespan, r.dag.workers, r.stats.nodes);
     else
@@ -326,8 +313,8 @@ void detail_text(text_out& o, const run_report& r) {
         else o.add("every node recorded (decided at {})", at);
         o.add(" after {} measured {} nodes at a mean of {}",
               d.where.worker >= 0 ? fmt::format("worker {}", d.where.worker) : std::string(), d.nodes_measured,
-              dur(d.mean_node_ns));
-        if (const double below = r.meta.fold_below_ns.value_or(0); below > 0) o.add(" {} {}", d.folded ? "<" : ">=", dur(below));
+              duration(d.mean_node_ns));
+        if (const double below = r.meta.fold_below_ns.value_or(0); below > 0) o.add(" {} {}", d.folded ? "<" : ">=", duration(below));
         if (d.stage >= 0) o.add(" (stage {})", d.stage);
         o.add("; ");
     } else if (dv.size() > 1) {
@@ -338,8 +325,8 @@ void detail_text(text_out& o, const run_report& r) {
         o.add("no decision recorded (the loop ended before auto had measured enough nodes); ");
     }
     if (st.folded_runs)
-        o.line("{} folded runs hold {} of the {} nodes ({:.1f} %)", st.folded_runs, st.folded_nodes, st.nodes,
-               st.nodes ? 100.0 * static_cast<double>(st.folded_nodes) / static_cast<double>(st.nodes) : 0.0);
+        o.line("{} folded runs hold {} of the {} nodes ({})", st.folded_runs, st.folded_nodes, st.nodes,
+               percent(st.nodes ? static_cast<double>(st.folded_nodes) / static_cast<double>(st.nodes) : 0.0, 1));
     else
         o.line("no folded runs: every node is its own slice");
 }
@@ -350,8 +337,8 @@ void breakdown_text(text_out& o, const run_report& r) {
     for (int c = 0; c < time_category_count; ++c) o.add(" {:>9}", to_string(static_cast<time_category>(c)));
     o.line(" {:>7} {:>7} {:>7}", "nodes", "steals", "failed");
     auto row = [&](const worker_breakdown& w) {
-        o.add("  {}", padded(w.name, 10));
-        for (int c = 0; c < time_category_count; ++c) o.add(" {:8.1f}%", 100.0 * w.time.fraction(static_cast<time_category>(c)));
+        o.add("  {:<10}", w.name);
+        for (int c = 0; c < time_category_count; ++c) o.add(" {:>9}", percent(w.time.fraction(static_cast<time_category>(c)), 1));
         o.line(" {:7} {:7} {:7}", w.nodes, w.steals, w.failed_steals);
     };
     for (const auto& w : r.breakdown.workers) row(w);
@@ -395,14 +382,14 @@ void stages_text(text_out& o, const run_report& r, const stage_rows& rows) {
         if (!rows.is_shown(s.index)) continue;
         const std::string name = s.name.size() > 28 ? s.name.substr(0, 27) + "~" : s.name;
         const std::string kind = s.kind.empty() ? (s.serial ? "serial?" : "parallel?") : s.kind;
-        o.line("  {:<5} {} {} {:7}{} {:>11} {:>11} {:>11} {:>11} {:6.1f}% {:7} {:8}", s.index, padded(name, 28), padded(kind, 9),
-               s.service.count, s.shares ? '*' : ' ', dur(s.service.mean), dur(static_cast<double>(s.service.p50)),
-               dur(static_cast<double>(s.service.p95)), dur(static_cast<double>(s.service.max)), 100.0 * s.busy_fraction,
+        o.line("  {:<5} {:<28} {:<9} {:7}{} {:>11} {:>11} {:>11} {:>11} {:>7} {:7} {:8}", s.index, name, kind,
+               s.service.count, s.shares ? '*' : ' ', duration(s.service.mean), duration(static_cast<double>(s.service.p50)),
+               duration(static_cast<double>(s.service.p95)), duration(static_cast<double>(s.service.max)), percent(s.busy_fraction, 1),
                s.suspensions, s.waits);
     }
     if (rows.hidden)
-        o.line("  ... {} more stages ({} runs, {:.1f}% busy together; --json lists every stage)", rows.hidden, rows.hidden_runs,
-               100.0 * rows.hidden_busy);
+        o.line("  ... {} more stages ({} runs, {} busy together; --json lists every stage)", rows.hidden, rows.hidden_runs,
+               percent(rows.hidden_busy, 1));
     o.line("  (busy: the stage's total service time / makespan; above 100 % for a parallel stage = more than one worker "
            "on average)");
     if (r.stats.folded_runs)
@@ -421,8 +408,8 @@ void events_text(text_out& o, const run_report& r) {
     }
     o.line("");
     o.line("suspensions {}, resumptions {}, wake-ups {}, throttle waits {} ({}), retire waits {} ({})", st.suspensions,
-           st.resumptions, st.wakeups, st.throttle_waits, dur(static_cast<double>(st.throttled_ns)), st.retire_waits,
-           dur(static_cast<double>(st.retire_wait_ns)));
+           st.resumptions, st.wakeups, st.throttle_waits, duration(static_cast<double>(st.throttled_ns)), st.retire_waits,
+           duration(static_cast<double>(st.retire_wait_ns)));
     if (st.events_lost) o.line("WARNING: {} events were lost while recording", st.events_lost);
     if (is_graph(r)) return;   // a graph's limits and counters are its queues and footprint (graph_text)
     o.add("limits: peak live {} of K {}", opt_num(st.peak_live), opt_num(st.K));
@@ -430,7 +417,7 @@ void events_text(text_out& o, const run_report& r) {
     if (st.peak_footprint) o.add(", peak footprint {}", opt_num(st.peak_footprint));
     o.line("");
     for (const auto& c : st.counters)
-        o.line("  counter {} peak {:<8g}{}", padded(c.name, 24), c.peak,
+        o.line("  counter {:<24} peak {:<8g}{}", c.name, c.peak,
                c.capacity ? fmt::format(" of {:g} ({})", *c.capacity, c.capacity_from) : std::string());
 }
 
@@ -448,8 +435,9 @@ void critical_path_text(text_out& o, const dag_bounds& d, std::size_t max_path) 
     constexpr std::size_t stages_listed = 6;
     const auto by_time = path_time_by_stage(d.with_throttle);
     for (std::size_t i = 0; i < by_time.size() && i < stages_listed; ++i)
-        o.add(" stage {} {:.0f}%", by_time[i].first,
-              d.with_throttle.span ? 100.0 * static_cast<double>(by_time[i].second) / static_cast<double>(d.with_throttle.span) : 0.0);
+        o.add(" stage {} {}", by_time[i].first,
+              percent(d.with_throttle.span ? static_cast<double>(by_time[i].second) / static_cast<double>(d.with_throttle.span)
+                                           : 0.0));
     if (by_time.size() > stages_listed) o.add(" (+{} stages)", by_time.size() - stages_listed);
     o.add("; edges:");
     for (const auto& [k, n] : per_edge) o.add(" {} {}", k, n);
@@ -470,8 +458,8 @@ void dag_text(text_out& o, const dag_bounds& d, std::size_t max_path) {
     if (d.approximate) o.line("  approximate: {}", d.approximate_reason);
     const char* at_most = d.approximate ? "<= " : "";
     const char* at_least = d.approximate ? ">= " : "";
-    o.line("  work T1 {}; span Tinf {}{} (without throttling edges {}{}, ratio {:.2f})", dur(static_cast<double>(d.work)), at_most,
-           dur(static_cast<double>(d.with_throttle.span)), at_most, dur(static_cast<double>(d.without_throttle.span)),
+    o.line("  work T1 {}; span Tinf {}{} (without throttling edges {}{}, ratio {:.2f})", duration(static_cast<double>(d.work)), at_most,
+           duration(static_cast<double>(d.with_throttle.span)), at_most, duration(static_cast<double>(d.without_throttle.span)),
            d.without_throttle.span ? static_cast<double>(d.with_throttle.span) / static_cast<double>(d.without_throttle.span) : 0.0);
     o.line("  parallelism T1/Tinf {}{:.2f} (unthrottled {}{:.2f}); speedup bound min(P, T1/Tinf) {} {:.2f}; observed {:.2f} ({})",
            at_least, d.parallelism, at_least, d.parallelism_unthrottled, d.approximate ? ">=" : "=", d.speedup_bound,
@@ -488,15 +476,15 @@ void queueing_text(text_out& o, const queueing_bounds& q, const stage_rows& rows
     for (const auto& s : q.stages)
         if (rows.is_shown(s.index))
             o.line("  {:<5} {:9} {:>12} {:9.2f} {:>12} {:9.2f} {:>12}", s.index, s.serial ? "serial" : "parallel",
-                   dur(s.tser * 1e9), s.c_element, numbers::rate(s.rate_element), s.c_stage, numbers::rate(s.rate_stage));
+                   duration(s.tser * 1e9), s.c_element, numbers::rate(s.rate_element), s.c_stage, numbers::rate(s.rate_stage));
     if (rows.hidden) o.line("  ... the other stages: see --json");
     o.line("  lambda_max = 1/max(T serial) = {} (stage {}); work per item W = {}", numbers::rate(q.lambda_max), q.critical_serial_stage,
-           dur(q.work_per_item * 1e9));
+           duration(q.work_per_item * 1e9));
     o.line("  bound bind-to-element min(P/W, lambda_max) = {}; bind-to-stage min(c_i/Tser_i, P/W) = {} ({})",
            numbers::rate(q.bound_element), numbers::rate(q.bound_stage),
            q.bottleneck_stage >= 0 ? fmt::format("stage {}", q.bottleneck_stage) : "P/W: the cores");
-    o.add("  predicted ({}) {}, observed {} ({:.0f} % of predicted); items in flight needed ~{:.1f}", q.model, numbers::rate(q.predicted),
-          numbers::rate(q.observed), 100.0 * q.efficiency, q.tokens_needed);
+    o.add("  predicted ({}) {}, observed {} ({} of predicted); items in flight needed ~{:.1f}", q.model, numbers::rate(q.predicted),
+          numbers::rate(q.observed), percent(q.efficiency), q.tokens_needed);
     if (q.k_for_span > 0) o.add("; K >= W/S = {:.0f} keeps throttling off the span", q.k_for_span);
     if (q.K) o.add(" (K = {})", q.K);
     o.line("");
@@ -513,7 +501,7 @@ void graph_text(text_out& o, const graph_report& g) {
         if (q.backward) notes += " backward";
         if (q.ordered) notes += " ordered";
         if (q.over_capacity) notes += " OVER CAPACITY";
-        o.line("  {} {:9.2f} {:9.0f} {:10.0f} {}", padded(q.name, 24), q.mean_packets, q.peak_packets, q.capacity_packets, notes);
+        o.line("  {:<24} {:9.2f} {:9.0f} {:10.0f} {}", q.name, q.mean_packets, q.peak_packets, q.capacity_packets, notes);
     }
     o.line("  footprint: mean {:.1f} packets ({}), peak {:.0f} packets ({}){}", g.mean_packets, numbers::bytes(g.mean_bytes), g.peak_packets,
            numbers::bytes(g.peak_bytes), g.footprint_derived ? "; the sum of the queue counters (exact peak: `pipescope run`'s output)" : "");
