@@ -4,11 +4,13 @@
 #include "commands.hpp"
 #include "trace_loading.hpp"
 
+#include <pipescope/analysis/numbers.hpp>
 #include <pipescope/analysis/report.hpp>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
+#include <cstdint>
 #include <functional>
 #include <iostream>
 #include <optional>
@@ -23,21 +25,15 @@ struct metric {
     bool ns = false;    // a duration in ns
 };
 
+// A value as the table shows it: a duration with its unit, a whole count with thousands separators,
+// or a fraction with three decimals ("-" when the run does not have it).
 std::string cell(std::optional<double> v, bool ns) {
     if (!v) return "-";
-    char b[64];
-    if (ns) {
-        const double x = *v;
-        if (x >= 1e9) std::snprintf(b, sizeof b, "%.3f s", x * 1e-9);
-        else if (x >= 1e6) std::snprintf(b, sizeof b, "%.3f ms", x * 1e-6);
-        else std::snprintf(b, sizeof b, "%.2f us", x * 1e-3);
-    } else {
-        const double x = *v;
-        if (x == static_cast<double>(static_cast<long long>(x))) std::snprintf(b, sizeof b, "%lld", static_cast<long long>(x));
-        else if (x >= 1000) std::snprintf(b, sizeof b, "%.0f", x);
-        else std::snprintf(b, sizeof b, "%.3f", x);
-    }
-    return b;
+    const double x = *v;
+    if (ns) return an::numbers::duration(x);
+    if (x >= 0 && x < 1e19 && x == static_cast<double>(static_cast<std::uint64_t>(x)))
+        return an::numbers::count(static_cast<std::uint64_t>(x));
+    return x >= 1000 ? an::numbers::fixed(x, 0) : an::numbers::fixed(x, 3);
 }
 
 }  // namespace
@@ -122,28 +118,23 @@ int compare_command(const std::vector<std::string>& args) {
         return 0;
     }
 
-    for (std::size_t i = 0; i < reports.size(); ++i)
-        std::printf("#%zu  %s  (%s)\n", i + 1, reports[i].title.c_str(), origin[i].c_str());
-    std::printf("\n%-18s", "");
-    for (std::size_t i = 0; i < reports.size(); ++i) std::printf(" %24s", ("#" + std::to_string(i + 1)).c_str());
-    std::printf("\n");
+    for (std::size_t i = 0; i < reports.size(); ++i) fmt::print("#{}  {}  ({})\n", i + 1, reports[i].title, origin[i]);
+    fmt::print("\n{:18}", "");
+    for (std::size_t i = 0; i < reports.size(); ++i) fmt::print(" {:>24}", "#" + std::to_string(i + 1));
+    fmt::print("\n");
     for (const auto& m : metrics) {
-        std::printf("%-18s", m.name);
+        fmt::print("{:<18}", m.name);
         const auto v0 = m.value(reports[0]);
         for (std::size_t i = 0; i < reports.size(); ++i) {
             const auto v = m.value(reports[i]);
             std::string c = cell(v, m.ns);
-            if (i > 0 && v && v0 && *v0 != 0) {
-                char b[32];
-                std::snprintf(b, sizeof b, " (%.2fx)", *v / *v0);
-                c += b;
-            }
-            std::printf(" %24s", c.c_str());
+            if (i > 0 && v && v0 && *v0 != 0) c += " (" + an::numbers::ratio(*v / *v0, 2) + ")";
+            fmt::print(" {:>24}", c);
         }
-        std::printf("\n");
+        fmt::print("\n");
     }
-    std::printf("%-18s", "main verdict");
-    for (const auto& r : reports) std::printf(" %24s", r.verdicts.empty() ? "-" : r.verdicts.front().rule.c_str());
-    std::printf("\n(ratios: the run's value / the first run's)\n");
+    fmt::print("{:<18}", "main verdict");
+    for (const auto& r : reports) fmt::print(" {:>24}", r.verdicts.empty() ? "-" : r.verdicts.front().rule);
+    fmt::print("\n(ratios: the run's value / the first run's)\n");
     return 0;
 }

@@ -1,9 +1,11 @@
 // `pipescope dedup-restore ARCHIVE OUT`: the inverse of the dedup workload (run with output=PATH).
 #include "commands.hpp"
 
+#include <pipescope/analysis/numbers.hpp>
 #include <pipescope/workloads/dedup.hpp>
 
-#include <cstdio>
+#include <fmt/format.h>
+
 #include <exception>
 #include <iostream>
 
@@ -32,6 +34,7 @@ int dedup_restore_command(const std::vector<std::string>& args) {
         std::cerr << "pipescope: dedup-restore: " << e.what() << "\n";
         return 1;
     }
-    std::printf("%s: %zu bytes restored from %zu archive bytes\n", args[1].c_str(), restored.size(), archive_bytes);
+    using pipescope::analysis::numbers::count;
+    fmt::print("{}: {} bytes restored from {} archive bytes\n", args[1], count(restored.size()), count(archive_bytes));
     return 0;
 }

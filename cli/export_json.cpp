@@ -1,10 +1,12 @@
 // `pipescope export-json in.pftrace out.json`: the trace model as Chrome trace-event JSON.
 #include "commands.hpp"
 
+#include <pipescope/analysis/numbers.hpp>
 #include <pipescope/trace/chrome_json.hpp>
 #include <pipescope/trace/trace_model.hpp>
 
-#include <cstdio>
+#include <fmt/format.h>
+
 #include <exception>
 #include <iostream>
 
@@ -25,10 +27,10 @@ int export_json_command(const std::vector<std::string>& args) {
     }
     try {
         const auto st = pipescope::trace::write_chrome_json(model, std::filesystem::path(args[1]));
-        std::printf("%s: %llu events (%llu slices, %llu instants, %llu counter values, %llu flows)\n", args[1].c_str(),
-                    (unsigned long long)st.events, (unsigned long long)st.slices, (unsigned long long)st.instants,
-                    (unsigned long long)st.counters, (unsigned long long)st.flows);
-        for (const auto& p : model.problems) std::printf("  problem: %s\n", p.c_str());
+        using pipescope::analysis::numbers::count;
+        fmt::print("{}: {} events ({} slices, {} instants, {} counter values, {} flows)\n", args[1], count(st.events),
+                   count(st.slices), count(st.instants), count(st.counters), count(st.flows));
+        for (const auto& p : model.problems) fmt::print("  problem: {}\n", p);
     } catch (const std::exception& e) {
         std::cerr << "pipescope: export-json: " << e.what() << "\n";
         return 1;

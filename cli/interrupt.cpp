@@ -1,8 +1,9 @@
 // interrupt_guard: SIGINT/SIGTERM -> a byte in a pipe -> the watcher thread -> request_stop().
 #include "interrupt.hpp"
 
+#include <fmt/format.h>
+
 #include <csignal>
-#include <cstdio>
 #include <stdexcept>
 #include <utility>
 
@@ -36,8 +37,8 @@ interrupt_guard::interrupt_guard(std::string what_stops) : what_stops_(std::move
         } while (n < 0);
         if (b == 0) return;   // the destructor's wake-up: no signal came
         signal_ = b;
-        std::fprintf(stderr, "pipescope: %s: %s; a second one ends the process\n",
-                     b == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)", what_stops_.c_str());
+        fmt::print(stderr, "pipescope: {}: {}; a second one ends the process\n",
+                   b == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)", what_stops_);
         source_.request_stop();
     });
     struct sigaction sa {};

@@ -11,7 +11,8 @@
 
 #include <pipescope/workloads/workload.hpp>
 
-#include <cstdio>
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -70,8 +71,8 @@ lesson_args parse(const std::vector<std::string>& args) {
 }
 
 int list_lessons() {
-    for (const auto& l : ls::all_lessons()) std::printf("  %-18s %s  (%s)\n", l->name(), l->title(), l->seeds());
-    std::printf("run one with: pipescope lesson <name> [--workers N] [--size tiny|small|large]\n");
+    for (const auto& l : ls::all_lessons()) fmt::print("  {:<18} {}  ({})\n", l->name(), l->title(), l->seeds());
+    fmt::print("run one with: pipescope lesson <name> [--workers N] [--size tiny|small|large]\n");
     return 0;
 }
 
@@ -96,14 +97,14 @@ std::string quoted(const std::string& s) {
 int show(const lesson_args& a, const ls::lesson_result& r) {
     const std::string viewer = find_viewer();
     if (viewer.empty()) {
-        std::printf("No pipescope-viewer found (build it, or set PIPESCOPE_VIEWER): open %s in it later.\n",
-                    r.json_path.c_str());
+        fmt::print("No pipescope-viewer found (build it, or set PIPESCOPE_VIEWER): open {} in it later.\n",
+                   r.json_path.string());
         return 0;
     }
     const char* display = std::getenv("DISPLAY");
     const bool interactive = a.viewer && ((display && *display) || std::getenv("WAYLAND_DISPLAY"));
     if (interactive) {
-        std::printf("Opening the viewer on the lesson (Next / Prev or Page Down / Page Up in its lesson panel)...\n");
+        fmt::print("Opening the viewer on the lesson (Next / Prev or Page Down / Page Up in its lesson panel)...\n");
         std::fflush(stdout);
         return std::system((quoted(viewer) + " --lesson " + quoted(r.json_path.string())).c_str()) == 0 ? 0 : 1;
     }
@@ -115,19 +116,19 @@ int show(const lesson_args& a, const ls::lesson_result& r) {
                       quoted(shots.string());
     if (!(display && *display)) {
         if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) {
-            std::printf("No display and no xvfb-run: screenshots skipped (apt-get install xvfb).\n");
+            fmt::print("No display and no xvfb-run: screenshots skipped (apt-get install xvfb).\n");
             return 0;
         }
         cmd = "xvfb-run -a -s '-screen 0 1600x1000x24' " + cmd;
     }
-    std::printf("Writing one screenshot per step to %s ...\n", shots.c_str());
+    fmt::print("Writing one screenshot per step to {} ...\n", shots.string());
     std::fflush(stdout);
     if (std::system((cmd + " >/dev/null").c_str()) != 0) {
-        std::fprintf(stderr, "pipescope: lesson: the viewer could not write the screenshots (%s)\n", cmd.c_str());
+        fmt::print(stderr, "pipescope: lesson: the viewer could not write the screenshots ({})\n", cmd);
         return 1;
     }
     for (std::size_t i = 1; i <= r.told.steps.size(); ++i)
-        std::printf("  %s\n", (shots / ("step-" + std::to_string(i) + ".png")).c_str());
+        fmt::print("  {}\n", (shots / ("step-" + std::to_string(i) + ".png")).string());
     return 0;
 }
 
@@ -142,9 +143,9 @@ int lesson_command(const std::vector<std::string>& args) {
         for (const auto& x : ls::all_lessons()) known += std::string(known.empty() ? "" : ", ") + x->name();
         throw usage_error("lesson: no lesson named '" + a.name + "' (known: " + known + ")");
     }
-    std::printf("Lesson: %s\nRecording %zu run(s) into %s\n", l->name(), l->runs(a.opts).size(), a.out.c_str());
+    fmt::print("Lesson: {}\nRecording {} run(s) into {}\n", l->name(), l->runs(a.opts).size(), a.out.string());
     pipescope::cli::interrupt_guard interrupt;
     const ls::lesson_result r = ls::run_lesson(*l, a.opts, a.out, &std::cout, interrupt.token());
-    std::printf("\n%s\n", ls::story_text(*l, r).c_str());
+    fmt::print("\n{}\n", ls::story_text(*l, r));
     return show(a, r);
 }

@@ -180,7 +180,7 @@ struct pooled {
 };
 
 // Idle shares are a few percent: one decimal.
-std::string percent1(double fraction) { return fixed(fraction * 100, 1) + "%"; }
+std::string percent1(double fraction) { return percent(fraction, 1); }
 
 std::string key(const char* policy, int pair) { return std::string(policy) + "-" + std::to_string(pair); }
 

@@ -30,11 +30,7 @@ namespace an = pipescope::analysis;
 // backward queue GRAMPS leaves unbounded (§III-A).
 constexpr const char* workload = "ray-1";
 
-std::string bytes(double b) {
-    if (b >= 1024.0 * 1024.0) return fixed(b / (1024.0 * 1024.0), 1) + " MiB";
-    if (b >= 1024.0) return fixed(b / 1024.0, 1) + " KiB";
-    return fixed(b, 0) + " B";
-}
+using analysis::numbers::bytes;
 
 double ratio_of(double a, double b) { return b > 0 ? a / b : (a > 0 ? 1e9 : 1); }
 

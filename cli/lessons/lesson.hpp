@@ -8,6 +8,7 @@
 // on its own), so the test suite can assert it (tests/test_lessons.cpp).
 #pragma once
 
+#include <pipescope/analysis/numbers.hpp>
 #include <pipescope/analysis/report.hpp>
 #include <pipescope/trace/recorder.hpp>
 #include <pipescope/trace/trace_model.hpp>
@@ -161,9 +162,10 @@ struct step_text {
 story tell_story(std::span<const finding_text> findings, std::span<const finding_measure> measured,
                  std::span<const step_text> steps, const story_values& values);
 
-// Formatting helpers the lessons share.
-std::string fixed(double v, int decimals);            // "3.40"
-std::string ratio(double v);                          // "3.4×"
-std::string percent(double fraction);                 // "42%"
+// Numbers as every layer writes them (analysis/numbers.hpp): fixed(3.4, 2) "3.40", ratio(3.42)
+// "3.4×", percent(0.42) "42 %", percent(0.042, 1) "4.2 %".
+using analysis::numbers::fixed;
+using analysis::numbers::percent;
+using analysis::numbers::ratio;
 
 }  // namespace pipescope::lessons

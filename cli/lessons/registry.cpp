@@ -2,7 +2,6 @@
 // and the helpers they share.
 #include "lesson.hpp"
 
-#include <cstdio>
 #include <stdexcept>
 
 namespace pipescope::lessons {
@@ -58,15 +57,5 @@ view_move aligned(std::string view, std::optional<double> cursor, std::optional<
     m.align_runs = true;
     return m;
 }
-
-std::string fixed(double v, int decimals) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return buf;
-}
-
-std::string ratio(double v) { return fixed(v, v >= 10 ? 0 : 1) + "×"; }
-
-std::string percent(double fraction) { return fixed(fraction * 100, 0) + "%"; }
 
 }  // namespace pipescope::lessons

@@ -139,24 +139,23 @@ nlohmann::json to_json(const lesson& l, const lesson_result& r) {
 }
 
 std::string story_text(const lesson& l, const lesson_result& r) {
-    std::ostringstream out;
-    out << l.title() << "\n(seeds " << l.seeds() << "; P=" << r.data.opts.workers << ", size " << r.data.opts.size
-        << ")\n\n";
+    std::string out;
+    out += fmt::format("{}\n(seeds {}; P={}, size {})\n\n", l.title(), l.seeds(), r.data.opts.workers, r.data.opts.size);
     for (std::size_t i = 0; i < r.told.steps.size(); ++i) {
         const step& s = r.told.steps[i];
-        out << i + 1 << ". " << s.title << "  [view: " << s.move.view << "]\n   " << wrapped(s.text, 96, 3) << "\n\n";
+        out += fmt::format("{}. {}  [view: {}]\n   {}\n\n", i + 1, s.title, s.move.view, wrapped(s.text, 96, 3));
     }
-    out << "Findings (measured from the traces, next to the paper):\n";
+    out += "Findings (measured from the traces, next to the paper):\n";
     for (const finding& f : r.told.findings) {
-        out << "  " << (f.holds ? "holds   " : "not here") << "  " << wrapped(f.what + ": " + f.shown, 86, 12) << "\n"
-            << "            paper: " << wrapped(f.paper, 79, 19) << "\n";
-        if (!f.holds && !f.why_not.empty()) out << "            why:   " << wrapped(f.why_not, 79, 19) << "\n";
+        out += fmt::format("  {}  {}\n", f.holds ? "holds   " : "not here", wrapped(f.what + ": " + f.shown, 86, 12));
+        out += fmt::format("            paper: {}\n", wrapped(f.paper, 79, 19));
+        if (!f.holds && !f.why_not.empty()) out += fmt::format("            why:   {}\n", wrapped(f.why_not, 79, 19));
     }
     for (const refusal& f : r.data.refusals)
-        out << "  " << f.spec.workload << " under " << f.spec.policy << ": "
-            << (f.reason.empty() ? "accepted" : "refused — " + f.reason) << "\n";
-    out << "\nTraces and lesson.json: " << r.dir.string() << "\n";
-    return out.str();
+        out += fmt::format("  {} under {}: {}\n", f.spec.workload, f.spec.policy,
+                           f.reason.empty() ? "accepted" : "refused — " + f.reason);
+    out += fmt::format("\nTraces and lesson.json: {}\n", r.dir.string());
+    return out;
 }
 
 }  // namespace pipescope::lessons

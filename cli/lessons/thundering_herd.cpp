@@ -186,7 +186,7 @@ double ratio_of(double a, double b) { return b > 0 ? a / b : (a > 0 ? 1e9 : 1); 
 std::string count(unsigned n, const std::string& noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
 
 // "1.2%" for small shares, where percent() would print 0% or 1%.
-std::string share(double fraction) { return fixed(fraction * 100, fraction < 0.1 ? 1 : 0) + "%"; }
+std::string share(double fraction) { return percent(fraction, fraction < 0.1 ? 1 : 0); }
 
 // A 2 ms window of run r where every worker ran the most nodes (so the zoomed timeline shows work,
 // not a worker the OS had descheduled), as fractions of the aligned axis of length `longest`.
