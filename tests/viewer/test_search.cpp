@@ -137,6 +137,18 @@ TEST_CASE("search: stepping with Enter and Shift+Enter", "[viewer][search]") {
     CHECK(s.step(false, 0) == search_state::none);
     s.update(d, "", true);
     CHECK(s.counter().empty());
+
+    // Other files under the same text (closed and opened): searched again, no stale match.
+    s.update(d, "idle", true);
+    s.step(false, 0);
+    REQUIRE(s.current == 0);
+    d.clear();
+    d.add(load_file(fs::path(PIPESCOPE_SOURCE_DIR) / "traces" / "ray-1-gramps.pftrace"));
+    s.update(d, "idle", true);
+    CHECK(s.current == search_state::none);
+    for (const auto& m : s.matches) CHECK(holds(d, m.file, m.ev));
+    CHECK(!holds(d, 1, s.matches.empty() ? tm::event_ref{} : s.matches[0].ev));
+    CHECK(!holds(d, 0, {0, 1u << 30, false}));
 }
 
 TEST_CASE("search: a stage's name from the run metadata finds its nodes", "[viewer][search]") {

@@ -14,6 +14,12 @@ std::vector<flow_link> flows_of(const loaded_file& f, const tm::event_ref& e) {
     return out;
 }
 
+bool holds(const document& d, std::uint32_t file, const tm::event_ref& e) {
+    if (file >= d.files.size() || !e.valid() || e.track >= d.files[file]->model.tracks.size()) return false;
+    const tm::track& t = d.files[file]->model.tracks[e.track];
+    return e.index < (e.is_instant ? t.instants.size() : t.slices.size());
+}
+
 std::uint32_t run_of(const document& d, std::uint32_t file, std::uint32_t track) {
     for (std::uint32_t r = 0; r < d.runs.size(); ++r) {
         const run_ref& rr = d.runs[r];

@@ -31,6 +31,9 @@ struct flow_link {
 // O(flows): called when the selection changes, not per frame.
 std::vector<flow_link> flows_of(const loaded_file& f, const tm::event_ref& e);
 
+// Whether the document has event `e` of file `file` (a reference kept across files being closed).
+bool holds(const document& d, std::uint32_t file, const tm::event_ref& e);
+
 // The run (index into document::runs) that shows `track` of `file`, or no_index.
 std::uint32_t run_of(const document& d, std::uint32_t file, std::uint32_t track);
 

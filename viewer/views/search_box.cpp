@@ -39,6 +39,7 @@ void search_box::step(view_context& ctx, bool backwards) {
     const std::size_t i = st.search.step(backwards, backwards ? st.vp.t1() : st.vp.t0);
     if (i == search_state::none) return;
     const search_match& m = st.search.matches[i];
+    if (!holds(ctx.doc, m.file, m.ev)) return;   // the files changed since the search (it runs again next frame)
     st.select(ctx.doc, {m.file, m.ev});
     if (auto range = selection_range(ctx.doc, st.sel, st.align_runs)) st.bring_into_view(*range);
 }
