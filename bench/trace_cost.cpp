@@ -5,7 +5,7 @@
 //   2. run time with tracing off vs on, for fine-grained pipe-fib (one bit per stage), pipe-fib-256
 //      and a coarse serial–parallel–serial pipeline (50 µs per item), on P = 1 and 2 workers.
 //      "record": a consumer drains full chunks and discards them (the recording cost alone);
-//      "record+write": the CLI's path, the streaming Perfetto writer compressing into a file.
+//      "record+write": the CLI's path (trace_session), the streaming Perfetto writer compressing into a file.
 //      Both drain as the CLI does (trace::drain_thread: lazily, when half the pool is full), so a
 //      run whose events fit in half the pool is timed without the writer at work;
 //   3. the writer: bytes per event with and without compression (at each level of --levels), and
@@ -18,6 +18,7 @@
 #include <pipescope/trace/drain_thread.hpp>
 #include <pipescope/trace/perfetto_writer.hpp>
 #include <pipescope/trace/recorder.hpp>
+#include <pipescope/trace_session.hpp>
 #include <pipescope/workloads/pipe_fib.hpp>
 
 #include <algorithm>
@@ -101,29 +102,27 @@ traced_run run_once(scheduler& s, const program& p, tracing mode) {
         out.seconds = bench::time_seconds([&] { p.run(s); });
         return out;
     }
-    trace::recorder rec(s.workers(), 64u << 20);
-    const auto path = std::filesystem::temp_directory_path() / "pipescope-bench-trace-cost.pftrace";
-    std::optional<trace::perfetto_writer> writer;
-    trace::recorder::sink_fn sink = [&](unsigned, const trace::event_record*, std::size_t k) { out.events += k; };
-    if (mode == tracing::record_and_write) {
-        writer.emplace(path);
-        writer->begin_run({p.name, s.workers(), "{}", {}}, trace::run_clock::calibrating(rec.start_clock()));
-        sink = [&](unsigned w, const trace::event_record* r, std::size_t k) {
-            out.events += k;
-            writer->add_chunk(w, r, k);
-        };
+    if (mode == tracing::record_and_write) {   // what `pipescope run -o` and PIPESCOPE_TRACE do
+        const auto path = std::filesystem::temp_directory_path() / "pipescope-bench-trace-cost.pftrace";
+        trace_session session(s, path, {.name = p.name, .loops_are_runs = false});
+        session.begin_run({.name = p.name, .metadata_json = "{}"});
+        out.seconds = bench::time_seconds([&] { p.run(s); });
+        session.end_run();
+        session.close();
+        out.events = session.stats().records;
+        out.dropped = session.dropped_events();
+        std::filesystem::remove(path);
+        return out;
     }
+    // Recording alone: the same lazy drain into a sink that discards.
+    trace::recorder rec(s.workers(), 64u << 20);
+    const trace::recorder::sink_fn sink = [&](unsigned, const trace::event_record*, std::size_t k) { out.events += k; };
     s.attach_recorder(&rec);
-    std::optional<trace::drain_thread> consumer(std::in_place, rec, sink);   // as the CLI drains
+    std::optional<trace::drain_thread> consumer(std::in_place, rec, sink);
     out.seconds = bench::time_seconds([&] { p.run(s); });
     s.attach_recorder(nullptr);
     consumer->stop();
     rec.flush(sink);
-    if (writer) {
-        writer->end_run();
-        writer->finish();
-        std::filesystem::remove(path);
-    }
     out.dropped = rec.dropped_total();
     return out;
 }

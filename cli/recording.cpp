@@ -1,9 +1,7 @@
 // Running and recording a workload (recording.hpp).
 #include "recording.hpp"
 
-#include <pipescope/trace/drain_thread.hpp>
-#include <pipescope/trace/perfetto_writer.hpp>
-#include <pipescope/trace/recorder.hpp>
+#include <pipescope/trace_session.hpp>
 #include <pipescope/trace/vocabulary.hpp>
 #include <pipescope/workloads/machine.hpp>
 
@@ -14,8 +12,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <memory>
-#include <thread>
+#include <optional>
 
 namespace pipescope::cli {
 
@@ -85,111 +82,43 @@ std::string run_metadata(const pipescope::scheduler& sched, const run_args& args
     const ws::program_info program = workload.program(args.request);
     if (program.kind == vocab::graph_program) return graph_metadata(sched, args, workload, program, reference_seconds);
     nlohmann::json meta = common_metadata(sched, args, workload, program, reference_seconds);
-    meta["program"]["K"] = pipescope::effective_throttle(options, sched.workers());
-    meta["program"]["lazy_enabling"] = options.lazy_enabling;
-    meta["program"]["dependency_folding"] = options.dependency_folding;
-    if (vocab::classify_policy(options.policy) == vocab::policy_family::bound_threads) {
-        // Its threads per parallel stage and Queue_size, defaults resolved. It has no throttle: the
-        // queues bound what is in flight, so the DAG gets no throttling edges (no K).
-        meta["program"].erase("K");
-        meta["program"]["c"] = pipescope::effective_stage_threads(options, sched.workers());
-        meta["program"]["queue"] = pipescope::effective_queue_size(options);
-    }
+    // How the loop is scheduled, as the runtime's sessions describe any pipe_while (K, lazy enabling,
+    // dependency folding; bind-to-stage's c and Queue_size instead of K); the stages stay the workload's.
+    const nlohmann::json loop = nlohmann::json::parse(pipescope::pipeline_program_json(options, sched.workers()));
+    for (const char* key : {"K", "lazy_enabling", "dependency_folding", "c", "queue"})
+        if (loop.contains(key)) meta["program"][key] = loop[key];
     return meta.dump();
 }
 
-// Records a run into a Perfetto trace: a recorder attached to the scheduler, a thread draining
-// full chunks into the writer while the run goes on (bounded memory), the rest at the end.
-class trace_session {
-public:
-    trace_session(pipescope::scheduler& sched, const run_args& args, const ws::workload& workload)
-        : sched_(sched), recorder_(sched.workers(), args.trace_buffer_mib << 20),
-          writer_(std::filesystem::path(args.trace_path), {args.trace_compress, 1, args.counter_quantum_ns}),
-          trace_path_(args.trace_path), buffer_mib_(args.trace_buffer_mib), args_(args), workload_(workload) {
-        recorder_.set_detail(args.trace_detail);
+// The run `pipescope run -o` records: the measured run only (the serial reference and warm-ups are
+// not), described by the workload (docs/tracing.md, "Metadata").
+pipescope::trace::run_info measured_run(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
+                                        double reference_seconds) {
+    const ws::program_info program = workload.program(args.request);
+    pipescope::trace::run_info run;
+    run.name = workload.name() + " \u00b7 " + args.request.policy + " \u00b7 P=" + std::to_string(sched.workers());
+    run.metadata_json = run_metadata(sched, args, workload, reference_seconds);
+    run.counters = program.counters;
+    // The workloads name their stages "stage j · what it does": the slices get the "what".
+    for (std::size_t j = 0; j < program.stages.size(); ++j) {
+        std::string name = program.stages[j].name;
+        const std::string prefix = vocab::numbered(vocab::stage_prefix, j) + std::string(vocab::stage_name_infix);
+        if (vocab::starts_with(name, prefix)) name.erase(0, prefix.size());
+        run.stage_names.push_back(std::move(name));
     }
-    ~trace_session() {
-        if (drainer_) {   // the run failed: stop recording; the writer drops its temporary file
-            sched_.attach_recorder(nullptr);
-            drainer_.reset();
-        }
-    }
+    return run;
+}
 
-    // Starts recording: called right before the measured run (run_request::on_measured_start).
-    void start(double reference_seconds) {
-        // Attach first: attaching waits for every worker to pass a safe point (waking parked ones),
-        // which can take milliseconds that belong to no run. The clock starts once it is done.
-        sched_.attach_recorder(&recorder_);
-        recorder_.restart_clock();
-        started_ = true;
-        writer_.begin_run({workload_.name() + " · " + args_.request.policy + " · P=" + std::to_string(sched_.workers()),
-                           sched_.workers(), run_metadata(sched_, args_, workload_, reference_seconds),
-                           workload_.program(args_.request).counters},
-                          pipescope::trace::run_clock::calibrating(recorder_.start_clock()));
-        drainer_.emplace(recorder_, writer_.sink());
-    }
-
-    // Writes the trace file; returns the line that describes it.
-    std::string finish() {
-        if (!started_)
-            throw std::logic_error("workload " + workload_.name() + " never called on_measured_start: nothing was recorded");
-        sched_.attach_recorder(nullptr);   // the workers stop recording
-        drainer_->stop();                   // rethrows a failure of the writer (e.g. the disk is full)
-        drainer_.reset();
-        recorder_.flush(writer_.sink());
-        writer_.end_run();
-        writer_.finish();
-        const auto& st = writer_.stats();
-        char line[512];
-        std::snprintf(line, sizeof line,
-                      "  trace     %s: %llu slices, %llu flows, %llu counter values; %.1f MB, %.2f bytes per event\n",
-                      trace_path_.c_str(), (unsigned long long)st.slices, (unsigned long long)st.flows,
-                      (unsigned long long)st.counter_values, static_cast<double>(st.bytes) / 1e6,
-                      st.records ? static_cast<double>(st.bytes) / static_cast<double>(st.records + 2 * (st.folded_nodes - st.folded_runs)) : 0.0);
-        std::string out = line;
-        if (st.folded_runs) {
-            // Bytes per event above count a folded run as the 2 x nodes events it replaces.
-            std::snprintf(line, sizeof line,
-                          "  detail    %s: %llu folded runs hold %llu nodes; %.2f bytes per record written "
-                          "(docs/tracing.md, \"Detail levels\")\n",
-                          std::string(pipescope::trace::to_string(args_.trace_detail)).c_str(),
-                          (unsigned long long)st.folded_runs, (unsigned long long)st.folded_nodes,
-                          st.records ? static_cast<double>(st.bytes) / static_cast<double>(st.records) : 0.0);
-            out += line;
-        }
-        // Perfetto's trace processor in a browser tab (WebAssembly, at most 4 GiB) needs about 600 bytes per
-        // event: measured with the v52 build, 1.39 M slices took 0.79 GB and 5.03 M slices 3.1 GB, and
-        // a file of 8 M slices ran out of memory (docs/tracing.md, "What the Perfetto UI can open").
-        constexpr std::uint64_t ui_event_limit = 4'000'000;
-        if (const std::uint64_t events = st.slices + st.instants + st.counter_values + st.flows; events > ui_event_limit) {
-            std::snprintf(line, sizeof line,
-                          "  WARNING   %.1f M events: the Perfetto UI in a browser is unlikely to load this file (about "
-                          "%.0f M is its limit); record with --trace-detail folded, or a shorter run, or open it "
-                          "with Perfetto's native trace_processor (trace_processor --httpd) or pipescope-viewer\n",
-                          static_cast<double>(events) / 1e6, static_cast<double>(ui_event_limit) / 1e6);
-            out += line;
-        }
-        if (const auto lost = recorder_.dropped_total()) {
-            std::snprintf(line, sizeof line,
-                          "  WARNING   %llu events were dropped: the writer fell behind the workers (the trace marks "
-                          "where); a bigger --trace-buffer (now %zu MiB) holds more\n",
-                          (unsigned long long)lost, buffer_mib_);
-            out += line;
-        }
-        return out;
-    }
-
-private:
-    pipescope::scheduler& sched_;
-    pipescope::trace::recorder recorder_;
-    pipescope::trace::perfetto_writer writer_;
-    std::string trace_path_;
-    std::size_t buffer_mib_;
-    const run_args& args_;
-    const ws::workload& workload_;
-    bool started_ = false;
-    std::optional<pipescope::trace::drain_thread> drainer_;   // while recording
-};
+pipescope::trace_session_options session_options(const run_args& args, const ws::workload& workload) {
+    pipescope::trace_session_options o;
+    o.name = workload.name();
+    o.detail = args.trace_detail;
+    o.buffer_mib = args.trace_buffer_mib;
+    o.compress = args.trace_compress;
+    o.counter_quantum_ns = args.counter_quantum_ns;
+    o.loops_are_runs = false;   // the measured run is the run, whatever loops it holds
+    return o;
+}
 
 void print_graph_stats(const pipescope::graph::run_stats& g) {
     std::printf("  graph     %llu instances, %llu resumptions, %llu preemptions, %llu blocked; peak footprint "
@@ -225,16 +154,29 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
 
     pipescope::scheduler sched({args.workers});
     ws::run_request request = args.request;
-    const bool recording = !args.trace_path.empty() && args.trace;
-    std::unique_ptr<trace_session> session;
-    if (recording) {
-        session = std::make_unique<trace_session>(sched, args, *w);
-        request.on_measured_start = [&session](double reference_seconds) { session->start(reference_seconds); };
-    }
+    // Opened when the measured run starts, so a run refused before it (a bad parameter) leaves no file.
+    std::optional<pipescope::trace_session> session;
+    if (!args.trace_path.empty() && args.trace)
+        request.on_measured_start = [&](double reference_seconds) {
+            session.emplace(sched, args.trace_path, session_options(args, *w));
+            session->begin_run(measured_run(sched, args, *w, reference_seconds));
+        };
     request.cancel = cancel;
     recorded_run r;
-    r.report = w->run(sched, request);
-    r.trace_line = session ? session->finish() : "";
+    try {
+        r.report = w->run(sched, request);
+    } catch (const std::exception& e) {
+        // The run failed (a stage threw): the trace still ends whole, its summary says how.
+        if (session && session->run_open()) session->end_run(std::string("exception: ") + e.what());
+        throw;
+    }
+    if (!args.trace_path.empty() && args.trace) {
+        if (!session)
+            throw std::logic_error("workload " + w->name() + " never called on_measured_start: nothing was recorded");
+        session->end_run(r.report.stats.cancelled ? "cancelled" : "");
+        session->close();
+        r.trace_line = session->report("  trace     ");
+    }
     r.workload = w->name();
     r.policy = request.policy;
     r.workers = sched.workers();

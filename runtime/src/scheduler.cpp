@@ -7,6 +7,8 @@
 
 #include <pipescope/detail/cpu_relax.hpp>
 
+#include <pipescope/trace_session.hpp>
+
 #include <stdexcept>
 #include <string>
 
@@ -283,8 +285,11 @@ void completion_latch::wait(scheduler& s) noexcept {
 
 namespace pipescope {
 
-scheduler::scheduler(scheduler_options options) : impl_(std::make_unique<detail::scheduler_impl>(options.workers)) {}
-scheduler::~scheduler() = default;
+scheduler::scheduler(scheduler_options options) : impl_(std::make_unique<detail::scheduler_impl>(options.workers)) {
+    impl_->set_owner(*this);
+}
+// PIPESCOPE_TRACE's session detaches its recorder, so it ends while the workers still run.
+scheduler::~scheduler() { impl_->close_environment_session(); }
 
 unsigned scheduler::workers() const noexcept { return impl_->size(); }
 

@@ -19,9 +19,16 @@
 #include <thread>
 #include <vector>
 
+namespace pipescope {
+class trace_session;
+}
+
 namespace pipescope::detail {
 
 class scheduler_impl;
+class loop_listener;
+struct loop_start;
+struct loop_finish;
 
 // A source of work that is not on any deque: a pipeline whose suspended iterations may have
 // become ready without anyone pushing them (lazy enabling). Idle workers ask it.
@@ -138,6 +145,19 @@ public:
     trace::event_buffer* acquire_thread_buffer(std::uint64_t role);
     void release_thread_buffer(std::uint64_t role, trace::event_buffer* b);
 
+    // Recording sessions (pipescope/trace_session.hpp, loop_listener.hpp). At most one listener;
+    // set and cleared while no loop runs. enter_loop returns whether the loop was started from
+    // outside the pool (then leave_loop must be told so); the first such loop of a scheduler whose
+    // process has PIPESCOPE_TRACE set and no session of its own starts the environment's session.
+    void set_loop_listener(loop_listener* l);
+    bool enter_loop(const loop_start& loop);
+    void leave_loop(bool from_outside, const loop_finish& end) noexcept;
+    // The session PIPESCOPE_TRACE asked for (recording/environment.cpp); closed before the workers stop.
+    void close_environment_session() noexcept;
+    // The public face of this scheduler (sessions are made on it).
+    scheduler& owner() noexcept { return *owner_; }
+    void set_owner(scheduler& s) noexcept { owner_ = &s; }
+
 private:
     struct alignas(64) source_entry {
         std::atomic<idle_work_source*> source{nullptr};
@@ -162,6 +182,13 @@ private:
     std::multimap<std::uint64_t, trace::event_buffer*> free_thread_buffers_;
     std::array<source_entry, 64> sources_;
     std::atomic<int> registered_{0};
+
+    scheduler* owner_ = nullptr;
+    std::mutex loops_mutex_;
+    int loops_from_outside_ = 0;          // under loops_mutex_
+    loop_listener* listener_ = nullptr;   // under loops_mutex_
+    std::once_flag environment_checked_;
+    std::unique_ptr<pipescope::trace_session> environment_session_;
 };
 
 // The futex-based primitives behind parking.

@@ -197,7 +197,7 @@ public:
         stats_.records += count;
     }
 
-    void write_end(proto::writer& w) {
+    void write_end(std::string_view outcome, proto::writer& w) {
         for (worker_state& ws : workers_) flush_counters(ws, w);
         std::uint64_t end_ts = clock_.start_ns();
         for (const worker_state& ws : workers_) end_ts = std::max(end_ts, ws.last_ts);
@@ -217,6 +217,7 @@ public:
             .arg(arg_key::flows, stats_.flows)
             .arg(arg_key::counter_values, stats_.counter_values)
             .arg(arg_key::dropped_events, stats_.dropped_events);
+        if (!outcome.empty()) e.text(arg_key::outcome, outcome);
         emit(run_seq_, e, w);
     }
 
@@ -315,13 +316,19 @@ private:
                 ++folded_names_;
                 // read as a node of stage j by name
                 return v::numbered(v::stage_prefix, first_stage,
-                                   one_stage ? v::numbered(v::fold_times, fold.c) : v::numbered(v::fold_dash, fold.b));
+                                   one_stage ? named_suffix(first_stage) + v::numbered(v::fold_times, fold.c)
+                                             : v::numbered(v::fold_dash, fold.b));
             });
         return names_.keyed((6ull << 60) | first_stage, [&] { return v::numbered(v::stage_prefix, first_stage, v::fold_suffix); });
     }
 
     std::uint32_t stage_name(std::uint64_t stage) {
-        return names_.keyed(stage, [&] { return v::numbered(v::stage_prefix, stage); });
+        return names_.keyed(stage, [&] { return v::numbered(v::stage_prefix, stage, named_suffix(stage)); });
+    }
+    // " · decode" when the program named stage j (run_info::stage_names), else nothing.
+    std::string named_suffix(std::uint64_t stage) const {
+        if (stage >= info_.stage_names.size() || info_.stage_names[stage].empty()) return {};
+        return std::string(v::stage_name_infix) + info_.stage_names[stage];
     }
     std::uint32_t waiting_name(std::uint32_t stage) {
         if (stage == final_stage_operand) return n_.waiting_to_retire;
@@ -709,10 +716,10 @@ recorder::sink_fn perfetto_writer::sink() {
     return [this](unsigned worker, const event_record* records, std::size_t count) { add_chunk(worker, records, count); };
 }
 
-void perfetto_writer::end_run() {
+void perfetto_writer::end_run(std::string_view outcome) {
     if (!run_) throw std::logic_error("perfetto_writer: end_run without begin_run");
     proto::writer w(packets_);
-    run_->write_end(w);
+    run_->write_end(outcome, w);
     write_packets(packets_);
     add(stats_, run_->stats());
     run_.reset();

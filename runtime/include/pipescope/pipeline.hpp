@@ -37,6 +37,11 @@ enum class stage_kind : std::uint8_t { serial_in_order, serial_out_of_order, par
 // How a pipe_while loop is scheduled.
 struct pipeline_options {
     std::string policy = "piper";       // a name from pipeline_policies(): "piper", "serial", ...
+    // What a recording (trace_session, PIPESCOPE_TRACE) calls the loop and its stages: the run is
+    // "name · policy · P=n", node slices of stage j are "stage j · stage_names[j]" in the viewer and
+    // the Perfetto UI. Both optional; stages past the end of stage_names keep their number only.
+    std::string name = {};
+    std::vector<std::string> stage_names = {};
     unsigned throttle = 0;              // K, most iterations in flight (tokens); 0 means 4P (seed 001 §10)
     bool lazy_enabling = true;          // seed 001 §9
     bool dependency_folding = true;     // seed 001 §9
@@ -45,7 +50,7 @@ struct pipeline_options {
     // of every iteration has kind declared_stages[j] (stage 0, where the loop condition runs, must
     // be serial_in_order). Iterations may still skip stages. Empty: the structure is decided on
     // the fly, which only the work-stealing policies (piper, serial elision) can run.
-    std::vector<stage_kind> declared_stages;
+    std::vector<stage_kind> declared_stages = {};
     // bind-to-stage (seed 000 §2.1, §4.1): c, the threads of each parallel stage (serial stages get
     // one thread each); 0 means P, the scheduler's worker count. More threads than cores is allowed
     // (oversubscription). 1..1024.
@@ -57,7 +62,7 @@ struct pipeline_options {
     // after the request, the ones in flight unwind at their next stage boundary, and pipe_while
     // returns with pipeline_stats::cancelled set (an exception from a stage still wins: it is
     // rethrown). A token that can never stop (the default) costs nothing.
-    std::stop_token cancel;
+    std::stop_token cancel = {};
 };
 
 // The K a loop runs with on `workers` workers: options.throttle, or 4P when that is 0.

@@ -1,6 +1,8 @@
-// pipescope — everything a program needs: the scheduler, fork-join task groups, pipe_while.
+// pipescope — everything a program needs: the scheduler, fork-join task groups, pipe_while, and
+// trace_session to record it.
 #pragma once
 
 #include <pipescope/pipeline.hpp>
 #include <pipescope/scheduler.hpp>
 #include <pipescope/task_group.hpp>
+#include <pipescope/trace_session.hpp>

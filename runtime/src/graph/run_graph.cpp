@@ -1,5 +1,6 @@
 // graph::run: checks the program and the options, and hands the run to the policy that schedules it.
 #include "engine.hpp"
+#include "../loop_listener.hpp"
 
 #include <optional>
 #include <stop_token>
@@ -143,15 +144,20 @@ run_stats run(scheduler& s, const program& g, const run_options& options) {
     detail::policy_params params(options.policy, options.params);
     std::unique_ptr<detail::graph_policy> policy = entry.make(params, options.seed);
     params.reject_unknown();
-    detail::graph_engine engine(s, g, policy->configure(g, s.workers()));
-    {
-        // Destroyed before the engine: ~stop_callback waits for a callback running elsewhere.
-        std::optional<std::stop_callback<cancel_engine>> on_cancel;
-        if (options.cancel.stop_possible()) on_cancel.emplace(options.cancel, cancel_engine{&engine});
-        policy->run(engine);
-    }
-    engine.rethrow_if_failed();
-    return engine.stats();
+    // A recording session makes the run a run of its trace (trace_session.hpp): it begins before the
+    // engine exists, so the engine sees the recorder, and ends after the engine's last work.
+    pipescope::detail::loop_scope loop(s.impl(), {.graph = &g, .graph_options = &options});
+    return loop.run([&] {
+        detail::graph_engine engine(s, g, policy->configure(g, s.workers()));
+        {
+            // Destroyed before the engine: ~stop_callback waits for a callback running elsewhere.
+            std::optional<std::stop_callback<cancel_engine>> on_cancel;
+            if (options.cancel.stop_possible()) on_cancel.emplace(options.cancel, cancel_engine{&engine});
+            policy->run(engine);
+        }
+        engine.rethrow_if_failed();
+        return engine.stats();
+    });
 }
 
 }  // namespace pipescope::graph

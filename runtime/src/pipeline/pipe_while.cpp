@@ -2,6 +2,7 @@
 #include "bind_to_stage.hpp"
 #include "piper.hpp"
 #include "piper_earliest.hpp"
+#include "../loop_listener.hpp"
 #include "../trace_hooks.hpp"
 #include "serial.hpp"
 #include "tbb_tokens.hpp"
@@ -217,7 +218,11 @@ pipeline_stats pipe_while(scheduler& s, const pipe_condition& condition, const p
     if (!body) throw std::invalid_argument("pipe_while: the iteration body is empty");
     std::string known;
     for (const auto& p : policies) {
-        if (p.name == options.policy) return p.run(s, condition, body, options);
+        if (p.name == options.policy) {
+            // A recording session makes the loop a run of its trace (trace_session.hpp).
+            detail::loop_scope loop(s.impl(), {.pipeline = &options});
+            return loop.run([&] { return p.run(s, condition, body, options); });
+        }
         known += (known.empty() ? "" : ", ") + std::string(p.name);
     }
     throw std::invalid_argument("pipe_while: unknown policy '" + options.policy + "' (known: " + known + ")");

@@ -1,10 +1,13 @@
 // Package test: a program built against the *installed* pipescope. Runs a real pipe_while
-// (under both policies) and a fork-join task_group, and compares with serially computed values.
+// (under both policies) and a fork-join task_group, and compares with serially computed values; then
+// records a named pipeline with trace_session and reads the trace back.
 #include <pipescope/pipescope.hpp>
+#include <pipescope/trace/trace_model.hpp>
 
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <string>
 
 namespace {
@@ -18,13 +21,12 @@ std::uint64_t serial_sum_of_squares(std::uint64_t n) {
 }
 
 // Three stages: read the next number (serial), square it (parallel), add it up in order (serial).
-bool check_pipeline(pipescope::scheduler& sched, const std::string& policy) {
+bool check_pipeline(pipescope::scheduler& sched, const std::string& policy, pipescope::pipeline_options options = {}) {
     std::uint64_t next = 0;
     std::uint64_t expected_in_order = 0;
     std::uint64_t out_of_order = 0;
     std::uint64_t sum = 0;
 
-    pipescope::pipeline_options options;
     options.policy = policy;
     const pipescope::pipeline_stats stats = pipescope::pipe_while(
         sched, [&] { return next < n_items; },
@@ -75,6 +77,29 @@ bool check_task_group(pipescope::scheduler& sched) {
     return ok;
 }
 
+// Records a named pipeline through the installed trace_session and reads the file back with the
+// installed trace model: one run, named as the program named it, its node slices named too.
+bool check_recording(pipescope::scheduler& sched) {
+    const std::filesystem::path path = std::filesystem::temp_directory_path() / "pipescope-consumer.pftrace";
+    {
+        pipescope::trace_session rec(sched, path, {.name = "consumer", .detail = pipescope::trace::trace_detail::nodes});
+        pipescope::pipeline_options options;
+        options.name = "squares";
+        options.stage_names = {"next", "square", "sum"};
+        if (!check_pipeline(sched, "piper", options)) return false;
+    }
+    const pipescope::trace::trace_model m = pipescope::trace::load_trace_file(path);
+    std::uint64_t named = 0;
+    for (const auto& t : m.tracks)
+        for (const auto& s : t.slices) named += m.str(s.name) == "stage 1 \u00b7 square";
+    const bool ok = m.problems.empty() && m.runs.size() == 1 && m.runs[0].name == "squares \u00b7 piper \u00b7 P=4" &&
+                    named == n_items;
+    std::printf("trace_session: %s holds %zu run(s), %llu nodes named 'stage 1 \u00b7 square': %s\n", path.c_str(),
+                m.runs.size(), static_cast<unsigned long long>(named), ok ? "ok" : "MISMATCH");
+    std::filesystem::remove(path);
+    return ok;
+}
+
 }  // namespace
 
 int main() {
@@ -85,6 +110,7 @@ int main() {
         ok = check_pipeline(sched, "piper") && ok;
         ok = check_pipeline(sched, "serial") && ok;
         ok = check_task_group(sched) && ok;
+        ok = check_recording(sched) && ok;
         std::puts(ok ? "package consumer: all checks passed" : "package consumer: FAILED");
         return ok ? 0 : 1;
     } catch (const std::exception& e) {

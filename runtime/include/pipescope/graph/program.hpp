@@ -338,9 +338,9 @@ struct run_options {
     std::string policy = "gramps";   // a name from policies()
     // Named parameters of the policy ("preempt" = 32, "buffers" = packet-stealing, "config" = qes+pss+prs,
     // "C" = 10000, "profile" = path, ...): see policies() and docs/runtime.md. Unknown keys are an error.
-    std::vector<std::pair<std::string, std::string>> params;
+    std::vector<std::pair<std::string, std::string>> params = {};
     std::uint64_t seed = 1;          // randomised policies (DANBI's PSS/PRS, steal victims)
-    std::stop_token cancel;          // as pipeline_options::cancel
+    std::stop_token cancel = {};     // as pipeline_options::cancel
 };
 
 struct queue_run_stats {

@@ -39,15 +39,19 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pipescope::trace {
 
 struct run_info {
-    std::string name;                    // "workload · policy · P=n"
+    std::string name = {};               // "workload · policy · P=n"
     unsigned workers = 0;
-    std::string metadata_json;           // the "metadata" annotation of the run's "run" instant
-    std::vector<std::string> counters;   // names of the counter tracks `counter` records refer to by index
+    std::string metadata_json = {};      // the "metadata" annotation of the run's "run" instant
+    std::vector<std::string> counters = {};   // names of the counter tracks `counter` records refer to by index
+    // Names of the stages by number (may be shorter than the program or empty): node slices of stage
+    // j are "stage j · stage_names[j]" (vocab::stage_name_infix) instead of "stage j".
+    std::vector<std::string> stage_names = {};
 };
 
 struct writer_options {
@@ -96,8 +100,9 @@ public:
     void add_chunk(unsigned worker, const event_record* records, std::size_t count);
     // A recorder sink that forwards to add_chunk.
     recorder::sink_fn sink();
-    // Closes the slices still open and writes the run's summary.
-    void end_run();
+    // Closes the slices still open and writes the run's summary; a non-empty `outcome` (how the run
+    // ended when it did not complete: "cancelled", "exception: ...") goes into it.
+    void end_run(std::string_view outcome = {});
     // Flushes; for a path, renames the temporary file into place. Throws on I/O errors.
     void finish();
 

@@ -47,6 +47,7 @@ track_name classify_track(std::string_view name);
 // Slices (worker tracks: nodes and scheduler states; line tracks: an iteration's states)
 
 inline constexpr std::string_view stage_prefix = "stage ";          // node slice of stage j: "stage j"
+inline constexpr std::string_view stage_name_infix = " \u00b7 ";    // ... of a named stage: "stage j · decode"
 inline constexpr std::string_view fold_times = " \u00d7";           // folded instances of one stage: "stage j ×n"
 inline constexpr std::string_view fold_dash = "\u2013";             // folded stages of one iteration: "stage j–k"
 inline constexpr std::string_view fold_suffix = " (folded)";        // folded, past the writer's bound of distinct names
@@ -155,6 +156,7 @@ enum class arg_key : std::uint8_t {
     nodes,            // folded node slice / trace detail: nodes
     last_iteration,   // folded node slice: its last iteration
     last_stage,       // folded node slice: its last stage
+    outcome,          // run summary: how a run that did not complete ended ("cancelled", "exception: ...")
     count_
 };
 inline constexpr std::string_view arg_names[] = {
@@ -162,6 +164,7 @@ inline constexpr std::string_view arg_names[] = {
     "live",      "K",       "dropped", "workers", "name",   "metadata", "slices",        "instants",
     "flows",     "counter_values", "dropped_events", "value", "task", "resumed_at", "suspended",
     "queue",     "packets", "elements", "granted", "published", "nodes", "last_iteration", "last_stage",
+    "outcome",
 };
 static_assert(std::size(arg_names) == static_cast<std::size_t>(arg_key::count_));
 constexpr std::string_view key(arg_key k) { return arg_names[static_cast<std::size_t>(k)]; }

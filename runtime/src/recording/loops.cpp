@@ -1,0 +1,70 @@
+// Loops as runs (loop_listener.hpp): which loops a recording session hears of, and
+// PIPESCOPE_TRACE's session, made at the first loop of a scheduler that has none.
+#include "../loop_listener.hpp"
+#include "environment.hpp"
+
+#include <pipescope/trace_session.hpp>
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace pipescope::detail {
+
+void loop_scope::failed(std::exception_ptr e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+        finish_.outcome = std::string("exception: ") + x.what();
+    } catch (...) {
+        finish_.outcome = "exception: (not a std::exception)";
+    }
+}
+
+void scheduler_impl::set_loop_listener(loop_listener* l) {
+    std::lock_guard lock(loops_mutex_);
+    if (l && listener_ && listener_ != l) throw std::logic_error("trace_session: this scheduler already has a recording session");
+    if (l && loops_from_outside_ > 0) throw std::logic_error("trace_session: opened while a loop runs on its scheduler");
+    listener_ = l;
+}
+
+bool scheduler_impl::enter_loop(const loop_start& loop) {
+    if (current()) return false;   // nested in a stage: part of the run that is open
+    std::call_once(environment_checked_, [&] {
+        // Not under loops_mutex_: the session registers itself as the listener.
+        bool has_listener;
+        {
+            std::lock_guard lock(loops_mutex_);
+            has_listener = listener_ != nullptr;
+        }
+        if (!has_listener) environment_session_ = open_environment_session(*this);
+    });
+    std::lock_guard lock(loops_mutex_);
+    if (++loops_from_outside_ == 1 && listener_) {
+        try {
+            listener_->loop_started(loop);
+        } catch (...) {
+            --loops_from_outside_;
+            throw;
+        }
+    }
+    return true;
+}
+
+void scheduler_impl::leave_loop(bool from_outside, const loop_finish& end) noexcept {
+    if (!from_outside) return;
+    std::lock_guard lock(loops_mutex_);
+    if (--loops_from_outside_ == 0 && listener_) listener_->loop_finished(end);
+}
+
+void scheduler_impl::close_environment_session() noexcept {
+    if (!environment_session_) return;
+    try {
+        environment_session_->close();
+        report_environment_session(*environment_session_);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "pipescope: PIPESCOPE_TRACE: %s\n", e.what());
+    }
+    environment_session_.reset();
+}
+
+}  // namespace pipescope::detail

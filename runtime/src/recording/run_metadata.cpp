@@ -1,0 +1,148 @@
+// Metadata of the runs a trace_session records on its own (run_metadata.hpp).
+#include "run_metadata.hpp"
+
+#include <pipescope/trace/vocabulary.hpp>
+#include <pipescope/trace_session.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <thread>
+
+namespace pipescope::detail {
+
+namespace {
+
+namespace vocab = trace::vocab;
+using json = nlohmann::json;
+
+// The program's stages as the viewer and the analysis read them: "stage j · name" (or "stage j").
+json stage_entry(std::size_t j, const std::string& name, const char* kind, const std::string& note) {
+    std::string label = vocab::numbered(vocab::stage_prefix, j);
+    if (!name.empty()) label += std::string(vocab::stage_name_infix) + name;
+    return {{"index", j}, {"name", label}, {"kind", kind}, {"note", note}};
+}
+
+const char* kind_name(stage_kind k) {
+    switch (k) {
+        case stage_kind::serial_in_order: return "serial";
+        case stage_kind::serial_out_of_order: return "serial out of order";
+        case stage_kind::parallel: return "parallel";
+    }
+    return "parallel";
+}
+
+json common(const std::string& policy, unsigned workers, const session_settings& s, json program) {
+    return {{"format", "pipescope-run/1"},
+            {"workload", s.name},
+            {"policy", policy},
+            {"workers", workers},
+            {"params", json::array()},
+            {"recorded_by", "trace_session"},
+            {"trace", {{"detail", trace::to_string(s.detail)},
+                       {"fold_below_ns", trace::default_fold_below_ns},
+                       {"counter_quantum_ns", s.counter_quantum_ns}}},
+            {"program", std::move(program)},
+            {"machine", {{"hardware_threads", std::thread::hardware_concurrency()}}}};
+}
+
+std::string run_name(const std::string& loop_name, const session_settings& s, const char* fallback,
+                     const std::string& policy, unsigned workers) {
+    const std::string& name = !loop_name.empty() ? loop_name : !s.name.empty() ? s.name : std::string(fallback);
+    return name + " \u00b7 " + policy + " \u00b7 P=" + std::to_string(workers);
+}
+
+}  // namespace
+
+trace::run_info pipeline_run(const pipeline_options& options, unsigned workers, const session_settings& s) {
+    session_settings named = s;
+    if (!options.name.empty()) named.name = options.name;
+    if (named.name.empty()) named.name = "pipeline";
+    trace::run_info run;
+    run.name = run_name(options.name, s, "pipeline", options.policy, workers);
+    run.workers = workers;
+    run.stage_names = options.stage_names;
+    run.metadata_json = common(options.policy, workers, named, json::parse(pipeline_program_json(options, workers))).dump();
+    return run;
+}
+
+trace::run_info graph_run(const graph::program& g, const graph::run_options& options, unsigned workers,
+                          const session_settings& s) {
+    session_settings named = s;
+    if (named.name.empty()) named.name = "graph";
+    json stages = json::array();
+    trace::run_info run;
+    for (std::size_t j = 0; j < g.stages().size(); ++j) {
+        const graph::stage_spec& st = g.stages()[j];
+        stages.push_back({{"index", j}, {"name", st.name}, {"kind", st.kind == graph::stage_kind::serial ? "serial" : "parallel"},
+                          {"note", ""}});
+        run.stage_names.push_back(st.name);
+    }
+    run.counters = graph::counter_names(g);
+    const std::vector<bool> unbounded = graph::unbounded_queues(g, options, workers);
+    json queues = json::array();
+    for (graph::queue_id q = 0; q < g.queues().size(); ++q) {
+        const graph::queue_spec& spec = g.queues()[q];
+        json producers = json::array();
+        for (graph::stage_id p : g.producers(q)) producers.push_back(p);
+        queues.push_back({{"index", q},
+                          {"name", spec.name},
+                          {"element_bytes", spec.element_size},
+                          {"packet_elements", spec.shape.packet_elements},
+                          {"capacity_packets", spec.shape.capacity_packets},
+                          {"ordered", spec.shape.ordered},
+                          {"backward", g.backward(q)},
+                          {"unbounded", q < unbounded.size() && unbounded[q]},
+                          {"producers", producers},
+                          {"consumer", g.consumer(q)},
+                          {"counter", run.counters[q]}});
+    }
+    json program = {{"kind", vocab::graph_program},
+                    {"shape", "a stage graph of " + std::to_string(g.stages().size()) + " stages and " +
+                                  std::to_string(g.queues().size()) + " queues"},
+                    {"stages", stages},
+                    {"queues", queues},
+                    // Readers derive the footprint tracks from the queue counters (docs/tracing.md, "Counters").
+                    {"footprint", "sum of queue counters"}};
+    json params = json::array();
+    for (const auto& [key, value] : options.params) params.push_back(key + "=" + value);
+    json meta = common(options.policy, workers, named, std::move(program));
+    meta["params"] = params;
+    meta["seed"] = options.seed;
+    run.name = run_name({}, s, "graph", options.policy, workers);
+    run.workers = workers;
+    run.metadata_json = meta.dump();
+    return run;
+}
+
+}  // namespace pipescope::detail
+
+namespace pipescope {
+
+std::string pipeline_program_json(const pipeline_options& options, unsigned workers) {
+    using detail::json;
+    const std::size_t count = std::max(options.declared_stages.size(), options.stage_names.size());
+    json stages = json::array();
+    for (std::size_t j = 0; j < count; ++j) {
+        const std::string name = j < options.stage_names.size() ? options.stage_names[j] : std::string();
+        const char* kind = j < options.declared_stages.size() ? detail::kind_name(options.declared_stages[j])
+                                                              : "decided per iteration";
+        stages.push_back(detail::stage_entry(j, name, kind, ""));
+    }
+    json program = {{"kind", "pipeline"},
+                    {"shape", options.declared_stages.empty() ? "stages decided on the fly by each iteration (pipe_while)"
+                                                              : "declared stages (construct and run)"},
+                    {"stages", stages},
+                    {"K", effective_throttle(options, workers)},
+                    {"lazy_enabling", options.lazy_enabling},
+                    {"dependency_folding", options.dependency_folding}};
+    if (trace::vocab::classify_policy(options.policy) == trace::vocab::policy_family::bound_threads) {
+        // Threads per parallel stage and Queue_size; no throttle (the queues bound what is in flight).
+        program.erase("K");
+        program["c"] = effective_stage_threads(options, workers);
+        program["queue"] = effective_queue_size(options);
+    }
+    return program.dump();
+}
+
+}  // namespace pipescope

@@ -1,0 +1,28 @@
+// The run metadata a trace_session stores for loops it records on its own (docs/tracing.md,
+// "Metadata"): the same JSON document `pipescope run` writes, less what only a workload knows
+// (its input size, seed and serial reference).
+#pragma once
+
+#include <pipescope/graph/program.hpp>
+#include <pipescope/pipeline.hpp>
+#include <pipescope/trace/perfetto_writer.hpp>
+#include <pipescope/trace/recorder.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace pipescope::detail {
+
+struct session_settings {
+    std::string name;                 // trace_session_options::name ("" -> "pipeline" / "graph")
+    trace::trace_detail detail;
+    std::uint64_t counter_quantum_ns;
+};
+
+// The run a pipe_while loop of `options` on `workers` workers makes: its name, stage names, metadata.
+trace::run_info pipeline_run(const pipeline_options& options, unsigned workers, const session_settings& s);
+// ... and a graph::run of `g`.
+trace::run_info graph_run(const graph::program& g, const graph::run_options& options, unsigned workers,
+                          const session_settings& s);
+
+}  // namespace pipescope::detail

@@ -1,0 +1,188 @@
+// The recording session (pipescope/trace_session.hpp): a recorder attached to the scheduler while
+// a run goes on, a drain thread feeding the streaming writer (bounded memory), the rest flushed at
+// the run's end, and the file renamed into place when the session closes.
+#include <pipescope/trace_session.hpp>
+
+#include "../loop_listener.hpp"
+#include "../scheduler_impl.hpp"
+#include "run_metadata.hpp"
+
+#include <pipescope/trace/drain_thread.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+namespace pipescope {
+
+class trace_session::impl final : public detail::loop_listener {
+public:
+    impl(scheduler& sched, std::filesystem::path path, const trace_session_options& options)
+        : core_(sched.impl()), workers_(sched.workers()), options_(checked(options)), claim_(core_, *this),
+          path_(std::move(path)), recorder_(workers_, options_.buffer_mib << 20),
+          writer_(path_, {options_.compress, 1, options_.counter_quantum_ns}) {
+        recorder_.set_detail(options_.detail);
+    }
+    ~impl() {
+        if (!closed_) {
+            try {
+                close();
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "pipescope: the trace %s could not be written: %s\n", path_.c_str(), e.what());
+            }
+        }
+    }
+
+    void begin_run(trace::run_info run) {
+        if (closed_) throw std::logic_error("trace_session: begin_run after close (" + path_.string() + ")");
+        if (open_) throw std::logic_error("trace_session: begin_run while a run is open (" + path_.string() + ")");
+        run.workers = workers_;
+        // Attach first: attaching waits for every worker to pass a safe point (waking parked ones),
+        // which can take milliseconds that belong to no run. The clock starts once it is done.
+        core_.attach_recorder(&recorder_);
+        recorder_.restart_clock();
+        try {
+            writer_.begin_run(std::move(run), trace::run_clock::calibrating(recorder_.start_clock()));
+        } catch (...) {
+            core_.attach_recorder(nullptr);
+            throw;
+        }
+        open_ = true;
+        drainer_.emplace(recorder_, writer_.sink());
+    }
+
+    void end_run(std::string_view outcome) {
+        if (!open_) throw std::logic_error("trace_session: end_run without an open run (" + path_.string() + ")");
+        open_ = false;
+        core_.attach_recorder(nullptr);   // the workers stop recording
+        struct joined {   // the drain thread is gone however stop() ends
+            std::optional<trace::drain_thread>& d;
+            ~joined() { d.reset(); }
+        } drainer{drainer_};
+        drainer_->stop();                  // rethrows a failure of the writer (e.g. the disk is full)
+        recorder_.flush(writer_.sink());
+        writer_.end_run(outcome);
+    }
+
+    void close() {
+        if (closed_) return;
+        closed_ = true;
+        claim_.release();
+        if (open_) end_run("the session was closed while the run was open");
+        // A run that could not be ended leaves no file: the writer removes its temporary file.
+        if (!failure_.empty())
+            throw std::runtime_error("a run of " + path_.string() + " could not be written: " + failure_);
+        writer_.finish();
+    }
+
+    // loop_listener: each loop started from outside the pool is a run.
+    void loop_started(const detail::loop_start& loop) override {
+        if (!options_.loops_are_runs) return;
+        const detail::session_settings s{options_.name, options_.detail, options_.counter_quantum_ns};
+        begin_run(loop.pipeline ? detail::pipeline_run(*loop.pipeline, workers_, s)
+                                : detail::graph_run(*loop.graph, *loop.graph_options, workers_, s));
+    }
+    void loop_finished(const detail::loop_finish& end) noexcept override {
+        if (!options_.loops_are_runs) return;
+        try {
+            if (open_) end_run(end.outcome);
+        } catch (const std::exception& e) {
+            // The loop's own result must reach its caller; the trace is lost, and close() says so.
+            failure_ = e.what();
+        }
+    }
+
+    std::string report(std::string_view indent) const;
+
+    // The scheduler's one session, from before the file is opened (a refused session must not touch
+    // the file of the one that has it) until close().
+    class claim {
+    public:
+        claim(detail::scheduler_impl& core, impl& session) : core_(&core) { core.set_loop_listener(&session); }
+        ~claim() { release(); }
+        void release() noexcept {
+            if (core_) core_->set_loop_listener(nullptr);
+            core_ = nullptr;
+        }
+
+    private:
+        detail::scheduler_impl* core_;
+    };
+
+    detail::scheduler_impl& core_;
+    unsigned workers_;
+    trace_session_options options_;
+    claim claim_;
+    std::filesystem::path path_;
+    trace::recorder recorder_;
+    trace::perfetto_writer writer_;
+    std::optional<trace::drain_thread> drainer_;   // while a run is open
+    bool open_ = false, closed_ = false;
+    std::string failure_;   // a run that could not be ended from loop_finished
+
+private:
+    static const trace_session_options& checked(const trace_session_options& o) {
+        if (o.buffer_mib == 0 || o.buffer_mib > (std::size_t{1} << 20))
+            throw std::invalid_argument("trace_session: buffer_mib must be 1..1048576, not " + std::to_string(o.buffer_mib));
+        return o;
+    }
+};
+
+std::string trace_session::impl::report(std::string_view indent) const {
+    const trace::perfetto_write_stats& st = writer_.stats();
+    const std::string in(indent);
+    char line[768];
+    // Bytes per event count a folded run as the 2 x nodes events it replaces.
+    const double events = static_cast<double>(st.records + 2 * (st.folded_nodes - st.folded_runs));
+    std::snprintf(line, sizeof line, "%s%s: %u run%s, %llu slices, %llu flows, %llu counter values; %.1f MB, %.2f bytes per event\n",
+                  in.c_str(), path_.c_str(), writer_.runs(), writer_.runs() == 1 ? "" : "s", (unsigned long long)st.slices,
+                  (unsigned long long)st.flows, (unsigned long long)st.counter_values, static_cast<double>(st.bytes) / 1e6,
+                  st.records ? static_cast<double>(st.bytes) / events : 0.0);
+    std::string out = line;
+    if (st.folded_runs) {
+        std::snprintf(line, sizeof line,
+                      "%sdetail: %llu folded runs hold %llu nodes; %.2f bytes per record written (docs/tracing.md, \"Detail levels\")\n",
+                      in.c_str(), (unsigned long long)st.folded_runs, (unsigned long long)st.folded_nodes,
+                      st.records ? static_cast<double>(st.bytes) / static_cast<double>(st.records) : 0.0);
+        out += line;
+    }
+    // Perfetto's trace processor in a browser tab (WebAssembly, at most 4 GiB) needs about 600 bytes per
+    // event: measured with the v52 build, 1.39 M slices took 0.79 GB and 5.03 M slices 3.1 GB, and a
+    // file of 8 M slices ran out of memory (docs/tracing.md, "What the Perfetto UI can open").
+    constexpr std::uint64_t ui_event_limit = 4'000'000;
+    if (const std::uint64_t n = st.slices + st.instants + st.counter_values + st.flows; n > ui_event_limit) {
+        std::snprintf(line, sizeof line,
+                      "%sWARNING: %.1f M events: the Perfetto UI in a browser is unlikely to load this file (about %.0f M "
+                      "is its limit); record with trace detail \"folded\", or a shorter run, or open it with Perfetto's "
+                      "native trace_processor (trace_processor --httpd) or pipescope-viewer\n",
+                      in.c_str(), static_cast<double>(n) / 1e6, static_cast<double>(ui_event_limit) / 1e6);
+        out += line;
+    }
+    if (st.dropped_events) {
+        std::snprintf(line, sizeof line,
+                      "%sWARNING: %llu events were dropped: the writer fell behind the workers (the trace marks where); "
+                      "a bigger trace buffer (now %zu MiB) holds more\n",
+                      in.c_str(), (unsigned long long)st.dropped_events, options_.buffer_mib);
+        out += line;
+    }
+    return out;
+}
+
+trace_session::trace_session(scheduler& sched, std::filesystem::path path, trace_session_options options)
+    : impl_(std::make_unique<impl>(sched, std::move(path), options)) {}
+trace_session::~trace_session() = default;
+
+void trace_session::begin_run(trace::run_info run) { impl_->begin_run(std::move(run)); }
+void trace_session::end_run(std::string_view outcome) { impl_->end_run(outcome); }
+bool trace_session::run_open() const noexcept { return impl_->open_; }
+void trace_session::close() { impl_->close(); }
+const std::filesystem::path& trace_session::path() const noexcept { return impl_->path_; }
+unsigned trace_session::runs() const noexcept { return impl_->writer_.runs(); }
+const trace::perfetto_write_stats& trace_session::stats() const noexcept { return impl_->writer_.stats(); }
+std::uint64_t trace_session::dropped_events() const noexcept { return impl_->writer_.stats().dropped_events; }
+std::size_t trace_session::buffer_mib() const noexcept { return impl_->options_.buffer_mib; }
+std::string trace_session::report(std::string_view indent) const { return impl_->report(indent); }
+
+}  // namespace pipescope
