@@ -154,19 +154,10 @@ std::vector<search_match> find_matches(const document& d, const search_query& q,
 }
 
 void search_state::update(const document& d, std::string_view query, bool aligned_axis) {
-    auto same_files = [&] {   // called every frame: compares without building anything
-        if (files.size() != d.files.size()) return false;
-        for (std::size_t i = 0; i < files.size(); ++i) {
-            const loaded_file& f = *d.files[i];
-            if (files[i].file != &f || files[i].events != f.model.events || files[i].path != f.path.native()) return false;
-        }
-        return true;
-    };
-    if (query == text && aligned_axis == aligned && same_files()) return;
+    if (query == text && aligned_axis == aligned && files.same_as(d)) return;
     text = query;
     aligned = aligned_axis;
-    files.clear();
-    for (const auto& f : d.files) files.push_back({f.get(), f->path.native(), f->model.events});
+    files.take(d);
     matches = find_matches(d, parse_query(text), aligned, max_search_matches, &total);
     current = none;
 }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "document.hpp"
+#include "file_set.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -47,15 +48,7 @@ struct search_state {
     static constexpr std::size_t none = static_cast<std::size_t>(-1);
     std::string text;                        // what was searched for
     bool aligned = false;                    // the axis the match times are on
-    // The files searched: closing and opening files changes them (a file's address may be reused
-    // by another one, so its path and size count too).
-    struct file_key {
-        const loaded_file* file;
-        std::string path;
-        std::uint64_t events;
-        bool operator==(const file_key&) const = default;
-    };
-    std::vector<file_key> files;
+    file_set files;                          // the files searched
     std::vector<search_match> matches;       // empty when there are more than max_search_matches
     std::size_t total = 0;                   // how many matched
     std::size_t current = none;              // the match last stepped to

@@ -4,6 +4,8 @@
 #include "palette.hpp"
 #include "view.hpp"
 
+#include "../model/file_set.hpp"
+
 #include <cstdio>
 
 namespace pipescope::viewer {
@@ -16,16 +18,14 @@ namespace an = pipescope::analysis;
 struct area_cache {
     area_selection area;
     bool aligned = false;
-    const document* doc = nullptr;
-    std::size_t files = 0;
+    file_set files;
     area_stats stats;
     const area_stats& of(const document& d, const area_selection& a, bool align) {
-        if (!(doc == &d && files == d.files.size() && aligned == align && area == a)) {
+        if (!(files.same_as(d) && aligned == align && area == a)) {
             stats = compute_area_stats(d, a, align);
             area = a;
             aligned = align;
-            doc = &d;
-            files = d.files.size();
+            files.take(d);
         }
         return stats;
     }

@@ -527,6 +527,11 @@ void timeline_view::draw(view_context& ctx) {
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float width = std::max(50.f, avail.x - label_w);
     st.vp.width = width;
+    // An area over tracks of files that were closed since: gone with them.
+    if (st.area && std::any_of(st.area->tracks.begin(), st.area->tracks.end(), [&](const track_ref& t) {
+            return t.file >= doc.files.size() || t.track >= doc.files[t.file]->model.tracks.size();
+        }))
+        st.area.reset();
     reveal_selection(ctx);
     if (st.frame_request) {
         st.vp.frame(st.frame_request->first, st.frame_request->second, 0.02);
