@@ -6,6 +6,7 @@
 #include "palette.hpp"
 #include "search_box.hpp"
 #include "time_ruler.hpp"
+#include "timeline_overlays.hpp"
 #include "view.hpp"
 
 #include "../model/ruler.hpp"
@@ -28,12 +29,6 @@ struct hit_region {
     std::uint32_t file, track;
     int depth;        // slice row, or -1: the instant lane
     double offset;    // display offset of the run
-};
-
-// Where a track is drawn this frame (all its rows and its lane): what an area selection covers.
-struct track_region {
-    float y0, y1;
-    track_ref track;
 };
 
 // A run's header and how far down its tracks go, for the sticky header.
@@ -87,10 +82,6 @@ private:
     void draw_flows(view_context& ctx, ImDrawList* dl, float x0, float width, float clip_y0, float clip_y1);
     void tooltip(view_context& ctx, const selection& s);
     selection hit_at(const view_context& ctx, ImVec2 mp, float x0) const;
-    bool lost_events_tooltip(const view_context& ctx, ImVec2 mp, float x0) const;
-    std::optional<area_selection> area_between(double t_a, double t_b, float y_a, float y_b) const;
-    void draw_area(view_context& ctx, ImDrawList* dl, const area_selection& a, float x0, float width, float clip_y0,
-                   float clip_y1, float ruler_y) const;
     void keys(view_context& ctx, bool in_time, float mouse_px, float width);
     void reveal_selection(view_context& ctx);
     ImVec2 event_pos(const view_context& ctx, std::uint32_t file, const tm::event_ref& e, float x0, bool& ok) const;
@@ -266,28 +257,6 @@ ImVec2 timeline_view::event_pos(const view_context& ctx, std::uint32_t file, con
     return ImVec2(x0 + static_cast<float>(ctx.state.vp.to_px(t)), y);
 }
 
-// A flow arrow: a curve leaving `a` to the right and entering `b` from the left, a dot at its tail
-// and a head scaled to its thickness; `outline` draws a dark edge under it (highlighted flows).
-void arrow(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 c, float thick, bool outline) {
-    const float dx = b.x - a.x, dy = b.y - a.y;
-    if (std::sqrt(dx * dx + dy * dy) < 1) return;
-    const ImVec2 cp1(a.x + std::max(12.f, std::fabs(dx) * 0.3f), a.y), cp2(b.x - std::max(12.f, std::fabs(dx) * 0.3f), b.y);
-    const float ux = b.x - cp2.x, uy = b.y - cp2.y, ul = std::max(1e-3f, std::sqrt(ux * ux + uy * uy));
-    const float nx = ux / ul, ny = uy / ul;
-    const float head_len = 6 + 2.5f * thick, head_half = 3 + 1.2f * thick;
-    const ImVec2 back(b.x - nx * head_len * 0.8f, b.y - ny * head_len * 0.8f);   // the curve ends inside the head
-    const ImVec2 h1(b.x - nx * head_len - ny * head_half, b.y - ny * head_len + nx * head_half);
-    const ImVec2 h2(b.x - nx * head_len + ny * head_half, b.y - ny * head_len - nx * head_half);
-    if (outline) {
-        const ImU32 dark = IM_COL32(0, 0, 0, 200);
-        dl->AddBezierCubic(a, cp1, cp2, back, dark, thick + 2.5f, 20);
-        dl->AddTriangle(b, h1, h2, dark, 2.5f);
-    }
-    dl->AddBezierCubic(a, cp1, cp2, back, c, thick, 20);
-    dl->AddTriangleFilled(b, h1, h2, c);
-    dl->AddCircleFilled(a, 1.5f + thick, c);
-}
-
 void timeline_view::draw_flows(view_context& ctx, ImDrawList* dl, float x0, float width, float cy0, float cy1) {
     dl->PushClipRect(ImVec2(x0, cy0), ImVec2(x0 + width, cy1), true);
     const view_state& st = ctx.state;
@@ -299,7 +268,7 @@ void timeline_view::draw_flows(view_context& ctx, ImDrawList* dl, float x0, floa
         instant_kind k = instant_kind::other;
         if (fl.from.is_instant) k = f.instant_of_string[f.model.tracks[fl.from.track].instants[fl.from.index].name];
         const ImU32 c = (flow_colour(k) & 0x00FFFFFF) | (alpha << 24);
-        arrow(dl, a, b, c, thick, highlighted);
+        flow_arrow(dl, a, b, c, thick, highlighted);
     };
     if (st.all_flows) {
         const viewport& vp = st.vp;
@@ -405,69 +374,6 @@ selection timeline_view::hit_at(const view_context& ctx, ImVec2 mp, float x0) co
         break;
     }
     return {};
-}
-
-// The red "events lost" markers under the mouse (within 3 px, on the track under it): how many
-// events were lost there, where and when. False if there is none.
-bool timeline_view::lost_events_tooltip(const view_context& ctx, ImVec2 mp, float x0) const {
-    const viewport& vp = ctx.state.vp;
-    for (const track_region& r : track_regions_) {
-        if (mp.y < r.y0 || mp.y >= r.y1) continue;
-        const loaded_file& f = *ctx.doc.files[r.track.file];
-        const double off = display_offset_of(ctx.doc, r.track.file, r.track.track, ctx.state.align_runs);
-        const lost_events lost = lost_events_near(f, r.track.track, vp.to_ns(mp.x - x0) + off, 3 * vp.npp);
-        if (!lost.markers) return false;
-        ImGui::BeginTooltip();
-        ImGui::TextColored(ImColor(col_events_lost), "%llu events lost", static_cast<unsigned long long>(lost.dropped));
-        ImGui::Text("on %s at %s", f.model.tracks[r.track.track].name.c_str(),
-                    format_duration(static_cast<double>(lost.first_ts) - off, 3).c_str());
-        if (lost.markers > 1)
-            ImGui::TextDisabled("%llu markers within 3 px: zoom in to tell them apart", static_cast<unsigned long long>(lost.markers));
-        ImGui::TextDisabled("the recorder's buffer ran dry: the timeline misses what this worker did then,\n"
-                            "so counts near here (nodes, steals, iterations) are incomplete");
-        ImGui::EndTooltip();
-        return true;
-    }
-    return false;
-}
-
-// The area between two points of a drag: the time between them over the tracks between them.
-std::optional<area_selection> timeline_view::area_between(double t_a, double t_b, float y_a, float y_b) const {
-    area_selection a;
-    a.t0 = std::min(t_a, t_b);
-    a.t1 = std::max(t_a, t_b);
-    const float lo = std::min(y_a, y_b), hi = std::max(y_a, y_b);
-    for (const track_region& r : track_regions_)
-        if (r.y1 > lo && r.y0 <= hi) a.tracks.push_back(r.track);
-    std::sort(a.tracks.begin(), a.tracks.end());
-    a.tracks.erase(std::unique(a.tracks.begin(), a.tracks.end()), a.tracks.end());
-    if (a.tracks.empty()) return std::nullopt;
-    return a;
-}
-
-void timeline_view::draw_area(view_context& ctx, ImDrawList* dl, const area_selection& a, float x0, float width, float clip_y0,
-                              float clip_y1, float ruler_y) const {
-    const viewport& vp = ctx.state.vp;
-    const float ax0 = x0 + static_cast<float>(std::max(-2.0, vp.to_px(a.t0)));
-    const float ax1 = x0 + static_cast<float>(std::min(width + 2.0, vp.to_px(a.t1)));
-    if (ax1 < x0 || ax0 > x0 + width) return;
-    const ImU32 fill = IM_COL32(110, 170, 255, 60), edge = IM_COL32(140, 190, 255, 220);
-    dl->PushClipRect(ImVec2(x0, clip_y0), ImVec2(x0 + width, clip_y1), true);
-    for (const track_region& r : track_regions_)
-        if (std::binary_search(a.tracks.begin(), a.tracks.end(), r.track))
-            dl->AddRectFilled(ImVec2(ax0, r.y0), ImVec2(std::max(ax1, ax0 + 1), r.y1), fill);
-    dl->AddLine(ImVec2(ax0, clip_y0), ImVec2(ax0, clip_y1), edge, 1.5f);
-    dl->AddLine(ImVec2(ax1, clip_y0), ImVec2(ax1, clip_y1), edge, 1.5f);
-    dl->PopClipRect();
-    // On the ruler: a bracket with the range's length (measuring), inside the time area.
-    ImDrawList* fg = ImGui::GetForegroundDrawList();
-    const float by = ruler_y + ruler_h - 6;
-    fg->AddLine(ImVec2(std::max(ax0, x0), by), ImVec2(std::min(ax1, x0 + width), by), edge, 2.0f);
-    const std::string len = format_duration(a.length(), 3);
-    const float w = ImGui::CalcTextSize(len.c_str()).x + 8;
-    const float lx = std::clamp((ax0 + ax1 - w) * 0.5f, x0, x0 + width - w);
-    fg->AddRectFilled(ImVec2(lx, by - 16), ImVec2(lx + w, by - 1), IM_COL32(40, 70, 120, 255), 3);
-    fg->AddText(ImVec2(lx + 4, by - 16), IM_COL32(255, 255, 255, 255), len.c_str());
 }
 
 // The keys of the timeline (docs/viewer.md): W/S zoom at the mouse, A/D pan, F frames the
@@ -691,7 +597,7 @@ void timeline_view::draw(view_context& ctx) {
     st.hover = {};
     if (in_time && !dragging_ && !area_dragging_) {
         st.hover = hit_at(ctx, mp, x0);
-        if (!lost_events_tooltip(ctx, mp, x0) && st.hover.valid()) tooltip(ctx, st.hover);
+        if (!lost_events_tooltip(ctx, track_regions_, mp, x0) && st.hover.valid()) tooltip(ctx, st.hover);
     }
     if (in_time || area_dragging_) draw_time_readout(ImGui::GetForegroundDrawList(), ruler, mp.x, clip_y1, st.vp, base);
     if (in_time && io.MouseWheel != 0) {
@@ -711,16 +617,16 @@ void timeline_view::draw(view_context& ctx) {
     }
     if (area_dragging_) {
         const double t_now = st.vp.to_ns(std::clamp(mp.x, x0, x0 + width) - x0);
-        const auto a = area_between(area_from_t_, t_now, area_from_y_, std::clamp(mp.y, clip_y0, clip_y1 - 1));
+        const auto a = area_between(track_regions_, area_from_t_, t_now, area_from_y_, std::clamp(mp.y, clip_y0, clip_y1 - 1));
         if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
             area_dragging_ = false;
             // A Shift+click without a drag clears the area.
             st.area = a && std::fabs(st.vp.to_px(a->t1) - st.vp.to_px(a->t0)) >= 2 ? a : std::nullopt;
         } else if (a) {
-            draw_area(ctx, dl, *a, x0, width, clip_y0, clip_y1, ruler_origin.y);
+            draw_area(st.vp, dl, track_regions_, *a, x0, width, clip_y0, clip_y1, ruler);
         }
     }
-    if (st.area && !area_dragging_) draw_area(ctx, dl, *st.area, x0, width, clip_y0, clip_y1, ruler_origin.y);
+    if (st.area && !area_dragging_) draw_area(st.vp, dl, track_regions_, *st.area, x0, width, clip_y0, clip_y1, ruler);
     if (dragging_) {
         if (ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
             const ImVec2 d = io.MouseDelta;
