@@ -6,6 +6,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -515,4 +518,132 @@ TEST_CASE("perfetto reader: truncations and random corruption only ever raise de
         } catch (const proto::decode_error&) {
         }
     }
+}
+
+// Damaged files (read_options::stop_at_damage): what was read before the damage is kept, as in
+// Perfetto's UI, and the error that stopped the reading is named. The viewer reads files so.
+namespace {
+
+trace_model load_partial(std::string_view bytes) {
+    read_options o;
+    o.stop_at_damage = true;
+    return load_trace(bytes, o);
+}
+
+// A small trace of plain packets followed by one compressed packet holding more.
+std::string plain_then_compressed() {
+    trace_builder b;
+    b.process(1, 10, "p");
+    b.thread(2, 10, 11, "worker 0");
+    for (int i = 0; i < 6; ++i) {
+        b.slice_begin(100 + 100 * i, 2, "stage 0", {{"iteration", static_cast<std::uint64_t>(i)}, {"stage", 0}});
+        b.slice_end(150 + 100 * i, 2);
+    }
+    trace_builder inner;
+    inner.mark(900, 2, "steal", {{"victim", 1}}, {});
+    inner.mark(950, 2, "steal", {{"victim", 1}}, {});
+    return b.str() + pipescope::test::compressed_packet(pipescope::test::zlib_compress(inner.view()));
+}
+
+}  // namespace
+
+TEST_CASE("perfetto reader: a file truncated anywhere keeps every packet before the cut", "[perfetto][reader][damage]") {
+    const std::string good = plain_then_compressed();
+    const trace_model whole = load_trace(good);
+    std::uint64_t last_packets = 0;
+    for (std::size_t cut = 0; cut <= good.size(); ++cut) {
+        CAPTURE(cut);
+        const std::string_view prefix = std::string_view(good).substr(0, cut);
+        trace_model m;
+        REQUIRE_NOTHROW(m = load_partial(prefix));
+        CHECK(m.packets >= last_packets);   // a longer prefix never shows less
+        last_packets = m.packets;
+        if (m.damage.empty()) {
+            CHECK(m.packets == load_trace(prefix).packets);   // the cut fell between packets: nothing is wrong
+            continue;
+        }
+        // The damage is the packet the cut runs through; the model is exactly the packets before it.
+        CHECK(m.damage_intact_bytes <= m.damage_offset);
+        CHECK(m.damage_offset <= cut);
+        CHECK(m.damage_file_bytes == cut);
+        CHECK(m.damage.rfind("byte " + std::to_string(m.damage_offset) + ": ", 0) == 0);
+        const trace_model before = load_trace(prefix.substr(0, m.damage_intact_bytes));
+        CHECK(m.packets == before.packets);
+        CHECK(m.events == before.events);
+        CHECK(m.slices == before.slices);
+        CHECK(m.instants == before.instants);
+    }
+    const trace_model full = load_partial(good);
+    CHECK(full.damage.empty());
+    CHECK(full.packets == whole.packets);
+    CHECK(full.events == whole.events);
+}
+
+TEST_CASE("perfetto reader: the K = 2 example truncated at several offsets", "[perfetto][reader][damage]") {
+    std::ifstream in(std::filesystem::path(__FILE__).parent_path().parent_path() / "traces" / "pipe-fib-256-piper-K2.pftrace",
+                     std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    REQUIRE(bytes.size() > 100000);
+    const trace_model whole = load_trace(bytes);
+    std::uint64_t last_slices = 0;
+    for (const std::size_t cut : {std::size_t{1000}, std::size_t{5000}, std::size_t{20000}, bytes.size() / 3, bytes.size() / 2,
+                                  bytes.size() - 1000, bytes.size() - 1}) {
+        CAPTURE(cut);
+        const trace_model m = load_partial(std::string_view(bytes).substr(0, cut));
+        REQUIRE(!m.damage.empty());   // every cut here falls inside a packet
+        CHECK(m.damage_intact_bytes < cut);
+        CHECK(m.damage_offset <= cut);
+        CHECK(m.packets > 0);
+        CHECK(m.packets < whole.packets);
+        CHECK(m.slices >= last_slices);
+        CHECK(m.slices <= whole.slices);
+        last_slices = m.slices;
+        const trace_model before = load_trace(std::string_view(bytes).substr(0, m.damage_intact_bytes));
+        CHECK(m.packets == before.packets);
+        CHECK(m.slices == before.slices);
+    }
+    // The last byte missing: all but the last packet, the run and its workers there.
+    const trace_model m = load_partial(std::string_view(bytes).substr(0, bytes.size() - 1));
+    REQUIRE(m.runs.size() == whole.runs.size());
+    CHECK(m.slices + 1000 > whole.slices);
+    // Without stop_at_damage a truncated file is still a decode error.
+    CHECK_THROWS_AS(load_trace(std::string_view(bytes).substr(0, bytes.size() - 1)), proto::decode_error);
+}
+
+TEST_CASE("perfetto reader: damage inside a compressed packet keeps its packets before the damage", "[perfetto][reader][damage]") {
+    trace_builder b;
+    b.process(1, 10, "p");
+    b.thread(2, 10, 11, "worker 0");
+    trace_builder inner;
+    inner.mark(900, 2, "steal", {{"victim", 1}}, {});
+    inner.mark(950, 2, "steal", {{"victim", 1}}, {});
+    std::string payload(inner.view());
+    payload += "\x0a\xff\xff\x7f";   // a third packet whose length runs far past the payload's end
+    const std::string file = b.str() + pipescope::test::compressed_packet(pipescope::test::zlib_compress(payload));
+    const trace_model m = load_partial(file);
+    CHECK(m.damage.find("inside the compressed packet at byte " + std::to_string(b.str().size())) != std::string::npos);
+    CHECK(m.damage_offset == b.str().size());
+    CHECK(m.damage_intact_bytes == b.str().size());
+    CHECK(m.instants == 2);
+}
+
+TEST_CASE("perfetto reader: what is not a Perfetto trace says what it looks like", "[perfetto][reader][damage]") {
+    CHECK(not_a_trace_reason("") == "the file is empty");
+    CHECK(not_a_trace_reason(plain_then_compressed()).empty());
+    const std::string lead = "a Perfetto trace starts with a packet (the byte 0x0A); this is ";
+    CHECK(not_a_trace_reason("root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1\n") ==
+          lead + "text (it begins \"root:x:0:0:root:/root:/b...\")");
+    CHECK(not_a_trace_reason("hello\n") == lead + "text (it begins \"hello\")");
+    CHECK(not_a_trace_reason(std::string("\x89PNG\r\n\x1a\n\0\0", 10)) == lead + "a PNG image");
+    CHECK(not_a_trace_reason("\x1f\x8b\x08") == lead + "gzip-compressed data (decompress it first)");
+    CHECK(not_a_trace_reason("  {\"traceEvents\": []}").find(lead + "JSON (a Chrome JSON trace?") == 0);
+    CHECK(not_a_trace_reason(std::string("\x01\x02\x00", 3)) == lead + "binary data starting with the byte 0x01");
+
+    const auto dir = std::filesystem::temp_directory_path() / "pipescope-not-a-trace";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "passwd") << "root:x:0:0:root:/root:/bin/bash\n";
+    std::ofstream(dir / "empty.pftrace").flush();
+    CHECK_THROWS_WITH(load_trace_file(dir / "passwd"), Catch::Contains("passwd: not a Perfetto trace: " + lead + "text"));
+    CHECK_THROWS_WITH(load_trace_file(dir / "empty.pftrace"), Catch::EndsWith("empty.pftrace: not a Perfetto trace: the file is empty"));
+    std::filesystem::remove_all(dir);
 }

@@ -23,8 +23,9 @@
 #                  the end: one box per stage of each run (12, in the six stage palette colours), the
 #                  queues' peak marks, no queue fill left (the queues drained); the K=2 example: two
 #                  boxes (stage 0 and the family "stage j >= 1"), no queue, the live-iterations bar.
-#   MODE=corrupt:  a truncated copy of a trace: exit status 2, the reader's message on stderr, and the
-#                  screenshot shows the error box.
+#   MODE=corrupt:  a truncated copy of a trace: exit status 0, the damage's offset on stderr, and the
+#                  screenshot shows the packets before it under the damage banner; a text file: exit 2,
+#                  "not a Perfetto trace" and the reason on stderr, the error box.
 if(NOT XVFB_RUN)
   message(FATAL_ERROR "xvfb-run not found (Debian package xvfb)")
 endif()
@@ -238,12 +239,24 @@ elseif(MODE STREQUAL "corrupt")
   endif()
   set(png ${OUT_DIR}/corrupt.png)
   file(REMOVE ${png})
+  # What was read before the damage is shown (exit 0), under a banner naming the offset.
   run_viewer(${png} ${bad})
-  if(NOT rc EQUAL 2)
-    message(FATAL_ERROR "expected exit status 2 for a corrupt trace, got ${rc}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "expected exit status 0 for a truncated trace (shown up to the damage), got ${rc}")
   endif()
-  if(NOT err MATCHES "truncated.pftrace")
-    message(FATAL_ERROR "expected the reader's message naming the file on stderr")
+  if(NOT err MATCHES "truncated.pftrace is damaged at byte [0-9]+ of 100000: showing the [0-9]+ packets of its first [0-9]+ bytes")
+    message(FATAL_ERROR "expected the damage named on stderr")
+  endif()
+  check_png(${png} --colour 5C4212:5000 --stage-colours 2:1500)
+  # A file that is not a trace at all: exit 2, the reason on stderr, the error box.
+  set(png ${OUT_DIR}/not-a-trace.png)
+  file(REMOVE ${png})
+  run_viewer(${png} ${TRACES}/README.md)
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "expected exit status 2 for a file that is not a trace, got ${rc}")
+  endif()
+  if(NOT err MATCHES "README.md: not a Perfetto trace: a Perfetto trace starts with a packet \\(the byte 0x0A\\); this is text")
+    message(FATAL_ERROR "expected 'not a Perfetto trace' and the reason on stderr")
   endif()
   if(NOT EXISTS ${png})
     message(FATAL_ERROR "the screenshot of the error was not written")

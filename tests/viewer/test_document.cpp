@@ -82,14 +82,57 @@ TEST_CASE("select_node finds a pipeline node's slice, and nothing for a node no 
     CHECK(!select_node(d, want.iteration, want.stage, 7).valid());  // no run 7
 }
 
-TEST_CASE("a truncated trace fails to load with the reader's message", "[viewer][document]") {
+TEST_CASE("a truncated trace loads up to the damage, says where, and its run says it is incomplete", "[viewer][document]") {
     const fs::path tmp = fs::temp_directory_path() / "pipescope-viewer-truncated.pftrace";
+    std::string bytes;
     {
         std::ifstream in(k2, std::ios::binary);
-        std::string bytes((std::istreambuf_iterator<char>(in)), {});
+        bytes.assign((std::istreambuf_iterator<char>(in)), {});
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
         out.write(bytes.data(), static_cast<std::streamsize>(bytes.size() / 2 + 7));
     }
-    CHECK_THROWS(load_file(tmp));
+    const auto f = load_file(tmp);
+    REQUIRE(f);
+    const tm::trace_model& m = f->model;
+    REQUIRE(!m.damage.empty());
+    CHECK(m.packets > 0);
+    const std::string note = damage_note(*f);
+    CHECK(note.starts_with("pipescope-viewer-truncated.pftrace is damaged at byte " + std::to_string(m.damage_offset) + " of " +
+                           std::to_string(bytes.size() / 2 + 7) + ": showing the " + std::to_string(m.packets) + " packets of its first "));
+    CHECK(note.find("as Perfetto does (byte " + std::to_string(m.damage_offset) + ": ") != std::string::npos);
+    document d;
+    d.add(load_file(tmp));
+    REQUIRE(d.runs.size() == 1);
+    CHECK(d.runs[0].truncated);
+    CHECK(d.runs[0].title.ends_with(" \xC2\xB7 incomplete: file damaged at byte " + std::to_string(m.damage_offset)));
     fs::remove(tmp);
+}
+
+TEST_CASE("a file that is not a trace fails to load saying so", "[viewer][document]") {
+    const fs::path tmp = fs::temp_directory_path() / "pipescope-viewer-not-a-trace.pftrace";
+    std::ofstream(tmp) << "root:x:0:0:root:/root:/bin/bash\n";
+    CHECK_THROWS_WITH(load_file(tmp), Catch::Contains("pipescope-viewer-not-a-trace.pftrace: not a Perfetto trace: a Perfetto trace "
+                                                      "starts with a packet (the byte 0x0A); this is text"));
+    std::ofstream(tmp, std::ios::binary | std::ios::trunc) << std::string("\x0a\xff\xff", 3);   // a first packet cut short
+    CHECK_THROWS_WITH(load_file(tmp), Catch::Contains("not a Perfetto trace: no packet could be read (byte 1: "));
+    fs::remove(tmp);
+}
+
+TEST_CASE("a run that lost events says its counts are incomplete", "[viewer][document]") {
+    tm::trace_model m;
+    m.strings = {"", "events lost", "dropped", "stage 0"};
+    m.args.emplace_back(2, tm::arg_kind::uint_value, 5);   // "dropped": 5
+    tm::track t;
+    t.kind = tm::track_kind::thread;
+    t.name = "worker 0";
+    t.slices.push_back({.begin = 10, .end = 20, .name = 3});
+    t.instants.push_back({.ts = 12, .name = 1, .args_first = 0, .args_count = 1});
+    t.instants.push_back({.ts = 15, .name = 1});   // no count: at least one event
+    m.tracks.push_back(std::move(t));
+    document d;
+    d.add(prepare_file(std::move(m), "lossy.pftrace"));
+    REQUIRE(d.runs.size() == 1);
+    CHECK(d.runs[0].events_lost == 6);
+    CHECK(!d.runs[0].truncated);
+    CHECK(d.runs[0].title == "lossy.pftrace \xC2\xB7 incomplete: 6 events lost");
 }

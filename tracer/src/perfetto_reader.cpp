@@ -8,7 +8,9 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -194,7 +196,17 @@ public:
 
     void run(std::string_view bytes) {
         if (bytes.size() >= opt_.inflate_ahead_min_bytes) ahead_ = std::make_unique<detail::inflate_ahead>(bytes, opt_);
-        read_trace(bytes, 0);
+        if (!opt_.stop_at_damage) {
+            read_trace(bytes, 0);
+            return;
+        }
+        // The packets before the damage have been handed to the visitor whole: a packet is
+        // decoded completely before any of it is visited (a compressed packet's inner ones each).
+        try {
+            read_trace(bytes, 0);
+        } catch (const proto::decode_error& e) {
+            v_.on_damage(e, packet_start_);
+        }
     }
 
 private:
@@ -234,6 +246,7 @@ private:
         proto::reader file(bytes, base);
         proto::field pf;
         while (!file.done()) {
+            if (!in_compressed_) packet_start_ = file.offset();
             file.next(pf);
             if (pf.number != fields::trace_packet) continue;   // unknown Trace-level fields are ignored, like the importer does
             if (!pf.is(wire::len)) throw proto::decode_error(pf.offset, "Trace.packet must be length-delimited");
@@ -660,6 +673,7 @@ private:
     std::uint64_t position_ = 0;
     std::string scratch_;
     bool in_compressed_ = false;
+    std::uint64_t packet_start_ = 0;   // of the top-level field being read (stop_at_damage)
     std::uint64_t outer_ = 0;
     std::uint64_t decompressed_total_ = 0;
     z_stream z_{};
@@ -722,6 +736,46 @@ private:
 void decode_perfetto(std::string_view bytes, perfetto_visitor& visitor, string_table& strings, const read_options& options) {
     decoder d(visitor, strings, options);
     d.run(bytes);
+}
+
+namespace {
+
+// "a PNG image", "text" ...: what a file that is no protobuf trace looks like, from its first bytes.
+std::string looks_like(std::string_view b) {
+    const auto starts = [&](std::string_view magic) { return b.substr(0, magic.size()) == magic; };
+    if (starts("\x89PNG")) return "a PNG image";
+    if (starts("\x1f\x8b")) return "gzip-compressed data (decompress it first)";
+    if (starts("PK\x03\x04")) return "a ZIP archive";
+    if (starts("\x7f" "ELF")) return "an executable (ELF)";
+    if (starts("\xff\xd8\xff")) return "a JPEG image";
+    if (starts("%PDF")) return "a PDF document";
+    std::size_t i = 0;
+    while (i < b.size() && i < 64 && std::isspace(static_cast<unsigned char>(b[i]))) ++i;
+    if (i < b.size() && (b[i] == '{' || b[i] == '['))
+        return "JSON (a Chrome JSON trace? pipescope reads Perfetto protobuf traces; `pipescope export-json` goes the other way)";
+    const std::size_t n = std::min<std::size_t>(b.size(), 256);
+    std::size_t printable = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+        const auto c = static_cast<unsigned char>(b[k]);
+        printable += (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\r' || c == '\t' || c >= 0x80;
+    }
+    if (printable == n) {
+        std::string first(b.substr(0, std::min<std::size_t>(b.find('\n'), 24)));
+        for (auto& c : first)
+            if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+        return "text (it begins \"" + first + (first.size() == 24 ? "..." : "") + "\")";
+    }
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(b[0]));
+    return std::string("binary data starting with the byte ") + hex;
+}
+
+}  // namespace
+
+std::string not_a_trace_reason(std::string_view bytes) {
+    if (bytes.empty()) return "the file is empty";
+    if (static_cast<unsigned char>(bytes[0]) == 0x0A) return {};
+    return "a Perfetto trace starts with a packet (the byte 0x0A); this is " + looks_like(bytes);
 }
 
 perfetto_file read_perfetto(std::string_view bytes, const read_options& options) {

@@ -234,6 +234,11 @@ public:
 
     void on_packet() override { ++m_.packets; }
     void on_problem(std::string p) override { m_.problems.push_back(std::move(p)); }
+    void on_damage(const proto::decode_error& e, std::uint64_t intact_bytes) override {
+        m_.damage = e.what();
+        m_.damage_offset = e.offset();
+        m_.damage_intact_bytes = intact_bytes;
+    }
 
     void on_track(const decoded_track& d) override {
         const std::uint32_t i = track_index(d.uuid);
@@ -1113,6 +1118,7 @@ trace_model load_trace(std::string_view bytes, const read_options& options) {
     model_builder b(m);
     b.reserve_for(bytes.size());
     decode_perfetto(bytes, b, b.strings_, options);
+    if (!m.damage.empty()) m.damage_file_bytes = bytes.size();
     b.finish(b.strings_);
     detail::derive_graph_footprints(m);
     return m;
@@ -1144,6 +1150,8 @@ trace_model load_trace_file(const std::filesystem::path& path, const read_option
     in.seekg(0, std::ios::beg);
     std::string bytes(static_cast<std::size_t>(size), '\0');
     if (!in.read(bytes.data(), size)) throw std::runtime_error(path.string() + ": read error");
+    if (const std::string why = not_a_trace_reason(bytes); !why.empty())
+        throw std::runtime_error(path.string() + ": not a Perfetto trace: " + why);
     return load_trace(bytes, options);
 }
 

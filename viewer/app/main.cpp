@@ -380,6 +380,8 @@ int main(int argc, char** argv) {
             if (!r.file) {
                 std::fprintf(stderr, "pipescope-viewer: %s\n", r.error.c_str());
                 rc = 2;
+            } else if (const std::string note = damage_note(*r.file); !note.empty()) {
+                std::fprintf(stderr, "pipescope-viewer: %s\n", note.c_str());   // shown, not an error: exit 0
             }
             sh.add_loaded(std::move(r));
         }

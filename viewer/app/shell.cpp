@@ -110,6 +110,7 @@ void shell::add_loaded(load_result r) {
         return;
     }
     if (r.user_opened) save_recent(r.path);
+    if (std::string note = damage_note(*r.file); !note.empty()) warnings.push_back(std::move(note));
     const bool first = doc.empty();
     doc.add(std::move(r.file));
     // Runs recorded into different files ran at unrelated times: on one absolute axis all but
@@ -286,6 +287,27 @@ void shell::file_browser() {
     ImGui::End();
 }
 
+// Messages that stay until dismissed, one box each.
+void shell::banners(std::vector<std::string>& list, const char* heading, ImU32 background, ImVec4 heading_colour) {
+    ImGui::PushID(heading);
+    for (std::size_t i = 0; i < list.size();) {
+        ImGui::PushStyleColor(ImGuiCol_ChildBg, background);
+        ImGui::PushID(static_cast<int>(i));
+        const float h = ImGui::GetTextLineHeightWithSpacing() * 2.6f;
+        ImGui::BeginChild("##banner", ImVec2(0, h), true);
+        ImGui::TextColored(heading_colour, "%s", heading);
+        ImGui::SameLine(ImGui::GetWindowWidth() - 80);
+        const bool dismiss = ImGui::SmallButton("dismiss");
+        ImGui::TextWrapped("%s", list[i].c_str());
+        ImGui::EndChild();
+        ImGui::PopID();
+        ImGui::PopStyleColor();
+        if (dismiss) list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+        else ++i;
+    }
+    ImGui::PopID();
+}
+
 void shell::frame() {
     poll_loads();
     if (lesson_pending_ && !loads.busy()) go_to_step(lesson_step);   // the lesson's traces have loaded
@@ -299,22 +321,8 @@ void shell::frame() {
                  ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoCollapse |
                      ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoScrollbar);
     ImGui::PopStyleVar();
-    // Errors stay until dismissed.
-    for (std::size_t i = 0; i < errors.size();) {
-        ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(90, 28, 30, 255));
-        ImGui::PushID(static_cast<int>(i));
-        const float h = ImGui::GetTextLineHeightWithSpacing() * 2.6f;
-        ImGui::BeginChild("##err", ImVec2(0, h), true);
-        ImGui::TextColored(ImVec4(1, 0.75f, 0.75f, 1), "Could not open the trace:");
-        ImGui::SameLine(ImGui::GetWindowWidth() - 80);
-        const bool dismiss = ImGui::SmallButton("dismiss");
-        ImGui::TextWrapped("%s", errors[i].c_str());
-        ImGui::EndChild();
-        ImGui::PopID();
-        ImGui::PopStyleColor();
-        if (dismiss) errors.erase(errors.begin() + static_cast<std::ptrdiff_t>(i));
-        else ++i;
-    }
+    banners(errors, "Could not open the trace:", IM_COL32(90, 28, 30, 255), ImVec4(1, 0.75f, 0.75f, 1));
+    banners(warnings, "Damaged file:", IM_COL32(92, 66, 18, 255), ImVec4(1, 0.86f, 0.55f, 1));
     for (const auto& p : loads.in_progress()) {
         const float t = static_cast<float>(ImGui::GetTime());
         const ImVec2 c = ImGui::GetCursorScreenPos();

@@ -45,7 +45,8 @@ public:
     document doc;
     view_state state;
     loader loads;
-    std::vector<std::string> errors;
+    std::vector<std::string> errors;                  // files that could not be opened
+    std::vector<std::string> warnings;                // files read only up to their damage
     ImFont* mono = nullptr;
     bool quit = false;
 
@@ -63,6 +64,7 @@ private:
     char browser_path_[1024] = {};
 
     void menus();
+    void banners(std::vector<std::string>& list, const char* heading, ImU32 background, ImVec4 heading_colour);
     void global_keys();                               // app/shell_keys.cpp
     void welcome();
     void file_browser();

@@ -54,9 +54,11 @@ json dump_state(const shell& sh, window_size win) {
     for (const auto& f : d.files) files.push_back({{"path", f->path.string()}, {"name", f->name}});
     j["files"] = std::move(files);
     json runs = json::array();
-    for (const auto& r : d.runs) runs.push_back({{"title", r.title}, {"file", r.file}, {"start", r.start}, {"end", r.end}});
+    for (const auto& r : d.runs) runs.push_back({{"title", r.title}, {"file", r.file}, {"start", r.start}, {"end", r.end}, {"events_lost", r.events_lost},
+                        {"truncated", r.truncated}});
     j["runs"] = std::move(runs);
     j["errors"] = sh.errors;
+    j["warnings"] = sh.warnings;
     j["loading"] = sh.loads.busy();
     j["selection"] = selection_json(d, st);
     // The timeline's axis, in display ns (from the document's start, or each run's start when aligned).

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <stdexcept>
 
 namespace pipescope::viewer {
 
@@ -176,11 +177,32 @@ std::unique_ptr<loaded_file> prepare_file(tm::trace_model model, std::filesystem
 
 std::unique_ptr<loaded_file> load_file(const std::filesystem::path& path) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto f = prepare_file(tm::load_trace_file(path), path);
+    // A damaged file shows what was read before the damage, as Perfetto's UI does (damage_note).
+    tm::read_options options;
+    options.stop_at_damage = true;
+    tm::trace_model model = tm::load_trace_file(path, options);
+    if (!model.damage.empty() && model.packets == 0)
+        throw std::runtime_error(path.string() + ": not a Perfetto trace: no packet could be read (" + model.damage + ")");
+    auto f = prepare_file(std::move(model), path);
     std::error_code ec;
     f->file_bytes = std::filesystem::file_size(path, ec);
     f->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return f;
+}
+
+std::string damage_note(const loaded_file& f) {
+    const tm::trace_model& m = f.model;
+    if (m.damage.empty()) return {};
+    return f.name + " is damaged at byte " + std::to_string(m.damage_offset) + " of " + std::to_string(m.damage_file_bytes) +
+           ": showing the " + std::to_string(m.packets) + " packets of its first " + std::to_string(m.damage_intact_bytes) +
+           " bytes, as Perfetto does (" + m.damage + ")";
+}
+
+std::uint64_t events_lost(const loaded_file& f, std::span<const std::uint32_t> tracks) {
+    std::uint64_t n = 0;
+    for (const std::uint32_t ti : tracks)
+        for (const std::uint32_t k : f.lost_instants[ti]) n += f.model.uint_arg(f.model.tracks[ti].instants[k], vocab::arg_key::dropped).value_or(1);
+    return n;
 }
 
 void document::add(std::unique_ptr<loaded_file> f) {
@@ -216,6 +238,18 @@ void extend(std::uint64_t& lo, std::uint64_t& hi, const tm::track& t) {
     }
 }
 bool has_events(const tm::track& t) { return !t.slices.empty() || !t.instants.empty() || !t.counters.empty(); }
+
+// Counts read from a run that lost events, or from a damaged file, are lower bounds: the title,
+// which every view's header shows, says so.
+void mark_incomplete(run_ref& rr, const loaded_file& f, std::span<const std::uint32_t> tracks) {
+    rr.events_lost = events_lost(f, tracks);
+    rr.truncated = !f.model.damage.empty();
+    if (rr.events_lost == 0 && !rr.truncated) return;
+    rr.title += " \xC2\xB7 incomplete: ";
+    if (rr.events_lost > 0) rr.title += std::to_string(rr.events_lost) + " events lost";
+    if (rr.events_lost > 0 && rr.truncated) rr.title += ", ";
+    if (rr.truncated) rr.title += "file damaged at byte " + std::to_string(f.model.damage_offset);
+}
 }  // namespace
 
 void document::rebuild_runs() {
@@ -254,6 +288,7 @@ void document::rebuild_runs() {
                 else classify(rr, ti);
             }
             finish(rr, all);
+            mark_incomplete(rr, f, all);
             runs.push_back(std::move(rr));
             continue;
         }
@@ -271,6 +306,7 @@ void document::rebuild_runs() {
                 if (l != tm::no_index) rr.lines.push_back(l);
             for (auto ti : r.tracks) classify(rr, ti);
             finish(rr, r.tracks);
+            mark_incomplete(rr, f, r.tracks);
             runs.push_back(std::move(rr));
         }
     }

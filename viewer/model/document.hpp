@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -97,8 +98,16 @@ row_summary build_row_summary(const row_view& row, const colour_key* keys);
 
 // Builds the indices of a loaded model (called by load_file, and by tests on hand-made models).
 std::unique_ptr<loaded_file> prepare_file(tm::trace_model model, std::filesystem::path path = {});
-// Reads and prepares a file; throws what load_trace_file throws (std::runtime_error, decode_error).
+// Reads and prepares a file. A damaged file keeps what was read before the damage
+// (trace_model::damage, damage_note); throws std::runtime_error naming the file if it cannot be
+// read or is not a Perfetto trace (nothing could be read from it).
 std::unique_ptr<loaded_file> load_file(const std::filesystem::path& path);
+
+// "x.pftrace is damaged at byte N of M: showing the K packets read before it (byte N: ...)", or ""
+// for a file read to its end.
+std::string damage_note(const loaded_file& f);
+// Events the recorder lost on `tracks` of f: the sum of their "events lost" instants' counts.
+std::uint64_t events_lost(const loaded_file& f, std::span<const std::uint32_t> tracks);
 
 // A run as the timeline shows it (a pipescope run, or all tracks of a foreign trace).
 struct run_ref {
@@ -110,6 +119,10 @@ struct run_ref {
     std::vector<std::uint32_t> lines;        // line k tracks, then "control" and other line tracks
     std::vector<std::uint32_t> counters;     // counter tracks
     std::vector<std::uint32_t> others;       // other tracks with events
+    // Counts from this run are lower bounds (the title then ends "· incomplete: ..."): events the
+    // recorder lost on its tracks, or the file is damaged and was read up to the damage.
+    std::uint64_t events_lost = 0;
+    bool truncated = false;
 };
 
 struct document {

@@ -43,6 +43,10 @@ struct read_options {
     // Files at least this large have their compressed_packets inflated by a second thread ahead of
     // the decoder (same results, same errors; tracer/src/inflate_ahead.hpp). ~0 turns it off.
     std::uint64_t inflate_ahead_min_bytes = std::uint64_t{4} << 20;
+    // Malformed wire data ends the decoding instead of throwing: every packet decoded before it is
+    // kept and the visitor's on_damage gets the error, as Perfetto's UI shows a truncated trace up
+    // to the damage with an error naming it (the viewer reads files so). Off: decode_error is thrown.
+    bool stop_at_damage = false;
 };
 
 // A decode error raised inside the payload of a compressed packet: offset() is the compressed
@@ -128,7 +132,17 @@ public:
     virtual void on_problem(std::string problem) = 0;
     // Called once per TracePacket (outer and inner ones).
     virtual void on_packet() {}
+    // With read_options::stop_at_damage: the decode error that ended the decoding (nothing follows).
+    // `intact_bytes`: where the top-level packet holding the damage starts; every packet before it
+    // was read whole (a damaged compressed packet's inner packets before the damage were too).
+    virtual void on_damage(const proto::decode_error&, std::uint64_t /*intact_bytes*/) {}
 };
+
+// Why `bytes` cannot be a Perfetto protobuf trace, or "" if it may be one. Like Perfetto's trace
+// processor, which guesses a file's type from its first bytes, a protobuf trace must start with the
+// tag of its first packet (Trace.packet: field 1, length-delimited, the byte 0x0A). The reason names
+// what the file looks like instead: empty, text, JSON (a Chrome JSON trace?), gzip, PNG, ...
+std::string not_a_trace_reason(std::string_view bytes);
 
 void decode_perfetto(std::string_view bytes, perfetto_visitor& visitor, string_table& strings,
                      const read_options& options = {});

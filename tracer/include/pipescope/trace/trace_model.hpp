@@ -195,6 +195,11 @@ struct trace_model {
     std::vector<flow> flows;
     std::vector<run> runs;
     std::vector<std::string> problems;  // each names a byte offset (or, for the DAG, the nodes)
+    // Read with read_options::stop_at_damage: the decode error that ended the reading early ("byte N:
+    // ..."), where it is, where the packet holding it starts (the model holds every packet before
+    // that) and the file's size. Empty: the file was read to its end.
+    std::string damage;
+    std::uint64_t damage_offset = 0, damage_intact_bytes = 0, damage_file_bytes = 0;
     std::uint64_t packets = 0, events = 0, slices = 0, instants = 0, counter_values = 0;
     std::uint64_t unterminated_slices = 0, unmatched_ends = 0;
     std::uint64_t first_ts = 0, last_ts = 0;   // over all events (0, 0 if none)
@@ -220,7 +225,9 @@ struct trace_model {
 trace_model load_trace(std::string_view bytes, const read_options& options = {});
 
 // Reads a whole file; throws std::runtime_error naming the file if it cannot be read, is larger
-// than max_bytes or than the machine's memory, proto::decode_error for malformed contents.
+// than max_bytes or than the machine's memory, or is not a Perfetto trace at all ("FILE: not a
+// Perfetto trace: REASON", not_a_trace_reason in perfetto_reader.hpp), proto::decode_error for
+// malformed contents (unless options.stop_at_damage: see trace_model::damage).
 inline constexpr std::uint64_t default_max_trace_file = std::uint64_t{16} << 30;
 trace_model load_trace_file(const std::filesystem::path& path, const read_options& options = {},
                             std::uint64_t max_bytes = default_max_trace_file);
