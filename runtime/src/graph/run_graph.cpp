@@ -1,9 +1,9 @@
 // graph::run: checks the program and the options, and hands the run to the policy that schedules it.
 #include "engine.hpp"
+#include "../cancel_on_stop.hpp"
 #include "../loop_listener.hpp"
 
 #include <optional>
-#include <stop_token>
 
 namespace pipescope::graph {
 
@@ -112,11 +112,6 @@ const detail::policy_entry& find_policy(const std::string& name) {
     throw std::invalid_argument("graph::run: unknown graph policy '" + name + "' (known: " + known + ")");
 }
 
-struct cancel_engine {
-    detail::graph_engine* engine;
-    void operator()() const noexcept { engine->cancel(); }
-};
-
 }  // namespace
 
 std::vector<policy_info> policies() {
@@ -151,8 +146,7 @@ run_stats run(scheduler& s, const program& g, const run_options& options) {
         detail::graph_engine engine(s, g, policy->configure(g, s.workers()));
         {
             // Destroyed before the engine: ~stop_callback waits for a callback running elsewhere.
-            std::optional<std::stop_callback<cancel_engine>> on_cancel;
-            if (options.cancel.stop_possible()) on_cancel.emplace(options.cancel, cancel_engine{&engine});
+            const std::stop_callback on_cancel(options.cancel, pipescope::detail::cancel_engine{&engine});
             policy->run(engine);
         }
         engine.rethrow_if_failed();

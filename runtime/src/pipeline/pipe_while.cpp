@@ -2,6 +2,7 @@
 #include "bind_to_stage.hpp"
 #include "piper.hpp"
 #include "piper_earliest.hpp"
+#include "../cancel_on_stop.hpp"
 #include "../loop_listener.hpp"
 #include "../trace_hooks.hpp"
 #include "serial.hpp"
@@ -162,18 +163,9 @@ struct policy_entry {
     bool needs_declared_stages = false;   // construct-and-run (pipeline_options::declared_stages)
 };
 
-// Forwards a stop request on pipeline_options::cancel to the engine (on the requesting thread).
-struct cancel_engine {
-    detail::pipeline_engine* engine;
-    void operator()() const noexcept { engine->cancel(); }
-};
-
 template <class Engine>
 pipeline_stats run_with_cancel(Engine& engine, const pipeline_options& o) {
-    // Declared after the engine, destroyed before it: ~stop_callback waits for a callback that is
-    // running on another thread, so the engine outlives every cancel().
-    std::optional<std::stop_callback<cancel_engine>> on_cancel;
-    if (o.cancel.stop_possible()) on_cancel.emplace(o.cancel, cancel_engine{&engine});
+    const std::stop_callback on_cancel(o.cancel, detail::cancel_engine{&engine});
     pipeline_stats st = engine.run();
     st.cancelled = engine.cancelled.load(std::memory_order_acquire);
     return st;
