@@ -1,6 +1,7 @@
 #include "bind_to_stage.hpp"
 
 #include "../trace_hooks.hpp"
+#include "declared_stages.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -32,19 +33,10 @@ std::string param_error(const char* what, std::uint64_t value, std::uint64_t max
 // Construct-and-run, like tbb: the threads are bound to stages, so the stages must be known before
 // the first item (seed 001 §10: the Pthreaded x264 is not a bind-to-stage pipeline of this kind).
 const pipeline_options& checked(const pipeline_options& o) {
-    if (o.declared_stages.empty())
-        throw std::invalid_argument(
-            "pipe_while: policy 'bind-to-stage' is construct-and-run: it binds threads to stages before the first "
-            "item, but this loop declares no stages (pipeline_options::declared_stages is empty). A pipeline whose "
-            "structure is decided on the fly (seed 001 §10: x264) cannot be expressed this way; declare a "
-            "stage_kind per stage, or use policy 'piper'");
-    if (o.declared_stages[0] != stage_kind::serial_in_order)
-        throw std::invalid_argument(
-            "pipe_while: policy 'bind-to-stage': declared_stages[0] must be serial_in_order (stage 0 is the input "
-            "stage, one thread that evaluates the loop condition and starts the items in order)");
-    if (o.declared_stages.size() > bind_to_stage_engine::max_stages)
-        throw std::invalid_argument(param_error("the number of declared stages", o.declared_stages.size(),
-                                                bind_to_stage_engine::max_stages));
+    check_declared_stages(o, {"bind-to-stage", "it binds threads to stages",
+                              "stage 0 is the input stage, one thread that evaluates the loop condition and starts the "
+                              "items in order",
+                              bind_to_stage_engine::max_stages});
     if (o.stage_threads > bind_to_stage_engine::max_stage_threads)
         throw std::invalid_argument(param_error("stage_threads (c, threads per parallel stage)", o.stage_threads,
                                                 bind_to_stage_engine::max_stage_threads));
@@ -351,16 +343,7 @@ void bind_to_stage_engine::forward(item* r) {
 bool bind_to_stage_engine::admit(iteration& it) {
     const std::uint64_t stage = it.current_stage();
     if (stage >= final_stage) return true;
-    if (stage >= n_) {
-        std::string what = "pipe_while: policy 'bind-to-stage': iteration ";
-        what += std::to_string(it.index());
-        what += " entered stage ";
-        what += std::to_string(stage);
-        what += ", but only stages 0..";
-        what += std::to_string(n_ - 1);
-        what += " are declared (pipeline_options::declared_stages)";
-        throw std::invalid_argument(what);
-    }
+    if (stage >= n_) throw_undeclared_stage("bind-to-stage", it.index(), stage, n_);
     item_of(it)->target = stage;
     return false;
 }

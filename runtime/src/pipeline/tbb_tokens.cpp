@@ -1,6 +1,7 @@
 #include "tbb_tokens.hpp"
 
 #include "../trace_hooks.hpp"
+#include "declared_stages.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -17,19 +18,10 @@ std::uint32_t clamp32(std::uint64_t v) noexcept { return static_cast<std::uint32
 // Construct-and-run needs the filter chain before the first item (seed 001 §10: TBB's pipeline
 // "structure is not suitable" for x264, whose stages are decided on the fly, Reed et al.).
 unsigned checked_tokens(const pipeline_options& o, unsigned workers) {
-    if (o.declared_stages.empty())
-        throw std::invalid_argument(
-            "pipe_while: policy 'tbb' is construct-and-run: it must know the filter chain before the first item, "
-            "but this loop declares no stages (pipeline_options::declared_stages is empty). A pipeline whose "
-            "structure is decided on the fly, as in Cilk-P's on-the-fly pipelines (seed 001 §10: x264 and TBB, "
-            "Reed et al.), cannot be expressed this way; declare a stage_kind per stage, or use policy 'piper'");
-    if (o.declared_stages[0] != stage_kind::serial_in_order)
-        throw std::invalid_argument(
-            "pipe_while: policy 'tbb': declared_stages[0] must be serial_in_order (stage 0 is the input filter, "
-            "where the loop condition runs, one item at a time and in order)");
-    if (o.declared_stages.size() > tbb_engine::max_stages)
-        throw std::invalid_argument("pipe_while: policy 'tbb': " + std::to_string(o.declared_stages.size()) +
-                                    " declared stages, at most " + std::to_string(tbb_engine::max_stages));
+    check_declared_stages(o, {"tbb", "it must know the filter chain",
+                              "stage 0 is the input filter, where the loop condition runs, one item at a time and in "
+                              "order",
+                              tbb_engine::max_stages});
     const unsigned n = effective_throttle(o, workers);
     if (n > tbb_engine::max_tokens)
         throw std::invalid_argument("pipe_while: policy 'tbb': throttle N = " + std::to_string(n) +
@@ -249,10 +241,7 @@ bool tbb_engine::admit(iteration& it) {
     item_task& r = task_of(i);
     std::uint64_t to = n_;
     if (stage < final_stage) {
-        if (stage >= n_)
-            throw std::invalid_argument("pipe_while: policy 'tbb': iteration " + std::to_string(i) + " entered stage " +
-                                        std::to_string(stage) + ", but only stages 0.." + std::to_string(n_ - 1) +
-                                        " are declared (pipeline_options::declared_stages)");
+        if (stage >= n_) throw_undeclared_stage("tbb", i, stage, n_);
         to = stage;
     }
     spawn(leave(r.filter, i));
