@@ -380,8 +380,9 @@ int main(int argc, char** argv) {
             if (!r.file) {
                 std::fprintf(stderr, "pipescope-viewer: %s\n", r.error.c_str());
                 rc = 2;
-            } else if (const std::string note = damage_note(*r.file); !note.empty()) {
-                std::fprintf(stderr, "pipescope-viewer: %s\n", note.c_str());   // shown, not an error: exit 0
+            } else {
+                for (const std::string& note : {damage_note(*r.file), no_runs_note(*r.file)})   // shown, not errors: exit 0
+                    if (!note.empty()) std::fprintf(stderr, "pipescope-viewer: %s\n", note.c_str());
             }
             sh.add_loaded(std::move(r));
         }

@@ -111,6 +111,10 @@ void shell::add_loaded(load_result r) {
     }
     if (r.user_opened) save_recent(r.path);
     if (std::string note = damage_note(*r.file); !note.empty()) warnings.push_back(std::move(note));
+    if (std::string note = no_runs_note(*r.file); !note.empty()) {   // nothing to show: not an empty run
+        warnings.push_back(std::move(note));
+        return;
+    }
     const bool first = doc.empty();
     doc.add(std::move(r.file));
     // Runs recorded into different files ran at unrelated times: on one absolute axis all but
@@ -322,7 +326,7 @@ void shell::frame() {
                      ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoScrollbar);
     ImGui::PopStyleVar();
     banners(errors, "Could not open the trace:", IM_COL32(90, 28, 30, 255), ImVec4(1, 0.75f, 0.75f, 1));
-    banners(warnings, "Damaged file:", IM_COL32(92, 66, 18, 255), ImVec4(1, 0.86f, 0.55f, 1));
+    banners(warnings, "Read with a warning:", IM_COL32(92, 66, 18, 255), ImVec4(1, 0.86f, 0.55f, 1));
     for (const auto& p : loads.in_progress()) {
         const float t = static_cast<float>(ImGui::GetTime());
         const ImVec2 c = ImGui::GetCursorScreenPos();

@@ -198,6 +198,13 @@ std::string damage_note(const loaded_file& f) {
            " bytes, as Perfetto does (" + m.damage + ")";
 }
 
+std::string no_runs_note(const loaded_file& f) {
+    const tm::trace_model& m = f.model;
+    if (!m.runs.empty() || m.events > 0) return {};
+    return f.name + ": no runs in this file (" + std::to_string(m.packets) + (m.packets == 1 ? " packet" : " packets") +
+           ", no track event)";
+}
+
 std::uint64_t events_lost(const loaded_file& f, std::span<const std::uint32_t> tracks) {
     std::uint64_t n = 0;
     for (const std::uint32_t ti : tracks)

@@ -106,6 +106,9 @@ std::unique_ptr<loaded_file> load_file(const std::filesystem::path& path);
 // "x.pftrace is damaged at byte N of M: showing the K packets read before it (byte N: ...)", or ""
 // for a file read to its end.
 std::string damage_note(const loaded_file& f);
+// "x.pftrace: no runs in this file (12 packets, no track event)" for a trace that holds no event
+// to show (the shell then does not add it), or "".
+std::string no_runs_note(const loaded_file& f);
 // Events the recorder lost on `tracks` of f: the sum of their "events lost" instants' counts.
 std::uint64_t events_lost(const loaded_file& f, std::span<const std::uint32_t> tracks);
 

@@ -1,4 +1,5 @@
 #include "stage_graph.hpp"
+#include "viewport.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -363,6 +364,15 @@ std::uint32_t latest_node_at(const run_graph& g, std::uint32_t s, std::uint64_t 
     const auto& a = g.node_starts[s];
     const auto k = std::upper_bound(a.begin(), a.end(), t) - a.begin();
     return k == 0 ? tm::no_index : g.nodes_by_start[s][static_cast<std::size_t>(k - 1)];
+}
+
+std::string nothing_started_note(const run_graph& g, std::uint32_t s, std::uint64_t t, double off, std::string_view stage_name) {
+    if (latest_node_at(g, s, t) != tm::no_index) return {};
+    const std::string name(stage_name);
+    if (s >= g.node_starts.size() || g.node_starts[s].empty()) return name + " ran no node in this run: nothing to select";
+    const double first = static_cast<double>(g.node_starts[s].front()) - off, now = static_cast<double>(t) - off;
+    return name + " has not started at the cursor (" + format_duration(now) + "): its first node starts at " + format_duration(first) +
+           "; move the cursor past it to select one";
 }
 
 // --- layout ----------------------------------------------------------------------------------------

@@ -130,6 +130,10 @@ std::uint64_t running_at(const run_graph& g, std::uint32_t s, std::uint64_t t);
 // The DAG node of stage s that started last at or before t (the latest started if several start at
 // once), or no_index. O(log n).
 std::uint32_t latest_node_at(const run_graph& g, std::uint32_t s, std::uint64_t t);
+// Why clicking stage s at time t selects nothing ("" when latest_node_at finds a node): the stage
+// has no node in the run, or its first node starts after t ("starts at +2.5 ms, after the cursor
+// at +1.2 ms"). `off` is the display offset of the run (times are written on the display axis).
+std::string nothing_started_note(const run_graph& g, std::uint32_t s, std::uint64_t t, double off, std::string_view stage_name);
 
 // --- layout ----------------------------------------------------------------------------------------
 

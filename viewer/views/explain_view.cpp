@@ -8,6 +8,7 @@
 
 #include "../model/breakdown.hpp"
 #include "../model/compare.hpp"
+#include "../model/speedup_note.hpp"
 
 #include <pipescope/analysis/report.hpp>
 
@@ -135,6 +136,11 @@ void explain_view::draw(view_context& ctx) {
                         d.observed_speedup, d.observed_from_reference ? "vs serial reference" : "T1 / makespan",
                         static_cast<unsigned long long>(analysis::path_nodes(d.with_throttle)));
             if (d.approximate) ImGui::TextWrapped("approximate: %s", d.approximate_reason.c_str());
+            const std::string above = speedup_above_bound_note({.observed = d.observed_speedup,
+                                                                 .bound = d.speedup_bound,
+                                                                 .from_reference = d.observed_from_reference,
+                                                                 .approximate = d.approximate});
+            if (!above.empty()) ImGui::TextWrapped("%s", above.c_str());
         }
         const auto& q = r.queueing;
         if (q.available) {

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace pipescope::viewer {
@@ -89,6 +90,8 @@ private:
     bool events_aligned_ = false;
     std::vector<double> events_;          // every run's events on the display axis, sorted
     replay_control replay_;
+    std::string click_note_;              // why the last click on a box selected nothing
+    std::optional<double> click_note_cursor_;   // the cursor it was said for: moving it clears the note
 
     void rebuild(const document& doc, bool aligned);
     replay_steps steps() const;
@@ -394,9 +397,14 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
             ImGui::Text("%s: %s at the cursor, peak %s", gs.buffer_counter.c_str(), count_text(value_at(g.buffer_counter[s])).c_str(),
                         count_text(pk.value).c_str());
         }
-        if (!g.node_starts[s].empty()) ImGui::TextDisabled("click: select its latest node started at or before the cursor");
+        const std::string why_not = nothing_started_note(g, s, t, off, plain_relations(gs.name));
+        if (!why_not.empty()) ImGui::TextDisabled("%s", why_not.c_str());
+        else ImGui::TextDisabled("click: select its latest node started at or before the cursor");
         ImGui::EndTooltip();
         if (ImGui::IsMouseClicked(ImGuiMouseButton_Left) && rr.run != tm::no_index) {
+            // A click that selects nothing says why (under the scrubber) rather than doing nothing.
+            click_note_ = why_not;
+            click_note_cursor_ = st.cursor;
             const std::uint32_t v = latest_node_at(g, s, t);
             if (v != tm::no_index) {
                 const tm::dag_node& nd = m.runs[rr.run].dag.nodes[v];
@@ -459,6 +467,8 @@ void stage_graph_view::draw(view_context& ctx) {
     ImGui::SameLine();
     legend();
     replay_.scrubber(st, t0, t1);
+    if (click_note_cursor_ != st.cursor) click_note_.clear();
+    if (!click_note_.empty()) ImGui::TextColored(ImVec4(1.f, 0.8f, 0.45f, 1.f), "%s", click_note_.c_str());
 
     ImGui::PushStyleColor(ImGuiCol_ChildBg, col_background);
     ImGui::BeginChild("##stage_graphs", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
