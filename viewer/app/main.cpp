@@ -50,13 +50,14 @@ struct options {
     bool has_lesson_step = false;
     std::string screenshot_steps;       // --screenshot-steps DIR
     std::string script;                 // --script FILE: scripted input (docs/viewer.md)
+    float ui_scale = 0;                 // --ui-scale S (0: the monitor's content scale)
 };
 
 void usage(std::FILE* out) {
     std::fprintf(out,
                  "usage: pipescope-viewer [trace.pftrace ...] [--screenshot out.png] [--view NAME] [--range A:B]\n"
                  "                        [--size WxH] [--bench N] [--time T] [--select I:J]\n"
-                 "                        [--lesson lesson.json [--lesson-step K] [--screenshot-steps DIR]] [--script FILE]\n"
+                 "                        [--lesson lesson.json [--lesson-step K] [--screenshot-steps DIR]] [--script FILE] [--ui-scale S]\n"
                  "  --screenshot PNG  render a few frames headless-capable and write them to PNG, then exit\n"
                  "  --view NAME       the view to show (");
     for (const auto& v : view_registry()) std::fprintf(out, " %s", v.name);
@@ -73,6 +74,7 @@ void usage(std::FILE* out) {
                  "  --lesson-step K   start at step K (1-based) of the lesson\n"
                  "  --screenshot-steps DIR  write DIR/step-1.png ... step-N.png, one per step of the lesson, then exit\n"
                  "  --script FILE     run FILE's input events and checks in the window (docs/viewer.md), then exit\n"
+                 "  --ui-scale S      size of text and controls (default: the monitor's content scale; View > UI scale)\n"
                  "exit status: 0 ok, 1 usage (or a script that does not parse), 2 a trace or the lesson could not be\n"
                  "             loaded (the message names the file and the field), 3 no window/OpenGL, 4 PNG not written,\n"
                  "             5 a script's expectation failed\n");
@@ -167,6 +169,14 @@ int parse_args(int argc, char** argv, options& o) {
             const char* v = need("--screenshot-steps");
             if (!v) return 1;
             o.screenshot_steps = v;
+        } else if (a == "--ui-scale") {
+            const char* v = need("--ui-scale");
+            double d = 0;
+            if (!v || !parse_double(v, d) || d < 0.5 || d > 4) {
+                std::fprintf(stderr, "pipescope-viewer: --ui-scale: expected a scale from 0.5 to 4 (e.g. 1.5)\n");
+                return 1;
+            }
+            o.ui_scale = static_cast<float>(d);
         } else if (a == "--script") {
             const char* v = need("--script");
             if (!v) return 1;
@@ -214,7 +224,9 @@ double rss_mb() {
     return 0;
 }
 
-void setup_style(ImFont*& mono) {
+// The style at scale 1; scale_ui() sizes it and the fonts for the UI scale.
+void base_style() {
+    ImGui::GetStyle() = ImGuiStyle();
     ImGui::StyleColorsDark();
     ImGuiStyle& s = ImGui::GetStyle();
     s.WindowRounding = 4;
@@ -226,7 +238,15 @@ void setup_style(ImFont*& mono) {
     s.Colors[ImGuiCol_WindowBg] = ImVec4(0.11f, 0.115f, 0.13f, 1);
     s.Colors[ImGuiCol_ChildBg] = ImVec4(0.13f, 0.135f, 0.15f, 1);
     s.Colors[ImGuiCol_MenuBarBg] = ImVec4(0.16f, 0.17f, 0.2f, 1);
+}
+
+// Fonts rasterized at the UI scale (a scaled bitmap font would blur) and the style's sizes scaled;
+// between frames only (the GL font texture is rebuilt).
+void scale_ui(shell& sh, float scale, bool gl_ready) {
+    base_style();
+    ImGui::GetStyle().ScaleAllSizes(scale);
     ImGuiIO& io = ImGui::GetIO();
+    io.Fonts->Clear();
     // Latin-1, Greek (λ, μ), dashes and quotes, sub/superscripts, arrows, mathematical operators
     // (≥, ≈, ∞): what the lessons' and the analysis' texts use. DejaVu has them all.
     static const ImWchar ranges[] = {0x0020, 0x00FF, 0x0391, 0x03C9, 0x2013, 0x2026, 0x2070, 0x209F,
@@ -234,9 +254,14 @@ void setup_style(ImFont*& mono) {
     const char* sans = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
     const char* monof = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
     std::error_code ec;
-    if (fs::exists(sans, ec)) io.Fonts->AddFontFromFileTTF(sans, 15.0f, nullptr, ranges);
+    if (fs::exists(sans, ec)) io.Fonts->AddFontFromFileTTF(sans, std::round(15.0f * scale), nullptr, ranges);
     else io.Fonts->AddFontDefault();
-    if (fs::exists(monof, ec)) mono = io.Fonts->AddFontFromFileTTF(monof, 14.0f, nullptr, ranges);
+    sh.mono = fs::exists(monof, ec) ? io.Fonts->AddFontFromFileTTF(monof, std::round(14.0f * scale), nullptr, ranges) : nullptr;
+    if (gl_ready) {
+        ImGui_ImplOpenGL3_DestroyFontsTexture();
+        ImGui_ImplOpenGL3_CreateFontsTexture();
+    }
+    sh.set_ui_scale(scale);
 }
 
 double percentile(std::vector<double> v, double p) {
@@ -358,7 +383,11 @@ int main(int argc, char** argv) {
         io.IniFilename = ini.c_str();
     }
     shell sh;
-    setup_style(sh.mono);
+    float monitor_scale = 1, unused = 1;
+    glfwGetWindowContentScale(g.win, &monitor_scale, &unused);
+    sh.monitor_scale = monitor_scale;
+    if (o.ui_scale > 0) sh.scale_override = o.ui_scale;
+    scale_ui(sh, sh.wanted_ui_scale(), false);
     // Not ImGui's own GLFW callbacks: input goes through the queue (app/input.hpp) so that no tap is lost.
     ImGui_ImplGlfw_InitForOpenGL(g.win, false);
     ImGui_ImplOpenGL3_Init("#version 330 core");
@@ -451,6 +480,11 @@ int main(int argc, char** argv) {
             if (o.has_time) sh.state.cursor = o.time;
             if (o.has_select) apply_select(sh, o);   // prints why if no run has the node; the window stays open
         }
+        // The monitor's content scale (a window moved to a HiDPI screen) or View > UI scale changed.
+        float sx = 1, sy = 1;
+        glfwGetWindowContentScale(g.win, &sx, &sy);
+        sh.monitor_scale = sx;
+        if (std::abs(sh.wanted_ui_scale() - sh.ui_scale) > 0.01f) scale_ui(sh, sh.wanted_ui_scale(), true);
         run_frame(g, sh, before_swap);
     };
     if (scripted) return run_script(script, g, sh, frame);

@@ -173,6 +173,17 @@ void shell::menus() {
         ImGui::MenuItem("Lesson panel", "L", &state.show_lesson, lesson_loaded.has_value());
         ImGui::MenuItem("Align runs to their start", nullptr, &state.align_runs);
         ImGui::MenuItem("All flows in view", nullptr, &state.all_flows);
+        if (ImGui::BeginMenu("UI scale")) {
+            char auto_label[48];
+            std::snprintf(auto_label, sizeof auto_label, "Monitor's (%.0f %%)", monitor_scale * 100);
+            if (ImGui::MenuItem(auto_label, nullptr, !scale_override)) scale_override.reset();
+            for (const float f : {0.75f, 1.f, 1.25f, 1.5f, 1.75f, 2.f, 2.5f, 3.f}) {
+                char label[16];
+                std::snprintf(label, sizeof label, "%.0f %%", f * 100);
+                if (ImGui::MenuItem(label, nullptr, scale_override && std::abs(*scale_override - f) < 0.01f)) scale_override = f;
+            }
+            ImGui::EndMenu();
+        }
         ImGui::Separator();
         ImGui::MenuItem("Help", "?", &state.show_help);
         ImGui::EndMenu();
@@ -291,6 +302,31 @@ void shell::file_browser() {
     ImGui::End();
 }
 
+void shell::set_ui_scale(float s) {
+    details_width_ *= s / ui_scale;
+    lesson_width_ *= s / ui_scale;
+    ui_scale = s;
+}
+
+// The side column's width: what the user dragged it to, within what the window leaves the view.
+float shell::clamp_side_width(float width, float avail) const {
+    const float lo = 220.f * ui_scale, hi = std::max(lo, avail * 0.6f);
+    return std::clamp(width, lo, hi);
+}
+
+// A vertical bar between the view and the side column; dragging it moves the border.
+void shell::splitter(float& width, float avail) {
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float h = ImGui::GetContentRegionAvail().y;
+    ImGui::InvisibleButton("##splitter", ImVec2(splitter_w, std::max(h, 1.f)));
+    const bool active = ImGui::IsItemActive(), hovered = ImGui::IsItemHovered();
+    if (active || hovered) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeEW);
+    // The release's own frame counts too: the pointer may have moved in the frame it was let go.
+    if (active || ImGui::IsItemDeactivated()) width = clamp_side_width(clamp_side_width(width, avail) - ImGui::GetIO().MouseDelta.x, avail);
+    const ImU32 c = active ? IM_COL32(120, 170, 255, 255) : hovered ? IM_COL32(120, 170, 255, 160) : IM_COL32(60, 64, 76, 255);
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x + splitter_w * 0.5f - 1, p.y), ImVec2(p.x + splitter_w * 0.5f + 1, p.y + h), c);
+}
+
 // Messages that stay until dismissed, one box each.
 void shell::banners(std::vector<std::string>& list, const char* heading, ImU32 background, ImVec4 heading_colour) {
     ImGui::PushID(heading);
@@ -344,16 +380,23 @@ void shell::frame() {
         if (loads.in_progress().empty()) welcome();
     } else if (view_) {
         // The side column: the details panel, or the lesson panel (wider: it holds sentences) with
-        // the details under it. A lesson whose traces did not load still shows its panel.
-        const float side_w = lesson_open ? 420.f : state.show_details ? 360.f : 0.f;
+        // the details under it, right of a splitter that keeps the width it is dragged to (the
+        // splitter takes the first splitter_w pixels of side_w, where the item spacing used to be). A
+        // lesson whose traces did not load still shows its panel.
+        const bool side = lesson_open || state.show_details;
+        const float avail = ImGui::GetContentRegionAvail().x;
+        float& width = lesson_open ? lesson_width_ : details_width_;
+        const float side_w = side ? clamp_side_width(width, avail) : 0.f;
         view_context ctx{doc, state, mono};
-        ImGui::BeginChild("##view", ImVec2(ImGui::GetContentRegionAvail().x - side_w, 0), false,
+        ImGui::BeginChild("##view", ImVec2(avail - side_w, 0), false,
                           ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
         if (!doc.empty()) view_->draw(ctx);
         else if (loads.in_progress().empty()) ImGui::TextDisabled("None of the lesson's traces could be loaded (see above).");
         ImGui::EndChild();
-        if (side_w > 0) {
-            ImGui::SameLine();
+        if (side) {
+            ImGui::SameLine(0, 0);
+            splitter(width, avail);
+            ImGui::SameLine(0, 0);
             side_column(ctx);
         }
     }

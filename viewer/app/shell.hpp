@@ -51,6 +51,14 @@ public:
     bool quit = false;
 
     const std::vector<std::filesystem::path>& recent_files() const { return recent_; }
+    // UI scale: the monitor's content scale (GLFW), unless View > UI scale or --ui-scale overrides
+    // it. app/main.cpp rebuilds the fonts and the style when wanted_ui_scale() changes.
+    float ui_scale = 1.f;                             // the scale the fonts and style are built at
+    float monitor_scale = 1.f;
+    std::optional<float> scale_override;
+    float wanted_ui_scale() const { return scale_override.value_or(monitor_scale); }
+    void set_ui_scale(float s);                       // rescales the side column's widths with it
+    float side_width() const { return lesson_loaded && state.show_lesson ? lesson_width_ : details_width_; }
     bool file_browser_open() const { return browser_open_; }
     bool lesson_waiting() const { return lesson_pending_; }   // a lesson's first step waits for its traces
 
@@ -72,6 +80,10 @@ private:
     void load_recent();
     void save_recent(const std::filesystem::path& p);
     void side_column(view_context& ctx);               // the lesson and details panels, right of the view
+    void splitter(float& width, float avail);
+    float clamp_side_width(float width, float avail) const;
+    static constexpr float splitter_w = 8;
+    float details_width_ = 360, lesson_width_ = 420;  // the side column's, as last dragged
     bool lesson_pending_ = false;                     // go to lesson_step once the loads finish
 };
 

@@ -50,6 +50,8 @@ json dump_state(const shell& sh, window_size win) {
     json j;
     j["window"] = {{"width", win.width}, {"height", win.height}};
     j["view"] = st.active_view;
+    j["ui_scale"] = sh.ui_scale;
+    j["font_px"] = ImGui::GetIO().Fonts->Fonts.empty() ? 0.f : ImGui::GetIO().Fonts->Fonts[0]->FontSize;
     json files = json::array();
     for (const auto& f : d.files) files.push_back({{"path", f->path.string()}, {"name", f->name}});
     j["files"] = std::move(files);
@@ -71,7 +73,7 @@ json dump_state(const shell& sh, window_size win) {
     j["overlays"] = {{"help", st.show_help},
                      {"file_browser", sh.file_browser_open()},
                      {"popup", ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel)}};   // a menu
-    j["panels"] = {{"details", st.show_details}, {"lesson", st.show_lesson}};
+    j["panels"] = {{"details", st.show_details}, {"lesson", st.show_lesson}, {"side_width", sh.side_width()}};
     j["lesson"] = sh.lesson_loaded ? json{{"name", sh.lesson_loaded->name}, {"step", sh.lesson_step + 1}} : json(nullptr);
     json recent = json::array();
     for (const auto& r : sh.recent_files()) recent.push_back(r.string());
