@@ -1,5 +1,7 @@
 #include "viewport.hpp"
 
+#include <pipescope/analysis/numbers.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -64,10 +66,7 @@ std::string trim_number(double v, int decimals) {
 }
 }  // namespace
 
-std::string format_duration(double ns, int max_decimals) {
-    const time_unit u = unit_for(ns);
-    return trim_number(ns / u.scale, u.scale == 1 ? std::min(max_decimals, 1) : max_decimals) + " " + u.name;
-}
+std::string format_duration(double ns, int max_decimals) { return analysis::numbers::duration(ns, max_decimals); }
 
 std::string format_tick(double t, double step) {
     const time_unit u = unit_for(step);

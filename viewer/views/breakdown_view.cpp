@@ -8,6 +8,8 @@
 #include "../model/breakdown.hpp"
 #include "../model/compare.hpp"
 
+#include <pipescope/analysis/numbers.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -31,11 +33,7 @@ void hatch(ImDrawList* dl, ImVec2 a, ImVec2 b) {
 }
 inline ImU32 category_colour(int c) { return rgb(category_rgb[c]); }
 
-std::string percent(double f) {
-    char b[32];
-    std::snprintf(b, sizeof b, f >= 0.0995 ? "%.0f %%" : "%.1f %%", 100 * f);
-    return b;
-}
+std::string percent(double f) { return analysis::numbers::percent(f, f >= 0.0995 ? 0 : 1); }
 
 class breakdown_view final : public view {
 public:
