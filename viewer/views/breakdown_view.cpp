@@ -17,7 +17,7 @@
 namespace pipescope::viewer {
 namespace {
 
-constexpr float label_w = 96, right_w = 150, bar_h = 22, total_h = 26, header_h = 24;
+constexpr float label_w = 96, bar_h = 22, total_h = 26, header_h = 24;
 
 // Category colours: idle and parked as in the timeline, stealing as the steal instants, stall
 // black as in DANBI's figures, untraced a hatched slate.
@@ -101,10 +101,14 @@ int breakdown_view::bar(ImDrawList* dl, ImVec2 p, float full_w, float h, const t
 }
 
 void breakdown_view::table(view_context& ctx, std::size_t ri, const run_breakdown& b) {
+    // Columns keep the width of their contents (never squashed to a character): a table wider than the
+    // view scrolls sideways, in a box as tall as its rows.
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter |
-                                  ImGuiTableFlags_SizingFixedFit;
+                                  ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
+    const float rows = static_cast<float>(b.workers.size() + 2);   // header, workers, total
+    const float height = rows * (ImGui::GetTextLineHeight() + ImGui::GetStyle().CellPadding.y * 2) + ImGui::GetStyle().ScrollbarSize + 4;
     ImGui::PushID(static_cast<int>(ri));
-    if (!ImGui::BeginTable("##breakdown", 1 + time_category_count + 3, flags)) {
+    if (!ImGui::BeginTable("##breakdown", 1 + time_category_count + 3, flags, ImVec2(0, height))) {
         ImGui::PopID();
         return;
     }
@@ -173,6 +177,8 @@ void breakdown_view::draw(view_context& ctx) {
 
     ImGui::BeginChild("##breakdown_runs", ImVec2(0, 0), false);
     const float avail = ImGui::GetContentRegionAvail().x;
+    // Room right of the bars for the longest label they carry ("15.91 ms  (2 x 7.95 ms)").
+    const float right_w = ImGui::CalcTextSize("000.00 ms  (00 x 000.00 ms)").x + 16;
     const float full_w = std::max(80.f, avail - label_w - right_w);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     int hit_cat = -1;
@@ -180,16 +186,24 @@ void breakdown_view::draw(view_context& ctx) {
     const char* hit_name = nullptr;
     for (std::size_t ri = 0; ri < runs_.size(); ++ri) {
         const run_breakdown& b = runs_[ri];
+        // The header: the title and makespan, and the stall note right-aligned when both fit on one
+        // line, else on a second line (never drawn over each other), clipped to the view.
         const ImVec2 hp = ImGui::GetCursorScreenPos();
-        dl->AddRectFilled(hp, ImVec2(hp.x + avail, hp.y + header_h), IM_COL32(52, 56, 70, 255));
         std::string h = b.title + "    makespan " + format_duration(static_cast<double>(b.span), 2) + "  ·  " +
                         std::to_string(b.workers.size()) + " workers";
-        dl->AddText(ImVec2(hp.x + 6, hp.y + (header_h - ImGui::GetFontSize()) * 0.5f), IM_COL32(240, 240, 245, 255), h.c_str());
         const char* note = b.stall_derived ? "stall: idle while an iteration waited or the loop was throttled (line tracks)"
                                            : "stall: not derivable (the run has no line tracks), left 0";
-        const float nw = ImGui::CalcTextSize(note).x;
-        dl->AddText(ImVec2(hp.x + avail - nw - 8, hp.y + (header_h - ImGui::GetFontSize()) * 0.5f), IM_COL32(160, 160, 175, 255), note);
-        ImGui::Dummy(ImVec2(avail, header_h + 4));
+        const float hw = ImGui::CalcTextSize(h.c_str()).x, nw = ImGui::CalcTextSize(note).x;
+        const bool one_line = 6 + hw + 24 + nw + 8 <= avail;
+        const float line_h = header_h, total_header = one_line ? line_h : 2 * line_h;
+        const float ty = (line_h - ImGui::GetFontSize()) * 0.5f;
+        dl->AddRectFilled(hp, ImVec2(hp.x + avail, hp.y + total_header), IM_COL32(52, 56, 70, 255));
+        dl->PushClipRect(hp, ImVec2(hp.x + avail, hp.y + total_header), true);
+        dl->AddText(ImVec2(hp.x + 6, hp.y + ty), IM_COL32(240, 240, 245, 255), h.c_str());
+        const ImVec2 np = one_line ? ImVec2(hp.x + avail - nw - 8, hp.y + ty) : ImVec2(hp.x + 6, hp.y + line_h + ty);
+        dl->AddText(np, IM_COL32(160, 160, 175, 255), note);
+        dl->PopClipRect();
+        ImGui::Dummy(ImVec2(avail, total_header + 4));
 
         auto one = [&](const worker_breakdown& w, bool total) {
             const float bh = total ? total_h : bar_h;
