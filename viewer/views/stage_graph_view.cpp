@@ -293,10 +293,21 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
         const float cx = o.x + (e.qx0 + e.qx1) * 0.5f;
         const float gx0 = o.x + e.qx0 - lp.queue_pad + 2, gx1 = o.x + e.qx1 + lp.queue_pad - 2;
         const std::string name = ge.queue_name.empty() ? "queue " + std::to_string(prog.stages[ge.to].number) : ge.queue_name;
-        centred_text(dl, font, small, cx, o.y + e.qy0 - small - 4, col_dim, name, gx0, gx1);
         std::string fill = ti == tm::no_index ? std::string("not recorded") : count_text(v);
         if (ti != tm::no_index && ge.capacity && !ge.unbounded) fill += " / " + count_text(*ge.capacity);   // unbounded: the header says so
-        centred_text(dl, mono, mono->FontSize, cx, o.y + e.qy1 + 4, ti == tm::no_index ? col_dim : col_text, fill, gx0, gx1);
+        const ImU32 fill_colour = ti == tm::no_index ? col_dim : col_text;
+        if (!e.feedback) {
+            centred_text(dl, font, small, cx, o.y + e.qy0 - small - 4, col_dim, name, gx0, gx1);
+            centred_text(dl, mono, mono->FontSize, cx, o.y + e.qy1 + 4, fill_colour, fill, gx0, gx1);
+        } else {
+            // A feedback edge runs just under the boxes, where a forward queue above writes its count:
+            // its name goes beside its own count, under the bar, not above it over theirs.
+            const float nw = font->CalcTextSizeA(small, FLT_MAX, 0, name.c_str()).x, gap = small * 0.6f;
+            const float fw = mono->CalcTextSizeA(mono->FontSize, FLT_MAX, 0, fill.c_str()).x;
+            const float x0 = std::max(gx0, cx - (nw + gap + fw) * 0.5f), y = o.y + e.qy1 + 4;
+            dl->AddText(font, small, ImVec2(x0, y + (mono->FontSize - small) * 0.5f), col_dim, name.c_str());
+            dl->AddText(mono, mono->FontSize, ImVec2(x0 + nw + gap, y), fill_colour, fill.c_str());
+        }
         if (inside(e.qx0 - 4, e.qy0 - small - 4, e.qx1 + 4, e.qy1 + mono->FontSize + 6)) hover_edge = static_cast<int>(k);
     }
     // Stage boxes.
