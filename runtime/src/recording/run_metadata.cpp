@@ -125,8 +125,11 @@ std::string pipeline_program_json(const pipeline_options& options, unsigned work
     json stages = json::array();
     for (std::size_t j = 0; j < count; ++j) {
         const std::string name = j < options.stage_names.size() ? options.stage_names[j] : std::string();
+        // Undeclared, stage 0 is still serial (the loop condition and the start of each iteration run
+        // there in order, seed 001 §2); whether a later one waits is each iteration's choice.
         const char* kind = j < options.declared_stages.size() ? detail::kind_name(options.declared_stages[j])
-                                                              : "decided per iteration";
+                           : j == 0                           ? "serial"
+                                                              : "on the fly";
         stages.push_back(detail::stage_entry(j, name, kind, ""));
     }
     json program = {{"kind", "pipeline"},
