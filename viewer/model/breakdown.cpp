@@ -4,15 +4,8 @@
 namespace pipescope::viewer {
 
 analysis::run_scope scope_of(const loaded_file& f, const run_ref& r) {
-    analysis::run_scope s;
-    s.model = &f.model;
-    s.run = r.run;
-    s.title = r.title;
-    s.start = r.start;
-    s.end = r.end;
-    s.workers = r.workers;
-    s.lines = r.lines;
-    s.counters = r.counters;
+    analysis::run_scope s = r;   // the run's scope is the analysis' own (document::rebuild_runs)
+    s.model = &f.model;          // the file may have been prepared again since
     return s;
 }
 

@@ -9,17 +9,18 @@
 namespace pipescope::viewer {
 
 colour_key classify_slice_name(std::string_view n) {
-    if (vocab::starts_with(n, vocab::stage_prefix)) {   // a stage's colour, if its number has one
-        const auto j = vocab::leading_number(n, vocab::stage_prefix);
-        return j && *j < key_special ? static_cast<colour_key>(*j) : key_other;
-    }
-    switch (vocab::classify_slice(n)) {
-        case vocab::slice_class::idle: return key_idle;
-        case vocab::slice_class::parked: return key_parked;
-        case vocab::slice_class::task: return key_task;
-        case vocab::slice_class::running: return key_running;
-        case vocab::slice_class::waiting: return key_waiting;
-        case vocab::slice_class::throttled: return key_throttled;
+    // The analysis' classification (analysis/scope.hpp), so a slice is what `pipescope stats` says it is.
+    switch (analysis::classify_slice(n)) {
+        case analysis::slice_kind::node: {   // a stage's colour, if its number has one
+            const long j = analysis::stage_of_name(n);
+            return j >= 0 && j < key_special ? static_cast<colour_key>(j) : key_other;
+        }
+        case analysis::slice_kind::idle: return key_idle;
+        case analysis::slice_kind::parked: return key_parked;
+        case analysis::slice_kind::task: return key_task;
+        case analysis::slice_kind::running: return key_running;
+        case analysis::slice_kind::waiting: return key_waiting;
+        case analysis::slice_kind::throttled: return key_throttled;
         default: return key_other;   // blocked and queue operations have no colour of their own
     }
 }
@@ -230,22 +231,6 @@ std::uint64_t document::event_count() const {
 }
 
 namespace {
-void extend(std::uint64_t& lo, std::uint64_t& hi, const tm::track& t) {
-    if (!t.slices.empty()) {
-        lo = std::min(lo, t.slices.front().begin);
-        for (const auto& s : t.slices) hi = std::max(hi, s.end);  // cheap relative to loading
-    }
-    if (!t.instants.empty()) {
-        lo = std::min(lo, t.instants.front().ts);
-        hi = std::max(hi, t.instants.back().ts);
-    }
-    if (!t.counters.empty()) {
-        lo = std::min(lo, t.counters.front().ts);
-        hi = std::max(hi, t.counters.back().ts);
-    }
-}
-bool has_events(const tm::track& t) { return !t.slices.empty() || !t.instants.empty() || !t.counters.empty(); }
-
 // Counts read from a run that lost events, or from a damaged file, are lower bounds: the title,
 // which every view's header shows, says so.
 void mark_incomplete(run_ref& rr, const loaded_file& f, std::span<const std::uint32_t> tracks) {
@@ -263,57 +248,18 @@ void document::rebuild_runs() {
     runs.clear();
     for (std::uint32_t fi = 0; fi < files.size(); ++fi) {
         const loaded_file& f = *files[fi];
-        const tm::trace_model& m = f.model;
-        auto classify = [&](run_ref& rr, std::uint32_t ti) {
-            const tm::track& t = m.tracks[ti];
-            if (t.worker >= 0) return;  // added in worker order
-            if (t.kind == tm::track_kind::line || (t.parent != tm::no_index && m.tracks[t.parent].name == vocab::lines_group)) {
-                if (t.kind != tm::track_kind::line) rr.lines.push_back(ti);
-            } else if (t.kind == tm::track_kind::counter || !t.counters.empty()) {
-                rr.counters.push_back(ti);
-            } else if (t.kind != tm::track_kind::process && has_events(t)) {
-                rr.others.push_back(ti);
-            }
-        };
-        auto finish = [&](run_ref& rr, const std::vector<std::uint32_t>& all) {
-            std::uint64_t lo = ~0ull, hi = 0;
-            for (auto ti : all) extend(lo, hi, m.tracks[ti]);
-            if (lo > hi) lo = hi = 0;
-            rr.start = lo;
-            rr.end = hi;
-        };
-        if (m.runs.empty()) {
+        for (analysis::run_scope& scope : analysis::scopes_of(f.model, f.name)) {
             run_ref rr;
+            static_cast<analysis::run_scope&>(rr) = std::move(scope);
             rr.file = fi;
-            rr.title = f.name;
-            std::vector<std::uint32_t> all;
-            for (std::uint32_t ti = 0; ti < m.tracks.size(); ++ti) {
-                const tm::track& t = m.tracks[ti];
-                if (!has_events(t)) continue;
-                all.push_back(ti);
-                if (t.kind == tm::track_kind::thread) rr.workers.push_back(ti);
-                else classify(rr, ti);
+            if (rr.run != tm::no_index && files.size() > 1) rr.title += "  [" + f.name + "]";
+            if (rr.run != tm::no_index) {
+                mark_incomplete(rr, f, f.model.runs[rr.run].tracks);
+            } else {   // a foreign trace: every track with events is in the scope
+                std::vector<std::uint32_t> all = rr.workers;
+                for (const auto* group : {&rr.lines, &rr.counters, &rr.others}) all.insert(all.end(), group->begin(), group->end());
+                mark_incomplete(rr, f, all);
             }
-            finish(rr, all);
-            mark_incomplete(rr, f, all);
-            runs.push_back(std::move(rr));
-            continue;
-        }
-        for (std::uint32_t ri = 0; ri < m.runs.size(); ++ri) {
-            const tm::run& r = m.runs[ri];
-            run_ref rr;
-            rr.file = fi;
-            rr.run = ri;
-            rr.title = (r.name.empty() ? m.tracks[r.track].name : r.name);
-            if (files.size() > 1) rr.title += "  [" + f.name + "]";
-            for (auto w : r.workers)
-                if (w != tm::no_index) rr.workers.push_back(w);
-            std::vector<std::uint32_t> lines_k;
-            for (auto l : r.lines)
-                if (l != tm::no_index) rr.lines.push_back(l);
-            for (auto ti : r.tracks) classify(rr, ti);
-            finish(rr, r.tracks);
-            mark_incomplete(rr, f, r.tracks);
             runs.push_back(std::move(rr));
         }
     }

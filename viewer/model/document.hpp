@@ -3,6 +3,7 @@
 // Pure C++ (no ImGui, no OpenGL): unit-tested in tests/viewer.
 #pragma once
 
+#include <pipescope/analysis/scope.hpp>
 #include <pipescope/trace/trace_model.hpp>
 #include <pipescope/trace/vocabulary.hpp>
 
@@ -112,16 +113,11 @@ std::string no_runs_note(const loaded_file& f);
 // Events the recorder lost on `tracks` of f: the sum of their "events lost" instants' counts.
 std::uint64_t events_lost(const loaded_file& f, std::span<const std::uint32_t> tracks);
 
-// A run as the timeline shows it (a pipescope run, or all tracks of a foreign trace).
-struct run_ref {
+// A run as the timeline shows it: the analysis' scope of a pipescope run (or of all tracks of a
+// foreign trace: run == no_index) — the same tracks, times and title the analysis uses — and the
+// file it is in. The title names the file when the document holds several.
+struct run_ref : analysis::run_scope {
     std::uint32_t file = 0;
-    std::uint32_t run = tm::no_index;        // index into model.runs; no_index: whole-file pseudo run
-    std::string title;
-    std::uint64_t start = 0, end = 0;        // first and last timestamp of its events
-    std::vector<std::uint32_t> workers;      // worker tracks (in worker order)
-    std::vector<std::uint32_t> lines;        // line k tracks, then "control" and other line tracks
-    std::vector<std::uint32_t> counters;     // counter tracks
-    std::vector<std::uint32_t> others;       // other tracks with events
     // Counts from this run are lower bounds (the title then ends "· incomplete: ..."): events the
     // recorder lost on its tracks, or the file is damaged and was read up to the damage.
     std::uint64_t events_lost = 0;

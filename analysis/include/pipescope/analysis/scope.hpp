@@ -28,14 +28,16 @@ struct run_scope {
     std::vector<std::uint32_t> workers;     // worker tracks, in worker order
     std::vector<std::uint32_t> lines;       // "line k" tracks, then "control" (children of "lines")
     std::vector<std::uint32_t> counters;    // counter tracks
+    std::vector<std::uint32_t> others;      // other tracks with events (a foreign trace's, a run's extra ones)
     std::uint64_t makespan() const { return end > start ? end - start : 0; }
     const tm::run* run_info() const { return model && run != tm::no_index ? &model->runs[run] : nullptr; }
 };
 
 // The scope of run r of m (its tracks in the writer's layout).
 run_scope scope_of(const tm::trace_model& m, std::uint32_t run);
-// Every run of m, or one pseudo run of all thread tracks if m has no pipescope runs.
-std::vector<run_scope> scopes_of(const tm::trace_model& m);
+// Every run of m, or one pseudo run of all its tracks with events (thread tracks as workers) if m
+// has no pipescope runs, titled `whole_trace_title`.
+std::vector<run_scope> scopes_of(const tm::trace_model& m, std::string_view whole_trace_title = "whole trace");
 // First and last timestamp of the events of the given tracks (0, 0 if none).
 void time_span(const tm::trace_model& m, const std::vector<std::uint32_t>& tracks, std::uint64_t& start, std::uint64_t& end);
 
