@@ -379,6 +379,19 @@ private:
     }
 
     void convert(unsigned worker, worker_state& ws, const event_record& r, proto::writer& w);
+    void open_slice(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w);
+    void close_slice(worker_state& ws, const event_record& r, event_kind opener, std::uint64_t ts, proto::writer& w);
+    void on_steal(unsigned worker, worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w);
+    void on_unpark(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w);
+    void on_suspend(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w);
+    void on_resume(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w);
+    void on_loop_state(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w);
+    void on_counter_record(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w);
+    void on_buffer(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w);
+    void on_earliest_resume(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w);
+    void on_graph(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w);
+    void on_detail_decision(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w);
+    void on_loss(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w);
 
     // The tbb policy's counter tracks, described on first use: k = 0 "tokens in flight", k = j + 1
     // "stage j buffer" (uuids run_base | 0x300000 + k).
@@ -454,117 +467,158 @@ private:
     perfetto_write_stats stats_;
 };
 
+// One record of a worker's stream: a slice opens or closes, or one of the kinds below becomes
+// instants, counter samples and line states.
 void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, const event_record& r, proto::writer& w) {
     const std::uint64_t ts = clock_.to_ns(r.ticks);
     ws.last_ts = std::max(ws.last_ts, ts);
-
-    if (opens_slice(r.kind)) {
-        track_event_packet e;
-        switch (r.kind) {
-            case event_kind::node_begin:
-                // Held back until its end: a node_fold_end makes it a folded run's slice, named and
-                // annotated for the whole run (the importer sorts by timestamp, so a BEGIN written
-                // after the records that follow it in time is still placed right).
-                flush_pending_node(ws, w);
-                ws.pending_node = r;
-                ws.pending_ts = ts;
-                ws.open.push_back(r.kind);
-                return;
-            case event_kind::idle_begin: e = at(ts, event_type::slice_begin, n_.idle); break;
-            case event_kind::park: e = at(ts, event_type::slice_begin, n_.parked); break;
-            case event_kind::blocked_begin:   // bind-to-stage: the thread blocks on a full / empty queue
-                e = at(ts, event_type::slice_begin, blocked_name(r.a, r.c)).arg(arg_key::stage, r.a);
-                break;
-            default: e = at(ts, event_type::slice_begin, n_.task).arg(arg_key::task, r.a); break;
-        }
-        emit(ws.seq, e, w);
-        ws.open.push_back(r.kind);
-        return;
-    }
-    if (const auto opener = opener_of(r.kind)) {
-        const auto it = std::find(ws.open.rbegin(), ws.open.rend(), *opener);
-        if (it == ws.open.rend()) {   // nothing of this kind is open: drop the END
-            ++stats_.unmatched_ends;
-            return;
-        }
-        if (r.kind == event_kind::node_fold_end && ws.pending_node && it == ws.open.rbegin()) {
-            emit_node_begin(ws, *ws.pending_node, ws.pending_ts, &r, w);
-            ws.pending_node.reset();
-        } else {
-            flush_pending_node(ws, w);
-        }
-        // Close whatever was opened inside it first, so the track stays properly nested.
-        for (auto inner = it - ws.open.rbegin(); inner > 0; --inner) {
-            end_slice(ws, ts, w);
-            ++stats_.closed_early;
-        }
-        track_event_packet e = at(ts, event_type::slice_end, 0);
-        if (r.kind == event_kind::idle_end) e.arg(arg_key::failed_steals, r.a);
-        if (r.kind == event_kind::node_fold_end)   // its BEGIN went out before the run's end was known
-            e.arg(arg_key::nodes, r.c).arg(arg_key::last_iteration, r.a).arg(arg_key::last_stage, r.b);
-        emit(ws.seq, e, w);
-        ws.open.pop_back();
-        // The wake-up flow ends on an instant right after the parked slice: on the END itself the
-        // importer would bind it to the parked slice and draw it backwards.
-        if (r.kind == event_kind::park_end && r.a) {
-            track_event_packet woken = at(ts, event_type::instant, n_.woken);
-            woken.terminating_flow = flow_id(flow_kind::wake, index_, r.a);
-            emit(ws.seq, woken, w);
-            ++stats_.flows;
-        }
-        return;
-    }
-
+    if (opens_slice(r.kind)) return open_slice(ws, r, ts, w);
+    if (const auto opener = opener_of(r.kind)) return close_slice(ws, r, *opener, ts, w);
     switch (r.kind) {
-        case event_kind::steal: {
-            if (r.c != 1) break;   // failed attempts are summed up in idle_end
-            track_event_packet thief = at(ts, event_type::instant, n_.steal).arg(arg_key::victim, r.a);
-            if (r.a < workers_.size()) {
-                // The victim records nothing for the stolen job: mark it on its track here, written
-                // first so that at the equal timestamp the flow runs victim -> thief.
-                track_event_packet victim =
-                    at(ts, event_type::instant, n_.stolen, thread_uuid(index_, static_cast<unsigned>(r.a)));
-                victim.arg(arg_key::thief, worker);
-                victim.flow = flow_id(flow_kind::steal, index_, ++steals_);
-                thief.terminating_flow = victim.flow;
-                emit(ws.seq, victim, w);
-                ++stats_.flows;
-            }
-            emit(ws.seq, thief, w);
-            break;
-        }
-        case event_kind::unpark: {
-            track_event_packet e = at(ts, event_type::instant, wake_name(r.a)).arg(arg_key::worker, r.a);
-            if (r.b) e.flow = flow_id(flow_kind::wake, index_, r.b);
-            emit(ws.seq, e, w);
-            break;
-        }
+        case event_kind::steal: return on_steal(worker, ws, r, ts, w);
+        case event_kind::unpark: return on_unpark(ws, r, ts, w);
         case event_kind::stage_wait_check:
-            emit(ws.seq,
-                 at(ts, event_type::instant, n_.stage_wait_check)
-                     .arg(arg_key::iteration, r.a)
-                     .arg(arg_key::stage, r.b)
-                     .arg(arg_key::value, r.c),
-                 w);
+            return emit(ws.seq,
+                        at(ts, event_type::instant, n_.stage_wait_check)
+                            .arg(arg_key::iteration, r.a)
+                            .arg(arg_key::stage, r.b)
+                            .arg(arg_key::value, r.c),
+                        w);
+        case event_kind::iteration_suspend: return on_suspend(ws, r, ts, w);
+        case event_kind::iteration_resume: return on_resume(ws, r, ts, w);
+        case event_kind::iteration_start:
+        case event_kind::iteration_retire:
+        case event_kind::throttle_suspend:
+        case event_kind::throttle_resume: return on_loop_state(ws, r, ts, w);
+        case event_kind::counter:
+        case event_kind::token_acquire:
+        case event_kind::token_release:
+        case event_kind::queue_put:
+        case event_kind::queue_take:
+        case event_kind::reorder_buffer:
+        case event_kind::suspended_iterations: return on_counter_record(ws, r, ts, w);
+        case event_kind::buffer_put:
+        case event_kind::buffer_take: return on_buffer(ws, r, ts, w);
+        case event_kind::earliest_resume: return on_earliest_resume(ws, r, ts, w);
+        case event_kind::stage_exception:   // a stage threw: the loop stops, the exception reaches the caller
+            return emit(ws.seq,
+                        at(ts, event_type::instant, names_.id(v::stage_exception)).arg(arg_key::iteration, r.a).arg(arg_key::stage, r.b),
+                        w);
+        case event_kind::loop_cancelled:   // the caller's stop_token asked the loop to stop
+            return emit(ws.seq, at(ts, event_type::instant, names_.id(v::cancelled)).arg(arg_key::live, r.a), w);
+        case event_kind::graph_reserve:
+        case event_kind::graph_commit:
+        case event_kind::graph_blocked:
+        case event_kind::graph_preempted:
+        case event_kind::graph_stage_done: return on_graph(ws, r, ts, w);
+        case event_kind::detail_decision: return on_detail_decision(ws, r, ts, w);
+        case event_kind::dropped: return on_loss(ws, r, ts, w);
+        default: return;   // worker_start/stop, thread_name (used by describe_extra_thread): nothing to draw
+    }
+}
+
+void perfetto_writer::run_state::open_slice(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w) {
+    track_event_packet e;
+    switch (r.kind) {
+        case event_kind::node_begin:
+            // Held back until its end: a node_fold_end makes it a folded run's slice, named and
+            // annotated for the whole run (the importer sorts by timestamp, so a BEGIN written
+            // after the records that follow it in time is still placed right).
+            flush_pending_node(ws, w);
+            ws.pending_node = r;
+            ws.pending_ts = ts;
+            ws.open.push_back(r.kind);
+            return;
+        case event_kind::idle_begin: e = at(ts, event_type::slice_begin, n_.idle); break;
+        case event_kind::park: e = at(ts, event_type::slice_begin, n_.parked); break;
+        case event_kind::blocked_begin:   // bind-to-stage: the thread blocks on a full / empty queue
+            e = at(ts, event_type::slice_begin, blocked_name(r.a, r.c)).arg(arg_key::stage, r.a);
             break;
-        case event_kind::iteration_suspend: {
-            track_event_packet e = at(ts, event_type::instant, n_.suspend).arg(arg_key::iteration, r.a);
-            if (r.c != final_stage_operand) e.arg(arg_key::stage, r.c);
-            if (r.a > 0) e.arg(arg_key::waiting_on, r.a - 1);
-            emit(ws.seq, e, w);
-            line_state(ws, line_track(r.d, w), r.b, ts, n_.running, r.a, w);
-            break;
-        }
-        case event_kind::iteration_resume: {
-            track_event_packet e = at(ts, event_type::instant, n_.resume).arg(arg_key::iteration, r.a);
-            if (r.c != final_stage_operand) {   // a stage node follows: the flow ends on its begin
-                e.arg(arg_key::stage, r.c);
-                e.flow = flow_id(flow_kind::resume, index_, r.a);
-            }
-            emit(ws.seq, e, w);
-            line_state(ws, line_track(r.d, w), r.b, ts, waiting_name(r.c), r.a, w);
-            break;
-        }
+        default: e = at(ts, event_type::slice_begin, n_.task).arg(arg_key::task, r.a); break;
+    }
+    emit(ws.seq, e, w);
+    ws.open.push_back(r.kind);
+}
+
+// An END record: closes the innermost open slice of its opener's kind, and whatever was opened
+// inside it first, so that the track stays properly nested. An END with nothing to close is dropped.
+void perfetto_writer::run_state::close_slice(worker_state& ws, const event_record& r, event_kind opener, std::uint64_t ts,
+                                             proto::writer& w) {
+    const auto it = std::find(ws.open.rbegin(), ws.open.rend(), opener);
+    if (it == ws.open.rend()) {
+        ++stats_.unmatched_ends;
+        return;
+    }
+    if (r.kind == event_kind::node_fold_end && ws.pending_node && it == ws.open.rbegin()) {
+        emit_node_begin(ws, *ws.pending_node, ws.pending_ts, &r, w);
+        ws.pending_node.reset();
+    } else {
+        flush_pending_node(ws, w);
+    }
+    for (auto inner = it - ws.open.rbegin(); inner > 0; --inner) {
+        end_slice(ws, ts, w);
+        ++stats_.closed_early;
+    }
+    track_event_packet e = at(ts, event_type::slice_end, 0);
+    if (r.kind == event_kind::idle_end) e.arg(arg_key::failed_steals, r.a);
+    if (r.kind == event_kind::node_fold_end)   // its BEGIN went out before the run's end was known
+        e.arg(arg_key::nodes, r.c).arg(arg_key::last_iteration, r.a).arg(arg_key::last_stage, r.b);
+    emit(ws.seq, e, w);
+    ws.open.pop_back();
+    // The wake-up flow ends on an instant right after the parked slice: on the END itself the
+    // importer would bind it to the parked slice and draw it backwards.
+    if (r.kind == event_kind::park_end && r.a) {
+        track_event_packet woken = at(ts, event_type::instant, n_.woken);
+        woken.terminating_flow = flow_id(flow_kind::wake, index_, r.a);
+        emit(ws.seq, woken, w);
+        ++stats_.flows;
+    }
+}
+
+void perfetto_writer::run_state::on_steal(unsigned worker, worker_state& ws, const event_record& r, std::uint64_t ts,
+                                          proto::writer& w) {
+    if (r.c != 1) return;   // failed attempts are summed up in idle_end
+    track_event_packet thief = at(ts, event_type::instant, n_.steal).arg(arg_key::victim, r.a);
+    if (r.a < workers_.size()) {
+        // The victim records nothing for the stolen job: mark it on its track here, written
+        // first so that at the equal timestamp the flow runs victim -> thief.
+        track_event_packet victim = at(ts, event_type::instant, n_.stolen, thread_uuid(index_, static_cast<unsigned>(r.a)));
+        victim.arg(arg_key::thief, worker);
+        victim.flow = flow_id(flow_kind::steal, index_, ++steals_);
+        thief.terminating_flow = victim.flow;
+        emit(ws.seq, victim, w);
+        ++stats_.flows;
+    }
+    emit(ws.seq, thief, w);
+}
+
+void perfetto_writer::run_state::on_unpark(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w) {
+    track_event_packet e = at(ts, event_type::instant, wake_name(r.a)).arg(arg_key::worker, r.a);
+    if (r.b) e.flow = flow_id(flow_kind::wake, index_, r.b);
+    emit(ws.seq, e, w);
+}
+
+void perfetto_writer::run_state::on_suspend(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w) {
+    track_event_packet e = at(ts, event_type::instant, n_.suspend).arg(arg_key::iteration, r.a);
+    if (r.c != final_stage_operand) e.arg(arg_key::stage, r.c);
+    if (r.a > 0) e.arg(arg_key::waiting_on, r.a - 1);
+    emit(ws.seq, e, w);
+    line_state(ws, line_track(r.d, w), r.b, ts, n_.running, r.a, w);
+}
+
+void perfetto_writer::run_state::on_resume(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w) {
+    track_event_packet e = at(ts, event_type::instant, n_.resume).arg(arg_key::iteration, r.a);
+    if (r.c != final_stage_operand) {   // a stage node follows: the flow ends on its begin
+        e.arg(arg_key::stage, r.c);
+        e.flow = flow_id(flow_kind::resume, index_, r.a);
+    }
+    emit(ws.seq, e, w);
+    line_state(ws, line_track(r.d, w), r.b, ts, waiting_name(r.c), r.a, w);
+}
+
+// The loop's own states: live iterations (start, retire) and the throttle (K reached, going on).
+void perfetto_writer::run_state::on_loop_state(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w) {
+    switch (r.kind) {
         case event_kind::iteration_start: counter(ws, ts, live_counter_uuid(index_), r.c, w); break;
         case event_kind::iteration_retire:
             counter(ws, ts, live_counter_uuid(index_), r.c, w);
@@ -573,59 +627,63 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
         case event_kind::throttle_suspend:
             emit(ws.seq, at(ts, event_type::instant, n_.throttled).arg(arg_key::live, r.a).arg(arg_key::K, r.b), w);
             break;
-        case event_kind::throttle_resume:
+        default:   // throttle_resume
             emit(ws.seq, at(ts, event_type::instant, n_.throttle_resume).arg(arg_key::live, r.a).arg(arg_key::K, r.c), w);
             line_state(ws, control_line_uuid(index_), r.b, ts, n_.throttled, std::nullopt, w);
             break;
+    }
+}
+
+// Records that are one counter sample: the run's counters, and the policies' own state (tbb's
+// tokens, bind-to-stage's queue fills and reorder buffers, piper-earliest's suspended list).
+void perfetto_writer::run_state::on_counter_record(worker_state& ws, const event_record& r, std::uint64_t ts,
+                                                   proto::writer& w) {
+    switch (r.kind) {
         case event_kind::counter:
             if (r.a < info_.counters.size()) counter(ws, ts, counter_uuid(index_, r.a), static_cast<std::int64_t>(r.b), w);
             break;
         case event_kind::token_acquire:   // tbb: tokens in flight, against N (program.K in the metadata)
-        case event_kind::token_release:
-            counter(ws, ts, tbb_track(0, w), r.c, w);
-            break;
-        case event_kind::buffer_put:   // tbb: an item parked in / taken from a serial filter's input buffer
-        case event_kind::buffer_take: {
-            const bool put = r.kind == event_kind::buffer_put;
-            emit(ws.seq,
-                 at(ts, event_type::instant, names_.id(put ? v::parked_in_buffer : v::taken_from_buffer))
-                     .arg(arg_key::iteration, r.a)
-                     .arg(arg_key::stage, r.b)
-                     .arg(arg_key::value, r.c),
-                 w);
-            counter(ws, ts, tbb_track(r.b + 1, w), r.c, w);
-            break;
-        }
+        case event_kind::token_release: counter(ws, ts, tbb_track(0, w), r.c, w); break;
         case event_kind::queue_put:   // bind-to-stage: the fill of the queue in front of stage b
-        case event_kind::queue_take:
-            counter(ws, ts, bts_track(2 * r.b, w), r.c, w);
-            break;
+        case event_kind::queue_take: counter(ws, ts, bts_track(2 * r.b, w), r.c, w); break;
         case event_kind::reorder_buffer:   // bind-to-stage: items early for their turn at stage a
             counter(ws, ts, bts_track(2 * r.a + 1, w), static_cast<std::int64_t>(r.b), w);
             break;
-        case event_kind::suspended_iterations:   // piper-earliest: its suspended list changed
+        default:   // suspended_iterations: piper-earliest's suspended list changed
             counter(ws, ts, suspended_track(w), static_cast<std::int64_t>(r.a), w);
             break;
-        case event_kind::earliest_resume: {   // piper-earliest resumed the earliest suspended iteration
-            const std::string_view point = r.c < std::size(v::earliest_points) ? v::earliest_points[r.c] : v::earliest_point_unknown;
-            emit(ws.seq,
-                 at(ts, event_type::instant, names_.id(v::resume_earliest))
-                     .arg(arg_key::iteration, r.a)
-                     .arg(arg_key::suspended, r.b)
-                     .text(arg_key::resumed_at, point),
-                 w);   // the counter track got its sample from the claim's suspended_iterations record
-            break;
-        }
-        case event_kind::stage_exception:   // a stage threw: the loop stops, the exception reaches the caller
-            emit(ws.seq,
-                 at(ts, event_type::instant, names_.id(v::stage_exception)).arg(arg_key::iteration, r.a).arg(arg_key::stage, r.b),
-                 w);
-            break;
-        case event_kind::loop_cancelled:   // the caller's stop_token asked the loop to stop
-            emit(ws.seq, at(ts, event_type::instant, names_.id(v::cancelled)).arg(arg_key::live, r.a), w);
-            break;
-        // Stage graphs (seed 004, seed 002): queue operations and stage states as instants on the worker
-        // that did them; queue fills and the footprint arrive as `counter` records.
+    }
+}
+
+// tbb: an item parked in / taken from a serial filter's input buffer.
+void perfetto_writer::run_state::on_buffer(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w) {
+    const bool put = r.kind == event_kind::buffer_put;
+    emit(ws.seq,
+         at(ts, event_type::instant, names_.id(put ? v::parked_in_buffer : v::taken_from_buffer))
+             .arg(arg_key::iteration, r.a)
+             .arg(arg_key::stage, r.b)
+             .arg(arg_key::value, r.c),
+         w);
+    counter(ws, ts, tbb_track(r.b + 1, w), r.c, w);
+}
+
+// piper-earliest resumed the earliest suspended iteration (its counter track got its sample from
+// the claim's suspended_iterations record).
+void perfetto_writer::run_state::on_earliest_resume(worker_state& ws, const event_record& r, std::uint64_t ts,
+                                                    proto::writer& w) {
+    const std::string_view point = r.c < std::size(v::earliest_points) ? v::earliest_points[r.c] : v::earliest_point_unknown;
+    emit(ws.seq,
+         at(ts, event_type::instant, names_.id(v::resume_earliest))
+             .arg(arg_key::iteration, r.a)
+             .arg(arg_key::suspended, r.b)
+             .text(arg_key::resumed_at, point),
+         w);
+}
+
+// Stage graphs (seed 004, seed 002): queue operations and stage states as instants on the worker
+// that did them; queue fills and the footprint arrive as `counter` records.
+void perfetto_writer::run_state::on_graph(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w) {
+    switch (r.kind) {
         case event_kind::graph_reserve:
         case event_kind::graph_commit: {
             const bool pop = (r.c & graph_op_pop) != 0, ok = (r.c & graph_op_ok) != 0;
@@ -648,31 +706,32 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
         case event_kind::graph_preempted:
             emit(ws.seq, at(ts, event_type::instant, names_.id(v::preempted)).arg(arg_key::stage, r.a).arg(arg_key::packets, r.b), w);
             break;
-        case event_kind::graph_stage_done:
+        default:   // graph_stage_done
             emit(ws.seq, at(ts, event_type::instant, names_.id(v::stage_done)).arg(arg_key::stage, r.a), w);
             break;
-        case event_kind::detail_decision: {   // trace_detail::automatic measured the nodes and decided
-            track_event_packet e =
-                at(ts, event_type::instant, names_.id(r.c ? v::detail_folded : v::detail_nodes));
-            if (r.a != all_stages) e.arg(arg_key::stage, r.a);
-            e.arg(arg_key::value, r.b).arg(arg_key::nodes, r.d);
-            emit(ws.seq, e, w);
-            break;
-        }
-        case event_kind::dropped:
-            // What was open may never see its end: close it here, and restart the sequence's
-            // incremental state with previous_packet_dropped on the marker.
-            while (!ws.open.empty()) {
-                end_slice(ws, ts, w);
-                ++stats_.closed_at_loss;
-            }
-            stats_.dropped_events += r.a;
-            flush_counters(ws, w);
-            ws.seq.mark_loss();
-            emit(ws.seq, at(ts, event_type::instant, n_.events_lost).arg(arg_key::dropped, r.a), w);
-            break;
-        default: break;   // worker_start/stop, thread_name (used by describe_extra_thread): nothing to draw
     }
+}
+
+// trace_detail::automatic measured the nodes and decided.
+void perfetto_writer::run_state::on_detail_decision(worker_state& ws, const event_record& r, std::uint64_t ts,
+                                                    proto::writer& w) {
+    track_event_packet e = at(ts, event_type::instant, names_.id(r.c ? v::detail_folded : v::detail_nodes));
+    if (r.a != all_stages) e.arg(arg_key::stage, r.a);
+    e.arg(arg_key::value, r.b).arg(arg_key::nodes, r.d);
+    emit(ws.seq, e, w);
+}
+
+// Events were lost before this record. What was open may never see its end: close it here, and
+// restart the sequence's incremental state with previous_packet_dropped on the marker.
+void perfetto_writer::run_state::on_loss(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w) {
+    while (!ws.open.empty()) {
+        end_slice(ws, ts, w);
+        ++stats_.closed_at_loss;
+    }
+    stats_.dropped_events += r.a;
+    flush_counters(ws, w);
+    ws.seq.mark_loss();
+    emit(ws.seq, at(ts, event_type::instant, n_.events_lost).arg(arg_key::dropped, r.a), w);
 }
 
 perfetto_writer::perfetto_writer(std::ostream& out, writer_options options) : out_(&out), options_(options) {}
