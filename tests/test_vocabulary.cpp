@@ -28,6 +28,8 @@ std::vector<event_record> every_kind_of_record() {
     const std::uint32_t final_stage = trace::final_stage_operand;
     add(event_kind::worker_start);
     add(event_kind::node_begin, 0, 0, trace::node_waited);
+    for (const char* key : {"bytes", "stage"})   // user annotations: "bytes", and "user_stage"
+        add(event_kind::annotation, reinterpret_cast<std::uintptr_t>(key), 1, static_cast<std::uint32_t>(trace::annotation_value::int64));
     add(event_kind::node_end, 0, 0);
     add(event_kind::node_begin, 1, 2, trace::node_resumed);   // folded: stages 2-5 of iteration 1
     add(event_kind::node_fold_end, 1, 5, 4);
@@ -117,6 +119,7 @@ TEST_CASE("every name the writer emits classifies back to its kind", "[vocabular
     std::set<v::counter_name> counters;
     std::set<v::slice_class> slices;
     std::set<v::instant_name> instants;
+    std::set<std::string> user_keys;
     for (const auto& [uuid, t] : f.tracks) {
         if (t.is_process) continue;   // named by the run ("workload · policy · P=n")
         if (t.is_counter) {
@@ -131,7 +134,11 @@ TEST_CASE("every name the writer emits classifies back to its kind", "[vocabular
     }
     for (const auto& e : f.events) {
         INFO(e.name);
-        for (const auto& [key, value] : e.args) CHECK(v::classify_arg(key));
+        for (const auto& [key, value] : e.args) {   // the vocabulary's, or the user's as annotated
+            INFO(key);
+            CHECK((v::classify_arg(key) || v::user_key(key) == "bytes" || v::user_key(key) == "stage"));
+            if (!v::classify_arg(key)) user_keys.insert(key);
+        }
         for (const auto& [key, value] : e.str_args) CHECK(v::classify_arg(key));
         if (e.type == 1) {
             CHECK(v::classify_slice(e.name) != v::slice_class::other);
@@ -141,6 +148,7 @@ TEST_CASE("every name the writer emits classifies back to its kind", "[vocabular
             instants.insert(v::classify_instant(e.name));
         }
     }
+    CHECK(user_keys == std::set<std::string>{"bytes", "user_stage"});
     CHECK(tracks == all_but_other<v::track_name>(static_cast<int>(v::track_name::other) + 1));
     CHECK(counters == all_but_other<v::counter_name>(static_cast<int>(v::counter_name::other) + 1));
     CHECK(instants == all_but_other<v::instant_name>(static_cast<int>(v::instant_name::other) + 1));

@@ -64,14 +64,14 @@ enum class event_type : std::uint8_t { slice_begin = 1, slice_end = 2, instant =
 constexpr std::uint32_t da_name_iid = 1;
 constexpr std::uint32_t da_bool_value = 2;               // read only
 constexpr std::uint32_t da_uint_value = 3;
-constexpr std::uint32_t da_int_value = 4;                // read only
-constexpr std::uint32_t da_double_value = 5;             // read only
+constexpr std::uint32_t da_int_value = 4;
+constexpr std::uint32_t da_double_value = 5;
 constexpr std::uint32_t da_string_value = 6;
 constexpr std::uint32_t da_pointer_value = 7;            // read only (read as a uint)
 constexpr std::uint32_t da_legacy_json_value = 9;        // read only (read as a string)
 constexpr std::uint32_t da_name = 10;                    // read only
 constexpr std::uint32_t da_dict_entries = 11;            // read only
-constexpr std::uint32_t da_array_values = 12;            // read only
+constexpr std::uint32_t da_array_values = 12;
 constexpr std::uint32_t da_string_value_iid = 17;        // read only
 // InternedData and its EventName / DebugAnnotationName entries
 constexpr std::uint32_t id_event_categories = 1;         // read only

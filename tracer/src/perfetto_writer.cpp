@@ -28,6 +28,8 @@ using detail::event_type;
 using detail::name_table;
 using detail::track_event_packet;
 using detail::track_event_sequence;
+using detail::user_arg;
+using detail::user_value;
 
 // Track uuids of run r: (r + 1) << 32 | what. Unique across runs of one file.
 std::uint64_t run_base(unsigned run) { return (std::uint64_t{run} + 1) << 32; }
@@ -87,6 +89,9 @@ void add(perfetto_write_stats& total, const perfetto_write_stats& s) {
     total.folded_runs += s.folded_runs;
     total.folded_nodes += s.folded_nodes;
     total.counter_samples += s.counter_samples;
+    total.annotations += s.annotations;
+    total.annotations_unattached += s.annotations_unattached;
+    total.annotations_lost += s.annotations_lost;
 }
 
 struct track_descriptor {
@@ -224,6 +229,17 @@ public:
     const perfetto_write_stats& stats() const noexcept { return stats_; }
 
 private:
+    // A user annotation recorded on a worker's track, for the slice that was innermost then (open
+    // at `depth`, counted from 1), until that slice's END. name 0: that slice's annotations past
+    // max_pending_notes, `bits` of them.
+    struct note {
+        std::uint32_t name;   // name_table id of the key as written (vocab::user_arg_name)
+        std::uint32_t depth;
+        std::uint64_t bits;
+        annotation_value kind;
+    };
+    static constexpr std::size_t max_pending_notes = 4096;   // per track: bounded memory
+
     struct worker_state {
         track_event_sequence seq;
         std::vector<event_kind> open;   // BEGIN kinds of the slices open on this track, innermost last
@@ -232,6 +248,7 @@ private:
         counter_coalescer counters;     // this sequence's counter samples, coalesced per quantum
         std::optional<event_record> pending_node = {};   // an open node's BEGIN, not written yet (emit_node_begin)
         std::uint64_t pending_ts = 0;
+        std::vector<note> notes = {};   // user annotations of the open slices, innermost last (on_annotation)
     };
 
     // The thread track of a writer that is not a worker, named by its first record if that is a
@@ -275,8 +292,41 @@ private:
     }
     void end_slice(worker_state& ws, std::uint64_t ts, proto::writer& w) {
         flush_pending_node(ws, w);
-        emit(ws.seq, at(ts, event_type::slice_end, 0), w);
+        track_event_packet e = at(ts, event_type::slice_end, 0);
+        attach_notes(ws, e);
+        emit(ws.seq, e, w);
         ws.open.pop_back();
+    }
+
+    // The user annotations of the innermost open slice, onto its END `e`: each key once, in the
+    // order first annotated, with its values in recording order (valid until the next call).
+    void attach_notes(worker_state& ws, track_event_packet& e) {
+        const auto depth = static_cast<std::uint32_t>(ws.open.size());
+        auto first = ws.notes.end();
+        while (first != ws.notes.begin() && std::prev(first)->depth == depth) --first;
+        if (first == ws.notes.end()) return;
+        user_args_.clear();
+        user_values_.clear();
+        std::uint64_t lost = 0;
+        for (auto n = first; n != ws.notes.end(); ++n) {
+            if (n->name == 0) lost += n->bits;
+            else if (std::none_of(user_args_.begin(), user_args_.end(), [&](const user_arg& a) { return a.name == n->name; }))
+                user_args_.push_back({n->name, nullptr, 0});
+        }
+        for (user_arg& a : user_args_) {
+            for (auto n = first; n != ws.notes.end(); ++n)
+                if (n->name == a.name) user_values_.push_back({n->bits, n->kind}), ++a.count;
+        }
+        const user_value* values = user_values_.data();
+        for (user_arg& a : user_args_) {
+            a.values = values;
+            values += a.count;
+        }
+        e.users = user_args_.data();
+        e.user_count = static_cast<std::uint32_t>(user_args_.size());
+        if (lost) e.arg(arg_key::annotations_lost, lost);
+        stats_.annotations += user_values_.size();
+        ws.notes.erase(first, ws.notes.end());
     }
 
     // A node slice: node (iteration, stage), or with `fold` the folded run from it to fold's
@@ -392,6 +442,7 @@ private:
     void on_graph(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w);
     void on_detail_decision(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w);
     void on_loss(worker_state& ws, const event_record& r, std::uint64_t ts, proto::writer& w);
+    void on_annotation(worker_state& ws, const event_record& r);
 
     // The tbb policy's counter tracks, described on first use: k = 0 "tokens in flight", k = j + 1
     // "stage j buffer" (uuids run_base | 0x300000 + k).
@@ -463,6 +514,8 @@ private:
     bool suspended_described_ = false;   // piper-earliest: suspended_track()
     static constexpr std::size_t max_folded_names = 16384;
     std::size_t folded_names_ = 0;
+    std::vector<user_arg> user_args_;       // attach_notes(): one END's user annotations
+    std::vector<user_value> user_values_;
     std::uint64_t steals_ = 0;
     perfetto_write_stats stats_;
 };
@@ -513,6 +566,7 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
         case event_kind::graph_stage_done: return on_graph(ws, r, ts, w);
         case event_kind::detail_decision: return on_detail_decision(ws, r, ts, w);
         case event_kind::dropped: return on_loss(ws, r, ts, w);
+        case event_kind::annotation: return on_annotation(ws, r);
         default: return;   // worker_start/stop, thread_name (used by describe_extra_thread): nothing to draw
     }
 }
@@ -563,6 +617,7 @@ void perfetto_writer::run_state::close_slice(worker_state& ws, const event_recor
     if (r.kind == event_kind::idle_end) e.arg(arg_key::failed_steals, r.a);
     if (r.kind == event_kind::node_fold_end)   // its BEGIN went out before the run's end was known
         e.arg(arg_key::nodes, r.c).arg(arg_key::last_iteration, r.a).arg(arg_key::last_stage, r.b);
+    attach_notes(ws, e);
     emit(ws.seq, e, w);
     ws.open.pop_back();
     // The wake-up flow ends on an instant right after the parked slice: on the END itself the
@@ -732,6 +787,27 @@ void perfetto_writer::run_state::on_loss(worker_state& ws, const event_record& r
     flush_counters(ws, w);
     ws.seq.mark_loss();
     emit(ws.seq, at(ts, event_type::instant, n_.events_lost).arg(arg_key::dropped, r.a), w);
+}
+
+// A user annotation (pipescope::annotate) for the innermost slice open on the track, kept until
+// that slice's END carries it (Perfetto merges an END's annotations into its slice's args). With
+// no slice open there is nothing to attach it to: it is counted and ignored. The key is read here,
+// once per distinct pointer: the runtime records the pointer to a string of static storage duration.
+void perfetto_writer::run_state::on_annotation(worker_state& ws, const event_record& r) {
+    const auto depth = static_cast<std::uint32_t>(ws.open.size());
+    if (depth == 0 || r.a == 0) {
+        ++stats_.annotations_unattached;
+        return;
+    }
+    if (ws.notes.size() < max_pending_notes) {
+        const char* key = reinterpret_cast<const char*>(static_cast<std::uintptr_t>(r.a));
+        const std::uint32_t name = names_.keyed((7ull << 60) | r.a, [&] { return v::user_arg_name(key); });
+        ws.notes.push_back({name, depth, r.b, static_cast<annotation_value>(r.c)});
+        return;
+    }
+    if (ws.notes.back().name != 0 || ws.notes.back().depth != depth) ws.notes.push_back({0, depth, 0, annotation_value::int64});
+    ++ws.notes.back().bits;
+    ++stats_.annotations_lost;
 }
 
 perfetto_writer::perfetto_writer(std::ostream& out, writer_options options) : out_(&out), options_(options) {}

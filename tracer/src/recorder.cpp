@@ -17,7 +17,7 @@ std::string_view event_name(event_kind k) noexcept {
         "reorder buffer",
         "stage exception",  "cancelled",
         "reserve",          "commit",           "stage blocked", "preempted",        "stage done",
-        "folded run end",   "detail decision",
+        "folded run end",   "detail decision",  "annotation",
     };
     static_assert(sizeof(names) / sizeof(names[0]) == static_cast<std::size_t>(event_kind::count_));
     const auto i = static_cast<std::size_t>(k);

@@ -283,7 +283,7 @@ public:
         }
         std::uint32_t args_first = 0;
         std::uint16_t args_count = 0;
-        if (e.type != type_of(event_type::slice_end) && !e.args.empty()) {
+        if (!e.args.empty()) {
             std::size_t n = e.args.size();
             if (n > 0xFFFF) [[unlikely]] {
                 m_.problems.push_back(where(e) + "more than 65535 annotations on one event (the rest dropped)");
@@ -365,6 +365,7 @@ public:
                 index = st.open.back();
                 st.open.pop_back();
                 t.slices[index].end = e.ts;
+                merge_end_args(t.slices[index], args_first, args_count);
                 what = 0;
             }
         } else {
@@ -413,6 +414,33 @@ public:
 
 private:
     bool arg_name_overflow_reported_ = false;
+    std::vector<model_arg> merged_;   // merge_end_args()' scratch
+
+    // Perfetto merges the annotations of a SLICE_END into its slice's args (pipescope writes user
+    // annotations there, and a folded run's `nodes` whose BEGIN went out early); so does the model.
+    // An END annotation the slice has by name already is left out (a folded run's `nodes` is
+    // written on both). The END's annotations are args[first, first + count): dropped from the end
+    // of the pool when they are there, and the slice's range moves to the end of the pool if it
+    // gains any.
+    void merge_end_args(slice& s, std::uint32_t first, std::uint16_t count) {
+        if (count == 0) return;
+        merged_.assign(m_.args.begin() + s.args_first, m_.args.begin() + s.args_first + s.args_count);
+        const std::size_t had = merged_.size();
+        for (std::uint32_t k = first; k < first + count && merged_.size() < 0xFFFF; ++k) {
+            const model_arg& a = m_.args[k];
+            const auto same = [&](const model_arg& b) { return a.name != 0 && b.name == a.name; };
+            if (std::none_of(merged_.begin(), merged_.begin() + static_cast<std::ptrdiff_t>(had), same)) merged_.push_back(a);
+        }
+        if (first + count == m_.args.size()) m_.args.resize(first);
+        if (merged_.size() == had) return;
+        if (s.args_first + s.args_count == m_.args.size()) {   // the slice's args end the pool: extend them
+            m_.args.insert(m_.args.end(), merged_.begin() + static_cast<std::ptrdiff_t>(had), merged_.end());
+        } else {
+            s.args_first = static_cast<std::uint32_t>(m_.args.size());
+            m_.args.insert(m_.args.end(), merged_.begin(), merged_.end());
+        }
+        s.args_count = static_cast<std::uint16_t>(merged_.size());
+    }
     std::uint32_t track_index(std::uint64_t uuid) {
         auto [it, inserted] = index_.try_emplace(uuid, static_cast<std::uint32_t>(m_.tracks.size()));
         if (inserted) {
@@ -689,6 +717,7 @@ private:
                     ++t.unmatched_ends;
                 } else {
                     t.slices[open.back()].end = r.ts;
+                    merge_end_args(t.slices[open.back()], r.args_first, r.args_count);
                     ref = {ti, open.back(), false};
                     open.pop_back();
                 }

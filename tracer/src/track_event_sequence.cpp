@@ -17,15 +17,19 @@ std::uint32_t name_table::id(std::string_view text) {
     return i;
 }
 
-std::uint64_t track_event_sequence::intern_name(std::uint32_t name) {
-    if (name >= name_iids_.size()) name_iids_.resize(name + 1, 0);
-    std::uint64_t& iid = name_iids_[name];
+// The iid of name table entry `name` in one interning table (iids by name id), new ones listed in `added`.
+std::uint64_t track_event_sequence::intern(std::vector<std::uint64_t>& iids, std::vector<std::uint32_t>& added,
+                                           std::uint32_t name) {
+    if (name >= iids.size()) iids.resize(name + 1, 0);
+    std::uint64_t& iid = iids[name];
     if (!iid) {
         iid = next_iid_++;
-        new_names_.push_back(name);
+        added.push_back(name);
     }
     return iid;
 }
+
+std::uint64_t track_event_sequence::intern_name(std::uint32_t name) { return intern(name_iids_, new_names_, name); }
 
 std::uint64_t track_event_sequence::intern_arg(arg_key k) {
     std::uint64_t& iid = arg_iids_[static_cast<int>(k)];
@@ -35,6 +39,8 @@ std::uint64_t track_event_sequence::intern_arg(arg_key k) {
     }
     return iid;
 }
+
+std::uint64_t track_event_sequence::intern_user_arg(std::uint32_t name) { return intern(user_iids_, new_users_, name); }
 
 namespace {
 
@@ -105,7 +111,26 @@ private:
     std::uint8_t* at_;
 };
 
-constexpr std::size_t field_bound = 24;   // tag + varint/fixed64 + a nested length widened to 5 bytes
+constexpr std::size_t field_bound = 24;
+
+void write_user_value(raw_encoder& w, const user_value& v) {
+    switch (v.kind) {
+        case annotation_value::float64: w.fixed64_field(f::da_double_value, v.bits); break;
+        case annotation_value::uint64: w.uint_field(f::da_uint_value, v.bits); break;
+        default: w.int_field(f::da_int_value, static_cast<std::int64_t>(v.bits)); break;
+    }
+}
+
+// One value, or an array of the values in recording order.
+void write_user_arg(raw_encoder& w, const user_arg& a, std::uint64_t name_iid) {
+    scope da(w, f::te_debug_annotations);
+    w.uint_field(f::da_name_iid, name_iid);
+    if (a.count == 1) return write_user_value(w, a.values[0]);
+    for (std::uint32_t i = 0; i < a.count; ++i) {
+        scope element(w, f::da_array_values);
+        write_user_value(w, a.values[i]);
+    }
+}   // tag + varint/fixed64 + a nested length widened to 5 bytes
 
 }  // namespace
 
@@ -135,27 +160,32 @@ void track_event_sequence::write(const track_event_packet& e, const name_table& 
         cleared_ = false;
         name_iids_.assign(name_iids_.size(), 0);
         for (auto& iid : arg_iids_) iid = 0;
+        user_iids_.assign(user_iids_.size(), 0);
         next_iid_ = 1;
     }
     if (!e.track && !default_track_) throw std::logic_error("track_event_sequence: event without a track");
     new_names_.clear();
     new_args_.clear();
+    new_users_.clear();
     const std::uint64_t name_iid = e.name ? intern_name(e.name) : 0;
     std::uint64_t arg_iids[6], text_iids[2];
     for (int i = 0; i < e.arg_count; ++i) arg_iids[i] = intern_arg(e.args[i].key);
     for (int i = 0; i < e.text_count; ++i) text_iids[i] = intern_arg(e.texts[i].key);
+    for (std::uint32_t i = 0; i < e.user_count; ++i) intern_user_arg(e.users[i].name);
 
     // An upper bound of the packet's size, so that it can be encoded by raw pointer.
     std::size_t bound = 12 * field_bound + (e.arg_count + e.text_count) * 4 * field_bound;
     for (int i = 0; i < e.text_count; ++i) bound += e.texts[i].value.size();
     for (std::uint32_t n : new_names_) bound += 4 * field_bound + names.text(n).size();
     bound += new_args_.size() * 4 * field_bound + 32 * new_args_.size();
+    for (std::uint32_t i = 0; i < e.user_count; ++i) bound += (2 + e.users[i].count) * 2 * field_bound;
+    for (std::uint32_t n : new_users_) bound += 4 * field_bound + names.text(n).size();
     if (scratch_.size() < bound) scratch_.resize(std::max(bound, scratch_.size() * 2));
     raw_encoder w(scratch_.data());
     {
         scope packet(w, f::trace_packet);
         start_packet(w, e.ts);
-        if (!new_names_.empty() || !new_args_.empty()) {
+        if (!new_names_.empty() || !new_args_.empty() || !new_users_.empty()) {
             scope interned(w, f::interned_data);
             for (std::uint32_t n : new_names_) {
                 scope entry(w, f::id_event_names);
@@ -166,6 +196,11 @@ void track_event_sequence::write(const track_event_packet& e, const name_table& 
                 scope entry(w, f::id_debug_annotation_names);
                 w.uint_field(f::in_iid, arg_iids_[static_cast<int>(k)]);
                 w.bytes_field(f::in_name, vocab::key(k));
+            }
+            for (std::uint32_t n : new_users_) {
+                scope entry(w, f::id_debug_annotation_names);
+                w.uint_field(f::in_iid, user_iids_[n]);
+                w.bytes_field(f::in_name, names.text(n));
             }
         }
         scope te(w, f::track_event);
@@ -182,6 +217,7 @@ void track_event_sequence::write(const track_event_packet& e, const name_table& 
             w.uint_field(f::da_name_iid, text_iids[i]);
             w.bytes_field(f::da_string_value, e.texts[i].value);
         }
+        for (std::uint32_t i = 0; i < e.user_count; ++i) write_user_arg(w, e.users[i], user_iids_[e.users[i].name]);
         if (e.type == event_type::counter) w.int_field(f::te_counter_value, e.counter_value);
         if (e.flow) w.fixed64_field(f::te_flow_ids, e.flow);
         if (e.terminating_flow) w.fixed64_field(f::te_terminating_flow_ids, e.terminating_flow);

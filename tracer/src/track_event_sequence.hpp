@@ -6,6 +6,7 @@
 
 #include "perfetto_fields.hpp"
 
+#include <pipescope/trace/events.hpp>
 #include <pipescope/trace/proto_writer.hpp>
 #include <pipescope/trace/vocabulary.hpp>
 
@@ -54,6 +55,18 @@ struct text_arg {
     std::string_view value;
 };
 
+// A user annotation (pipescope::annotate) of a slice: its key (a name_table id) and its values
+// in recording order, written as one value or, when there are several, as an array.
+struct user_value {
+    std::uint64_t bits;        // as in event_record::b
+    annotation_value kind;
+};
+struct user_arg {
+    std::uint32_t name;
+    const user_value* values;
+    std::uint32_t count;
+};
+
 struct track_event_packet {
     std::uint64_t ts = 0;
     std::uint64_t track = 0;    // 0: the sequence's default track
@@ -66,6 +79,8 @@ struct track_event_packet {
     std::uint64_t flow = 0;               // flow_ids (0: none)
     std::uint64_t terminating_flow = 0;   // terminating_flow_ids (0: none)
     std::int64_t counter_value = 0;
+    const user_arg* users = nullptr;      // user annotations (an END's), user_count of them
+    std::uint32_t user_count = 0;
 
     track_event_packet& arg(arg_key k, std::uint64_t v) {
         args[arg_count++] = {k, v};
@@ -89,8 +104,10 @@ public:
     void mark_loss() noexcept { lost_ = true; }
 
 private:
+    std::uint64_t intern(std::vector<std::uint64_t>& iids, std::vector<std::uint32_t>& added, std::uint32_t name);
     std::uint64_t intern_name(std::uint32_t name);
     std::uint64_t intern_arg(arg_key k);
+    std::uint64_t intern_user_arg(std::uint32_t name);
     template <class Encoder>
     void start_packet(Encoder& w, std::uint64_t ts);
 
@@ -102,6 +119,8 @@ private:
     std::uint64_t next_iid_ = 1;
     std::vector<std::uint32_t> new_names_;
     std::vector<arg_key> new_args_;
+    std::vector<std::uint64_t> user_iids_;   // debug annotation names of user keys, by name id (0: not yet)
+    std::vector<std::uint32_t> new_users_;
     std::vector<std::uint8_t> scratch_;   // one packet, encoded by raw pointer, then appended
 };
 

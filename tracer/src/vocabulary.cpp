@@ -124,6 +124,17 @@ std::optional<arg_key> classify_arg(std::string_view name) {
     return std::nullopt;
 }
 
+std::string user_arg_name(std::string_view key) {
+    if (classify_arg(key) || starts_with(key, user_arg_prefix)) return std::string(user_arg_prefix) + std::string(key);
+    return std::string(key);
+}
+
+std::optional<std::string_view> user_key(std::string_view name) {
+    if (classify_arg(name)) return std::nullopt;
+    if (starts_with(name, user_arg_prefix)) return name.substr(user_arg_prefix.size());
+    return name;
+}
+
 counter_name classify_counter(std::string_view n) {
     if (n == live_iterations) return counter_name::live_iterations;
     if (n == tokens_in_flight) return counter_name::tokens_in_flight;

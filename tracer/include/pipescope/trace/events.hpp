@@ -69,6 +69,10 @@ enum class event_kind : std::uint8_t {
     // trace_detail::automatic decided to fold (c = 1) or to keep node slices (c = 0) for a stage
     // (pipelines: every stage of the loop, a = all_stages) from here on, having measured b.
     detail_decision,     // stage                mean node duration (ns)  folded (0/1)        nodes measured (saturated)
+    // pipescope::annotate (annotate.hpp; docs/tracing.md, "User annotations"): a key/value for the
+    // innermost slice open on the recording thread's track (the node it runs), written with that
+    // slice's END. The key is a pointer to a NUL-terminated string of static storage duration.
+    annotation,          // key (const char*)    value (bits)           annotation_value       -
     count_               // number of kinds
 };
 
@@ -92,6 +96,9 @@ inline constexpr std::uint32_t graph_op_pop = 1;
 inline constexpr std::uint32_t graph_op_ok = 2;
 // graph_blocked's c: what a stage waits for (a serial stage suspends; a parallel one is not runnable).
 enum class graph_wait : std::uint32_t { full = 0, empty = 1, order = 2 };
+
+// annotation's c: how b holds the value.
+enum class annotation_value : std::uint32_t { int64 = 0, float64 = 1, uint64 = 2 };
 
 std::string_view event_name(event_kind k) noexcept;
 

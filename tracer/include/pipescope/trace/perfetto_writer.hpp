@@ -79,6 +79,9 @@ struct perfetto_write_stats {
     std::uint64_t folded_runs = 0;          // slices of folded node runs (trace_detail::folded), counted in slices
     std::uint64_t folded_nodes = 0;         // the nodes they hold
     std::uint64_t counter_samples = 0;      // counter records converted (counter_values: what was written)
+    std::uint64_t annotations = 0;          // user annotation values written (on their slices' ENDs)
+    std::uint64_t annotations_unattached = 0;   // annotation records with no slice open on their track: ignored
+    std::uint64_t annotations_lost = 0;     // past the bound of pending annotations: counted on their slice
     std::uint64_t bytes = 0;                // bytes written to the file
 };
 

@@ -157,6 +157,7 @@ enum class arg_key : std::uint8_t {
     last_iteration,   // folded node slice: its last iteration
     last_stage,       // folded node slice: its last stage
     outcome,          // run summary: how a run that did not complete ended ("cancelled", "exception: ...")
+    annotations_lost, // a slice's user annotations past the writer's bound (docs/tracing.md, "User annotations")
     count_
 };
 inline constexpr std::string_view arg_names[] = {
@@ -164,11 +165,23 @@ inline constexpr std::string_view arg_names[] = {
     "live",      "K",       "dropped", "workers", "name",   "metadata", "slices",        "instants",
     "flows",     "counter_values", "dropped_events", "value", "task", "resumed_at", "suspended",
     "queue",     "packets", "elements", "granted", "published", "nodes", "last_iteration", "last_stage",
-    "outcome",
+    "outcome", "annotations_lost",
 };
 static_assert(std::size(arg_names) == static_cast<std::size_t>(arg_key::count_));
 constexpr std::string_view key(arg_key k) { return arg_names[static_cast<std::size_t>(k)]; }
 std::optional<arg_key> classify_arg(std::string_view name);
+
+// User annotations (pipescope::annotate) are written under the user's key, except a key that is
+// one of the names above or already starts with user_arg_prefix: it gets the prefix, so that no
+// user annotation is read as one of the runtime's ("stage" -> "user_stage"; not "user.", because
+// Perfetto's importer shows a "." in a name as "_", "." being its nesting separator). Their values
+// are int, uint or double annotations; a key annotated several times in one slice (a folded run)
+// holds an array, which readers flatten to "key[0]", "key[1]", ...
+inline constexpr std::string_view user_arg_prefix = "user_";
+std::string user_arg_name(std::string_view key);
+// The user's key of an annotation name, or nullopt for a name of the vocabulary
+// (user_key("bytes") == "bytes", user_key("user_stage") == "stage", user_key("stage") == nullopt).
+std::optional<std::string_view> user_key(std::string_view name);
 
 // ---------------------------------------------------------------------------------------------
 // Counter tracks (process track children; a run's own counters come from run_info::counters)
