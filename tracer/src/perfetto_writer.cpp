@@ -360,7 +360,7 @@ private:
         const bool one_stage = fold.b == first_stage;
         const std::uint64_t key = one_stage ? (std::uint64_t{fold.c} << 20 | (first_stage & 0xFFFFF))
                                             : ((fold.b & 0xFFFFF) << 20 | (first_stage & 0xFFFFF));
-        const std::uint64_t tag = (one_stage ? 4ull : 5ull) << 60;
+        const std::uint64_t tag = (one_stage ? 0xAull : 5ull) << 60;   // not 4 << 60: waiting_name() keys (1 << 62)
         if (folded_names_ < max_folded_names || names_.has_key(tag | key))
             return names_.keyed(tag | key, [&] {
                 ++folded_names_;
