@@ -1,7 +1,8 @@
-// pipescope — everything a program needs: the scheduler, fork-join task groups, pipe_while, and
-// trace_session to record it.
+// pipescope — everything a program needs: the scheduler, fork-join task groups, pipe_while, annotate,
+// and trace_session to record it.
 #pragma once
 
+#include <pipescope/annotate.hpp>
 #include <pipescope/pipeline.hpp>
 #include <pipescope/scheduler.hpp>
 #include <pipescope/task_group.hpp>
