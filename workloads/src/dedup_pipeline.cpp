@@ -3,6 +3,7 @@
 // the iterations differs.
 #include "dedup_table.hpp"
 
+#include <pipescope/annotate.hpp>
 #include <pipescope/task_group.hpp>
 
 namespace pipescope::workloads {
@@ -30,10 +31,12 @@ pipeline_stats run_skip_form(scheduler& s, byte_reader& in, const dedup_config& 
         [&](iteration& it) -> pipe_task {
             chunk_job job = std::move(pending);   // stage 0: the chunk stage 0 just read
             co_await it.stage(1);                 // stage 1 (parallel): SHA-1 and the table
+            annotate("bytes", job.length);        // in the trace: what each node worked on
             hash_and_claim(job, table);
             if (!job.known_duplicate) {
                 co_await it.stage(2);             // stage 2 (parallel): compress; duplicates skip it
                 compress_job(job, c.level);
+                if (job.compressed_ready) annotate("compressed", job.compressed.size());
             }
             co_await it.stage_wait(3);            // stage 3 (serial, in order): write the record
             emit(job, out, st);
@@ -50,7 +53,11 @@ pipeline_stats run_fanout_form(scheduler& s, byte_reader& in, const dedup_config
     // The fine chunks of one coarse chunk, in parallel: a task each, then sync.
     const auto fork_join = [&s](std::vector<chunk_job*>& jobs, const auto& fn) {
         task_group g(s);
-        for (chunk_job* j : jobs) g.spawn([j, &fn] { fn(*j); });
+        for (chunk_job* j : jobs)
+            g.spawn([j, &fn] {
+                annotate("bytes", j->length);   // on the task's slice
+                fn(*j);
+            });
         g.sync();
     };
     return pipe_while(
@@ -58,7 +65,9 @@ pipeline_stats run_fanout_form(scheduler& s, byte_reader& in, const dedup_config
         [&](iteration& it) -> pipe_task {
             coarse_job job = std::move(pending);   // stage 0: the coarse chunk stage 0 just read
             co_await it.stage(1);   // stage 1 (parallel): anchors, then every fine chunk in parallel
+            annotate("bytes", job.coarse->size());
             process_coarse_chunk(job, c, table, fork_join);
+            annotate("chunks", job.fine.size());
             co_await it.stage_wait(2);   // stage 2 (serial, in order): write this coarse chunk's records
             emit_coarse(job, out, st);
         },
