@@ -331,11 +331,16 @@ void timeline_view::tooltip(view_context& ctx, const selection& s) {
         a0 = m.args_begin(sl);
         a1 = m.args_end(sl);
     }
-    for (auto* a = a0; a != a1; ++a) {
+    // A folded run's user annotations can be thousands of values (docs/tracing.md, "User
+    // annotations"): the tooltip shows the first ones, the details panel all.
+    constexpr std::ptrdiff_t tooltip_args = 16;
+    const std::ptrdiff_t more = a1 - a0 > tooltip_args ? a1 - a0 - (tooltip_args - 1) : 0;
+    for (auto* a = a0; a != a1 - more; ++a) {
         const std::string v = m.arg_text(*a);
         if (v.size() > 80) ImGui::Text("%s: %.80s…", m.str(a->name).c_str(), v.c_str());
         else ImGui::Text("%s: %s", m.str(a->name).c_str(), v.c_str());
     }
+    if (more) ImGui::TextDisabled("%td more annotations in the details panel", more);
     ImGui::EndTooltip();
 }
 
