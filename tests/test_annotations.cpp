@@ -91,7 +91,7 @@ records_by_writer record_annotated_pipeline(unsigned workers, trace::trace_detai
     return r;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("annotations: a real pipeline's node slices hold exactly what its stages annotated", "[annotations][roundtrip]") {
     const auto detail = GENERATE(trace::trace_detail::nodes, trace::trace_detail::folded);
@@ -153,26 +153,26 @@ TEST_CASE("annotations: the writer puts them on their slice's END; keys, unattac
         add(event_kind::annotation, reinterpret_cast<std::uintptr_t>(key), bits, static_cast<std::uint32_t>(kind));
     };
     using av = trace::annotation_value;
-    note("before", 1, av::int64);                                 // no slice open: ignored
-    add(event_kind::node_begin, 0, 0);                            // node (0, 0)
+    note("before", 1, av::int64);        // no slice open: ignored
+    add(event_kind::node_begin, 0, 0);   // node (0, 0)
     note("bytes", 4096, av::int64);
     note("ratio", std::bit_cast<std::uint64_t>(0.5), av::float64);
-    note("stage", 7, av::int64);                                  // a vocabulary key: "user_stage"
+    note("stage", 7, av::int64);   // a vocabulary key: "user_stage"
     note("delta", static_cast<std::uint64_t>(-3), av::int64);
     add(event_kind::node_end, 0, 0);
-    add(event_kind::node_begin, 1, 1);                            // folded run: stages 1-3 of iteration 1
+    add(event_kind::node_begin, 1, 1);   // folded run: stages 1-3 of iteration 1
     for (std::uint64_t b : {10, 20, 30}) note("bytes", b, av::uint64);
     add(event_kind::node_fold_end, 1, 3, 3);
-    add(event_kind::node_begin, 2, 0);                            // a node with a task inside
+    add(event_kind::node_begin, 2, 0);   // a node with a task inside
     add(event_kind::task_begin, 5);
-    note("items", 7, av::int64);                                  // the task's
+    note("items", 7, av::int64);   // the task's
     add(event_kind::task_end, 5);
-    note("bytes", 1, av::int64);                                  // the node's again
+    note("bytes", 1, av::int64);   // the node's again
     add(event_kind::node_end, 2, 0);
-    add(event_kind::node_begin, 3, 0);                            // more than the writer keeps pending
+    add(event_kind::node_begin, 3, 0);   // more than the writer keeps pending
     for (int k = 0; k < 4100; ++k) note("many", static_cast<std::uint64_t>(k), av::int64);
     add(event_kind::node_end, 3, 0);
-    add(event_kind::node_begin, 4, 0);                            // still open at the end of the run
+    add(event_kind::node_begin, 4, 0);   // still open at the end of the run
     note("bytes", 5, av::int64);
 
     trace::perfetto_write_stats stats;
@@ -184,7 +184,8 @@ TEST_CASE("annotations: the writer puts them on their slice's END; keys, unattac
     std::vector<std::map<std::string, std::string>> got;
     for (const trace::slice& s : track.slices) got.push_back(user_args(m, s));
     REQUIRE(got.size() == 6);
-    CHECK(got[0] == std::map<std::string, std::string>{{"bytes", "4096"}, {"ratio", "0.5"}, {"user_stage", "7"}, {"delta", "-3"}});
+    CHECK(got[0] ==
+          std::map<std::string, std::string>{{"bytes", "4096"}, {"ratio", "0.5"}, {"user_stage", "7"}, {"delta", "-3"}});
     CHECK(got[1] == std::map<std::string, std::string>{{"bytes[0]", "10"}, {"bytes[1]", "20"}, {"bytes[2]", "30"}});
     CHECK(got[2] == std::map<std::string, std::string>{{"bytes", "1"}});
     CHECK(got[3] == std::map<std::string, std::string>{{"items", "7"}});
@@ -233,7 +234,7 @@ TEST_CASE("annotations: nothing is recorded without a recorder or on a thread th
     s.attach_recorder(&rec);
     annotate("main thread", 1);   // not a worker: nothing
     pipeline_options serial;
-    serial.policy = "serial";     // runs on this thread, which records nothing
+    serial.policy = "serial";   // runs on this thread, which records nothing
     std::atomic<int> next{0};
     pipe_while(
         s, [&] { return next < 5; },
@@ -248,7 +249,8 @@ TEST_CASE("annotations: nothing is recorded without a recorder or on a thread th
     std::map<std::string, int> keys;
     rec.flush([&](unsigned, const event_record* p, std::size_t n) {
         for (std::size_t k = 0; k < n; ++k)
-            if (p[k].kind == event_kind::annotation) ++keys[reinterpret_cast<const char*>(static_cast<std::uintptr_t>(p[k].a))];
+            if (p[k].kind == event_kind::annotation)
+                ++keys[reinterpret_cast<const char*>(static_cast<std::uintptr_t>(p[k].a))];
     });
     CHECK(keys == std::map<std::string, int>{{"bytes", 50}, {"ratio", 50}});
 }

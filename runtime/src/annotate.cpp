@@ -12,4 +12,4 @@ void record_annotation(const char* key, std::uint64_t bits, std::uint32_t kind) 
     if (key) trace_event(trace::event_kind::annotation, reinterpret_cast<std::uintptr_t>(key), bits, kind);
 }
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

@@ -38,28 +38,27 @@ namespace pipescope {
 namespace detail {
 // kind: trace::annotation_value (0 int64, 1 float64, 2 uint64).
 void record_annotation(const char* key, std::uint64_t bits, std::uint32_t kind) noexcept;
-}  // namespace detail
+}   // namespace detail
 
 // The two builds get different inline namespaces, so a program that mixes them breaks no ODR rule.
 #if defined(PIPESCOPE_TRACING) && !PIPESCOPE_TRACING
 inline namespace annotations_off {
 template <class T>
-    requires std::integral<T> || std::floating_point<T>
+requires std::integral<T> || std::floating_point<T>
 inline void annotate(const char*, T) noexcept {}
-}  // namespace annotations_off
+}   // namespace annotations_off
 #else
 inline namespace annotations_on {
 template <class T>
-    requires std::integral<T> || std::floating_point<T>
+requires std::integral<T> || std::floating_point<T>
 inline void annotate(const char* key, T value) noexcept {
     if constexpr (std::floating_point<T>)
         detail::record_annotation(key, std::bit_cast<std::uint64_t>(static_cast<double>(value)), 1);
     else if constexpr (std::signed_integral<T>)
         detail::record_annotation(key, static_cast<std::uint64_t>(static_cast<std::int64_t>(value)), 0);
-    else
-        detail::record_annotation(key, static_cast<std::uint64_t>(value), 2);
+    else detail::record_annotation(key, static_cast<std::uint64_t>(value), 2);
 }
-}  // namespace annotations_on
+}   // namespace annotations_on
 #endif
 
-}  // namespace pipescope
+}   // namespace pipescope
