@@ -4,7 +4,8 @@
 //
 // Stage 0 (serial) reads the next block of INPUT, stage 1 (parallel) deflates it with zlib, stage 2
 // (serial, in order) appends it to OUTPUT as [raw size, compressed size, bytes]. The program then
-// reads OUTPUT back, inflates every block and exits 1 unless that gives INPUT byte for byte.
+// reads OUTPUT back, inflates every block and exits 1 unless that gives INPUT byte for byte. Each
+// deflate node carries its block's sizes as annotations (pipescope::annotate).
 #include <pipescope/pipescope.hpp>
 
 #include <zlib.h>
@@ -108,6 +109,8 @@ int main(int argc, char** argv) {
             raw.resize(static_cast<std::size_t>(in.gcount()));
             co_await it.stage(1);
             const bytes packed = deflate_block(raw);   // stage 1: deflate (parallel)
+            pipescope::annotate("bytes", raw.size());   // the node's args in the viewer and the Perfetto UI
+            pipescope::annotate("compressed", packed.size());
             co_await it.stage_wait(2);
             put_u32(out, static_cast<std::uint32_t>(raw.size()));   // stage 2: write (serial, in order)
             put_u32(out, static_cast<std::uint32_t>(packed.size()));

@@ -1,8 +1,10 @@
 # Runs an example program twice and checks what a user would: its own verdict on its output, and
 # the trace it records — once through trace_session (-o TRACE), once unmodified under
 # PIPESCOPE_TRACE=TRACE_ENV — each read back by `pipescope stats` with the stage names the program
-# gave (NAMES, a list). The traces stay in DIR for the suite's Perfetto checks.
+# gave (NAMES, a list), and, with ANNOTATION, that key among the nodes' annotations (Chrome JSON args).
+# The traces stay in DIR for the suite's Perfetto checks.
 #   -DEXAMPLE=<exe> "-DARGS=<args>" -DCLI=<pipescope> -DDIR=<dir> -DNAME=<base> "-DNAMES=<names>" -DEXPECT=<regex>
+#   [-DANNOTATION=<key>]
 set(trace "${DIR}/example-${NAME}.pftrace")
 set(trace_env "${DIR}/example-${NAME}-env.pftrace")
 file(REMOVE "${trace}" "${trace_env}")
@@ -21,6 +23,14 @@ function(check_trace file how)
   execute_process(COMMAND ${CLI} validate ${file} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${how}: pipescope validate ${file} failed (${rc}):\n${out}\n${err}")
+  endif()
+  if(DEFINED ANNOTATION)
+    execute_process(COMMAND ${CLI} export-json ${file} ${file}.json RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    file(READ ${file}.json json)
+    file(REMOVE ${file}.json)
+    if(NOT rc EQUAL 0 OR NOT json MATCHES "\"${ANNOTATION}\":[0-9]+")
+      message(FATAL_ERROR "${how}: no node of ${file} carries the annotation '${ANNOTATION}' (export-json: ${rc} ${err})")
+    endif()
   endif()
 endfunction()
 
