@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <unistd.h>
+
 namespace pipescope::testing {
 
 inline std::filesystem::path checked_trace_path(const std::string& name) {
@@ -18,10 +20,19 @@ inline std::filesystem::path checked_trace_path(const std::string& name) {
 #endif
 }
 
+// Written whole under another name, then renamed into place: ctest may run one test case twice at
+// once (the discovered test, and a check such as perfetto.annotations that runs it itself and reads
+// the file), and a reader must never find the file missing or half written.
 inline void save_for_checks(const std::string& name, const std::string& bytes) {
-    std::ofstream out(checked_trace_path(name), std::ios::binary | std::ios::trunc);
-    out << bytes;
-    if (!out) throw std::runtime_error("cannot write " + checked_trace_path(name).string());
+    const std::filesystem::path path = checked_trace_path(name);
+    std::filesystem::path tmp = path;
+    tmp += ".tmp." + std::to_string(::getpid());
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out << bytes;
+        if (!out) throw std::runtime_error("cannot write " + tmp.string());
+    }
+    std::filesystem::rename(tmp, path);
 }
 
 }  // namespace pipescope::testing
