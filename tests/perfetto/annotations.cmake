@@ -8,7 +8,9 @@ cmake_minimum_required(VERSION 3.19)
 set(here ${CMAKE_CURRENT_LIST_DIR})
 set(hint "run scripts/install-deps.sh (tooling dir: ${TOOLS_DIR})")
 
-execute_process(COMMAND ${TESTS_BIN} "annotations: the writer puts them on their slice's END; keys, unattached and excess ones"
+# The case by its name up to the first comma, with Catch's wildcard: a comma in a test spec separates
+# alternatives, so the whole name would match nothing (and "No tests ran" exits 0 in Catch2 v2).
+execute_process(COMMAND ${TESTS_BIN} "annotations: the writer puts them on their slice's END; keys*"
                 WORKING_DIRECTORY ${TRACE_DIR} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the test that writes annotations.pftrace failed (exit ${rc}):\n${out}")
