@@ -196,3 +196,42 @@ TEST_CASE("trace_session: wrong use is refused with a reason", "[trace_session]"
     CHECK(m.runs.size() == 1);
     std::filesystem::remove(path);
 }
+
+TEST_CASE("trace_session: task groups spawned while no loop runs are a run of their own", "[trace_session][trace-file]") {
+    const auto path = testing::checked_trace_path("trace-session-tasks.pftrace");
+    std::filesystem::remove(path);
+    scheduler sched({2});
+    constexpr int tasks = 64;
+    std::atomic<std::uint64_t> sum{0};
+    {
+        trace_session rec(sched, path, {.name = "forks", .detail = trace::trace_detail::nodes});
+        task_group g(sched);
+        for (int t = 0; t < tasks; ++t) g.spawn([&sum, t] { sum += squares_reference(1000 + t); });
+        g.sync();
+        // The next loop ends the tasks run and is a run of its own; tasks after it open another.
+        CHECK(run_squares(sched, 100, {.name = "after"}) == squares_reference(100));
+        task_group h(sched);
+        h.spawn([&sum] { sum += 1; });
+        h.sync();
+        CHECK(rec.runs() == 2);   // the second tasks run ends at close
+    }
+    std::uint64_t want = 1;
+    for (int t = 0; t < tasks; ++t) want += squares_reference(1000 + t);
+    CHECK(sum == want);
+    const trace::trace_model m = trace::load_trace_file(path);
+    CHECK(m.problems.empty());
+    REQUIRE(m.runs.size() == 3);
+    CHECK(m.runs[0].name == "forks \u00b7 tasks \u00b7 P=2");
+    CHECK(m.runs[1].name == "after \u00b7 piper \u00b7 P=2");
+    CHECK(m.runs[2].name == "forks \u00b7 tasks \u00b7 P=2");
+    const auto task_slices = [&](const trace::run& r) {
+        std::uint64_t n = 0;
+        for (std::uint32_t t : r.workers)
+            if (t != trace::no_index)
+                for (const trace::slice& s : m.tracks[t].slices) n += vocab::classify_slice(m.str(s.name)) == vocab::slice_class::task;
+        return n;
+    };
+    CHECK(task_slices(m.runs[0]) == tasks);   // every task ran on a worker: the waiting thread only blocks
+    CHECK(task_slices(m.runs[2]) == 1);
+    for (const trace::run& r : m.runs) CHECK(outcome_of(m, r).empty());
+}

@@ -13,7 +13,8 @@
 
 namespace pipescope::detail {
 
-// The loop about to run: exactly one of `pipeline` and `graph` is set.
+// The loop about to run: exactly one of `pipeline` and `graph` is set; neither for fork-join tasks
+// spawned from outside the pool while no loop runs (a run of its own until the next loop or the end).
 struct loop_start {
     const pipeline_options* pipeline = nullptr;
     const graph::program* graph = nullptr;

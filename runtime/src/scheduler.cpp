@@ -245,10 +245,12 @@ void trace_task_end(const void* task) noexcept {
 
 void submit(scheduler& s, job* j) {
     scheduler_impl& impl = s.impl();
-    if (worker* w = impl.current())
+    if (worker* w = impl.current()) {
         w->push(j);
-    else
+    } else {
+        impl.external_spawn();   // a recording session may open a run for it (loop_listener.hpp)
         impl.inject(j);
+    }
 }
 
 void completion_latch::arrive() noexcept {

@@ -152,6 +152,11 @@ public:
     void set_loop_listener(loop_listener* l);
     bool enter_loop(const loop_start& loop);
     void leave_loop(bool from_outside, const loop_finish& end) noexcept;
+    // A task spawned from outside the pool (submit). While no run is open it opens a tasks run, which
+    // ends when the next loop starts or the session closes. One relaxed load when nobody listens.
+    void external_spawn() {
+        if (tasks_may_start_run_.load(std::memory_order_relaxed)) start_tasks_run();
+    }
     // The session PIPESCOPE_TRACE asked for (recording/environment.cpp); closed before the workers stop.
     void close_environment_session() noexcept;
     // The public face of this scheduler (sessions are made on it).
@@ -184,9 +189,16 @@ private:
     std::atomic<int> registered_{0};
 
     scheduler* owner_ = nullptr;
+    void start_tasks_run();
+    void check_environment();   // PIPESCOPE_TRACE, once, at the first loop or external spawn
+
     std::mutex loops_mutex_;
     int loops_from_outside_ = 0;          // under loops_mutex_
     loop_listener* listener_ = nullptr;   // under loops_mutex_
+    bool tasks_run_open_ = false;         // under loops_mutex_: the listener's open run is a tasks run
+    // A listener is set and no run is open, or the environment is not checked yet: an external spawn
+    // must look (under loops_mutex_). Written under loops_mutex_.
+    std::atomic<bool> tasks_may_start_run_{true};
     std::once_flag environment_checked_;
     std::unique_ptr<pipescope::trace_session> environment_session_;
 };

@@ -10,7 +10,8 @@
 // session lives becomes one run of the trace — its own process track in the Perfetto UI, one run in
 // pipescope-viewer — named "name · policy · P=n" (the loop's pipeline_options::name, else the
 // session's), with its stage names and configuration in the run's metadata. Task groups and loops
-// nested in a stage are recorded inside the run that is open. Setting PIPESCOPE_TRACE=file makes every
+// nested in a stage are recorded inside the run that is open; task groups spawned from outside the
+// pool while no loop runs are a run of their own ("name · tasks · P=n") until the next loop starts. Setting PIPESCOPE_TRACE=file makes every
 // scheduler of a program record this way without code (docs/tracing.md, "Record your own program").
 //
 // The file is written as `pipescope run -o` writes it: a streaming writer fed by a drain thread

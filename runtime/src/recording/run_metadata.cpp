@@ -115,6 +115,19 @@ trace::run_info graph_run(const graph::program& g, const graph::run_options& opt
     return run;
 }
 
+trace::run_info tasks_run(unsigned workers, const session_settings& s) {
+    session_settings named = s;
+    if (named.name.empty()) named.name = "tasks";
+    json program = {{"kind", "tasks"},
+                    {"shape", "fork-join task groups spawned from outside the pool while no loop ran"},
+                    {"stages", json::array()}};
+    trace::run_info run;
+    run.name = run_name({}, s, "tasks", "tasks", workers);
+    run.workers = workers;
+    run.metadata_json = common("tasks", workers, named, std::move(program)).dump();
+    return run;
+}
+
 }  // namespace pipescope::detail
 
 namespace pipescope {

@@ -24,5 +24,7 @@ trace::run_info pipeline_run(const pipeline_options& options, unsigned workers, 
 // ... and a graph::run of `g`.
 trace::run_info graph_run(const graph::program& g, const graph::run_options& options, unsigned workers,
                           const session_settings& s);
+// ... and fork-join tasks spawned from outside the pool while no loop runs ("name · tasks · P=n").
+trace::run_info tasks_run(unsigned workers, const session_settings& s);
 
 }  // namespace pipescope::detail

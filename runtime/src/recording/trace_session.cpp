@@ -70,7 +70,8 @@ public:
         if (closed_) return;
         closed_ = true;
         claim_.release();
-        if (open_) end_run("the session was closed while the run was open");
+        // A tasks run ends here normally; a loop's run only if the session was closed under it.
+        if (open_) end_run(tasks_run_ ? "" : "the session was closed while the run was open");
         // A run that could not be ended leaves no file: the writer removes its temporary file.
         if (!failure_.empty())
             throw std::runtime_error("a run of " + path_.string() + " could not be written: " + failure_);
@@ -82,7 +83,9 @@ public:
         if (!options_.loops_are_runs) return;
         const detail::session_settings s{options_.name, options_.detail, options_.counter_quantum_ns};
         begin_run(loop.pipeline ? detail::pipeline_run(*loop.pipeline, workers_, s)
-                                : detail::graph_run(*loop.graph, *loop.graph_options, workers_, s));
+                  : loop.graph  ? detail::graph_run(*loop.graph, *loop.graph_options, workers_, s)
+                                : detail::tasks_run(workers_, s));
+        tasks_run_ = !loop.pipeline && !loop.graph;
     }
     void loop_finished(const detail::loop_finish& end) noexcept override {
         if (!options_.loops_are_runs) return;
@@ -120,6 +123,7 @@ public:
     trace::perfetto_writer writer_;
     std::optional<trace::drain_thread> drainer_;   // while a run is open
     bool open_ = false, closed_ = false;
+    bool tasks_run_ = false;   // the open run holds task groups spawned from outside the pool
     std::string failure_;   // a run that could not be ended from loop_finished
 
 private:
