@@ -22,7 +22,7 @@ graph::run_options under(const std::string& policy) {
     return o;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("a chain graph computes the serial result under every graph policy", "[graph][program]") {
     for (const auto& p : graph::policies()) {
@@ -42,6 +42,21 @@ TEST_CASE("a chain graph computes the serial result under every graph policy", "
             }
         }
     }
+}
+
+// The registry (policy_registry.hpp) names what it knows, as pipe_while's does (test_pipeline_errors.cpp).
+TEST_CASE("an unknown graph policy is refused with the names of every graph policy", "[graph][program]") {
+    scheduler s({1});
+    square_sum prog(10, {.packet_elements = 4, .capacity_packets = 2});
+    try {
+        graph::run(s, prog.g, under("fifo"));
+        FAIL("graph::run accepted the policy 'fifo'");
+    } catch (const std::invalid_argument& e) {
+        const std::string what = e.what();
+        CHECK(what.find("unknown graph policy 'fifo' (known: ") != std::string::npos);
+        for (const auto& p : graph::policies()) CHECK(what.find(p.name) != std::string::npos);
+    }
+    CHECK(prog.seen.empty());
 }
 
 TEST_CASE("graph programs are validated with messages that name the culprit", "[graph][program]") {

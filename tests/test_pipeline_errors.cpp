@@ -50,7 +50,8 @@ TEST_CASE("pipe_while: an exception in a stage stops the loop and reaches the ca
     }
     // The scheduler is quiet and usable afterwards.
     unsigned next = 0;
-    auto st = pipe_while(s, [&] { return next++ < 100; }, [](iteration& it) -> pipe_task { co_await it.stage(1); });
+    auto st = pipe_while(
+        s, [&] { return next++ < 100; }, [](iteration& it) -> pipe_task { co_await it.stage(1); });
     CHECK(st.iterations == 100);
 }
 
@@ -105,8 +106,8 @@ TEST_CASE("pipe_while: stage numbers must strictly increase", "[pipeline][errors
                 o);
         };
         CAPTURE(policy);
-        CHECK_THROWS_WITH(run(), Catch::Contains("went from stage 3 to stage 2") &&
-                                     Catch::Contains("must strictly increase"));
+        CHECK_THROWS_WITH(run(),
+                          Catch::Contains("went from stage 3 to stage 2") && Catch::Contains("must strictly increase"));
     }
 }
 
@@ -115,6 +116,13 @@ TEST_CASE("pipe_while: bad options are refused with a message naming them", "[pi
     pipeline_options o;
     o.policy = "fifo";
     auto body = [](iteration&) -> pipe_task { co_return; };
-    CHECK_THROWS_WITH(pipe_while(s, [] { return false; }, body, o), Catch::Contains("unknown policy 'fifo'"));
+    CHECK_THROWS_WITH(pipe_while(
+                          s, [] { return false; }, body, o),
+                      Catch::Contains("unknown policy 'fifo' (known: "));
+    // The message lists every policy the registry knows (policy_registry.hpp).
+    for (const auto& p : pipeline_policies())
+        CHECK_THROWS_WITH(pipe_while(
+                              s, [] { return false; }, body, o),
+                          Catch::Contains(p.name));
     CHECK_THROWS_WITH(pipe_while(s, {}, body), Catch::Contains("condition is empty"));
 }

@@ -2,6 +2,7 @@
 #include "engine.hpp"
 #include "../cancel_on_stop.hpp"
 #include "../loop_listener.hpp"
+#include "../policy_registry.hpp"
 
 #include <optional>
 
@@ -22,7 +23,7 @@ namespace {
                             const std::string& expected) {
     throw std::invalid_argument("graph policy '" + policy + "': " + key + "=" + value + " is not " + expected);
 }
-}  // namespace
+}   // namespace
 
 std::uint64_t policy_params::take_uint(const std::string& key, std::uint64_t fallback, std::uint64_t min,
                                        std::uint64_t max) {
@@ -89,30 +90,18 @@ void policy_params::reject_unknown() const {
     throw std::invalid_argument("graph policy '" + policy_ + "' has no parameter " + keys);
 }
 
-}  // namespace detail
+}   // namespace detail
 
 namespace {
 
-// The graph schedulers. Adding one is adding its file under policies/ and a line here.
-const detail::policy_entry* const registry[] = {
-    &detail::serial_policy,
-    &detail::gramps_policy,
-    &detail::danbi_policy,
-    &detail::task_stealing_policy,
-    &detail::breadth_first_policy,
-    &detail::static_policy,
+// The graph schedulers (policy_registry.hpp): one line each.
+constexpr const detail::policy_entry* policy_list[] = {
+    &detail::serial_policy,        &detail::gramps_policy,        &detail::danbi_policy,
+    &detail::task_stealing_policy, &detail::breadth_first_policy, &detail::static_policy,
 };
+constexpr pipescope::detail::policy_registry<detail::policy_entry> registry("graph::run: unknown graph policy", policy_list);
 
-const detail::policy_entry& find_policy(const std::string& name) {
-    std::string known;
-    for (const detail::policy_entry* p : registry) {
-        if (name == p->name) return *p;
-        known += (known.empty() ? "" : ", ") + std::string(p->name);
-    }
-    throw std::invalid_argument("graph::run: unknown graph policy '" + name + "' (known: " + known + ")");
-}
-
-}  // namespace
+}   // namespace
 
 std::vector<policy_info> policies() {
     std::vector<policy_info> out;
@@ -122,7 +111,7 @@ std::vector<policy_info> policies() {
 
 std::vector<bool> unbounded_queues(const program& g, const run_options& options, unsigned workers) {
     g.validate();
-    const detail::policy_entry& entry = find_policy(options.policy);
+    const detail::policy_entry& entry = registry.find(options.policy);
     detail::policy_params params(options.policy, options.params);
     const detail::engine_config c = entry.make(params, options.seed)->configure(g, workers == 0 ? 1 : workers);
     params.reject_unknown();
@@ -135,7 +124,7 @@ std::vector<bool> unbounded_queues(const program& g, const run_options& options,
 
 run_stats run(scheduler& s, const program& g, const run_options& options) {
     g.validate();
-    const detail::policy_entry& entry = find_policy(options.policy);
+    const detail::policy_entry& entry = registry.find(options.policy);
     detail::policy_params params(options.policy, options.params);
     std::unique_ptr<detail::graph_policy> policy = entry.make(params, options.seed);
     params.reject_unknown();
@@ -154,4 +143,4 @@ run_stats run(scheduler& s, const program& g, const run_options& options) {
     });
 }
 
-}  // namespace pipescope::graph
+}   // namespace pipescope::graph

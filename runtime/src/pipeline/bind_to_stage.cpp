@@ -1,4 +1,5 @@
 #include "bind_to_stage.hpp"
+#include "policy.hpp"
 
 #include "../trace_hooks.hpp"
 #include "declared_stages.hpp"
@@ -17,7 +18,9 @@ namespace {
 
 std::atomic<bind_to_stage_check*> installed_check{nullptr};
 
-std::uint32_t clamp32(std::uint64_t v) noexcept { return static_cast<std::uint32_t>(std::min<std::uint64_t>(v, 0xFFFFFFFFu)); }
+std::uint32_t clamp32(std::uint64_t v) noexcept {
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(v, 0xFFFFFFFFu));
+}
 
 std::string param_error(const char* what, std::uint64_t value, std::uint64_t max) {
     std::string s = "pipe_while: policy 'bind-to-stage': ";
@@ -46,7 +49,7 @@ const pipeline_options& checked(const pipeline_options& o) {
     return o;
 }
 
-}  // namespace
+}   // namespace
 
 void set_bind_to_stage_check(bind_to_stage_check* c) noexcept { installed_check.store(c, std::memory_order_release); }
 
@@ -233,10 +236,9 @@ void bind_to_stage_engine::stage_thread(std::uint64_t j) {
     std::vector<std::uint64_t> marks;   // never any: only serial_in_order stages get skip marks
     for (;;) {
         got.clear();
-        const bool more = q.pop(got, batch, marks, [&](bool b) { trace_blocked(b, j, trace::blocked_on::empty); },
-                                [&](item* r, std::size_t fill) {
-                                    trace_event(trace::event_kind::queue_take, r->it.index(), j, clamp32(fill));
-                                });
+        const bool more = q.pop(
+            got, batch, marks, [&](bool b) { trace_blocked(b, j, trace::blocked_on::empty); },
+            [&](item* r, std::size_t fill) { trace_event(trace::event_kind::queue_take, r->it.index(), j, clamp32(fill)); });
         if (!more) return;
         for (item* r : got) {
             if (stopping.load(std::memory_order_acquire)) return;   // left in window_: run() cleans up
@@ -275,10 +277,9 @@ void bind_to_stage_engine::in_order_loop(std::uint64_t j) {
             run_node(r, j);
         }
         got.clear();
-        const bool more = q.pop(got, q.capacity(), marks, [&](bool b) { trace_blocked(b, j, trace::blocked_on::empty); },
-                                [&](item* r, std::size_t fill) {
-                                    trace_event(trace::event_kind::queue_take, r->it.index(), j, clamp32(fill));
-                                });
+        const bool more = q.pop(
+            got, q.capacity(), marks, [&](bool b) { trace_blocked(b, j, trace::blocked_on::empty); },
+            [&](item* r, std::size_t fill) { trace_event(trace::event_kind::queue_take, r->it.index(), j, clamp32(fill)); });
         if (!more || stopping.load(std::memory_order_acquire)) return;
         for (std::uint64_t i : marks) {
             if (skipped.size() <= i - turn) skipped.resize(i - turn + 1, false);
@@ -314,8 +315,8 @@ bind_to_stage_engine::item* bind_to_stage_engine::item_of(iteration& it) noexcep
 
 void bind_to_stage_engine::run_node(item* r, std::uint64_t j) {
     r->it.mark_resumed();   // the node begin ends the resumption flow
-    r->line_since = trace_event_at(0, trace::event_kind::iteration_resume, r->it.index(), r->line_since,
-                                   clamp32(j), r->line);
+    r->line_since =
+        trace_event_at(0, trace::event_kind::iteration_resume, r->it.index(), r->line_since, clamp32(j), r->line);
     r->frame.resume();
     forward(r);
 }
@@ -409,4 +410,12 @@ void bind_to_stage_engine::complete(item* r) {
     }
 }
 
-}  // namespace pipescope::detail
+extern const policy_entry bind_to_stage_policy{
+    .name = "bind-to-stage",
+    .summary =
+        "Pthreads bind-to-stage: one OS thread per serial stage, c per parallel stage, bounded queues of Queue_size between stages (oversubscription allowed)",
+    .run = run_engine<bind_to_stage_engine>,
+    .needs_declared_stages = true,
+};
+
+}   // namespace pipescope::detail

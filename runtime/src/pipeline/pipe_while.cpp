@@ -1,21 +1,14 @@
 // pipe_while: validates the options and hands the loop to the policy that runs it.
-#include "bind_to_stage.hpp"
-#include "piper.hpp"
-#include "piper_earliest.hpp"
-#include "../cancel_on_stop.hpp"
+#include "policy.hpp"
 #include "../loop_listener.hpp"
+#include "../policy_registry.hpp"
+#include "../scheduler_impl.hpp"
 #include "../trace_hooks.hpp"
-#include "serial.hpp"
-#include "tbb_tokens.hpp"
 
 #include <algorithm>
-#include <optional>
 #include <stdexcept>
-#include <stop_token>
-#include <string_view>
-#include <type_traits>
-#include <vector>
 #include <string>
+#include <vector>
 
 namespace pipescope {
 
@@ -30,7 +23,7 @@ void throw_bad_stage(std::uint64_t index, std::uint64_t current, std::uint64_t n
                                 "; stage numbers must strictly increase");
 }
 
-}  // namespace detail
+}   // namespace detail
 
 // The boundary with something more to do than publish and check (iteration::enter is the fast
 // path). Same order as there, plus the hooks: the node's end is reported before the new stage is
@@ -80,8 +73,8 @@ void pipeline_engine::notify_node_end(iteration& it, std::uint64_t next_stage) n
 void pipeline_engine::notify_node_begin(iteration& it, bool waited) noexcept {
     if (auto* o = it.observer()) o->on_node_begin(it.index(), it.current_stage(), waited, this_worker_index());
     const std::uint32_t flags = (waited ? trace::node_waited : 0) | (it.take_resumed() ? trace::node_resumed : 0);
-    it.set_boundary_ticks(trace_event_at(it.boundary_ticks(), trace::event_kind::node_begin, it.index(),
-                                         it.current_stage(), flags));
+    it.set_boundary_ticks(
+        trace_event_at(it.boundary_ticks(), trace::event_kind::node_begin, it.index(), it.current_stage(), flags));
     if (it.folds()) {
         it.begin_run();
         it.disarm_begin();
@@ -151,56 +144,22 @@ bool pipeline_engine::loop_goes_on(const std::function<bool()>& condition) noexc
     return more && !stopping.load(std::memory_order_acquire);
 }
 
-}  // namespace detail
+}   // namespace detail
 
 namespace {
 
-// The policies that can run a pipe_while loop. Adding one is adding its engine file and a line here.
-struct policy_entry {
-    std::string_view name;
-    std::string_view summary;
-    pipeline_stats (*run)(scheduler&, const pipe_condition&, const pipe_body&, const pipeline_options&);
-    bool needs_declared_stages = false;   // construct-and-run (pipeline_options::declared_stages)
+// The policies that can run a pipe_while loop (policy_registry.hpp): one line each.
+constexpr const detail::policy_entry* policy_list[] = {
+    &detail::piper_policy, &detail::piper_earliest_policy, &detail::serial_policy,
+    &detail::tbb_policy,   &detail::bind_to_stage_policy,
 };
+constexpr detail::policy_registry<detail::policy_entry> policies("pipe_while: unknown policy", policy_list);
 
-template <class Engine>
-pipeline_stats run_with_cancel(Engine& engine, const pipeline_options& o) {
-    const std::stop_callback on_cancel(o.cancel, detail::cancel_engine{&engine});
-    pipeline_stats st = engine.run();
-    st.cancelled = engine.cancelled.load(std::memory_order_acquire);
-    return st;
-}
-
-template <class Engine>
-pipeline_stats run_engine(scheduler& s, const pipe_condition& c, const pipe_body& b, const pipeline_options& o) {
-    if constexpr (std::is_constructible_v<Engine, scheduler&, const pipe_condition&, const pipe_body&,
-                                          const pipeline_options&>) {
-        Engine engine(s, c, b, o);
-        return run_with_cancel(engine, o);
-    } else {
-        Engine engine(c, b, o);
-        return run_with_cancel(engine, o);
-    }
-}
-
-constexpr policy_entry policies[] = {
-    {"piper", "Cilk-P's PIPER: work stealing, throttle K, tail swap, lazy enabling, dependency folding",
-     run_engine<detail::piper_engine>},
-    {"piper-earliest", "PIPER plus Cheetah-Piper's suspended list: resume the earliest ready iteration on retire, suspend, failed steal",
-     run_engine<detail::piper_earliest_engine>},
-    {"serial", "the serial elision: iterations one after another on the calling thread",
-     run_engine<detail::serial_engine>},
-    {"tbb", "TBB's construct-and-run pipeline: declared filters, at most N tokens in flight, ordered serial-filter buffers", run_engine<detail::tbb_engine>, true},
-    {"bind-to-stage", "Pthreads bind-to-stage: one OS thread per serial stage, c per parallel stage, bounded queues of Queue_size between stages (oversubscription allowed)",
-     run_engine<detail::bind_to_stage_engine>, true},
-};
-
-}  // namespace
+}   // namespace
 
 std::vector<pipeline_policy_info> pipeline_policies() {
     std::vector<pipeline_policy_info> out;
-    for (const auto& p : policies)
-        out.push_back({std::string(p.name), std::string(p.summary), p.needs_declared_stages});
+    for (const detail::policy_entry* p : policies) out.push_back({p->name, p->summary, p->needs_declared_stages});
     return out;
 }
 
@@ -208,16 +167,10 @@ pipeline_stats pipe_while(scheduler& s, const pipe_condition& condition, const p
                           const pipeline_options& options) {
     if (!condition) throw std::invalid_argument("pipe_while: the loop condition is empty");
     if (!body) throw std::invalid_argument("pipe_while: the iteration body is empty");
-    std::string known;
-    for (const auto& p : policies) {
-        if (p.name == options.policy) {
-            // A recording session makes the loop a run of its trace (trace_session.hpp).
-            detail::loop_scope loop(s.impl(), {.pipeline = &options});
-            return loop.run([&] { return p.run(s, condition, body, options); });
-        }
-        known += (known.empty() ? "" : ", ") + std::string(p.name);
-    }
-    throw std::invalid_argument("pipe_while: unknown policy '" + options.policy + "' (known: " + known + ")");
+    const detail::policy_entry& p = policies.find(options.policy);
+    // A recording session makes the loop a run of its trace (trace_session.hpp).
+    detail::loop_scope loop(s.impl(), {.pipeline = &options});
+    return loop.run([&] { return p.run(s, condition, body, options); });
 }
 
-}  // namespace pipescope
+}   // namespace pipescope

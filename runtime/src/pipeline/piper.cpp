@@ -1,4 +1,5 @@
 #include "piper.hpp"
+#include "policy.hpp"
 
 #include "../trace_hooks.hpp"
 
@@ -10,11 +11,12 @@ namespace {
 std::uint32_t stage_operand(std::uint64_t stage) noexcept {
     return stage >= final_stage ? trace::final_stage_operand : static_cast<std::uint32_t>(stage);
 }
-std::uint32_t clamp32(std::uint64_t v) noexcept { return static_cast<std::uint32_t>(std::min<std::uint64_t>(v, 0xFFFFFFFFu)); }
-}  // namespace
+std::uint32_t clamp32(std::uint64_t v) noexcept {
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(v, 0xFFFFFFFFu));
+}
+}   // namespace
 
-piper_engine::piper_engine(scheduler& s, const pipe_condition& condition, const pipe_body& body,
-                           const pipeline_options& o)
+piper_engine::piper_engine(scheduler& s, const pipe_condition& condition, const pipe_body& body, const pipeline_options& o)
     : idle_source_(o.lazy_enabling),
       sched_(s),
       condition_(condition),
@@ -80,8 +82,8 @@ void piper_engine::control_step() noexcept {
         const bool keep_running = !still_full && throttled_.exchange(false, std::memory_order_acq_rel);
         outstanding_.arrive();
         if (!keep_running) return;   // suspended, or a retirer already runs us
-        trace_event(trace::event_kind::throttle_resume, created - retired.load(std::memory_order_relaxed),
-                    throttle_since_, throttle_);
+        trace_event(trace::event_kind::throttle_resume, created - retired.load(std::memory_order_relaxed), throttle_since_,
+                    throttle_);
     }
     if (!loop_goes_on(condition_)) {
         outstanding_.arrive();
@@ -162,8 +164,7 @@ piper_engine::slot_record* piper_engine::try_claim(slot_record& r, std::uint64_t
 void piper_engine::check_right(iteration& it) noexcept {
     const std::uint64_t next = it.index() + 1;
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (slot_record* claimed = try_claim(record_of(next), next, it.current_stage()))
-        sched_.impl().current()->push(claimed);
+    if (slot_record* claimed = try_claim(record_of(next), next, it.current_stage())) sched_.impl().current()->push(claimed);
 }
 
 bool piper_engine::suspend(iteration& it, std::coroutine_handle<>) noexcept {
@@ -258,8 +259,7 @@ std::coroutine_handle<> piper_engine::retire(slot_record& r) noexcept {
     // From here on slot i may be reused by iteration i+K: do not touch r.
 
     slot_record* right = enable_at_retire(i);
-    const bool parent =
-        throttled_.load(std::memory_order_seq_cst) && throttled_.exchange(false, std::memory_order_acq_rel);
+    const bool parent = throttled_.load(std::memory_order_seq_cst) && throttled_.exchange(false, std::memory_order_acq_rel);
     if (parent)   // check parent resumes the throttled control
         trace_event(trace::event_kind::throttle_resume, live_after_retiring(i), throttle_since_, throttle_);
 
@@ -308,4 +308,10 @@ job* piper_engine::find_enabled_work() noexcept {
     return nullptr;
 }
 
-}  // namespace pipescope::detail
+extern const policy_entry piper_policy{
+    .name = "piper",
+    .summary = "Cilk-P's PIPER: work stealing, throttle K, tail swap, lazy enabling, dependency folding",
+    .run = run_engine<piper_engine>,
+};
+
+}   // namespace pipescope::detail

@@ -1,4 +1,5 @@
 #include "piper_earliest.hpp"
+#include "policy.hpp"
 
 #include "../trace_hooks.hpp"
 
@@ -10,7 +11,7 @@ namespace pipescope::detail {
 
 namespace {
 std::atomic<earliest_check*> installed_check{nullptr};
-}  // namespace
+}   // namespace
 
 void set_earliest_check(earliest_check* c) noexcept { installed_check.store(c, std::memory_order_release); }
 
@@ -147,4 +148,11 @@ piper_engine::slot_record* piper_earliest_engine::checked_scan(resume_point p) n
     return r;
 }
 
-}  // namespace pipescope::detail
+extern const policy_entry piper_earliest_policy{
+    .name = "piper-earliest",
+    .summary =
+        "PIPER plus Cheetah-Piper's suspended list: resume the earliest ready iteration on retire, suspend, failed steal",
+    .run = run_engine<piper_earliest_engine>,
+};
+
+}   // namespace pipescope::detail

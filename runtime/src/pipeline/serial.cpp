@@ -1,6 +1,7 @@
 // The serial elision of pipe_while: iterations run one after another on the calling thread, every
 // stage_wait is satisfied on arrival. This is the reference every parallel run is checked against.
 #include "serial.hpp"
+#include "policy.hpp"
 
 namespace pipescope::detail {
 
@@ -51,4 +52,10 @@ void serial_engine::record_exception(std::exception_ptr e) noexcept {
     it_.raise_stop();   // the boundary's fast path only looks at the iteration's flags
 }
 
-}  // namespace pipescope::detail
+extern const policy_entry serial_policy{
+    .name = "serial",
+    .summary = "the serial elision: iterations one after another on the calling thread",
+    .run = run_engine<serial_engine>,
+};
+
+}   // namespace pipescope::detail

@@ -1,4 +1,5 @@
 #include "tbb_tokens.hpp"
+#include "policy.hpp"
 
 #include "../trace_hooks.hpp"
 #include "declared_stages.hpp"
@@ -13,7 +14,9 @@ namespace {
 constexpr std::uint8_t mark_passed = 1;
 constexpr std::uint8_t mark_parked = 2;
 
-std::uint32_t clamp32(std::uint64_t v) noexcept { return static_cast<std::uint32_t>(std::min<std::uint64_t>(v, 0xFFFFFFFFu)); }
+std::uint32_t clamp32(std::uint64_t v) noexcept {
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(v, 0xFFFFFFFFu));
+}
 
 // Construct-and-run needs the filter chain before the first item (seed 001 §10: TBB's pipeline
 // "structure is not suitable" for x264, whose stages are decided on the fly, Reed et al.).
@@ -24,11 +27,11 @@ unsigned checked_tokens(const pipeline_options& o, unsigned workers) {
                               tbb_engine::max_stages});
     const unsigned n = effective_throttle(o, workers);
     if (n > tbb_engine::max_tokens)
-        throw std::invalid_argument("pipe_while: policy 'tbb': throttle N = " + std::to_string(n) +
-                                    " tokens, at most " + std::to_string(tbb_engine::max_tokens));
+        throw std::invalid_argument("pipe_while: policy 'tbb': throttle N = " + std::to_string(n) + " tokens, at most " +
+                                    std::to_string(tbb_engine::max_tokens));
     return n;
 }
-}  // namespace
+}   // namespace
 
 tbb_engine::tbb_engine(scheduler& s, const pipe_condition& condition, const pipe_body& body, const pipeline_options& o)
     : sched_(s),
@@ -79,14 +82,14 @@ bool tbb_engine::wait_for_token() noexcept {
     const std::uint64_t created = created_;
     if (created - retired.load(std::memory_order_acquire) < tokens_) return false;
     ++token_waits_;
-    token_wait_since_ = trace_event_at(0, trace::event_kind::throttle_suspend,
-                                       created - retired.load(std::memory_order_relaxed), tokens_);
+    token_wait_since_ =
+        trace_event_at(0, trace::event_kind::throttle_suspend, created - retired.load(std::memory_order_relaxed), tokens_);
     input_waits_.store(true, std::memory_order_seq_cst);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     const bool still_full = created - retired.load(std::memory_order_seq_cst) >= tokens_;
     if (still_full || !input_waits_.exchange(false, std::memory_order_acq_rel)) return true;
-    trace_event(trace::event_kind::throttle_resume, created - retired.load(std::memory_order_relaxed),
-                token_wait_since_, tokens_);
+    trace_event(trace::event_kind::throttle_resume, created - retired.load(std::memory_order_relaxed), token_wait_since_,
+                tokens_);
     return false;
 }
 
@@ -329,7 +332,8 @@ std::coroutine_handle<> tbb_engine::retire(item_task& r) noexcept {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     // From here on task i may be recycled for item i+N: do not touch r.
     item_task* next_out = leave(n_, i);
-    const bool input = input_waits_.load(std::memory_order_seq_cst) && input_waits_.exchange(false, std::memory_order_acq_rel);
+    const bool input =
+        input_waits_.load(std::memory_order_seq_cst) && input_waits_.exchange(false, std::memory_order_acq_rel);
     worker* w = sched_.impl().current();
     if (input) {
         trace_event(trace::event_kind::throttle_resume, in_flight, token_wait_since_, tokens_);
@@ -342,4 +346,12 @@ std::coroutine_handle<> tbb_engine::retire(item_task& r) noexcept {
     return std::noop_coroutine();
 }
 
-}  // namespace pipescope::detail
+extern const policy_entry tbb_policy{
+    .name = "tbb",
+    .summary =
+        "TBB's construct-and-run pipeline: declared filters, at most N tokens in flight, ordered serial-filter buffers",
+    .run = run_engine<tbb_engine>,
+    .needs_declared_stages = true,
+};
+
+}   // namespace pipescope::detail
