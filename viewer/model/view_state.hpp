@@ -4,6 +4,7 @@
 
 #include "area_selection.hpp"
 #include "document.hpp"
+#include "layout_audit.hpp"
 #include "search.hpp"
 #include "viewport.hpp"
 
@@ -70,6 +71,7 @@ struct view_state {
     bool playing = false;
     search_state search;                    // the timeline's search box (/ or Ctrl+F)
     std::optional<area_selection> area;     // the marked time range over tracks (Shift+drag, M)
+    layout_audit layout;                    // the labels laid out this frame and their room (cleared every frame)
 
     void select(const document& d, const selection& s);
     // What the timeline's ruler counts from: the marked area's start, else display time 0 (the

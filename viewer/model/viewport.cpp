@@ -14,6 +14,12 @@ void viewport::zoom_at(double px, double factor) {
     t0 = t - px * npp;
 }
 
+void viewport::resize(double w) {
+    if (w <= 0 || w == width) return;
+    if (width > 0) npp *= width / w;
+    width = w;
+}
+
 void viewport::frame(double a, double b, double margin) {
     if (b < a) std::swap(a, b);
     const double span = b - a;

@@ -20,6 +20,9 @@ struct viewport {
     // factor < 1 zooms in; the time under `px` stays under `px`.
     void zoom_at(double px, double factor);
     void pan_px(double dpx) { t0 -= dpx * npp; }
+    // The time area is now `w` px wide: the same range [t0, t1] spread over the new width, so that a
+    // resized window shows what it showed (a run fitted to the width stays fitted).
+    void resize(double w);
     // Shows [a, b] with `margin` (fraction of the width) on either side; a zero-length range is
     // shown at a default scale centred on it.
     void frame(double a, double b, double margin = 0.05);
