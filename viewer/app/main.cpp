@@ -393,6 +393,7 @@ int main(int argc, char** argv) {
     ImGui_ImplOpenGL3_Init("#version 330 core");
     g.input.install(g.win);
     g.input.devices(!headless && !scripted);   // screenshots show no hover; scripts are the only input
+    if (scripted) g.fixed_frame_s = 1.0f / 64;   // a frame is 1/64 s of script time: exact in binary
     sh.loads.on_finished([] { glfwPostEmptyEvent(); });   // wakes the idle wait below
     sh.set_view(o.view);
 

@@ -27,6 +27,7 @@ double run_frame(gl_app& g, shell& sh, const std::function<void()>& before_swap)
     const auto t0 = std::chrono::steady_clock::now();
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
+    if (g.fixed_frame_s > 0) ImGui::GetIO().DeltaTime = g.fixed_frame_s;
     g.input.feed(ImGui::GetIO());
     ImGui::NewFrame();
     sh.frame();

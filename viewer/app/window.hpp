@@ -15,6 +15,9 @@ namespace pipescope::viewer {
 struct gl_app {
     GLFWwindow* win = nullptr;
     input_router input;
+    // > 0: every frame advances ImGui's clock by this many seconds, whatever the wall clock did
+    // (--script: a key held for N frames is held for N * this, so held-key zoom is reproducible).
+    float fixed_frame_s = 0;
     gl_app() = default;
     gl_app(const gl_app&) = delete;
     gl_app& operator=(const gl_app&) = delete;
