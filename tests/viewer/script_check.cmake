@@ -4,6 +4,7 @@
 #              in it are replaced first (configure_file)
 #   FILES      the files given on the command line (a CMake list; @TRACES@ works here too)
 #   ARGS       more options (e.g. --size;1000x700)
+#   RUN_NAME   the run's directory is script-RUN_NAME (default: the script's name)
 #   EXPECT_RC  the exit status (default 0: every `expect` held); EXPECT_ERR a regex stderr must match
 # The test runs in its own directory (dumps and screenshots land there) with its own empty
 # XDG_CONFIG_HOME, so that no test reads or writes the user's recent files.
@@ -12,6 +13,9 @@ if(NOT XVFB_RUN)
   message(FATAL_ERROR "xvfb-run not found (Debian package xvfb)")
 endif()
 get_filename_component(name ${SCRIPT} NAME_WE)
+if(DEFINED RUN_NAME)   # the test's name: one script run with several ARGS gets a directory per run
+  set(name ${RUN_NAME})
+endif()
 set(OUT_DIR ${OUT_DIR}/script-${name})
 file(REMOVE_RECURSE ${OUT_DIR})
 file(MAKE_DIRECTORY ${OUT_DIR}/config)

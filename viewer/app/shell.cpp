@@ -349,6 +349,7 @@ void shell::banners(std::vector<std::string>& list, const char* heading, ImU32 b
 }
 
 void shell::frame() {
+    state.layout.clear();
     poll_loads();
     if (lesson_pending_ && !loads.busy()) go_to_step(lesson_step);   // the lesson's traces have loaded
     global_keys();

@@ -4,6 +4,8 @@
 
 #include <imgui.h>
 
+#include <cmath>
+
 namespace pipescope::viewer {
 
 namespace {
@@ -73,6 +75,12 @@ json dump_state(const shell& sh, window_size win) {
     j["overlays"] = {{"help", st.show_help},
                      {"file_browser", sh.file_browser_open()},
                      {"popup", ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel)}};   // a menu
+    // The labels laid out in the last frame that do not fit their cells (model/layout_audit.hpp).
+    json clipped = json::array();
+    for (const label_fit& l : st.layout.clipped())
+        clipped.push_back(l.where + ": \"" + l.text + "\" needs " + std::to_string(static_cast<int>(std::ceil(l.need))) + " px, has " +
+                          std::to_string(static_cast<int>(std::floor(l.have))));
+    j["layout"] = {{"labels", st.layout.labels().size()}, {"clipped", std::move(clipped)}};
     j["panels"] = {{"details", st.show_details}, {"lesson", st.show_lesson}, {"side_width", sh.side_width()}};
     j["lesson"] = sh.lesson_loaded ? json{{"name", sh.lesson_loaded->name}, {"step", sh.lesson_step + 1}} : json(nullptr);
     json recent = json::array();

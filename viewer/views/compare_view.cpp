@@ -79,9 +79,12 @@ void compare_view::run_axis(const document& d, const run_ref& rr, double& offset
 
 void compare_view::toolbar(view_context& ctx) {
     static const char* modes[] = {"from each run's start", "normalised to each run's length", "absolute clock"};
+    toolbar_flow flow(ctx.state.layout, "compare toolbar");
+    flow.next(toolbar_flow::text_width("Time axis"), "Time axis");
     ImGui::TextUnformatted("Time axis");
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(250);
+    const float combo_w = ImGui::GetFontSize() * 16.5f;   // the longest mode's text
+    flow.next(combo_w, modes[static_cast<int>(mode_)]);
+    ImGui::SetNextItemWidth(combo_w);
     int m = static_cast<int>(mode_);
     if (ImGui::Combo("##axis", &m, modes, 3)) {
         mode_ = static_cast<axis_mode>(m);
@@ -91,17 +94,16 @@ void compare_view::toolbar(view_context& ctx) {
         ImGui::SetTooltip("From each run's start: one ns scale, runs aligned at 0 (lengths compare).\n"
                           "Normalised: every run spans the width (0-100 %% of its makespan; shapes compare).\n"
                           "Absolute clock: runs where they were recorded (files recorded one after the other).");
-    ImGui::SameLine();
+    flow.next(toolbar_flow::button_width("Fit"), "Fit");
     if (ImGui::Button("Fit")) framed_ = false;
-    ImGui::SameLine();
+    flow.next(toolbar_flow::text_width("|"), "|");
     ImGui::TextDisabled("|");
     // Stage legend (the first palette entries that occur) and the states.
-    stage_legend(ctx.doc, true);
-    legend_swatch(key_colour(key_idle), "idle");
-    legend_swatch(key_colour(key_parked), "parked");
-    legend_swatch(key_colour(key_task), "task");
-    ImGui::SameLine();
-    ImGui::TextDisabled("   wheel: zoom, drag: pan, click: select");
+    stage_legend(flow, ctx.doc, true);
+    draw_legend(flow, {{key_colour(key_idle), "idle", ""}, {key_colour(key_parked), "parked", ""}, {key_colour(key_task), "task", ""}});
+    const char* hint = "wheel: zoom, drag: pan, click: select";
+    flow.next(toolbar_flow::text_width(hint), hint, ImGui::GetFontSize());
+    ImGui::TextDisabled("%s", hint);
 }
 
 void compare_view::ruler(ImDrawList* dl, ImVec2 o, float width) const {
@@ -277,7 +279,7 @@ void compare_view::draw(view_context& ctx) {
 
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float width = std::max(50.f, avail.x - label_w);
-    vp_.width = width;
+    vp_.resize(width);   // a resized window shows the same range over its new width
     const double dom = domain(doc);
     if (!framed_) {
         vp_.frame(0, dom, 0.01);

@@ -7,14 +7,18 @@
 #include "hatch.hpp"
 #include "palette.hpp"
 #include "replay.hpp"
+#include "time_ruler.hpp"   // imgui_text_width
+#include "toolbar_flow.hpp"
 #include "view.hpp"
 
 #include "../model/dag_state.hpp"
+#include "../model/text_fit.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <initializer_list>
 #include <string_view>
 #include <utility>
 
@@ -177,9 +181,22 @@ void dag_view::toolbar(view_context& ctx, const run_ref& rr, double off) {
     // Run selector when the document has several runs with a DAG.
     int n_dag = 0;
     for (const auto& r : doc.runs) n_dag += r.run != tm::no_index && shows_dag(doc.files[r.file]->model.runs[r.run]);
+    // The toolbar wraps (toolbar_flow) rather than cut its last checkboxes off in a narrow window; a
+    // word that names a group ("colour", "edges") stays on the line of the group's first control.
+    toolbar_flow flow(st.layout, "dag toolbar");
+    using tf = toolbar_flow;
     if (n_dag > 1) {
-        ImGui::SetNextItemWidth(260);
-        if (ImGui::BeginCombo("##run", rr.title.c_str())) {
+        // As wide as the title needs, up to a line; a longer title is elided in the preview (the
+        // combo's list and its tooltip have it whole).
+        const float chrome = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().FramePadding.x;
+        const float combo_w = std::min(tf::text_width(rr.title) + chrome, std::max(ImGui::GetContentRegionAvail().x, chrome * 2));
+        flow.next(combo_w, "run selector");
+        const std::string preview = elide_to_width(rr.title, combo_w - chrome, imgui_text_width);
+        st.layout.check("dag run selector", preview, tf::text_width(preview), combo_w - chrome);
+        ImGui::SetNextItemWidth(combo_w);
+        const bool open = ImGui::BeginCombo("##run", preview.c_str());
+        if (preview != rr.title && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", rr.title.c_str());
+        if (open) {
             for (std::uint32_t r = 0; r < doc.runs.size(); ++r) {
                 const run_ref& x = doc.runs[r];
                 if (x.run == tm::no_index || !shows_dag(doc.files[x.file]->model.runs[x.run])) continue;
@@ -193,39 +210,40 @@ void dag_view::toolbar(view_context& ctx, const run_ref& rr, double off) {
             }
             ImGui::EndCombo();
         }
-        ImGui::SameLine();
     }
     const double t0 = static_cast<double>(idx_.start) - off, t1 = static_cast<double>(idx_.end) - off;
     auto tip = [](const char* s) { if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s); };
-    replay_.buttons(st, t0, t1, steps(off));
-    ImGui::SameLine();
+    replay_.buttons(st, t0, t1, steps(off), flow);
+    flow.next(tf::text_width("|"), "|");
     ImGui::TextDisabled("|");
-    ImGui::SameLine();
-    ImGui::TextUnformatted("colour");
-    ImGui::SameLine(0, 4);
+    constexpr float tight = 4;
+    auto titled = [&](const char* title, const char* first) {
+        flow.next(tf::text_width(title) + tight + tf::checkbox_width(first), std::string(title) + " " + first);
+        ImGui::TextUnformatted(title);
+        ImGui::SameLine(0, tight);
+    };
+    titled("colour", "state");
     if (ImGui::RadioButton("state", !by_worker_)) by_worker_ = false;
-    ImGui::SameLine(0, 4);
+    flow.next(tf::checkbox_width("worker"), "worker", tight);
     if (ImGui::RadioButton("worker", by_worker_)) by_worker_ = true;
     tip("Done and running nodes in the colour of the worker that ran them");
-    ImGui::SameLine();
+    flow.next(tf::text_width("|"), "|");
     ImGui::TextDisabled("|");
-    ImGui::SameLine();
-    ImGui::TextUnformatted("edges");
-    ImGui::SameLine(0, 4);
+    titled("edges", "stage");
     ImGui::Checkbox("stage", &show_stage_);
     tip("(i, j) -> (i, j'): the nodes of an iteration in order");
-    ImGui::SameLine(0, 4);
+    flow.next(tf::checkbox_width("cross"), "cross", tight);
     ImGui::Checkbox("cross", &show_cross_);
     tip("(i-1, j') -> (i, j): pipe_stage_wait(j) waits for iteration i-1 (from its last node with stage <= j)");
-    ImGui::SameLine(0, 4);
+    flow.next(tf::checkbox_width("throttle"), "throttle", tight);
     ImGui::Checkbox("throttle", &show_throttle_);
     tip("(i-K, last) -> (i, 0): iteration i starts after iteration i-K has finished (dashed)");
-    ImGui::SameLine(0, 4);
+    flow.next(tf::checkbox_width("retire"), "retire", tight);
     ImGui::Checkbox("retire", &show_retire_);
     tip("(i-1, last) -> (i, last): iterations retire in order (dotted)");
-    ImGui::SameLine();
+    flow.next(tf::text_width("|"), "|");
     ImGui::TextDisabled("|");
-    ImGui::SameLine();
+    flow.next(tf::checkbox_width("critical path"), "critical path");
     ImGui::Checkbox("critical path", &show_critical_);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("The longest path through the DAG weighted by node durations: %llu nodes, %s\n(%.0f%% of the run)%s",
@@ -233,24 +251,32 @@ void dag_view::toolbar(view_context& ctx, const run_ref& rr, double off) {
                           idx_.end > idx_.start ? 100.0 * static_cast<double>(cp_.length) / static_cast<double>(idx_.end - idx_.start) : 0.0,
                           idx_.folded_blocks ? "\nFolded trace: the path runs over folded blocks, so its length is an upper bound of the span"
                                              : "");
-    ImGui::SameLine();
+    flow.next(tf::button_width("Fit"), "Fit");
     if (ImGui::Button("Fit")) fit_pending_ = true;
     tip("Show the whole DAG (Home / 0)");
 }
 
-void dag_view::legend(view_context&, std::uint64_t t) {
+// The legend wraps onto as many lines as the width needs (toolbar_flow), a mark and its words
+// together.
+void dag_view::legend(view_context& ctx, std::uint64_t t) {
     const state_counts c = counts_at(idx_, t);
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    auto swatch = [&](ImU32 col, const char* label, const std::string& count, const char* tip) {
+    toolbar_flow flow(ctx.state.layout, "dag legend");
+    const float h = ImGui::GetTextLineHeight(), mark_w = h + 4, mark_gap = 5, item_gap = h;
+    // Places a mark `w` px wide followed by `text`; returns where the mark goes.
+    auto item = [&](float w, const std::string& text) {
+        flow.next(w + mark_gap + toolbar_flow::text_width(text), text, item_gap);
         const ImVec2 p = ImGui::GetCursorScreenPos();
-        const float h = ImGui::GetTextLineHeight();
-        dl->AddRectFilled(ImVec2(p.x, p.y + 2), ImVec2(p.x + h + 4, p.y + h), col, 3.0f);
-        ImGui::Dummy(ImVec2(h + 4, h));
-        ImGui::SameLine(0, 5);
-        if (count.empty()) ImGui::TextUnformatted(label);
-        else ImGui::Text("%s %s", label, count.c_str());
+        ImGui::Dummy(ImVec2(w, h));
+        ImGui::SameLine(0, mark_gap);
+        return p;
+    };
+    auto swatch = [&](ImU32 col, const char* label, const std::string& count, const char* tip) {
+        const std::string text = count.empty() ? std::string(label) : std::string(label) + " " + count;
+        const ImVec2 p = item(mark_w, text);
+        dl->AddRectFilled(ImVec2(p.x, p.y + 2), ImVec2(p.x + mark_w, p.y + h), col, 3.0f);
+        ImGui::TextUnformatted(text.c_str());
         if (tip && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
-        ImGui::SameLine(0, 14);
     };
     const bool w = by_worker_;
     swatch(state_colour(node_state::not_ready), "not ready", "", "some predecessor (stage, cross or throttle edge) has not finished");
@@ -264,15 +290,13 @@ void dag_view::legend(view_context&, std::uint64_t t) {
            "the iteration suspended before this node (a cross edge not yet satisfied) and has not started it");
     if (!w) swatch(state_colour(node_state::done), "done", "", "finished");
     if (idx_.folded_blocks) {   // a folded trace: the block swatch, hatched and framed as in the grid
-        const ImVec2 p = ImGui::GetCursorScreenPos();
-        const float h = ImGui::GetTextLineHeight();
-        const ImVec2 a(p.x, p.y + 1), b(p.x + h + 4, p.y + h + 1);
+        const std::string text = "folded run (" + std::to_string(idx_.folded_nodes) + " nodes)";
+        const ImVec2 p = item(mark_w, text);
+        const ImVec2 a(p.x, p.y + 1), b(p.x + mark_w, p.y + h + 1);
         dl->AddRectFilled(a, b, state_colour(node_state::done));
         hatch_rect(dl, a, b, col_folded_hatch, 4.f);
         dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), col_folded_frame);
-        ImGui::Dummy(ImVec2(h + 4, h));
-        ImGui::SameLine(0, 5);
-        ImGui::Text("folded run (%llu nodes)", static_cast<unsigned long long>(idx_.folded_nodes));
+        ImGui::TextUnformatted(text.c_str());
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("%llu folded runs hold %llu of the %llu nodes: each is a run of consecutive nodes of one iteration\n"
                               "that one worker ran, recorded as one slice (trace detail folded or auto), drawn as one block\n"
@@ -281,38 +305,41 @@ void dag_view::legend(view_context&, std::uint64_t t) {
                               "over them is an upper bound.",
                               static_cast<unsigned long long>(idx_.folded_blocks), static_cast<unsigned long long>(idx_.folded_nodes),
                               static_cast<unsigned long long>(idx_.node_total));
-        ImGui::SameLine(0, 14);
     }
     // Marks and edges.
     {
-        const ImVec2 p = ImGui::GetCursorScreenPos();
-        const float h = ImGui::GetTextLineHeight();
-        dl->AddCircle(ImVec2(p.x + 6, p.y + h * 0.5f + 1), 3.5f, col_null, 12, 1.5f);
-        ImGui::Dummy(ImVec2(12, h));
-        ImGui::SameLine(0, 5);
+        const float null_w = h * 0.8f;
+        const ImVec2 p = item(null_w, "null node");
+        dl->AddCircle(ImVec2(p.x + null_w * 0.5f, p.y + h * 0.5f + 1), h * 0.23f, col_null, 12, 1.5f);
         ImGui::TextUnformatted("null node");
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("a stage the iteration skipped (no work)");
-        ImGui::SameLine(0, 14);
     }
     if (show_critical_ && !cp_.empty()) {
-        const ImVec2 p = ImGui::GetCursorScreenPos();
-        const float h = ImGui::GetTextLineHeight();
-        dl->AddRect(ImVec2(p.x, p.y + 2), ImVec2(p.x + h + 4, p.y + h), col_critical, 3.0f, 0, 2.0f);
-        ImGui::Dummy(ImVec2(h + 4, h));
-        ImGui::SameLine(0, 5);
-        ImGui::Text("critical path %s%s (%llu nodes)", idx_.folded_blocks ? "<= " : "", format_duration(static_cast<double>(cp_.length), 3).c_str(),
-                    static_cast<unsigned long long>(cp_nodes_));
-        ImGui::SameLine(0, 14);
+        const std::string text = std::string("critical path ") + (idx_.folded_blocks ? "<= " : "") +
+                                 format_duration(static_cast<double>(cp_.length), 3) + " (" + std::to_string(cp_nodes_) + " nodes)";
+        const ImVec2 p = item(mark_w, text);
+        dl->AddRect(ImVec2(p.x, p.y + 2), ImVec2(p.x + mark_w, p.y + h), col_critical, 3.0f, 0, 2.0f);
+        ImGui::TextUnformatted(text.c_str());
     }
-    char at[160];
-    std::snprintf(at, sizeof at, "at t: %llu done, %llu running, %llu suspended, %llu not started", static_cast<unsigned long long>(c.done),
-                  static_cast<unsigned long long>(c.running), static_cast<unsigned long long>(c.suspended), static_cast<unsigned long long>(c.waiting));
-    if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(at).x) ImGui::NewLine();   // the legend is full: a second line
-    ImGui::TextUnformatted(at);
-    ImGui::SameLine(0, 14);
-    ImGui::TextDisabled("%zu iterations x %zu stages, %llu nodes%s%s", idx_.columns(), idx_.rows(), static_cast<unsigned long long>(idx_.node_total),
-                        idx_.folded_blocks ? (" in " + std::to_string(file_->model.runs[model_run_].dag.nodes.size()) + " blocks").c_str() : "",
-                        file_->model.runs[model_run_].dag.K ? (", K = " + std::to_string(file_->model.runs[model_run_].dag.K)).c_str() : "");
+    // The counts at the cursor and the DAG's shape: phrases that wrap between them, a space apart on a line.
+    const float space = toolbar_flow::text_width(" ");
+    auto phrases = [&](std::initializer_list<std::string> words, bool disabled) {
+        float gap = item_gap;
+        for (const std::string& w : words) {
+            flow.next(toolbar_flow::text_width(w), w, gap);
+            if (disabled) ImGui::TextDisabled("%s", w.c_str());
+            else ImGui::TextUnformatted(w.c_str());
+            gap = space;
+        }
+    };
+    phrases({"at t: " + std::to_string(c.done) + " done,", std::to_string(c.running) + " running,",
+             std::to_string(c.suspended) + " suspended,", std::to_string(c.waiting) + " not started"},
+            false);
+    const tm::pipeline_dag& dag = file_->model.runs[model_run_].dag;
+    phrases({std::to_string(idx_.columns()) + " iterations x " + std::to_string(idx_.rows()) + " stages,",
+             std::to_string(idx_.node_total) + " nodes" + (idx_.folded_blocks ? " in " + std::to_string(dag.nodes.size()) + " blocks" : "") +
+                 (dag.K ? ", K = " + std::to_string(dag.K) : "")},
+            true);
 }
 
 void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {

@@ -21,13 +21,16 @@ std::string event_label(const loaded_file& f, const tm::event_ref& e) {
 
 void summary(view_context& ctx) {
     const document& d = ctx.doc;
-    ImGui::TextDisabled("Nothing selected: click a slice or an instant.");
+    // Wrapped, not cut off, in a narrow panel (issue 22, item 5).
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("Nothing selected: click a slice or an instant.");
+    ImGui::PopStyleColor();
     ImGui::Separator();
     for (const auto& f : d.files) {
         const tm::trace_model& m = f->model;
-        ImGui::Text("%s", f->name.c_str());
+        ImGui::TextWrapped("%s", f->name.c_str());
         ImGui::TextDisabled("%.1f MB, loaded in %.2f s", static_cast<double>(f->file_bytes) / 1e6, f->load_seconds);
-        ImGui::Text("%llu slices, %llu instants, %llu counter values, %zu flows",
+        ImGui::TextWrapped("%llu slices, %llu instants, %llu counter values, %zu flows",
                     static_cast<unsigned long long>(m.slices), static_cast<unsigned long long>(m.instants),
                     static_cast<unsigned long long>(m.counter_values), m.flows.size());
         for (const auto& r : m.runs) {

@@ -3,11 +3,13 @@
 #pragma once
 
 #include "palette.hpp"
+#include "toolbar_flow.hpp"
 
 #include "../model/stage_graph.hpp"
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 namespace pipescope::viewer {
 
@@ -31,37 +33,25 @@ inline std::string legend_stage_name(const document& d, colour_key k) {
     return {};
 }
 
-// A swatch on the toolbar's line: a box (width in line heights), then the label if any.
-inline void legend_swatch(ImU32 colour, const std::string& label, const std::string& tip = {}, float width = 1.f,
-                          float gap = 0.f) {
-    ImGui::SameLine(0, gap > 0 ? gap : -1.f);
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    const float h = ImGui::GetTextLineHeight();
-    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + 3), ImVec2(p.x + h * width, p.y + 1 + h), colour, 2);
-    ImGui::Dummy(ImVec2(h * width, h));
-    if (!tip.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip.c_str());
-    if (label.empty()) return;
-    ImGui::SameLine(0, 4);
-    ImGui::TextUnformatted(label.c_str());
-    if (!tip.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip.c_str());
-}
+// A legend's entry: a box (width in line heights) and a label, if any, with a tooltip.
+struct legend_entry {
+    ImU32 colour;
+    std::string label, tip;
+    float width = 1.f;   // in line heights
+    float gap = -1.f;    // before it on its line (< 0: the style's item spacing)
+};
 
-// "stage" and one swatch per palette colour in use; stage indices that share a colour (beyond
-// the palette's size) are listed in its tooltip. Compact: narrow swatches without labels.
-inline void stage_legend(const document& doc, bool compact) {
-    const int max_stage = max_stage_key(doc);
-    if (max_stage < 0) return;
-    ImGui::SameLine();
-    ImGui::TextUnformatted("stage");
-    const int shown = std::min(max_stage + 1, stage_palette_size);
-    for (int k = 0; k < shown; ++k) {
-        std::string tip = legend_stage_name(doc, static_cast<colour_key>(k));
-        if (tip.empty()) tip = "stage " + std::to_string(k);
-        for (int j = k + stage_palette_size; j <= max_stage; j += stage_palette_size) tip += ", stage " + std::to_string(j);
-        std::string label;
-        if (!compact) label = std::to_string(k) + (max_stage >= stage_palette_size ? "+" : "");
-        legend_swatch(key_colour(static_cast<colour_key>(k)), label, tip, compact ? 0.7f : 1.f, compact ? 3.f : 0.f);
-    }
-}
+// The width an entry takes on the toolbar, gap included (legend.cpp).
+float legend_entry_width(const legend_entry& e);
+// Each entry is one item of the toolbar's flow, so that a legend wraps between entries, never
+// inside one.
+void draw_legend(toolbar_flow& flow, const std::vector<legend_entry>& entries);
+
+// One entry per palette colour in use; stage indices that share a colour (beyond the palette's
+// size) are listed in its tooltip. Compact: narrow swatches without labels (the tooltip says which stage).
+std::vector<legend_entry> stage_entries(const document& doc, bool compact);
+// "stage" and the stage entries; the width they take.
+void stage_legend(toolbar_flow& flow, const document& doc, bool compact);
+float stage_legend_width(const document& doc, bool compact);
 
 }  // namespace pipescope::viewer

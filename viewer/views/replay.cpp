@@ -20,10 +20,11 @@ void replay_control::advance(view_state& st, double t0, double t1) {
     }
 }
 
-void replay_control::buttons(view_state& st, double t0, double t1, const replay_steps& steps) {
+void replay_control::buttons(view_state& st, double t0, double t1, const replay_steps& steps, toolbar_flow& flow) {
     if (!st.cursor) st.cursor = (t0 + t1) / 2;
     double& cur = *st.cursor;
     auto tip = [](const char* s) { if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s); };
+    flow.begin_group("##replay buttons");
     if (ImGui::Button("|<")) { cur = t0; st.playing = false; }
     tip("Start of the run (Home)");
     ImGui::SameLine(0, 3);
@@ -34,7 +35,7 @@ void replay_control::buttons(view_state& st, double t0, double t1, const replay_
     }
     tip(steps.prev_tip);
     ImGui::SameLine(0, 3);
-    if (ImGui::Button(st.playing ? "Pause" : "Play", ImVec2(52, 0))) {
+    if (ImGui::Button(st.playing ? "Pause" : "Play", ImVec2(ImGui::GetFontSize() * 3.5f, 0))) {
         st.playing = !st.playing;
         if (st.playing && cur >= t1) cur = t0;
     }
@@ -49,12 +50,15 @@ void replay_control::buttons(view_state& st, double t0, double t1, const replay_
     ImGui::SameLine(0, 3);
     if (ImGui::Button(">|")) { cur = t1; st.playing = false; }
     tip("End of the run (End)");
-    ImGui::SameLine();
+    flow.end_group();
     // Speed: trace time per second, logarithmic.
     if (speed <= 0) speed = std::max(1.0, (t1 - t0) / 20);
     float lg = static_cast<float>(std::log10(speed));
     const std::string fmt = format_duration(speed, 2) + " / s";   // no conversions: prints itself; '%' cannot occur in it
-    ImGui::SetNextItemWidth(130);
+    const float slider_w = ImGui::GetFontSize() * 8.7f;   // 130 px at scale 1
+    flow.next(slider_w, fmt);
+    st.layout.check("replay speed", fmt, toolbar_flow::text_width(fmt), slider_w - 2 * ImGui::GetStyle().FramePadding.x);
+    ImGui::SetNextItemWidth(slider_w);
     if (ImGui::SliderFloat("##speed", &lg, 0.0f, 10.0f, fmt.c_str())) speed = std::pow(10.0, static_cast<double>(lg));
     tip("Playback speed: trace time per second");
 }

@@ -4,6 +4,7 @@
 // A view keeps one replay_control (its speed) and says what a step is.
 #pragma once
 
+#include "toolbar_flow.hpp"
 #include "view.hpp"
 
 #include <functional>
@@ -23,8 +24,8 @@ public:
     // At the start of the view's frame: puts an unset cursor halfway through [t0, t1] and advances
     // it while playing (stopping at t1).
     void advance(view_state& st, double t0, double t1);
-    // The buttons and the speed slider, on the current line (the caller continues with SameLine()).
-    void buttons(view_state& st, double t0, double t1, const replay_steps& steps);
+    // The buttons and the speed slider, two items of the toolbar's flow (they wrap apart).
+    void buttons(view_state& st, double t0, double t1, const replay_steps& steps, toolbar_flow& flow);
     // A full-width scrubber: the cursor's time, the range, 1-2-5 ticks; dragging moves the cursor.
     void scrubber(view_state& st, double t0, double t1, float height = 30);
     // Space, Left, Right, End; call when the view's window is hovered or focused.

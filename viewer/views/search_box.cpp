@@ -4,11 +4,13 @@
 
 namespace pipescope::viewer {
 
-void search_box::draw(view_context& ctx, bool focus) {
+void search_box::draw(view_context& ctx, bool focus, toolbar_flow& flow) {
     view_state& st = ctx.state;
     if (focus || refocus_) ImGui::SetKeyboardFocusHere();
     refocus_ = false;
-    ImGui::SetNextItemWidth(210);
+    const float box_w = ImGui::GetFontSize() * 14;   // 210 px at scale 1
+    flow.next(box_w, "search box");
+    ImGui::SetNextItemWidth(box_w);
     const bool enter = ImGui::InputTextWithHint("##search", "search  ( / )", query_, sizeof query_, ImGuiInputTextFlags_EnterReturnsTrue);
     // ImGui's Esc reverts what was typed since the box took the keyboard; here it only leaves the box.
     if (ImGui::IsItemActive()) typed_ = query_;
@@ -24,7 +26,9 @@ void search_box::draw(view_context& ctx, bool focus) {
     }
     const std::string counter = st.search.counter();
     if (counter.empty()) return;
-    ImGui::SameLine();
+    // The arrows and "3 / 41" stay together.
+    const float arrow = ImGui::GetFrameHeight(), spacing = ImGui::GetStyle().ItemSpacing.x;
+    flow.next(2 * arrow + 2 + spacing + toolbar_flow::text_width(counter), counter);
     if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) step(ctx, true);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Previous match (Shift+Enter)");
     ImGui::SameLine(0, 2);

@@ -3,6 +3,7 @@
 // brought into view; "3 / 41" says where in the matches the selection is.
 #pragma once
 
+#include "toolbar_flow.hpp"
 #include "view.hpp"
 
 #include <string>
@@ -12,7 +13,7 @@ namespace pipescope::viewer {
 class search_box {
 public:
     // Draws the box in the toolbar; `focus`: take the keyboard focus (the key that opens it was pressed).
-    void draw(view_context& ctx, bool focus);
+    void draw(view_context& ctx, bool focus, toolbar_flow& flow);
 
 private:
     char query_[256] = {};

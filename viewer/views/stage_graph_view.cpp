@@ -95,7 +95,7 @@ private:
 
     void rebuild(const document& doc, bool aligned);
     replay_steps steps() const;
-    void legend();
+    void legend(toolbar_flow& flow);
     // One run: header, graph, run-level gauges.
     void run_section(view_context& ctx, const run_graph& g, const layout_params& sizes, float avail);
     layout_params params_for(const run_graph& g, float avail) const;
@@ -137,20 +137,19 @@ replay_steps stage_graph_view::steps() const {
     return s;
 }
 
-void stage_graph_view::legend() {
+void stage_graph_view::legend(toolbar_flow& flow) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float h = ImGui::GetTextLineHeight(), mark_w = h + 4, mark_gap = 5;
     auto swatch = [&](ImU32 c, const char* label, const char* tip, bool mark = false) {
-        const float h = ImGui::GetTextLineHeight();
-        if (ImGui::GetContentRegionAvail().x < h + 9 + ImGui::CalcTextSize(label).x) ImGui::NewLine();   // wrap
+        flow.next(mark_w + mark_gap + toolbar_flow::text_width(label), label, h);
         const ImVec2 p = ImGui::GetCursorScreenPos();
         if (mark) dl->AddRectFilled(ImVec2(p.x + h * 0.5f - 1, p.y + 1), ImVec2(p.x + h * 0.5f + 1, p.y + h + 1), c);
-        else dl->AddRectFilled(ImVec2(p.x, p.y + 3), ImVec2(p.x + h + 4, p.y + h - 1), c, 2);
-        ImGui::Dummy(ImVec2(h + 4, h));
+        else dl->AddRectFilled(ImVec2(p.x, p.y + 3), ImVec2(p.x + mark_w, p.y + h - 1), c, 2);
+        ImGui::Dummy(ImVec2(mark_w, h));
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
-        ImGui::SameLine(0, 5);
+        ImGui::SameLine(0, mark_gap);
         ImGui::TextUnformatted(label);
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
-        ImGui::SameLine(0, 14);
     };
     swatch(col_queue_fill, "queue fill", "items in a bounded queue at the cursor (bind-to-stage: the queue in front of stage j, counter `queue j fill`)");
     swatch(col_queue_full, "full", "the queue is at its capacity: the stage before it blocks");
@@ -159,7 +158,7 @@ void stage_graph_view::legend() {
     swatch(col_live_fill, "live iterations", "iterations in flight at the cursor, against K");
     swatch(col_tokens_fill, "tokens", "tbb: tokens in flight at the cursor, against N (program.K)");
     const char* boxes = "boxes: the timeline's stage colours";
-    if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(boxes).x) ImGui::NewLine();
+    flow.next(toolbar_flow::text_width(boxes), boxes, h);
     ImGui::TextDisabled("%s", boxes);
 }
 
@@ -472,11 +471,11 @@ void stage_graph_view::draw(view_context& ctx) {
     }
     replay_.advance(st, t0, t1);
     const replay_steps steps_now = steps();
-    replay_.buttons(st, t0, t1, steps_now);
-    ImGui::SameLine();
+    toolbar_flow flow(st.layout, "stage graph toolbar");   // wraps in a narrow window
+    replay_.buttons(st, t0, t1, steps_now, flow);
+    flow.next(toolbar_flow::text_width("|"), "|");
     ImGui::TextDisabled("|");
-    ImGui::SameLine();
-    legend();
+    legend(flow);
     replay_.scrubber(st, t0, t1);
     if (click_note_cursor_ != st.cursor) click_note_.clear();
     if (!click_note_.empty()) ImGui::TextColored(ImVec4(1.f, 0.8f, 0.45f, 1.f), "%s", click_note_.c_str());

@@ -26,7 +26,7 @@ void draw_time_ruler(ImDrawList* dl, const ruler_area& a, const ruler_layout& r,
     // What the labels count from, and the view's span, in the label column.
     dl->AddText(ImVec2(o.x + 6, o.y + 3), IM_COL32(150, 150, 160, 255), base_name);
     const std::string span = "view " + format_duration(vp.width * vp.npp);
-    dl->AddText(ImVec2(o.x + 6, o.y + 18), IM_COL32(120, 120, 130, 255), span.c_str());
+    dl->AddText(ImVec2(o.x + 6, o.y + 3 + ImGui::GetFontSize()), IM_COL32(120, 120, 130, 255), span.c_str());
     dl->AddLine(ImVec2(o.x, bottom - 0.5f), ImVec2(x0 + a.width, bottom - 0.5f), IM_COL32(80, 80, 90, 255));
     // The shared time cursor (the DAG's replay time): a marker on the ruler, as in Perfetto.
     if (cursor) {
@@ -45,8 +45,9 @@ void draw_time_readout(ImDrawList* dl, const ruler_area& a, float mouse_x, float
     const float w = ImGui::CalcTextSize(text.c_str()).x + 8;
     // Right of the line, or left of it near the right edge: never cut off.
     const float left = mouse_x + 2 + w > x0 + a.width ? mouse_x - 2 - w : mouse_x + 2;
-    dl->AddRectFilled(ImVec2(left, ruler_bottom - 15), ImVec2(left + w, ruler_bottom), IM_COL32(60, 60, 70, 255));
-    dl->AddText(ImVec2(left + 4, ruler_bottom - 15), IM_COL32(255, 255, 255, 255), text.c_str());
+    const float h = ImGui::GetFontSize();
+    dl->AddRectFilled(ImVec2(left, ruler_bottom - h), ImVec2(left + w, ruler_bottom), IM_COL32(60, 60, 70, 255));
+    dl->AddText(ImVec2(left + 4, ruler_bottom - h), IM_COL32(255, 255, 255, 255), text.c_str());
 }
 
 }  // namespace pipescope::viewer

@@ -6,12 +6,15 @@
 #include "palette.hpp"
 #include "search_box.hpp"
 #include "time_ruler.hpp"
+#include "toolbar_flow.hpp"
 #include "timeline_overlays.hpp"
 #include "view.hpp"
 
 #include "../model/ruler.hpp"
 
 #include "../model/lod.hpp"
+#include "../model/text_fit.hpp"
+#include "../model/timeline_metrics.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -21,8 +24,6 @@
 namespace pipescope::viewer {
 namespace {
 
-constexpr float label_w = 168, row_h = 18, instant_h = 10, line_h = 14, counter_h = 40, header_h = 24,
-                ruler_h = 36, group_h = 18, gap = 6;
 
 struct hit_region {
     float y0, y1;
@@ -70,6 +71,7 @@ private:
     bool dragging_ = false, drag_moved_ = false;
     ImVec2 drag_origin_{};
     const document* laid_out_for_ = nullptr;
+    timeline_metrics sz_ = timeline_metrics_for(15);   // this frame's sizes, from the font (the UI scale)
 
     void toolbar(view_context& ctx);
     void run_header(view_context& ctx, ImDrawList* dl, std::uint32_t ri, float y, float x_labels, float x0, float width);
@@ -87,28 +89,37 @@ private:
     ImVec2 event_pos(const view_context& ctx, std::uint32_t file, const tm::event_ref& e, float x0, bool& ok) const;
 };
 
+// The toolbar wraps (toolbar_flow): at 1000 px the legend goes on a second line instead of off the edge.
 void timeline_view::toolbar(view_context& ctx) {
     view_state& st = ctx.state;
-    search_.draw(ctx, focus_search_);
+    toolbar_flow flow(st.layout, "timeline toolbar");
+    search_.draw(ctx, focus_search_, flow);
     focus_search_ = false;
-    ImGui::SameLine();
+    flow.next(toolbar_flow::checkbox_width("Align runs"), "Align runs");
     if (ImGui::Checkbox("Align runs", &st.align_runs)) st.request_frame_all(ctx.doc);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Each run starts at 0 (off: absolute time, one axis for all runs)");
-    ImGui::SameLine();
+    flow.next(toolbar_flow::checkbox_width("All flows"), "All flows");
     ImGui::Checkbox("All flows", &st.all_flows);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Draw every flow arrow in view (off: only the selection's)");
-    ImGui::SameLine();
+    flow.next(toolbar_flow::button_width("Fit"), "Fit");
     if (ImGui::Button("Fit")) st.request_frame_all(ctx.doc);
-    ImGui::SameLine();
+    flow.next(toolbar_flow::text_width("|"), "|");
     ImGui::TextDisabled("|");
     // Legend: the stage indices that occur in the document (names from the run metadata), then
-    // the states.
-    stage_legend(ctx.doc, false);
-    legend_swatch(key_colour(key_idle), "idle", "worker looking for work (failed steals in the details)");
-    legend_swatch(key_colour(key_parked), "parked", "worker asleep until woken");
-    legend_swatch(key_colour(key_waiting), "waiting", "line: iteration waiting at a stage / to retire");
-    legend_swatch(key_colour(key_throttled), "throttled", "control: the loop waits for the oldest iteration (K)");
-    legend_swatch(col_events_lost, "lost", "events lost: the recorder's buffer ran dry here");
+    // the states. When the labelled stage swatches would push the legend onto a second line and
+    // narrow ones would not, the stage swatches go without their numbers (hover names them).
+    const std::vector<legend_entry> states = {
+        {key_colour(key_idle), "idle", "worker looking for work (failed steals in the details)"},
+        {key_colour(key_parked), "parked", "worker asleep until woken"},
+        {key_colour(key_waiting), "waiting", "line: iteration waiting at a stage / to retire"},
+        {key_colour(key_throttled), "throttled", "control: the loop waits for the oldest iteration (K)"},
+        {col_events_lost, "lost", "events lost: the recorder's buffer ran dry here"}};
+    float states_w = 0;
+    for (const legend_entry& e : states) states_w += legend_entry_width(e);
+    const bool compact = flow.lines() == 1 && stage_legend_width(ctx.doc, false) + states_w > flow.room() &&
+                         stage_legend_width(ctx.doc, true) + states_w <= flow.room();
+    stage_legend(flow, ctx.doc, compact);
+    draw_legend(flow, states);
 }
 
 void timeline_view::draw_slices(view_context& ctx, ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y,
@@ -119,7 +130,7 @@ void timeline_view::draw_slices(view_context& ctx, ImDrawList* dl, const loaded_
     p.npp = vp.npp;
     p.width = width;
     ImFont* font = ImGui::GetFont();
-    const float fs = ImGui::GetFontSize() * (rh < row_h ? 0.85f : 1.0f);
+    const float fs = ImGui::GetFontSize() * (rh < sz_.row_h ? 0.85f : 1.0f);
     for (int d = 0; d < rows; ++d) {
         const row_view row = f.row(ti, static_cast<std::uint16_t>(d));
         lod_merge(row, f.key_of_string.data(), p, blocks_);
@@ -170,7 +181,7 @@ void timeline_view::draw_instants(view_context& ctx, ImDrawList* dl, const loade
     // A lone instant is a triangle; a bucket of several is a bar whose height grows with the count
     // (log scale), so that a busy lane zoomed out reads as a density, not a solid band.
     instant_buckets(v, f.instant_of_string.data(), p, 3, buckets_);
-    const float bottom = y + instant_h - 1;
+    const float bottom = y + sz_.instant_h - 1;
     for (const instant_bucket& b : buckets_) {
         const ImU32 c = instant_colour(b.kind);
         if (b.count == 1) {
@@ -179,7 +190,7 @@ void timeline_view::draw_instants(view_context& ctx, ImDrawList* dl, const loade
             const float x = x0 + static_cast<float>((static_cast<double>(in.ts) - p.t_left) / vp.npp);
             dl->AddTriangleFilled(ImVec2(x, y + 1), ImVec2(x - 3.5f, bottom - 1), ImVec2(x + 3.5f, bottom - 1), c);
         } else {
-            const float h = (instant_h - 2) * std::min(1.0f, 0.3f + 0.7f * std::log2(static_cast<float>(b.count)) / 8);
+            const float h = (sz_.instant_h - 2) * std::min(1.0f, 0.3f + 0.7f * std::log2(static_cast<float>(b.count)) / 8);
             dl->AddRectFilled(ImVec2(x0 + static_cast<float>(b.x0), bottom - h), ImVec2(x0 + static_cast<float>(b.x1) - 0.5f, bottom), c);
         }
     }
@@ -188,7 +199,7 @@ void timeline_view::draw_instants(view_context& ctx, ImDrawList* dl, const loade
         const double t = static_cast<double>(v[k].ts);
         if (t < tl - vp.npp || t > tr) continue;
         const float x = x0 + static_cast<float>((t - tl) / vp.npp);
-        dl->AddRectFilled(ImVec2(x - 1.5f, y - 60 < 0 ? y : y - (row_h)), ImVec2(x + 1.5f, y + instant_h), col_events_lost);
+        dl->AddRectFilled(ImVec2(x - 1.5f, y - 60 < 0 ? y : y - (sz_.row_h)), ImVec2(x + 1.5f, y + sz_.instant_h), col_events_lost);
     }
     // The selected instant: a larger outlined marker and a line across the track.
     const selection& sel = ctx.state.sel;
@@ -205,7 +216,7 @@ void timeline_view::draw_counter(ImDrawList* dl, const loaded_file& f, std::uint
                                  float x0, float width, const viewport& vp) {
     const auto& v = f.model.tracks[ti].counters;
     const double hi = std::max(1.0, f.counter_max[ti]);
-    const float top = y + 12, bot = y + counter_h - 3;
+    const float top = y + ImGui::GetFontSize() * 0.8f, bot = y + sz_.counter_h - 3;   // the "max" label above the graph
     auto vy = [&](double val) { return bot - static_cast<float>(val / hi) * (bot - top); };
     lod_params p;
     p.t_left = vp.t0 + offset;
@@ -251,8 +262,8 @@ ImVec2 timeline_view::event_pos(const view_context& ctx, std::uint32_t file, con
     const double off = display_offset_of(ctx.doc, file, e.track, ctx.state.align_runs);
     const double t = static_cast<double>(f.event_ts(e)) - off;
     float y = ty;
-    if (e.is_instant) y += instant_h * 0.5f;
-    else y += (f.model.tracks[e.track].slices[e.index].depth + 0.5f) * row_h;
+    if (e.is_instant) y += sz_.instant_h * 0.5f;
+    else y += (f.model.tracks[e.track].slices[e.index].depth + 0.5f) * sz_.row_h;
     ok = true;
     return ImVec2(x0 + static_cast<float>(ctx.state.vp.to_px(t)), y);
 }
@@ -344,22 +355,30 @@ void timeline_view::tooltip(view_context& ctx, const selection& s) {
     ImGui::EndTooltip();
 }
 
+// The header elides its text with "…" to the width it has (Perfetto's track titles do the same)
+// and shows all of it in a tooltip.
 void timeline_view::run_header(view_context& ctx, ImDrawList* dl, std::uint32_t ri, float y, float x_labels, float x0, float width) {
     const document& doc = ctx.doc;
     const run_ref& rr = doc.runs[ri];
     const tm::trace_model& m = doc.files[rr.file]->model;
     const double off = display_offset(doc, rr, ctx.state.align_runs);
-    dl->AddRectFilled(ImVec2(x_labels, y), ImVec2(x0 + width, y + header_h), IM_COL32(52, 56, 70, 255));
+    dl->AddRectFilled(ImVec2(x_labels, y), ImVec2(x0 + width, y + sz_.header_h), IM_COL32(52, 56, 70, 255));
     std::string h = rr.title + "   " + format_duration(static_cast<double>(rr.end - rr.start)) + ", " +
                     std::to_string(rr.workers.size()) + " workers";
     if (rr.run != tm::no_index && m.runs[rr.run].dag.K) h += ", K = " + std::to_string(m.runs[rr.run].dag.K);
     if (rr.run != tm::no_index && m.runs[rr.run].dag.iterations)
         h += ", " + std::to_string(m.runs[rr.run].dag.iterations) + " iterations";
-    dl->AddText(ImVec2(x_labels + 6, y + (header_h - ImGui::GetFontSize()) * 0.5f), IM_COL32(240, 240, 245, 255), h.c_str());
+    const float tx = x_labels + sz_.pad + 2, room = x0 + width - sz_.pad - tx;
+    const std::string shown = elide_to_width(h, room, imgui_text_width);
+    ctx.state.layout.check("timeline run header", shown, imgui_text_width(shown), room);
+    dl->AddText(ImVec2(tx, y + (sz_.header_h - ImGui::GetFontSize()) * 0.5f), IM_COL32(240, 240, 245, 255), shown.c_str());
+    const ImVec2 mp = ImGui::GetIO().MousePos;
+    if (shown != h && ImGui::IsWindowHovered() && mp.x >= x_labels && mp.x < x0 + width && mp.y >= y && mp.y < y + sz_.header_h)
+        ImGui::SetTooltip("%s", h.c_str());
     // Where the run lies on the axis.
     const float rx0 = x0 + static_cast<float>(ctx.state.vp.to_px(static_cast<double>(rr.start) - off));
     const float rx1 = x0 + static_cast<float>(ctx.state.vp.to_px(static_cast<double>(rr.end) - off));
-    dl->AddRectFilled(ImVec2(std::max(rx0, x0), y + header_h - 3), ImVec2(std::min(rx1, x0 + width), y + header_h), IM_COL32(120, 150, 220, 255));
+    dl->AddRectFilled(ImVec2(std::max(rx0, x0), y + sz_.header_h - 3), ImVec2(std::min(rx1, x0 + width), y + sz_.header_h), IM_COL32(120, 150, 220, 255));
 }
 
 selection timeline_view::hit_at(const view_context& ctx, ImVec2 mp, float x0) const {
@@ -433,11 +452,12 @@ void timeline_view::draw(view_context& ctx) {
     view_state& st = ctx.state;
     const document& doc = ctx.doc;
     ImGuiIO& io = ImGui::GetIO();
+    sz_ = timeline_metrics_for(ImGui::GetFontSize());
     toolbar(ctx);
 
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float width = std::max(50.f, avail.x - label_w);
-    st.vp.width = width;
+    const float width = std::max(50.f, avail.x - sz_.label_w);
+    st.vp.resize(width);   // a resized window shows the same time range over its new width
     // An area over tracks of files that were closed since: gone with them.
     if (st.area && std::any_of(st.area->tracks.begin(), st.area->tracks.end(), [&](const track_ref& t) {
             return t.file >= doc.files.size() || t.track >= doc.files[t.file]->model.tracks.size();
@@ -459,15 +479,15 @@ void timeline_view::draw(view_context& ctx) {
     // start with aligned runs).
     const double base = st.ruler_base();
     const char* base_name = st.area ? "from the mark" : st.align_runs || doc.runs.size() < 2 ? "from the run start" : "from the first run";
-    const ruler_area ruler{ImGui::GetCursorScreenPos(), label_w, width, ruler_h};
+    const ruler_area ruler{ImGui::GetCursorScreenPos(), sz_.label_w, width, sz_.ruler_h};
     const ruler_layout ticks = ruler_ticks(st.vp.t0, st.vp.t1(), width, base, imgui_text_width);
     draw_time_ruler(ImGui::GetWindowDrawList(), ruler, ticks, base_name, st.vp, st.cursor);
     const ImVec2 ruler_origin = ruler.origin;
     // A click on the ruler puts the shared time cursor there (the DAG view replays to it).
-    ImGui::InvisibleButton("##ruler", ImVec2(label_w + width, ruler_h));
+    ImGui::InvisibleButton("##ruler", ImVec2(sz_.label_w + width, sz_.ruler_h));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Click to put the time cursor here (the DAG view replays to it)");
-    if (ImGui::IsItemClicked() && io.MousePos.x >= ruler_origin.x + label_w) {
-        st.cursor = st.vp.to_ns(io.MousePos.x - ruler_origin.x - label_w);
+    if (ImGui::IsItemClicked() && io.MousePos.x >= ruler_origin.x + sz_.label_w) {
+        st.cursor = st.vp.to_ns(io.MousePos.x - ruler_origin.x - sz_.label_w);
         st.playing = false;
     }
 
@@ -476,7 +496,7 @@ void timeline_view::draw(view_context& ctx) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 wpos = ImGui::GetWindowPos();
     const float clip_y0 = wpos.y, clip_y1 = wpos.y + ImGui::GetWindowHeight();
-    const float x_labels = wpos.x, x0 = wpos.x + label_w;
+    const float x_labels = wpos.x, x0 = wpos.x + sz_.label_w;
     float y = ImGui::GetCursorScreenPos().y;
     const float y_start = y;
 
@@ -498,10 +518,16 @@ void timeline_view::draw(view_context& ctx) {
     for (const ruler_tick& t : ticks.ticks)
         if (t.major) dl->AddLine(ImVec2(x0 + static_cast<float>(t.x), clip_y0), ImVec2(x0 + static_cast<float>(t.x), clip_y1), IM_COL32(255, 255, 255, 14));
     auto visible = [&](float a, float b) { return b >= clip_y0 && a <= clip_y1; };
+    // A track's name in the label column, elided to it; hover for the whole name.
     auto label = [&](float ly, float h, const char* text, ImU32 c = IM_COL32(205, 205, 212, 255)) {
         if (!visible(ly, ly + h)) return;
-        const ImVec4 clip(x_labels, ly, x0 - 4, ly + h);
-        dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(x_labels + 14, ly + (h - ImGui::GetFontSize()) * 0.5f), c, text, nullptr, 0, &clip);
+        const float tx = x_labels + sz_.pad * 3.5f, room = x0 - sz_.pad - tx;
+        const std::string shown = elide_to_width(text, room, imgui_text_width);
+        st.layout.check("timeline track label", shown, imgui_text_width(shown), room);
+        dl->AddText(ImVec2(tx, ly + (h - ImGui::GetFontSize()) * 0.5f), c, shown.c_str());
+        const ImVec2 mp = io.MousePos;
+        if (shown != text && ImGui::IsWindowHovered() && mp.x >= x_labels && mp.x < x0 && mp.y >= ly && mp.y < ly + h)
+            ImGui::SetTooltip("%s", text);
     };
 
     for (std::uint32_t ri = 0; ri < doc.runs.size(); ++ri) {
@@ -510,13 +536,13 @@ void timeline_view::draw(view_context& ctx) {
         const tm::trace_model& m = f.model;
         const double off = display_offset(doc, rr, st.align_runs);
         run_spans_.push_back({ri, y, 0});
-        if (visible(y, y + header_h)) run_header(ctx, dl, ri, y, x_labels, x0, width);
-        y += header_h + 2;
+        if (visible(y, y + sz_.header_h)) run_header(ctx, dl, ri, y, x_labels, x0, width);
+        y += sz_.header_h + 2;
         int stripe = 0;
         auto track_rows = [&](std::uint32_t ti, float rh, bool with_lane, const char* name, bool labels) {
             const tm::track& t = m.tracks[ti];
             const int rows = std::max<int>(1, t.slices.empty() ? 0 : t.max_depth + 1);
-            const float h = (t.slices.empty() ? 0 : rows * rh) + (with_lane && !t.instants.empty() ? instant_h : 0) + 4;
+            const float h = (t.slices.empty() ? 0 : rows * rh) + (with_lane && !t.instants.empty() ? sz_.instant_h : 0) + 4;
             const float th = std::max(h, rh + 4);
             track_y_[rr.file][ti] = y + 2;
             lane_y_[rr.file][ti] = y + 2 + (t.slices.empty() ? 0 : rows * rh);
@@ -531,47 +557,47 @@ void timeline_view::draw(view_context& ctx) {
             for (int d = 0; d < (t.slices.empty() ? 0 : rows); ++d)
                 hits_.push_back({y + 2 + d * rh, y + 2 + (d + 1) * rh, rr.file, ti, d, off});
             if (with_lane && !t.instants.empty())
-                hits_.push_back({lane_y_[rr.file][ti], lane_y_[rr.file][ti] + instant_h, rr.file, ti, -1, off});
+                hits_.push_back({lane_y_[rr.file][ti], lane_y_[rr.file][ti] + sz_.instant_h, rr.file, ti, -1, off});
             track_regions_.push_back({y, y + th, {rr.file, ti}});
             y += th;
         };
-        for (auto ti : rr.workers) track_rows(ti, row_h, true, m.tracks[ti].name.c_str(), true);
+        for (auto ti : rr.workers) track_rows(ti, sz_.row_h, true, m.tracks[ti].name.c_str(), true);
         if (!rr.lines.empty()) {
             // Collapsible group.
             char gl[64];
             std::snprintf(gl, sizeof gl, "%s lines (%zu)", st.lines_open[ri] ? "v" : ">", rr.lines.size());
             ImGui::SetCursorScreenPos(ImVec2(x_labels, y));
             ImGui::PushID(static_cast<int>(ri));
-            if (ImGui::InvisibleButton("##lines", ImVec2(label_w, group_h))) st.lines_open[ri] = !st.lines_open[ri];
+            if (ImGui::InvisibleButton("##lines", ImVec2(sz_.label_w, sz_.group_h))) st.lines_open[ri] = !st.lines_open[ri];
             ImGui::PopID();
-            if (visible(y, y + group_h)) {
-                dl->AddRectFilled(ImVec2(x_labels, y), ImVec2(x0 + width, y + group_h), IM_COL32(44, 46, 54, 255));
-                const float cy = y + group_h * 0.5f, cx = x_labels + 6;
-                if (st.lines_open[ri]) dl->AddTriangleFilled(ImVec2(cx - 4, cy - 2), ImVec2(cx + 4, cy - 2), ImVec2(cx, cy + 3), IM_COL32(200, 200, 210, 255));
-                else dl->AddTriangleFilled(ImVec2(cx - 2, cy - 4), ImVec2(cx - 2, cy + 4), ImVec2(cx + 3, cy), IM_COL32(200, 200, 210, 255));
+            if (visible(y, y + sz_.group_h)) {
+                dl->AddRectFilled(ImVec2(x_labels, y), ImVec2(x0 + width, y + sz_.group_h), IM_COL32(44, 46, 54, 255));
+                const float u = sz_.pad / 4, cy = y + sz_.group_h * 0.5f, cx = x_labels + 6 * u;   // u: a pixel at scale 1
+                if (st.lines_open[ri]) dl->AddTriangleFilled(ImVec2(cx - 4 * u, cy - 2 * u), ImVec2(cx + 4 * u, cy - 2 * u), ImVec2(cx, cy + 3 * u), IM_COL32(200, 200, 210, 255));
+                else dl->AddTriangleFilled(ImVec2(cx - 2 * u, cy - 4 * u), ImVec2(cx - 2 * u, cy + 4 * u), ImVec2(cx + 3 * u, cy), IM_COL32(200, 200, 210, 255));
                 std::snprintf(gl, sizeof gl, "lines (%zu)", rr.lines.size());
-                label(y, group_h, gl, IM_COL32(180, 180, 190, 255));
+                label(y, sz_.group_h, gl, IM_COL32(180, 180, 190, 255));
             }
             for (auto ti : rr.lines) { track_y_[rr.file][ti] = y; lane_y_[rr.file][ti] = y; }
-            y += group_h;
+            y += sz_.group_h;
             if (st.lines_open[ri])
-                for (auto ti : rr.lines) track_rows(ti, line_h, true, m.tracks[ti].name.c_str(), true);
+                for (auto ti : rr.lines) track_rows(ti, sz_.line_h, true, m.tracks[ti].name.c_str(), true);
         }
         for (auto ti : rr.counters) {
             track_y_[rr.file][ti] = y;
-            if (visible(y, y + counter_h)) {
-                dl->AddRectFilled(ImVec2(x_labels, y), ImVec2(x0 + width, y + counter_h), IM_COL32(33, 35, 42, 255));
-                label(y, counter_h, m.tracks[ti].name.c_str());
-                dl->PushClipRect(ImVec2(x0, y), ImVec2(x0 + width, y + counter_h), true);
+            if (visible(y, y + sz_.counter_h)) {
+                dl->AddRectFilled(ImVec2(x_labels, y), ImVec2(x0 + width, y + sz_.counter_h), IM_COL32(33, 35, 42, 255));
+                label(y, sz_.counter_h, m.tracks[ti].name.c_str());
+                dl->PushClipRect(ImVec2(x0, y), ImVec2(x0 + width, y + sz_.counter_h), true);
                 draw_counter(dl, f, ti, y, off, x0, width, st.vp);
                 dl->PopClipRect();
             }
-            track_regions_.push_back({y, y + counter_h, {rr.file, ti}});
-            y += counter_h;
+            track_regions_.push_back({y, y + sz_.counter_h, {rr.file, ti}});
+            y += sz_.counter_h;
         }
-        for (auto ti : rr.others) track_rows(ti, line_h, true, m.tracks[ti].name.c_str(), true);
+        for (auto ti : rr.others) track_rows(ti, sz_.line_h, true, m.tracks[ti].name.c_str(), true);
         run_spans_.back().end_y = y;
-        y += gap * 2;
+        y += sz_.gap * 2;
     }
     if (doc.runs.empty()) dl->AddText(ImVec2(x0 + 10, y + 10), IM_COL32(200, 200, 200, 255), "no events in this trace");
     // Label column separator.
@@ -587,13 +613,13 @@ void timeline_view::draw(view_context& ctx) {
     // up by the next run's header, so that every visible track's run is named.
     for (const run_span& r : run_spans_)
         if (r.header_y < clip_y0 && r.end_y > clip_y0) {
-            run_header(ctx, dl, r.run, std::min(clip_y0, r.end_y - header_h), x_labels, x0, width);
-            dl->AddLine(ImVec2(x_labels, std::min(clip_y0, r.end_y - header_h) + header_h), ImVec2(x0 + width, std::min(clip_y0, r.end_y - header_h) + header_h), IM_COL32(0, 0, 0, 160), 2);
+            run_header(ctx, dl, r.run, std::min(clip_y0, r.end_y - sz_.header_h), x_labels, x0, width);
+            dl->AddLine(ImVec2(x_labels, std::min(clip_y0, r.end_y - sz_.header_h) + sz_.header_h), ImVec2(x0 + width, std::min(clip_y0, r.end_y - sz_.header_h) + sz_.header_h), IM_COL32(0, 0, 0, 160), 2);
         }
 
     // Content size for scrolling.
     ImGui::SetCursorScreenPos(ImVec2(x_labels, y_start));
-    ImGui::Dummy(ImVec2(label_w + width - 4, std::max(1.f, y - y_start)));
+    ImGui::Dummy(ImVec2(sz_.label_w + width - 4, std::max(1.f, y - y_start)));
 
     // --- interaction -------------------------------------------------------------------------
     const ImVec2 mp = io.MousePos;
