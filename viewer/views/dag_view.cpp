@@ -219,6 +219,7 @@ void dag_view::toolbar(view_context& ctx, const run_ref& rr, double off) {
     constexpr float tight = 4;
     auto titled = [&](const char* title, const char* first) {
         flow.next(tf::text_width(title) + tight + tf::checkbox_width(first), std::string(title) + " " + first);
+        ImGui::AlignTextToFramePadding();   // on the controls' baseline, also at the start of a wrapped line
         ImGui::TextUnformatted(title);
         ImGui::SameLine(0, tight);
     };

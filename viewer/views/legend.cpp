@@ -10,7 +10,7 @@ float item_width(const legend_entry& e) {
 }
 }  // namespace
 
-float legend_entry_width(const legend_entry& e) { return gap_of(e) + item_width(e); }
+toolbar_flow::sized legend_entry_size(const legend_entry& e) { return {item_width(e), gap_of(e)}; }
 
 void draw_legend(toolbar_flow& flow, const std::vector<legend_entry>& entries) {
     const float h = ImGui::GetTextLineHeight();
@@ -49,11 +49,12 @@ void stage_legend(toolbar_flow& flow, const document& doc, bool compact) {
     draw_legend(flow, stage_entries(doc, compact));
 }
 
-float stage_legend_width(const document& doc, bool compact) {
-    if (max_stage_key(doc) < 0) return 0;
-    float w = ImGui::GetStyle().ItemSpacing.x + toolbar_flow::text_width("stage");
-    for (const legend_entry& e : stage_entries(doc, compact)) w += legend_entry_width(e);
-    return w;
+std::vector<toolbar_flow::sized> stage_legend_sizes(const document& doc, bool compact) {
+    std::vector<toolbar_flow::sized> out;
+    if (max_stage_key(doc) < 0) return out;
+    out.push_back({toolbar_flow::text_width("stage"), ImGui::GetStyle().ItemSpacing.x});
+    for (const legend_entry& e : stage_entries(doc, compact)) out.push_back(legend_entry_size(e));
+    return out;
 }
 
 }  // namespace pipescope::viewer

@@ -41,8 +41,8 @@ struct legend_entry {
     float gap = -1.f;    // before it on its line (< 0: the style's item spacing)
 };
 
-// The width an entry takes on the toolbar, gap included (legend.cpp).
-float legend_entry_width(const legend_entry& e);
+// The width an entry takes on the toolbar and the gap before it (legend.cpp).
+toolbar_flow::sized legend_entry_size(const legend_entry& e);
 // Each entry is one item of the toolbar's flow, so that a legend wraps between entries, never
 // inside one.
 void draw_legend(toolbar_flow& flow, const std::vector<legend_entry>& entries);
@@ -50,8 +50,8 @@ void draw_legend(toolbar_flow& flow, const std::vector<legend_entry>& entries);
 // One entry per palette colour in use; stage indices that share a colour (beyond the palette's
 // size) are listed in its tooltip. Compact: narrow swatches without labels (the tooltip says which stage).
 std::vector<legend_entry> stage_entries(const document& doc, bool compact);
-// "stage" and the stage entries; the width they take.
+// "stage" and the stage entries; their sizes on the toolbar.
 void stage_legend(toolbar_flow& flow, const document& doc, bool compact);
-float stage_legend_width(const document& doc, bool compact);
+std::vector<toolbar_flow::sized> stage_legend_sizes(const document& doc, bool compact);
 
 }  // namespace pipescope::viewer

@@ -106,19 +106,20 @@ void timeline_view::toolbar(view_context& ctx) {
     flow.next(toolbar_flow::text_width("|"), "|");
     ImGui::TextDisabled("|");
     // Legend: the stage indices that occur in the document (names from the run metadata), then
-    // the states. When the labelled stage swatches would push the legend onto a second line and
-    // narrow ones would not, the stage swatches go without their numbers (hover names them).
+    // the states. When narrow stage swatches without their numbers (hover names them) take fewer
+    // lines than labelled ones, the legend uses them: one line at 1600 px, two at 1000 px.
     const std::vector<legend_entry> states = {
         {key_colour(key_idle), "idle", "worker looking for work (failed steals in the details)"},
         {key_colour(key_parked), "parked", "worker asleep until woken"},
         {key_colour(key_waiting), "waiting", "line: iteration waiting at a stage / to retire"},
         {key_colour(key_throttled), "throttled", "control: the loop waits for the oldest iteration (K)"},
         {col_events_lost, "lost", "events lost: the recorder's buffer ran dry here"}};
-    float states_w = 0;
-    for (const legend_entry& e : states) states_w += legend_entry_width(e);
-    const bool compact = flow.lines() == 1 && stage_legend_width(ctx.doc, false) + states_w > flow.room() &&
-                         stage_legend_width(ctx.doc, true) + states_w <= flow.room();
-    stage_legend(flow, ctx.doc, compact);
+    auto legend_lines = [&](bool compact) {
+        std::vector<toolbar_flow::sized> items = stage_legend_sizes(ctx.doc, compact);
+        for (const legend_entry& e : states) items.push_back(legend_entry_size(e));
+        return flow.lines_after(items);
+    };
+    stage_legend(flow, ctx.doc, legend_lines(true) < legend_lines(false));
     draw_legend(flow, states);
 }
 
@@ -600,8 +601,13 @@ void timeline_view::draw(view_context& ctx) {
         y += sz_.gap * 2;
     }
     if (doc.runs.empty()) dl->AddText(ImVec2(x0 + 10, y + 10), IM_COL32(200, 200, 200, 255), "no events in this trace");
-    // Label column separator.
-    dl->AddLine(ImVec2(x0 - 0.5f, clip_y0), ImVec2(x0 - 0.5f, clip_y1), IM_COL32(90, 90, 100, 255));
+    // Label column separator, not across the run headers: their text runs on past the column.
+    float sep_y = clip_y0;
+    for (const run_span& r : run_spans_) {
+        if (r.header_y > sep_y) dl->AddLine(ImVec2(x0 - 0.5f, sep_y), ImVec2(x0 - 0.5f, r.header_y), IM_COL32(90, 90, 100, 255));
+        sep_y = std::max(sep_y, r.header_y + sz_.header_h);
+    }
+    if (sep_y < clip_y1) dl->AddLine(ImVec2(x0 - 0.5f, sep_y), ImVec2(x0 - 0.5f, clip_y1), IM_COL32(90, 90, 100, 255));
 
     draw_flows(ctx, dl, x0, width, clip_y0, clip_y1);
     if (st.cursor) {

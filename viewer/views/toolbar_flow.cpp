@@ -16,6 +16,12 @@ void toolbar_flow::next(float width, std::string_view label, float gap) {
     audit_.check(where_, std::string(label), width, right_ - ImGui::GetCursorScreenPos().x);
 }
 
+int toolbar_flow::lines_after(const std::vector<sized>& items) const {
+    line_flow f = flow_;
+    for (const sized& i : items) f.place(i.width, i.gap);
+    return f.lines();
+}
+
 void toolbar_flow::begin_group(const char* id, float gap) {
     group_id_ = ImGui::GetID(id);
     next(ImGui::GetStateStorage()->GetFloat(group_id_, 0.f), id, gap);

@@ -11,6 +11,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace pipescope::viewer {
 
@@ -28,6 +29,10 @@ public:
     // The lines started so far, and the width left on the current one (before any gap).
     int lines() const { return flow_.lines(); }
     float room() const { return static_cast<float>(flow_.room()); }
+    // How many lines the toolbar would have after these items (width, gap), placing none: a view
+    // compares two ways of writing the rest of its toolbar.
+    struct sized { float width, gap; };
+    int lines_after(const std::vector<sized>& items) const;
 
     void begin_group(const char* id, float gap = -1);
     void end_group();
