@@ -20,13 +20,36 @@ std::uint32_t sort_state::node(std::uint32_t level, std::uint64_t offset) const 
     return static_cast<std::uint32_t>((chunks >> level) - 1 + offset / (chunk << level));
 }
 
+namespace {
+
+// The stable merge of sorted [a, a_end) and [b, b_end) into out (ties go to a, as in std::merge),
+// without a branch on the comparison. std::merge branches on every key, and on random keys that
+// branch goes either way at random: about half of the comparisons were mispredicted, which made
+// merging the graph's largest cost (graph-serial 1.12 × the serial std::sort at size large). Here
+// the comparison selects the key and advances one of the two cursors by arithmetic (a conditional
+// move), so a merge step costs the same whichever run the key comes from.
+void merge_branch_free(const std::uint64_t* a, const std::uint64_t* a_end, const std::uint64_t* b,
+                       const std::uint64_t* b_end, std::uint64_t* out) {
+    while (a != a_end && b != b_end) {
+        const std::uint64_t x = *a, y = *b;
+        const bool from_b = y < x;
+        *out++ = from_b ? y : x;
+        a += !from_b;
+        b += from_b;
+    }
+    out = std::copy(a, a_end, out);
+    std::copy(b, b_end, out);
+}
+
+}  // namespace
+
 void sort_state::merge(const merge_piece& p) {
     const std::uint64_t* a = buffer[p.level % 2].data() + p.offset;
     const std::uint64_t* b = a + p.half;
     std::uint64_t* out = buffer[(p.level + 1) % 2].data() + p.offset;
     const std::uint64_t a0 = merge_split(a, p.half, b, p.half, p.begin);
     const std::uint64_t a1 = merge_split(a, p.half, b, p.half, p.end);
-    std::merge(a + a0, a + a1, b + (p.begin - a0), b + (p.end - a1), out + p.begin);
+    merge_branch_free(a + a0, a + a1, b + (p.begin - a0), b + (p.end - a1), out + p.begin);
 }
 
 std::vector<std::uint64_t> make_keys(std::uint64_t n, std::uint64_t seed) {
