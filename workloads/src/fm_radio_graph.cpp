@@ -31,22 +31,34 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <stdexcept>
 
 namespace pipescope::workloads {
 
 namespace {
 
+// The elements of an instance's input packet, contiguous (an instance has exactly one packet), or
+// nullptr when it is empty. Stage bodies read them through a local pointer: a pointer kept in a
+// register is not reloaded after every push, whose byte stores may alias anything in memory.
+template <class T>
+const T* input_elements(const graph::instance_context& ctx) {
+    return ctx.size() > 0 ? &ctx.in<T>(0) : nullptr;
+}
+
+// Pushes n computed elements to output k. The count and the source pointer are locals for the
+// same reason as above.
+template <class T>
+void push_all(graph::instance_context& ctx, std::size_t k, const T* values, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) ctx.push(k, values[i]);
+}
+
 // The instance's packet followed by its peek elements, contiguous, for the shared kernels.
 template <class T>
 const T* gather(const graph::instance_context& ctx, std::vector<T>& buffer) {
     const std::size_t n = ctx.size(), p = ctx.peek_size();
     buffer.resize(n + p);
-    if (ctx.input().packets() == 1 && n > 0) {   // a packet's elements are contiguous
-        std::memcpy(buffer.data(), &ctx.in<T>(0), n * sizeof(T));
-    } else {
-        for (std::size_t i = 0; i < n; ++i) buffer[i] = ctx.in<T>(i);
-    }
+    if (n > 0) std::memcpy(buffer.data(), input_elements<T>(ctx), n * sizeof(T));
     for (std::size_t j = 0; j < p; ++j) buffer[n + j] = ctx.peek<T>(j);
     return buffer.data();
 }
@@ -60,13 +72,19 @@ const T* gather(const graph::instance_context& ctx, std::vector<T>& buffer) {
 // of a co_await push per element. No co_await happens while the output window is held, so the stage
 // never suspends holding a reservation (the engine commits push()'s partial packets at a suspension,
 // but a window reserved with reserve() would stay out of the queue while the stage waits).
-graph::serial_body lockstep(std::string name, std::size_t inputs, float (*combine)(const float*, const void*),
-                            const void* arg) {
-    return [name = std::move(name), inputs, combine, arg](graph::thread_context& ctx) -> graph::stage_task {
+//
+// `combine(rows, out, n)` makes n outputs from rows[k][0 .. n), the next n elements of input k,
+// contiguous. It is a template argument, not a function pointer, so that the per-element loop is
+// compiled into the stage with its pointers in registers (the serial reference's loops are plain
+// loops over arrays too); the arithmetic per element is the shared kernel, called as in the
+// reference.
+template <class Combine>
+graph::serial_body lockstep(std::string name, std::size_t inputs, Combine combine) {
+    return [name = std::move(name), inputs, combine](graph::thread_context& ctx) -> graph::stage_task {
         std::vector<graph::pop_window> window(inputs);
         std::vector<std::size_t> at(inputs, 0);
-        std::vector<float> values(inputs), result;
-        std::vector<const float*> base(inputs);
+        std::vector<const float*> rows(inputs);
+        std::vector<float> result, scratch;
         for (;;) {
             std::size_t ended = inputs;
             for (std::size_t k = 0; k < inputs && ended == inputs; ++k) {
@@ -94,23 +112,27 @@ graph::serial_body lockstep(std::string name, std::size_t inputs, float (*combin
                 break;
             }
             std::size_t n = SIZE_MAX;
-            for (std::size_t k = 0; k < inputs; ++k) {
-                n = std::min(n, window[k].size() - at[k]);
-                // One packet (what a pop of one packet gives) is contiguous: read it directly.
-                base[k] = window[k].packets() == 1 && window[k].size() > 0 ? &window[k].at<float>(0) : nullptr;
-            }
+            for (std::size_t k = 0; k < inputs; ++k) n = std::min(n, window[k].size() - at[k]);
             // The inputs' packets line up (every producer upstream makes full packets but the last),
             // so n is usually a whole packet and this loop runs once; the output packet holds as
             // many elements as an input packet.
             while (n > 0) {
                 graph::push_window w = co_await ctx.reserve(0);
                 const std::size_t m = std::min(n, w.capacity());
-                result.resize(m);
-                for (std::size_t i = 0; i < m; ++i) {
-                    for (std::size_t k = 0; k < inputs; ++k)
-                        values[k] = base[k] ? base[k][at[k] + i] : window[k].at<float>(at[k] + i);
-                    result[i] = combine(values.data(), arg);
+                for (std::size_t k = 0; k < inputs; ++k) {
+                    // A window of one packet (what a pop of one packet gives) is contiguous: read
+                    // it in place; anything else is copied out element by element first.
+                    if (window[k].packets() == 1) {
+                        rows[k] = &window[k].at<float>(at[k]);
+                    } else {
+                        scratch.resize(inputs * m);
+                        float* row = scratch.data() + k * m;
+                        for (std::size_t i = 0; i < m; ++i) row[i] = window[k].at<float>(at[k] + i);
+                        rows[k] = row;
+                    }
                 }
+                result.resize(m);
+                combine(rows.data(), result.data(), m);
                 // A window of one packet: its elements are contiguous.
                 std::memcpy(w.packet_bytes(0).data(), result.data(), m * sizeof(float));
                 ctx.commit(w, m);
@@ -122,9 +144,6 @@ graph::serial_body lockstep(std::string name, std::size_t inputs, float (*combin
             if (window[k]) ctx.commit(window[k]);
     };
 }
-
-float subtract(const float* v, const void*) { return band_difference(v[0], v[1]); }
-float mix(const float* v, const void* bands) { return mix_bands(v, *static_cast<const std::size_t*>(bands)); }
 
 std::string band_name(std::size_t b, const char* what) { return "band " + std::to_string(b) + " " + what; }
 
@@ -200,7 +219,7 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
             const iq_sample* x = gather(ctx, in);
             result.resize(window_outputs(ctx.size(), ctx.peek_size(), taps, fm_decimation));
             fir_decimate(x, d.channel.data(), taps, fm_decimation, result.data(), result.size());
-            for (const iq_sample& v : result) ctx.push(0, v);
+            push_all(ctx, 0, result.data(), result.size());
         },
         taps - 1);
 
@@ -212,7 +231,7 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
             const iq_sample* x = gather(ctx, in);
             result.resize(window_outputs(ctx.size(), ctx.peek_size(), 2, 1));
             fm_demodulate(x, result.data(), result.size());
-            for (float v : result) ctx.push(0, v);
+            push_all(ctx, 0, result.data(), result.size());
         },
         1);
 
@@ -220,8 +239,8 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
     std::vector<graph::output_spec> split_outputs;
     for (graph::queue_id q : split_out) split_outputs.push_back({q, 1});
     g.add_parallel("split", audio, split_outputs, [outputs = split_out.size()](graph::instance_context& ctx) {
-        for (std::size_t k = 0; k < outputs; ++k)
-            for (std::size_t i = 0; i < ctx.size(); ++i) ctx.push(k, ctx.in<float>(i));
+        const float* x = input_elements<float>(ctx);
+        for (std::size_t k = 0; k < outputs; ++k) push_all(ctx, k, x, ctx.size());
     });
 
     for (std::size_t b = 0; b < bands; ++b) {
@@ -232,25 +251,45 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
                 const float* x = gather(ctx, in);
                 result.resize(window_outputs(ctx.size(), ctx.peek_size(), taps, 1));
                 fir_filter(x, h.data(), taps, result.data(), result.size());
-                for (float v : result) ctx.push(0, v);
+                push_all(ctx, 0, result.data(), result.size());
             };
         };
         g.add_parallel(band_name(b, "upper low-pass"), split_out[2 * b], {{upper[b], 1}}, lowpass(d.band_high[b]), taps - 1);
         g.add_parallel(band_name(b, "lower low-pass"), split_out[2 * b + 1], {{lower[b], 1}}, lowpass(d.band_low[b]), taps - 1);
         g.add_serial(band_name(b, "subtract"), {upper[b], lower[b]}, {pass[b]},
-                     lockstep(band_name(b, "subtract"), 2, subtract, nullptr));
+                     lockstep(band_name(b, "subtract"), 2, [](const float* const* in, float* out, std::size_t n) {
+                         const float *high = in[0], *low = in[1];
+                         for (std::size_t i = 0; i < n; ++i) out[i] = band_difference(high[i], low[i]);
+                     }));
         g.add_parallel(band_name(b, "gain"), pass[b], {{out[b], 1}}, [gain = d.gains[b]](graph::instance_context& ctx) {
-            for (std::size_t i = 0; i < ctx.size(); ++i) ctx.push(0, band_gain(ctx.in<float>(i), gain));
+            const float* x = input_elements<float>(ctx);
+            const std::size_t n = ctx.size();
+            for (std::size_t i = 0; i < n; ++i) ctx.push(0, band_gain(x[i], gain));
         });
     }
 
-    g.add_serial("join", out, {equalized}, lockstep("join", bands, mix, &d.bands));
+    // The join sums the bands of each output in band order (mix_bands over one value per band), as
+    // the reference does; the values of one output are gathered into a small array first.
+    g.add_serial("join", out, {equalized},
+                 lockstep("join", bands, [bands](const float* const* in, float* out, std::size_t n) {
+                     float values[fm_max_bands];
+                     for (std::size_t i = 0; i < n; ++i) {
+                         for (std::size_t b = 0; b < bands; ++b) values[b] = in[b][i];
+                         out[i] = mix_bands(values, bands);
+                     }
+                 }));
 
     g.add_serial("sink", {equalized}, {}, [&st](graph::thread_context& ctx) -> graph::stage_task {
         for (;;) {
             graph::pop_window w = co_await ctx.pop(0);
             if (!w) break;
-            for (std::size_t i = 0; i < w.size(); ++i) st.audio.push_back(w.at<float>(i));
+            // Whole packets at a time, as the reference writes its output array.
+            for (std::size_t p = 0; p < w.packets(); ++p) {
+                const std::span<const std::byte> bytes = w.packet_bytes(p);
+                const std::size_t at = st.audio.size(), n = bytes.size() / sizeof(float);
+                st.audio.resize(at + n);
+                std::memcpy(st.audio.data() + at, bytes.data(), bytes.size());
+            }
             ctx.commit(w);
         }
     });
