@@ -6,7 +6,7 @@
 //      adjacent one at +75 kHz — into an ordered queue, so they arrive in stream order)
 //   -> channel filter (parallel: low-pass FIR, decimation 4, peeks taps-1 samples)
 //   -> FM demodulator (parallel: polar discriminator on consecutive samples, peeks 1 sample)
-//   -> duplicate split (parallel: copies every packet to the 2·B band filters)
+//   -> duplicate split (serial: copies every packet, whole, to the 2·B band filters)
 //   -> per band b: low-pass(e_{b+1}) and low-pass(e_b) (parallel, peek taps-1), subtract (serial:
 //      reads both in lockstep, StreamIt's BandPassFilter), gain g_b (parallel)
 //   -> join (serial: reads the B bands in lockstep and sums them in band order) -> sink (serial)
