@@ -15,6 +15,7 @@
 #include "../model/text_fit.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -25,7 +26,11 @@
 namespace pipescope::viewer {
 namespace {
 
-constexpr float label_w = 150, header_h = 22, scrub_h = 30;
+// The canvas's row-name column, its iteration axis and the scrubber above it, from the font size
+// (the UI scale): 150, 22 and 30 px at the 15 px font of scale 1.
+float label_w() { return std::round(ImGui::GetFontSize() * 10); }
+float header_h() { return std::round(ImGui::GetFontSize() * 22 / 15); }
+float scrub_h() { return std::round(ImGui::GetFontSize() * 2); }
 
 constexpr unsigned state_hex[node_state_count] = {0x474C5A, 0xE8C547, 0x4CD97B, 0xC46BDB, 0x5F86B5};
 inline ImU32 state_colour(node_state s) { return rgb(state_hex[static_cast<int>(s)]); }
@@ -355,7 +360,7 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
     ImGui::BeginChild("##dagcanvas", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 wp = ImGui::GetWindowPos(), ws = ImGui::GetWindowSize();
-    const float cx0 = wp.x + label_w, cy0 = wp.y + header_h, cx1 = wp.x + ws.x, cy1 = wp.y + ws.y;
+    const float cx0 = wp.x + label_w(), cy0 = wp.y + header_h(), cx1 = wp.x + ws.x, cy1 = wp.y + ws.y;
     cam_.width = std::max(10.f, cx1 - cx0);
     cam_.height = std::max(10.f, cy1 - cy0);
     const double cols = static_cast<double>(idx_.columns()), rows = static_cast<double>(idx_.rows());
@@ -405,15 +410,24 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
         const std::string& nm = row_labels_[rw].name;
         const float ly = cam_.sy >= fs ? (y0 + y1 - fs) * 0.5f : y0;
         const ImVec4 clip(wp.x, std::max(cy0, y0 - fs), cx0 - 6, cy1);
-        dl->AddText(ImGui::GetFont(), fs, ImVec2(wp.x + 8, ly), IM_COL32(215, 215, 222, 255), lab.c_str(), nullptr, 0, &clip);
+        // Names longer than the column end in "…" (a node's tooltip has the name whole).
+        const float room = cx0 - 6 - (wp.x + 8);
+        const std::string shown = elide_to_width(lab, room, imgui_text_width);
+        ctx.state.layout.check("dag row label", shown, imgui_text_width(shown), room);
+        dl->AddText(ImGui::GetFont(), fs, ImVec2(wp.x + 8, ly), IM_COL32(215, 215, 222, 255), shown.c_str(), nullptr, 0, &clip);
         if (!nm.empty() && nm != lab && cam_.sy >= 2 * fs + 2) {
-            dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(wp.x + 8, ly + fs), IM_COL32(140, 140, 152, 255), nm.c_str(), nullptr, 0, &clip);
+            auto small_width = [&](std::string_view t) {
+                return static_cast<double>(ImGui::GetFont()->CalcTextSizeA(fs * 0.85f, FLT_MAX, 0, t.data(), t.data() + t.size()).x);
+            };
+            const std::string name = elide_to_width(nm, room, small_width);
+            ctx.state.layout.check("dag row label", name, small_width(name), room);
+            dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(wp.x + 8, ly + fs), IM_COL32(140, 140, 152, 255), name.c_str(), nullptr, 0, &clip);
         }
     }
     dl->PopClipRect();
     // Iteration numbers along the top.
     dl->AddRectFilled(ImVec2(wp.x, wp.y), ImVec2(cx1, cy0), IM_COL32(36, 38, 45, 255));
-    dl->AddText(ImVec2(wp.x + 8, wp.y + (header_h - fs) * 0.5f), IM_COL32(150, 150, 160, 255), "iteration");
+    dl->AddText(ImVec2(wp.x + 8, wp.y + (header_h() - fs) * 0.5f), IM_COL32(150, 150, 160, 255), "iteration");
     {
         dl->PushClipRect(ImVec2(cx0, wp.y), ImVec2(cx1, cy0), true);
         const double col_step = nice_count_step(cam_.sx, 56);
@@ -422,7 +436,7 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
             const std::uint32_t ci = static_cast<std::uint32_t>(c);
             const std::string s = std::to_string(idx_.col_iteration[ci]);
             const float x = X(static_cast<float>(cam_.px_x(c + 0.5)));
-            dl->AddText(ImVec2(x - ImGui::CalcTextSize(s.c_str()).x * 0.5f, wp.y + (header_h - fs) * 0.5f), IM_COL32(200, 200, 210, 255), s.c_str());
+            dl->AddText(ImVec2(x - ImGui::CalcTextSize(s.c_str()).x * 0.5f, wp.y + (header_h() - fs) * 0.5f), IM_COL32(200, 200, 210, 255), s.c_str());
             dl->AddLine(ImVec2(x, cy0 - 3), ImVec2(x, cy0), IM_COL32(120, 120, 130, 255));
         }
         dl->PopClipRect();
@@ -662,7 +676,7 @@ void dag_view::draw(view_context& ctx) {
     const double t0 = static_cast<double>(idx_.start) - off, t1 = static_cast<double>(idx_.end) - off;
     replay_.advance(st, t0, t1);   // an unset cursor starts halfway through the run
     toolbar(ctx, rr, off);
-    replay_.scrubber(st, t0, t1, scrub_h);
+    replay_.scrubber(st, t0, t1, scrub_h());
     legend(ctx, static_cast<std::uint64_t>(std::max(0.0, std::round(*st.cursor + off))));
     canvas(ctx, rr, off);
 }

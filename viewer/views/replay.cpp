@@ -64,6 +64,7 @@ void replay_control::buttons(view_state& st, double t0, double t1, const replay_
 }
 
 void replay_control::scrubber(view_state& st, double t0, double t1, float height) {
+    if (height <= 0) height = std::round(ImGui::GetFontSize() * 2);
     if (!st.cursor) st.cursor = (t0 + t1) / 2;
     double& cur = *st.cursor;
     const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -88,11 +89,18 @@ void replay_control::scrubber(view_state& st, double t0, double t1, float height
     }
     dl->AddCircleFilled(ImVec2(cx, by), 6, ImGui::IsItemActive() || ImGui::IsItemHovered() ? IM_COL32(255, 255, 255, 255) : IM_COL32(220, 220, 228, 255));
     const std::string a = "t = " + format_duration(cur, 3), b = format_duration(t1 - t0, 3);
-    const std::string c = "run " + format_duration(t0, 3) + " to " + format_duration(t1, 3) + "   (" + b + ")";
+    const std::string whole = "run " + format_duration(t0, 3) + " to " + format_duration(t1, 3) + "   (" + b + ")";
     dl->AddText(ImVec2(bx0, p.y + 1), IM_COL32(240, 240, 245, 255), a.c_str());
-    const ImVec2 cs = ImGui::CalcTextSize(c.c_str());
-    dl->AddText(ImVec2(bx1 - cs.x, p.y + 1), IM_COL32(150, 150, 160, 255), c.c_str());
-    if (ImGui::IsItemHovered() && !ImGui::IsItemActive()) ImGui::SetTooltip("Drag to move the time cursor");
+    // The run's range on the right, shortened to its length where it would run into the time on the
+    // left (a narrow window), and left out where even that would.
+    const float a_end = bx0 + ImGui::CalcTextSize(a.c_str()).x + ImGui::GetFontSize();
+    std::string c = whole;
+    for (const std::string& shorter : {"(" + b + ")", std::string()})
+        if (bx1 - ImGui::CalcTextSize(c.c_str()).x < a_end) c = shorter;
+    st.layout.check("replay scrubber", a, ImGui::CalcTextSize(a.c_str()).x, bx1 - bx0);
+    if (!c.empty()) dl->AddText(ImVec2(bx1 - ImGui::CalcTextSize(c.c_str()).x, p.y + 1), IM_COL32(150, 150, 160, 255), c.c_str());
+    if (ImGui::IsItemHovered() && !ImGui::IsItemActive())
+        ImGui::SetTooltip(c == whole ? "Drag to move the time cursor" : "Drag to move the time cursor\n%s", whole.c_str());
 }
 
 void replay_control::keys(view_state& st, double, double t1, const replay_steps& steps) {

@@ -27,7 +27,8 @@ public:
     // The buttons and the speed slider, two items of the toolbar's flow (they wrap apart).
     void buttons(view_state& st, double t0, double t1, const replay_steps& steps, toolbar_flow& flow);
     // A full-width scrubber: the cursor's time, the range, 1-2-5 ticks; dragging moves the cursor.
-    void scrubber(view_state& st, double t0, double t1, float height = 30);
+    // Height 0: two lines of text (30 px at scale 1).
+    void scrubber(view_state& st, double t0, double t1, float height = 0);
     // Space, Left, Right, End; call when the view's window is hovered or focused.
     void keys(view_state& st, double t0, double t1, const replay_steps& steps);
 
