@@ -5,10 +5,12 @@
 // makespan, speedup, steals, suspensions, peak live iterations, nodes, work share.
 #include "legend.hpp"
 #include "palette.hpp"
+#include "time_ruler.hpp"   // imgui_text_width
 #include "view.hpp"
 
 #include "../model/compare.hpp"
 #include "../model/lod.hpp"
+#include "../model/text_fit.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,7 +20,16 @@
 namespace pipescope::viewer {
 namespace {
 
-constexpr float label_w = 150, ruler_h = 30, header_h = 22, worker_h = 13, counter_h = 24, run_gap = 10;
+// The view's sizes, from the font size (the UI scale): at the 15 px font of scale 1 a 150 px
+// name column, a 30 px ruler, 22 px run headers, 13 px worker bands, 24 px counters, 10 px between runs.
+struct compare_sizes {
+    float label_w, ruler_h, header_h, worker_h, counter_h, run_gap;
+    static compare_sizes for_font(float font_px) {
+        const float s = font_px / 15;
+        auto px = [s](float at_scale_1) { return std::round(at_scale_1 * s); };
+        return {px(150), px(30), px(22), px(13), px(24), px(10)};
+    }
+};
 constexpr double norm_units = 1e6;   // the normalised axis: 0 .. 1e6 = 0 .. 100 % of a run
 
 enum class axis_mode : int { from_start, normalised, absolute };
@@ -36,6 +47,7 @@ public:
     void draw(view_context& ctx) override;
 
 private:
+    compare_sizes sz_ = compare_sizes::for_font(15);   // this frame's, from the font
     viewport vp_;
     axis_mode mode_ = axis_mode::from_start;
     bool framed_ = false;
@@ -107,14 +119,14 @@ void compare_view::toolbar(view_context& ctx) {
 }
 
 void compare_view::ruler(ImDrawList* dl, ImVec2 o, float width) const {
-    dl->AddRectFilled(o, ImVec2(o.x + label_w + width, o.y + ruler_h), IM_COL32(24, 25, 29, 255));
+    dl->AddRectFilled(o, ImVec2(o.x + sz_.label_w + width, o.y + sz_.ruler_h), IM_COL32(24, 25, 29, 255));
     const double step = nice_step(vp_.npp, 100);
     const double minor = step / 5;
-    const float x0 = o.x + label_w;
+    const float x0 = o.x + sz_.label_w;
     for (double t = std::ceil(vp_.t0 / minor) * minor; t <= vp_.t1(); t += minor) {
         const float x = x0 + static_cast<float>(vp_.to_px(t));
         const bool major = std::fabs(std::remainder(t, step)) < minor * 0.5;
-        dl->AddLine(ImVec2(x, o.y + ruler_h - (major ? 10 : 4)), ImVec2(x, o.y + ruler_h), IM_COL32(170, 170, 180, 255));
+        dl->AddLine(ImVec2(x, o.y + sz_.ruler_h - (major ? 10 : 4)), ImVec2(x, o.y + sz_.ruler_h), IM_COL32(170, 170, 180, 255));
         if (!major) continue;
         std::string s;
         if (mode_ == axis_mode::normalised) {
@@ -132,9 +144,10 @@ void compare_view::ruler(ImDrawList* dl, ImVec2 o, float width) const {
     dl->AddText(ImVec2(o.x + 6, o.y + 3), IM_COL32(150, 150, 160, 255), what);
     if (mode_ != axis_mode::normalised) {
         const std::string d = format_duration(step) + " / div";
-        dl->AddText(ImVec2(o.x + 6, o.y + 15), IM_COL32(120, 120, 130, 255), d.c_str());
+        const float fs = ImGui::GetFontSize();   // a smaller second line, under the first one
+        dl->AddText(ImGui::GetFont(), fs * 0.8f, ImVec2(o.x + 6, o.y + 2 + fs), IM_COL32(120, 120, 130, 255), d.c_str());
     }
-    dl->AddLine(ImVec2(o.x, o.y + ruler_h - 0.5f), ImVec2(o.x + label_w + width, o.y + ruler_h - 0.5f), IM_COL32(80, 80, 90, 255));
+    dl->AddLine(ImVec2(o.x, o.y + sz_.ruler_h - 0.5f), ImVec2(o.x + sz_.label_w + width, o.y + sz_.ruler_h - 0.5f), IM_COL32(80, 80, 90, 255));
 }
 
 void compare_view::draw_worker(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float x0, float y, float width,
@@ -148,7 +161,7 @@ void compare_view::draw_worker(ImDrawList* dl, const loaded_file& f, std::uint32
         for (const lod_block& b : blocks_) {
             const float bx0 = x0 + static_cast<float>(std::max(b.x0, -2.0));
             const float bx1 = x0 + static_cast<float>(std::min(std::max(b.x1, b.x0 + 1.0), width + 2.0));
-            dl->AddRectFilled(ImVec2(bx0, y), ImVec2(bx1, y + worker_h - 1), key_colour(b.key));
+            dl->AddRectFilled(ImVec2(bx0, y), ImVec2(bx1, y + sz_.worker_h - 1), key_colour(b.key));
         }
     }
 }
@@ -158,7 +171,7 @@ void compare_view::draw_counter(ImDrawList* dl, const loaded_file& f, std::uint3
     const auto& v = f.model.tracks[ti].counters;
     if (v.empty()) return;
     const double hi = std::max(1.0, f.counter_max[ti]);
-    const float top = y + 2, bot = y + counter_h - 2;
+    const float top = y + 2, bot = y + sz_.counter_h - 2;
     auto vy = [&](double val) { return bot - static_cast<float>(val / hi) * (bot - top); };
     double before = 0;
     counter_lod(v, p, ccols_, &before);
@@ -188,14 +201,15 @@ void compare_view::draw_counter(ImDrawList* dl, const loaded_file& f, std::uint3
 
 void compare_view::table(view_context& ctx, float height) {
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter |
-                                  ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Resizable;
+                                  ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit |
+                                  ImGuiTableFlags_Resizable;   // every column as wide as its contents, scrolling sideways when narrower
     ImGui::PushStyleColor(ImGuiCol_TableHeaderBg, col_table_header);
     if (!ImGui::BeginTable("##compare", 12, flags, ImVec2(0, height))) {
         ImGui::PopStyleColor();
         return;
     }
-    ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("run", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupScrollFreeze(1, 1);   // the run's name stays in view when the numbers scroll
+    ImGui::TableSetupColumn("run");
     for (const char* c : {"P", "K", "makespan", "vs first", "speedup", "steals", "suspensions", "peak live", "nodes",
                           "iterations", "work"})
         ImGui::TableSetupColumn(c);
@@ -270,6 +284,7 @@ void compare_view::draw(view_context& ctx) {
     const document& doc = ctx.doc;
     view_state& st = ctx.state;
     ImGuiIO& io = ImGui::GetIO();
+    sz_ = compare_sizes::for_font(ImGui::GetFontSize());
     if (!key_.matches(doc)) {
         key_ = document_key::of(doc);
         rows_ = compute_compare(doc);
@@ -278,7 +293,7 @@ void compare_view::draw(view_context& ctx) {
     toolbar(ctx);
 
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float width = std::max(50.f, avail.x - label_w);
+    const float width = std::max(50.f, avail.x - sz_.label_w);
     vp_.resize(width);   // a resized window shows the same range over its new width
     const double dom = domain(doc);
     if (!framed_) {
@@ -290,23 +305,23 @@ void compare_view::draw(view_context& ctx) {
     const float row_text_h = ImGui::GetTextLineHeightWithSpacing() + 4;
     const float table_h = std::min(avail.y * 0.4f, row_text_h * (static_cast<float>(rows_.size()) + 1) + 8);
     const float note_h = ImGui::GetTextLineHeightWithSpacing();
-    float needed = ruler_h + 4;
+    float needed = sz_.ruler_h + 4;
     for (const auto& rr : doc.runs) {
-        needed += header_h + 2 + run_gap + worker_h * static_cast<float>(rr.workers.size());
-        for (auto ti : rr.counters) needed += doc.files[rr.file]->model.tracks[ti].name == vocab::live_iterations ? counter_h : 0;
+        needed += sz_.header_h + 2 + sz_.run_gap + sz_.worker_h * static_cast<float>(rr.workers.size());
+        for (auto ti : rr.counters) needed += doc.files[rr.file]->model.tracks[ti].name == vocab::live_iterations ? sz_.counter_h : 0;
     }
     const float bands_h = std::clamp(needed, 60.f, std::max(60.f, avail.y - table_h - note_h - ImGui::GetStyle().ItemSpacing.y * 3));
 
     const ImVec2 ro = ImGui::GetCursorScreenPos();
     ruler(ImGui::GetWindowDrawList(), ro, width);
-    ImGui::Dummy(ImVec2(label_w + width, ruler_h));
+    ImGui::Dummy(ImVec2(sz_.label_w + width, sz_.ruler_h));
 
     ImGui::PushStyleColor(ImGuiCol_ChildBg, col_background);
-    ImGui::BeginChild("##runs", ImVec2(0, bands_h - ruler_h), false, ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
+    ImGui::BeginChild("##runs", ImVec2(0, bands_h - sz_.ruler_h), false, ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 wpos = ImGui::GetWindowPos();
     const float clip_y0 = wpos.y, clip_y1 = wpos.y + ImGui::GetWindowHeight();
-    const float xl = wpos.x, x0 = wpos.x + label_w;
+    const float xl = wpos.x, x0 = wpos.x + sz_.label_w;
     float y = ImGui::GetCursorScreenPos().y;
     const float y_start = y;
     auto visible = [&](float a, float b) { return b >= clip_y0 && a <= clip_y1; };
@@ -334,8 +349,8 @@ void compare_view::draw(view_context& ctx) {
         p.npp = vp_.npp * scale;
         p.width = width;
         // Header: title, makespan, where the run lies on the axis.
-        if (visible(y, y + header_h)) {
-            dl->AddRectFilled(ImVec2(xl, y), ImVec2(x0 + width, y + header_h), IM_COL32(52, 56, 70, 255));
+        if (visible(y, y + sz_.header_h)) {
+            dl->AddRectFilled(ImVec2(xl, y), ImVec2(x0 + width, y + sz_.header_h), IM_COL32(52, 56, 70, 255));
             std::string h = rr.title + "    " + format_duration(static_cast<double>(rr.end - rr.start), 2);
             if (ri < rows_.size()) {
                 const compare_row& r = rows_[ri];
@@ -347,26 +362,30 @@ void compare_view::draw(view_context& ctx) {
                     h += b;
                 }
             }
-            dl->PushClipRect(ImVec2(xl, y), ImVec2(x0 + width, y + header_h), true);
-            dl->AddText(ImVec2(xl + 6, y + (header_h - ImGui::GetFontSize()) * 0.5f), IM_COL32(240, 240, 245, 255), h.c_str());
-            dl->PopClipRect();
+            // Elided to the width, the whole text in a tooltip (as the timeline's headers).
+            const float room = x0 + width - (xl + 6) - 6;
+            const std::string shown = elide_to_width(h, room, imgui_text_width);
+            st.layout.check("compare run header", shown, imgui_text_width(shown), room);
+            dl->AddText(ImVec2(xl + 6, y + (sz_.header_h - ImGui::GetFontSize()) * 0.5f), IM_COL32(240, 240, 245, 255), shown.c_str());
+            if (shown != h && ImGui::IsWindowHovered() && mp.x >= xl && mp.x < x0 + width && mp.y >= y && mp.y < y + sz_.header_h)
+                ImGui::SetTooltip("%s", h.c_str());
             const float rx0 = x0 + static_cast<float>((static_cast<double>(rr.start) - p.t_left) / p.npp);
             const float rx1 = x0 + static_cast<float>((static_cast<double>(rr.end) - p.t_left) / p.npp);
-            dl->AddRectFilled(ImVec2(std::max(rx0, x0), y + header_h - 3), ImVec2(std::min(rx1, x0 + width), y + header_h),
+            dl->AddRectFilled(ImVec2(std::max(rx0, x0), y + sz_.header_h - 3), ImVec2(std::min(rx1, x0 + width), y + sz_.header_h),
                               IM_COL32(120, 150, 220, 255));
         }
-        y += header_h + 2;
+        y += sz_.header_h + 2;
         for (std::size_t wi = 0; wi < rr.workers.size(); ++wi) {
             const std::uint32_t ti = rr.workers[wi];
-            if (visible(y, y + worker_h)) {
-                dl->AddRectFilled(ImVec2(xl, y), ImVec2(x0 + width, y + worker_h), (wi & 1) ? col_track_bg_a : col_track_bg_b);
+            if (visible(y, y + sz_.worker_h)) {
+                dl->AddRectFilled(ImVec2(xl, y), ImVec2(x0 + width, y + sz_.worker_h), (wi & 1) ? col_track_bg_a : col_track_bg_b);
                 const std::string& name = f.model.tracks[ti].name;
                 dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * 0.8f, ImVec2(xl + 14, y), IM_COL32(190, 190, 198, 255),
                             name.c_str());
-                dl->PushClipRect(ImVec2(x0, y), ImVec2(x0 + width, y + worker_h), true);
+                dl->PushClipRect(ImVec2(x0, y), ImVec2(x0 + width, y + sz_.worker_h), true);
                 draw_worker(dl, f, ti, x0, y, width, p);
                 dl->PopClipRect();
-                if (hovered && mp.y >= y && mp.y < y + worker_h) {
+                if (hovered && mp.y >= y && mp.y < y + sz_.worker_h) {
                     const double t = p.t_left + (mp.x - x0) * p.npp, tol = 2 * p.npp;
                     const tm::track& tr = f.model.tracks[ti];
                     for (int d = tr.slices.empty() ? -1 : tr.max_depth; d >= 0; --d) {
@@ -380,27 +399,27 @@ void compare_view::draw(view_context& ctx) {
                     }
                 }
             }
-            y += worker_h;
+            y += sz_.worker_h;
         }
         for (auto ti : rr.counters) {
             if (f.model.tracks[ti].name != vocab::live_iterations) continue;
-            if (visible(y, y + counter_h)) {
-                dl->AddRectFilled(ImVec2(xl, y), ImVec2(x0 + width, y + counter_h), IM_COL32(33, 35, 42, 255));
+            if (visible(y, y + sz_.counter_h)) {
+                dl->AddRectFilled(ImVec2(xl, y), ImVec2(x0 + width, y + sz_.counter_h), IM_COL32(33, 35, 42, 255));
                 char b[64];
                 std::snprintf(b, sizeof b, "live (max %g)", f.counter_max[ti]);
                 dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * 0.8f, ImVec2(xl + 14, y + 3), IM_COL32(160, 160, 170, 255), b);
-                dl->PushClipRect(ImVec2(x0, y), ImVec2(x0 + width, y + counter_h), true);
+                dl->PushClipRect(ImVec2(x0, y), ImVec2(x0 + width, y + sz_.counter_h), true);
                 draw_counter(dl, f, ti, x0, y, width, p);
                 dl->PopClipRect();
             }
-            y += counter_h;
+            y += sz_.counter_h;
         }
-        y += run_gap;
+        y += sz_.run_gap;
     }
     if (doc.runs.empty()) dl->AddText(ImVec2(x0 + 10, y + 10), IM_COL32(200, 200, 200, 255), "no runs: open one or more traces");
     dl->AddLine(ImVec2(x0 - 0.5f, clip_y0), ImVec2(x0 - 0.5f, clip_y1), IM_COL32(90, 90, 100, 255));
     ImGui::SetCursorScreenPos(ImVec2(xl, y_start));
-    ImGui::Dummy(ImVec2(label_w + width - 4, std::max(1.f, y - y_start)));
+    ImGui::Dummy(ImVec2(sz_.label_w + width - 4, std::max(1.f, y - y_start)));
 
     // Interaction: wheel zooms at the cursor (Shift+wheel scrolls), drag pans, click selects.
     if (hovered) {
@@ -410,9 +429,9 @@ void compare_view::draw(view_context& ctx) {
         char b[48];
         if (mode_ == axis_mode::normalised) std::snprintf(b, sizeof b, "%.2f %%", u / norm_units * 100);
         else std::snprintf(b, sizeof b, "%s", format_duration(u, 3).c_str());
-        fg->AddRectFilled(ImVec2(mp.x + 2, ro.y + ruler_h - 14), ImVec2(mp.x + 8 + ImGui::CalcTextSize(b).x, ro.y + ruler_h),
+        fg->AddRectFilled(ImVec2(mp.x + 2, ro.y + sz_.ruler_h - ImGui::GetFontSize()), ImVec2(mp.x + 8 + ImGui::CalcTextSize(b).x, ro.y + sz_.ruler_h),
                           IM_COL32(60, 60, 70, 255));
-        fg->AddText(ImVec2(mp.x + 5, ro.y + ruler_h - 14), IM_COL32(255, 255, 255, 255), b);
+        fg->AddText(ImVec2(mp.x + 5, ro.y + sz_.ruler_h - ImGui::GetFontSize()), IM_COL32(255, 255, 255, 255), b);
         if (hover.valid() && !dragging_) {
             const loaded_file& f = *doc.files[hover.file];
             const tm::slice& s = f.model.tracks[hover.ev.track].slices[hover.ev.index];
@@ -450,8 +469,14 @@ void compare_view::draw(view_context& ctx) {
     ImGui::EndChild();
     ImGui::PopStyleColor();
 
-    ImGui::TextDisabled("speedup: the serial reference's time (recorded by pipescope run) / makespan, — when the trace "
-                        "has none; \"vs first\" compares each makespan with the first run's.");
+    // One line, elided (its height is laid out above); the whole note in a tooltip.
+    const std::string note = "speedup: the serial reference's time (recorded by pipescope run) / makespan, — when the trace "
+                             "has none; \"vs first\" compares each makespan with the first run's.";
+    const float note_room = ImGui::GetContentRegionAvail().x;
+    const std::string note_shown = elide_to_width(note, note_room, imgui_text_width);
+    st.layout.check("compare note", note_shown, imgui_text_width(note_shown), note_room);
+    ImGui::TextDisabled("%s", note_shown.c_str());
+    if (note_shown != note && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", note.c_str());
     table(ctx, table_h);
 }
 
