@@ -66,7 +66,14 @@ public:
     void run_until(const std::function<bool()>& done, bool helping);
 
     void push(job* j);               // own deque, then wake a sleeper
-    void set_next(job* j) noexcept { next_ = j; }   // PIPER's "assigned vertex"
+    // PIPER's "assigned vertex": the job this worker runs next. A helping loop (a wait for a task
+    // group or a nested pipeline) ends as soon as its wait is over, possibly with a job still
+    // assigned; the job it returns to may then assign another one. The first goes on the deque
+    // then, instead of being lost (a nested pipeline hung on it when its input was the lost job).
+    void set_next(job* j) {
+        if (next_) push(next_);
+        next_ = j;
+    }
     job* pop() { return deque_.pop(); }
 
     // Any thread. wake_id names this wake-up in the trace (0: not traced); the woken worker
