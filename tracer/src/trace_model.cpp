@@ -19,16 +19,6 @@
 
 namespace pipescope::trace {
 
-const char* to_string(dag_edge_kind k) {
-    switch (k) {
-        case dag_edge_kind::stage: return "stage";
-        case dag_edge_kind::cross: return "cross";
-        case dag_edge_kind::retire: return "retire";
-        case dag_edge_kind::throttle: return "throttle";
-    }
-    return "?";
-}
-
 const char* to_string(track_kind k) {
     switch (k) {
         case track_kind::process: return "process";
@@ -40,28 +30,19 @@ const char* to_string(track_kind k) {
     return "?";
 }
 
-std::uint32_t pipeline_dag::find(std::uint64_t iteration, std::uint64_t stage) const {
-    // The last node (or block) starting at or before (i, j): it holds j if it is i's and reaches j.
-    auto it = std::upper_bound(nodes.begin(), nodes.end(), std::pair(iteration, stage), [](const auto& key, const dag_node& n) {
-        return key < std::pair(n.iteration, n.stage);
-    });
-    if (it == nodes.begin()) return no_index;
-    --it;
-    if (it->iteration != iteration || !it->holds(stage)) return no_index;
-    return static_cast<std::uint32_t>(it - nodes.begin());
-}
-
 namespace {
 
-std::optional<std::uint64_t> find_uint(const trace_model& m, std::uint32_t first, std::uint16_t count, std::string_view name) {
+std::optional<std::uint64_t> find_uint(const trace_model& m, std::uint32_t first, std::uint16_t count,
+                                       std::string_view name) {
     for (std::uint32_t i = first; i < first + count; ++i) {
         const model_arg& a = m.args[i];
-        if (a.kind != arg_kind::string_value && a.kind != arg_kind::double_value && m.strings[a.name] == name) return a.bits();
+        if (a.kind != arg_kind::string_value && a.kind != arg_kind::double_value && m.strings[a.name] == name)
+            return a.bits();
     }
     return std::nullopt;
 }
 
-}  // namespace
+}   // namespace
 
 std::uint32_t trace_model::find_track(std::uint64_t uuid) const {
     for (std::size_t i = 0; i < tracks.size(); ++i)
@@ -212,10 +193,10 @@ struct raw_segment {
 };
 
 struct track_state {
-    std::uint64_t last_be_ts = 0;           // of the latest BEGIN/END
-    std::uint64_t max_ts = 0;               // of any event (unterminated slices end there)
+    std::uint64_t last_be_ts = 0;   // of the latest BEGIN/END
+    std::uint64_t max_ts = 0;       // of any event (unterminated slices end there)
     std::uint64_t last_instant_ts = 0, max_instant_ts = 0;
-    std::uint32_t ordinal = 0;              // events so far
+    std::uint32_t ordinal = 0;   // events so far
     bool buffered = false;
     bool instants_sorted = true;            // arrived in timestamp order
     bool fix_depths = false;                // instant depths are recomputed at the end
@@ -248,8 +229,8 @@ public:
         t.name = strings_[d.name];
         t.pid = d.pid;
         t.tid = d.tid;
-        t.kind = d.is_process ? track_kind::process
-                 : d.is_thread ? track_kind::thread
+        t.kind = d.is_process   ? track_kind::process
+                 : d.is_thread  ? track_kind::thread
                  : d.is_counter ? track_kind::counter
                                 : track_kind::other;
     }
@@ -296,7 +277,7 @@ public:
             const decoded_arg* a = e.args.data();
             for (std::size_t k = 0; k < n; ++k) {
                 if (a[k].name > max_arg_name_id) [[unlikely]] {   // more distinct strings than a name id holds
-                    if (!arg_name_overflow_reported_)   // once: a hostile file must not flood the list
+                    if (!arg_name_overflow_reported_)             // once: a hostile file must not flood the list
                         m_.problems.push_back(where(e) + "annotation name id " + std::to_string(a[k].name) +
                                               " beyond the model's limit of " + std::to_string(max_arg_name_id) +
                                               " distinct strings (such annotations are kept without their names)");
@@ -429,7 +410,8 @@ private:
         for (std::uint32_t k = first; k < first + count && merged_.size() < 0xFFFF; ++k) {
             const model_arg& a = m_.args[k];
             const auto same = [&](const model_arg& b) { return a.name != 0 && b.name == a.name; };
-            if (std::none_of(merged_.begin(), merged_.begin() + static_cast<std::ptrdiff_t>(had), same)) merged_.push_back(a);
+            if (std::none_of(merged_.begin(), merged_.begin() + static_cast<std::ptrdiff_t>(had), same))
+                merged_.push_back(a);
         }
         if (first + count == m_.args.size()) m_.args.resize(first);
         if (merged_.size() == had) return;
@@ -465,7 +447,8 @@ private:
         const std::size_t cap = v.capacity();
         std::size_t want = std::max<std::size_t>(cap * 2, 64);
         if (total_bytes_ && progress_ > 0 && cap >= 64) {
-            const double predicted = static_cast<double>(cap) * (static_cast<double>(total_bytes_) / static_cast<double>(progress_)) * 1.1;
+            const double predicted =
+                static_cast<double>(cap) * (static_cast<double>(total_bytes_) / static_cast<double>(progress_)) * 1.1;
             want = std::max(want, static_cast<std::size_t>(std::min(predicted, static_cast<double>(cap) * 64)));
         }
         v.reserve(want);
@@ -552,7 +535,8 @@ private:
         if (!st.instants_sorted) {
             order.resize(t.instants.size());
             for (std::uint32_t k = 0; k < order.size(); ++k) order[k] = k;
-            std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return t.instants[a].ts < t.instants[b].ts; });
+            std::stable_sort(order.begin(), order.end(),
+                             [&](auto a, auto b) { return t.instants[a].ts < t.instants[b].ts; });
         }
         if (st.fix_depths) fix_instant_depths(ti, order);
         std::vector<std::uint32_t> moved;   // instant index remapping, if they were sorted here
@@ -620,7 +604,8 @@ private:
         std::vector<std::pair<std::pair<bool, std::uint64_t>, std::uint32_t>> which;   // (rebuilt, seq) -> stream
         for (std::size_t k = 0; k < st.segments.size(); ++k) {
             const auto& seg = st.segments[k];
-            const std::uint32_t end = k + 1 < st.segments.size() ? st.segments[k + 1].first : static_cast<std::uint32_t>(raw.size());
+            const std::uint32_t end =
+                k + 1 < st.segments.size() ? st.segments[k + 1].first : static_cast<std::uint32_t>(raw.size());
             const std::pair<bool, std::uint64_t> key{seg.rebuilt, seg.seq};
             std::uint32_t si = 0;
             while (si < which.size() && which[si].first != key) ++si;
@@ -840,9 +825,8 @@ private:
             r.workers.push_back(i);
         }
         for (run& r : m_.runs) {
-            std::stable_sort(r.tracks.begin(), r.tracks.end(), [&](auto a, auto b) {
-                return (a == r.track) > (b == r.track);
-            });
+            std::stable_sort(r.tracks.begin(), r.tracks.end(),
+                             [&](auto a, auto b) { return (a == r.track) > (b == r.track); });
             read_run_instant(r);
             r.dag = build_pipeline_dag(m_, r, &m_.problems);
         }
@@ -907,240 +891,7 @@ private:
     bool seen_ts_ = false;
 };
 
-}  // namespace
-
-pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<std::string>* problems) {
-    pipeline_dag dag;
-    dag.K = r.dag.K;
-    // The annotation names, looked up once: events refer to them by string id.
-    string_id iteration_id = no_index, stage_id = no_index, waited_id = no_index, nodes_id = no_index,
-              last_stage_id = no_index, last_iteration_id = no_index;
-    using v::arg_key;
-    for (std::size_t i = 0; i < m.strings.size(); ++i) {
-        const auto key = v::classify_arg(m.strings[i]);
-        if (!key) continue;
-        const auto id = static_cast<string_id>(i);
-        if (*key == arg_key::iteration) iteration_id = id;
-        else if (*key == arg_key::stage) stage_id = id;
-        else if (*key == arg_key::waited) waited_id = id;
-        else if (*key == arg_key::nodes) nodes_id = id;
-        else if (*key == arg_key::last_stage) last_stage_id = id;
-        else if (*key == arg_key::last_iteration) last_iteration_id = id;
-    }
-    if (iteration_id == no_index || stage_id == no_index) return dag;
-    std::vector<bool> is_node_name(m.strings.size());
-    for (std::size_t i = 0; i < m.strings.size(); ++i)   // "stage " and anything after it: folded runs too
-        is_node_name[i] = m.strings[i].size() > v::stage_prefix.size() && v::starts_with(m.strings[i], v::stage_prefix);
-    // The node of slice k of worker w, if it is one.
-    std::size_t bad_blocks = 0;
-    const bool graph = r.program_kind == v::graph_program;
-    const auto node_of = [&](std::size_t w, std::size_t k, dag_node& n) {
-        const track& t = m.tracks[r.workers[w]];
-        const slice& s = t.slices[k];
-        if (!is_node_name[s.name]) return false;
-        bool has_it = false, has_stage = false, has_last = false;
-        std::uint64_t last_stage = 0, last_iteration = 0, nodes = 1;
-        n = dag_node{};
-        for (std::uint32_t a = s.args_first; a < s.args_first + s.args_count; ++a) {
-            const model_arg& arg = m.args[a];
-            if (arg.kind == arg_kind::string_value || arg.kind == arg_kind::double_value) continue;
-            if (arg.name == iteration_id) n.iteration = arg.bits(), has_it = true;
-            else if (arg.name == stage_id) n.stage = arg.bits(), has_stage = true;
-            else if (arg.name == waited_id) n.waited = (arg.bits() & 1) != 0;
-            else if (arg.name == nodes_id) nodes = arg.bits();
-            else if (arg.name == last_stage_id) last_stage = arg.bits(), has_last = true;
-            else if (arg.name == last_iteration_id) last_iteration = arg.bits();
-        }
-        if (!has_it || !has_stage) return false;
-        n.last_stage = n.stage;
-        if (has_last && nodes > 1) {
-            // A pipeline block is one iteration's stages [stage, last_stage], one node each; anything
-            // else (a graph stage's instances, or a malformed block) is kept as the node it starts with.
-            if (last_iteration != n.iteration || last_stage < n.stage || last_stage - n.stage + 1 != nodes) {
-                // A stage graph's folded slice holds one stage's consecutive instances: it is not a
-                // pipeline block, and being kept as its first node is all a graph run needs here.
-                if (problems && !graph && bad_blocks++ == 0)
-                    problems->push_back("run '" + r.name + "': folded slice at " + std::to_string(s.begin) +
-                                        " ns does not hold one node per stage of one iteration (kept as its first node)");
-            } else {
-                n.last_stage = last_stage;
-                n.nodes = static_cast<std::uint32_t>(std::min<std::uint64_t>(nodes, 0xFFFFFFFFu));
-            }
-        }
-        n.start = s.begin;
-        n.end = s.end;
-        n.worker = static_cast<int>(w);
-        n.slice = {r.workers[w], static_cast<std::uint32_t>(k), false};
-        return true;
-    };
-    const auto less = [](const dag_node& a, const dag_node& b) {
-        return std::tie(a.iteration, a.stage, a.start) < std::tie(b.iteration, b.stage, b.start);
-    };
-    std::size_t count = 0;
-    for (auto w : r.workers)
-        if (w != no_index) count += m.tracks[w].slices.size();
-    // The nodes sorted (stably) by (iteration, stage, start). Each worker's nodes are in that order
-    // when its iterations ascend (as they do): then a merge of the workers' nodes, in one pass
-    // and into place; otherwise (it finds a worker's nodes out of order) all are collected and sorted.
-    bool merged = true;
-    {
-        struct cursor {
-            std::size_t w, k;   // worker, next slice
-            dag_node n;         // its current node
-        };
-        std::vector<cursor> cur;
-        const auto advance = [&](cursor& c) {
-            const std::size_t n = m.tracks[r.workers[c.w]].slices.size();
-            while (c.k < n)
-                if (node_of(c.w, c.k++, c.n)) return true;
-            return false;
-        };
-        for (std::size_t w = 0; w < r.workers.size(); ++w) {
-            if (r.workers[w] == no_index) continue;
-            cursor c{w, 0, {}};
-            if (advance(c)) cur.push_back(c);
-        }
-        // A min-heap of cursors by (node, worker): ties keep worker order, as a stable sort would.
-        const auto after = [&](std::uint32_t a, std::uint32_t b) {
-            if (less(cur[b].n, cur[a].n)) return true;
-            if (less(cur[a].n, cur[b].n)) return false;
-            return cur[a].w > cur[b].w;
-        };
-        std::vector<std::uint32_t> heap;
-        for (std::uint32_t i = 0; i < cur.size(); ++i) heap.push_back(i);
-        std::make_heap(heap.begin(), heap.end(), after);
-        dag.nodes.reserve(count);
-        while (!heap.empty()) {
-            std::pop_heap(heap.begin(), heap.end(), after);
-            cursor& c = cur[heap.back()];
-            dag.nodes.push_back(c.n);
-            if (!advance(c)) {
-                heap.pop_back();
-                continue;
-            }
-            if (less(c.n, dag.nodes.back())) {
-                merged = false;
-                break;
-            }
-            std::push_heap(heap.begin(), heap.end(), after);
-        }
-        if (!merged) {
-            dag.nodes.clear();
-            for (std::size_t w = 0; w < r.workers.size(); ++w) {
-                if (r.workers[w] == no_index) continue;
-                const std::size_t n = m.tracks[r.workers[w]].slices.size();
-                dag_node node;
-                for (std::size_t k = 0; k < n; ++k)
-                    if (node_of(w, k, node)) dag.nodes.push_back(node);
-            }
-        }
-    }
-    // Collected worker by worker: when the iterations are dense (as they are), a counting sort by
-    // iteration and a sort of each iteration's nodes by (stage, start); a plain sort otherwise.
-    if (!merged) {
-        if (!std::is_sorted(dag.nodes.begin(), dag.nodes.end(), less)) {
-            std::uint64_t lo = ~std::uint64_t{0}, hi = 0;
-            for (const auto& n : dag.nodes) lo = std::min(lo, n.iteration), hi = std::max(hi, n.iteration);
-            if (hi - lo < 4 * dag.nodes.size() + 1024) {
-                std::vector<std::uint32_t> start(static_cast<std::size_t>(hi - lo) + 2, 0);
-                for (const auto& n : dag.nodes) ++start[static_cast<std::size_t>(n.iteration - lo) + 1];
-                for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
-                std::vector<dag_node> sorted(dag.nodes.size());
-                for (const auto& n : dag.nodes) sorted[start[static_cast<std::size_t>(n.iteration - lo)]++] = n;
-                // start[i] is now the end of iteration lo + i's bucket
-                std::size_t b = 0;
-                for (std::size_t i = 0; i + 1 < start.size(); ++i) {
-                    const std::size_t e = start[i];
-                    if (e - b > 16) {   // an iteration of many nodes (from several workers)
-                        std::stable_sort(sorted.begin() + b, sorted.begin() + e, less);
-                        b = e;
-                        continue;
-                    }
-                    for (std::size_t k = b + 1; k < e; ++k) {   // stable insertion sort of one bucket
-                        if (!less(sorted[k], sorted[k - 1])) continue;
-                        dag_node x = sorted[k];
-                        std::size_t m = k;
-                        for (; m > b && less(x, sorted[m - 1]); --m) sorted[m] = sorted[m - 1];
-                        sorted[m] = x;
-                    }
-                    b = e;
-                }
-                dag.nodes = std::move(sorted);
-            } else {
-                std::stable_sort(dag.nodes.begin(), dag.nodes.end(), less);
-            }
-        }
-    }
-    // A node appears once; a second slice for the same (i, j) — or one inside the previous block — is
-    // reported and dropped.
-    std::size_t out = 0;
-    for (std::size_t i = 0; i < dag.nodes.size(); ++i) {
-        if (out > 0 && dag.nodes[out - 1].iteration == dag.nodes[i].iteration && dag.nodes[out - 1].last_stage >= dag.nodes[i].stage) {
-            if (problems)
-                problems->push_back("run '" + r.name + "': node (" + std::to_string(dag.nodes[i].iteration) + ", " +
-                                    std::to_string(dag.nodes[i].stage) + ") appears more than once");
-            continue;
-        }
-        dag.nodes[out++] = dag.nodes[i];
-    }
-    dag.nodes.resize(out);
-    for (const dag_node& n : dag.nodes) {
-        dag.node_count += n.nodes;
-        if (n.folded()) ++dag.folded_blocks;
-    }
-
-    // Iteration ranges: iteration -> [first, last] node indices.
-    struct range {
-        std::uint64_t iteration;
-        std::uint32_t first, last;
-    };
-    std::vector<range> iters;
-    for (std::uint32_t i = 0; i < dag.nodes.size(); ++i) {
-        if (iters.empty() || iters.back().iteration != dag.nodes[i].iteration) iters.push_back({dag.nodes[i].iteration, i, i});
-        else iters.back().last = i;
-    }
-    dag.iterations = iters.size();
-    // iteration -> its range: by index when the iterations are dense, else by binary search.
-    const std::uint64_t it_lo = iters.empty() ? 0 : iters.front().iteration;
-    const bool dense = !iters.empty() && iters.back().iteration - it_lo < 4 * iters.size() + 1024;
-    std::vector<std::uint32_t> iter_index;
-    if (dense) {
-        iter_index.assign(static_cast<std::size_t>(iters.back().iteration - it_lo) + 1, no_index);
-        for (std::uint32_t k = 0; k < iters.size(); ++k) iter_index[static_cast<std::size_t>(iters[k].iteration - it_lo)] = k;
-    }
-    auto find_iter = [&](std::uint64_t it) -> const range* {
-        if (dense) {
-            if (it < it_lo || it - it_lo >= iter_index.size()) return nullptr;
-            const std::uint32_t k = iter_index[static_cast<std::size_t>(it - it_lo)];
-            return k == no_index ? nullptr : &iters[k];
-        }
-        auto p = std::lower_bound(iters.begin(), iters.end(), it, [](const range& a, std::uint64_t v) { return a.iteration < v; });
-        return p != iters.end() && p->iteration == it ? &*p : nullptr;
-    };
-    dag.edges.reserve(dag.nodes.size() * 2);
-    for (const range& cur : iters) {
-        const range* prev = cur.iteration > 0 ? find_iter(cur.iteration - 1) : nullptr;
-        const range* throttler = dag.K && cur.iteration >= dag.K ? find_iter(cur.iteration - dag.K) : nullptr;
-        // The node of i-1 that holds stage j: its last node with stage <= j. Stages ascend in both
-        // iterations, so one pointer walks i-1's nodes once (not once per node of i). A folded block
-        // may hold waited nodes anywhere in it: its cross edge comes from the node of i-1 holding its
-        // last stage.
-        std::uint32_t holder = no_index;   // last node of i-1 with stage <= the current node's stage
-        std::uint32_t next_p = prev ? prev->first : 0;
-        for (std::uint32_t i = cur.first; i <= cur.last; ++i) {
-            if (i > cur.first) dag.edges.push_back({i - 1, i, dag_edge_kind::stage});
-            std::uint32_t cross_from = no_index;
-            if ((dag.nodes[i].waited || dag.nodes[i].folded()) && prev) {
-                while (next_p <= prev->last && dag.nodes[next_p].stage <= dag.nodes[i].last_stage) holder = next_p++;
-                cross_from = holder;
-                if (cross_from != no_index) dag.edges.push_back({cross_from, i, dag_edge_kind::cross});
-            }
-            if (i == cur.last && prev && cross_from != prev->last) dag.edges.push_back({prev->last, i, dag_edge_kind::retire});
-            if (i == cur.first && throttler) dag.edges.push_back({throttler->last, i, dag_edge_kind::throttle});
-        }
-    }
-    return dag;
-}
+}   // namespace
 
 trace_model load_trace(std::string_view bytes, const read_options& options) {
     trace_model m;
@@ -1162,7 +913,8 @@ trace_model load_trace_file(const std::filesystem::path& path, const read_option
     std::error_code ec;
     const auto status = std::filesystem::status(path, ec);
     if (ec || !std::filesystem::exists(status)) throw std::runtime_error(path.string() + ": cannot open (no such file)");
-    if (std::filesystem::is_directory(status)) throw std::runtime_error(path.string() + ": is a directory, not a trace file");
+    if (std::filesystem::is_directory(status))
+        throw std::runtime_error(path.string() + ": is a directory, not a trace file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw std::runtime_error(path.string() + ": cannot open for reading");
     in.seekg(0, std::ios::end);
@@ -1174,8 +926,9 @@ trace_model load_trace_file(const std::filesystem::path& path, const read_option
     // The file is read whole and its model is larger still: a file larger than the memory can
     // never load, so say so before trying (instead of swapping the machine to a halt).
     if (const std::uint64_t memory = physical_memory_bytes(); memory && static_cast<std::uint64_t>(size) > memory)
-        throw std::runtime_error(path.string() + ": " + std::to_string(size) + " bytes is larger than this machine's memory (" +
-                                 std::to_string(memory) + " bytes): it cannot be loaded here");
+        throw std::runtime_error(path.string() + ": " + std::to_string(size) +
+                                 " bytes is larger than this machine's memory (" + std::to_string(memory) +
+                                 " bytes): it cannot be loaded here");
     in.seekg(0, std::ios::beg);
     std::string bytes(static_cast<std::size_t>(size), '\0');
     if (!in.read(bytes.data(), size)) throw std::runtime_error(path.string() + ": read error");
@@ -1184,4 +937,4 @@ trace_model load_trace_file(const std::filesystem::path& path, const read_option
     return load_trace(bytes, options);
 }
 
-}  // namespace pipescope::trace
+}   // namespace pipescope::trace
