@@ -20,6 +20,9 @@ TEST_CASE("numbers: percentages, counts, ratios, fixed, rates, bytes", "[analysi
     CHECK(numbers::percent(0.421) == "42 %");
     CHECK(numbers::percent(0.4216, 1) == "42.2 %");
     CHECK(numbers::percent(1.5) == "150 %");
+    CHECK(numbers::short_percent(0.125, 2) == "12.5 %");
+    CHECK(numbers::short_percent(0.5, 4) == "50 %");
+    CHECK(numbers::short_percent(1.0 / 3, 1) == "33.3 %");
     CHECK(numbers::count(0) == "0");
     CHECK(numbers::count(999) == "999");
     CHECK(numbers::count(18519) == "18,519");
@@ -34,4 +37,15 @@ TEST_CASE("numbers: percentages, counts, ratios, fixed, rates, bytes", "[analysi
     CHECK(numbers::bytes(512) == "512 B");
     CHECK(numbers::bytes(1536) == "1.5 KiB");
     CHECK(numbers::bytes(2.25 * 1024 * 1024) == "2.25 MiB");
+}
+
+TEST_CASE("numbers: a value of no unit, as a counter's", "[analysis][numbers]") {
+    CHECK(numbers::value(0) == "0");
+    CHECK(numbers::value(12) == "12");
+    CHECK(numbers::value(1234) == "1,234");
+    CHECK(numbers::value(-3) == "-3");
+    CHECK(numbers::value(2.5) == "2.5");
+    CHECK(numbers::value(0.125) == "0.125");
+    CHECK(numbers::value(1.0 / 3) == "0.333");
+    CHECK(numbers::value(1e20) == "1e+20");
 }

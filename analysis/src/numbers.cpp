@@ -48,6 +48,10 @@ std::string duration(double ns, int max_decimals) {
 
 std::string percent(double fraction, int decimals) { return fmt::format("{:.{}f} %", fraction * 100, decimals); }
 
+std::string short_percent(double fraction, int max_decimals) {
+    return without_trailing_zeros(fmt::format("{:.{}f}", fraction * 100, std::max(0, max_decimals))) + " %";
+}
+
 std::string count(std::uint64_t n) {
     std::string out = std::to_string(n);
     for (std::size_t group_start = out.size(); group_start > 3; group_start -= 3) out.insert(group_start - 3, 1, ',');
@@ -71,6 +75,12 @@ std::string bytes(double b) {
     if (b >= MiB) return fmt::format("{:.2f} MiB", b / MiB);
     if (b >= KiB) return fmt::format("{:.1f} KiB", b / KiB);
     return fmt::format("{:.0f} B", b);
+}
+
+std::string value(double v) {
+    if (v == std::floor(v) && std::fabs(v) < 1e15)
+        return (v < 0 ? "-" : "") + count(static_cast<std::uint64_t>(std::fabs(v)));
+    return fmt::format("{:.3g}", v);
 }
 
 }   // namespace pipescope::analysis::numbers

@@ -10,15 +10,18 @@
 
 #include "../model/compare.hpp"
 #include "../model/lod.hpp"
+
+#include <pipescope/analysis/numbers.hpp>
 #include "../model/text_fit.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
 
 namespace pipescope::viewer {
 namespace {
+
+namespace numbers = analysis::numbers;
 
 // The view's sizes, from the font size (the UI scale): at the 15 px font of scale 1 a 150 px
 // name column, a 30 px ruler, 22 px run headers, 13 px worker bands, 24 px counters, 10 px between runs.
@@ -130,10 +133,7 @@ void compare_view::ruler(ImDrawList* dl, ImVec2 o, float width) const {
         if (!major) continue;
         std::string s;
         if (mode_ == axis_mode::normalised) {
-            char b[32];
-            const double pct = std::round(t / norm_units * 100 * 1e6) / 1e6;
-            std::snprintf(b, sizeof b, "%g %%", pct == 0 ? 0.0 : pct);
-            s = b;
+            s = numbers::short_percent(t / norm_units, 4);
         } else {
             s = format_tick(t, step);
         }
@@ -234,7 +234,6 @@ void compare_view::table(view_context& ctx, float height) {
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tips[c]);
     }
     if (ctx.mono) ImGui::PushFont(ctx.mono);
-    char b[64];
     auto cell = [&](const char* s, bool right = true) {
         ImGui::TableNextColumn();
         if (right) {
@@ -243,10 +242,7 @@ void compare_view::table(view_context& ctx, float height) {
         }
         ImGui::TextUnformatted(s);
     };
-    auto num = [&](std::uint64_t v) {
-        std::snprintf(b, sizeof b, "%llu", static_cast<unsigned long long>(v));
-        cell(b);
-    };
+    auto num = [&](std::uint64_t v) { cell(numbers::count(v).c_str()); };
     for (const compare_row& r : rows_) {
         ImGui::TableNextRow();
         cell(r.name.c_str(), false);
@@ -254,26 +250,22 @@ void compare_view::table(view_context& ctx, float height) {
         if (r.K) num(r.K);
         else cell("—");
         cell(format_duration(static_cast<double>(r.makespan), 2).c_str());
-        std::snprintf(b, sizeof b, "%.2fx", r.vs_first);
-        cell(b);
+        cell(numbers::ratio(r.vs_first, 2).c_str());
         if (r.speedup) {
-            std::snprintf(b, sizeof b, "%.2fx", *r.speedup);
-            cell(b);
+            cell(numbers::ratio(*r.speedup, 2).c_str());
         } else {
             cell("—");
         }
         num(r.steals);
         num(r.suspensions);
         if (r.peak_live) {
-            std::snprintf(b, sizeof b, "%g", *r.peak_live);
-            cell(b);
+            cell(numbers::value(*r.peak_live).c_str());
         } else {
             cell("—");
         }
         num(r.nodes);
         num(r.iterations);
-        std::snprintf(b, sizeof b, "%.1f %%", 100 * r.work_fraction);
-        cell(b);
+        cell(numbers::percent(r.work_fraction, 1).c_str());
     }
     if (ctx.mono) ImGui::PopFont();
     ImGui::EndTable();
@@ -356,11 +348,7 @@ void compare_view::draw(view_context& ctx) {
                 const compare_row& r = rows_[ri];
                 if (rr.title.find("P=") == std::string::npos) h += "  ·  P = " + std::to_string(r.workers);
                 if (r.K) h += "  ·  K = " + std::to_string(r.K);
-                if (ri > 0) {
-                    char b[48];
-                    std::snprintf(b, sizeof b, "  ·  %.2fx vs first", r.vs_first);
-                    h += b;
-                }
+                if (ri > 0) h += "  ·  " + numbers::ratio(r.vs_first, 2) + " vs first";
             }
             // Elided to the width, the whole text in a tooltip (as the timeline's headers).
             const float room = x0 + width - (xl + 6) - 6;
@@ -405,9 +393,9 @@ void compare_view::draw(view_context& ctx) {
             if (f.model.tracks[ti].name != vocab::live_iterations) continue;
             if (visible(y, y + sz_.counter_h)) {
                 dl->AddRectFilled(ImVec2(xl, y), ImVec2(x0 + width, y + sz_.counter_h), IM_COL32(33, 35, 42, 255));
-                char b[64];
-                std::snprintf(b, sizeof b, "live (max %g)", f.counter_max[ti]);
-                dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * 0.8f, ImVec2(xl + 14, y + 3), IM_COL32(160, 160, 170, 255), b);
+                const std::string label = "live (max " + numbers::value(f.counter_max[ti]) + ")";
+                dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * 0.8f, ImVec2(xl + 14, y + 3), IM_COL32(160, 160, 170, 255),
+                            label.c_str());
                 dl->PushClipRect(ImVec2(x0, y), ImVec2(x0 + width, y + sz_.counter_h), true);
                 draw_counter(dl, f, ti, x0, y, width, p);
                 dl->PopClipRect();
@@ -426,12 +414,10 @@ void compare_view::draw(view_context& ctx) {
         ImDrawList* fg = ImGui::GetForegroundDrawList();
         fg->AddLine(ImVec2(mp.x, ro.y), ImVec2(mp.x, clip_y1), IM_COL32(255, 255, 255, 60));
         const double u = vp_.to_ns(mp.x - x0);
-        char b[48];
-        if (mode_ == axis_mode::normalised) std::snprintf(b, sizeof b, "%.2f %%", u / norm_units * 100);
-        else std::snprintf(b, sizeof b, "%s", format_duration(u, 3).c_str());
-        fg->AddRectFilled(ImVec2(mp.x + 2, ro.y + sz_.ruler_h - ImGui::GetFontSize()), ImVec2(mp.x + 8 + ImGui::CalcTextSize(b).x, ro.y + sz_.ruler_h),
+        const std::string at = mode_ == axis_mode::normalised ? numbers::percent(u / norm_units, 2) : format_duration(u, 3);
+        fg->AddRectFilled(ImVec2(mp.x + 2, ro.y + sz_.ruler_h - ImGui::GetFontSize()), ImVec2(mp.x + 8 + ImGui::CalcTextSize(at.c_str()).x, ro.y + sz_.ruler_h),
                           IM_COL32(60, 60, 70, 255));
-        fg->AddText(ImVec2(mp.x + 5, ro.y + sz_.ruler_h - ImGui::GetFontSize()), IM_COL32(255, 255, 255, 255), b);
+        fg->AddText(ImVec2(mp.x + 5, ro.y + sz_.ruler_h - ImGui::GetFontSize()), IM_COL32(255, 255, 255, 255), at.c_str());
         if (hover.valid() && !dragging_) {
             const loaded_file& f = *doc.files[hover.file];
             const tm::slice& s = f.model.tracks[hover.ev.track].slices[hover.ev.index];

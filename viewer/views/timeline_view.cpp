@@ -16,6 +16,8 @@
 #include "../model/text_fit.hpp"
 #include "../model/timeline_metrics.hpp"
 
+#include <pipescope/analysis/numbers.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -41,13 +43,6 @@ struct run_span {
 // W/S: a tap zooms by this much at once (Perfetto's step), a held key keeps zooming smoothly.
 constexpr double zoom_tap = 0.78, zoom_held_per_s = 0.05;
 constexpr float zoom_hold_after_s = 0.25f;
-
-std::string short_num(double v) {
-    char b[32];
-    if (v == std::floor(v) && std::fabs(v) < 1e15) std::snprintf(b, sizeof b, "%.0f", v);
-    else std::snprintf(b, sizeof b, "%.3g", v);
-    return b;
-}
 
 class timeline_view final : public view {
 public:
@@ -248,9 +243,8 @@ void timeline_view::draw_counter(ImDrawList* dl, const loaded_file& f, std::uint
             dl->AddLine(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)), ImVec2(x0 + static_cast<float>(end_px), vy(prev_v)), line);
         }
     }
-    char b[48];
-    std::snprintf(b, sizeof b, "max %s", short_num(f.counter_max[ti]).c_str());
-    dl->AddText(ImVec2(x0 + 4, y), IM_COL32(150, 150, 160, 255), b);
+    const std::string max = "max " + analysis::numbers::value(f.counter_max[ti]);
+    dl->AddText(ImVec2(x0 + 4, y), IM_COL32(150, 150, 160, 255), max.c_str());
 }
 
 ImVec2 timeline_view::event_pos(const view_context& ctx, std::uint32_t file, const tm::event_ref& e, float x0,
