@@ -30,7 +30,9 @@ nlohmann::json common_metadata(const pipescope::scheduler& sched, const run_args
                                const ws::program_info& program, double reference_seconds) {
     nlohmann::json stages = nlohmann::json::array();
     for (std::size_t j = 0; j < program.stages.size(); ++j)
-        stages.push_back({{"index", j}, {"name", program.stages[j].name}, {"kind", program.stages[j].kind},
+        stages.push_back({{"index", j},
+                          {"name", program.stages[j].name},
+                          {"kind", program.stages[j].kind},
                           {"note", program.stages[j].note}});
     const ws::machine_info machine = ws::describe_machine();
     return {{"format", "pipescope-run/1"},
@@ -44,39 +46,29 @@ nlohmann::json common_metadata(const pipescope::scheduler& sched, const run_args
             {"params", args.params},
             // What the trace records of the nodes; under "auto" the runtime's decision is a
             // "trace detail" instant in the trace (docs/tracing.md, "Detail levels").
-            {"trace", {{"detail", pipescope::trace::to_string(args.trace_detail)},
-                       {"fold_below_ns", pipescope::trace::default_fold_below_ns},
-                       {"counter_quantum_ns", args.counter_quantum_ns}}},
+            {"trace",
+             {{"detail", pipescope::trace::to_string(args.trace_detail)},
+              {"fold_below_ns", pipescope::trace::default_fold_below_ns},
+              {"counter_quantum_ns", args.counter_quantum_ns}}},
             {"program", {{"kind", program.kind}, {"shape", program.shape}, {"stages", stages}}},
             {"machine", {{"cpu", machine.cpu}, {"hardware_threads", machine.hardware_threads}, {"kernel", machine.kernel}}}};
 }
 
-// A stage graph adds its queues (docs/tracing.md, "Metadata"): who produces and consumes each, its
-// shape, whether the policy bounds it, and the counter track of its packets in use.
+// A stage graph's program is the runtime's description of it (graph_program_json, as a
+// trace_session writes it: stages, queues, footprint; docs/tracing.md, "Metadata") in the workload's
+// words: its shape and stage notes.
 std::string graph_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
                            const ws::program_info& program, double reference_seconds) {
     nlohmann::json meta = common_metadata(sched, args, workload, program, reference_seconds);
-    nlohmann::json queues = nlohmann::json::array();
-    for (std::size_t q = 0; q < program.queues.size(); ++q) {
-        const ws::queue_info& qi = program.queues[q];
-        queues.push_back({{"index", q},
-                          {"name", qi.name},
-                          {"element_bytes", qi.element_bytes},
-                          {"packet_elements", qi.packet_elements},
-                          {"capacity_packets", qi.capacity_packets},
-                          {"ordered", qi.ordered},
-                          {"backward", qi.backward},
-                          {"unbounded", qi.unbounded},
-                          {"producers", qi.producers},
-                          {"consumer", qi.consumer},
-                          {"counter", qi.counter}});
-    }
-    meta["program"]["queues"] = queues;
-    // Not recorded: readers derive "footprint packets" and "footprint bytes" as the sum of the queue
-    // counters (bytes: each fill × element_bytes × packet_elements); docs/tracing.md, "Counters".
-    meta["program"]["footprint"] = "sum of queue counters";
+    nlohmann::json graph = nlohmann::json::parse(program.graph_json);
+    graph["shape"] = program.shape;
+    nlohmann::json& stages = graph["stages"];
+    for (std::size_t j = 0; j < program.stages.size() && j < stages.size(); ++j) stages[j]["note"] = program.stages[j].note;
+    meta["program"] = std::move(graph);
     return meta.dump();
 }
+
+}   // namespace
 
 std::string run_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
                          double reference_seconds) {
@@ -93,10 +85,12 @@ std::string run_metadata(const pipescope::scheduler& sched, const run_args& args
     return meta.dump();
 }
 
+namespace {
+
 // The run `pipescope run -o` records: the measured run only (the serial reference and warm-ups are
 // not), described by the workload (docs/tracing.md, "Metadata").
-pipescope::trace::run_info measured_run(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
-                                        double reference_seconds) {
+pipescope::trace::run_info measured_run(const pipescope::scheduler& sched, const run_args& args,
+                                        const ws::workload& workload, double reference_seconds) {
     const ws::program_info program = workload.program(args.request);
     pipescope::trace::run_info run;
     run.name = workload.name() + " \u00b7 " + args.request.policy + " \u00b7 P=" + std::to_string(sched.workers());
@@ -134,7 +128,6 @@ void print_graph_stats(const pipescope::graph::run_stats& g) {
                     (unsigned long long)q.stats.elements_pushed);
 }
 
-
 // "1,204,331 jobs, 412 steals" so far (relaxed reads of counters the workers keep anyway).
 std::string work_done(const pipescope::scheduler& sched) {
     std::uint64_t jobs = 0, steals = 0;
@@ -142,10 +135,11 @@ std::string work_done(const pipescope::scheduler& sched) {
         jobs += sched.counters(i).jobs_run;
         steals += sched.counters(i).steals;
     }
-    return pipescope::analysis::numbers::count(jobs) + " jobs, " + pipescope::analysis::numbers::count(steals) + " steals (Ctrl-C stops the run)";
+    return pipescope::analysis::numbers::count(jobs) + " jobs, " + pipescope::analysis::numbers::count(steals) +
+           " steals (Ctrl-C stops the run)";
 }
 
-}  // namespace
+}   // namespace
 
 std::string refusal_reason(const std::string& workload, const std::string& policy) {
     const ws::workload* w = ws::find_workload(workload);
@@ -178,7 +172,8 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
     recorded_run r;
     try {
         // On a terminal, a run longer than two seconds says how far it got (the workers' own counters).
-        const progress_line progress(w->name() + " \u00b7 " + request.policy + " \u00b7 P=" + std::to_string(sched.workers()),
+        const progress_line progress(w->name() + " \u00b7 " + request.policy +
+                                         " \u00b7 P=" + std::to_string(sched.workers()),
                                      [&sched] { return work_done(sched); });
         r.report = w->run(sched, request);
     } catch (const std::exception& e) {
@@ -216,11 +211,12 @@ void print_run(const recorded_run& r, ws::input_size size) {
     else
         std::printf("  result    %s — %s\n", report.description.c_str(),
                     report.matches_reference ? "matches the serial reference" : "DIFFERS from the serial reference");
-    std::printf("  time      %.4f s   (serial reference %.4f s, ratio %.2f)\n", report.seconds,
-                report.reference_seconds, report.reference_seconds > 0 ? report.seconds / report.reference_seconds : 0.0);
+    std::printf("  time      %.4f s   (serial reference %.4f s, ratio %.2f)\n", report.seconds, report.reference_seconds,
+                report.reference_seconds > 0 ? report.seconds / report.reference_seconds : 0.0);
     if (report.graph)   // a stage graph: its queues and footprint (seed 004 Table III)
         print_graph_stats(*report.graph);
-    else if (vocab::classify_policy(r.policy) == vocab::policy_family::bound_threads)   // its stats count blocking on the queues (docs/runtime.md)
+    else if (vocab::classify_policy(r.policy) ==
+             vocab::policy_family::bound_threads)   // its stats count blocking on the queues (docs/runtime.md)
         std::printf("  pipeline  %llu iterations, peak %llu live, queues of %u; threads blocked %llu times, "
                     "%llu of them on a full queue\n",
                     (unsigned long long)st.iterations, (unsigned long long)st.peak_live, st.throttle,
@@ -231,10 +227,10 @@ void print_run(const recorded_run& r, ws::input_size size) {
                     (unsigned long long)st.iterations, (unsigned long long)st.peak_live, st.throttle,
                     (unsigned long long)st.suspensions, (unsigned long long)st.throttle_waits,
                     (unsigned long long)st.tail_swaps);
-    std::printf("  workers   %llu jobs, %llu steals of %llu attempts, %llu parks\n",
-                (unsigned long long)r.total.jobs_run, (unsigned long long)r.total.steals,
-                (unsigned long long)r.total.steal_attempts, (unsigned long long)r.total.parks);
+    std::printf("  workers   %llu jobs, %llu steals of %llu attempts, %llu parks\n", (unsigned long long)r.total.jobs_run,
+                (unsigned long long)r.total.steals, (unsigned long long)r.total.steal_attempts,
+                (unsigned long long)r.total.parks);
     std::fputs(r.trace_line.c_str(), stdout);
 }
 
-}  // namespace pipescope::cli
+}   // namespace pipescope::cli

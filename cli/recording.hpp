@@ -34,15 +34,15 @@ struct run_args {
     // --trace-detail nodes|folded|auto (docs/tracing.md, "Detail levels")
     pipescope::trace::trace_detail trace_detail = pipescope::trace::trace_detail::automatic;
     std::uint64_t counter_quantum_ns = 1000;   // --counter-quantum (docs/tracing.md, "Counters")
-    std::vector<std::string> params;     // as given, for the trace's metadata
+    std::vector<std::string> params;           // as given, for the trace's metadata
 };
 
 struct recorded_run {
     ws::run_report report;
     std::string workload, policy;
     unsigned workers = 0;
-    pipescope::worker_counters total;    // summed over the workers
-    std::string trace_line;              // "  trace     FILE: ..." (empty when nothing was recorded)
+    pipescope::worker_counters total;   // summed over the workers
+    std::string trace_line;             // "  trace     FILE: ..." (empty when nothing was recorded)
 };
 
 // Why `workload` cannot run under `policy`, or "" if it can. Throws usage_error for a workload or
@@ -54,7 +54,12 @@ std::string refusal_reason(const std::string& workload, const std::string& polic
 // file is written whole or not at all. `cancel` stops the measured loop early.
 recorded_run record_run(const run_args& args, std::stop_token cancel = {});
 
+// The metadata record_run stores for the measured run of `workload` on `sched` (docs/tracing.md,
+// "Metadata"): the run, the machine, and the program as the workload describes it.
+std::string run_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
+                         double reference_seconds);
+
 // The lines `pipescope run` prints about a run.
 void print_run(const recorded_run& r, ws::input_size size);
 
-}  // namespace pipescope::cli
+}   // namespace pipescope::cli

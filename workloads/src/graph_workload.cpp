@@ -1,6 +1,8 @@
 // Shared parts of the stage-graph workloads (graph_workload.hpp).
 #include <pipescope/workloads/graph_workload.hpp>
 
+#include <pipescope/trace_session.hpp>
+
 #include <chrono>
 #include <set>
 
@@ -108,6 +110,7 @@ program_info describe_graph(const graph::program& g, const run_request& request,
     if (is_graph_policy(request.policy)) {
         graph::run_options o = graph_options_from(request, params);
         unbounded = graph::unbounded_queues(g, o);
+        p.graph_json = graph_program_json(g, o);
     }
     p.counters = graph::counter_names(g);
     for (graph::queue_id q = 0; q < g.queues().size(); ++q) {

@@ -36,13 +36,17 @@
 namespace pipescope {
 
 struct pipeline_options;
+namespace graph {
+class program;
+struct run_options;
+}   // namespace graph
 
 struct trace_session_options {
-    std::string name = {};                 // names runs whose loop has no name ("pipeline" if empty)
+    std::string name = {};                                         // names runs whose loop has no name ("pipeline" if empty)
     trace::trace_detail detail = trace::trace_detail::automatic;   // docs/tracing.md, "Detail levels"
-    std::size_t buffer_mib = 64;           // the recorder's memory budget (≥ 1)
-    bool compress = true;                  // zlib-compressed packets
-    std::uint64_t counter_quantum_ns = 1000;   // docs/tracing.md, "Counters"
+    std::size_t buffer_mib = 64;                                   // the recorder's memory budget (≥ 1)
+    bool compress = true;                                          // zlib-compressed packets
+    std::uint64_t counter_quantum_ns = 1000;                       // docs/tracing.md, "Counters"
     // false: loops make no runs of their own; the owner opens and closes runs with begin_run() and
     // end_run() (tools that know more about a run than the runtime, like `pipescope run`).
     bool loops_are_runs = true;
@@ -71,9 +75,9 @@ public:
     void close();
 
     const std::filesystem::path& path() const noexcept;
-    unsigned runs() const noexcept;                        // runs written so far
+    unsigned runs() const noexcept;   // runs written so far
     const trace::perfetto_write_stats& stats() const noexcept;
-    std::uint64_t dropped_events() const noexcept;         // summed over the runs so far
+    std::uint64_t dropped_events() const noexcept;   // summed over the runs so far
     std::size_t buffer_mib() const noexcept;
 
     // What was written, for a person: "FILE: n slices, ... MB", a line on folded runs, and warnings
@@ -90,5 +94,10 @@ private:
 // workers: the "program" object of docs/tracing.md, "Metadata" (kind, stages with their kinds and
 // names, K, lazy enabling, dependency folding; bind-to-stage's c and Queue_size), as JSON text.
 std::string pipeline_program_json(const pipeline_options& options, unsigned workers);
+// ... and for a stage graph `g` run under options.policy (docs/tracing.md, "Metadata"): its stages
+// (index, name, kind), its queues (shape, producers, consumer, whether the policy leaves them
+// unbounded, their counter track) and how readers derive the footprint. `pipescope run` writes it
+// too, with the workload's own shape text and stage notes. `workers` as graph::unbounded_queues.
+std::string graph_program_json(const graph::program& g, const graph::run_options& options, unsigned workers = 0);
 
-}  // namespace pipescope
+}   // namespace pipescope

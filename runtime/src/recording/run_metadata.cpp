@@ -39,9 +39,10 @@ json common(const std::string& policy, unsigned workers, const session_settings&
             {"workers", workers},
             {"params", json::array()},
             {"recorded_by", "trace_session"},
-            {"trace", {{"detail", trace::to_string(s.detail)},
-                       {"fold_below_ns", trace::default_fold_below_ns},
-                       {"counter_quantum_ns", s.counter_quantum_ns}}},
+            {"trace",
+             {{"detail", trace::to_string(s.detail)},
+              {"fold_below_ns", trace::default_fold_below_ns},
+              {"counter_quantum_ns", s.counter_quantum_ns}}},
             {"program", std::move(program)},
             {"machine", {{"hardware_threads", std::thread::hardware_concurrency()}}}};
 }
@@ -52,7 +53,7 @@ std::string run_name(const std::string& loop_name, const session_settings& s, co
     return name + " \u00b7 " + policy + " \u00b7 P=" + std::to_string(workers);
 }
 
-}  // namespace
+}   // namespace
 
 trace::run_info pipeline_run(const pipeline_options& options, unsigned workers, const session_settings& s) {
     session_settings named = s;
@@ -70,43 +71,12 @@ trace::run_info graph_run(const graph::program& g, const graph::run_options& opt
                           const session_settings& s) {
     session_settings named = s;
     if (named.name.empty()) named.name = "graph";
-    json stages = json::array();
     trace::run_info run;
-    for (std::size_t j = 0; j < g.stages().size(); ++j) {
-        const graph::stage_spec& st = g.stages()[j];
-        stages.push_back({{"index", j}, {"name", st.name}, {"kind", st.kind == graph::stage_kind::serial ? "serial" : "parallel"},
-                          {"note", ""}});
-        run.stage_names.push_back(st.name);
-    }
+    for (const graph::stage_spec& st : g.stages()) run.stage_names.push_back(st.name);
     run.counters = graph::counter_names(g);
-    const std::vector<bool> unbounded = graph::unbounded_queues(g, options, workers);
-    json queues = json::array();
-    for (graph::queue_id q = 0; q < g.queues().size(); ++q) {
-        const graph::queue_spec& spec = g.queues()[q];
-        json producers = json::array();
-        for (graph::stage_id p : g.producers(q)) producers.push_back(p);
-        queues.push_back({{"index", q},
-                          {"name", spec.name},
-                          {"element_bytes", spec.element_size},
-                          {"packet_elements", spec.shape.packet_elements},
-                          {"capacity_packets", spec.shape.capacity_packets},
-                          {"ordered", spec.shape.ordered},
-                          {"backward", g.backward(q)},
-                          {"unbounded", q < unbounded.size() && unbounded[q]},
-                          {"producers", producers},
-                          {"consumer", g.consumer(q)},
-                          {"counter", run.counters[q]}});
-    }
-    json program = {{"kind", vocab::graph_program},
-                    {"shape", "a stage graph of " + std::to_string(g.stages().size()) + " stages and " +
-                                  std::to_string(g.queues().size()) + " queues"},
-                    {"stages", stages},
-                    {"queues", queues},
-                    // Readers derive the footprint tracks from the queue counters (docs/tracing.md, "Counters").
-                    {"footprint", "sum of queue counters"}};
     json params = json::array();
     for (const auto& [key, value] : options.params) params.push_back(key + "=" + value);
-    json meta = common(options.policy, workers, named, std::move(program));
+    json meta = common(options.policy, workers, named, json::parse(graph_program_json(g, options, workers)));
     meta["params"] = params;
     meta["seed"] = options.seed;
     run.name = run_name({}, s, "graph", options.policy, workers);
@@ -128,7 +98,7 @@ trace::run_info tasks_run(unsigned workers, const session_settings& s) {
     return run;
 }
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail
 
 namespace pipescope {
 
@@ -161,4 +131,45 @@ std::string pipeline_program_json(const pipeline_options& options, unsigned work
     return program.dump();
 }
 
-}  // namespace pipescope
+std::string graph_program_json(const graph::program& g, const graph::run_options& options, unsigned workers) {
+    using detail::json;
+    json stages = json::array();
+    for (std::size_t j = 0; j < g.stages().size(); ++j) {
+        const graph::stage_spec& st = g.stages()[j];
+        stages.push_back({{"index", j},
+                          {"name", st.name},
+                          {"kind", st.kind == graph::stage_kind::serial ? "serial" : "parallel"},
+                          {"note", ""}});
+    }
+    const std::vector<std::string> counters = graph::counter_names(g);
+    const std::vector<bool> unbounded = graph::unbounded_queues(g, options, workers);
+    json queues = json::array();
+    for (graph::queue_id q = 0; q < g.queues().size(); ++q) {
+        const graph::queue_spec& spec = g.queues()[q];
+        json producers = json::array();
+        for (graph::stage_id p : g.producers(q)) producers.push_back(p);
+        queues.push_back({{"index", q},
+                          {"name", spec.name},
+                          {"element_bytes", spec.element_size},
+                          {"packet_elements", spec.shape.packet_elements},
+                          {"capacity_packets", spec.shape.capacity_packets},
+                          {"ordered", spec.shape.ordered},
+                          {"backward", g.backward(q)},
+                          {"unbounded", q < unbounded.size() && unbounded[q]},
+                          {"producers", producers},
+                          {"consumer", g.consumer(q)},
+                          {"counter", counters[q]}});
+    }
+    return json{{"kind", trace::vocab::graph_program},
+                {"shape", "a stage graph of " + std::to_string(g.stages().size()) + " stages and " +
+                              std::to_string(g.queues().size()) + " queues"},
+                {"stages", stages},
+                {"queues", queues},
+                // Not recorded: readers derive "footprint packets" and "footprint bytes" as the sum of
+                // the queue counters (bytes: each fill × element_bytes × packet_elements); docs/tracing.md,
+                // "Counters".
+                {"footprint", "sum of queue counters"}}
+        .dump();
+}
+
+}   // namespace pipescope

@@ -86,6 +86,9 @@ struct program_info {
     std::vector<stage_info> stages;
     std::vector<queue_info> queues;      // graphs
     std::vector<std::string> counters;   // names of the run's `counter` tracks, by id (graphs)
+    // Graphs under a graph policy: the program as the runtime describes it (graph_program_json in
+    // trace_session.hpp); `pipescope run` writes it with this shape and these stage notes.
+    std::string graph_json;
 };
 
 class workload {
