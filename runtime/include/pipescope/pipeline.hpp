@@ -36,15 +36,15 @@ enum class stage_kind : std::uint8_t { serial_in_order, serial_out_of_order, par
 
 // How a pipe_while loop is scheduled.
 struct pipeline_options {
-    std::string policy = "piper";       // a name from pipeline_policies(): "piper", "serial", ...
+    std::string policy = "piper";   // a name from pipeline_policies(): "piper", "serial", ...
     // What a recording (trace_session, PIPESCOPE_TRACE) calls the loop and its stages: the run is
     // "name · policy · P=n", node slices of stage j are "stage j · stage_names[j]" in the viewer and
     // the Perfetto UI. Both optional; stages past the end of stage_names keep their number only.
     std::string name = {};
     std::vector<std::string> stage_names = {};
-    unsigned throttle = 0;              // K, most iterations in flight (tokens); 0 means 4P (seed 001 §10)
-    bool lazy_enabling = true;          // seed 001 §9
-    bool dependency_folding = true;     // seed 001 §9
+    unsigned throttle = 0;            // K, most iterations in flight (tokens); 0 means 4P (seed 001 §10)
+    bool lazy_enabling = true;        // seed 001 §9
+    bool dependency_folding = true;   // seed 001 §9
     pipeline_observer* observer = nullptr;
     // The structure, for policies that need it before the loop runs (construct-and-run): stage j
     // of every iteration has kind declared_stages[j] (stage 0, where the loop condition runs, must
@@ -86,8 +86,8 @@ struct pipeline_stats {
     std::uint64_t suspensions = 0;      // cross edges found unsatisfied
     std::uint64_t throttle_waits = 0;   // times the loop waited for an iteration to retire
     std::uint64_t tail_swaps = 0;
-    unsigned throttle = 0;              // K actually used
-    bool cancelled = false;             // pipeline_options::cancel stopped the loop early
+    unsigned throttle = 0;    // K actually used
+    bool cancelled = false;   // pipeline_options::cancel stopped the loop early
 };
 
 // Hooks a test or tool installs to watch a loop (Taskflow-style observer: no cost when absent).
@@ -107,6 +107,9 @@ public:
 };
 
 class pipe_task;
+namespace detail {
+class engine_iteration;
+}
 
 // The handle an iteration body receives. Lives as long as the iteration.
 class iteration {
@@ -142,6 +145,10 @@ public:
 
 private:
     friend class pipe_task;
+    // The engines' view: every member below that a body must not call (reset, the tracer's marks, ...)
+    // is reached through it (runtime/src/pipeline/engine_iteration.hpp), as oneTBB befriends its
+    // pipeline's internals.
+    friend class detail::engine_iteration;
 
     // What a boundary may have to do besides publishing progress and checking the cross edge. All of
     // it sits behind one byte tested once per boundary, so the fast path is: a misuse check, this
@@ -162,7 +169,8 @@ private:
     // Moves the iteration to stage j. Inline fast path: no read-modify-write, no suspension when
     // the cross edge is known (or found) satisfied.
     [[gnu::always_inline]] bool enter(std::uint64_t j, bool wait) {
-        if (j <= stage_) [[unlikely]] detail::throw_bad_stage(index_, stage_, j);
+        if (j <= stage_) [[unlikely]]
+            detail::throw_bad_stage(index_, stage_, j);
         if (const std::uint8_t f = slow_.load(std::memory_order_relaxed)) [[unlikely]] {
             if (f != fold_flag || j != stage_ + 1) return enter_slow(j, wait);
         }
@@ -170,7 +178,8 @@ private:
         stage_ = j;
         slot_->counter.store(j, std::memory_order_release);
         // Leaving stage 0 spawns the rest of the loop (seed 001 §5): once per iteration.
-        if (was == 0) [[unlikely]] engine_->release_control(*this);
+        if (was == 0) [[unlikely]]
+            engine_->release_control(*this);
         // Dynamic dependency folding (seed 001 §9): trust the cached counter of iteration i-1.
         if (!wait || prev_seen_ > j) return true;
         return refresh_prev(j);
@@ -199,11 +208,11 @@ private:
         return c;
     }
 
-public:  // set up by the engine that runs the iteration
+    // Engine-only (engine_iteration publishes them): set up by the engine that runs the iteration.
     struct setup {
         detail::pipeline_engine* engine;
         detail::iteration_slot* slot;
-        detail::iteration_slot* prev_slot;  // nullptr: no previous iteration can be in flight
+        detail::iteration_slot* prev_slot;   // nullptr: no previous iteration can be in flight
         std::uint64_t index;
         pipeline_observer* observer;
         bool folding;
@@ -225,8 +234,9 @@ public:  // set up by the engine that runs the iteration
         run_open_ = false;
         folding_ = s.folding;
         const bool fold = s.traced && s.fold && s.observer == nullptr;
-        const std::uint8_t f = static_cast<std::uint8_t>((fold ? fold_flag : (s.observer != nullptr || s.traced ? hooked_flag : 0)) |
-                                                         (s.eager ? eager_flag : 0) | (s.gated ? gated_flag : 0));
+        const std::uint8_t f =
+            static_cast<std::uint8_t>((fold ? fold_flag : (s.observer != nullptr || s.traced ? hooked_flag : 0)) |
+                                      (s.eager ? eager_flag : 0) | (s.gated ? gated_flag : 0));
         // Dekker with the engine's stop (raise_stop after stopping is set): either we see stopping
         // here, or its raise_stop comes after this store and is not overwritten.
         slow_.store(f, std::memory_order_seq_cst);
@@ -267,7 +277,6 @@ public:  // set up by the engine that runs the iteration
     }
     bool enter_final() { return enter(detail::final_stage, true); }
 
-private:
     detail::pipeline_engine* engine_ = nullptr;
     detail::iteration_slot* slot_ = nullptr;
     detail::iteration_slot* prev_slot_ = nullptr;
@@ -275,18 +284,18 @@ private:
     std::atomic<std::uint8_t> slow_{0};   // hooked_flag | eager_flag | gated_flag | stop_flag
     std::uint64_t index_ = 0;
     std::uint64_t stage_ = 0;
-    std::uint64_t prev_seen_ = 0;   // cached stage counter of iteration i-1
+    std::uint64_t prev_seen_ = 0;        // cached stage counter of iteration i-1
     std::uint64_t boundary_ticks_ = 0;   // tracer: clock read at the last node end, if not suspended since
     bool folding_ = true;
-    bool resumed_ = false;               // tracer: see mark_resumed()
-    bool run_open_ = false;              // tracer, folded: a run of nodes is open (see begin_run())
-    std::uint64_t run_first_ = 0;        // tracer, folded: its first stage
+    bool resumed_ = false;          // tracer: see mark_resumed()
+    bool run_open_ = false;         // tracer, folded: a run of nodes is open (see begin_run())
+    std::uint64_t run_first_ = 0;   // tracer, folded: its first stage
 };
 
 namespace detail {
 void* frame_allocate(std::size_t size);
 void frame_deallocate(void* p, std::size_t size) noexcept;
-}  // namespace detail
+}   // namespace detail
 
 // The return type of an iteration body.
 class pipe_task {
@@ -354,4 +363,4 @@ using pipe_body = std::function<pipe_task(iteration&)>;
 pipeline_stats pipe_while(scheduler& s, const pipe_condition& condition, const pipe_body& body,
                           const pipeline_options& options = {});
 
-}  // namespace pipescope
+}   // namespace pipescope

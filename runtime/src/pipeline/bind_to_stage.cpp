@@ -1,5 +1,6 @@
 #include "bind_to_stage.hpp"
 #include "policy.hpp"
+#include "start_iteration.hpp"
 
 #include "../trace_hooks.hpp"
 #include "declared_stages.hpp"
@@ -183,16 +184,10 @@ void bind_to_stage_engine::input_thread() {
     while (loop_goes_on(condition_)) {
         auto* r = new item;   // an allocation failure ends the loop like any exception
         const std::uint64_t i = created_;
-        r->it.reset({this, &r->sync, nullptr, i, observer_, false, false, traced_, true});
-        try {
-            r->frame = body_(r->it).release();
-        } catch (...) {
+        if (!make_frame(*this, *r, gated_setup(this, &r->sync, i, observer_, traced_), body_)) {
             delete r;
-            record_exception(std::current_exception());
             break;
         }
-        r->frame.promise().it = &r->it;
-        r->sync.index.store(i, std::memory_order_release);
         std::uint64_t live;
         {
             std::lock_guard lock(retire_mutex_);
@@ -349,7 +344,8 @@ bool bind_to_stage_engine::admit(iteration& it) {
     return false;
 }
 
-bool bind_to_stage_engine::suspend(iteration& it, std::coroutine_handle<>) noexcept {
+bool bind_to_stage_engine::suspend(iteration& handle, std::coroutine_handle<>) noexcept {
+    engine_iteration& it = engine_side(handle);
     item* r = item_of(it);
     it.set_boundary_ticks(0);   // the next node begins when a thread of the next stage takes it
     const std::uint64_t now = trace_now();
@@ -359,7 +355,8 @@ bool bind_to_stage_engine::suspend(iteration& it, std::coroutine_handle<>) noexc
     return true;   // the thread that resumed it pushes it on (forward) once resume() returns
 }
 
-std::coroutine_handle<> bind_to_stage_engine::finish_iteration(iteration& it) noexcept {
+std::coroutine_handle<> bind_to_stage_engine::finish_iteration(iteration& handle) noexcept {
+    engine_iteration& it = engine_side(handle);
     item* r = item_of(it);
     it.enter_final();   // the last node ends (observer, trace); admit() lets the final stage pass
     r->finished = true;

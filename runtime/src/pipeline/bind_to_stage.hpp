@@ -38,6 +38,8 @@
 
 #include "../scheduler_impl.hpp"
 
+#include "engine_iteration.hpp"
+
 #include <pipescope/pipeline.hpp>
 
 #include <deque>
@@ -51,8 +53,7 @@ class bind_to_stage_engine final : public pipeline_engine {
 public:
     // Throws std::invalid_argument for a loop without declared stages, stage 0 not serial_in_order,
     // or stage_threads / queue_size out of range (naming the parameter).
-    bind_to_stage_engine(scheduler& s, const pipe_condition& condition, const pipe_body& body,
-                         const pipeline_options& o);
+    bind_to_stage_engine(scheduler& s, const pipe_condition& condition, const pipe_body& body, const pipeline_options& o);
     ~bind_to_stage_engine();
     pipeline_stats run();
 
@@ -69,15 +70,15 @@ public:
 
 private:
     struct item {
-        iteration it;
+        engine_iteration it;
         iteration_slot sync;
         std::coroutine_handle<pipe_task::promise_type> frame;
-        std::uint64_t at = 0;          // the stage it ran last (or waits for)
-        std::uint64_t target = 0;      // the stage it goes to next (set by admit)
-        bool finished = false;         // the body returned (finish_iteration ran)
-        bool retirable = false;        // finished and handed to complete() (under retire_mutex_)
-        std::uint64_t line_since = 0;  // tracer: when its state on its line began
-        std::uint16_t line = 0;        // tracer: its line (a free slot, taken at start)
+        std::uint64_t at = 0;           // the stage it ran last (or waits for)
+        std::uint64_t target = 0;       // the stage it goes to next (set by admit)
+        bool finished = false;          // the body returned (finish_iteration ran)
+        bool retirable = false;         // finished and handed to complete() (under retire_mutex_)
+        std::uint64_t line_since = 0;   // tracer: when its state on its line began
+        std::uint16_t line = 0;         // tracer: its line (a free slot, taken at start)
     };
     struct stage {
         stage_kind kind = stage_kind::parallel;
@@ -92,8 +93,8 @@ private:
     void stage_thread(std::uint64_t j);
     void in_order_loop(std::uint64_t j);
     void run_node(item* r, std::uint64_t j);   // resume r at stage j, then move it on
-    void forward(item* r);                      // into the next stage's queue, or retire
-    void complete(item* r);                     // the body returned: retire in order
+    void forward(item* r);                     // into the next stage's queue, or retire
+    void complete(item* r);                    // the body returned: retire in order
     void thread_exits(std::uint64_t j);
     void abort_queues() noexcept;
     void trace_blocked(bool begin, std::uint64_t queue, trace::blocked_on why) noexcept;
@@ -102,13 +103,13 @@ private:
     const pipe_condition& condition_;
     const pipe_body& body_;
     pipeline_observer* observer_;
-    std::uint64_t n_;           // declared stages
-    unsigned c_;                // threads per parallel stage
-    unsigned queue_size_;       // Queue_size
+    std::uint64_t n_;       // declared stages
+    unsigned c_;            // threads per parallel stage
+    unsigned queue_size_;   // Queue_size
     bool traced_;
     std::vector<stage> stages_;
 
-    std::mutex exit_mutex_;     // stage::alive
+    std::mutex exit_mutex_;   // stage::alive
 
     // Retirement, under retire_mutex_: items [retired, retired + window_.size()) in creation order.
     std::mutex retire_mutex_;
@@ -123,4 +124,4 @@ private:
     std::exception_ptr error_;
 };
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

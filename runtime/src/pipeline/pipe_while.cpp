@@ -1,4 +1,5 @@
 // pipe_while: validates the options and hands the loop to the policy that runs it.
+#include "engine_iteration.hpp"
 #include "policy.hpp"
 #include "../loop_listener.hpp"
 #include "../policy_registry.hpp"
@@ -59,7 +60,8 @@ namespace detail {
 
 // A stage boundary that does not suspend ends one node and begins the next at the same instant:
 // the end's clock read is kept in the iteration and reused for the begin (suspend() drops it).
-void pipeline_engine::notify_node_end(iteration& it, std::uint64_t next_stage) noexcept {
+void pipeline_engine::notify_node_end(iteration& handle, std::uint64_t next_stage) noexcept {
+    engine_iteration& it = engine_side(handle);
     if (auto* o = it.observer()) o->on_node_end(it.index(), it.current_stage(), next_stage, this_worker_index());
     const std::uint64_t began = it.boundary_ticks();
     const std::uint64_t now = trace_event_at(0, trace::event_kind::node_end, it.index(), it.current_stage());
@@ -70,7 +72,8 @@ void pipeline_engine::notify_node_end(iteration& it, std::uint64_t next_stage) n
 
 // Folded or not, a node begin keeps its clock read in the iteration (boundary_ticks): the next
 // node end measures the node from it (trace_detail::automatic), or begins the next node at once.
-void pipeline_engine::notify_node_begin(iteration& it, bool waited) noexcept {
+void pipeline_engine::notify_node_begin(iteration& handle, bool waited) noexcept {
+    engine_iteration& it = engine_side(handle);
     if (auto* o = it.observer()) o->on_node_begin(it.index(), it.current_stage(), waited, this_worker_index());
     const std::uint32_t flags = (waited ? trace::node_waited : 0) | (it.take_resumed() ? trace::node_resumed : 0);
     it.set_boundary_ticks(
@@ -81,7 +84,8 @@ void pipeline_engine::notify_node_begin(iteration& it, bool waited) noexcept {
     }
 }
 
-void pipeline_engine::notify_run_end(iteration& it, std::uint64_t last_stage) noexcept {
+void pipeline_engine::notify_run_end(iteration& handle, std::uint64_t last_stage) noexcept {
+    engine_iteration& it = engine_side(handle);
     const std::uint64_t nodes = last_stage - it.run_first_stage() + 1;
     it.set_boundary_ticks(trace_event_at(0, trace::event_kind::node_fold_end, it.index(), last_stage,
                                          static_cast<std::uint32_t>(std::min<std::uint64_t>(nodes, 0xFFFFFFFFu))));
@@ -114,7 +118,8 @@ void pipeline_engine::measure_node(std::uint64_t ticks) noexcept {
     detail_state_.store(fold ? fold_state : node_state, std::memory_order_relaxed);
 }
 
-void pipeline_engine::stage_threw(iteration& it, std::exception_ptr e) noexcept {
+void pipeline_engine::stage_threw(iteration& handle, std::exception_ptr e) noexcept {
+    engine_iteration& it = engine_side(handle);
     if (it.run_open()) notify_run_end(it, it.current_stage());
     trace_event(trace::event_kind::stage_exception, it.index(), it.current_stage());
     record_exception(std::move(e));

@@ -1,5 +1,6 @@
 #include "piper.hpp"
 #include "policy.hpp"
+#include "start_iteration.hpp"
 
 #include "../trace_hooks.hpp"
 
@@ -98,25 +99,22 @@ void piper_engine::start_iteration(std::uint64_t i) noexcept {
     peak_live_ = std::max(peak_live_, live);
     created_published_.store(i + 1, std::memory_order_relaxed);
     outstanding_.add(1);
-    r.sync.counter.store(0, std::memory_order_relaxed);
     r.finishing = false;
-    r.it.reset({this, &r.sync, i == 0 ? nullptr : &record_of(i - 1).sync, i, observer_, folding_, !lazy_, traced_, false,
-                traced_ && fold_new_iterations()});
-    try {
-        r.frame = body_(r.it).release();
-    } catch (...) {   // the body could not even start (allocation): nothing to unwind
-        record_exception(std::current_exception());
-        worker* w = sched_.impl().current();
-        w->push(&control_);   // lets the control see `stopping` and end the loop
+    const engine_iteration::setup setup{.engine = this,
+                                        .slot = &r.sync,
+                                        .prev_slot = i == 0 ? nullptr : &record_of(i - 1).sync,
+                                        .index = i,
+                                        .observer = observer_,
+                                        .folding = folding_,
+                                        .eager = !lazy_,
+                                        .traced = traced_,
+                                        .fold = traced_ && fold_new_iterations()};
+    if (!make_frame(*this, r, setup, body_)) {
+        sched_.impl().current()->push(&control_);   // lets the control see `stopping` and end the loop
         outstanding_.arrive();
         return;
     }
-    r.frame.promise().it = &r.it;
-    r.sync.index.store(i, std::memory_order_release);
-    r.line_since = trace_event_at(0, trace::event_kind::iteration_start, i, 0, clamp32(live), line_of(i));
-    if (observer_) observer_->on_iteration_start(i, this_worker_index());
-    if (observer_ || traced_) notify_node_begin(r.it, false);
-    r.frame.resume();
+    run_stage_zero(*this, r, observer_, traced_, clamp32(live), line_of(i));
 }
 
 void piper_engine::release_control(iteration&) noexcept { sched_.impl().current()->push(&control_); }
@@ -167,7 +165,8 @@ void piper_engine::check_right(iteration& it) noexcept {
     if (slot_record* claimed = try_claim(record_of(next), next, it.current_stage())) sched_.impl().current()->push(claimed);
 }
 
-bool piper_engine::suspend(iteration& it, std::coroutine_handle<>) noexcept {
+bool piper_engine::suspend(iteration& handle, std::coroutine_handle<>) noexcept {
+    engine_iteration& it = engine_side(handle);
     slot_record& r = record_of(it.index());
     const std::uint64_t stage = it.current_stage();
     const std::uint64_t index = it.index();
@@ -220,7 +219,8 @@ bool piper_engine::suspend(iteration& it, std::coroutine_handle<>) noexcept {
     return suspended;
 }
 
-std::coroutine_handle<> piper_engine::finish_iteration(iteration& it) noexcept {
+std::coroutine_handle<> piper_engine::finish_iteration(iteration& handle) noexcept {
+    engine_iteration& it = engine_side(handle);
     slot_record& r = record_of(it.index());
     // The implicit final stage waits for iteration i-1 to retire: iterations retire in order.
     if (!it.enter_final()) {

@@ -21,6 +21,8 @@
 
 #include "../scheduler_impl.hpp"
 
+#include "engine_iteration.hpp"
+
 #include <pipescope/pipeline.hpp>
 
 #include <memory>
@@ -58,7 +60,7 @@ protected:
 
     struct slot_record final : job {
         iteration_slot sync;
-        iteration it;
+        engine_iteration it;
         std::coroutine_handle<pipe_task::promise_type> frame;
         bool finishing = false;   // waiting in the implicit final stage: resuming means retiring
         // Tracer: when the iteration's current state on its line (running, waiting) began. Handed
@@ -109,8 +111,8 @@ protected:
     std::atomic<std::uint64_t> suspensions_{0};
     std::atomic<std::uint64_t> tail_swaps_{0};
     std::atomic<std::uint64_t> created_published_{0};   // created_, for the retirers' live-iterations counter
-    completion_latch outstanding_;   // the control plus every live iteration
+    completion_latch outstanding_;                      // the control plus every live iteration
     exception_slot errors_;
 };
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

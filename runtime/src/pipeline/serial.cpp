@@ -19,7 +19,13 @@ pipeline_stats serial_engine::run() {
             record_exception(std::current_exception());
         }
         if (!more || stopping.load(std::memory_order_relaxed)) break;
-        it_.reset({this, &slot_, nullptr, i, observer_, true, false});
+        it_.reset({.engine = this,
+                   .slot = &slot_,
+                   .prev_slot = nullptr,
+                   .index = i,
+                   .observer = observer_,
+                   .folding = true,
+                   .eager = false});
         try {
             frame_ = body_(it_).release();
             frame_.promise().it = &it_;
@@ -38,7 +44,8 @@ pipeline_stats serial_engine::run() {
     return st;
 }
 
-std::coroutine_handle<> serial_engine::finish_iteration(iteration& it) noexcept {
+std::coroutine_handle<> serial_engine::finish_iteration(iteration& handle) noexcept {
+    engine_iteration& it = engine_side(handle);
     it.enter_final();
     if (observer_) observer_->on_iteration_retire(it.index(), this_worker_index());
     retired.store(it.index() + 1, std::memory_order_relaxed);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "engine_iteration.hpp"
+
 #include <pipescope/pipeline.hpp>
 
 namespace pipescope::detail {
@@ -20,9 +22,9 @@ private:
     const pipe_body& body_;
     pipeline_observer* observer_;
     iteration_slot slot_;
-    iteration it_;
+    engine_iteration it_;
     std::coroutine_handle<pipe_task::promise_type> frame_;
     exception_slot errors_;
 };
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

@@ -1,5 +1,6 @@
 #include "tbb_tokens.hpp"
 #include "policy.hpp"
+#include "start_iteration.hpp"
 
 #include "../trace_hooks.hpp"
 #include "declared_stages.hpp"
@@ -113,26 +114,15 @@ void tbb_engine::start_item(std::uint64_t i) noexcept {
     peak_live_ = std::max(peak_live_, live);
     created_published_.store(i + 1, std::memory_order_relaxed);
     outstanding_.add(1);
-    r.sync.counter.store(0, std::memory_order_relaxed);
     r.filter = 0;
     r.finishing = false;
-    // No predecessor slot: every boundary goes through admit() (gated), never through the cross edge.
-    r.it.reset({this, &r.sync, nullptr, i, observer_, false, false, traced_, true});
-    try {
-        r.frame = body_(r.it).release();
-    } catch (...) {   // the body could not even start (allocation): nothing to unwind
-        record_exception(std::current_exception());
+    if (!make_frame(*this, r, gated_setup(this, &r.sync, i, observer_, traced_), body_)) {
         sched_.impl().current()->push(&input_);   // lets the input see `stopping` and end the loop
         outstanding_.arrive();
         return;
     }
-    r.frame.promise().it = &r.it;
-    r.sync.index.store(i, std::memory_order_release);
     trace_event(trace::event_kind::token_acquire, i, tokens_, clamp32(live));
-    r.line_since = trace_event_at(0, trace::event_kind::iteration_start, i, 0, clamp32(live), line_of(i));
-    if (observer_) observer_->on_iteration_start(i, this_worker_index());
-    if (observer_ || traced_) notify_node_begin(r.it, false);
-    r.frame.resume();
+    run_stage_zero(*this, r, observer_, traced_, clamp32(live), line_of(i));
 }
 
 // Item i leaves stage 0: Fig. 5(b) line 2, "if (first_entry && --input_tokens > 0) spawn_sibling".
@@ -260,7 +250,8 @@ bool tbb_engine::admit(iteration& it) {
 
 // The item could not enter filter r.filter: park it in the filter's input buffer, unless the
 // filter became free in the meantime.
-bool tbb_engine::suspend(iteration& it, std::coroutine_handle<>) noexcept {
+bool tbb_engine::suspend(iteration& handle, std::coroutine_handle<>) noexcept {
+    engine_iteration& it = engine_side(handle);
     const std::uint64_t i = it.index();
     item_task& r = task_of(i);
     const std::uint64_t f_index = r.filter;
@@ -302,7 +293,8 @@ bool tbb_engine::suspend(iteration& it, std::coroutine_handle<>) noexcept {
 // ---------------------------------------------------------------------------------------------
 // The output filter and the end of an item
 
-std::coroutine_handle<> tbb_engine::finish_iteration(iteration& it) noexcept {
+std::coroutine_handle<> tbb_engine::finish_iteration(iteration& handle) noexcept {
+    engine_iteration& it = engine_side(handle);
     item_task& r = task_of(it.index());
     r.finishing = true;
     // The implicit final stage: the output filter, serial in order (admit() never throws for it).

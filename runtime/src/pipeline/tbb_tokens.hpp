@@ -27,6 +27,8 @@
 
 #include "../scheduler_impl.hpp"
 
+#include "engine_iteration.hpp"
+
 #include <pipescope/pipeline.hpp>
 
 #include <memory>
@@ -56,11 +58,11 @@ private:
     // Fig. 5(b)'s stage_task: carries one item through the filters.
     struct item_task final : job {
         iteration_slot sync;
-        iteration it;
+        engine_iteration it;
         std::coroutine_handle<pipe_task::promise_type> frame;
-        std::uint64_t filter = 0;      // the filter the item is in or parked at (n_: the output filter)
-        bool finishing = false;        // parked at the output filter: running it means retiring
-        std::uint64_t line_since = 0;  // tracer: when the item's state on its line began
+        std::uint64_t filter = 0;       // the filter the item is in or parked at (n_: the output filter)
+        bool finishing = false;         // parked at the output filter: running it means retiring
+        std::uint64_t line_since = 0;   // tracer: when the item's state on its line began
         tbb_engine* engine = nullptr;
         void run() noexcept override;
     };
@@ -72,12 +74,12 @@ private:
     struct filter {
         stage_kind kind = stage_kind::parallel;
         std::mutex m;
-        std::uint64_t turn = 0;                 // in order: the oldest item that has not passed yet
-        std::unique_ptr<std::uint8_t[]> mark;   // in order, ring of N: item i+k has passed / is parked
-        bool busy = false;                      // out of order: an item is inside
-        std::unique_ptr<std::uint64_t[]> fifo;  // out of order: parked items, arrival order (ring of N)
+        std::uint64_t turn = 0;                  // in order: the oldest item that has not passed yet
+        std::unique_ptr<std::uint8_t[]> mark;    // in order, ring of N: item i+k has passed / is parked
+        bool busy = false;                       // out of order: an item is inside
+        std::unique_ptr<std::uint64_t[]> fifo;   // out of order: parked items, arrival order (ring of N)
         std::size_t head = 0, count = 0;
-        std::uint32_t parked = 0;               // items in the buffer
+        std::uint32_t parked = 0;   // items in the buffer
     };
     static constexpr std::uint64_t none = ~std::uint64_t{0};
 
@@ -89,7 +91,7 @@ private:
     bool wait_for_token() noexcept;
     void start_item(std::uint64_t i) noexcept;
     bool can_enter(filter& f, std::uint64_t i) const noexcept;
-    std::uint64_t advance(filter& f) noexcept;                      // in order, under f.m
+    std::uint64_t advance(filter& f) noexcept;                                                   // in order, under f.m
     std::uint64_t take_parked(filter& f, std::uint64_t f_index, std::uint64_t taken) noexcept;   // under f.m
     item_task* leave(std::uint64_t f_index, std::uint64_t i) noexcept;
     item_task* skip(std::uint64_t f_index, std::uint64_t i) noexcept;
@@ -120,4 +122,4 @@ private:
     exception_slot errors_;
 };
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail
