@@ -3,7 +3,23 @@
 #include "engine_cost.hpp"
 
 #include <cstdio>
+#include <sstream>
+#include <stdexcept>
 #include <string>
+#include <vector>
+
+namespace {
+// "gramps,danbi" -> {"gramps", "danbi"}; the graph section rejects names it does not know.
+std::vector<std::string> split_names(const std::string& text) {
+    std::vector<std::string> out;
+    std::stringstream ss(text);
+    for (std::string item; std::getline(ss, item, ',');) {
+        if (item.empty()) throw std::invalid_argument("empty name in '" + text + "'");
+        out.push_back(item);
+    }
+    return out;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
     bench::engine_cost_options o;
@@ -14,6 +30,10 @@ int main(int argc, char** argv) {
             {"--runs", "measured runs per point (default 5)", [&](const std::string& v) { o.runs = static_cast<unsigned>(bench::parse_positive(v)); }},
             {"--workers", "comma-separated worker counts (default 1,2)", [&](const std::string& v) { o.workers = bench::parse_list(v); }},
             {"--quick", "smaller inputs (a smoke check, not a measurement)", [&](const std::string&) { o.quick = true; }, false},
+            {"--policies", "graph section: comma-separated graph policies (default: graph-serial,gramps,task-stealing,danbi)",
+             [&](const std::string& v) { o.policies = split_names(v); }},
+            {"--packets", "graph section: comma-separated elements per packet (default 1,16,64)",
+             [&](const std::string& v) { o.packets = bench::parse_list(v); }},
             {"--only", "graph | pipeline: one section only", [&](const std::string& v) {
                  if (v != "graph" && v != "pipeline") throw std::invalid_argument("expected graph or pipeline, got '" + v + "'");
                  graph = v == "graph";
@@ -25,8 +45,13 @@ int main(int argc, char** argv) {
     bench::print_machine();
     std::printf("%u measured runs per point\n", o.runs);
     bench::print_conditions("at start", 2);
-    if (graph) bench::print_graph_costs(o);
-    if (pipeline) bench::print_pipeline_costs(o);
+    try {
+        if (graph) bench::print_graph_costs(o);
+        if (pipeline) bench::print_pipeline_costs(o);
+    } catch (const std::exception& e) {   // e.g. an unknown --policies name, refused by graph::run
+        std::fprintf(stderr, "bench_engine_cost: %s\n", e.what());
+        return 2;
+    }
     bench::print_conditions("at end", 2);
     return 0;
 }

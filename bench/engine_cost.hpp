@@ -5,6 +5,7 @@
 
 #include "bench_common.hpp"
 
+#include <string>
 #include <vector>
 
 namespace bench {
@@ -14,6 +15,9 @@ struct engine_cost_options {
     std::vector<unsigned> workers = {1, 2};  // P
     int settle_ms = 20;                      // pause between runs (idle workers go to sleep)
     bool quick = false;                      // smaller inputs, for a smoke check
+    // Graph section only: which policies and packet sizes (elements per packet) to run; empty: all.
+    std::vector<std::string> policies;
+    std::vector<unsigned> packets;
 };
 
 // The stage-graph engine: ns per graph instance / serial-stage resumption (engine_cost_graph.cpp).

@@ -16,6 +16,8 @@
 #include <pipescope/graph/program.hpp>
 #include <pipescope/scheduler.hpp>
 
+#include <sys/resource.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -68,8 +70,17 @@ g::program build(chain& c) {
     return p;
 }
 
+// CPU time of the whole process (every worker, spinning included), in seconds: at P = 2 a cost that
+// moved from one worker's wall time into the other's spinning shows here.
+double process_cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+    return s(u.ru_utime) + s(u.ru_stime);
+}
+
 struct point {
-    std::vector<double> ns_per_instance, ns_per_step;
+    std::vector<double> ns_per_instance, ns_per_step, cpu_ns_per_instance;
     bool wrong = false;
 };
 
@@ -77,8 +88,10 @@ struct point {
 
 void print_graph_costs(const engine_cost_options& o) {
     const std::uint64_t elements = o.quick ? 1u << 16 : 1u << 21;
-    const std::vector<std::size_t> packets = {1, 16, 64};
-    const std::vector<std::string> policies = {"graph-serial", "gramps", "task-stealing", "danbi"};
+    std::vector<std::size_t> packets = {1, 16, 64};
+    if (!o.packets.empty()) packets.assign(o.packets.begin(), o.packets.end());
+    const std::vector<std::string> policies =
+        o.policies.empty() ? std::vector<std::string>{"graph-serial", "gramps", "task-stealing", "danbi"} : o.policies;
 
     // The chain's arithmetic without the engine: the floor under every figure below.
     std::vector<double> plain;
@@ -95,7 +108,8 @@ void print_graph_costs(const engine_cost_options& o) {
                 "plain loop: %.2f ns per element\n",
                 static_cast<unsigned long long>(elements), summarize(plain).median);
     std::printf("ns per instance = run time / parallel instances (two per packet); ns per step also counts the serial "
-                "stages' resumptions\n\n");
+                "stages' resumptions;\nCPU ns per instance = the process's CPU time (every worker, spinning included) / "
+                "parallel instances\n\n");
 
     for (unsigned p : o.workers) {
         pipescope::scheduler sched({p});
@@ -108,24 +122,29 @@ void print_graph_costs(const engine_cost_options& o) {
                     g::run_options ro;
                     ro.policy = policies[j];
                     g::run_stats stats;
+                    const double cpu0 = process_cpu_seconds();
                     const double s = time_seconds([&] { stats = g::run(sched, prog, ro); });
+                    const double cpu = process_cpu_seconds() - cpu0;
                     point& pt = cells[k][j];
                     pt.wrong |= c.sum != expected_sum(elements);
                     pt.ns_per_instance.push_back(s * 1e9 / static_cast<double>(stats.instances));
+                    pt.cpu_ns_per_instance.push_back(cpu * 1e9 / static_cast<double>(stats.instances));
                     pt.ns_per_step.push_back(s * 1e9 / static_cast<double>(stats.instances + stats.resumptions));
                     settle(o.settle_ms);
                 }
             }
         }
-        table t({"P", "packet", "policy", "ns / instance (spread)", "ns / step (spread)", "result"}, 3);
+        table t({"P", "packet", "policy", "ns / instance (spread)", "ns / step (spread)", "CPU ns / instance", "result"}, 3);
         for (std::size_t k = 0; k < packets.size(); ++k) {
             if (k) t.separator();
             for (std::size_t j = 0; j < policies.size(); ++j) {
                 const point& pt = cells[k][j];
-                const summary a = summarize(pt.ns_per_instance), b = summarize(pt.ns_per_step);
+                const summary a = summarize(pt.ns_per_instance), b = summarize(pt.ns_per_step),
+                              c = summarize(pt.cpu_ns_per_instance);
                 t.add({std::to_string(p), std::to_string(packets[k]), policies[j],
                        fmt("%.0f", a.median) + fmt(" (%.0f%%)", 100 * a.rel_spread()),
-                       fmt("%.0f", b.median) + fmt(" (%.0f%%)", 100 * b.rel_spread()), pt.wrong ? "WRONG" : "ok"});
+                       fmt("%.0f", b.median) + fmt(" (%.0f%%)", 100 * b.rel_spread()),
+                       fmt("%.0f", c.median) + fmt(" (%.0f%%)", 100 * c.rel_spread()), pt.wrong ? "WRONG" : "ok"});
             }
         }
         t.print();
