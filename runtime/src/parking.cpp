@@ -6,6 +6,7 @@
 // Either the producer sees the sleeper, or the sleeper sees the work.
 #include "scheduler_impl.hpp"
 #include "trace_hooks.hpp"
+#include "virtual/virtual_executor.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -83,12 +84,23 @@ bool scheduler_impl::work_visible() const {
 
 void worker::unpark(std::uint64_t wake_id) noexcept {
     woken_by_.store(wake_id, std::memory_order_relaxed);   // published by the token's release store
+    if (virtual_executor* vx = sched_.virtual_time()) {
+        // A virtual worker wakes at the waker's time plus the wake-up latency; from outside, now.
+        worker* waker = tls_worker;
+        const bool inside = waker && &waker->sched() == &sched_;
+        vx->unpark(index_, inside ? std::optional<unsigned>(waker->index()) : std::nullopt, sched_.options().costs.wake_ns);
+        return;
+    }
     wake_token_.store(1, std::memory_order_release);
     futex_wake_one(wake_token_);
 }
 
 std::uint64_t worker::park(std::chrono::microseconds timeout) {
     live_counters::bump(counters.parks);
+    if (virtual_executor* vx = sched_.virtual_time()) {
+        const auto timeout_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(timeout).count());
+        return vx->park(index_, timeout_ns) ? woken_by_.exchange(0, std::memory_order_relaxed) : 0;
+    }
     if (wake_token_.exchange(0, std::memory_order_acq_rel) != 1) {
         futex_wait(wake_token_, 0, timeout);
         // A timeout or a spurious return leaves the token at 0: nobody woke us.

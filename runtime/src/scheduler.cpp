@@ -2,6 +2,7 @@
 
 #include "frame_cache.hpp"
 #include "trace_hooks.hpp"
+#include "virtual/virtual_executor.hpp"
 
 #include <pipescope/scheduler.hpp>
 
@@ -81,16 +82,22 @@ void worker::run_until(const std::function<bool()>& done, bool helping) {
     // The buffer an idle_begin went to: an idle_end is recorded only into the same buffer, so a
     // recorder attached while this worker idles never sees an end without its begin.
     trace::event_buffer* idle_traced = nullptr;
+    const bool virtual_time = sched_.virtual_time() != nullptr;
     while (!done()) {
         // A safe point: no record of this worker is in progress (attach_recorder waits for it).
         trace_epoch_seen_.store(sched_.trace_epoch(), std::memory_order_release);
-        if (job* j = find_work()) {
+        const worker_counters before = virtual_time ? counters.snapshot() : worker_counters{};
+        job* j = find_work();
+        if (virtual_time) virtual_search_cost(before);
+        if (j) {
             if (idle_rounds > 0 && idle_traced && idle_traced == trace_buffer())
                 // failed steal attempts are summed up, not recorded one by one
                 trace_event(*this, trace::event_kind::idle_end,
                             counters.steal_attempts.load(std::memory_order_relaxed) - attempts_at_idle);
             live_counters::bump(counters.jobs_run);
+            if (virtual_time) virtual_job_begin();
             j->run();
+            if (virtual_time) virtual_yield();
             idle_rounds = 0;
             continue;
         }
@@ -100,9 +107,13 @@ void worker::run_until(const std::function<bool()>& done, bool helping) {
             trace_event(*this, trace::event_kind::idle_begin);
         }
         if (idle_rounds < spin_rounds) {
-            for (int i = 0; i < 32; ++i) cpu_relax();
+            if (!virtual_time)   // a virtual worker's spin is the steal attempts' virtual cost
+                for (int i = 0; i < 32; ++i) cpu_relax();
         } else if (idle_rounds < spin_rounds + yield_rounds) {
-            std::this_thread::yield();
+            if (virtual_time)
+                virtual_yield(sched_.options().costs.yield_ns);
+            else
+                std::this_thread::yield();
         } else if (sched_.enter_sleep(*this)) {
             const bool poll = helping || sched_.has_registered_sources();
             trace::event_buffer* parked_traced = trace_buffer();
@@ -115,8 +126,11 @@ void worker::run_until(const std::function<bool()>& done, bool helping) {
     }
 }
 
-scheduler_impl::scheduler_impl(unsigned n) {
+scheduler_impl::scheduler_impl(const scheduler_options& options) : options_(options) {
+    unsigned n = options.workers;
+    if (options.virtual_time && n == 0) throw std::invalid_argument("scheduler: virtual workers need a worker count");
     if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
+    if (options.virtual_time) virtual_ = std::make_unique<virtual_executor>(n);
     workers_.reserve(n);
     for (unsigned i = 0; i < n; ++i) workers_.push_back(std::make_unique<worker>(*this, i));
     threads_.reserve(n);
@@ -124,13 +138,16 @@ scheduler_impl::scheduler_impl(unsigned n) {
         threads_.emplace_back([this, i] {
             worker& w = *workers_[i];
             tls_worker = &w;
+            if (virtual_) virtual_->enter(i);
             w.run_until([this] { return stopping(); }, false);
+            if (virtual_) virtual_->leave(i);
             tls_worker = nullptr;
         });
     }
 }
 
 scheduler_impl::~scheduler_impl() {
+    if (virtual_) virtual_->wait_quiescent();   // no program runs now: stopping is not part of one
     stop_.store(true, std::memory_order_release);
     for (auto& w : workers_) w->unpark();
     for (auto& t : threads_) t.join();
@@ -181,6 +198,7 @@ worker* scheduler_impl::current() const noexcept {
 }
 
 void scheduler_impl::inject(job* j) {
+    if (virtual_) virtual_outside_submit();
     {
         std::lock_guard lock(inject_mutex_);
         injected_.push_back(j);
@@ -236,10 +254,12 @@ job* scheduler_impl::find_registered_work() noexcept {
     return nullptr;
 }
 
-void trace_task_begin(const void* task) noexcept {
+void task_started(const void* task) noexcept {
     trace_event(trace::event_kind::task_begin, reinterpret_cast<std::uintptr_t>(task));
 }
-void trace_task_end(const void* task) noexcept {
+void task_finished(const void* task) noexcept {
+    // On virtual time the task ends here, before its group learns of it: a yield point.
+    if (worker* w = tls_worker; w && w->sched().virtual_time()) w->virtual_yield();
     trace_event(trace::event_kind::task_end, reinterpret_cast<std::uintptr_t>(task));
 }
 
@@ -258,8 +278,10 @@ void completion_latch::arrive() noexcept {
     worker* waiter;
     {
         std::lock_guard lock(mutex_);
-        signaled_.store(true, std::memory_order_release);
         waiter = helping_worker_;
+        // A program waited for from outside ends here: a virtual scheduler notes the time.
+        if (worker* me = tls_worker; !waiter && me && me->sched().virtual_time()) me->sched().virtual_outside_finished(*me);
+        signaled_.store(true, std::memory_order_release);
         cv_.notify_all();
     }
     // Workers live as long as their scheduler, so unparking after the latch may be gone is safe.
@@ -274,6 +296,8 @@ void completion_latch::wait(scheduler& s) noexcept {
                 helping_worker_ = w;
             }
             w->run_until([this] { return signaled_.load(std::memory_order_acquire); }, true);
+        } else if (s.impl().virtual_time()) {
+            s.impl().virtual_outside_wait();   // let virtual time run: everything it submitted is in
         }
         std::unique_lock lock(mutex_);   // also waits for the signaling arrive() to leave
         cv_.wait(lock, [this] { return signaled_.load(std::memory_order_relaxed); });
@@ -287,7 +311,7 @@ void completion_latch::wait(scheduler& s) noexcept {
 
 namespace pipescope {
 
-scheduler::scheduler(scheduler_options options) : impl_(std::make_unique<detail::scheduler_impl>(options.workers)) {
+scheduler::scheduler(scheduler_options options) : impl_(std::make_unique<detail::scheduler_impl>(options)) {
     impl_->set_owner(*this);
 }
 // PIPESCOPE_TRACE's session detaches its recorder, so it ends while the workers still run.
@@ -304,6 +328,14 @@ void scheduler::reset_counters() noexcept {
 }
 
 void scheduler::attach_recorder(trace::recorder* r) { impl_->attach_recorder(r); }
+
+scheduler::virtual_span scheduler::last_virtual_span() const noexcept {
+    return {impl_->virtual_begin_ns(), impl_->virtual_end_ns()};
+}
+
+void virtual_work(std::uint64_t ns) noexcept {
+    if (detail::worker* w = detail::tls_worker; w && w->sched().virtual_time()) w->virtual_declare(ns);
+}
 
 int this_worker_index() noexcept {
     return detail::tls_worker ? static_cast<int>(detail::tls_worker->index()) : detail::tls_thread_index;

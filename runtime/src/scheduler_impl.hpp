@@ -41,6 +41,7 @@ protected:
 };
 
 class frame_cache;
+class virtual_executor;
 
 // Per-worker counters: written only by their worker (plain load + store, no locked instruction),
 // read by anyone.
@@ -90,9 +91,18 @@ public:
     chase_lev_deque<job*> deque_;
     live_counters counters;
 
+    // Virtual time (virtual/virtual_worker.cpp): a yield point charges what the running job cost
+    // since the last one, plus `extra_ns`, and lets the workers whose clocks are behind run first.
+    void virtual_yield(std::uint64_t extra_ns = 0);
+    void virtual_declare(std::uint64_t ns) noexcept { virtual_declared_ns_ += ns; }
+
 private:
     job* find_work();
     job* steal_somewhere();
+    void virtual_job_begin() noexcept;
+    void virtual_search_cost(const worker_counters& before);   // what the last find_work cost
+    std::uint64_t virtual_mark_ns_ = 0;       // thread CPU time at the last yield point
+    std::uint64_t virtual_declared_ns_ = 0;   // virtual_work() since the last yield point
     std::uint64_t park(std::chrono::microseconds timeout);   // returns the wake id that ended it
     std::uint64_t next_random() noexcept;
 
@@ -111,7 +121,7 @@ private:
 
 class scheduler_impl {
 public:
-    explicit scheduler_impl(unsigned workers);
+    explicit scheduler_impl(const scheduler_options& options);
     ~scheduler_impl();
 
     unsigned size() const noexcept { return static_cast<unsigned>(workers_.size()); }
@@ -136,6 +146,17 @@ public:
     bool has_registered_sources() const noexcept { return registered_.load(std::memory_order_acquire) > 0; }
 
     bool stopping() const noexcept { return stop_.load(std::memory_order_acquire); }
+
+    // Virtual time (scheduler_options::virtual_time; virtual/virtual_worker.cpp), else nullptr.
+    virtual_executor* virtual_time() const noexcept { return virtual_.get(); }
+    const scheduler_options& options() const noexcept { return options_; }
+    // An outside thread submitting work holds virtual time still until it waits (virtual_executor::hold).
+    void virtual_outside_submit();
+    void virtual_outside_wait();
+    // A program started from outside finished on worker `w` (its completion latch): its virtual span.
+    void virtual_outside_finished(worker& w) noexcept;
+    std::uint64_t virtual_begin_ns() const noexcept { return virtual_begin_ns_; }
+    std::uint64_t virtual_end_ns() const noexcept { return virtual_end_ns_.load(std::memory_order_acquire); }
 
     void attach_recorder(trace::recorder* r);
     bool tracing() const noexcept { return recorder_.load(std::memory_order_acquire) != nullptr; }
@@ -176,6 +197,12 @@ private:
         std::atomic<int> readers{0};
     };
 
+    scheduler_options options_;
+    std::unique_ptr<virtual_executor> virtual_;   // before the workers: they use it until they stop
+    std::mutex virtual_hold_mutex_;
+    std::thread::id virtual_holder_;                // the outside thread holding virtual time, if any
+    std::uint64_t virtual_begin_ns_ = 0;            // under virtual_hold_mutex_
+    std::atomic<std::uint64_t> virtual_end_ns_{0};
     std::vector<std::unique_ptr<worker>> workers_;
     std::vector<std::thread> threads_;
     std::atomic<bool> stop_{false};

@@ -17,8 +17,25 @@ namespace trace {
 class recorder;
 }
 
+// What a scheduler's own steps cost a virtual worker (docs/virtual.md). Stage bodies and the rest
+// of a job cost their measured CPU time; these are the steps a real machine spends between jobs.
+struct virtual_costs {
+    std::uint64_t failed_steal_ns = 60;   // looking at a victim's deque and finding it empty
+    std::uint64_t steal_ns = 250;         // taking a job from another worker's deque
+    std::uint64_t yield_ns = 500;         // an idle worker yielding its core
+    std::uint64_t wake_ns = 5000;         // from an unpark until the parked worker runs
+};
+
 struct scheduler_options {
     unsigned workers = 0;  // 0: one worker per hardware thread
+    // Virtual workers (issue 19): the workers are still threads running the real scheduler and
+    // policy code, but one at a time, in virtual time (runtime/src/virtual/virtual_executor.hpp),
+    // so any number of them can be simulated on any machine. `workers` must then be given.
+    bool virtual_time = false;
+    // Virtual time only: false makes jobs cost nothing but what they declare with
+    // virtual_work() (deterministic, for tests and cost tables); true adds their measured CPU time.
+    bool measure_jobs = true;
+    virtual_costs costs = {};
 };
 
 // Counters the core keeps per worker (relaxed, read after a program finishes).
@@ -44,6 +61,14 @@ public:
     // Attach and detach while no program runs.
     void attach_recorder(trace::recorder* r);
 
+    // Virtual time only: when the last program waited for from outside the pool (a pipe_while,
+    // graph::run or task group sync called from a thread that is not a worker) began and ended, in
+    // virtual ns since the scheduler started. Zeros otherwise.
+    struct virtual_span {
+        std::uint64_t begin_ns = 0, end_ns = 0;
+    };
+    virtual_span last_virtual_span() const noexcept;
+
     detail::scheduler_impl& impl() noexcept { return *impl_; }
 
 private:
@@ -54,5 +79,9 @@ private:
 // runs besides the workers (bind-to-stage's stage threads) get indices from P up, distinct while
 // they run, so observers can tell them apart.
 int this_worker_index() noexcept;
+
+// On a virtual worker, the calling job spends `ns` of virtual time besides its measured CPU time
+// (e.g. I/O the program does not really do); elsewhere nothing happens.
+void virtual_work(std::uint64_t ns) noexcept;
 
 }  // namespace pipescope

@@ -45,13 +45,13 @@ private:
         task(task_group& g, const F& f) : group_(&g), fn_(f) {}
         void run() noexcept override {
             task_group* g = group_;
-            detail::trace_task_begin(this);
+            detail::task_started(this);
             try {
                 fn_();
             } catch (...) {
                 g->errors_.capture(std::current_exception());
             }
-            detail::trace_task_end(this);
+            detail::task_finished(this);
             delete this;   // before arrive(): the group may be gone right after it
             g->latch_.arrive();
         }

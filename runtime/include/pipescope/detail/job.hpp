@@ -29,9 +29,10 @@ protected:
 // the scheduler's injection queue. Wakes a parked worker if one sleeps.
 void submit(scheduler& s, job* j);
 
-// Tracer hooks for fork-join tasks (task_begin/task_end of the calling worker, if it records).
-void trace_task_begin(const void* task) noexcept;
-void trace_task_end(const void* task) noexcept;
+// A fork-join task's body begins and ends: the tracer records task_begin/task_end (if the calling
+// worker records), and a virtual worker ends the task's step in virtual time before it is published.
+void task_started(const void* task) noexcept;
+void task_finished(const void* task) noexcept;
 
 // Counts outstanding work and lets one party wait until all of it is done. A worker of the
 // scheduler waits by running other work ("helping"); any other thread blocks on a condition variable.

@@ -1,0 +1,63 @@
+// What a worker and its scheduler do differently on virtual time (scheduler_options::virtual_time,
+// virtual_executor.hpp): where the workers give up the token, and what each step costs.
+//
+// Yield points: after every job, after a search for work that cost something, an idle worker's
+// yield, and the hooks that end a node before its effects are published (task_finished). A job
+// costs the thread CPU time it used since the previous yield point (measure_jobs) plus what it
+// declared with virtual_work(); a search costs the steal attempts it made, at the calibrated costs.
+#include "../scheduler_impl.hpp"
+#include "virtual_executor.hpp"
+
+#include <ctime>
+
+namespace pipescope::detail {
+
+namespace {
+std::uint64_t thread_cpu_ns() noexcept {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+}  // namespace
+
+void worker::virtual_job_begin() noexcept {
+    virtual_mark_ns_ = sched_.options().measure_jobs ? thread_cpu_ns() : 0;
+    virtual_declared_ns_ = 0;
+}
+
+void worker::virtual_yield(std::uint64_t extra_ns) {
+    std::uint64_t cost = extra_ns + virtual_declared_ns_;
+    const bool measure = sched_.options().measure_jobs;
+    if (measure) cost += thread_cpu_ns() - virtual_mark_ns_;
+    virtual_declared_ns_ = 0;
+    sched_.virtual_time()->advance(index_, cost);
+    if (measure) virtual_mark_ns_ = thread_cpu_ns();   // waiting for the token is not the job's time
+}
+
+void worker::virtual_search_cost(const worker_counters& before) {
+    const virtual_costs& c = sched_.options().costs;
+    const std::uint64_t steals = counters.steals.load(std::memory_order_relaxed) - before.steals;
+    const std::uint64_t failed = counters.steal_attempts.load(std::memory_order_relaxed) - before.steal_attempts - steals;
+    const std::uint64_t cost = steals * c.steal_ns + failed * c.failed_steal_ns;
+    if (cost > 0) sched_.virtual_time()->advance(index_, cost);
+}
+
+void scheduler_impl::virtual_outside_submit() {
+    std::lock_guard lock(virtual_hold_mutex_);
+    if (virtual_holder_ == std::this_thread::get_id()) return;   // already holding: same instant
+    virtual_begin_ns_ = virtual_->hold();
+    virtual_holder_ = std::this_thread::get_id();
+}
+
+void scheduler_impl::virtual_outside_wait() {
+    std::lock_guard lock(virtual_hold_mutex_);
+    if (virtual_holder_ != std::this_thread::get_id()) return;
+    virtual_holder_ = {};
+    virtual_->release();
+}
+
+void scheduler_impl::virtual_outside_finished(worker& w) noexcept {
+    virtual_end_ns_.store(virtual_->clock(w.index()), std::memory_order_release);
+}
+
+}  // namespace pipescope::detail
