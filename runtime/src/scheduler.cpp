@@ -257,9 +257,12 @@ job* scheduler_impl::find_registered_work() noexcept {
 void task_started(const void* task) noexcept {
     trace_event(trace::event_kind::task_begin, reinterpret_cast<std::uintptr_t>(task));
 }
-void task_finished(const void* task) noexcept {
-    // On virtual time the task ends here, before its group learns of it: a yield point.
+void virtual_yield_point() noexcept {
     if (worker* w = tls_worker; w && w->sched().virtual_time()) w->virtual_yield();
+}
+
+void task_finished(const void* task) noexcept {
+    virtual_yield_point();   // before the task's group learns of it
     trace_event(trace::event_kind::task_end, reinterpret_cast<std::uintptr_t>(task));
 }
 

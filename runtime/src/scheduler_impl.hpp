@@ -237,6 +237,10 @@ private:
     std::unique_ptr<pipescope::trace_session> environment_session_;
 };
 
+// On a virtual worker, a node or task ends here, before its effects are published: the worker's
+// clock advances by what the job cost so far and the workers behind it run first. Elsewhere nothing.
+void virtual_yield_point() noexcept;
+
 // The futex-based primitives behind parking.
 void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::chrono::microseconds timeout) noexcept;
 void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept;

@@ -61,6 +61,7 @@ namespace detail {
 // A stage boundary that does not suspend ends one node and begins the next at the same instant:
 // the end's clock read is kept in the iteration and reused for the begin (suspend() drops it).
 void pipeline_engine::notify_node_end(iteration& handle, std::uint64_t next_stage) noexcept {
+    virtual_yield_point();   // on virtual time the node ends here, before the boundary publishes it
     engine_iteration& it = engine_side(handle);
     if (auto* o = it.observer()) o->on_node_end(it.index(), it.current_stage(), next_stage, this_worker_index());
     const std::uint64_t began = it.boundary_ticks();
@@ -173,6 +174,9 @@ pipeline_stats pipe_while(scheduler& s, const pipe_condition& condition, const p
     if (!condition) throw std::invalid_argument("pipe_while: the loop condition is empty");
     if (!body) throw std::invalid_argument("pipe_while: the iteration body is empty");
     const detail::policy_entry& p = policies.find(options.policy);
+    // Its stage threads block on condition variables, outside the token (virtual_executor.hpp).
+    if (s.impl().virtual_time() && options.policy == "bind-to-stage")
+        throw std::invalid_argument("pipe_while: bind-to-stage does not run on virtual workers yet");
     // A recording session makes the loop a run of its trace (trace_session.hpp).
     detail::loop_scope loop(s.impl(), {.pipeline = &options});
     return loop.run([&] { return p.run(s, condition, body, options); });

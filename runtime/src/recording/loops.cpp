@@ -46,6 +46,9 @@ void scheduler_impl::check_environment() {
 
 bool scheduler_impl::enter_loop(const loop_start& loop) {
     if (current()) return false;   // nested in a stage: part of the run that is open
+    // Virtual time stands still from here until the loop waits: a pipeline registers itself with
+    // the idle workers before it submits its first job, and that must happen at one virtual instant.
+    if (virtual_) virtual_outside_submit();
     check_environment();
     std::lock_guard lock(loops_mutex_);
     if (++loops_from_outside_ == 1 && listener_) {
@@ -67,6 +70,7 @@ bool scheduler_impl::enter_loop(const loop_start& loop) {
 
 void scheduler_impl::leave_loop(bool from_outside, const loop_finish& end) noexcept {
     if (!from_outside) return;
+    if (virtual_) virtual_outside_wait();   // a loop that threw before it waited still lets time run
     std::lock_guard lock(loops_mutex_);
     if (--loops_from_outside_ == 0 && listener_) {
         listener_->loop_finished(end);

@@ -1,0 +1,102 @@
+// pipe_while on virtual workers (issue 19): the real policies on 1 to 64 virtual workers give the
+// serial result, keep their invariants, and take the virtual time their costs add up to.
+#include "support/invariant_observer.hpp"
+#include "support/random_pipeline.hpp"
+#include "support/test_scale.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+using namespace pipescope;
+using namespace pipescope::testing;
+
+namespace {
+
+scheduler_options virtual_pool(unsigned p) { return {.workers = p, .virtual_time = true, .measure_jobs = false}; }
+
+// 256 iterations: serial stage 0 (10 µs), parallel stage 1 (1 ms), serial stage 2 (10 µs), costs
+// declared in virtual time. Returns the virtual makespan; checks the in-order sum.
+std::uint64_t three_stage_loop(scheduler& s, const std::string& policy) {
+    constexpr std::uint64_t n = 256;
+    std::uint64_t next = 0, sum = 0, order_violations = 0, last = 0;
+    std::vector<std::uint64_t> squares(n);
+    pipe_while(
+        s, [&] { return next < n; },
+        [&](iteration& it) -> pipe_task {
+            const std::uint64_t i = next++;
+            virtual_work(10000);
+            co_await it.stage(1);
+            squares[i] = i * i;
+            virtual_work(1000000);
+            co_await it.stage_wait(2);
+            if (i > 0 && last != i - 1) ++order_violations;
+            last = i;
+            sum += squares[i];
+            virtual_work(10000);
+        },
+        {.policy = policy,
+         .declared_stages = {stage_kind::serial_in_order, stage_kind::parallel, stage_kind::serial_in_order}});
+    std::uint64_t want = 0;
+    for (std::uint64_t i = 0; i < n; ++i) want += i * i;
+    CHECK(sum == want);
+    CHECK(order_violations == 0);
+    const auto span = s.last_virtual_span();
+    return span.end_ns - span.begin_ns;
+}
+
+}  // namespace
+
+TEST_CASE("virtual workers: a pipeline with a 1 ms parallel stage speeds up 16x on 16 virtual workers",
+          "[virtual][pipeline]") {
+    for (const char* policy : {"piper", "piper-earliest", "tbb"}) {
+        INFO(policy);
+        scheduler one(virtual_pool(1));
+        const std::uint64_t t1 = three_stage_loop(one, policy);
+        // One worker: every node one after the other, plus the scheduler's own steps.
+        CHECK(t1 >= 256 * 1020000);
+        CHECK(t1 < 256 * 1020000 + 5000000);
+        scheduler sixteen(virtual_pool(16));
+        const std::uint64_t t16 = three_stage_loop(sixteen, policy);
+        INFO("T1 " << t1 << " ns, T16 " << t16 << " ns");
+        // The parallel stage bounds it: 256 ms of work on 16 workers, a few serial nodes to fill up.
+        CHECK(t16 >= 16000000);
+        CHECK(t16 < 16000000 * 115 / 100);
+        scheduler again(virtual_pool(16));
+        CHECK(three_stage_loop(again, policy) == t16);   // the same costs, the same schedule
+    }
+}
+
+TEST_CASE("virtual workers: random programs give the serial result on 1, 3, 16 and 64 virtual workers",
+          "[virtual][pipeline][random]") {
+    const int cases = scaled(40, 8);
+    for (unsigned p : {1u, 3u, 16u, 64u}) {
+        scheduler s({.workers = p, .virtual_time = true});   // measured CPU time: the costs vary, not the results
+        scheduler reference({1});
+        for (int c = 0; c < cases; ++c) {
+            const std::uint64_t seed = static_cast<std::uint64_t>(c) * 7 + p;
+            const random_program program = random_program::make(seed);
+            for (const char* policy : {"piper", "piper-earliest", "tbb"}) {
+                INFO(program.describe() << " · P=" << p << " · " << policy);
+                const program_state expected = run_program(reference, program, {.policy = "serial"});
+                pipeline_options o{.policy = policy};
+                const unsigned k = 4 * p;
+                invariant_observer observer(program.iterations, k);
+                if (std::string(policy) == "tbb")   // every stage declared serial in order: always valid
+                    o.declared_stages.assign(program.max_stage + 1, stage_kind::serial_in_order);
+                else
+                    o.observer = &observer;
+                pipeline_stats stats;
+                const program_state got = run_program(s, program, o, &stats);
+                INFO(observer.first_violation());
+                REQUIRE(observer.violations() == 0);
+                REQUIRE(got.stage0_chain == expected.stage0_chain);
+                REQUIRE(got.chain == expected.chain);
+                REQUIRE(got.results == expected.results);
+                REQUIRE(stats.peak_live <= k);
+            }
+        }
+    }
+}
