@@ -36,7 +36,7 @@ struct command_usage {
     const char* usage;
 };
 constexpr command_usage usages[] = {
-    {"run", "pipescope run <workload> [--policy NAME] [--workers N] [--size tiny|small|large] [--seed N]\n"
+    {"run", "pipescope run <workload> [--policy NAME] [--workers N [--virtual]] [--size tiny|small|large] [--seed N]\n"
             "                     [--param key=value]... [-o trace.pftrace [--no-trace] [--trace-buffer MiB]\n"
             "                     [--trace-plain] [--trace-detail nodes|folded|auto] [--counter-quantum NS]]"},
     {"validate", "pipescope validate <trace.pftrace>"},
@@ -108,6 +108,7 @@ run_args parse_run(const std::vector<std::string>& args) {
         else if (a == "--param") params.push_back(value());
         else if (a == "-o" || a == "--output") r.trace_path = value();
         else if (a == "--no-trace") r.trace = false;
+        else if (a == "--virtual") r.virtual_time = true;
         else if (a == "--trace-buffer") r.trace_buffer_mib = parse_mib(value());
         else if (a == "--trace-plain") r.trace_compress = false;
         else if (a == "--trace-detail") {
@@ -133,6 +134,9 @@ run_args parse_run(const std::vector<std::string>& args) {
     if (r.workload.empty()) throw usage_error("run: which workload? (see `pipescope list`)");
     r.request.params = ws::param_set::parse(params);
     r.params = params;
+    if (r.virtual_time && r.workers == 0) throw usage_error("--virtual: give the number of virtual workers with --workers N");
+    if (r.virtual_time && !r.trace_path.empty() && r.trace)
+        throw usage_error("--virtual: virtual runs are not recorded yet (use --no-trace or leave out -o)");
     return r;
 }
 

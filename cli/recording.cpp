@@ -159,7 +159,7 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
         throw usage_error(args.workload + " cannot run under policy '" + args.request.policy + "': " + why);
     const ws::workload* w = ws::find_workload(args.workload);
 
-    pipescope::scheduler sched({args.workers});
+    pipescope::scheduler sched({.workers = args.workers, .virtual_time = args.virtual_time});
     ws::run_request request = args.request;
     // Opened when the measured run starts, so a run refused before it (a bad parameter) leaves no file.
     std::optional<pipescope::trace_session> session;
@@ -190,6 +190,11 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
     }
     r.workload = w->name();
     r.policy = request.policy;
+    r.virtual_time = args.virtual_time;
+    if (args.virtual_time) {
+        const auto span = sched.last_virtual_span();
+        r.virtual_makespan_ns = span.end_ns - span.begin_ns;
+    }
     r.workers = sched.workers();
     for (unsigned i = 0; i < sched.workers(); ++i) {
         const auto c = sched.counters(i);
@@ -227,9 +232,12 @@ void print_run(const recorded_run& r, ws::input_size size) {
                     (unsigned long long)st.iterations, (unsigned long long)st.peak_live, st.throttle,
                     (unsigned long long)st.suspensions, (unsigned long long)st.throttle_waits,
                     (unsigned long long)st.tail_swaps);
-    std::printf("  workers   %llu jobs, %llu steals of %llu attempts, %llu parks\n", (unsigned long long)r.total.jobs_run,
-                (unsigned long long)r.total.steals, (unsigned long long)r.total.steal_attempts,
-                (unsigned long long)r.total.parks);
+    if (r.virtual_time)
+        std::printf("  virtual   %.4f s on %u virtual workers (the measured loop in virtual time; the time above is real)\n",
+                    static_cast<double>(r.virtual_makespan_ns) * 1e-9, r.workers);
+    std::printf("  workers   %llu jobs, %llu steals of %llu attempts, %llu parks\n",
+                (unsigned long long)r.total.jobs_run, (unsigned long long)r.total.steals,
+                (unsigned long long)r.total.steal_attempts, (unsigned long long)r.total.parks);
     std::fputs(r.trace_line.c_str(), stdout);
 }
 
