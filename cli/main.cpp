@@ -135,8 +135,7 @@ run_args parse_run(const std::vector<std::string>& args) {
     r.request.params = ws::param_set::parse(params);
     r.params = params;
     if (r.virtual_time && r.workers == 0) throw usage_error("--virtual: give the number of virtual workers with --workers N");
-    if (r.virtual_time && !r.trace_path.empty() && r.trace)
-        throw usage_error("--virtual: virtual runs are not recorded yet (use --no-trace or leave out -o)");
+
     return r;
 }
 

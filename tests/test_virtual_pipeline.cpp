@@ -3,6 +3,13 @@
 #include "support/invariant_observer.hpp"
 #include "support/random_pipeline.hpp"
 #include "support/test_scale.hpp"
+#include "support/test_traces.hpp"
+
+#include <pipescope/trace/trace_model.hpp>
+#include <pipescope/trace_session.hpp>
+
+#include <filesystem>
+#include <tuple>
 
 #include <catch2/catch.hpp>
 
@@ -98,5 +105,52 @@ TEST_CASE("virtual workers: random programs give the serial result on 1, 3, 16 a
                 REQUIRE(stats.peak_live <= k);
             }
         }
+    }
+}
+
+namespace {
+
+// Every worker's slices of the only run of `path`: (name, begin, end), in track order.
+std::vector<std::tuple<std::string, std::uint64_t, std::uint64_t>> worker_slices(const std::filesystem::path& path) {
+    const trace::trace_model m = trace::load_trace_file(path);
+    CHECK(m.problems.empty());
+    REQUIRE(m.runs.size() == 1);
+    std::vector<std::tuple<std::string, std::uint64_t, std::uint64_t>> out;
+    for (std::uint32_t t : m.runs[0].workers)
+        if (t != trace::no_index)
+            for (const trace::slice& s : m.tracks[t].slices) out.emplace_back(m.str(s.name), s.begin, s.end);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("virtual workers: a recorded virtual run is in virtual time, marked, and the same every time",
+          "[virtual][pipeline][trace-file]") {
+    std::vector<std::tuple<std::string, std::uint64_t, std::uint64_t>> first;
+    for (int round = 0; round < 2; ++round) {
+        const auto path = testing::checked_trace_path("virtual-16-" + std::to_string(round) + ".pftrace");
+        std::filesystem::remove(path);
+        std::uint64_t makespan = 0;
+        {
+            scheduler s(virtual_pool(16));
+            trace_session rec(s, path, {.name = "virtual", .detail = trace::trace_detail::nodes});
+            makespan = three_stage_loop(s, "piper");
+        }
+        const auto slices = worker_slices(path);
+        std::uint64_t nodes = 0, last_end = 0, first_begin = UINT64_MAX;
+        for (const auto& [name, b, e] : slices)
+            if (name.rfind("stage ", 0) == 0) {
+                ++nodes;
+                first_begin = std::min(first_begin, b);
+                last_end = std::max(last_end, e);
+            }
+        CHECK(nodes == 3 * 256);
+        // The nodes span the loop's virtual makespan (less the control's last steps).
+        CHECK(last_end - first_begin <= makespan);
+        CHECK(last_end - first_begin > makespan * 9 / 10);
+        const trace::trace_model m = trace::load_trace_file(path);
+        CHECK(m.runs[0].metadata_json.find("\"virtual\"") != std::string::npos);
+        if (round == 0) first = slices;
+        else CHECK(slices == first);   // the same costs: the same schedule, to the nanosecond
     }
 }

@@ -138,7 +138,10 @@ scheduler_impl::scheduler_impl(const scheduler_options& options) : options_(opti
         threads_.emplace_back([this, i] {
             worker& w = *workers_[i];
             tls_worker = &w;
-            if (virtual_) virtual_->enter(i);
+            if (virtual_) {
+                trace::tls_virtual_ticks = virtual_->clock_address(i);   // its events in virtual time
+                virtual_->enter(i);
+            }
             w.run_until([this] { return stopping(); }, false);
             if (virtual_) virtual_->leave(i);
             tls_worker = nullptr;
@@ -147,7 +150,10 @@ scheduler_impl::scheduler_impl(const scheduler_options& options) : options_(opti
 }
 
 scheduler_impl::~scheduler_impl() {
-    if (virtual_) virtual_->wait_quiescent();   // no program runs now: stopping is not part of one
+    if (virtual_) {   // no program runs now: stopping is not part of one
+        virtual_outside_wait();   // held since the last program waited for from here ended
+        virtual_->wait_quiescent();
+    }
     stop_.store(true, std::memory_order_release);
     for (auto& w : workers_) w->unpark();
     for (auto& t : threads_) t.join();
@@ -161,6 +167,12 @@ void scheduler_impl::attach_recorder(trace::recorder* r) {
     {
         std::lock_guard lock(thread_buffers_mutex_);
         free_thread_buffers_.clear();
+    }
+    if (virtual_) {   // with virtual time held, no worker is inside a record
+        virtual_held([&] {
+            for (unsigned i = 0; i < size(); ++i) workers_[i]->set_trace_buffer(r ? &r->buffer(i) : nullptr);
+        });
+        return;
     }
     for (unsigned i = 0; i < size(); ++i) workers_[i]->set_trace_buffer(r ? &r->buffer(i) : nullptr);
     // Idle workers record too (idle, park). Before the caller may read or free the old buffers,
@@ -283,7 +295,8 @@ void completion_latch::arrive() noexcept {
         std::lock_guard lock(mutex_);
         waiter = helping_worker_;
         // A program waited for from outside ends here: a virtual scheduler notes the time.
-        if (worker* me = tls_worker; !waiter && me && me->sched().virtual_time()) me->sched().virtual_outside_finished(*me);
+        if (worker* me = tls_worker; !waiter && me && me->sched().virtual_time())
+            me->sched().virtual_outside_finished(*me, outside_waiter_);
         signaled_.store(true, std::memory_order_release);
         cv_.notify_all();
     }
@@ -300,6 +313,10 @@ void completion_latch::wait(scheduler& s) noexcept {
             }
             w->run_until([this] { return signaled_.load(std::memory_order_acquire); }, true);
         } else if (s.impl().virtual_time()) {
+            {
+                std::lock_guard lock(mutex_);
+                outside_waiter_ = std::this_thread::get_id();   // it holds virtual time again at the end
+            }
             s.impl().virtual_outside_wait();   // let virtual time run: everything it submitted is in
         }
         std::unique_lock lock(mutex_);   // also waits for the signaling arrive() to leave

@@ -151,11 +151,29 @@ public:
     virtual_executor* virtual_time() const noexcept { return virtual_.get(); }
     const scheduler_options& options() const noexcept { return options_; }
     // An outside thread submitting work holds virtual time still until it waits (virtual_executor::hold).
-    void virtual_outside_submit();
+    void virtual_outside_submit(bool starts_program = true);
     void virtual_outside_wait();
     // A program started from outside finished on worker `w` (its completion latch): its virtual span.
-    void virtual_outside_finished(worker& w) noexcept;
+    // Virtual time then stands still for `waiter` (which holds it until it waits again or leaves its
+    // loop), so what the outside thread does next happens at the program's end, whatever its speed.
+    void virtual_outside_finished(worker& w, std::thread::id waiter) noexcept;
     std::uint64_t virtual_begin_ns() const noexcept { return virtual_begin_ns_; }
+    std::uint64_t virtual_now() const;   // the executor's current time (virtual time only)
+    // Runs f while virtual time stands still (held by this thread already, or for the call).
+    template <class F>
+    void virtual_held(F f) {
+        std::unique_lock lock(virtual_hold_mutex_);
+        if (virtual_holder_ == std::this_thread::get_id()) return f();
+        lock.unlock();
+        virtual_outside_submit(false);
+        try {
+            f();
+        } catch (...) {
+            virtual_outside_wait();
+            throw;
+        }
+        virtual_outside_wait();
+    }
     std::uint64_t virtual_end_ns() const noexcept { return virtual_end_ns_.load(std::memory_order_acquire); }
 
     void attach_recorder(trace::recorder* r);

@@ -24,6 +24,8 @@ trace::run_info pipeline_run(const pipeline_options& options, unsigned workers, 
 // ... and a graph::run of `g`.
 trace::run_info graph_run(const graph::program& g, const graph::run_options& options, unsigned workers,
                           const session_settings& s);
+// A run's metadata marked as a run on virtual workers, with the costs it was simulated with.
+std::string with_virtual_time(const std::string& metadata_json, const scheduler_options& options);
 // ... and fork-join tasks spawned from outside the pool while no loop runs ("name · tasks · P=n").
 trace::run_info tasks_run(unsigned workers, const session_settings& s);
 

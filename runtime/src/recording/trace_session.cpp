@@ -44,7 +44,12 @@ public:
         core_.attach_recorder(&recorder_);
         recorder_.restart_clock();
         try {
-            writer_.begin_run(std::move(run), trace::run_clock::calibrating(recorder_.start_clock()));
+            if (core_.virtual_time()) {   // the workers stamp events with their virtual clocks, in ns
+                run.metadata_json = detail::with_virtual_time(run.metadata_json, core_.options());
+                writer_.begin_run(std::move(run), trace::run_clock::fixed(trace::tick_converter::identity(), core_.virtual_now()));
+            } else {
+                writer_.begin_run(std::move(run), trace::run_clock::calibrating(recorder_.start_clock()));
+            }
         } catch (...) {
             core_.attach_recorder(nullptr);
             throw;

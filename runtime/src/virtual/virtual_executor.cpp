@@ -85,6 +85,11 @@ std::uint64_t virtual_executor::hold() {
     return now_;
 }
 
+void virtual_executor::freeze() {
+    std::lock_guard lock(mutex_);
+    held_ = true;
+}
+
 void virtual_executor::release() {
     lock_t lock(mutex_);
     held_ = false;

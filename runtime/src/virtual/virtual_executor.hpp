@@ -52,6 +52,8 @@ public:
     void unpark(unsigned target, std::optional<unsigned> waker, std::uint64_t latency_ns);
 
     std::uint64_t clock(unsigned i) const;   // worker i's virtual time, ns
+    // Worker i's clock for its own thread to read while it holds the token (its timestamps).
+    const std::uint64_t* clock_address(unsigned i) const noexcept { return &slots_[i].clock; }
     std::uint64_t now() const;               // the time of the last hand-over of the token
 
     // For outside threads: blocks until no worker is runnable and no timer is set.
@@ -60,6 +62,9 @@ public:
     // until release(), so all it submits meanwhile arrives at one virtual instant, the returned one.
     std::uint64_t hold();
     void release();
+    // The token holder hands the hold to an outside thread (the program it waits for just ended):
+    // the workers stop at their next yield point until that thread's release().
+    void freeze();
 
 private:
     enum class state { runnable, parked, gone };

@@ -42,10 +42,11 @@ void worker::virtual_search_cost(const worker_counters& before) {
     if (cost > 0) sched_.virtual_time()->advance(index_, cost);
 }
 
-void scheduler_impl::virtual_outside_submit() {
+void scheduler_impl::virtual_outside_submit(bool starts_program) {
     std::lock_guard lock(virtual_hold_mutex_);
     if (virtual_holder_ == std::this_thread::get_id()) return;   // already holding: same instant
-    virtual_begin_ns_ = virtual_->hold();
+    const std::uint64_t now = virtual_->hold();
+    if (starts_program) virtual_begin_ns_ = now;
     virtual_holder_ = std::this_thread::get_id();
 }
 
@@ -56,8 +57,14 @@ void scheduler_impl::virtual_outside_wait() {
     virtual_->release();
 }
 
-void scheduler_impl::virtual_outside_finished(worker& w) noexcept {
+std::uint64_t scheduler_impl::virtual_now() const { return virtual_->now(); }
+
+void scheduler_impl::virtual_outside_finished(worker& w, std::thread::id waiter) noexcept {
     virtual_end_ns_.store(virtual_->clock(w.index()), std::memory_order_release);
+    std::lock_guard lock(virtual_hold_mutex_);
+    if (virtual_holder_ != std::thread::id{}) return;   // somebody outside holds it already
+    virtual_->freeze();
+    virtual_holder_ = waiter;
 }
 
 }  // namespace pipescope::detail

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <exception>
 #include <mutex>
+#include <thread>
 
 namespace pipescope {
 class scheduler;
@@ -54,6 +55,7 @@ private:
     std::mutex mutex_;
     std::condition_variable cv_;
     worker* helping_worker_ = nullptr;      // guarded by mutex_: the worker to unpark on completion
+    std::thread::id outside_waiter_;        // guarded by mutex_: a waiting thread outside the pool
 };
 
 // First-exception-wins storage shared by the tasks of a group or the iterations of a pipeline.

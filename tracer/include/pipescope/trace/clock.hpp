@@ -13,7 +13,13 @@
 
 namespace pipescope::trace {
 
+// A thread whose events carry virtual time (a virtual worker, docs/virtual.md) points this at its
+// clock, in ns; its run is written with ticks = ns.
+inline thread_local const std::uint64_t* tls_virtual_ticks = nullptr;
+
 inline std::uint64_t now_ticks() noexcept {
+    if (const std::uint64_t* v = tls_virtual_ticks) [[unlikely]]
+        return *v;
 #if defined(__x86_64__) || defined(__i386__)
     return __rdtsc();
 #else
@@ -41,6 +47,7 @@ struct clock_sample {
 
 class tick_converter {
 public:
+    static tick_converter identity() noexcept { return {{0, 0}, {1, 1}}; }   // ticks that are ns
     tick_converter(clock_sample first, clock_sample last) noexcept : origin_(first) {
         const double dt = static_cast<double>(last.ticks - first.ticks);
         ns_per_tick_ = dt > 0 ? static_cast<double>(last.ns - first.ns) / dt : 1.0;
