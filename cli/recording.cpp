@@ -235,9 +235,9 @@ void print_run(const recorded_run& r, ws::input_size size) {
     if (r.virtual_time)
         std::printf("  virtual   %.4f s on %u virtual workers (the measured loop in virtual time; the time above is real)\n",
                     static_cast<double>(r.virtual_makespan_ns) * 1e-9, r.workers);
-    std::printf("  workers   %llu jobs, %llu steals of %llu attempts, %llu parks\n",
-                (unsigned long long)r.total.jobs_run, (unsigned long long)r.total.steals,
-                (unsigned long long)r.total.steal_attempts, (unsigned long long)r.total.parks);
+    std::printf("  workers   %llu jobs, %llu steals of %llu attempts, %llu parks\n", (unsigned long long)r.total.jobs_run,
+                (unsigned long long)r.total.steals, (unsigned long long)r.total.steal_attempts,
+                (unsigned long long)r.total.parks);
     std::fputs(r.trace_line.c_str(), stdout);
 }
 

@@ -34,16 +34,16 @@ struct run_args {
     // --trace-detail nodes|folded|auto (docs/tracing.md, "Detail levels")
     pipescope::trace::trace_detail trace_detail = pipescope::trace::trace_detail::automatic;
     std::uint64_t counter_quantum_ns = 1000;   // --counter-quantum (docs/tracing.md, "Counters")
-    std::vector<std::string> params;     // as given, for the trace's metadata
-    bool virtual_time = false;           // --virtual: on `workers` virtual workers (docs/virtual.md)
+    std::vector<std::string> params;           // as given, for the trace's metadata
+    bool virtual_time = false;                 // --virtual: on `workers` virtual workers (docs/virtual.md)
 };
 
 struct recorded_run {
     ws::run_report report;
     std::string workload, policy;
     unsigned workers = 0;
-    pipescope::worker_counters total;    // summed over the workers
-    std::string trace_line;              // "  trace     FILE: ..." (empty when nothing was recorded)
+    pipescope::worker_counters total;   // summed over the workers
+    std::string trace_line;             // "  trace     FILE: ..." (empty when nothing was recorded)
     bool virtual_time = false;
     std::uint64_t virtual_makespan_ns = 0;   // the measured loop's span in virtual time
 };

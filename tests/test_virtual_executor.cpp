@@ -35,7 +35,7 @@ std::vector<step> run_workers(unsigned n, Body body) {
     return log;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("virtual_executor: workers take turns in the order of their clocks", "[virtual]") {
     // Worker i's steps cost 10 + 7i ns; every worker logs its clock before each step.
@@ -155,7 +155,7 @@ pipescope::scheduler::virtual_span run_tasks(pipescope::scheduler& s, int tasks,
     return s.last_virtual_span();
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("virtual workers: 64 tasks of 1 ms on 16 virtual workers take 4 ms, on any machine", "[virtual]") {
     pipescope::scheduler s({.workers = 16, .virtual_time = true, .measure_jobs = false});

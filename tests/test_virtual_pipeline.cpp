@@ -54,7 +54,7 @@ std::uint64_t three_stage_loop(scheduler& s, const std::string& policy) {
     return span.end_ns - span.begin_ns;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("virtual workers: a pipeline with a 1 ms parallel stage speeds up 16x on 16 virtual workers",
           "[virtual][pipeline]") {
@@ -93,8 +93,7 @@ TEST_CASE("virtual workers: random programs give the serial result on 1, 3, 16 a
                 invariant_observer observer(program.iterations, k);
                 if (std::string(policy) == "tbb")   // every stage declared serial in order: always valid
                     o.declared_stages.assign(program.max_stage + 1, stage_kind::serial_in_order);
-                else
-                    o.observer = &observer;
+                else o.observer = &observer;
                 pipeline_stats stats;
                 const program_state got = run_program(s, program, o, &stats);
                 INFO(observer.first_violation());
@@ -122,7 +121,7 @@ std::vector<std::tuple<std::string, std::uint64_t, std::uint64_t>> worker_slices
     return out;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("virtual workers: a recorded virtual run is in virtual time, marked, and the same every time",
           "[virtual][pipeline][trace-file]") {

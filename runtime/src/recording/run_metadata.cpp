@@ -88,9 +88,11 @@ trace::run_info graph_run(const graph::program& g, const graph::run_options& opt
 std::string with_virtual_time(const std::string& metadata_json, const scheduler_options& options) {
     json m = json::parse(metadata_json);
     const virtual_costs& c = options.costs;
-    m["virtual"] = {{"workers", options.workers},
-                    {"job_costs", options.measure_jobs ? "measured thread CPU time plus virtual_work" : "virtual_work only"},
-                    {"costs_ns", {{"failed_steal", c.failed_steal_ns}, {"steal", c.steal_ns}, {"yield", c.yield_ns}, {"wake", c.wake_ns}}}};
+    m["virtual"] = {
+        {"workers", options.workers},
+        {"job_costs", options.measure_jobs ? "measured thread CPU time plus virtual_work" : "virtual_work only"},
+        {"costs_ns",
+         {{"failed_steal", c.failed_steal_ns}, {"steal", c.steal_ns}, {"yield", c.yield_ns}, {"wake", c.wake_ns}}}};
     return m.dump();
 }
 

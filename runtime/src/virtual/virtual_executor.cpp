@@ -105,7 +105,7 @@ void virtual_executor::hand_over(lock_t&) {
     std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
     for (unsigned j = 0; j < slots_.size(); ++j) {
         const slot& s = slots_[j];
-        const std::uint64_t at = s.st == state::runnable             ? s.clock
+        const std::uint64_t at = s.st == state::runnable              ? s.clock
                                  : s.st == state::parked && s.wake_at ? s.wake_at
                                                                       : std::numeric_limits<std::uint64_t>::max();
         if (at < best) best = at, next = static_cast<int>(j);   // strict: ties go to the lowest index
@@ -129,4 +129,4 @@ void virtual_executor::wait_turn(lock_t& lock, unsigned i) {
     slots_[i].turn.wait(lock, [&] { return holder_ == static_cast<int>(i); });
 }
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

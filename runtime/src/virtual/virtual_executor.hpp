@@ -54,7 +54,7 @@ public:
     std::uint64_t clock(unsigned i) const;   // worker i's virtual time, ns
     // Worker i's clock for its own thread to read while it holds the token (its timestamps).
     const std::uint64_t* clock_address(unsigned i) const noexcept { return &slots_[i].clock; }
-    std::uint64_t now() const;               // the time of the last hand-over of the token
+    std::uint64_t now() const;   // the time of the last hand-over of the token
 
     // For outside threads: blocks until no worker is runnable and no timer is set.
     void wait_quiescent();
@@ -84,11 +84,11 @@ private:
 
     mutable std::mutex mutex_;
     std::vector<slot> slots_;
-    int holder_ = -1;          // the worker holding the token, or -1
+    int holder_ = -1;   // the worker holding the token, or -1
     std::uint64_t now_ = 0;
-    int entered_ = 0;          // workers that have called enter(): the token moves once all have
-    bool held_ = false;        // an outside thread holds the token (hold)
+    int entered_ = 0;     // workers that have called enter(): the token moves once all have
+    bool held_ = false;   // an outside thread holds the token (hold)
     std::condition_variable quiescent_;
 };
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

@@ -18,7 +18,7 @@ std::uint64_t thread_cpu_ns() noexcept {
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
 }
-}  // namespace
+}   // namespace
 
 void worker::virtual_job_begin() noexcept {
     virtual_mark_ns_ = sched_.options().measure_jobs ? thread_cpu_ns() : 0;
@@ -67,4 +67,4 @@ void scheduler_impl::virtual_outside_finished(worker& w, std::thread::id waiter)
     virtual_holder_ = waiter;
 }
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail
