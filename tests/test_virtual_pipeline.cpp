@@ -76,6 +76,18 @@ TEST_CASE("virtual workers: a pipeline with a 1 ms parallel stage speeds up 16x 
     }
 }
 
+TEST_CASE("virtual workers: each loop's virtual span is its own, also after an earlier loop", "[virtual][pipeline]") {
+    scheduler s(virtual_pool(16));
+    const std::uint64_t first = three_stage_loop(s, "piper");
+    // The thread holds virtual time from the first loop's end: the second loop's span starts at
+    // its own start, not at the first one's.
+    const std::uint64_t second = three_stage_loop(s, "piper");
+    // Not to the nanosecond: the workers' clocks, sleep order and steal choices differ at its start.
+    CHECK(second > first * 99 / 100);
+    CHECK(second < first * 101 / 100);   // counted from the first loop's start it would be twice as long
+    CHECK(s.last_virtual_span().begin_ns >= first);
+}
+
 TEST_CASE("virtual workers: random programs give the serial result on 1, 3, 16 and 64 virtual workers",
           "[virtual][pipeline][random]") {
     const int cases = scaled(40, 8);

@@ -44,7 +44,10 @@ void worker::virtual_search_cost(const worker_counters& before) {
 
 void scheduler_impl::virtual_outside_submit(bool starts_program) {
     std::lock_guard lock(virtual_hold_mutex_);
-    if (virtual_holder_ == std::this_thread::get_id()) return;   // already holding: same instant
+    if (virtual_holder_ == std::this_thread::get_id()) {   // already holding (since its last program ended)
+        if (starts_program) virtual_begin_ns_ = virtual_->now();
+        return;
+    }
     const std::uint64_t now = virtual_->hold();
     if (starts_program) virtual_begin_ns_ = now;
     virtual_holder_ = std::this_thread::get_id();
