@@ -168,10 +168,9 @@ void scheduler_impl::attach_recorder(trace::recorder* r) {
         std::lock_guard lock(thread_buffers_mutex_);
         free_thread_buffers_.clear();
     }
-    if (virtual_) {   // with virtual time held, no worker is inside a record
-        virtual_held([&] {
-            for (unsigned i = 0; i < size(); ++i) workers_[i]->set_trace_buffer(r ? &r->buffer(i) : nullptr);
-        });
+    if (virtual_) {   // while virtual time stands still, no worker is inside a record
+        const virtual_pause still(*this, false);
+        for (unsigned i = 0; i < size(); ++i) workers_[i]->set_trace_buffer(r ? &r->buffer(i) : nullptr);
         return;
     }
     for (unsigned i = 0; i < size(); ++i) workers_[i]->set_trace_buffer(r ? &r->buffer(i) : nullptr);

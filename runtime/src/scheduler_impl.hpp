@@ -159,21 +159,19 @@ public:
     void virtual_outside_finished(worker& w, std::thread::id waiter) noexcept;
     std::uint64_t virtual_begin_ns() const noexcept { return virtual_begin_ns_; }
     std::uint64_t virtual_now() const;   // the executor's current time (virtual time only)
-    // Runs f while virtual time stands still (held by this thread already, or for the call).
-    template <class F>
-    void virtual_held(F f) {
-        std::unique_lock lock(virtual_hold_mutex_);
-        if (virtual_holder_ == std::this_thread::get_id()) return f();
-        lock.unlock();
-        virtual_outside_submit(false);
-        try {
-            f();
-        } catch (...) {
-            virtual_outside_wait();
-            throw;
-        }
-        virtual_outside_wait();
-    }
+    // Virtual time stands still for the calling outside thread while this lives (nothing on a
+    // scheduler without virtual time). A hold the thread already had outlives it, unless
+    // `let_go_at_end` (the end of the thread's loop: time runs again).
+    class virtual_pause {
+    public:
+        virtual_pause(scheduler_impl& s, bool let_go_at_end);
+        ~virtual_pause();
+        virtual_pause(const virtual_pause&) = delete;
+        virtual_pause& operator=(const virtual_pause&) = delete;
+
+    private:
+        scheduler_impl* release_ = nullptr;   // whom to let go of at the end, if anyone
+    };
     std::uint64_t virtual_end_ns() const noexcept { return virtual_end_ns_.load(std::memory_order_acquire); }
 
     void attach_recorder(trace::recorder* r);

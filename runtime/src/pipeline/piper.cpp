@@ -26,7 +26,7 @@ piper_engine::piper_engine(scheduler& s, const pipe_condition& condition, const 
       throttle_(effective_throttle(o, s.workers())),
       lazy_(o.lazy_enabling),
       folding_(o.dependency_folding),
-      traced_(s.impl().tracing() || s.impl().virtual_time()),   // virtual time ends nodes in notify_node_end
+      traced_(hooks_every_node(s)),
       slots_(std::make_unique<slot_record[]>(throttle_)) {
     for (unsigned k = 0; k < throttle_; ++k) slots_[k].engine = this;
     control_.engine = this;

@@ -96,7 +96,7 @@ protected:
     unsigned throttle_;
     bool lazy_;
     bool folding_;
-    bool traced_;   // the scheduler records, or runs on virtual time: every node boundary is hooked
+    bool traced_;   // hooks_every_node: the scheduler records, or runs on virtual time
     std::unique_ptr<slot_record[]> slots_;
     control_job control_;
 

@@ -14,6 +14,11 @@
 
 namespace pipescope::detail {
 
+// Whether an engine on `s` ends and begins every node through its hooks (notify_node_end/begin):
+// when it records a trace, and on virtual workers, whose node ends are yield points there
+// (virtual/virtual_executor.hpp). The iterations' `traced` set-up flag.
+inline bool hooks_every_node(scheduler& s) noexcept { return s.impl().tracing() || s.impl().virtual_time(); }
+
 // The set-up of a construct-and-run engine's iteration (tbb, bind-to-stage): no predecessor slot,
 // since every boundary goes through admit() (gated), never through the cross edge.
 inline engine_iteration::setup gated_setup(pipeline_engine* e, iteration_slot* slot, std::uint64_t i,

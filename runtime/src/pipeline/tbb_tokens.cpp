@@ -41,7 +41,7 @@ tbb_engine::tbb_engine(scheduler& s, const pipe_condition& condition, const pipe
       observer_(o.observer),
       tokens_(checked_tokens(o, s.workers())),
       n_(o.declared_stages.size()),
-      traced_(s.impl().tracing() || s.impl().virtual_time()),   // virtual time ends nodes in notify_node_end
+      traced_(hooks_every_node(s)),
       tasks_(std::make_unique<item_task[]>(tokens_)),
       filters_(std::make_unique<filter[]>(n_ + 1)) {
     for (unsigned k = 0; k < tokens_; ++k) tasks_[k].engine = this;

@@ -104,7 +104,7 @@ private:
     pipeline_observer* observer_;
     unsigned tokens_;   // N
     std::uint64_t n_;   // declared filters; filter n_ is the implicit output filter
-    bool traced_;       // the scheduler records, or runs on virtual time: every node boundary is hooked
+    bool traced_;       // hooks_every_node: the scheduler records, or runs on virtual time
     std::unique_ptr<item_task[]> tasks_;
     std::unique_ptr<filter[]> filters_;
     input_task input_;

@@ -72,13 +72,7 @@ void scheduler_impl::leave_loop(bool from_outside, const loop_finish& end) noexc
     if (!from_outside) return;
     // Virtual time stands still while a session ends the loop's run (its workers stop recording):
     // held since the loop ended (or since it started, if it threw before it waited), then let run.
-    struct let_time_run {
-        scheduler_impl* s;
-        ~let_time_run() {
-            if (s) s->virtual_outside_wait();
-        }
-    } release{virtual_ ? this : nullptr};
-    if (virtual_) virtual_outside_submit(false);
+    const virtual_pause still(*this, true);
     std::lock_guard lock(loops_mutex_);
     if (--loops_from_outside_ == 0 && listener_) {
         listener_->loop_finished(end);

@@ -62,6 +62,21 @@ void scheduler_impl::virtual_outside_wait() {
 
 std::uint64_t scheduler_impl::virtual_now() const { return virtual_->now(); }
 
+scheduler_impl::virtual_pause::virtual_pause(scheduler_impl& s, bool let_go_at_end) {
+    if (!s.virtual_) return;
+    bool had;
+    {
+        std::lock_guard lock(s.virtual_hold_mutex_);
+        had = s.virtual_holder_ == std::this_thread::get_id();
+    }
+    s.virtual_outside_submit(false);
+    if (let_go_at_end || !had) release_ = &s;
+}
+
+scheduler_impl::virtual_pause::~virtual_pause() {
+    if (release_) release_->virtual_outside_wait();
+}
+
 void scheduler_impl::virtual_outside_finished(worker& w, std::thread::id waiter) noexcept {
     virtual_end_ns_.store(virtual_->clock(w.index()), std::memory_order_release);
     std::lock_guard lock(virtual_hold_mutex_);
