@@ -24,10 +24,9 @@ namespace {
 
 scheduler_options virtual_pool(unsigned p) { return {.workers = p, .virtual_time = true, .measure_jobs = false}; }
 
-// 256 iterations: serial stage 0 (10 µs), parallel stage 1 (1 ms), serial stage 2 (10 µs), costs
+// n iterations (256 unless given): serial stage 0 (10 µs), parallel stage 1 (1 ms), serial stage 2 (10 µs), costs
 // declared in virtual time. Returns the virtual makespan; checks the in-order sum.
-std::uint64_t three_stage_loop(scheduler& s, const std::string& policy) {
-    constexpr std::uint64_t n = 256;
+std::uint64_t three_stage_loop(scheduler& s, const std::string& policy, std::uint64_t n = 256) {
     std::uint64_t next = 0, sum = 0, order_violations = 0, last = 0;
     std::vector<std::uint64_t> squares(n);
     pipe_while(
@@ -103,8 +102,7 @@ TEST_CASE("virtual workers: random programs give the serial result on 1, 3, 16 a
                 pipeline_options o{.policy = policy};
                 const unsigned k = 4 * p;
                 invariant_observer observer(program.iterations, k);
-                if (std::string(policy) == "tbb")   // every stage declared serial in order: always valid
-                    o.declared_stages.assign(program.max_stage + 1, stage_kind::serial_in_order);
+                if (std::string(policy) == "tbb") o.declared_stages = declare_random_stages(program, seed);
                 else o.observer = &observer;
                 pipeline_stats stats;
                 const program_state got = run_program(s, program, o, &stats);
@@ -164,4 +162,19 @@ TEST_CASE("virtual workers: a recorded virtual run is in virtual time, marked, a
         if (round == 0) first = slices;
         else CHECK(slices == first);   // the same costs: the same schedule, to the nanosecond
     }
+}
+
+TEST_CASE("virtual workers: the automatic detail level measures nodes in virtual ns", "[virtual][pipeline][trace-file]") {
+    // Nodes of 1 ms and 10 µs of virtual time are far above the 2 µs below which the automatic level
+    // folds them: every node stays a slice of its own (reading virtual ns as CPU ticks folded them).
+    const auto path = testing::checked_trace_path("virtual-16-auto.pftrace");
+    std::filesystem::remove(path);
+    {
+        scheduler s(virtual_pool(16));
+        trace_session rec(s, path, {.name = "virtual", .detail = trace::trace_detail::automatic});
+        three_stage_loop(s, "piper", 512);   // past the 1024 nodes the level decides after
+    }
+    std::uint64_t nodes = 0;
+    for (const auto& [name, b, e] : worker_slices(path)) nodes += name.rfind("stage ", 0) == 0;
+    CHECK(nodes == 3 * 512);
 }

@@ -50,6 +50,7 @@ void recorder::set_detail(trace_detail level, std::uint64_t fold_below_ns) noexc
 }
 
 double recorder::ns_per_tick_estimate() const noexcept {
+    if (ticks_are_ns_) return 1.0;
     const clock_sample now = clock_sample::take();
     const double dt = static_cast<double>(now.ticks - start_.ticks);
     return dt > 0 && now.ns > start_.ns ? static_cast<double>(now.ns - start_.ns) / dt : 1.0;

@@ -41,6 +41,7 @@ public:
         run.workers = workers_;
         // Attach first: attaching waits for every worker to pass a safe point (waking parked ones),
         // which can take milliseconds that belong to no run. The clock starts once it is done.
+        recorder_.set_ticks_are_ns(core_.virtual_time() != nullptr);   // automatic detail measures nodes
         core_.attach_recorder(&recorder_);
         recorder_.restart_clock();
         try {

@@ -141,8 +141,11 @@ public:
     trace_detail detail() const noexcept { return detail_; }
     std::uint64_t fold_below_ns() const noexcept { return fold_below_ns_; }
     // ns per tick from the start sample to now (for the runtime's automatic decisions; the writer
-    // calibrates properly). Meaningful once a millisecond or so has passed.
+    // calibrates properly). Meaningful once a millisecond or so has passed. 1 when ticks are ns.
     double ns_per_tick_estimate() const noexcept;
+    // The recording threads stamp their events in ns (tls_virtual_ticks: virtual workers), not in
+    // time-stamp-counter ticks, so there is no rate to estimate (set before recording starts).
+    void set_ticks_are_ns(bool yes) noexcept { ticks_are_ns_ = yes; }
 
 private:
     friend class event_buffer;
@@ -162,6 +165,7 @@ private:
     bool consumer_woken_ = false;
     clock_sample start_;
     trace_detail detail_ = trace_detail::automatic;
+    bool ticks_are_ns_ = false;
     std::uint64_t fold_below_ns_ = default_fold_below_ns;
 };
 
