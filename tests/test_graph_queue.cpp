@@ -551,3 +551,77 @@ TEST_CASE("queue: stress, cancelled reservations and a shared footprint meter", 
     CHECK(meter.peak_packets() <= static_cast<std::int64_t>(2 * capacity));
     CHECK(meter.peak_bytes() <= static_cast<std::int64_t>(2 * capacity * n * sizeof(int)));
 }
+
+// The versions and hints are written under the lock with plain stores, and not at all when the
+// value did not change (issue 17: a store takes the line from every poller). What must still hold:
+// a producer or consumer that waits only for a version to move (no timeout, no other polling, as a
+// scheduler parked on the queue does) is always woken — a move that was skipped hangs this test —
+// and the hints a poller reads without the lock stay within bounds, the versions and the published
+// count never go back, and at the end every hint equals the state.
+TEST_CASE("queue: stress, waiting on versions and polling hints without the lock", "[graph][queue][stress]") {
+    constexpr int producers = 2, consumers = 2, windows_per_producer = 4000;
+    constexpr std::size_t n = 2, capacity = 3;
+    packet_queue q(ints(n, capacity, false, producers));
+    std::atomic<long> sent{0}, received{0};
+    std::atomic<int> violations{0};
+    std::atomic<bool> done{false};
+    std::vector<std::thread> threads;
+    for (int p = 0; p < producers; ++p)
+        threads.emplace_back([&, p] {
+            std::mt19937 rng(static_cast<unsigned>(p + 7));
+            for (int k = 0; k < windows_per_producer; ++k) {
+                push_window w;
+                for (;;) {
+                    const std::uint64_t seen = q.space_version();   // read before the try
+                    if ((w = q.try_reserve_push(1 + rng() % 2))) break;
+                    while (q.space_version() == seen) std::this_thread::yield();
+                }
+                const std::size_t count = rng() % 6 == 0 ? 0 : 1 + rng() % w.capacity();
+                for (std::size_t i = 0; i < count; ++i) {
+                    w.at<int>(i) = k;
+                    sent += k;
+                }
+                q.commit_push(w, count);
+            }
+            q.close();
+        });
+    for (int c = 0; c < consumers; ++c)
+        threads.emplace_back([&] {
+            for (;;) {
+                const std::uint64_t seen = q.data_version();   // read before the try
+                pop_window r = q.try_reserve_pop(1);
+                if (r.status() == reserve_status::end_of_stream) return;
+                if (!r) {
+                    while (q.data_version() == seen) std::this_thread::yield();
+                    continue;
+                }
+                for (std::size_t i = 0; i < r.size(); ++i) received += r.at<int>(i);
+                q.commit_pop(r);
+            }
+        });
+    std::thread poller([&] {
+        std::uint64_t data = 0, space = 0, published = 0;
+        while (!done.load()) {
+            const std::uint64_t d = q.data_version(), s = q.space_version(), pub = q.published_packets_hint();
+            if (d < data || s < space || pub < published) ++violations;   // Catch is not thread-safe
+            data = d;
+            space = s;
+            published = pub;
+            if (q.ready_packets_hint() > capacity || q.free_packets_hint() > capacity ||
+                q.packets_in_use_hint() > capacity || q.waiting_commits_hint() != 0)
+                ++violations;
+        }
+    });
+    for (auto& t : threads) t.join();
+    done = true;
+    poller.join();
+    CHECK(violations == 0);
+    CHECK(received.load() == sent.load());
+    const queue_stats s = q.stats();
+    CHECK(q.ready_packets_hint() == 0);
+    CHECK(q.free_packets_hint() == capacity);
+    CHECK(q.packets_in_use_hint() == 0);
+    CHECK(q.published_packets_hint() == s.packets_pushed);
+    CHECK(q.closed());
+    CHECK(q.end_of_stream());
+}

@@ -214,14 +214,28 @@ std::size_t packet_queue::free_locked() const noexcept {
     return config_.capacity_packets - std::min(config_.capacity_packets, stats_.packets_in_use);
 }
 
+namespace {
+// The hints and versions are written only under the queue's lock, so the writer's own relaxed load
+// is the current value: a store that would not change it is skipped (it would still pull the line
+// away from every worker polling it), and a version moves with a load and a store instead of a
+// locked add.
+template <class T, class V>
+void store_if_changed(std::atomic<T>& a, V v) noexcept {
+    if (a.load(std::memory_order_relaxed) != static_cast<T>(v)) a.store(static_cast<T>(v), std::memory_order_release);
+}
+void advance_locked(std::atomic<std::uint64_t>& version) noexcept {
+    version.store(version.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+}  // namespace
+
 void packet_queue::sync_hints_locked() noexcept {
-    ready_hint_.store(ready_.size(), std::memory_order_release);
-    free_hint_.store(free_locked(), std::memory_order_release);
-    in_use_hint_.store(stats_.packets_in_use, std::memory_order_release);
-    waiting_hint_.store(waiting_commits_, std::memory_order_release);
-    published_hint_.store(stats_.packets_pushed, std::memory_order_release);
-    closed_hint_.store(ended_locked(), std::memory_order_release);
-    end_hint_.store(ended_locked() && ready_.empty(), std::memory_order_release);
+    store_if_changed(ready_hint_, ready_.size());
+    store_if_changed(free_hint_, free_locked());
+    store_if_changed(in_use_hint_, stats_.packets_in_use);
+    store_if_changed(waiting_hint_, waiting_commits_);
+    store_if_changed(published_hint_, stats_.packets_pushed);
+    store_if_changed(closed_hint_, ended_locked());
+    store_if_changed(end_hint_, ended_locked() && ready_.empty());
 }
 
 std::size_t packet_queue::free_packets_hint() const noexcept {
@@ -335,8 +349,8 @@ bool packet_queue::commit_push_impl(push_window& w, std::size_t elements, bool c
         // cancel_push: a producer refused while this window held the packets read space_version
         // before its try and waits for it to move — only then is the space news.
         if (cancelling && push_refusals_ == w.refusals_) s.space = false;
-        if (s.data) data_version_.fetch_add(1, std::memory_order_release);
-        if (s.space) space_version_.fetch_add(1, std::memory_order_release);
+        if (s.data) advance_locked(data_version_);
+        if (s.space) advance_locked(space_version_);
     }
     w = push_window{};
     emit(s);
@@ -355,7 +369,7 @@ void packet_queue::close() {
         if (--open_producers_ == 0) {
             s.data = true;  // consumers waiting for data may now see end of stream
             sync_hints_locked();
-            data_version_.fetch_add(1, std::memory_order_release);
+            advance_locked(data_version_);
         }
     }
     emit(s);
@@ -432,7 +446,7 @@ void packet_queue::cancel_pop(pop_window& w) {
         // Data reappears; it is news only to a consumer that was told `empty` while this window held it.
         if (pop_refusals_ != w.refusals_) {
             s.data = true;
-            data_version_.fetch_add(1, std::memory_order_release);
+            advance_locked(data_version_);
         }
     }
     w = pop_window{};
@@ -461,7 +475,7 @@ void packet_queue::commit_pop(pop_window& w, queue_change* change) {
         }
         if (released) in_use_locked(-static_cast<std::int64_t>(released), change);
         sync_hints_locked();
-        if (s.space) space_version_.fetch_add(1, std::memory_order_release);
+        if (s.space) advance_locked(space_version_);
     }
     w = pop_window{};
     emit(s);

@@ -388,11 +388,16 @@ private:
     void release_packet_locked(std::byte* data) noexcept;
     void sync_hints_locked() noexcept;
 
+    // Cache lines (issue 17: at P = 2 a step's cost is mostly lines moving between cores). Three
+    // groups, each on lines of its own, so that no group's writers evict another group's readers:
+    // the configuration (read by every operation, written never), the bookkeeping behind the lock
+    // (written by every operation, by whichever worker holds the lock), and the versions and hints
+    // (written under the lock, read lock-free by every scheduler that polls readiness).
     queue_config config_;
     std::size_t packet_bytes_;
     std::shared_ptr<packet_allocator> allocator_;     // config_.allocator, or the queue's own pool
 
-    mutable pipescope::detail::spin_mutex mutex_;   // short bookkeeping only: spins before it parks
+    alignas(64) mutable pipescope::detail::spin_mutex mutex_;   // short bookkeeping only: spins before it parks
     detail::ring<detail::packet_ref> ready_;           // published, not yet reserved by a consumer
     std::size_t ready_elements_ = 0;
     detail::ring<pending> push_open_, pop_open_;       // front has ticket push_base_ / pop_base_
@@ -403,10 +408,13 @@ private:
     std::size_t waiting_commits_ = 0;                  // committed push windows not yet published
     std::uint64_t push_refusals_ = 0, pop_refusals_ = 0;   // `full` / `empty` answers so far
 
-    std::atomic<std::uint64_t> data_version_{0}, space_version_{0};
+    // Written only under the lock (so a plain store, not a locked add, and none when the value did
+    // not change: an unchanged store would still take the line away from every poller).
+    alignas(64) std::atomic<std::uint64_t> data_version_{0}, space_version_{0};
     std::atomic<std::size_t> ready_hint_{0}, free_hint_{0}, in_use_hint_{0}, waiting_hint_{0};
     std::atomic<std::uint64_t> published_hint_{0};
     std::atomic<bool> closed_hint_{false}, end_hint_{false};
+    // (sizeof is a multiple of 64: nothing allocated after the queue shares the hints' line.)
 };
 
 }  // namespace pipescope::graph
