@@ -24,6 +24,13 @@ namespace {
 
 // Rounds of spinning before a worker with nothing to run sleeps: a few microseconds.
 constexpr int wait_spin_rounds = 512;
+
+// A parallel step commits its outputs and then its input, and every commit signals. The epoch only
+// has to move after the changes a waiter might have missed (wait() needs a move, not one per
+// change), so during those commits the calling thread's signals are collected and the epoch moves
+// once at the end: one write instead of two or more per instance to a line every worker writes.
+thread_local const void* bump_deferred_by = nullptr;   // the engine whose step defers
+thread_local bool bump_owed = false;
 using trace::event_kind;
 
 const char* wait_words(thread_event e) noexcept {
@@ -88,8 +95,8 @@ graph_engine::graph_engine(scheduler& s, const program& g, engine_config config)
         c.footprint = &footprint_;
         c.allocator = config.packets;
         c.on_signal = [this, q](const packet_queue&, queue_signal sig) {
-            bump();
             if (on_queue_signal) on_queue_signal(q, sig);
+            signalled();
         };
         queues_.push_back(std::make_unique<packet_queue>(std::move(c)));
     }
@@ -101,7 +108,9 @@ graph_engine::graph_engine(scheduler& s, const program& g, engine_config config)
         st->depth = depth[i];
         st->output_closed = std::make_unique<std::atomic<bool>[]>(st->spec->outputs.size());
         st->output_closing = std::make_unique<std::atomic<bool>[]>(st->spec->outputs.size());
-        st->output_reservations = std::make_unique<std::atomic<int>[]>(st->spec->outputs.size());
+        if (st->spec->outputs.size() > stage_state::inline_outputs)
+            st->reservations_beyond =
+                std::make_unique<std::atomic<int>[]>(st->spec->outputs.size() - stage_state::inline_outputs);
         // GRAMPS exempts from backpressure "queues that feed a lower-priority stage from a
         // higher-priority stage" (seed 004 §III-A). A queue fed both from upstream and from a cycle
         // (the ray tracer's rays, from camera and from shade) grows for the cycle's producer only:
@@ -394,7 +403,7 @@ step_result graph_engine::step_parallel(stage_state& st) {
         }
         instance = st.next_instance++;
         for (std::size_t k = 0; k < n_out; ++k)
-            if (outs[k]) st.output_reservations[k].fetch_add(1, std::memory_order_seq_cst);
+            if (outs[k]) st.output_reservations(k).fetch_add(1, std::memory_order_seq_cst);
         return std::nullopt;
     };
     if (std::optional<step_result> r = reserve()) {
@@ -447,31 +456,34 @@ step_result graph_engine::step_parallel(stage_state& st) {
 
     step_result r{step_status::ran};
     r.progressed = true;
-    for (std::size_t k = 0; k < n_out; ++k) {
-        if (!outs[k]) continue;   // an output this stage closed before the instance reserved
-        packet_queue& q = *queues_[spec.outputs[k].queue];
-        queue_change change;
-        const bool published = q.commit_push(outs[k], counts[k], traced_ ? &change : nullptr);
-        r.packets_out += static_cast<std::uint32_t>(packets_for(counts[k], q.packet_elements()));
-        if (traced_) {
-            trace_queue_op(event_kind::graph_commit, spec.outputs[k].queue, counts[k], false, published, st.id);
-            queue_changed(spec.outputs[k].queue, change);
+    {
+        const deferred_bumps one_bump(*this);   // (closes before leave(): finishing bumps on its own)
+        for (std::size_t k = 0; k < n_out; ++k) {
+            if (!outs[k]) continue;   // an output this stage closed before the instance reserved
+            packet_queue& q = *queues_[spec.outputs[k].queue];
+            queue_change change;
+            const bool published = q.commit_push(outs[k], counts[k], traced_ ? &change : nullptr);
+            r.packets_out += static_cast<std::uint32_t>(packets_for(counts[k], q.packet_elements()));
+            if (traced_) {
+                trace_queue_op(event_kind::graph_commit, spec.outputs[k].queue, counts[k], false, published, st.id);
+                queue_changed(spec.outputs[k].queue, change);
+            }
+            // The last reservation on an output another instance closed: close the queue now.
+            if (st.output_reservations(k).fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+                st.output_closing[k].load(std::memory_order_seq_cst))
+                close_output(st, k);
         }
-        // The last reservation on an output another instance closed: close the queue now.
-        if (st.output_reservations[k].fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-            st.output_closing[k].load(std::memory_order_seq_cst))
-            close_output(st, k);
+        const std::size_t consumed = in.size();
+        queue_change change;
+        in_q.commit_pop(in, traced_ ? &change : nullptr);
+        if (traced_) {
+            trace_queue_op(event_kind::graph_commit, in_id, consumed, true, true, st.id);
+            queue_changed(in_id, change);
+        }
+        for (std::size_t k = 0; k < n_out; ++k)
+            if (close[k]) close_output_when_unreserved(st, k);
+        if (in_q.end_of_stream()) st.input_ended.store(true, std::memory_order_release);
     }
-    const std::size_t consumed = in.size();
-    queue_change change;
-    in_q.commit_pop(in, traced_ ? &change : nullptr);
-    if (traced_) {
-        trace_queue_op(event_kind::graph_commit, in_id, consumed, true, true, st.id);
-        queue_changed(in_id, change);
-    }
-    for (std::size_t k = 0; k < n_out; ++k)
-        if (close[k]) close_output_when_unreserved(st, k);
-    if (in_q.end_of_stream()) st.input_ended.store(true, std::memory_order_release);
     leave();   // (the instance is counted by next_instance: no shared counter written per step)
     return r;
 }
@@ -555,14 +567,14 @@ step_result graph_engine::step_serial(stage_state& st) {
     st.blocked_version.store(ctx.event_version_, std::memory_order_release);
     switch (ctx.event_) {
         case thread_event::preempted:
-            preemptions_.fetch_add(1, std::memory_order_relaxed);
+            st.preemptions.fetch_add(1, std::memory_order_relaxed);
             if (traced_) trace_event(event_kind::graph_preempted, st.id, ctx.outputs_since_resume_);
             r.status = step_status::preempted;
             break;
         case thread_event::empty:
         case thread_event::full:
         case thread_event::waiting:
-            blocked_.fetch_add(1, std::memory_order_relaxed);
+            st.blocks.fetch_add(1, std::memory_order_relaxed);
             trace_blocked(st.id, ctx.event_queue_, ctx.event_);
             r.queue = ctx.event_queue_;
             r.status = ctx.event_ == thread_event::full      ? step_status::full
@@ -604,7 +616,7 @@ void graph_engine::close_output_when_unreserved(stage_state& st, std::size_t k) 
         std::lock_guard lock(st.reserve_mutex);
         st.output_closing[k].store(true, std::memory_order_seq_cst);
     }
-    if (st.output_reservations[k].load(std::memory_order_seq_cst) == 0) close_output(st, k);
+    if (st.output_reservations(k).load(std::memory_order_seq_cst) == 0) close_output(st, k);
 }
 
 bool graph_engine::over_forward_bound(const stage_state& st, std::size_t k, std::size_t packets) const noexcept {
@@ -638,6 +650,24 @@ void graph_engine::try_finish_parallel(stage_state& st) {
 
 // ---------------------------------------------------------------------------------------------------
 // Waiting, workers, errors
+
+void graph_engine::signalled() noexcept {
+    if (bump_deferred_by == this) {
+        bump_owed = true;
+        return;
+    }
+    bump();
+}
+
+graph_engine::deferred_bumps::deferred_bumps(graph_engine& e) noexcept : engine_(e) {
+    bump_deferred_by = &e;
+    bump_owed = false;
+}
+
+graph_engine::deferred_bumps::~deferred_bumps() {
+    bump_deferred_by = nullptr;
+    if (bump_owed) engine_.bump();
+}
 
 void graph_engine::bump() noexcept {
     epoch_.fetch_add(1, std::memory_order_seq_cst);
@@ -797,10 +827,10 @@ run_stats graph_engine::stats() const {
             r.instances += st->next_instance;   // every reservation ran one instance (or failed the run)
         } else {
             r.resumptions += st->runs.load();
+            r.preemptions += st->preemptions.load();
+            r.blocked += st->blocks.load();
         }
     }
-    r.preemptions = preemptions_.load();
-    r.blocked = blocked_.load();
     r.cancelled = cancelled_.load();
     return r;
 }

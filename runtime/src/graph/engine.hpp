@@ -70,45 +70,59 @@ struct engine_config {
     std::shared_ptr<packet_allocator> packets = {};
 };
 
+// Cache lines (issue 17: at P = 2 a step costs mostly the lines that move between the cores). The
+// fields every worker reads on every readiness check come first and are written about once per run;
+// what a parallel instance writes (the reservation lock, the instance and in-flight counts) and what
+// a serial resumption writes (its claim, where it blocked, its context) are on lines of their own,
+// so that a worker polling runnable() does not take those lines from the worker stepping the stage.
 struct stage_state {
     stage_id id = 0;
     const stage_spec* spec = nullptr;
     std::uint32_t depth = 0;
     std::atomic<bool> finished{false};
     std::atomic<bool> finishing{false};     // claimed by the one who closes the outputs
-    std::unique_ptr<std::atomic<bool>[]> output_closed;
-    std::atomic<std::uint64_t> runs{0};     // serial: resumptions (parallel stages count next_instance)
-
-    // parallel
-    pipescope::detail::spin_mutex reserve_mutex;   // reservations in input order (ordered outputs)
-    std::uint64_t next_instance = 0;        // guarded by reserve_mutex
-    std::atomic<int> in_flight{0};          // steps between their first reserve and their last commit
     std::atomic<bool> input_ended{false};     // a hint that the input ended; try_finish_parallel checks
+    std::unique_ptr<std::atomic<bool>[]> output_closed;
     // An instance closed output k (instance_context::close_output: a cycle's feedback queue). Later
     // instances no longer reserve room in it, and the queue is closed once no instance holds a
     // reservation on it any more (closing under another instance's open reservation would break
-    // the queue's end of stream). Both per output; reservations counted under reserve_mutex.
+    // the queue's end of stream). Both per output; reservations counted under reserve_mutex, on
+    // the instances' own line below (output_closing is read by every readiness check).
     std::unique_ptr<std::atomic<bool>[]> output_closing;
-    std::unique_ptr<std::atomic<int>[]> output_reservations;
+    std::atomic<int>& output_reservations(std::size_t k) noexcept {
+        return k < inline_outputs ? reservations_inline[k] : reservations_beyond[k - inline_outputs];
+    }
     // Per output: the capacity this stage still respects in a queue that grows only for the
     // producers that close a cycle (GRAMPS, seed 004 §III-A), 0 if none; see graph_engine().
     std::vector<std::size_t> forward_bound;
-
-    // serial: one instance, claimed by the worker that resumes it
-    std::atomic<bool> claimed{false};
-    std::optional<stage_task> task;
-    thread_context ctx;
-    std::atomic<std::uint8_t> blocked_on{0};     // thread_event while suspended
-    std::atomic<queue_id> blocked_queue{0};
-    std::atomic<std::uint64_t> blocked_version{0};
-    // The failed operation to retry before resuming (set by thread_context, run by step()).
-    bool (*retry)(void* awaiter, thread_context& ctx) = nullptr;
-    void* retry_awaiter = nullptr;
 
     // Tracing (docs/tracing.md, "Detail levels"): how this stage's nodes are recorded now
     // (graph_engine::node_mode), and under trace_detail::automatic what was measured before deciding.
     std::atomic<std::uint8_t> trace_mode{0};
     std::atomic<std::uint64_t> measured_ticks{0}, measured_nodes{0};
+
+    // parallel: written by every instance
+    alignas(64) pipescope::detail::spin_mutex reserve_mutex;   // reservations in input order (ordered outputs)
+    std::uint64_t next_instance = 0;        // guarded by reserve_mutex
+    std::atomic<int> in_flight{0};          // steps between their first reserve and their last commit
+    // output_reservations(k): with the lock they are counted under; a stage with more outputs than
+    // fit here keeps the rest on the heap.
+    static constexpr std::size_t inline_outputs = 4;
+    std::atomic<int> reservations_inline[inline_outputs] = {};
+    std::unique_ptr<std::atomic<int>[]> reservations_beyond;
+
+    // serial: one instance, claimed by the worker that resumes it; written by every resumption
+    alignas(64) std::atomic<bool> claimed{false};
+    std::atomic<std::uint8_t> blocked_on{0};     // thread_event while suspended
+    std::atomic<queue_id> blocked_queue{0};
+    std::atomic<std::uint64_t> blocked_version{0};
+    std::atomic<std::uint64_t> runs{0};     // serial: resumptions (parallel stages count next_instance)
+    std::atomic<std::uint64_t> preemptions{0}, blocks{0};   // serial: resumptions that ended so
+    std::optional<stage_task> task;
+    thread_context ctx;
+    // The failed operation to retry before resuming (set by thread_context, run by step()).
+    bool (*retry)(void* awaiter, thread_context& ctx) = nullptr;
+    void* retry_awaiter = nullptr;
 };
 
 // How a node (a parallel instance or a serial resumption) is being recorded: node_begin's answer,
@@ -218,6 +232,19 @@ private:
     // pass the capacity: backpressure for this producer.
     bool over_forward_bound(const stage_state& st, std::size_t k, std::size_t packets) const noexcept;
     std::string describe_deadlock() const;
+    // A queue signalled: the epoch moves now, or at the end of the deferred_bumps scope the
+    // calling thread is in (a parallel step's commits).
+    void signalled() noexcept;
+    class deferred_bumps {
+    public:
+        explicit deferred_bumps(graph_engine& e) noexcept;
+        ~deferred_bumps();
+        deferred_bumps(const deferred_bumps&) = delete;
+        deferred_bumps& operator=(const deferred_bumps&) = delete;
+
+    private:
+        graph_engine& engine_;
+    };
 
     // One worker's folded run (see node_mode). Only its worker touches it.
     struct alignas(64) fold_run {
@@ -240,16 +267,19 @@ private:
     friend class graph::thread_context;
     friend class graph::instance_context;
 
+    // Read by every step on every worker, written about once per run.
     scheduler& sched_;
     const program& graph_;
     engine_config config_;
-    footprint_meter footprint_;
     std::vector<std::unique_ptr<packet_queue>> queues_;
     std::vector<std::unique_ptr<stage_state>> stages_;
     std::atomic<std::size_t> finished_stages_{0};
     std::atomic<bool> stopping_{false}, cancelled_{false};
-    std::atomic<std::uint64_t> epoch_{0};
-    std::atomic<std::uint64_t> preemptions_{0}, blocked_{0};
+    // Written by every queue operation (footprint) and every signal (epoch), from any worker: each
+    // on a line of its own, away from the fields above. (Preemptions and blocks are counted per
+    // stage, on the line its resumption writes anyway, and summed by stats().)
+    alignas(64) footprint_meter footprint_;
+    alignas(64) std::atomic<std::uint64_t> epoch_{0};
 
     std::mutex wait_mutex_;
     std::condition_variable wait_cv_;
