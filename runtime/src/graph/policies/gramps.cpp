@@ -67,7 +67,9 @@ private:
     std::atomic<std::size_t> size_{0};
 };
 
-struct stage_plan {
+// One line per stage: its atomics are written by every signal and task of that stage, from any
+// worker, and the plans of neighbouring stages must not share those lines (issue 17).
+struct alignas(64) stage_plan {
     stage_id id = 0;
     bool parallel = false;
     bool fifo = false;                          // on an ordered chain: FIFO dequeues
@@ -210,7 +212,9 @@ private:
                 return res.progressed;
             case step_status::ran:
                 if (p.parallel) {
-                    p.stalled.store(never, std::memory_order_release);
+                    // Usually `never` already: a store would take the line from the other workers
+                    // reading it in ready() on every dequeue.
+                    if (p.stalled.load(std::memory_order_relaxed) != never) p.stalled.store(never, std::memory_order_release);
                     return true;
                 }
                 [[fallthrough]];

@@ -69,7 +69,7 @@ public:
         for (stage_id s = 0; s < tasks_.size(); ++s) tasks_[s].stage = s;
         consumer_.resize(e.queue_count());
         for (queue_id q = 0; q < e.queue_count(); ++q) consumer_[q] = g.consumer(q);
-        tasked_ = std::make_unique<std::atomic<std::uint64_t>[]>(e.queue_count());
+        tasked_ = std::make_unique<task_count[]>(e.queue_count());
         workers_.clear();
         for (unsigned w = 0; w < P; ++w) {
             workers_.push_back(std::make_unique<worker_state>());
@@ -88,8 +88,8 @@ private:
         const int w = this_worker_index();
         if (w < 0 || static_cast<std::size_t>(w) >= workers_.size()) return;
         const std::uint64_t pushed = e.queue(q).published_packets_hint();   // lock-free, exact after the commit
-        std::uint64_t before = tasked_[q].load(std::memory_order_relaxed);
-        while (pushed > before && !tasked_[q].compare_exchange_weak(before, pushed, std::memory_order_relaxed)) {
+        std::uint64_t before = tasked_[q].value.load(std::memory_order_relaxed);
+        while (pushed > before && !tasked_[q].value.compare_exchange_weak(before, pushed, std::memory_order_relaxed)) {
         }
         std::uint64_t n = pushed > before ? pushed - before : 0;
         const stage_id c = consumer_[q];
@@ -162,7 +162,12 @@ private:
     std::uint64_t seed_;
     std::vector<stage_ref> tasks_;
     std::vector<stage_id> consumer_;
-    std::unique_ptr<std::atomic<std::uint64_t>[]> tasked_;   // per queue: packets already turned into tasks
+    // Per queue: packets already turned into tasks. Every data signal of the queue writes its count,
+    // so each count has a line of its own (neighbouring queues' signals come from other workers).
+    struct alignas(64) task_count {
+        std::atomic<std::uint64_t> value{0};
+    };
+    std::unique_ptr<task_count[]> tasked_;
     std::vector<std::unique_ptr<worker_state>> workers_;
     std::atomic<bool> started_{false};
 };
