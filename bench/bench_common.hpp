@@ -91,8 +91,7 @@ inline std::string fmt_samples(const std::vector<double>& samples, const char* f
 // (numbers). A row with a single empty cell prints as a separator line.
 class table {
 public:
-    explicit table(std::vector<std::string> header, std::size_t left_columns = 1)
-        : left_(left_columns) {
+    explicit table(std::vector<std::string> header, std::size_t left_columns = 1) : left_(left_columns) {
         rows_.push_back(std::move(header));
     }
     void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
@@ -110,10 +109,8 @@ public:
         print_row(out, rows_.front(), width);
         std::fprintf(out, "%s\n", rule.c_str());
         for (std::size_t i = 1; i < rows_.size(); ++i) {
-            if (rows_[i].empty())
-                std::fprintf(out, "%s\n", rule.c_str());
-            else
-                print_row(out, rows_[i], width);
+            if (rows_[i].empty()) std::fprintf(out, "%s\n", rule.c_str());
+            else print_row(out, rows_[i], width);
         }
     }
 
@@ -207,15 +204,16 @@ inline double core_round_trip_ns() {
 // One line for the start and the end of a benchmark: load average, measured parallel capacity and
 // core-to-core round trip.
 inline void print_conditions(const char* when, unsigned max_workers, std::FILE* out = stdout) {
-    std::fprintf(out, "%s: load average %s; %u threads of independent work ran at %.2fx one thread; "
-                      "core-to-core round trip %.0f ns\n",
+    std::fprintf(out,
+                 "%s: load average %s; %u threads of independent work ran at %.2fx one thread; "
+                 "core-to-core round trip %.0f ns\n",
                  when, load_average().c_str(), max_workers, parallel_capacity(max_workers), core_round_trip_ns());
 }
 
 inline void print_machine(std::FILE* out = stdout) {
     const auto m = pipescope::workloads::describe_machine();
-    std::fprintf(out, "machine: %u hardware threads (std::thread::hardware_concurrency), CPU: %s, %s\n",
-                 m.hardware_threads, m.cpu.c_str(), m.kernel.c_str());
+    std::fprintf(out, "machine: %u hardware threads (std::thread::hardware_concurrency), CPU: %s, %s\n", m.hardware_threads,
+                 m.cpu.c_str(), m.kernel.c_str());
 #ifdef PIPESCOPE_BENCH_BUILD_TYPE
     std::fprintf(out, "build type: %s\n", PIPESCOPE_BENCH_BUILD_TYPE);
 #endif
@@ -284,4 +282,4 @@ inline bool parse_command_line(int argc, char** argv, const std::string& what, c
     return true;
 }
 
-}  // namespace bench
+}   // namespace bench

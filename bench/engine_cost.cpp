@@ -19,23 +19,30 @@ std::vector<std::string> split_names(const std::string& text) {
     }
     return out;
 }
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
     bench::engine_cost_options o;
     bool graph = true, pipeline = true;
     const bool go = bench::parse_command_line(
-        argc, argv, "The runtime's cost per step: stage-graph instances, pipe_while stage boundaries, bind-to-stage hand-offs.",
+        argc, argv,
+        "The runtime's cost per step: stage-graph instances, pipe_while stage boundaries, bind-to-stage hand-offs.",
         {
-            {"--runs", "measured runs per point (default 5)", [&](const std::string& v) { o.runs = static_cast<unsigned>(bench::parse_positive(v)); }},
-            {"--workers", "comma-separated worker counts (default 1,2)", [&](const std::string& v) { o.workers = bench::parse_list(v); }},
-            {"--quick", "smaller inputs (a smoke check, not a measurement)", [&](const std::string&) { o.quick = true; }, false},
-            {"--policies", "graph section: comma-separated graph policies (default: graph-serial,gramps,task-stealing,danbi)",
+            {"--runs", "measured runs per point (default 5)",
+             [&](const std::string& v) { o.runs = static_cast<unsigned>(bench::parse_positive(v)); }},
+            {"--workers", "comma-separated worker counts (default 1,2)",
+             [&](const std::string& v) { o.workers = bench::parse_list(v); }},
+            {"--quick", "smaller inputs (a smoke check, not a measurement)", [&](const std::string&) { o.quick = true; },
+             false},
+            {"--policies",
+             "graph section: comma-separated graph policies (default: graph-serial,gramps,task-stealing,danbi)",
              [&](const std::string& v) { o.policies = split_names(v); }},
             {"--packets", "graph section: comma-separated elements per packet (default 1,16,64)",
              [&](const std::string& v) { o.packets = bench::parse_list(v); }},
-            {"--only", "graph | pipeline: one section only", [&](const std::string& v) {
-                 if (v != "graph" && v != "pipeline") throw std::invalid_argument("expected graph or pipeline, got '" + v + "'");
+            {"--only", "graph | pipeline: one section only",
+             [&](const std::string& v) {
+                 if (v != "graph" && v != "pipeline")
+                     throw std::invalid_argument("expected graph or pipeline, got '" + v + "'");
                  graph = v == "graph";
                  pipeline = v == "pipeline";
              }},

@@ -11,10 +11,10 @@
 namespace bench {
 
 struct engine_cost_options {
-    unsigned runs = 5;                       // measured runs per point (median and spread)
-    std::vector<unsigned> workers = {1, 2};  // P
-    int settle_ms = 20;                      // pause between runs (idle workers go to sleep)
-    bool quick = false;                      // smaller inputs, for a smoke check
+    unsigned runs = 5;                        // measured runs per point (median and spread)
+    std::vector<unsigned> workers = {1, 2};   // P
+    int settle_ms = 20;                       // pause between runs (idle workers go to sleep)
+    bool quick = false;                       // smaller inputs, for a smoke check
     // Graph section only: which policies and packet sizes (elements per packet) to run; empty: all.
     std::vector<std::string> policies;
     std::vector<unsigned> packets;
@@ -26,4 +26,4 @@ void print_graph_costs(const engine_cost_options& o);
 // (engine_cost_pipeline.cpp).
 void print_pipeline_costs(const engine_cost_options& o);
 
-}  // namespace bench
+}   // namespace bench

@@ -84,7 +84,7 @@ struct point {
     bool wrong = false;
 };
 
-}  // namespace
+}   // namespace
 
 void print_graph_costs(const engine_cost_options& o) {
     const std::uint64_t elements = o.quick ? 1u << 16 : 1u << 21;
@@ -152,4 +152,4 @@ void print_graph_costs(const engine_cost_options& o) {
     }
 }
 
-}  // namespace bench
+}   // namespace bench

@@ -46,7 +46,9 @@ double process_cpu_seconds() {
 }
 
 // One step of the work every stage does: a serial recurrence, so the compiler cannot fold steps.
-inline std::uint64_t step(std::uint64_t x, std::uint64_t i, std::uint64_t j) { return (x ^ (i + j)) * 0x9E3779B97F4A7C15ull; }
+inline std::uint64_t step(std::uint64_t x, std::uint64_t i, std::uint64_t j) {
+    return (x ^ (i + j)) * 0x9E3779B97F4A7C15ull;
+}
 
 // A measured program: runs once, returns its checksum (compared against the serial one).
 struct cell {
@@ -58,7 +60,7 @@ struct cell {
 
 struct group {
     std::string title;
-    double steps = 0;   // boundaries or hand-offs per run
+    double steps = 0;          // boundaries or hand-offs per run
     std::vector<cell> cells;   // cells[0] is the serial program
 };
 
@@ -78,8 +80,7 @@ bool measure(group& g, const engine_cost_options& o) {
             c.wall.push_back(time_seconds([&] { got = c.run(); }));
             c.cpu.push_back(process_cpu_seconds() - cpu0);
             if (got != want) {
-                std::printf("  %s: %s gave a different result from the serial program\n", g.title.c_str(),
-                            c.name.c_str());
+                std::printf("  %s: %s gave a different result from the serial program\n", g.title.c_str(), c.name.c_str());
                 return false;
             }
             settle(o.settle_ms);
@@ -94,7 +95,8 @@ std::string ns_per_step(const std::vector<double>& t, const std::vector<double>&
     for (std::size_t r = 0; r < t.size() && r < ts.size(); ++r) d.push_back((t[r] - ts[r]) * 1e9 / steps);
     const summary s = summarize(d);
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.2f (%.0f%%)", s.median, s.median != 0 ? 100.0 * (s.max - s.min) / std::fabs(s.median) : 0.0);
+    std::snprintf(buf, sizeof buf, "%.2f (%.0f%%)", s.median,
+                  s.median != 0 ? 100.0 * (s.max - s.min) / std::fabs(s.median) : 0.0);
     return buf;
 }
 
@@ -105,7 +107,8 @@ void print_group(const group& g) {
     for (const cell& c : g.cells) {
         const bool base = &c == &serial;
         t.add({c.name, c.p ? std::to_string(c.p) : "-", fmt_time(summarize(c.wall)), fmt_time(summarize(c.cpu)),
-               base ? "-" : ns_per_step(c.wall, serial.wall, g.steps), base ? "-" : ns_per_step(c.cpu, serial.cpu, g.steps)});
+               base ? "-" : ns_per_step(c.wall, serial.wall, g.steps),
+               base ? "-" : ns_per_step(c.cpu, serial.cpu, g.steps)});
     }
     t.print();
 }
@@ -204,7 +207,7 @@ std::uint64_t fib_checksum(const wl::fib_bits& b) {
     return h;
 }
 
-}  // namespace
+}   // namespace
 
 void print_pipeline_costs(const engine_cost_options& o) {
     std::map<unsigned, std::unique_ptr<pipescope::scheduler>> scheds;
@@ -214,7 +217,8 @@ void print_pipeline_costs(const engine_cost_options& o) {
 
     const std::uint64_t n_empty = o.quick ? 20'000 : 200'000, stages = 64;
     group empty{"empty stages: " + std::to_string(n_empty) + " iterations x " + std::to_string(stages) + " stage_waits",
-                double(n_empty) * double(stages + 1), {}};
+                double(n_empty) * double(stages + 1),
+                {}};
     empty.cells.push_back({"plain loop", 0, [=] { return empty_serial(n_empty, stages); }, {}, {}});
     for (auto& [p, s] : scheds)
         empty.cells.push_back({"pipe_while", p, [=, sp = s.get()] { return empty_pipeline(*sp, n_empty, stages); }, {}, {}});
@@ -224,9 +228,12 @@ void print_pipeline_costs(const engine_cost_options& o) {
     group fib{"pipe-fib, n = " + std::to_string(n_fib) + ", 1 bit per stage", pipe_fib_boundaries(n_fib), {}};
     fib.cells.push_back({"pipe_fib_serial", 0, [=] { return fib_checksum(wl::pipe_fib_serial(n_fib)); }, {}, {}});
     for (auto& [p, s] : scheds)
-        fib.cells.push_back({"pipe-fib", p, [=, sp = s.get()] {
-                                 return fib_checksum(wl::pipe_fib_pipeline(*sp, n_fib, 1, pipescope::pipeline_options{}));
-                             }, {}, {}});
+        fib.cells.push_back(
+            {"pipe-fib",
+             p,
+             [=, sp = s.get()] { return fib_checksum(wl::pipe_fib_pipeline(*sp, n_fib, 1, pipescope::pipeline_options{})); },
+             {},
+             {}});
     if (measure(fib, o)) print_group(fib);
 
     std::printf("\n== bind-to-stage: cost per queue hand-off (S P P S, c = P, Queue_size 20) ==\n");
@@ -235,8 +242,9 @@ void print_pipeline_costs(const engine_cost_options& o) {
     group hand{"cheap stages: " + std::to_string(n_items) + " items", double(n_items) * 3, {}};
     hand.cells.push_back({"plain loop", 0, [=] { return handoff_serial(n_items); }, {}, {}});
     for (auto& [p, s] : scheds)
-        hand.cells.push_back({"bind-to-stage", p, [=, sp = s.get(), c = p] { return handoff_pipeline(*sp, n_items, c); }, {}, {}});
+        hand.cells.push_back(
+            {"bind-to-stage", p, [=, sp = s.get(), c = p] { return handoff_pipeline(*sp, n_items, c); }, {}, {}});
     if (measure(hand, o)) print_group(hand);
 }
 
-}  // namespace bench
+}   // namespace bench

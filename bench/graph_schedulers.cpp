@@ -41,17 +41,19 @@ std::string bytes_text(std::size_t b) {
     return std::to_string(b) + " B";
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
     settings s;
     const std::vector<bench::option> options = {
         {"--size", "tiny, small (default) or large", [&](const std::string& v) { wl::parse_size(v), s.size = v; }},
-        {"--runs", "runs per point (default 5; the median is reported)", [&](const std::string& v) { s.runs = bench::parse_positive(v); }},
+        {"--runs", "runs per point (default 5; the median is reported)",
+         [&](const std::string& v) { s.runs = bench::parse_positive(v); }},
         {"--workers", "P (default 2)", [&](const std::string& v) { s.workers = bench::parse_positive(v); }},
         {"--workload", "only this workload (repeatable)", [&](const std::string& v) { s.only.push_back(v); }},
     };
-    if (!bench::parse_command_line(argc, argv, "stage-graph workloads under every graph scheduler: time and peak footprint", options))
+    if (!bench::parse_command_line(argc, argv, "stage-graph workloads under every graph scheduler: time and peak footprint",
+                                   options))
         return 0;
 
     std::vector<const wl::workload*> workloads;
@@ -90,7 +92,8 @@ int main(int argc, char** argv) {
         }
         std::fprintf(stderr, "\r%60s\r", "");
         std::vector<double> all_reference;
-        for (const auto& [name, c] : cells) all_reference.insert(all_reference.end(), c.reference.begin(), c.reference.end());
+        for (const auto& [name, c] : cells)
+            all_reference.insert(all_reference.end(), c.reference.begin(), c.reference.end());
         const bench::summary ref = bench::summarize(all_reference);
         std::printf("%s — serial reference %s s\n", w->name().c_str(), bench::fmt_time(ref).c_str());
         bench::table t({"scheduler", "time s (spread)", "time / serial", "peak packets", "peak footprint", "output"});

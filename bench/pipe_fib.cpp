@@ -45,11 +45,8 @@ struct row_config {
 };
 
 const std::vector<row_config> rows = {
-    {"pipe-fib", 1, false, true},
-    {"pipe-fib-256", 256, false, true},
-    {"pipe-fib", 1, true, true},
-    {"pipe-fib-256", 256, true, true},
-    {"pipe-fib", 1, true, false},   // information only: eager check-right instead of lazy enabling
+    {"pipe-fib", 1, false, true},      {"pipe-fib-256", 256, false, true}, {"pipe-fib", 1, true, true},
+    {"pipe-fib-256", 256, true, true}, {"pipe-fib", 1, true, false},   // information only: eager check-right instead of lazy enabling
 };
 
 pipescope::pipeline_options options_for(const row_config& row) {
@@ -75,8 +72,7 @@ scheduler_set make_schedulers(const std::vector<unsigned>& workers) {
 void check_result(const wl::fib_bits& got, const wl::fib_bits& want, const row_config& row, unsigned p, unsigned n) {
     if (got == want) return;
     std::fprintf(stderr, "MISMATCH: %s (folding %s, lazy %s) on P=%u, n=%u: %zu bits, serial has %zu bits\n",
-                 row.program.c_str(), row.folding ? "on" : "off", row.lazy ? "on" : "off", p, n, got.size(),
-                 want.size());
+                 row.program.c_str(), row.folding ? "on" : "off", row.lazy ? "on" : "off", p, n, got.size(), want.size());
     std::exit(1);
 }
 
@@ -84,8 +80,8 @@ void check_result(const wl::fib_bits& got, const wl::fib_bits& want, const row_c
 double run_pipeline(pipescope::scheduler& s, const row_config& row, unsigned n, const wl::fib_bits& want,
                     pipescope::pipeline_stats* stats) {
     wl::fib_bits got;
-    const double t = bench::time_seconds(
-        [&] { got = wl::pipe_fib_pipeline(s, n, row.bits_per_stage, options_for(row), stats); });
+    const double t =
+        bench::time_seconds([&] { got = wl::pipe_fib_pipeline(s, n, row.bits_per_stage, options_for(row), stats); });
     check_result(got, want, row, s.workers(), n);
     return t;
 }
@@ -165,8 +161,8 @@ void print_times(const measurements& m, const settings& cfg) {
 // What the runtime counted in the last run of each row: explains where time went (e.g. how many
 // cross-edge checks found the predecessor behind and had to suspend).
 void print_stats(const measurements& m) {
-    bench::table t({"Program", "Folding", "Lazy", "P", "K", "iterations", "suspensions", "susp/iter",
-                    "throttle waits", "tail swaps", "peak live"},
+    bench::table t({"Program", "Folding", "Lazy", "P", "K", "iterations", "suspensions", "susp/iter", "throttle waits",
+                    "tail swaps", "peak live"},
                    3);
     for (std::size_t r = 0; r < rows.size(); ++r) {
         for (const auto& [p, st] : m.stats[r]) {
@@ -192,7 +188,7 @@ void print_raw(const measurements& m) {
     t.print();
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
     settings cfg;

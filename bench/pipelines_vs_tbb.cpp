@@ -64,8 +64,7 @@ bool set_threads_per_parallel_stage(Options& o, unsigned c) {
 // =============================================================================================
 
 [[noreturn]] void mismatch(const std::string& workload, const std::string& who) {
-    std::fprintf(stderr, "MISMATCH: %s under %s differs from the serial program's output\n", workload.c_str(),
-                 who.c_str());
+    std::fprintf(stderr, "MISMATCH: %s under %s differs from the serial program's output\n", workload.c_str(), who.c_str());
     std::exit(1);
 }
 
@@ -265,13 +264,13 @@ enum class version { serial, pipescope, tbb };
 
 struct cell {
     std::string config;
-    unsigned p = 0;                      // 0 for the serial program
+    unsigned p = 0;   // 0 for the serial program
     version kind = version::serial;
-    pipescope::pipeline_options options; // pipescope: the policy and its options
-    unsigned k = 0;                      // items in flight: reported throttle, or oneTBB's tokens
-    bool failed = false;                 // the policy threw; the row says so
+    pipescope::pipeline_options options;   // pipescope: the policy and its options
+    unsigned k = 0;                        // items in flight: reported throttle, or oneTBB's tokens
+    bool failed = false;                   // the policy threw; the row says so
     std::string failure;
-    std::vector<double> samples;         // in run order
+    std::vector<double> samples;   // in run order
     bench::summary sum;
 };
 
@@ -347,12 +346,8 @@ void run_once(cell& c, bench_workload& w, runtimes& rt, const settings& cfg) {
     }
     double t = 0;
     switch (c.kind) {
-        case version::serial:
-            t = w.serial();
-            break;
-        case version::pipescope:
-            try {
-                t = w.pipescope(*rt.sched.at(c.p), c.options, who, c.k);
+        case version::serial: t = w.serial(); break;
+        case version::pipescope: try { t = w.pipescope(*rt.sched.at(c.p), c.options, who, c.k);
             } catch (const std::exception& e) {
                 // A policy that refuses this loop (or is half-written) loses its row, not the run.
                 c.failed = true;
@@ -422,7 +417,7 @@ void print_raw(const std::vector<cell>& cells) {
     t.print();
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
     settings cfg;
@@ -457,8 +452,8 @@ int main(int argc, char** argv) {
     std::printf("bench_pipelines_vs_tbb: ferret and dedup, pipescope policies vs oneTBB %d.%d parallel_pipeline\n",
                 TBB_VERSION_MAJOR, TBB_VERSION_MINOR);
     bench::print_machine();
-    std::printf("size %s; %u measured runs per cell, interleaved round-robin over a workload's cells\n",
-                cfg.size.c_str(), cfg.runs);
+    std::printf("size %s; %u measured runs per cell, interleaved round-robin over a workload's cells\n", cfg.size.c_str(),
+                cfg.runs);
     bench::print_conditions("conditions at start", top_p);
     std::fflush(stdout);   // the header before the progress lines on stderr
 
@@ -477,8 +472,10 @@ int main(int argc, char** argv) {
                     ferret::build_database(*rt.sched.at(top_p), ferret_corpus_for(cfg.size), ferret::search_config{}));
                 ferret_reference = std::make_shared<const std::vector<ferret::top_list>>(ferret::search_serial(*db));
             }
-            w = std::make_unique<ferret_bench>(
-                db, name == "ferret-6" ? ferret::program_form::six_stage : ferret::program_form::sps, ferret_reference);
+            w = std::make_unique<ferret_bench>(db,
+                                               name == "ferret-6" ? ferret::program_form::six_stage
+                                                                  : ferret::program_form::sps,
+                                               ferret_reference);
         }
         std::string notes;
         std::vector<cell> cells = make_cells(cfg, notes);
@@ -503,12 +500,11 @@ int main(int argc, char** argv) {
 
     std::printf("\n");
     bench::print_conditions("conditions at end", top_p);
-    std::printf(
-        "Times in seconds: median over the runs, (x%%) = (max - min) / median. T_S/T: speedup over the serial\n"
-        "program. T/oneTBB: this row's median / oneTBB's median at the same P, below 1 means faster than oneTBB.\n"
-        "K: the limit on items in flight, as the pipescope runtime reports it (pipeline_stats::throttle: K = 4P,\n"
-        "or bind-to-stage's queue size; '-' if none), and oneTBB's max_number_of_live_tokens = 4P. oneTBB runs in\n"
-        "a task_arena of P threads under global_control(max_allowed_parallelism, P).\n");
+    std::printf("Times in seconds: median over the runs, (x%%) = (max - min) / median. T_S/T: speedup over the serial\n"
+                "program. T/oneTBB: this row's median / oneTBB's median at the same P, below 1 means faster than oneTBB.\n"
+                "K: the limit on items in flight, as the pipescope runtime reports it (pipeline_stats::throttle: K = 4P,\n"
+                "or bind-to-stage's queue size; '-' if none), and oneTBB's max_number_of_live_tokens = 4P. oneTBB runs in\n"
+                "a task_arena of P threads under global_control(max_allowed_parallelism, P).\n");
     std::printf("\nAll outputs matched the serial program's.\n");
     return 0;
 }

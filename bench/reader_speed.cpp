@@ -35,8 +35,8 @@ event_record rec(std::uint64_t ticks, event_kind k, std::uint64_t a = 0, std::ui
 
 std::string metadata(unsigned workers, unsigned K) {
     return R"({"workload":"synthetic","policy":"piper","workers":)" + std::to_string(workers) +
-           R"(,"params":{},"program":{"kind":"pipeline","K":)" + std::to_string(K) +
-           R"(,"line_slots":)" + std::to_string(K) +
+           R"(,"params":{},"program":{"kind":"pipeline","K":)" + std::to_string(K) + R"(,"line_slots":)" +
+           std::to_string(K) +
            R"(,"stages":[{"index":0,"name":"s0","kind":"serial"},{"index":1,"name":"s1","kind":"parallel"},)"
            R"({"index":2,"name":"s2","kind":"serial"}]},"machine":{}})";
 }
@@ -129,7 +129,7 @@ std::string mevents(double events, const bench::summary& s) {
     return buf;
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
     int runs = 5;
@@ -159,7 +159,8 @@ int main(int argc, char** argv) {
 
     std::vector<input> inputs;
     for (const bool compress : {true, false})
-        inputs.push_back({compress ? "synthetic, compressed" : "synthetic, plain", synthetic_trace(workers, iterations, compress)});
+        inputs.push_back(
+            {compress ? "synthetic, compressed" : "synthetic, plain", synthetic_trace(workers, iterations, compress)});
     if (!save.empty())
         for (const auto& in : inputs) {
             const std::string path = save + (in.label == "synthetic, plain" ? "-plain" : "-compressed") + ".pftrace";
@@ -175,8 +176,8 @@ int main(int argc, char** argv) {
         inputs.push_back({f, std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>())});
     }
 
-    bench::table tab({"input", "events", "bytes", "B/event", "decode only", "load_trace", "decode s", "load s", "decode (CPU)",
-                      "load_trace (CPU)"});
+    bench::table tab({"input", "events", "bytes", "B/event", "decode only", "load_trace", "decode s", "load s",
+                      "decode (CPU)", "load_trace (CPU)"});
     for (auto& in : inputs) {
         std::vector<double> decode, load, decode_cpu, load_cpu;
         std::uint64_t slices = 0, problems = 0, nodes = 0;
@@ -191,9 +192,9 @@ int main(int argc, char** argv) {
             slices = m.slices;
             nodes = 0;
             for (const auto& run : m.runs) nodes += run.dag.nodes.size();
-            if (m.events != in.events) std::fprintf(stderr, "%s: load_trace saw %llu events, decode %llu\n",
-                                                     in.label.c_str(), (unsigned long long)m.events,
-                                                     (unsigned long long)in.events);
+            if (m.events != in.events)
+                std::fprintf(stderr, "%s: load_trace saw %llu events, decode %llu\n", in.label.c_str(),
+                             (unsigned long long)m.events, (unsigned long long)in.events);
         }
         const auto d = bench::summarize(decode), l = bench::summarize(load);
         const auto dc = bench::summarize(decode_cpu), lc = bench::summarize(load_cpu);
@@ -204,10 +205,12 @@ int main(int argc, char** argv) {
         std::printf("%s: %llu slices, %llu DAG nodes, %llu problems\n", in.label.c_str(), (unsigned long long)slices,
                     (unsigned long long)nodes, (unsigned long long)problems);
         if (raw)
-            std::printf("  decode: %s\n  load:   %s\n", bench::fmt_samples(decode).c_str(), bench::fmt_samples(load).c_str());
+            std::printf("  decode: %s\n  load:   %s\n", bench::fmt_samples(decode).c_str(),
+                        bench::fmt_samples(load).c_str());
     }
     std::printf("\nmedian of %d runs (spread = (max - min) / median of the times); (CPU): events per second of the\n"
-                "process's CPU time, less disturbed than wall time when the machine is shared\n", runs);
+                "process's CPU time, less disturbed than wall time when the machine is shared\n",
+                runs);
     tab.print();
     bench::print_conditions("after", 2);
 }

@@ -134,4 +134,4 @@ inline unsigned calibrate_rounds(double grain_us) {
     return std::max(1u, static_cast<unsigned>(std::lround(grain_us / us_per_round)));
 }
 
-}  // namespace bench::sps
+}   // namespace bench::sps

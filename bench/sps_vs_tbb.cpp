@@ -40,24 +40,21 @@ std::uint64_t run_tbb(const workload& w, std::vector<work_item>& ring) {
     std::uint64_t checksum = checksum_seed;
     tbb::parallel_pipeline(
         ring.size(),
-        tbb::make_filter<void, work_item*>(tbb::filter_mode::serial_in_order,
-                                           [&](tbb::flow_control& fc) -> work_item* {
-                                               if (next >= w.items) {
-                                                   fc.stop();
-                                                   return nullptr;
-                                               }
-                                               const std::uint64_t i = next++;
-                                               work_item* item = &ring[i % ring.size()];
-                                               produce(*item, i);
-                                               return item;
-                                           }) &
-            tbb::make_filter<work_item*, work_item*>(tbb::filter_mode::parallel,
-                                                     [&](work_item* item) {
-                                                         transform(*item, w.rounds);
-                                                         return item;
-                                                     }) &
-            tbb::make_filter<work_item*, void>(tbb::filter_mode::serial_in_order,
-                                               [&](work_item* item) { checksum = fold(checksum, *item); }));
+        tbb::make_filter<void, work_item*>(tbb::filter_mode::serial_in_order, [&](tbb::flow_control& fc) -> work_item* {
+            if (next >= w.items) {
+                fc.stop();
+                return nullptr;
+            }
+            const std::uint64_t i = next++;
+            work_item* item = &ring[i % ring.size()];
+            produce(*item, i);
+            return item;
+        }) & tbb::make_filter<work_item*, work_item*>(tbb::filter_mode::parallel, [&](work_item* item) {
+            transform(*item, w.rounds);
+            return item;
+        }) & tbb::make_filter<work_item*, void>(tbb::filter_mode::serial_in_order, [&](work_item* item) {
+            checksum = fold(checksum, *item);
+        }));
     return checksum;
 }
 
@@ -68,13 +65,13 @@ struct settings {
     unsigned runs = 7;
     std::vector<unsigned> workers = {1, 2};
     std::vector<unsigned> grains_us = {1, 20};
-    std::vector<unsigned> rounds;     // if given: fixed stage-1 rounds instead of calibrated grains
-    unsigned long items = 0;          // 0: chosen per grain so the serial loop takes about run_ms
+    std::vector<unsigned> rounds;   // if given: fixed stage-1 rounds instead of calibrated grains
+    unsigned long items = 0;        // 0: chosen per grain so the serial loop takes about run_ms
     unsigned run_ms = 300;
-    unsigned throttle_factor = 4;     // K = factor * P, as pipescope's default
+    unsigned throttle_factor = 4;   // K = factor * P, as pipescope's default
     int settle_ms = 20;
-    bool raw = false;                 // also print every sample
-    std::string policy = "piper";     // the pipescope policy (tbb: pipescope's own construct-and-run tokens)
+    bool raw = false;               // also print every sample
+    std::string policy = "piper";   // the pipescope policy (tbb: pipescope's own construct-and-run tokens)
 };
 
 [[noreturn]] void mismatch(const char* who, unsigned p, std::uint64_t got, std::uint64_t want) {
@@ -118,7 +115,7 @@ struct cell {   // one (grain, P) combination
     bench::summary pipescope;
     bench::summary tbb;
     std::vector<double> serial_runs, pipescope_runs, tbb_runs;   // in run order, for --raw
-    std::vector<double> round_trip_ns;                            // measured before each round
+    std::vector<double> round_trip_ns;                           // measured before each round
 };
 
 // Runs pipescope and TBB alternately (even runs pipescope first, odd runs TBB first) so neither
@@ -177,12 +174,10 @@ void print_cells(const std::vector<cell>& cells) {
         if (!last_grain.empty() && c.grain != last_grain) t.separator();
         last_grain = c.grain;
         const double items = double(c.work.items);
-        t.add({c.grain, bench::fmt("%.2f", c.serial.median * 1e6 / items),
-               std::to_string(c.work.rounds), std::to_string(c.work.items), std::to_string(c.p), std::to_string(c.k),
-               bench::fmt_time(c.serial), bench::fmt_time(c.pipescope), bench::fmt_time(c.tbb),
-               bench::fmt_ratio(c.pipescope.median / c.tbb.median),
-               bench::fmt_ratio(c.serial.median / c.pipescope.median),
-               bench::fmt_ratio(c.serial.median / c.tbb.median)});
+        t.add({c.grain, bench::fmt("%.2f", c.serial.median * 1e6 / items), std::to_string(c.work.rounds),
+               std::to_string(c.work.items), std::to_string(c.p), std::to_string(c.k), bench::fmt_time(c.serial),
+               bench::fmt_time(c.pipescope), bench::fmt_time(c.tbb), bench::fmt_ratio(c.pipescope.median / c.tbb.median),
+               bench::fmt_ratio(c.serial.median / c.pipescope.median), bench::fmt_ratio(c.serial.median / c.tbb.median)});
     }
     t.print();
 }
@@ -200,7 +195,7 @@ void print_raw(const std::vector<cell>& cells) {
     t.print();
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
     settings cfg;

@@ -43,8 +43,7 @@ struct ferret_item {
 
 // Six filters: load (serial in order) | segment | extract | query | rank (parallel) | output
 // (serial in order); or, for program_form::sps, load | the four middle stages in one | output.
-inline std::vector<ferret::top_list> ferret_tbb(const ferret::database& db, ferret::program_form form,
-                                                std::size_t tokens) {
+inline std::vector<ferret::top_list> ferret_tbb(const ferret::database& db, ferret::program_form form, std::size_t tokens) {
     const ferret::search_config& cfg = db.search;
     const ferret::lsh_index& index = *db.index;
     std::vector<ferret::top_list> results;
@@ -52,17 +51,17 @@ inline std::vector<ferret::top_list> ferret_tbb(const ferret::database& db, ferr
     unsigned next = 0;
     using tbb::filter_mode;
 
-    auto load = tbb::make_filter<void, ferret_item*>(filter_mode::serial_in_order,
-                                                     [&](tbb::flow_control& fc) -> ferret_item* {
-                                                         if (next >= db.corpus.queries) {
-                                                             fc.stop();
-                                                             return nullptr;
-                                                         }
-                                                         auto item = std::make_unique<ferret_item>();
-                                                         item->q = next++;
-                                                         item->img = ferret::query_image(db.corpus, item->q);
-                                                         return item.release();
-                                                     });
+    auto load =
+        tbb::make_filter<void, ferret_item*>(filter_mode::serial_in_order, [&](tbb::flow_control& fc) -> ferret_item* {
+            if (next >= db.corpus.queries) {
+                fc.stop();
+                return nullptr;
+            }
+            auto item = std::make_unique<ferret_item>();
+            item->q = next++;
+            item->img = ferret::query_image(db.corpus, item->q);
+            return item.release();
+        });
     auto output = tbb::make_filter<ferret_item*, void>(filter_mode::serial_in_order, [&](ferret_item* raw) {
         std::unique_ptr<ferret_item> item(raw);
         results.push_back(std::move(item->top));
@@ -152,27 +151,21 @@ inline pipescope::workloads::byte_vector dedup_tbb(pipescope::workloads::byte_re
     using tbb::filter_mode;
     tbb::parallel_pipeline(
         tokens,
-        tbb::make_filter<void, dd::chunk_job*>(filter_mode::serial_in_order,
-                                               [&](tbb::flow_control& fc) -> dd::chunk_job* {
-                                                   std::unique_ptr<dd::chunk_job> job = source.next();
-                                                   if (!job) fc.stop();
-                                                   return job.release();
-                                               }) &
-            tbb::make_filter<dd::chunk_job*, dd::chunk_job*>(filter_mode::parallel,
-                                                             [&](dd::chunk_job* job) {
-                                                                 dd::hash_and_claim(*job, table);
-                                                                 return job;
-                                                             }) &
-            tbb::make_filter<dd::chunk_job*, dd::chunk_job*>(filter_mode::parallel,
-                                                             [&](dd::chunk_job* job) {
-                                                                 if (!job->known_duplicate) dd::compress_job(*job, c.level);
-                                                                 return job;
-                                                             }) &
-            tbb::make_filter<dd::chunk_job*, void>(filter_mode::serial_in_order, [&](dd::chunk_job* raw) {
-                std::unique_ptr<dd::chunk_job> job(raw);
-                dd::emit(*job, out, st);
-            }));
+        tbb::make_filter<void, dd::chunk_job*>(filter_mode::serial_in_order, [&](tbb::flow_control& fc) -> dd::chunk_job* {
+            std::unique_ptr<dd::chunk_job> job = source.next();
+            if (!job) fc.stop();
+            return job.release();
+        }) & tbb::make_filter<dd::chunk_job*, dd::chunk_job*>(filter_mode::parallel, [&](dd::chunk_job* job) {
+            dd::hash_and_claim(*job, table);
+            return job;
+        }) & tbb::make_filter<dd::chunk_job*, dd::chunk_job*>(filter_mode::parallel, [&](dd::chunk_job* job) {
+            if (!job->known_duplicate) dd::compress_job(*job, c.level);
+            return job;
+        }) & tbb::make_filter<dd::chunk_job*, void>(filter_mode::serial_in_order, [&](dd::chunk_job* raw) {
+            std::unique_ptr<dd::chunk_job> job(raw);
+            dd::emit(*job, out, st);
+        }));
     return out.finish();
 }
 
-}  // namespace bench::tbb_pipelines
+}   // namespace bench::tbb_pipelines

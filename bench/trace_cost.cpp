@@ -56,8 +56,8 @@ void per_event_cost(unsigned writers, int runs) {
                 for (int batch = 0; batch < 2000; ++batch) {
                     const auto t0 = bench::bench_clock::now();
                     for (std::uint64_t i = 0; i < 1000; ++i) buf.record(trace::event_kind::node_begin, i, 3, 1);
-                    batch_ns[w].push_back(
-                        std::chrono::duration<double, std::nano>(bench::bench_clock::now() - t0).count() / 1000);
+                    batch_ns[w].push_back(std::chrono::duration<double, std::nano>(bench::bench_clock::now() - t0).count() /
+                                          1000);
                 }
         });
     for (auto& t : threads) t.join();
@@ -131,7 +131,7 @@ void overhead(const program& p, unsigned workers, int runs) {
     scheduler s({workers});
     std::vector<double> off, rec, write;
     std::uint64_t events = 0, dropped = 0;
-    p.run(s);   // warm up
+    p.run(s);                          // warm up
     for (int r = 0; r < runs; ++r) {   // interleaved, so drift hits every column
         off.push_back(run_once(s, p, tracing::off).seconds);
         const auto a = run_once(s, p, tracing::record);
@@ -142,10 +142,9 @@ void overhead(const program& p, unsigned workers, int runs) {
         dropped += a.dropped + b.dropped;
     }
     const auto o = bench::summarize(off), a = bench::summarize(rec), b = bench::summarize(write);
-    std::printf("  %-13s P=%u  off %s  record %s (%.3fx)  record+write %s (%.3fx)  %.1fM events/run%s\n", p.name,
-                workers, bench::fmt_time(o).c_str(), bench::fmt_time(a).c_str(), a.median / o.median,
-                bench::fmt_time(b).c_str(), b.median / o.median, static_cast<double>(events) / 1e6,
-                dropped ? "  (some runs dropped events)" : "");
+    std::printf("  %-13s P=%u  off %s  record %s (%.3fx)  record+write %s (%.3fx)  %.1fM events/run%s\n", p.name, workers,
+                bench::fmt_time(o).c_str(), bench::fmt_time(a).c_str(), a.median / o.median, bench::fmt_time(b).c_str(),
+                b.median / o.median, static_cast<double>(events) / 1e6, dropped ? "  (some runs dropped events)" : "");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -201,7 +200,7 @@ void writer_cost(int runs, const std::vector<int>& levels) {
     std::filesystem::remove(path);
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
     int runs = 5;
@@ -212,10 +211,10 @@ int main(int argc, char** argv) {
         argc, argv, "What tracing costs: ns per event, run time with tracing off/on, the writer's bytes and speed.",
         {{"--runs", "measured runs per cell (default 5)",
           [&](const std::string& v) { runs = static_cast<int>(bench::parse_positive(v)); }},
-         {"--n", "pipe-fib computes F_n (default 30000)", [&](const std::string& v) { n = unsigned(bench::parse_positive(v)); }},
+         {"--n", "pipe-fib computes F_n (default 30000)",
+          [&](const std::string& v) { n = unsigned(bench::parse_positive(v)); }},
          {"--writer-only", "run section 3 (the writer) only", [&](const std::string&) { writer_only = true; }, false},
-         {"--levels", "compression levels section 3 measures, e.g. 1,6,9 (default 1)",
-          [&](const std::string& v) {
+         {"--levels", "compression levels section 3 measures, e.g. 1,6,9 (default 1)", [&](const std::string& v) {
               levels.clear();
               for (std::size_t at = 0; at <= v.size();) {
                   const std::size_t comma = std::min(v.find(',', at), v.size());
@@ -240,7 +239,8 @@ int main(int argc, char** argv) {
         const bench::sps::workload coarse{4000, rounds};
         const std::uint64_t coarse_checksum = bench::sps::run_serial(coarse);
         const std::vector<program> programs = {
-            {"sps-50us", [&](scheduler& s) {
+            {"sps-50us",
+             [&](scheduler& s) {
                  std::vector<bench::sps::work_item> ring(4 * s.workers());
                  if (bench::sps::run_pipescope(s, coarse, ring) != coarse_checksum) std::abort();
              }},

@@ -22,7 +22,7 @@ namespace {
 struct metric {
     const char* name;   // JSON key and row label
     std::function<std::optional<double>(const an::run_report&)> value;
-    bool ns = false;    // a duration in ns
+    bool ns = false;   // a duration in ns
 };
 
 // A value as the table shows it: a duration with its unit, a whole count with thousands separators,
@@ -36,7 +36,7 @@ std::string cell(std::optional<double> v, bool ns) {
     return x >= 1000 ? an::numbers::fixed(x, 0) : an::numbers::fixed(x, 3);
 }
 
-}  // namespace
+}   // namespace
 
 int compare_command(const std::vector<std::string>& args) {
     std::vector<std::string> files;
@@ -76,24 +76,31 @@ int compare_command(const std::vector<std::string>& args) {
          }},
         {"workers", [&](const an::run_report& r) { return d(static_cast<double>(r.meta.workers)); }},
         {"iterations", [&](const an::run_report& r) { return d(static_cast<double>(r.stats.iterations)); }},
-        {"steals_tried", [&](const an::run_report& r) { return d(static_cast<double>(r.stats.steals_made + r.stats.steals_failed)); }},
+        {"steals_tried",
+         [&](const an::run_report& r) { return d(static_cast<double>(r.stats.steals_made + r.stats.steals_failed)); }},
         {"steals_made", [&](const an::run_report& r) { return d(static_cast<double>(r.stats.steals_made)); }},
         {"suspensions", [&](const an::run_report& r) { return d(static_cast<double>(r.stats.suspensions)); }},
         {"peak_live", [](const an::run_report& r) { return r.stats.peak_live; }},
         {"peak_footprint", [](const an::run_report& r) { return r.stats.peak_footprint; }},
-        {"work_T1", [](const an::run_report& r) -> std::optional<double> {
+        {"work_T1",
+         [](const an::run_report& r) -> std::optional<double> {
              if (!r.dag.available) return std::nullopt;
              return static_cast<double>(r.dag.work);
-         }, true},
-        {"span_Tinf", [](const an::run_report& r) -> std::optional<double> {
+         },
+         true},
+        {"span_Tinf",
+         [](const an::run_report& r) -> std::optional<double> {
              if (!r.dag.available) return std::nullopt;
              return static_cast<double>(r.dag.with_throttle.span);
-         }, true},
-        {"parallelism", [](const an::run_report& r) -> std::optional<double> {
+         },
+         true},
+        {"parallelism",
+         [](const an::run_report& r) -> std::optional<double> {
              if (!r.dag.available) return std::nullopt;
              return r.dag.parallelism;
          }},
-        {"throughput", [](const an::run_report& r) -> std::optional<double> {
+        {"throughput",
+         [](const an::run_report& r) -> std::optional<double> {
              if (!r.queueing.available) return std::nullopt;
              return r.queueing.observed;
          }},

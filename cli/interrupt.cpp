@@ -25,7 +25,7 @@ extern "C" void on_signal(int sig) {
     [[maybe_unused]] const ssize_t n = ::write(g_pipe[1], &b, 1);
 }
 
-}  // namespace
+}   // namespace
 
 interrupt_guard::interrupt_guard(std::string what_stops) : what_stops_(std::move(what_stops)) {
     if (::pipe2(g_pipe, O_CLOEXEC) != 0) throw std::runtime_error("cannot create the interrupt pipe");
@@ -59,4 +59,4 @@ interrupt_guard::~interrupt_guard() {
     g_pipe[0] = g_pipe[1] = -1;
 }
 
-}  // namespace pipescope::cli
+}   // namespace pipescope::cli

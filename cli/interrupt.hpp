@@ -33,4 +33,4 @@ private:
     int signal_ = 0;
 };
 
-}  // namespace pipescope::cli
+}   // namespace pipescope::cli

@@ -31,7 +31,7 @@ namespace {
 struct lesson_args {
     std::string name;
     ls::options opts;
-    fs::path out;                 // default: pipescope-lessons/NAME
+    fs::path out;   // default: pipescope-lessons/NAME
     bool list = false, viewer = true, screenshots = true;
 };
 
@@ -82,7 +82,8 @@ std::string find_viewer() {
     std::error_code ec;
     const fs::path self = fs::read_symlink("/proc/self/exe", ec);
     if (!ec)
-        for (const fs::path& p : {self.parent_path() / "pipescope-viewer", self.parent_path().parent_path() / "viewer" / "pipescope-viewer"})
+        for (const fs::path& p :
+             {self.parent_path() / "pipescope-viewer", self.parent_path().parent_path() / "viewer" / "pipescope-viewer"})
             if (fs::exists(p, ec)) return p.string();
     return std::system("command -v pipescope-viewer >/dev/null 2>&1") == 0 ? "pipescope-viewer" : "";
 }
@@ -112,8 +113,8 @@ int show(const lesson_args& a, const ls::lesson_result& r) {
     const fs::path shots = r.dir / "screenshots";
     std::error_code ec;
     fs::remove_all(shots, ec);   // a previous run's story may have had more steps
-    std::string cmd = quoted(viewer) + " --lesson " + quoted(r.json_path.string()) + " --screenshot-steps " +
-                      quoted(shots.string());
+    std::string cmd =
+        quoted(viewer) + " --lesson " + quoted(r.json_path.string()) + " --screenshot-steps " + quoted(shots.string());
     if (!(display && *display)) {
         if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) {
             fmt::print("No display and no xvfb-run: screenshots skipped (apt-get install xvfb).\n");
@@ -132,7 +133,7 @@ int show(const lesson_args& a, const ls::lesson_result& r) {
     return 0;
 }
 
-}  // namespace
+}   // namespace
 
 int lesson_command(const std::vector<std::string>& args) {
     const lesson_args a = parse(args);

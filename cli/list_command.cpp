@@ -34,7 +34,8 @@ std::vector<parameter> parse_parameters(const std::string& text) {
             if (const auto close = line.find('>', eq); close != std::string::npos) from = close;
         const auto colon = line.find(": ", from);
         p.name = line.substr(0, eq);
-        if (eq != std::string::npos) p.default_value = line.substr(eq + 1, colon == std::string::npos ? std::string::npos : colon - eq - 1);
+        if (eq != std::string::npos)
+            p.default_value = line.substr(eq + 1, colon == std::string::npos ? std::string::npos : colon - eq - 1);
         if (colon != std::string::npos) p.meaning = line.substr(colon + 2);
         out.push_back(p);
         line.clear();
@@ -57,7 +58,8 @@ int print_json() {
             const std::string why = w->cannot_run_under(name);
             policies[name] = why.empty() ? nlohmann::json{{"runs", true}} : nlohmann::json{{"runs", false}, {"why", why}};
         }
-        workloads.push_back({{"name", w->name()}, {"summary", w->summary()}, {"parameters", params}, {"policies", policies}});
+        workloads.push_back(
+            {{"name", w->name()}, {"summary", w->summary()}, {"parameters", params}, {"policies", policies}});
     }
     nlohmann::json policies = nlohmann::json::array();
     for (const auto& p : pipescope::pipeline_policies())
@@ -100,12 +102,13 @@ int print_text() {
     for (const auto& p : pipescope::graph::policies()) {
         std::cout << "  " << p.name << "\n    " << p.summary << "\n";
         for (const auto& q : parse_parameters(p.parameters))
-            std::cout << "    --param " << q.name << "=" << q.default_value << (q.meaning.empty() ? "" : ": ") << q.meaning << "\n";
+            std::cout << "    --param " << q.name << "=" << q.default_value << (q.meaning.empty() ? "" : ": ") << q.meaning
+                      << "\n";
     }
     return 0;
 }
 
-}  // namespace
+}   // namespace
 
 int list_command(const std::vector<std::string>& args) {
     if (args.empty()) return print_text();

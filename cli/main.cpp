@@ -53,7 +53,8 @@ constexpr command_usage usages[] = {
 std::string usage_text(const std::string& command = {}) {
     std::string out;
     for (const auto& u : usages)
-        if (command.empty() || command == u.command) out += std::string(out.empty() ? "usage: " : "       ") + u.usage + "\n";
+        if (command.empty() || command == u.command)
+            out += std::string(out.empty() ? "usage: " : "       ") + u.usage + "\n";
     if (out.empty()) return usage_text();
     if (command.empty()) out += "       pipescope --help | --version\n";
     return out;
@@ -124,17 +125,18 @@ run_args parse_run(const std::vector<std::string>& args) {
                 if (used != v.size() || v[0] == '-' || ns > 1'000'000'000ull) throw std::invalid_argument(v);
                 r.counter_quantum_ns = ns;
             } catch (const std::exception&) {
-                throw usage_error("--counter-quantum " + v + ": expected nanoseconds between 0 (every sample) and 1000000000");
+                throw usage_error("--counter-quantum " + v +
+                                  ": expected nanoseconds between 0 (every sample) and 1000000000");
             }
-        }
-        else if (!a.empty() && a[0] == '-') throw usage_error("unknown option " + a);
+        } else if (!a.empty() && a[0] == '-') throw usage_error("unknown option " + a);
         else if (r.workload.empty()) r.workload = a;
         else throw usage_error("unexpected argument " + a + " (one workload per run)");
     }
     if (r.workload.empty()) throw usage_error("run: which workload? (see `pipescope list`)");
     r.request.params = ws::param_set::parse(params);
     r.params = params;
-    if (r.virtual_time && r.workers == 0) throw usage_error("--virtual: give the number of virtual workers with --workers N");
+    if (r.virtual_time && r.workers == 0)
+        throw usage_error("--virtual: give the number of virtual workers with --workers N");
 
     return r;
 }
@@ -173,8 +175,7 @@ int validate_trace(const std::vector<std::string>& args) {
                     "(slices still open were left unterminated)\n",
                     (unsigned long long)(runs - summaries), (unsigned long long)runs);
     if (s.packets == 0) std::printf("  EMPTY: the file holds no packets (a recording that never wrote anything)\n");
-    const bool ok = s.problems.empty() && s.open_slices == 0 && s.unmatched_ends == 0 && runs == summaries &&
-                    s.packets > 0;
+    const bool ok = s.problems.empty() && s.open_slices == 0 && s.unmatched_ends == 0 && runs == summaries && s.packets > 0;
     std::printf("%s\n", ok ? "ok" : runs > summaries || s.packets == 0 ? "NOT OK (partial)" : "NOT OK");
     return ok ? 0 : 1;
 }
@@ -188,7 +189,7 @@ int run_workload(const run_args& args) {
     return r.report.matches_reference ? 0 : 1;
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);

@@ -137,8 +137,7 @@ socket_fd listen_on_loopback(unsigned port) {
                                                     "stop it, or pass --port with a UI you serve yourself)"
                                                   : ""));
     }
-    if (::listen(s.get(), 8) != 0)
-        throw std::runtime_error(std::string("perfetto: listen failed: ") + std::strerror(errno));
+    if (::listen(s.get(), 8) != 0) throw std::runtime_error(std::string("perfetto: listen failed: ") + std::strerror(errno));
     return s;
 }
 
@@ -211,7 +210,7 @@ bool start_browser(const std::string& url) {
     return true;
 }
 
-}  // namespace
+}   // namespace
 
 int perfetto_command(const std::vector<std::string>& args) {
     const perfetto_args a = parse(args);
@@ -261,9 +260,10 @@ int perfetto_command(const std::vector<std::string>& args) {
             continue;
         }
         if (method != "GET" || target != path) {
-            const std::string body = method != "GET" ? "only GET is served\n" : "not found: this server serves " + path + "\n";
-            const std::string head =
-                response_head(method != "GET" ? "405 Method Not Allowed" : "404 Not Found", origin, body.size(), "text/plain");
+            const std::string body =
+                method != "GET" ? "only GET is served\n" : "not found: this server serves " + path + "\n";
+            const std::string head = response_head(method != "GET" ? "405 Method Not Allowed" : "404 Not Found", origin,
+                                                   body.size(), "text/plain");
             send_all(client.get(), (head + body).data(), head.size() + body.size());
             continue;
         }

@@ -40,4 +40,4 @@ void progress_line::loop(std::chrono::milliseconds delay) {
     } while (!wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stop_; }));
 }
 
-}  // namespace pipescope::cli
+}   // namespace pipescope::cli

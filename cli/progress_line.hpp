@@ -37,4 +37,4 @@ private:
     std::thread thread_;
 };
 
-}  // namespace pipescope::cli
+}   // namespace pipescope::cli

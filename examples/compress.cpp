@@ -71,7 +71,7 @@ int usage() {
     return 2;
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
     std::vector<std::string> files;
@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
             in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(block_size));
             raw.resize(static_cast<std::size_t>(in.gcount()));
             co_await it.stage(1);
-            const bytes packed = deflate_block(raw);   // stage 1: deflate (parallel)
+            const bytes packed = deflate_block(raw);    // stage 1: deflate (parallel)
             pipescope::annotate("bytes", raw.size());   // the node's args in the viewer and the Perfetto UI
             pipescope::annotate("compressed", packed.size());
             co_await it.stage_wait(2);

@@ -33,7 +33,7 @@ int usage() {
     return 2;
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
     std::uint64_t n = 200000;

@@ -51,7 +51,7 @@ int usage() {
     return 2;
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
     std::string file, trace_path;
@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
             std::string block = std::move(*next);   // stage 0: read lines (serial)
             next = read_block(in, 64);
             co_await it.stage(1);
-            counts mine;                            // stage 1: count words (parallel)
+            counts mine;   // stage 1: count words (parallel)
             count_words(block, mine);
             co_await it.stage_wait(2);
             for (const auto& [word, n] : mine) total[word] += n;   // stage 2: merge counts (serial, in order)
@@ -98,10 +98,12 @@ int main(int argc, char** argv) {
     count_words(text, reference);
 
     std::vector<std::pair<std::string, std::uint64_t>> top(total.begin(), total.end());
-    std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+    std::sort(top.begin(), top.end(),
+              [](const auto& a, const auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
     std::uint64_t words = 0;
     for (const auto& [w, n] : total) words += n;
-    std::printf("%s: %llu words, %zu distinct; most frequent:", file.c_str(), static_cast<unsigned long long>(words), total.size());
+    std::printf("%s: %llu words, %zu distinct; most frequent:", file.c_str(), static_cast<unsigned long long>(words),
+                total.size());
     for (std::size_t i = 0; i < std::min<std::size_t>(5, top.size()); ++i)
         std::printf(" %s (%llu)", top[i].first.c_str(), static_cast<unsigned long long>(top[i].second));
     std::printf("\n");

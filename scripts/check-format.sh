@@ -1,15 +1,11 @@
 #!/usr/bin/env bash
 # Checks that C++ files are formatted as .clang-format says (the ctest test format.check runs it).
 #
-#   scripts/check-format.sh              check the files listed in scripts/format-checked.txt, or every
-#                                        tracked C++ file once that list is gone
-#   scripts/check-format.sh --all        check every tracked C++ file (*.cpp, *.hpp, *.h)
-#   scripts/check-format.sh --fix [--all]   reformat those files in place instead of checking them
+#   scripts/check-format.sh              check every C++ file of the repository (*.cpp, *.hpp, *.h)
 #   scripts/check-format.sh FILE...      check these files
+#   scripts/check-format.sh --fix [FILE...]   reformat those files in place instead of checking them
 #
-# Until the whole tree is reformatted, the test checks only the files already formatted, listed in
-# scripts/format-checked.txt (every file there must stay formatted). To switch the check on for every
-# file: `scripts/check-format.sh --fix --all && git rm scripts/format-checked.txt`.
+# Every file is formatted; the test keeps it so. Before committing: scripts/check-format.sh --fix.
 #
 # Formatting differs between clang-format versions: the reference is Debian 12's clang-format 14
 # (scripts/install-deps.sh). CLANG_FORMAT=<path> picks another binary. Exit status: 0 formatted,
@@ -19,7 +15,6 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 me="check-format"
-list=scripts/format-checked.txt
 
 clang_format=${CLANG_FORMAT:-}
 if [[ -z $clang_format ]]; then
@@ -36,23 +31,21 @@ if [[ -z $clang_format ]] || ! command -v "$clang_format" >/dev/null 2>&1; then
 fi
 
 fix=0
-all=0
 files=()
 for a in "$@"; do
     case $a in
         --fix) fix=1 ;;
-        --all) all=1 ;;
-        -h|--help) sed -n '2,17s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,13s/^# \{0,1\}//p' "$0"; exit 0 ;;
         -*) echo "$me: unknown option '$a' (try --help)" >&2; exit 2 ;;
         *) files+=("$a") ;;
     esac
 done
 
 if [[ ${#files[@]} -eq 0 ]]; then
-    if [[ $all -eq 0 && -f $list ]]; then
-        mapfile -t files < <(grep -v -e '^#' -e '^$' "$list")
-    else
+    if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
         mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.h')
+    else   # an unpacked archive: every C++ file outside build directories
+        mapfile -t files < <(find . -path './build*' -prune -o -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \) -print | sed 's|^\./||' | sort)
     fi
 fi
 

@@ -55,15 +55,17 @@ std::vector<step> steps(const an::span_result& s) {
     return out;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("dag bounds: SPS pipeline without throttling: span n + 1 + r along stage 0", "[analysis][dag]") {
     const tr::pipeline_dag d = sps(0);
     const an::span_result s = an::longest_path(d, true);
     // (0,0) (1,0) (2,0) by the control edges, then down iteration 2: 1 + 1 + 1 + 12 + 1.
     CHECK(s.span == 16);
-    const std::vector<step> expected = {{0, 0, an::path_edge::start},  {1, 0, an::path_edge::control},
-                                        {2, 0, an::path_edge::control}, {2, 1, an::path_edge::stage},
+    const std::vector<step> expected = {{0, 0, an::path_edge::start},
+                                        {1, 0, an::path_edge::control},
+                                        {2, 0, an::path_edge::control},
+                                        {2, 1, an::path_edge::stage},
                                         {2, 2, an::path_edge::stage}};
     CHECK(steps(s) == expected);
     CHECK(s.throttle_edges_on_path == 0);
@@ -76,9 +78,9 @@ TEST_CASE("dag bounds: SPS pipeline with K = 2: the throttling edge lengthens th
     // (0,0) (0,1) (0,2) -throttle-> (2,0) (2,1) (2,2): 1 + 10 + 1 + 1 + 12 + 1.
     CHECK(with.span == 26);
     CHECK(with.throttle_edges_on_path == 1);
-    const std::vector<step> expected = {{0, 0, an::path_edge::start},   {0, 1, an::path_edge::stage},
-                                        {0, 2, an::path_edge::stage},   {2, 0, an::path_edge::throttle},
-                                        {2, 1, an::path_edge::stage},   {2, 2, an::path_edge::stage}};
+    const std::vector<step> expected = {{0, 0, an::path_edge::start}, {0, 1, an::path_edge::stage},
+                                        {0, 2, an::path_edge::stage}, {2, 0, an::path_edge::throttle},
+                                        {2, 1, an::path_edge::stage}, {2, 2, an::path_edge::stage}};
     CHECK(steps(with) == expected);
     CHECK(without.span == 16);
 }
@@ -98,9 +100,17 @@ TEST_CASE("dag bounds: a parallel stage only: span is one iteration plus the sta
     tr::pipeline_dag d;
     const std::uint64_t w1[4] = {5, 1, 7, 3};
     for (std::uint64_t i = 0; i < 4; ++i) {
-        d.nodes.push_back({.iteration = i, .stage = 0, .last_stage = 0, .start = 100 * i, .end = 100 * i + 2, .worker = 0, .slice = {}});
-        d.nodes.push_back({.iteration = i, .stage = 1, .last_stage = 1, .start = 100 * i + 10, .end = 100 * i + 10 + w1[i], .worker = 0, .slice = {}});
-        d.edges.push_back({static_cast<std::uint32_t>(2 * i), static_cast<std::uint32_t>(2 * i + 1), tr::dag_edge_kind::stage});
+        d.nodes.push_back(
+            {.iteration = i, .stage = 0, .last_stage = 0, .start = 100 * i, .end = 100 * i + 2, .worker = 0, .slice = {}});
+        d.nodes.push_back({.iteration = i,
+                           .stage = 1,
+                           .last_stage = 1,
+                           .start = 100 * i + 10,
+                           .end = 100 * i + 10 + w1[i],
+                           .worker = 0,
+                           .slice = {}});
+        d.edges.push_back(
+            {static_cast<std::uint32_t>(2 * i), static_cast<std::uint32_t>(2 * i + 1), tr::dag_edge_kind::stage});
     }
     // Longest: (0,0) (1,0) (2,0) then (2,1): 2 + 2 + 2 + 7 = 13 (via iteration 3: 8 + 3 = 11).
     const auto s = an::longest_path(d, true);

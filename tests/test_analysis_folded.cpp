@@ -49,7 +49,8 @@ tr::trace_model record_pipe_fib(tr::trace_detail detail) {
     std::ostringstream bytes;
     tr::perfetto_writer out(bytes, {true, 1});
     const std::string meta = std::string(R"({"workload":"pipe-fib","policy":"piper","workers":1,"trace":{"detail":")") +
-                             std::string(tr::to_string(detail)) + R"(","fold_below_ns":2000},"program":{"kind":"pipeline","K":4}})";
+                             std::string(tr::to_string(detail)) +
+                             R"(","fold_below_ns":2000},"program":{"kind":"pipeline","K":4}})";
     out.begin_run({"pipe-fib · piper · P=1", 1, meta, {}}, tr::run_clock::fixed(conv, start.ticks));
     out.add_chunk(0, events.data(), events.size());
     out.end_run();
@@ -82,9 +83,10 @@ std::uint64_t stage_total(const an::run_report& r) {
     return t;
 }
 
-}  // namespace
+}   // namespace
 
-TEST_CASE("folded analysis: a folded trace counts the same nodes as a node trace of the same program (P = 1)", "[analysis][folded]") {
+TEST_CASE("folded analysis: a folded trace counts the same nodes as a node trace of the same program (P = 1)",
+          "[analysis][folded]") {
     const tr::trace_model mn = record_pipe_fib(tr::trace_detail::nodes), mf = record_pipe_fib(tr::trace_detail::folded);
     const an::run_report rn = an::analyze(an::scope_of(mn, 0)), rf = an::analyze(an::scope_of(mf, 0));
     REQUIRE(rn.stats.folded_runs == 0);
@@ -110,7 +112,8 @@ TEST_CASE("folded analysis: a folded trace counts the same nodes as a node trace
 
     // Work T1 over blocks is the sum of the stages' service times (the shares add up to each block),
     // within rounding: each stage's total is rounded to whole ns.
-    CHECK(static_cast<double>(rf.dag.work) == Approx(static_cast<double>(stage_total(rf))).margin(0.5 * rf.stats.stages.size()));
+    CHECK(static_cast<double>(rf.dag.work) ==
+          Approx(static_cast<double>(stage_total(rf))).margin(0.5 * rf.stats.stages.size()));
     CHECK(rn.dag.work == stage_total(rn));
 
     // Approximate: said in the report, as text and JSON; a node trace is exact.
@@ -129,8 +132,8 @@ TEST_CASE("folded analysis: a folded trace counts the same nodes as a node trace
     CHECK(jn["trace"]["folded_runs"] == 0);
     const std::string tf = an::to_text(rf), tn = an::to_text(rn);
     CHECK(tf.find("trace detail folded: ") != std::string::npos);
-    CHECK(tf.find("folded runs hold " + std::to_string(rf.stats.folded_nodes) + " of the " + std::to_string(rf.stats.nodes) + " nodes") !=
-          std::string::npos);
+    CHECK(tf.find("folded runs hold " + std::to_string(rf.stats.folded_nodes) + " of the " + std::to_string(rf.stats.nodes) +
+                  " nodes") != std::string::npos);
     CHECK(tf.find("approximate: folded trace") != std::string::npos);
     CHECK(tf.find("span Tinf <= ") != std::string::npos);
     CHECK(tn.find("trace detail") == std::string::npos);
@@ -198,7 +201,8 @@ TEST_CASE("folded analysis: the DAG of a folded trace has the same nodes and edg
             CHECK(covered);
             continue;
         }
-        INFO("edge (" << from.first << ", " << from.second << ") -> (" << to.first << ", " << to.second << ") " << tr::to_string(kind));
+        INFO("edge (" << from.first << ", " << from.second << ") -> (" << to.first << ", " << to.second << ") "
+                      << tr::to_string(kind));
         CHECK(edges_f.count(e) == 1);
     }
 }
@@ -214,11 +218,13 @@ std::string hand_trace(bool folded, const std::string& detail, const std::string
     r.describe("hand · piper · P=1", R"({"workload":"hand","policy":"piper","workers":1,"trace":{"detail":")" + detail +
                                          R"(","fold_below_ns":2000},"program":{"kind":"pipeline","K":2}})");
     std::uint64_t t = 10;
-    if (!decision.empty()) r.mark(0, 5, "trace detail: " + decision, {{"value", decision == "folded" ? 350u : 5200u}, {"nodes", 1024}});
+    if (!decision.empty())
+        r.mark(0, 5, "trace detail: " + decision, {{"value", decision == "folded" ? 350u : 5200u}, {"nodes", 1024}});
     for (std::uint64_t i = 0; i < 3; ++i) {
         if (folded) {
             b.slice_begin(t, r.worker(0), "stage 0\u20132",
-                          {{"iteration", i}, {"stage", 0}, {"nodes", 3}, {"last_stage", 2}, {"last_iteration", i}}, r.worker_seq(0));
+                          {{"iteration", i}, {"stage", 0}, {"nodes", 3}, {"last_stage", 2}, {"last_iteration", i}},
+                          r.worker_seq(0));
             b.slice_end(t + 3 * (4 + i), r.worker(0), r.worker_seq(0));
             t += 3 * (4 + i);
         } else {
@@ -233,9 +239,10 @@ std::string hand_trace(bool folded, const std::string& detail, const std::string
     return std::string(b.view());
 }
 
-}  // namespace
+}   // namespace
 
-TEST_CASE("folded analysis: with the same times, per-stage totals and T1 equal a node trace's within rounding", "[analysis][folded]") {
+TEST_CASE("folded analysis: with the same times, per-stage totals and T1 equal a node trace's within rounding",
+          "[analysis][folded]") {
     const std::string bn = hand_trace(false, "nodes"), bf = hand_trace(true, "auto", "folded");
     const tr::trace_model mn = tr::load_trace(bn), mf = tr::load_trace(bf);
     for (const auto& p : mf.problems) FAIL_CHECK(p);
@@ -288,11 +295,14 @@ TEST_CASE("folded analysis: with the same times, per-stage totals and T1 equal a
     CHECK(rf.stats.detail_decisions[0].nodes_measured == 1024);
     const std::string text = an::to_text(rf);
     INFO(text);
-    CHECK(text.find("trace detail auto: folded from 5 ns on after worker 0 measured 1024 nodes at a mean of 350 ns < 2.00 \xC2\xB5s; "
-                    "3 folded runs hold 9 of the 9 nodes (100.0 %)") != std::string::npos);
+    CHECK(
+        text.find(
+            "trace detail auto: folded from 5 ns on after worker 0 measured 1024 nodes at a mean of 350 ns < 2.00 \xC2\xB5s; "
+            "3 folded runs hold 9 of the 9 nodes (100.0 %)") != std::string::npos);
     CHECK(text.find("approximate: folded trace: 3 of 3 DAG blocks are folded runs (9 nodes in all)") != std::string::npos);
     CHECK(text.find("critical path: 9 nodes in 3 blocks (3 folded runs)") != std::string::npos);
-    CHECK(text.find("(0,0\xE2\x80\x93" "2)") != std::string::npos);
+    CHECK(text.find("(0,0\xE2\x80\x93"
+                    "2)") != std::string::npos);
     const auto j = an::to_json(rf);
     CHECK(j["trace"]["detail"] == "auto");
     CHECK(j["trace"]["fold_below_ns"] == 2000);
@@ -305,7 +315,8 @@ TEST_CASE("folded analysis: with the same times, per-stage totals and T1 equal a
 }
 
 TEST_CASE("folded analysis: auto that kept every node says so; a node trace says nothing", "[analysis][folded]") {
-    const tr::trace_model ma = tr::load_trace(hand_trace(false, "auto", "nodes")), mn = tr::load_trace(hand_trace(false, "nodes"));
+    const tr::trace_model ma = tr::load_trace(hand_trace(false, "auto", "nodes")),
+                          mn = tr::load_trace(hand_trace(false, "nodes"));
     const an::run_report ra = an::analyze(an::scope_of(ma, 0)), rn = an::analyze(an::scope_of(mn, 0));
     REQUIRE(ra.stats.detail_decisions.size() == 1);
     CHECK_FALSE(ra.stats.detail_decisions[0].folded);
@@ -313,8 +324,9 @@ TEST_CASE("folded analysis: auto that kept every node says so; a node trace says
     CHECK_FALSE(ra.dag.approximate);
     const std::string text = an::to_text(ra);
     INFO(text);
-    CHECK(text.find("trace detail auto: every node recorded (decided at 5 ns) after worker 0 measured 1024 nodes at a mean of "
-                    "5.20 \xC2\xB5s >= 2.00 \xC2\xB5s; no folded runs: every node is its own slice") != std::string::npos);
+    CHECK(
+        text.find("trace detail auto: every node recorded (decided at 5 ns) after worker 0 measured 1024 nodes at a mean of "
+                  "5.20 \xC2\xB5s >= 2.00 \xC2\xB5s; no folded runs: every node is its own slice") != std::string::npos);
     for (const auto& v : ra.verdicts) CHECK(v.rule != "folded_trace");
     CHECK(an::to_text(rn).find("trace detail") == std::string::npos);
     CHECK(an::to_json(rn)["trace"]["detail"] == "nodes");

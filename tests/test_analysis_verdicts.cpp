@@ -25,8 +25,9 @@ constexpr std::uint64_t us = 1000;
 std::string sps_metadata(unsigned K) {
     std::string s = R"({"workload":"sps","policy":"piper","workers":2,"program":{"kind":"pipeline","K":)";
     s += std::to_string(K);
-    s += R"(,"stages":[{"index":0,"name":"stage 0 · load","kind":"serial"},)"
-         R"({"index":1,"name":"stage 1 · work","kind":"parallel"},{"index":2,"name":"stage 2 · output","kind":"stage_wait"}]}})";
+    s +=
+        R"(,"stages":[{"index":0,"name":"stage 0 · load","kind":"serial"},)"
+        R"({"index":1,"name":"stage 1 · work","kind":"parallel"},{"index":2,"name":"stage 2 · output","kind":"stage_wait"}]}})";
     return s;
 }
 
@@ -55,9 +56,10 @@ tr::trace_model saturated_output() {
 tr::trace_model balanced(bool lost = false) {
     trace_builder b;
     pipescope_run_builder r{b, std::uint64_t{1} << 32, 1000, 2};
-    r.describe("sp · piper · P=2",
-               R"({"workload":"sp","policy":"piper","workers":2,"program":{"kind":"pipeline","K":8,"stages":[)"
-               R"({"index":0,"name":"stage 0 · load","kind":"serial"},{"index":1,"name":"stage 1 · work","kind":"parallel"}]}})");
+    r.describe(
+        "sp · piper · P=2",
+        R"({"workload":"sp","policy":"piper","workers":2,"program":{"kind":"pipeline","K":8,"stages":[)"
+        R"({"index":0,"name":"stage 0 · load","kind":"serial"},{"index":1,"name":"stage 1 · work","kind":"parallel"}]}})");
     for (std::uint64_t i = 0; i < 10; ++i) {
         const unsigned w = static_cast<unsigned>(i % 2);
         const std::uint64_t t = 10 * (i / 2) + w;
@@ -74,7 +76,7 @@ const an::verdict* find(const std::vector<an::verdict>& v, const std::string& ru
     return it == v.end() ? nullptr : &*it;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("stages: service-time percentiles by nearest rank, exact", "[analysis][stages]") {
     std::vector<std::uint64_t> d;
@@ -126,9 +128,9 @@ TEST_CASE("queueing: lambda_max from the slowest serial stage, bounds per model"
     const an::queueing_bounds& q = rep.queueing;
     REQUIRE(q.available);
     CHECK(q.critical_serial_stage == 2);
-    CHECK(q.lambda_max == Approx(1e5));                  // 1 / 10 us
-    CHECK(q.work_per_item == Approx(13e-6));             // 1 + 2 + 10 us
-    CHECK(q.bound_element == Approx(1e5));               // min(2 / 13 us, 1 / 10 us)
+    CHECK(q.lambda_max == Approx(1e5));        // 1 / 10 us
+    CHECK(q.work_per_item == Approx(13e-6));   // 1 + 2 + 10 us
+    CHECK(q.bound_element == Approx(1e5));     // min(2 / 13 us, 1 / 10 us)
     // bind-to-stage: serial stages one thread each, the parallel stage c = P = 2 threads (1 M/s).
     CHECK(q.bound_stage == Approx(1e5));
     CHECK(q.bottleneck_stage == 2);
@@ -217,9 +219,10 @@ TEST_CASE("verdicts: lost events are a caution listed first, not a limit", "[ana
 TEST_CASE("verdicts: a bind-to-stage thread blocked on a full queue", "[analysis][verdicts]") {
     trace_builder b;
     pipescope_run_builder r{b, std::uint64_t{1} << 32, 1000, 2};
-    r.describe("p · bind-to-stage · P=2",
-               R"({"workload":"p","policy":"bind-to-stage","workers":2,"params":["c=1"],"program":{"kind":"pipeline","stages":[)"
-               R"({"index":0,"name":"stage 0 · in","kind":"serial"},{"index":1,"name":"stage 1 · work","kind":"parallel"}]}})");
+    r.describe(
+        "p · bind-to-stage · P=2",
+        R"({"workload":"p","policy":"bind-to-stage","workers":2,"params":["c=1"],"program":{"kind":"pipeline","stages":[)"
+        R"({"index":0,"name":"stage 0 · in","kind":"serial"},{"index":1,"name":"stage 1 · work","kind":"parallel"}]}})");
     const std::uint64_t queue = (std::uint64_t{1} << 32) | 6;
     b.counter_track(queue, r.process(), "queue 1 fill");
     r.node(0, 0, 0, 0, 10 * us);
@@ -309,15 +312,16 @@ an::stage_stats serial_stage(std::uint64_t index, std::string name, double busy)
     return s;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("verdict rules: every rule is in a table, once", "[analysis][verdicts]") {
     std::vector<std::string_view> ids;
     for (auto table : {an::limit_rules(), an::caution_rules()})
         for (const an::verdict_rule& r : table) ids.push_back(r.id);
-    const std::vector<std::string_view> expected = {"serial_bottleneck", "throttle_limited", "low_parallelism", "stall_heavy",
-                                                    "blocked_heavy",     "input_starved",    "steal_heavy",     "parked_heavy",
-                                                    "scheduler_heavy",   "events_lost",      "folded_trace"};
+    const std::vector<std::string_view> expected = {"serial_bottleneck", "throttle_limited", "low_parallelism",
+                                                    "stall_heavy",       "blocked_heavy",    "input_starved",
+                                                    "steal_heavy",       "parked_heavy",     "scheduler_heavy",
+                                                    "events_lost",       "folded_trace"};
     CHECK(ids == expected);
     CHECK_FALSE(an::find_verdict_rule("balanced"));   // not a rule: what is said when none fires
 }
@@ -335,11 +339,13 @@ TEST_CASE("verdict rule serial_bottleneck: one verdict per saturated serial stag
     in.queueing.available = true;
     in.queueing.observed = 12.5;
     in.queueing.stages.push_back(stage_rate(2, "", 1e-3, 0));
-    CHECK(in.run("serial_bottleneck")[1].text ==
-          "serial stage 2 'out' was busy 95 % of the run; it bounds throughput at 1/T2 = 1000 items/s; observed 12.5 items/s");
+    CHECK(
+        in.run("serial_bottleneck")[1].text ==
+        "serial stage 2 'out' was busy 95 % of the run; it bounds throughput at 1/T2 = 1000 items/s; observed 12.5 items/s");
 }
 
-TEST_CASE("verdict rule throttle_limited: the span stretched by throttling edges, workers not busy", "[analysis][verdicts]") {
+TEST_CASE("verdict rule throttle_limited: the span stretched by throttling edges, workers not busy",
+          "[analysis][verdicts]") {
     rule_inputs in;
     in.pipeline_dag(300 * us, 200 * us, 100 * us, 2);   // span ratio 2, parallelism 1.5 < 2 P
     CHECK(in.run("throttle_limited").empty());          // workers worked all the time: T_P = T1/P anyway
@@ -353,7 +359,7 @@ TEST_CASE("verdict rule throttle_limited: the span stretched by throttling edges
     in.pipeline_dag(300 * us, 110 * us, 100 * us, 2);   // ratio 1.1: under the threshold
     CHECK(in.run("throttle_limited").empty());
     in.pipeline_dag(300 * us, 200 * us, 100 * us, 2);
-    in.dag.approximate = true;                          // a folded trace: the span is only a bound
+    in.dag.approximate = true;   // a folded trace: the span is only a bound
     CHECK(in.run("throttle_limited").empty());
 }
 
@@ -367,7 +373,7 @@ TEST_CASE("verdict rule low_parallelism: T1/Tinf below P, unless the throttle al
                        "1.50\xC3\x97 faster than its work");
     in.pipeline_dag(300 * us, 100 * us, 100 * us, 8);   // parallelism 3 >= P
     CHECK(in.run("low_parallelism").empty());
-    in.pipeline_dag(150 * us, 100 * us, 50 * us, 2);    // throttled: unthrottled parallelism 3 >= P
+    in.pipeline_dag(150 * us, 100 * us, 50 * us, 2);   // throttled: unthrottled parallelism 3 >= P
     in.spend(an::time_category::stall, 0.5);
     CHECK(in.run("low_parallelism").empty());
     CHECK(in.run("throttle_limited").size() == 1);
@@ -474,7 +480,8 @@ TEST_CASE("verdicts: nothing limiting is balanced or no single limit, by the wor
     CHECK(v.text == "no single limit: workers worked 70 % of their time; observed speedup 1.40 against a bound of 2.00");
 }
 
-TEST_CASE("verdicts: cautions first, then limits by severity, and no balanced verdict next to a limit", "[analysis][verdicts]") {
+TEST_CASE("verdicts: cautions first, then limits by severity, and no balanced verdict next to a limit",
+          "[analysis][verdicts]") {
     rule_inputs in;
     in.stats.events_lost = 1;
     in.spend(an::time_category::parked, 0.3);

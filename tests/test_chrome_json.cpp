@@ -40,7 +40,7 @@ trace_builder sample() {
     return b;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("chrome json: the export parses back and matches the model", "[trace][json]") {
     const trace_builder b = sample();

@@ -19,7 +19,7 @@ struct collected {
     void operator()(std::uint64_t track, std::uint64_t ts, std::int64_t v) { out.emplace_back(track, ts, v); }
 };
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("counter coalescing: a quantum of 0 writes every sample as it comes", "[trace][counters]") {
     pipescope::trace::detail::counter_coalescer c(0);

@@ -60,7 +60,7 @@ std::string restore_error(const byte_vector& archive) {
     return "no error";
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("dedup: the corpus is deterministic and depends on the seed", "[dedup]") {
     CHECK(dedup_corpus(100000, 7) == dedup_corpus(100000, 7));
@@ -253,8 +253,8 @@ TEST_CASE("dedup: corrupt archives are reported with the byte offset", "[dedup]"
 
     bad = good;
     bad.push_back(0);
-    CHECK_THAT(restore_error(bad), Catch::Contains("at byte offset " + std::to_string(good.size())) &&
-                                       Catch::Contains("after the trailer"));
+    CHECK_THAT(restore_error(bad),
+               Catch::Contains("at byte offset " + std::to_string(good.size())) && Catch::Contains("after the trailer"));
 
     // A duplicate that points forward.
     {
@@ -266,8 +266,8 @@ TEST_CASE("dedup: corrupt archives are reported with the byte offset", "[dedup]"
         REQUIRE(dedup_restore(a).size() == 600);
         const std::size_t index_at = 8 + 5 * 4 + 1 + 20 + 8 + z.size() + 1;
         a[index_at] = 5;
-        CHECK_THAT(restore_error(a), Catch::Contains("at byte offset " + std::to_string(index_at)) &&
-                                         Catch::Contains("duplicate of chunk 5"));
+        CHECK_THAT(restore_error(a),
+                   Catch::Contains("at byte offset " + std::to_string(index_at)) && Catch::Contains("duplicate of chunk 5"));
         CHECK_THROWS_AS(w.add_duplicate(3), std::logic_error);
     }
     // A chunk whose data decompresses fine but does not match its SHA-1.

@@ -29,7 +29,7 @@ run_request request_with(std::vector<std::string> params, input_size size = inpu
     return r;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("ferret: the corpus is a function of the seed", "[ferret]") {
     const corpus_config a = tiny_corpus(1), b = tiny_corpus(2);
@@ -69,8 +69,8 @@ TEST_CASE("ferret: segmentation labels every pixel and the region weights sum to
             CHECK(std::all_of(used.begin(), used.end(), [](bool u) { return u; }));
             const signature sig = extract_features(img, seg);
             CHECK(sig.size() == seg.regions);
-            const float total = std::accumulate(sig.begin(), sig.end(), 0.f,
-                                                [](float s, const region& r) { return s + r.weight; });
+            const float total =
+                std::accumulate(sig.begin(), sig.end(), 0.f, [](float s, const region& r) { return s + r.weight; });
             CHECK(total == Approx(1.f).epsilon(1e-5));
         }
     }
@@ -92,8 +92,8 @@ TEST_CASE("ferret: the signature distance is zero on itself and small for a pert
 }
 
 TEST_CASE("ferret: every form, policy and worker count gives the serial answer", "[ferret]") {
-    const std::vector<std::uint64_t> seeds = testing::scaled(2, 1) == 2 ? std::vector<std::uint64_t>{1, 7}
-                                                                         : std::vector<std::uint64_t>{1};
+    const std::vector<std::uint64_t> seeds =
+        testing::scaled(2, 1) == 2 ? std::vector<std::uint64_t>{1, 7} : std::vector<std::uint64_t>{1};
     for (unsigned p : {1u, 2u}) {
         scheduler s({p});
         for (std::uint64_t seed : seeds) {

@@ -33,7 +33,7 @@ std::vector<fs::path> files_in(const fs::path& dir, const std::string& ext = {})
     return out;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("fuzz regressions: every saved input is read or rejected with a decode_error", "[fuzz][reader]") {
     const auto inputs = files_in(tests_dir / "fuzz" / "regressions");
@@ -45,8 +45,7 @@ TEST_CASE("fuzz regressions: every saved input is read or rejected with a decode
     }
 }
 
-TEST_CASE("fuzz seeds: the foreign traces are read, and mutations of them are read or rejected cleanly",
-          "[fuzz][reader]") {
+TEST_CASE("fuzz seeds: the foreign traces are read, and mutations of them are read or rejected cleanly", "[fuzz][reader]") {
     const auto seeds = files_in(tests_dir / "data", ".pftrace");
     REQUIRE(seeds.size() >= 3);
     std::mt19937_64 rng(20261122);
@@ -62,9 +61,9 @@ TEST_CASE("fuzz seeds: the foreign traces are read, and mutations of them are re
             for (int k = 0; k < edits && !bytes.empty(); ++k) {
                 const std::size_t at = rng() % bytes.size();
                 switch (rng() % 4) {
-                    case 0: bytes[at] ^= static_cast<std::uint8_t>(1u << (rng() % 8)); break;   // bit flip
-                    case 1: bytes[at] = static_cast<std::uint8_t>(rng()); break;                // byte
-                    case 2: bytes.resize(at); break;                                            // truncate
+                    case 0: bytes[at] ^= static_cast<std::uint8_t>(1u << (rng() % 8)); break;          // bit flip
+                    case 1: bytes[at] = static_cast<std::uint8_t>(rng()); break;                       // byte
+                    case 2: bytes.resize(at); break;                                                   // truncate
                     default: bytes.insert(bytes.begin() + static_cast<std::ptrdiff_t>(at), 4, 0xFF);   // varint-ish run
                 }
             }

@@ -154,7 +154,6 @@ struct fan_graph {
     }
 };
 
-
 // The stage each bit of a worker mask names, for messages.
 std::string workers_in(std::uint64_t mask) {
     std::string out;
@@ -194,7 +193,7 @@ void record_trace(const std::filesystem::path& path, const graph::program& g, co
     out.finish();
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("the baseline graph policies are registered", "[graph][baselines]") {
     for (const std::string& name : baselines) {
@@ -276,8 +275,7 @@ TEST_CASE("task-stealing preempts serial stages after every output packet", "[gr
     CHECK(got == prog.expected());
 }
 
-TEST_CASE("breadth-first holds a whole stage's output: its footprint dwarfs the bounded baseline's",
-          "[graph][baselines]") {
+TEST_CASE("breadth-first holds a whole stage's output: its footprint dwarfs the bounded baseline's", "[graph][baselines]") {
     const graph::queue_shape shape{.packet_elements = 16, .capacity_packets = 4};
     std::size_t bounded_peak = 0;
     {
@@ -303,7 +301,8 @@ TEST_CASE("breadth-first holds a whole stage's output: its footprint dwarfs the 
 TEST_CASE("the static partitioner balances the load, then cuts few queues", "[graph][baselines][partition]") {
     auto chain_edges = [](std::size_t n) {
         std::vector<gd::stage_edge> e;
-        for (std::size_t s = 0; s + 1 < n; ++s) e.push_back({static_cast<graph::stage_id>(s), static_cast<graph::stage_id>(s + 1)});
+        for (std::size_t s = 0; s + 1 < n; ++s)
+            e.push_back({static_cast<graph::stage_id>(s), static_cast<graph::stage_id>(s + 1)});
         return e;
     };
     SECTION("one worker gets everything") {
@@ -429,8 +428,7 @@ TEST_CASE("static takes its costs from a trace recorded earlier", "[graph][basel
         graph::run(s, run_prog.g, under("static", {{"profile", path.string()}}));
         CHECK(run_prog.seen == run_prog.expected());
         const auto assignment = gd::partition_stages(costs, gd::stage_edges(run_prog.g), P);
-        for (std::size_t st = 0; st < 4; ++st)
-            CHECK(run_prog.log.masks[st]->load() == std::uint64_t{1} << assignment[st]);
+        for (std::size_t st = 0; st < 4; ++st) CHECK(run_prog.log.masks[st]->load() == std::uint64_t{1} << assignment[st]);
     }
 }
 

@@ -50,7 +50,7 @@ byte_vector repetitive_input() {
     return out;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("chain graphs: ferret and dedup say they have one and run under every graph policy", "[graph][chain]") {
     for (const char* name : {"ferret", "dedup"}) {
@@ -136,7 +136,8 @@ TEST_CASE("chain graphs: the direct APIs equal the serial programs", "[graph][ch
                 for (auto form : {ferret::program_form::six_stage, ferret::program_form::sps}) {
                     graph::run_stats st;
                     CHECK(ferret::search_graph(s, db, form, shape, o, &st) == expected);
-                    CHECK(st.instances == (form == ferret::program_form::six_stage ? 4u : 1u) * ((17 + packet - 1) / packet));
+                    CHECK(st.instances ==
+                          (form == ferret::program_form::six_stage ? 4u : 1u) * ((17 + packet - 1) / packet));
                 }
                 for (dedup_form form : {dedup_form::skip, dedup_form::fanout}) {
                     memory_reader in(input);
@@ -195,7 +196,8 @@ TEST_CASE("chain graphs: parameters of the other kind of policy are refused, nam
                 CHECK_THAT(msg, Catch::Contains(std::string("--param ") + kv) && Catch::Contains("pipe_while parameter") &&
                                     Catch::Contains(p.name));
             }
-            CHECK_THAT(error_of(*w, s, request_for(p.name, {"packet=0"})), Catch::Contains("--param packet=0: must be between 1"));
+            CHECK_THAT(error_of(*w, s, request_for(p.name, {"packet=0"})),
+                       Catch::Contains("--param packet=0: must be between 1"));
             CHECK_THAT(error_of(*w, s, request_for(p.name, {"colour=1"})),
                        Catch::Contains(std::string("unknown parameter(s) for ") + name + ": colour"));
         }

@@ -174,7 +174,7 @@ struct collatz_cycle {
     }
 };
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("danbi: every configuration runs a chain graph to the serial result", "[graph][danbi]") {
     for (const char* config : configs) {
@@ -335,14 +335,14 @@ TEST_CASE("danbi: PSS balanced transition probabilities match the paper's formul
         double f_in, f_out, backward, forward;
     };
     const hand_case cases[] = {
-        {0.5, 0.5, 0.0, 0.0},     // the steady state: both queues half full, no transition
-        {0.0, 1.0, 1.0, 1.0},     // input empty, output full: leave in either direction
-        {1.0, 0.0, 0.0, 0.0},     // input full, output empty: this kernel is where the work is
-        {0.25, 0.75, 0.5, 0.5},   // 0.75 - 0.25 and 0.75 - 0.25
-        {0.1, 0.6, 0.8, 0.2},     // 0.9 - 0.1 and 0.6 - 0.4
-        {0.4, 0.3, 0.2, 0.0},     // 0.6 - 0.4; 0.3 - 0.7 < 0
-        {0.75, 0.875, 0.0, 0.75}, // 0.25 - 0.75 < 0; 0.875 - 0.125
-        {-0.5, 1.7, 1.0, 1.0},    // fill ratios are clamped to [0, 1] (an unbounded queue may exceed 1)
+        {0.5, 0.5, 0.0, 0.0},       // the steady state: both queues half full, no transition
+        {0.0, 1.0, 1.0, 1.0},       // input empty, output full: leave in either direction
+        {1.0, 0.0, 0.0, 0.0},       // input full, output empty: this kernel is where the work is
+        {0.25, 0.75, 0.5, 0.5},     // 0.75 - 0.25 and 0.75 - 0.25
+        {0.1, 0.6, 0.8, 0.2},       // 0.9 - 0.1 and 0.6 - 0.4
+        {0.4, 0.3, 0.2, 0.0},       // 0.6 - 0.4; 0.3 - 0.7 < 0
+        {0.75, 0.875, 0.0, 0.75},   // 0.25 - 0.75 < 0; 0.875 - 0.125
+        {-0.5, 1.7, 1.0, 1.0},      // fill ratios are clamped to [0, 1] (an unbounded queue may exceed 1)
     };
     for (const hand_case& c : cases) {
         INFO("F_in " << c.f_in << ", F_out " << c.f_out);

@@ -73,7 +73,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
     return true;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("fm-radio at tiny size matches its serial reference under every graph policy", "[graph][workloads][fm-radio]") {
     for (const auto& p : graph::policies()) {
@@ -114,7 +114,7 @@ TEST_CASE("fm-radio's graph has the StreamIt FMRadio structure", "[graph][worklo
             for (const auto& o : s.outputs) CHECK(g.queues()[o.queue].shape.ordered);
     }
     for (const auto& q : g.queues()) ordered += q.shape.ordered ? 1 : 0;
-    CHECK(peeking == 2 + 2 * 10);   // channel filter, demodulator, 20 band filters
+    CHECK(peeking == 2 + 2 * 10);                 // channel filter, demodulator, 20 band filters
     CHECK(ordered == 3 + 2 * 10 + 2 * 10 + 10);   // antenna, channel, audio; per band 2 + 2 + 1
     CHECK(fm_radio_stage_notes(st.design).size() == g.stages().size());
     const program_info info = fm().program(request_for("graph-serial", {{"bands", "3"}}));
@@ -123,13 +123,14 @@ TEST_CASE("fm-radio's graph has the StreamIt FMRadio structure", "[graph][worklo
     CHECK(info.queues.size() == 5 + 6 * 3);
 }
 
-TEST_CASE("fm-radio's stream tails follow StreamIt's firing rule in the graph and the reference", "[graph][workloads][fm-radio]") {
+TEST_CASE("fm-radio's stream tails follow StreamIt's firing rule in the graph and the reference",
+          "[graph][workloads][fm-radio]") {
     // Lengths around packet and window boundaries, short streams that make no audio at all, and
     // long filters whose peek spans several packets.
     struct shape {
         std::size_t samples, bands, taps;
     };
-    const shape shapes[] = {{0, 2, 16}, {1, 1, 4}, {300, 2, 64}, {600, 2, 64}, {4096, 3, 64},
+    const shape shapes[] = {{0, 2, 16},        {1, 1, 4},       {300, 2, 64}, {600, 2, 64},  {4096, 3, 64},
                             {4096 + 3, 2, 64}, {10000, 2, 256}, {7777, 1, 5}, {20000, 4, 17}};
     for (const auto& p : graph::policies()) {
         for (const shape& sh : shapes) {
@@ -193,7 +194,8 @@ TEST_CASE("fm-radio's low-pass filters have unit DC gain, exact symmetry and a s
     const std::vector<float> h = design_lowpass(64, 2000.0, 48000.0);
     auto gain = [&](double hz) {
         std::complex<double> s = 0;
-        for (std::size_t k = 0; k < h.size(); ++k) s += static_cast<double>(h[k]) * std::polar(1.0, -2.0 * std::numbers::pi * hz * k / 48000.0);
+        for (std::size_t k = 0; k < h.size(); ++k)
+            s += static_cast<double>(h[k]) * std::polar(1.0, -2.0 * std::numbers::pi * hz * k / 48000.0);
         return std::abs(s);
     };
     CHECK(gain(500.0) > 0.9);
@@ -234,8 +236,8 @@ TEST_CASE("fm-radio receives the wanted station: its strongest tone dominates th
     CHECK(second > 0.2 * best);
     CHECK(adjacent < 0.02 * best);
     // Different seeds: different phases and noise, different audio.
-    CHECK_FALSE(same_bits(fm_radio_reference(design_fm_radio(2, 16), 4000, 1),
-                          fm_radio_reference(design_fm_radio(2, 16), 4000, 2)));
+    CHECK_FALSE(
+        same_bits(fm_radio_reference(design_fm_radio(2, 16), 4000, 1), fm_radio_reference(design_fm_radio(2, 16), 4000, 2)));
 }
 
 TEST_CASE("fm-radio refuses bad parameters with a message naming them", "[graph][workloads][fm-radio]") {
@@ -258,7 +260,7 @@ TEST_CASE("fm-radio refuses bad parameters with a message naming them", "[graph]
     refused({{"taps", "sixty"}}, "taps=sixty");
     refused({{"samples", "-5"}}, "samples=-5");
     refused({{"bogus", "1"}}, "bogus");
-    refused({{"capacity", "2"}}, "capacity=2");                    // a 64-tap filter needs 3
+    refused({{"capacity", "2"}}, "capacity=2");   // a 64-tap filter needs 3
     // With 64-sample packets a 256-tap filter peeks 4 packets: it needs 6.
     refused({{"taps", "256"}, {"packet", "64"}, {"capacity", "5"}}, "capacity=5");
     refused({{"packet", "1"}, {"capacity", "64"}}, "capacity=64");   // 63 one-sample packets of peek: 65

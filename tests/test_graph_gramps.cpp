@@ -73,8 +73,7 @@ struct chain {
     }
 };
 
-
-}  // namespace
+}   // namespace
 
 TEST_CASE("gramps is registered with its parameters", "[graph][gramps]") {
     bool found = false;

@@ -17,8 +17,7 @@ using namespace pipescope::workloads;
 
 namespace {
 
-run_report run_with(const std::string& name, const std::string& policy, unsigned workers,
-                    std::vector<std::string> params) {
+run_report run_with(const std::string& name, const std::string& policy, unsigned workers, std::vector<std::string> params) {
     return testing::run_tiny(name, policy, workers, param_set::parse(params), 11);
 }
 
@@ -40,7 +39,7 @@ bool has_policy(const std::string& name) {
     return false;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("every graph workload lists a packet parameter with its default", "[graph][workloads][packet]") {
     for (const char* name : {"ray-0", "ray-1", "fm-radio", "histogram", "mergesort", "ferret", "dedup"}) {
@@ -53,14 +52,13 @@ TEST_CASE("every graph workload lists a packet parameter with its default", "[gr
     }
 }
 
-TEST_CASE("graph workloads match their serial references at packet sizes 1, odd and large",
-          "[graph][workloads][packet]") {
+TEST_CASE("graph workloads match their serial references at packet sizes 1, odd and large", "[graph][workloads][packet]") {
     // 1: every element its own packet (the most steps); 7 and 37: odd sizes, so streams end in a
     // short packet and, in fm-radio, the FIR peek spans several packets; 1000: larger than the default
     // of some workloads, smaller than that of others.
     const std::vector<std::string> sizes = {"1", "7", "37", "1000"};
-    const std::vector<std::string> policies = {"graph-serial", "gramps", "danbi", "task-stealing", "breadth-first",
-                                               "static"};
+    const std::vector<std::string> policies = {"graph-serial",  "gramps",        "danbi",
+                                               "task-stealing", "breadth-first", "static"};
     for (const char* name : {"ray-0", "ray-1", "fm-radio", "histogram", "ferret", "dedup"}) {
         for (const std::string& packet : sizes) {
             for (const std::string& policy : policies) {

@@ -20,8 +20,12 @@ using namespace pipescope::graph;
 namespace {
 
 queue_config ints(std::size_t n, std::size_t capacity, bool ordered = false, std::size_t producers = 1) {
-    return {.name = "q", .element_size = sizeof(int), .packet_elements = n, .capacity_packets = capacity,
-            .ordered = ordered, .producers = producers};
+    return {.name = "q",
+            .element_size = sizeof(int),
+            .packet_elements = n,
+            .capacity_packets = capacity,
+            .ordered = ordered,
+            .producers = producers};
 }
 
 // Reserves `packets`, writes first, first+1, ... and commits `elements` of them (all by default).
@@ -51,7 +55,7 @@ std::vector<int> iota(int from, int to) {
     return v;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("queue: a configuration with a zero size is refused, naming the field", "[graph][queue]") {
     CHECK_THROWS_WITH(packet_queue(ints(0, 4)), "packet_queue 'q': packet_elements is 0");
@@ -72,14 +76,14 @@ TEST_CASE("queue: reserve/commit windows, capacity in packets, stats", "[graph][
     push_window a = push_values(q, 2, 0);
     CHECK(a.packets() == 2);
     CHECK(a.capacity() == 8);
-    CHECK(q.try_reserve_push(2).status() == reserve_status::full);  // 1 packet left
-    CHECK(q.try_reserve_pop(1).status() == reserve_status::empty);  // reserved is not committed
+    CHECK(q.try_reserve_push(2).status() == reserve_status::full);   // 1 packet left
+    CHECK(q.try_reserve_pop(1).status() == reserve_status::empty);   // reserved is not committed
     CHECK(q.stats().packets_in_use == 2);
     CHECK(q.stats().elements_queued == 0);
 
     const auto data0 = q.data_version();
     CHECK(q.commit_push(a));
-    CHECK_FALSE(a);  // the window is emptied by its commit
+    CHECK_FALSE(a);   // the window is emptied by its commit
     CHECK(q.data_version() > data0);
     queue_stats s = q.stats();
     CHECK(s.elements_queued == 8);
@@ -101,7 +105,7 @@ TEST_CASE("queue: reserve/commit windows, capacity in packets, stats", "[graph][
     q.commit_pop(r1);
     q.commit_pop(r2);
     CHECK(q.space_version() > space0);
-    CHECK(q.try_reserve_push(3));  // abandoned reservation: fine on an unordered queue until close
+    CHECK(q.try_reserve_push(3));   // abandoned reservation: fine on an unordered queue until close
 
     s = q.stats();
     CHECK(s.elements_popped == 8);
@@ -113,19 +117,19 @@ TEST_CASE("queue: reserve/commit windows, capacity in packets, stats", "[graph][
 
 TEST_CASE("queue: a short commit packs into partial packets; close drains then ends the stream", "[graph][queue]") {
     packet_queue q(ints(4, 4, false, 2));
-    push_values(q, 3, 100, 5);  // 4 + 1 elements; the third packet goes straight back
+    push_values(q, 3, 100, 5);   // 4 + 1 elements; the third packet goes straight back
     CHECK(q.stats().packets_in_use == 2);
     CHECK(q.stats().elements_queued == 5);
 
-    CHECK(q.try_reserve_pop(3).status() == reserve_status::empty);  // only 2 packets, stream still open
+    CHECK(q.try_reserve_pop(3).status() == reserve_status::empty);   // only 2 packets, stream still open
     q.close();
-    CHECK_FALSE(q.closed());  // one of two producers
+    CHECK_FALSE(q.closed());   // one of two producers
     CHECK(q.try_reserve_pop(3).status() == reserve_status::empty);
     q.close();
     CHECK(q.closed());
     CHECK_FALSE(q.end_of_stream());
 
-    pop_window r = q.try_reserve_pop(3);  // end of stream: what is left
+    pop_window r = q.try_reserve_pop(3);   // end of stream: what is left
     REQUIRE(r);
     CHECK(r.packets() == 2);
     CHECK(r.packet_size(0) == 4);
@@ -148,9 +152,9 @@ TEST_CASE("queue: a commit of zero elements publishes nothing and frees its pack
 
 TEST_CASE("queue: peek reads past the window without consuming", "[graph][queue]") {
     packet_queue q(ints(2, 4));
-    push_values(q, 3, 0, 6);  // packets {0,1} {2,3} {4,5}
+    push_values(q, 3, 0, 6);   // packets {0,1} {2,3} {4,5}
 
-    CHECK(q.try_reserve_pop(1, 5).status() == reserve_status::empty);  // 4 elements after the window
+    CHECK(q.try_reserve_pop(1, 5).status() == reserve_status::empty);   // 4 elements after the window
     pop_window a = q.try_reserve_pop(1, 3);
     REQUIRE(a);
     CHECK(values(a) == iota(0, 2));
@@ -168,7 +172,7 @@ TEST_CASE("queue: peek reads past the window without consuming", "[graph][queue]
     CHECK(q.space_version() == space0);
     CHECK(q.stats().packets_in_use == 3);
     CHECK(a.peek<int>(2) == 4);
-    q.commit_pop(a);  // frees a's packet and b's two
+    q.commit_pop(a);   // frees a's packet and b's two
     CHECK(q.space_version() > space0);
     CHECK(q.stats().packets_in_use == 0);
     CHECK(q.stats().elements_popped == 6);
@@ -177,7 +181,7 @@ TEST_CASE("queue: peek reads past the window without consuming", "[graph][queue]
 TEST_CASE("queue: a peek that cannot be satisfied is cut short only when waiting cannot help", "[graph][queue]") {
     SECTION("at end of stream") {
         packet_queue q(ints(2, 4));
-        push_values(q, 2, 0, 3);  // {0,1} {2}
+        push_values(q, 2, 0, 3);   // {0,1} {2}
         CHECK(q.try_reserve_pop(1, 2).status() == reserve_status::empty);
         q.close();
         pop_window r = q.try_reserve_pop(1, 2);
@@ -189,11 +193,11 @@ TEST_CASE("queue: a peek that cannot be satisfied is cut short only when waiting
     SECTION("when the queue is full of short packets and nothing is reserved") {
         packet_queue q(ints(4, 2));
         push_values(q, 1, 10, 1);
-        CHECK(q.try_reserve_pop(1, 4).status() == reserve_status::empty);  // a packet is still free
+        CHECK(q.try_reserve_pop(1, 4).status() == reserve_status::empty);   // a packet is still free
         push_window open = push_values(q, 1, 20);
-        CHECK(q.try_reserve_pop(1, 4).status() == reserve_status::empty);  // the producer may still commit
+        CHECK(q.try_reserve_pop(1, 4).status() == reserve_status::empty);   // the producer may still commit
         q.commit_push(open, 1);
-        pop_window r = q.try_reserve_pop(1, 4);  // 2 packets of 1 element: 4 more can never arrive
+        pop_window r = q.try_reserve_pop(1, 4);   // 2 packets of 1 element: 4 more can never arrive
         REQUIRE(r);
         CHECK(values(r) == std::vector<int>{10});
         CHECK(peeked(r) == std::vector<int>{20});
@@ -210,13 +214,13 @@ TEST_CASE("queue: an ordered queue publishes in reservation order whatever the c
     CHECK(c.ticket() == 2);
 
     const auto data0 = q.data_version();
-    CHECK_FALSE(q.commit_push(c));  // recorded, waits for tickets 0 and 1 — without blocking
+    CHECK_FALSE(q.commit_push(c));   // recorded, waits for tickets 0 and 1 — without blocking
     CHECK_FALSE(q.commit_push(b, 1));
     CHECK(q.data_version() == data0);
     CHECK(q.try_reserve_pop(1).status() == reserve_status::empty);
     CHECK(q.stats().elements_queued == 0);
 
-    CHECK(q.commit_push(a));  // publishes a, then b and c
+    CHECK(q.commit_push(a));   // publishes a, then b and c
     CHECK(q.data_version() > data0);
     pop_window r = q.try_reserve_pop(4);
     REQUIRE(r);
@@ -272,7 +276,8 @@ TEST_CASE("queue: bad use gets an exception that says what is wrong", "[graph][q
     CHECK_THROWS_WITH(q.try_reserve_push(0), "packet_queue 'q': try_reserve_push(0): reserve at least one packet");
     CHECK_THROWS_WITH(q.try_reserve_push(3), Catch::Contains("more than the capacity of 2 packets"));
     CHECK_THROWS_WITH(q.try_reserve_pop(0), Catch::Contains("try_reserve_pop(0)"));
-    CHECK_THROWS_WITH(q.try_reserve_pop(1, 5), Catch::Contains("needs 1 + ceil(5 / 4) packets, more than the capacity of 2"));
+    CHECK_THROWS_WITH(q.try_reserve_pop(1, 5),
+                      Catch::Contains("needs 1 + ceil(5 / 4) packets, more than the capacity of 2"));
 
     push_window w = q.try_reserve_push(1);
     CHECK_THROWS_WITH(w.at<int>(4), Catch::Contains("element(4): the window holds only 4 elements"));
@@ -310,8 +315,13 @@ void stress(bool ordered) {
     constexpr std::size_t n = 4, capacity = 6;
     packet_queue q(ints(n, capacity, ordered, producers));
 
-    struct committed { std::uint32_t ticket, count; };
-    struct taken { std::uint64_t ticket; std::vector<int> data, peek; };
+    struct committed {
+        std::uint32_t ticket, count;
+    };
+    struct taken {
+        std::uint64_t ticket;
+        std::vector<int> data, peek;
+    };
     std::vector<std::vector<committed>> pushed(producers);
     std::vector<std::vector<taken>> popped(consumers);
     auto encode = [](std::uint64_t ticket, std::size_t i) { return static_cast<int>(ticket * 16 + i); };
@@ -343,7 +353,7 @@ void stress(bool ordered) {
                     std::this_thread::yield();
                     continue;
                 }
-                if (r.peek_size() > peek || q.stats().packets_in_use > capacity) ++violations;  // Catch is not thread-safe
+                if (r.peek_size() > peek || q.stats().packets_in_use > capacity) ++violations;   // Catch is not thread-safe
                 popped[c].push_back({r.ticket(), values(r), peeked(r)});
                 q.commit_pop(r);
             }
@@ -378,7 +388,7 @@ void stress(bool ordered) {
     } else {
         std::vector<int> sorted = stream;
         std::sort(sorted.begin(), sorted.end());
-        CHECK(sorted == expected);  // expected is sorted: tickets ascend, indices below 16
+        CHECK(sorted == expected);   // expected is sorted: tickets ascend, indices below 16
     }
     const queue_stats s = q.stats();
     CHECK(s.peak_packets_in_use <= capacity);
@@ -389,20 +399,19 @@ void stress(bool ordered) {
     CHECK(s.elements_popped == expected.size());
     CHECK(q.end_of_stream());
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("queue: stress, unordered: every element arrives exactly once, peeks see the stream", "[graph][queue][stress]") {
     stress(false);
 }
 
-TEST_CASE("queue: stress, ordered: consumers see the elements in ticket order", "[graph][queue][stress]") {
-    stress(true);
-}
+TEST_CASE("queue: stress, ordered: consumers see the elements in ticket order", "[graph][queue][stress]") { stress(true); }
 
 // ---------------------------------------------------------------------------------------------------
 // The allocation-free containers under the queue (runtime/include/pipescope/detail/packet_list.hpp).
 
-TEST_CASE("queue internals: a packet list keeps two packets inline and grows past them, copies and moves", "[graph][queue]") {
+TEST_CASE("queue internals: a packet list keeps two packets inline and grows past them, copies and moves",
+          "[graph][queue]") {
     using detail::packet_list;
     using detail::packet_ref;
     std::byte mem[8];
@@ -528,7 +537,8 @@ TEST_CASE("queue: stress, cancelled reservations and a shared footprint meter", 
                     std::vector<int> v = values(r);
                     q.commit_pop(r);
                     std::lock_guard lk(*out_lock);
-                    received[static_cast<std::size_t>(k)].insert(received[static_cast<std::size_t>(k)].end(), v.begin(), v.end());
+                    received[static_cast<std::size_t>(k)].insert(received[static_cast<std::size_t>(k)].end(), v.begin(),
+                                                                 v.end());
                 }
             });
     }

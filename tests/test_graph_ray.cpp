@@ -34,7 +34,7 @@ std::string error_of(const std::string& name, std::map<std::string, std::string>
     return "(no error)";
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("ray-sphere and ray-scene intersections", "[graph][workloads][ray]") {
     using namespace pipescope::workloads::ray;
@@ -134,8 +134,11 @@ TEST_CASE("ray-1 traces more rays than ray-0 and changes exactly the pixels that
     for (std::uint32_t px = 0; px < s.width * s.height; ++px) {
         bool mirror = false;
         for (std::uint32_t k = 0; k < s.samples; ++k)
-            mirror = mirror || ray::shade(bouncing.world(), ray::trace(bouncing.world(), ray::camera_ray(bouncing, px * s.samples + k)), 1).reflects;
-        const bool same = img0[3 * px] == img1[3 * px] && img0[3 * px + 1] == img1[3 * px + 1] && img0[3 * px + 2] == img1[3 * px + 2];
+            mirror = mirror || ray::shade(bouncing.world(),
+                                          ray::trace(bouncing.world(), ray::camera_ray(bouncing, px * s.samples + k)), 1)
+                                   .reflects;
+        const bool same =
+            img0[3 * px] == img1[3 * px] && img0[3 * px + 1] == img1[3 * px + 1] && img0[3 * px + 2] == img1[3 * px + 2];
         if (!mirror) {
             INFO("pixel " << px);
             CHECK(same);
@@ -157,12 +160,15 @@ TEST_CASE("ray-1 traces more rays than ray-0 and changes exactly the pixels that
 TEST_CASE("ray workloads reject bad parameters, naming them", "[graph][workloads][ray]") {
     CHECK(error_of("ray-0", {{"width", "0"}}).find("--param width=0: must be between 1 and 8192") != std::string::npos);
     CHECK(error_of("ray-1", {{"bounces", "0"}}).find("--param bounces=0: must be between 1 and 8") != std::string::npos);
-    CHECK(error_of("ray-1", {{"samples", "many"}}).find("--param samples=many: not a non-negative integer") != std::string::npos);
+    CHECK(error_of("ray-1", {{"samples", "many"}}).find("--param samples=many: not a non-negative integer") !=
+          std::string::npos);
     CHECK(error_of("ray-0", {{"bounces", "1"}}).find("unknown parameter(s) for ray-0: bounces") != std::string::npos);
     CHECK(error_of("ray-0", {{"packet", "0"}}).find("--param packet=0: must be between 1 and 8192") != std::string::npos);
-    CHECK(error_of("ray-1", {{"packet", "8193"}}).find("--param packet=8193: must be between 1 and 8192") != std::string::npos);
+    CHECK(error_of("ray-1", {{"packet", "8193"}}).find("--param packet=8193: must be between 1 and 8192") !=
+          std::string::npos);
     CHECK(error_of("ray-1", {{"width", "8192"}, {"height", "8192"}}).find("ray slots") != std::string::npos);
-    CHECK(error_of("ray-0", {{"out", "/nonexistent-dir/x.ppm"}}).find("'/nonexistent-dir' does not exist") != std::string::npos);
+    CHECK(error_of("ray-0", {{"out", "/nonexistent-dir/x.ppm"}}).find("'/nonexistent-dir' does not exist") !=
+          std::string::npos);
     const std::string tmp = std::filesystem::temp_directory_path().string();
     CHECK(error_of("ray-0", {{"out", tmp}}).find("is a directory") != std::string::npos);
     CHECK(error_of("ray-1", {{"out", "/proc/pipescope-test.ppm"}}).find("cannot open it for writing") != std::string::npos);

@@ -65,7 +65,7 @@ struct reading {
     std::uint64_t blocked = 0, stage_done = 0, refused_reserves = 0;
     std::uint64_t queue_ops = 0, routine_ops = 0;   // graph_reserve + graph_commit; those granted / published
     std::uint64_t counter_values = 0;
-    std::vector<std::int64_t> max_counter;          // per counter id: one per queue, nothing else
+    std::vector<std::int64_t> max_counter;                // per counter id: one per queue, nothing else
     std::vector<std::optional<std::uint64_t>> decision;   // per stage: detail_decision's c
     std::uint64_t decisions = 0;
 };
@@ -81,7 +81,7 @@ reading read(const recorded_run& run, std::size_t stages, std::size_t queues) {
             std::uint64_t first, stage;
         };
         std::optional<open_node> open;
-        bool inside = false;   // the open node (run) holds records other than counters
+        bool inside = false;            // the open node (run) holds records other than counters
         std::uint64_t last_ticks = 0;   // of the latest record on the worker's track (counters have their own)
         for (const event_record& r : run.by_writer[w]) {
             if (r.kind == event_kind::counter) {
@@ -91,8 +91,8 @@ reading read(const recorded_run& run, std::size_t stages, std::size_t queues) {
                 continue;
             }
             if (r.ticks < last_ticks)   // a worker's track stays in time order
-                FAIL_CHECK(trace::event_name(r.kind) << " a=" << r.a << " b=" << r.b << " recorded "
-                                                      << last_ticks - r.ticks << " ticks before the record preceding it");
+                FAIL_CHECK(trace::event_name(r.kind) << " a=" << r.a << " b=" << r.b << " recorded " << last_ticks - r.ticks
+                                                     << " ticks before the record preceding it");
             last_ticks = std::max(last_ticks, r.ticks);
             INFO("record " << trace::event_name(r.kind) << " a=" << r.a << " b=" << r.b << " c=" << r.c);
             switch (r.kind) {
@@ -114,7 +114,7 @@ reading read(const recorded_run& run, std::size_t stages, std::size_t queues) {
                     CHECK(r.b == open->stage);   // a run never spans stages
                     CHECK_FALSE(inside);         // nothing of interest happened inside a folded run
                     CHECK(r.c >= 2);
-                    CHECK(r.a > open->first);    // instances (resumptions) are numbered in the order they start
+                    CHECK(r.a > open->first);   // instances (resumptions) are numbered in the order they start
                     CHECK(r.a - open->first + 1 >= r.c);
                     out.nodes_per_stage[r.b] += r.c;
                     ++out.folded_runs;
@@ -180,7 +180,7 @@ void check_peaks(const reading& r, const graph::run_stats& st) {
     }
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("graph trace detail: nodes, folded and auto record the same run", "[graph][trace][trace-detail]") {
     for (const std::string policy : {"gramps", "danbi", "breadth-first", "task-stealing"}) {
@@ -188,7 +188,8 @@ TEST_CASE("graph trace detail: nodes, folded and auto record the same run", "[gr
             for (const bool ordered : {false, true}) {
                 INFO("policy " << policy << ", P = " << P << (ordered ? ", ordered queues" : ""));
                 const recorded_run nodes_run = record(policy, P, trace_detail::nodes, trace::default_fold_below_ns, ordered);
-                const recorded_run folded_run = record(policy, P, trace_detail::folded, trace::default_fold_below_ns, ordered);
+                const recorded_run folded_run =
+                    record(policy, P, trace_detail::folded, trace::default_fold_below_ns, ordered);
                 // auto with a bound no node reaches: every stage measured decides to fold.
                 const recorded_run auto_run = record(policy, P, trace_detail::automatic, 1'000'000'000, ordered);
                 const reading nodes = read(nodes_run, chain_stages, chain_queues);
@@ -298,7 +299,8 @@ TEST_CASE("graph trace detail: one worker records each change of a fill once, an
         CHECK(changes > 0);
         CHECK(peak == static_cast<std::int64_t>(run.stats.peak_packets));
         // Both queues carry packets of 4 uint64_t here: bytes are packets × 32.
-        CHECK(peak * 4 * static_cast<std::int64_t>(sizeof(std::uint64_t)) == static_cast<std::int64_t>(run.stats.peak_bytes));
+        CHECK(peak * 4 * static_cast<std::int64_t>(sizeof(std::uint64_t)) ==
+              static_cast<std::int64_t>(run.stats.peak_bytes));
         for (std::size_t q = 0; q < chain_queues; ++q) CHECK(last[q] == std::optional<std::int64_t>(0));   // all given back
     }
 }
@@ -341,7 +343,7 @@ TEST_CASE("graph trace detail: queue operations report their change of packets i
     REQUIRE(first);
     REQUIRE(second);
     graph::queue_change later, earlier;
-    q.commit_pop(second, &later);    // released only with the earlier window
+    q.commit_pop(second, &later);   // released only with the earlier window
     CHECK(later.packets == 0);
     q.commit_pop(first, &earlier);   // both packets go back in one change
     CHECK(earlier.packets == -2);

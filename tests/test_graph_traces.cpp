@@ -78,7 +78,7 @@ trace::trace_model write_and_load(const std::string& file, const testing::square
     return m;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("every graph policy's trace holds the run's instances, queue fills and footprint", "[graph][trace][trace-file]") {
     // Node by node, and folded (docs/tracing.md "Detail levels"): a folded slice holds one stage's
@@ -102,7 +102,8 @@ TEST_CASE("every graph policy's trace holds the run's instances, queue fills and
         REQUIRE(rec.dropped_total() == 0);
 
         const trace::trace_model m =
-            write_and_load("graph-" + p.name + "-" + std::string(trace::to_string(detail)) + ".pftrace", prog, p.name, P, rec);
+            write_and_load("graph-" + p.name + "-" + std::string(trace::to_string(detail)) + ".pftrace", prog, p.name, P,
+                           rec);
         REQUIRE(m.runs.size() == 1);
 
         // One node per parallel instance (stage 1 · square) and per serial resumption.
@@ -152,7 +153,8 @@ TEST_CASE("every graph policy's trace holds the run's instances, queue fills and
         // with every sample written: the next test.)
         REQUIRE(rep.graph.footprint_derived);
         double largest_queue = 0, queues_summed = 0;
-        for (const auto& q : rep.graph.queues) largest_queue = std::max(largest_queue, q.peak_packets), queues_summed += q.peak_packets;
+        for (const auto& q : rep.graph.queues)
+            largest_queue = std::max(largest_queue, q.peak_packets), queues_summed += q.peak_packets;
         CHECK(rep.graph.peak_packets >= largest_queue);
         CHECK(rep.graph.peak_packets <= queues_summed);
         CHECK(rep.graph.peak_bytes == rep.graph.peak_packets * 16 * sizeof(std::uint64_t));
@@ -176,12 +178,13 @@ const trace::track* run_track(const trace::trace_model& m, std::string_view name
     return nullptr;
 }
 
-}  // namespace
+}   // namespace
 
 // One worker, every sample written (counter quantum 0): the derived footprint is exact. At each of its
 // samples it equals the sum of every queue's value there, it has one sample per moment a queue
 // changed, and its peak is the run's own, in packets and in bytes.
-TEST_CASE("the trace model's footprint of a one-worker graph run is the exact sum of its fills", "[graph][trace][model][trace-file]") {
+TEST_CASE("the trace model's footprint of a one-worker graph run is the exact sum of its fills",
+          "[graph][trace][model][trace-file]") {
     for (const std::string policy : {"gramps", "breadth-first"}) {
         INFO("policy " << policy);
         scheduler s({1});
@@ -291,7 +294,10 @@ TEST_CASE("the trace model derives a graph run's footprint from its queue counte
         std::ostringstream file;
         {
             trace::perfetto_writer out(file, {.counter_quantum_ns = 0});
-            out.begin_run({"hand · gramps · P=1", 1, meta, {"queue a packets", "queue b packets", "footprint packets", "footprint bytes"}},
+            out.begin_run({"hand · gramps · P=1",
+                           1,
+                           meta,
+                           {"queue a packets", "queue b packets", "footprint packets", "footprint bytes"}},
                           clock());
             out.add_chunk(0, footprint.data(), footprint.size());
             out.end_run();

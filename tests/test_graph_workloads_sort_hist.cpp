@@ -39,7 +39,7 @@ std::string error_of(const workload& w, std::vector<std::string> params) {
     return "no error";
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("mergesort sorts exactly under every graph policy and packet size", "[graph][workloads][mergesort]") {
     const workload* w = find_workload("mergesort");
@@ -80,8 +80,7 @@ TEST_CASE("mergesort sorts exactly under every graph policy and packet size", "[
     }
 }
 
-TEST_CASE("mergesort runs with other seeds and its graph has a backward feedback queue",
-          "[graph][workloads][mergesort]") {
+TEST_CASE("mergesort runs with other seeds and its graph has a backward feedback queue", "[graph][workloads][mergesort]") {
     const workload* w = find_workload("mergesort");
     REQUIRE(w != nullptr);
     scheduler s({2});
@@ -113,8 +112,10 @@ TEST_CASE("mergesort runs with other seeds and its graph has a backward feedback
 TEST_CASE("mergesort and histogram run under the policies' own variants", "[graph][workloads][mergesort][histogram]") {
     // Preempting the serial stages after every output packet (pair in the middle of handing out a
     // level's pieces), and DANBI's scheduler configurations: the cycle must still close.
-    const std::vector<std::pair<std::string, std::string>> variants = {
-        {"gramps", "preempt=1"}, {"gramps", "preempt=0"}, {"danbi", "config=ws"}, {"danbi", "config=qes"}};
+    const std::vector<std::pair<std::string, std::string>> variants = {{"gramps", "preempt=1"},
+                                                                       {"gramps", "preempt=0"},
+                                                                       {"danbi", "config=ws"},
+                                                                       {"danbi", "config=qes"}};
     for (const auto& [policy, param] : variants) {
         bool known = false;
         for (const auto& p : graph::policies()) known = known || p.name == policy;
@@ -142,8 +143,7 @@ TEST_CASE("mergesort rejects bad parameters naming the key", "[graph][workloads]
     CHECK_THAT(error_of(w, {"chunk=4096"}), Catch::Contains("unknown parameter(s) for mergesort: chunk"));
 }
 
-TEST_CASE("histogram counts exactly under every graph policy, with and without combine",
-          "[graph][workloads][histogram]") {
+TEST_CASE("histogram counts exactly under every graph policy, with and without combine", "[graph][workloads][histogram]") {
     const workload* w = find_workload("histogram");
     REQUIRE(w != nullptr);
     CHECK(w->is_graph());

@@ -52,7 +52,7 @@ bool has_problem(const perfetto_file& f, const std::string& text) {
     return false;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("perfetto reader: a sound trace has no problems and its slices close", "[perfetto][reader]") {
     builder b;
@@ -76,12 +76,12 @@ TEST_CASE("perfetto reader: rule violations are named with their byte offsets", 
     builder b;
     b.track(7, "worker 0");
     b.event(100, 1, 1, 7, "stage 1");
-    b.event(200, 1, 2, 7, "stage 1");        // END with a name: the importer may leave the slice open
-    b.event(300, 1, 1, 9, "stage 2");        // undescribed track
-    b.event(400, 1, 2, 7, nullptr);          // an END with nothing open on track 7
-    b.event(500, 0, 3, 7, "lost");           // sequence id 0: dropped by the importer
-    b.event(600, 2, 3, 7, "x", 2);           // needs incremental state nobody cleared
-    b.event(700, 1, 3, 7, "flow", 0, true);  // packed flow ids
+    b.event(200, 1, 2, 7, "stage 1");         // END with a name: the importer may leave the slice open
+    b.event(300, 1, 1, 9, "stage 2");         // undescribed track
+    b.event(400, 1, 2, 7, nullptr);           // an END with nothing open on track 7
+    b.event(500, 0, 3, 7, "lost");            // sequence id 0: dropped by the importer
+    b.event(600, 2, 3, 7, "x", 2);            // needs incremental state nobody cleared
+    b.event(700, 1, 3, 7, "flow", 0, true);   // packed flow ids
     const perfetto_file f = read_perfetto(b.view());
     CHECK(has_problem(f, "SLICE_END carries a name"));
     CHECK(has_problem(f, "track 9 used before it was described"));
@@ -146,7 +146,7 @@ std::string decode_error_of(F&& read) {
     return "";
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("perfetto reader: string, int, double and bool annotations", "[perfetto][reader]") {
     std::vector<std::uint8_t> bytes;
@@ -252,12 +252,14 @@ TEST_CASE("perfetto reader: compressed packets read like inline ones", "[perfett
     SECTION("corrupt and truncated zlib data") {
         std::string z = pipescope::test::zlib_compress(inner.view());
         std::string cut = z.substr(0, z.size() / 2);
-        CHECK(decode_error_of([&] { (void)read_perfetto(pipescope::test::compressed_packet(cut)); })
-                  .find("truncated zlib stream") != std::string::npos);
+        CHECK(decode_error_of([&] {
+                  (void)read_perfetto(pipescope::test::compressed_packet(cut));
+              }).find("truncated zlib stream") != std::string::npos);
         std::string flipped = z;
         flipped[0] = 0x00;   // bad zlib header
-        CHECK(decode_error_of([&] { (void)read_perfetto(pipescope::test::compressed_packet(flipped)); })
-                  .find("corrupt zlib data") != std::string::npos);
+        CHECK(decode_error_of([&] {
+                  (void)read_perfetto(pipescope::test::compressed_packet(flipped));
+              }).find("corrupt zlib data") != std::string::npos);
     }
 }
 
@@ -265,8 +267,8 @@ TEST_CASE("perfetto reader: a zlib bomb is refused without inflating it", "[perf
     const std::string zeros(64u << 20, '\0');   // 64 MiB of zeros: about 64 KiB compressed
     const std::string bomb = pipescope::test::zlib_compress(zeros, 9);
     REQUIRE(bomb.size() < 100000);
-    const std::string file = packet_bytes([](proto::writer& w) { w.uint_field(8, 1); }) +
-                             pipescope::test::compressed_packet(bomb);
+    const std::string file =
+        packet_bytes([](proto::writer& w) { w.uint_field(8, 1); }) + pipescope::test::compressed_packet(bomb);
     const std::string msg = decode_error_of([&] { (void)read_perfetto(file); });
     INFO(msg);
     CHECK(msg.rfind("byte ", 0) == 0);
@@ -277,8 +279,9 @@ TEST_CASE("perfetto reader: a zlib bomb is refused without inflating it", "[perf
     small.max_decompressed_bytes = 1000;
     trace_builder inner;
     for (int i = 0; i < 100; ++i) inner.mark(i, 0, "event number " + std::to_string(i));
-    const std::string msg2 = decode_error_of(
-        [&] { (void)read_perfetto(pipescope::test::compressed_packet(pipescope::test::zlib_compress(inner.view())), small); });
+    const std::string msg2 = decode_error_of([&] {
+        (void)read_perfetto(pipescope::test::compressed_packet(pipescope::test::zlib_compress(inner.view())), small);
+    });
     CHECK(msg2.find("limit on the decompressed size of the whole file") != std::string::npos);
 }
 
@@ -450,7 +453,9 @@ TEST_CASE("perfetto reader: malformed input names the offset and the problem", "
     SECTION("bad UTF-8 in a name is replaced and reported") {
         trace_builder t;
         t.custom(7, 0, "w");
-        t.mark(10, 7, std::string("ok\xC3" "(bad"));
+        t.mark(10, 7,
+               std::string("ok\xC3"
+                           "(bad"));
         const auto f = read_perfetto(t.view());
         REQUIRE(f.events.size() == 1);
         CHECK(f.events[0].name == "ok\xEF\xBF\xBD(bad");
@@ -545,7 +550,7 @@ std::string plain_then_compressed() {
     return b.str() + pipescope::test::compressed_packet(pipescope::test::zlib_compress(inner.view()));
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("perfetto reader: a file truncated anywhere keeps every packet before the cut", "[perfetto][reader][damage]") {
     const std::string good = plain_then_compressed();
@@ -580,14 +585,15 @@ TEST_CASE("perfetto reader: a file truncated anywhere keeps every packet before 
 }
 
 TEST_CASE("perfetto reader: the K = 2 example truncated at several offsets", "[perfetto][reader][damage]") {
-    std::ifstream in(std::filesystem::path(__FILE__).parent_path().parent_path() / "traces" / "pipe-fib-256-piper-K2.pftrace",
+    std::ifstream in(std::filesystem::path(__FILE__).parent_path().parent_path() / "traces" /
+                         "pipe-fib-256-piper-K2.pftrace",
                      std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(in)), {});
     REQUIRE(bytes.size() > 100000);
     const trace_model whole = load_trace(bytes);
     std::uint64_t last_slices = 0;
-    for (const std::size_t cut : {std::size_t{1000}, std::size_t{5000}, std::size_t{20000}, bytes.size() / 3, bytes.size() / 2,
-                                  bytes.size() - 1000, bytes.size() - 1}) {
+    for (const std::size_t cut : {std::size_t{1000}, std::size_t{5000}, std::size_t{20000}, bytes.size() / 3,
+                                  bytes.size() / 2, bytes.size() - 1000, bytes.size() - 1}) {
         CAPTURE(cut);
         const trace_model m = load_partial(std::string_view(bytes).substr(0, cut));
         REQUIRE(!m.damage.empty());   // every cut here falls inside a packet
@@ -610,7 +616,8 @@ TEST_CASE("perfetto reader: the K = 2 example truncated at several offsets", "[p
     CHECK_THROWS_AS(load_trace(std::string_view(bytes).substr(0, bytes.size() - 1)), proto::decode_error);
 }
 
-TEST_CASE("perfetto reader: damage inside a compressed packet keeps its packets before the damage", "[perfetto][reader][damage]") {
+TEST_CASE("perfetto reader: damage inside a compressed packet keeps its packets before the damage",
+          "[perfetto][reader][damage]") {
     trace_builder b;
     b.process(1, 10, "p");
     b.thread(2, 10, 11, "worker 0");
@@ -644,6 +651,7 @@ TEST_CASE("perfetto reader: what is not a Perfetto trace says what it looks like
     std::ofstream(dir / "passwd") << "root:x:0:0:root:/root:/bin/bash\n";
     std::ofstream(dir / "empty.pftrace").flush();
     CHECK_THROWS_WITH(load_trace_file(dir / "passwd"), Catch::Contains("passwd: not a Perfetto trace: " + lead + "text"));
-    CHECK_THROWS_WITH(load_trace_file(dir / "empty.pftrace"), Catch::EndsWith("empty.pftrace: not a Perfetto trace: the file is empty"));
+    CHECK_THROWS_WITH(load_trace_file(dir / "empty.pftrace"),
+                      Catch::EndsWith("empty.pftrace: not a Perfetto trace: the file is empty"));
     std::filesystem::remove_all(dir);
 }

@@ -40,10 +40,12 @@ parsed_trace parse(const std::string& bytes) {
     for (const auto& e : out.events) {
         const bool first = seen.insert(e.seq).second;
         if (first && e.flags != 3)
-            out.problems.push_back("first packet of sequence " + std::to_string(e.seq) + " has flags " + std::to_string(e.flags));
+            out.problems.push_back("first packet of sequence " + std::to_string(e.seq) + " has flags " +
+                                   std::to_string(e.flags));
         // After a loss the marker packet clears the state again (flags 3, previous_packet_dropped).
         if (!first && e.flags != 2 && !(e.flags == 3 && e.name == "events lost"))
-            out.problems.push_back("later packet of sequence " + std::to_string(e.seq) + " has flags " + std::to_string(e.flags));
+            out.problems.push_back("later packet of sequence " + std::to_string(e.seq) + " has flags " +
+                                   std::to_string(e.flags));
     }
     return out;
 }
@@ -77,14 +79,14 @@ event_record rec(std::uint64_t ticks, event_kind k, std::uint64_t a = 0, std::ui
     return event_record{ticks, a, b, c, k, 0, d};
 }
 
-
 // Ticks are nanoseconds in the hand-made tests: origin 0, one ns per tick.
 trace::run_clock identity_clock() { return trace::run_clock::fixed(trace::tick_converter({0, 0}, {1000, 1000}), 0); }
 const trace::writer_options plain{false, 1};   // uncompressed: the packets are directly visible
 
-}  // namespace
+}   // namespace
 
-TEST_CASE("perfetto writer: a recorded pipe-fib run parses back and follows the importer's rules", "[perfetto][trace-file]") {
+TEST_CASE("perfetto writer: a recorded pipe-fib run parses back and follows the importer's rules",
+          "[perfetto][trace-file]") {
     scheduler s({2});
     trace::recorder recorder(s.workers(), 64u << 20);
     s.attach_recorder(&recorder);
@@ -145,16 +147,13 @@ TEST_CASE("perfetto writer: a recorded pipe-fib run parses back and follows the 
 
 TEST_CASE("perfetto writer: unclosed slices are closed, unmatched ends dropped", "[perfetto][trace-file]") {
     const std::vector<event_record> w0 = {
-        rec(100, event_kind::node_begin, 1, 0),
-        rec(120, event_kind::unpark, 1, 77),   // wake id 77
-        rec(150, event_kind::node_end, 1, 0),
-        rec(160, event_kind::idle_end, 3),   // nothing idle is open: dropped
-        rec(170, event_kind::node_begin, 2, 1),
-        rec(180, event_kind::idle_begin),    // both still open at the end
+        rec(100, event_kind::node_begin, 1, 0), rec(120, event_kind::unpark, 1, 77),   // wake id 77
+        rec(150, event_kind::node_end, 1, 0),   rec(160, event_kind::idle_end, 3),     // nothing idle is open: dropped
+        rec(170, event_kind::node_begin, 2, 1), rec(180, event_kind::idle_begin),      // both still open at the end
     };
     const std::vector<event_record> w1 = {
         rec(100, event_kind::park),
-        rec(130, event_kind::park_end, 77),  // woken by worker 0's unpark at 120
+        rec(130, event_kind::park_end, 77),   // woken by worker 0's unpark at 120
         rec(140, event_kind::steal, 0, 0xabc, 1),
         rec(145, event_kind::dropped, 7),
         rec(146, event_kind::node_end, 9, 9),   // unmatched as well
@@ -163,7 +162,7 @@ TEST_CASE("perfetto writer: unclosed slices are closed, unmatched ends dropped",
     std::ostringstream bytes;
     trace::perfetto_writer out(bytes, plain);
     out.begin_run({"hand-made · test · P=2", 2, "{}", {}}, identity_clock());
-    out.add_chunk(0, w0.data(), 3);            // records of one worker may come in several chunks
+    out.add_chunk(0, w0.data(), 3);   // records of one worker may come in several chunks
     out.add_chunk(1, w1.data(), w1.size());
     out.add_chunk(0, w0.data() + 3, w0.size() - 3);
     out.end_run();

@@ -40,10 +40,9 @@ configuration pick_configuration(std::uint64_t seed) {
     return c;
 }
 
-}  // namespace
+}   // namespace
 
-TEST_CASE("pipe_while: random programs give exactly the serial result, with every invariant held",
-          "[pipeline][random]") {
+TEST_CASE("pipe_while: random programs give exactly the serial result, with every invariant held", "[pipeline][random]") {
     const int cases = scaled(300, 40);
     for (int c = 0; c < cases; ++c) {
         const std::uint64_t seed = static_cast<std::uint64_t>(c);
@@ -91,8 +90,7 @@ TEST_CASE("pipe_while: the serial policy is the serial elision", "[pipeline]") {
     CHECK(observer.peak_live() == 1);
 }
 
-TEST_CASE("pipe_while: throttling keeps at most K iterations in flight even when stages are long",
-          "[pipeline]") {
+TEST_CASE("pipe_while: throttling keeps at most K iterations in flight even when stages are long", "[pipeline]") {
     scheduler& s = pool(4);
     for (unsigned k : {1u, 2u, 7u}) {
         invariant_observer observer(200, k);
@@ -119,7 +117,8 @@ TEST_CASE("pipe_while: throttling keeps at most K iterations in flight even when
 
 TEST_CASE("pipe_while: a loop with no iterations, and iterations that are only stage 0", "[pipeline]") {
     scheduler& s = pool(2);
-    auto st = pipe_while(s, [] { return false; }, [](iteration&) -> pipe_task { co_return; });
+    auto st = pipe_while(
+        s, [] { return false; }, [](iteration&) -> pipe_task { co_return; });
     CHECK(st.iterations == 0);
     unsigned next = 0;
     std::vector<unsigned> order;

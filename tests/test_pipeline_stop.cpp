@@ -91,7 +91,7 @@ trace::trace_model record(scheduler& s, const std::string& name, F run) {
     return trace::load_trace(bytes.str());
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("cancel: a stop requested from another thread ends an endless loop under every policy",
           "[pipeline][errors][cancel]") {
@@ -112,8 +112,9 @@ TEST_CASE("cancel: a stop requested from another thread ends an endless loop und
     }
     // The scheduler is quiet and usable afterwards.
     unsigned next = 0;
-    CHECK(pipe_while(s, [&] { return next++ < 100; }, [](iteration& it) -> pipe_task { co_await it.stage(1); }).iterations ==
-          100);
+    CHECK(pipe_while(
+              s, [&] { return next++ < 100; }, [](iteration& it) -> pipe_task { co_await it.stage(1); })
+              .iterations == 100);
 }
 
 TEST_CASE("cancel: a stop requested before the loop starts runs nothing; a token never stopped changes nothing",

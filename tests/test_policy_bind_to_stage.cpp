@@ -61,10 +61,14 @@ public:
         : kinds_(std::move(kinds)), workers_(workers), inside_(kinds_.size()), last_begun_(kinds_.size()) {
         for (auto& l : last_begun_) l.store(-1);
     }
-    void on_iteration_start(std::uint64_t, int worker) override { check_worker(worker); started_.fetch_add(1); }
+    void on_iteration_start(std::uint64_t, int worker) override {
+        check_worker(worker);
+        started_.fetch_add(1);
+    }
     void on_node_begin(std::uint64_t i, std::uint64_t stage, bool, int worker) override {
         check_worker(worker);
-        if (stage >= kinds_.size()) return fail("node (" + std::to_string(i) + ", " + std::to_string(stage) + ") undeclared");
+        if (stage >= kinds_.size())
+            return fail("node (" + std::to_string(i) + ", " + std::to_string(stage) + ") undeclared");
         if (kinds_[stage] == stage_kind::parallel) return;
         if (inside_[stage].fetch_add(1) != 0) fail("serial stage " + std::to_string(stage) + " runs two items at once");
         if (kinds_[stage] == stage_kind::serial_in_order) {
@@ -88,7 +92,8 @@ public:
 
 private:
     void check_worker(int worker) {
-        if (worker < static_cast<int>(workers_)) fail("a callback on worker " + std::to_string(worker) + ", not a stage thread");
+        if (worker < static_cast<int>(workers_))
+            fail("a callback on worker " + std::to_string(worker) + ", not a stage thread");
     }
     void fail(const std::string& what) { log_.fail(what); }
     std::vector<stage_kind> kinds_;
@@ -108,7 +113,7 @@ pipeline_options bts_options(std::vector<stage_kind> kinds, unsigned c = 0, unsi
     return o;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("bind-to-stage: random declared programs equal the serial elision for every c, Queue_size and P",
           "[pipeline][bind-to-stage][random]") {
@@ -190,8 +195,8 @@ TEST_CASE("bind-to-stage: a serial_in_order stage behind skips and a slow item u
     check_installed hook;
     // Item 0 is slow in parallel stage 1, so later items reach stage 3 first and wait in its reorder
     // buffer; odd items skip stage 2 (serial_in_order too: the skip marks let the even ones pass).
-    const std::vector<stage_kind> kinds = {stage_kind::serial_in_order, stage_kind::parallel,
-                                           stage_kind::serial_in_order, stage_kind::serial_in_order};
+    const std::vector<stage_kind> kinds = {stage_kind::serial_in_order, stage_kind::parallel, stage_kind::serial_in_order,
+                                           stage_kind::serial_in_order};
     unsigned next = 0;
     std::vector<unsigned> order2, order3;
     const auto st = pipe_while(
@@ -227,9 +232,9 @@ TEST_CASE("bind-to-stage: a serial_in_order stage behind skips and a slow item u
 TEST_CASE("bind-to-stage: many tiny items through spin-then-park queues give the serial result",
           "[pipeline][bind-to-stage][stress]") {
     check_installed hook;
-    const std::vector<stage_kind> kinds = {stage_kind::serial_in_order, stage_kind::parallel,
+    const std::vector<stage_kind> kinds = {stage_kind::serial_in_order,     stage_kind::parallel,
                                            stage_kind::serial_out_of_order, stage_kind::parallel,
-                                           stage_kind::serial_in_order, stage_kind::serial_in_order};
+                                           stage_kind::serial_in_order,     stage_kind::serial_in_order};
     const unsigned items = static_cast<unsigned>(scaled(20000, 3000));
     // The plain loop: item i skips stage 2 when i % 3 == 1 and stage 4 when i % 5 == 2.
     std::uint64_t want4 = 0, want5 = 0, want_sum2 = 0;
@@ -335,7 +340,10 @@ TEST_CASE("bind-to-stage: refusals name the policy, the reason and the parameter
         ++next;
         co_await it.stage(1);
     };
-    auto run = [&] { return pipe_while(pool(2), [&] { return next < 5; }, body, o); };
+    auto run = [&] {
+        return pipe_while(
+            pool(2), [&] { return next < 5; }, body, o);
+    };
     REQUIRE_THROWS_AS(run(), std::invalid_argument);
     REQUIRE_THROWS_WITH(run(), Catch::Contains("'bind-to-stage'") && Catch::Contains("construct-and-run") &&
                                    Catch::Contains("declared_stages") && Catch::Contains("on the fly"));
@@ -422,8 +430,10 @@ TEST_CASE("bind-to-stage: stage threads record into their own tracks; queue fill
     std::filesystem::remove(path);
     {
         trace::perfetto_writer out(path, {.counter_quantum_ns = 0});   // every counter sample (counted below)
-        out.begin_run({"bts-test · bind-to-stage · P=2", P,
-                       R"({"policy":"bind-to-stage","program":{"kind":"pipeline","K":2,"c":2,"queue":2}})", {}},
+        out.begin_run({"bts-test · bind-to-stage · P=2",
+                       P,
+                       R"({"policy":"bind-to-stage","program":{"kind":"pipeline","K":2,"c":2,"queue":2}})",
+                       {}},
                       trace::run_clock::calibrating(rec.start_clock()));
         for (unsigned w = 0; w < by_writer.size(); ++w) out.add_chunk(w, by_writer[w].data(), by_writer[w].size());
         out.end_run();

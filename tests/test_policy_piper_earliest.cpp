@@ -89,7 +89,7 @@ struct piling_pipeline {
     }
 };
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("piper-earliest: is in the policy table", "[policy][piper-earliest]") {
     bool found = false;
@@ -146,7 +146,8 @@ TEST_CASE("piper-earliest: random programs give exactly the serial result at P =
 }
 
 TEST_CASE("piper-earliest: iterations piled up behind long stages are resumed earliest first, at all "
-          "three points", "[policy][piper-earliest]") {
+          "three points",
+          "[policy][piper-earliest]") {
     installed_check hook;
     piling_pipeline expected{300, 20000, {}, {}};
     {
@@ -176,9 +177,9 @@ TEST_CASE("piper-earliest: iterations piled up behind long stages are resumed ea
             }
         }
     }
-    INFO("scans at retire/suspend/steal: " << hook.scans(0) << "/" << hook.scans(1) << "/" << hook.scans(2)
-                                           << ", resumed " << hook.resumed(0) << "/" << hook.resumed(1) << "/"
-                                           << hook.resumed(2) << ", passed over " << hook.check.passed_over.load());
+    INFO("scans at retire/suspend/steal: " << hook.scans(0) << "/" << hook.scans(1) << "/" << hook.scans(2) << ", resumed "
+                                           << hook.resumed(0) << "/" << hook.resumed(1) << "/" << hook.resumed(2)
+                                           << ", passed over " << hook.check.passed_over.load());
     // Each point was reached (the check above covered it every time); iterations were resumed
     // from the list. Which point wins a given race is up to the machine, so only the total is required.
     CHECK(hook.scans(0) > 0);
@@ -186,7 +187,6 @@ TEST_CASE("piper-earliest: iterations piled up behind long stages are resumed ea
     CHECK(hook.scans(2) > 0);
     CHECK(hook.resumed(0) + hook.resumed(1) + hook.resumed(2) > 0);
 }
-
 
 TEST_CASE("piper-earliest: the trace shows the suspended list and where each resumption came from",
           "[policy][piper-earliest][trace][trace-file]") {
@@ -213,7 +213,8 @@ TEST_CASE("piper-earliest: the trace shows the suspended list and where each res
         REQUIRE(got.out == expected.out);
         REQUIRE(got.chains == expected.chains);
         for (auto& v : by_worker) v.clear();
-        rec.flush([&](unsigned w, const event_record* p, std::size_t n) { by_worker[w].insert(by_worker[w].end(), p, p + n); });
+        rec.flush(
+            [&](unsigned w, const event_record* p, std::size_t n) { by_worker[w].insert(by_worker[w].end(), p, p + n); });
         REQUIRE(rec.dropped_total() == 0);
         start = rec.start_clock();
         earliest = 0;

@@ -47,7 +47,10 @@ scheduler& pool(unsigned p) {
 class tbb_observer final : public pipeline_observer {
 public:
     tbb_observer(std::vector<stage_kind> kinds, unsigned tokens)
-        : kinds_(std::move(kinds)), tokens_(tokens), inside_(kinds_.size()), last_begun_(kinds_.size()),
+        : kinds_(std::move(kinds)),
+          tokens_(tokens),
+          inside_(kinds_.size()),
+          last_begun_(kinds_.size()),
           peak_inside_(kinds_.size()) {
         for (auto& l : last_begun_) l.store(-1);
     }
@@ -55,17 +58,20 @@ public:
     void on_iteration_start(std::uint64_t i, int) override {
         const std::uint64_t live = started_.fetch_add(1) + 1 - retired_.load();
         std::uint64_t peak = peak_live_.load();
-        while (live > peak && !peak_live_.compare_exchange_weak(peak, live)) {}
+        while (live > peak && !peak_live_.compare_exchange_weak(peak, live)) {
+        }
         if (live > tokens_)
-            fail("item " + std::to_string(i) + " starts with " + std::to_string(live) + " tokens in flight, N = " +
-                 std::to_string(tokens_));
+            fail("item " + std::to_string(i) + " starts with " + std::to_string(live) +
+                 " tokens in flight, N = " + std::to_string(tokens_));
     }
     void on_node_begin(std::uint64_t i, std::uint64_t stage, bool, int) override {
-        if (stage >= kinds_.size()) return fail("node (" + std::to_string(i) + ", " + std::to_string(stage) + ") undeclared");
+        if (stage >= kinds_.size())
+            return fail("node (" + std::to_string(i) + ", " + std::to_string(stage) + ") undeclared");
         if (kinds_[stage] == stage_kind::parallel) return;
         const int in = inside_[stage].fetch_add(1) + 1;
         int peak = peak_inside_[stage].load();
-        while (in > peak && !peak_inside_[stage].compare_exchange_weak(peak, in)) {}
+        while (in > peak && !peak_inside_[stage].compare_exchange_weak(peak, in)) {
+        }
         if (in > 1) fail("serial stage " + std::to_string(stage) + " runs " + std::to_string(in) + " items at once");
         if (kinds_[stage] == stage_kind::serial_in_order) {
             const std::int64_t before = last_begun_[stage].exchange(static_cast<std::int64_t>(i));
@@ -78,7 +84,8 @@ public:
         if (stage < kinds_.size() && kinds_[stage] != stage_kind::parallel) inside_[stage].fetch_sub(1);
     }
     void on_iteration_retire(std::uint64_t i, int) override {
-        if (i != retired_.load()) fail("item " + std::to_string(i) + " retires while " + std::to_string(retired_.load()) + " is the oldest");
+        if (i != retired_.load())
+            fail("item " + std::to_string(i) + " retires while " + std::to_string(retired_.load()) + " is the oldest");
         retired_.fetch_add(1);
     }
 
@@ -117,7 +124,8 @@ std::vector<stage_kind> declare(const random_program& p, std::uint64_t salt) {
 
 std::string describe(const std::vector<stage_kind>& kinds) {
     std::string out;
-    for (stage_kind k : kinds) out += k == stage_kind::serial_in_order ? 'I' : k == stage_kind::serial_out_of_order ? 'O' : 'P';
+    for (stage_kind k : kinds)
+        out += k == stage_kind::serial_in_order ? 'I' : k == stage_kind::serial_out_of_order ? 'O' : 'P';
     return out;
 }
 
@@ -129,7 +137,7 @@ pipeline_options tbb_options(std::vector<stage_kind> kinds, unsigned tokens = 0)
     return o;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("tbb: random programs with declared stages give exactly the serial result at P = 1, 2, 3",
           "[pipeline][tbb][random]") {
@@ -245,8 +253,11 @@ TEST_CASE("tbb: a loop without declared stages is refused, with the reason", "[p
         ++next;
         co_await it.stage_wait(1);
     };
-    REQUIRE_THROWS_AS(pipe_while(pool(2), [&] { return next < 5; }, body, o), std::invalid_argument);
-    REQUIRE_THROWS_WITH(pipe_while(pool(2), [&] { return next < 5; }, body, o),
+    REQUIRE_THROWS_AS(pipe_while(
+                          pool(2), [&] { return next < 5; }, body, o),
+                      std::invalid_argument);
+    REQUIRE_THROWS_WITH(pipe_while(
+                            pool(2), [&] { return next < 5; }, body, o),
                         Catch::Contains("construct-and-run") && Catch::Contains("declared_stages") &&
                             Catch::Contains("on the fly"));
     CHECK(next == 0);   // refused before the first item
@@ -255,21 +266,27 @@ TEST_CASE("tbb: a loop without declared stages is refused, with the reason", "[p
     REQUIRE_THROWS_WITH(workloads::pipe_fib_pipeline(pool(2), 100, 8, o), Catch::Contains("construct-and-run"));
 
     o.declared_stages = {stage_kind::parallel, stage_kind::serial_in_order};
-    REQUIRE_THROWS_WITH(pipe_while(pool(2), [&] { return next < 5; }, body, o),
+    REQUIRE_THROWS_WITH(pipe_while(
+                            pool(2), [&] { return next < 5; }, body, o),
                         Catch::Contains("declared_stages[0] must be serial_in_order"));
     o.declared_stages = {stage_kind::serial_in_order, stage_kind::parallel};
     o.throttle = 100000;
-    REQUIRE_THROWS_WITH(pipe_while(pool(2), [&] { return next < 5; }, body, o), Catch::Contains("throttle N = 100000"));
+    REQUIRE_THROWS_WITH(pipe_while(
+                            pool(2), [&] { return next < 5; }, body, o),
+                        Catch::Contains("throttle N = 100000"));
     CHECK(next == 0);
     o.throttle = 0;
-    CHECK(pipe_while(pool(2), [&] { return next < 5; }, body, o).iterations == 5);   // declared: runs
+    CHECK(pipe_while(
+              pool(2), [&] { return next < 5; }, body, o)
+              .iterations == 5);   // declared: runs
 }
 
 TEST_CASE("tbb: entering a stage beyond the declared ones is an error naming the iteration and the stage",
           "[pipeline][tbb]") {
     for (unsigned p : {1u, 2u, 3u}) {
         CAPTURE(p);
-        pipeline_options o = tbb_options({stage_kind::serial_in_order, stage_kind::parallel, stage_kind::serial_in_order}, 4);
+        pipeline_options o =
+            tbb_options({stage_kind::serial_in_order, stage_kind::parallel, stage_kind::serial_in_order}, 4);
         unsigned next = 0;
         std::atomic<unsigned> finished{0};
         REQUIRE_THROWS_WITH(pipe_while(
@@ -286,16 +303,21 @@ TEST_CASE("tbb: entering a stage beyond the declared ones is an error naming the
         // The pool is quiet and usable afterwards.
         o.declared_stages = {stage_kind::serial_in_order, stage_kind::parallel};
         next = 0;
-        CHECK(pipe_while(pool(p), [&] { return next < 20; }, [&](iteration& it) -> pipe_task {
-                  ++next;
-                  co_await it.stage(1);
-              }, o).iterations == 20);
+        CHECK(pipe_while(
+                  pool(p), [&] { return next < 20; },
+                  [&](iteration& it) -> pipe_task {
+                      ++next;
+                      co_await it.stage(1);
+                  },
+                  o)
+                  .iterations == 20);
     }
 }
 
 TEST_CASE("tbb: an exception in a filter reaches the caller after every item has drained", "[pipeline][tbb]") {
     pipeline_options o = tbb_options({stage_kind::serial_in_order, stage_kind::parallel, stage_kind::serial_out_of_order,
-                                      stage_kind::serial_in_order}, 3);
+                                      stage_kind::serial_in_order},
+                                     3);
     unsigned next = 0;
     REQUIRE_THROWS_WITH(pipe_while(
                             pool(3), [&] { return next < 200; },
@@ -313,7 +335,6 @@ TEST_CASE("tbb: an exception in a filter reaches the caller after every item has
 
 // ---------------------------------------------------------------------------------------------
 // The trace
-
 
 TEST_CASE("tbb: tokens in flight never exceed N in the trace; items park in serial-filter buffers",
           "[pipeline][tbb][trace][trace-file]") {
@@ -370,8 +391,8 @@ TEST_CASE("tbb: tokens in flight never exceed N in the trace; items park in seri
             }
             if (r.kind == event_kind::buffer_put || r.kind == event_kind::buffer_take) {
                 (r.kind == event_kind::buffer_put ? puts : takes) += 1;
-                REQUIRE(r.b == 2);         // only stage 2 is a serial filter after the input
-                REQUIRE(r.c < N);          // items in the buffer: at most N - 1 wait behind one inside
+                REQUIRE(r.b == 2);   // only stage 2 is a serial filter after the input
+                REQUIRE(r.c < N);    // items in the buffer: at most N - 1 wait behind one inside
                 REQUIRE(r.a < items);
             }
         }
@@ -379,7 +400,7 @@ TEST_CASE("tbb: tokens in flight never exceed N in the trace; items park in seri
     CHECK(releases == items);
     CHECK(max_in_flight >= 2);
     CHECK(puts >= 1);
-    CHECK(takes == puts);   // every parked item was taken out
+    CHECK(takes == puts);            // every parked item was taken out
     CHECK(puts <= st.suspensions);   // suspensions also count items waiting to retire (the output filter)
 
     // The Perfetto file: counter tracks "tokens in flight" and "stage 2 buffer", instants for both ends.

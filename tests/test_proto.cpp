@@ -16,30 +16,28 @@ std::vector<std::uint8_t> bytes(std::initializer_list<int> b) {
     for (int x : b) v.push_back(static_cast<std::uint8_t>(x));
     return v;
 }
-std::string_view view(const std::vector<std::uint8_t>& v) {
-    return {reinterpret_cast<const char*>(v.data()), v.size()};
-}
-}  // namespace
+std::string_view view(const std::vector<std::uint8_t>& v) { return {reinterpret_cast<const char*>(v.data()), v.size()}; }
+}   // namespace
 
 TEST_CASE("proto writer: canonical encodings of the fields Perfetto needs", "[proto]") {
     std::vector<std::uint8_t> out;
     writer w(out);
-    w.uint_field(1, 300);                    // 08 AC 02
+    w.uint_field(1, 300);   // 08 AC 02
     CHECK(out == bytes({0x08, 0xAC, 0x02}));
     out.clear();
-    w.fixed64_field(47, 0x0102030405060708); // flow_ids: tag F9 02, 8 bytes little-endian
+    w.fixed64_field(47, 0x0102030405060708);   // flow_ids: tag F9 02, 8 bytes little-endian
     CHECK(out == bytes({0xF9, 0x02, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01}));
     out.clear();
-    w.int_field(1, -1);                      // negative int64: 10-byte varint
+    w.int_field(1, -1);   // negative int64: 10-byte varint
     CHECK(out == bytes({0x08, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01}));
     out.clear();
     w.bytes_field(23, std::string_view("ab"));   // TrackEvent.name: tag BA 01
     CHECK(out == bytes({0xBA, 0x01, 0x02, 'a', 'b'}));
     out.clear();
     {
-        nested track_descriptor(w, 60);      // tag E2 03, then a 4-byte redundant length
+        nested track_descriptor(w, 60);   // tag E2 03, then a 4-byte redundant length
         w.uint_field(1, 5);
-        nested counter(w, 8);                // an empty sub-message is meaningful
+        nested counter(w, 8);   // an empty sub-message is meaningful
     }
     CHECK(out == bytes({0xE2, 0x03, 0x87, 0x80, 0x80, 0x00, 0x08, 0x05, 0x42, 0x80, 0x80, 0x80, 0x00}));
 }

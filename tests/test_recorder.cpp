@@ -18,7 +18,7 @@ namespace {
 // Collects what a drain hands over, checking per-writer order and accounting for drops:
 // every writer records a = 0, 1, 2, ...; a gap must be exactly covered by a `dropped` record.
 struct collector {
-    std::map<unsigned, std::uint64_t> next;        // next expected sequence number per writer
+    std::map<unsigned, std::uint64_t> next;   // next expected sequence number per writer
     std::map<unsigned, std::uint64_t> pending_drop;
     std::uint64_t events = 0, dropped = 0, errors = 0;
 
@@ -45,7 +45,7 @@ void wait_until(F done) {
     REQUIRE(done());
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("recorder: events arrive in order, chunk by chunk, while the writer records", "[tracer]") {
     recorder rec(1, 1u << 20, 256);

@@ -22,7 +22,7 @@ struct node_counter final : pipeline_observer {
     void on_node_end(std::uint64_t, std::uint64_t, std::uint64_t, int) override { ++ends; }
 };
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("runtime tracing: recorded events match the runtime's counters", "[tracer][runtime]") {
     scheduler s({2});
@@ -71,21 +71,22 @@ TEST_CASE("runtime tracing: wake ids, resumptions and line states link up across
     s.attach_recorder(&rec);
     pipeline_options o;
     o.throttle = 4;
-    for (int round = 0; round < 3; ++round) REQUIRE(workloads::pipe_fib_pipeline(s, 1500, 16, o) == workloads::pipe_fib_serial(1500));
+    for (int round = 0; round < 3; ++round)
+        REQUIRE(workloads::pipe_fib_pipeline(s, 1500, 16, o) == workloads::pipe_fib_serial(1500));
     s.attach_recorder(nullptr);
 
     std::vector<trace::event_record> all;
     rec.flush([&](unsigned, const trace::event_record* r, std::size_t n) { all.insert(all.end(), r, r + n); });
     REQUIRE(rec.dropped_total() == 0);
 
-    std::map<std::uint64_t, std::uint64_t> unpark_at;   // wake id -> when
+    std::map<std::uint64_t, std::uint64_t> unpark_at;                      // wake id -> when
     std::map<std::uint64_t, std::uint64_t> resume_count, resumed_begins;   // by iteration
     std::uint64_t woken = 0, lines = 0;
     for (const auto& r : all) {
         if (r.kind == trace::event_kind::unpark && r.b) CHECK(unpark_at.emplace(r.b, r.ticks).second);   // ids are unique
         if (r.kind == trace::event_kind::iteration_resume) {
             ++resume_count[r.a];
-            CHECK(r.b != 0);            // since: when it suspended
+            CHECK(r.b != 0);   // since: when it suspended
             CHECK(r.b <= r.ticks);
         }
         if (r.kind == trace::event_kind::node_begin && (r.c & trace::node_resumed)) ++resumed_begins[r.a];

@@ -21,7 +21,7 @@ long fib(pipescope::scheduler& s, int n) {
 
 long fib_serial(int n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("task_group: recursive fork-join computes fib exactly", "[task_group]") {
     for (unsigned p : {1u, 2u, 4u}) {

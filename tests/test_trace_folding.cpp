@@ -42,7 +42,8 @@ std::vector<event_record> record_forced_suspension(trace::trace_detail detail, p
                 if (it.index() == 1) iteration1_at.store(j);
                 if (it.index() == 0 && j == wait_stage) {   // inside node (0, wait_stage)
                     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-                    while (iteration1_at.load() < wait_stage - 1 && !(timed_out = std::chrono::steady_clock::now() > give_up))
+                    while (iteration1_at.load() < wait_stage - 1 &&
+                           !(timed_out = std::chrono::steady_clock::now() > give_up))
                         std::this_thread::yield();
                     std::this_thread::sleep_for(std::chrono::milliseconds(20));   // iteration 1 reaches the wait
                 }
@@ -57,7 +58,7 @@ std::vector<event_record> record_forced_suspension(trace::trace_detail detail, p
     return all;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("folded traces keep a suspension inside a run of short nodes, and the resumption", "[trace][folding]") {
     pipeline_stats stats;
@@ -90,12 +91,12 @@ TEST_CASE("folded traces keep a suspension inside a run of short nodes, and the 
             REQUIRE(waits_at.count(r.a));
             CHECK(r.b == waits_at[r.a]);   // the resumed node begins the next run
         }
-    CHECK(suspends == stats.suspensions);        // every suspension is in the trace
-    CHECK(resumes == stats.suspensions);         // and every resumption
-    REQUIRE(in_runs >= 1);                       // (suspensions at the final stage wait to retire)
+    CHECK(suspends == stats.suspensions);   // every suspension is in the trace
+    CHECK(resumes == stats.suspensions);    // and every resumption
+    REQUIRE(in_runs >= 1);                  // (suspensions at the final stage wait to retire)
     CHECK(resumed_begins == in_runs);
-    CHECK(node_ends == 0);                       // folded: no per-node records at all
-    CHECK(fold_ends == 3 + in_runs);             // one run per iteration, one more per suspension in it
+    CHECK(node_ends == 0);             // folded: no per-node records at all
+    CHECK(fold_ends == 3 + in_runs);   // one run per iteration, one more per suspension in it
 }
 
 TEST_CASE("the node count of a folded trace equals the node count of a node-level trace", "[trace][folding]") {

@@ -41,7 +41,7 @@ std::set<edge_t> edges_of(const pipeline_dag& d) {
     return out;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("trace model: a hand-built pipescope run gives exactly its DAG", "[trace][model][dag]") {
     trace_builder b;
@@ -107,14 +107,23 @@ TEST_CASE("trace model: a hand-built pipescope run gives exactly its DAG", "[tra
 
     const std::set<edge_t> expected = {
         // stage edges
-        {0, 0, 0, 1, "stage"}, {0, 1, 0, 2, "stage"}, {1, 0, 1, 2, "stage"}, {2, 0, 2, 1, "stage"},
-        {2, 1, 2, 2, "stage"}, {3, 0, 3, 1, "stage"}, {3, 1, 3, 2, "stage"},
+        {0, 0, 0, 1, "stage"},
+        {0, 1, 0, 2, "stage"},
+        {1, 0, 1, 2, "stage"},
+        {2, 0, 2, 1, "stage"},
+        {2, 1, 2, 2, "stage"},
+        {3, 0, 3, 1, "stage"},
+        {3, 1, 3, 2, "stage"},
         // cross edges: from the node of i-1 that holds stage j (its last node with stage <= j)
-        {0, 2, 1, 2, "cross"}, {1, 0, 2, 1, "cross"}, {1, 2, 2, 2, "cross"}, {2, 1, 3, 1, "cross"},
+        {0, 2, 1, 2, "cross"},
+        {1, 0, 2, 1, "cross"},
+        {1, 2, 2, 2, "cross"},
+        {2, 1, 3, 1, "cross"},
         // the implicit final stage where no cross edge already comes from i-1's last node
         {2, 2, 3, 2, "retire"},
         // throttling, K = 2
-        {0, 2, 2, 0, "throttle"}, {1, 2, 3, 0, "throttle"},
+        {0, 2, 2, 0, "throttle"},
+        {1, 2, 3, 0, "throttle"},
     };
     CHECK(edges_of(d) == expected);
     CHECK(d.edges.size() == expected.size());
@@ -131,8 +140,8 @@ TEST_CASE("trace model: BEGIN/END matched after sorting by (timestamp, file posi
     b.slice_begin(100, 7, "B");
     b.slice_end(150, 7);
     b.mark(15, 7, "inside child");
-    b.slice_end(300, 7);                 // nothing open at 300: unmatched
-    b.slice_begin(400, 7, "open");       // never closed
+    b.slice_end(300, 7);             // nothing open at 300: unmatched
+    b.slice_begin(400, 7, "open");   // never closed
     b.mark(450, 7, "last");
     const trace_model m = load_trace(b.view());
     const track& t = m.tracks[m.find_track(7)];
@@ -157,14 +166,15 @@ TEST_CASE("trace model: BEGIN/END matched after sorting by (timestamp, file posi
     CHECK(t.max_depth == 1);
     CHECK(m.first_ts == 0);
     CHECK(m.last_ts == 450);
-    CHECK(std::is_sorted(t.slices.begin(), t.slices.end(), [](const slice& x, const slice& y) { return x.begin < y.begin; }));
+    CHECK(
+        std::is_sorted(t.slices.begin(), t.slices.end(), [](const slice& x, const slice& y) { return x.begin < y.begin; }));
 }
 
 TEST_CASE("trace model: flows begin, step and terminate in timestamp order", "[trace][model][flows]") {
     trace_builder b;
     b.custom(1, 0, "a");
     b.custom(2, 0, "b");
-    b.mark(300, 2, "end", {}, {}, {5});        // terminates flow 5 (file order before its start)
+    b.mark(300, 2, "end", {}, {}, {5});   // terminates flow 5 (file order before its start)
     b.mark(100, 1, "start", {}, {5});
     b.slice_begin(200, 2, "step");
     b.slice_end(250, 2);
@@ -246,9 +256,7 @@ TEST_CASE("trace model: files that cannot be read give a clear error", "[trace][
     std::filesystem::create_directories(dir);
     CHECK_THROWS_WITH(load_trace_file(dir / "missing.pftrace"), Catch::Contains("missing.pftrace: cannot open"));
     CHECK_THROWS_WITH(load_trace_file(dir), Catch::Contains("is a directory"));
-    {
-        std::ofstream(dir / "big.pftrace") << std::string(100, 'x');
-    }
+    { std::ofstream(dir / "big.pftrace") << std::string(100, 'x'); }
     CHECK_THROWS_WITH(load_trace_file(dir / "big.pftrace", {}, 10), Catch::Contains("larger than the limit of 10 bytes"));
     // A file larger than the memory (sparse: it takes no disk space) is refused before any reading.
     const std::uint64_t memory = physical_memory_bytes();
@@ -351,7 +359,7 @@ nlohmann::json label(const trace_model& m, const event_ref& r) {
     return {t.name, "slice", m.str(t.slices[r.index].name), t.slices[r.index].begin};
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("trace model: foreign traces read exactly what Perfetto's Python builder wrote", "[trace][model][foreign]") {
     std::ifstream in(data_dir / "foreign_expected.json");
@@ -442,8 +450,9 @@ struct written_event {
 
 // What the importer's rules give for `events` (in file order) on `tracks`.
 struct reference_track {
-    std::vector<std::tuple<std::uint64_t, std::uint64_t, std::string, unsigned, bool>> slices;   // begin, end, name, depth, unterminated
-    std::vector<std::tuple<std::uint64_t, std::string, unsigned>> instants;                      // ts, name, depth
+    std::vector<std::tuple<std::uint64_t, std::uint64_t, std::string, unsigned, bool>>
+        slices;                                                               // begin, end, name, depth, unterminated
+    std::vector<std::tuple<std::uint64_t, std::string, unsigned>> instants;   // ts, name, depth
     std::uint64_t unmatched = 0;
     unsigned max_depth = 0;
 };
@@ -494,9 +503,8 @@ void reference(const std::vector<written_event>& events, const std::vector<std::
             std::get<4>(t.slices[k]) = true;
         }
     }
-    std::stable_sort(steps.begin(), steps.end(), [](const step& a, const step& b) {
-        return std::tie(a.ts, a.position) < std::tie(b.ts, b.position);
-    });
+    std::stable_sort(steps.begin(), steps.end(),
+                     [](const step& a, const step& b) { return std::tie(a.ts, a.position) < std::tie(b.ts, b.position); });
     std::map<std::uint64_t, std::string> active;
     for (const auto& s : steps) {
         auto it = active.find(s.id);
@@ -558,7 +566,7 @@ void check_against_reference(const std::vector<written_event>& events, const std
     CHECK(got_flows == want_flows);
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("trace model: a worker track with instants written out of order by other sequences", "[trace][model]") {
     // Worker track 1, written by sequence 1 in order; sequence 2 (a thief) writes "stolen" marks on
@@ -569,18 +577,18 @@ TEST_CASE("trace model: a worker track with instants written out of order by oth
         ev.push_back(std::move(e));
         seq.push_back(s);
     };
-    add(2, {50, 1, 3, "stolen@50", {9}, {}});           // inside B (40..60), which arrives later
-    add(2, {20, 1, 3, "stolen@20", {}, {}});            // out of order among the instants too
+    add(2, {50, 1, 3, "stolen@50", {9}, {}});   // inside B (40..60), which arrives later
+    add(2, {20, 1, 3, "stolen@20", {}, {}});    // out of order among the instants too
     add(1, {10, 1, 1, "A", {}, {}});
     add(1, {15, 1, 3, "mark@15", {}, {}});
-    add(1, {20, 1, 2, "", {}, {}});                      // END@20 after "stolen@20" in the file: the mark is inside A
-    add(1, {40, 1, 1, "B", {}, {9}});                    // terminates flow 9 from stolen@50: a later instant
-    add(1, {50, 1, 1, "B.child", {}, {}});               // BEGIN@50 after stolen@50 in the file: the mark is outside it
+    add(1, {20, 1, 2, "", {}, {}});          // END@20 after "stolen@20" in the file: the mark is inside A
+    add(1, {40, 1, 1, "B", {}, {9}});        // terminates flow 9 from stolen@50: a later instant
+    add(1, {50, 1, 1, "B.child", {}, {}});   // BEGIN@50 after stolen@50 in the file: the mark is outside it
     add(1, {55, 1, 2, "", {}, {}});
     add(1, {60, 1, 2, "", {}, {}});
-    add(2, {60, 1, 3, "stolen@60", {}, {}});             // after END@60 in the file: depth 0
-    add(1, {70, 1, 2, "", {7}, {}});                     // unmatched END: its flow id is ignored
-    add(1, {80, 1, 1, "C", {}, {}});                     // never closed
+    add(2, {60, 1, 3, "stolen@60", {}, {}});   // after END@60 in the file: depth 0
+    add(1, {70, 1, 2, "", {7}, {}});           // unmatched END: its flow id is ignored
+    add(1, {80, 1, 1, "C", {}, {}});           // never closed
     check_against_reference(ev, seq, {1});
 
     trace_builder b;
@@ -611,8 +619,7 @@ TEST_CASE("trace model: a worker track with instants written out of order by oth
     CHECK(m.flows.empty());
 }
 
-TEST_CASE("trace model: a track whose BEGIN/END arrive out of order midway is switched to sorting",
-          "[trace][model]") {
+TEST_CASE("trace model: a track whose BEGIN/END arrive out of order midway is switched to sorting", "[trace][model]") {
     // Matched on the fly for a while (with instants, an unmatched END and flows), then a BEGIN older
     // than the latest END: the events so far are rebuilt and everything is sorted at the end.
     std::vector<written_event> ev;
@@ -621,16 +628,16 @@ TEST_CASE("trace model: a track whose BEGIN/END arrive out of order midway is sw
         ev.push_back(std::move(e));
         seq.push_back(s);
     };
-    add(1, {5, 3, 2, "", {1}, {}});                       // unmatched so far; later it closes "early"
+    add(1, {5, 3, 2, "", {1}, {}});   // unmatched so far; later it closes "early"
     add(1, {10, 3, 1, "x", {2}, {}});
-    add(2, {8, 3, 3, "late instant", {}, {2}});            // out of order: depth 0 after sorting
+    add(2, {8, 3, 3, "late instant", {}, {2}});   // out of order: depth 0 after sorting
     add(1, {12, 3, 3, "in x", {3}, {}});
     add(1, {20, 3, 2, "", {}, {3}});
     add(1, {30, 3, 1, "y", {}, {}});
-    add(2, {3, 3, 1, "early", {}, {1}});                   // BEGIN@3 < 30: switch; it contains END@5
-    add(2, {30, 3, 2, "", {}, {}});                         // END@30 after BEGIN y@30: closes y
+    add(2, {3, 3, 1, "early", {}, {1}});   // BEGIN@3 < 30: switch; it contains END@5
+    add(2, {30, 3, 2, "", {}, {}});        // END@30 after BEGIN y@30: closes y
     add(1, {40, 3, 3, "after", {4}, {}});
-    add(2, {35, 3, 1, "z", {}, {4}});                       // buffered from now on
+    add(2, {35, 3, 1, "z", {}, {4}});   // buffered from now on
     check_against_reference(ev, seq, {3});
 }
 

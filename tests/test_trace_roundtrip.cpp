@@ -40,14 +40,15 @@ recorded_run record_pipe_fib(unsigned workers, unsigned K, trace::trace_detail d
     s.attach_recorder(nullptr);
     recorded_run r;
     r.by_worker.resize(workers);
-    rec.flush([&](unsigned w, const event_record* p, std::size_t n) { r.by_worker[w].insert(r.by_worker[w].end(), p, p + n); });
+    rec.flush(
+        [&](unsigned w, const event_record* p, std::size_t n) { r.by_worker[w].insert(r.by_worker[w].end(), p, p + n); });
     REQUIRE(rec.dropped_total() == 0);
     r.start = rec.start_clock();
     r.end = trace::clock_sample::take();
     return r;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("trace round trip: the model reads back what the runtime recorded, event for event", "[trace][roundtrip]") {
     const unsigned P = 2, K = 3;
@@ -79,8 +80,8 @@ TEST_CASE("trace round trip: the model reads back what the runtime recorded, eve
         REQUIRE(r.workers.size() == P);
         CHECK(r.dag.K == K);
 
-        std::uint64_t all_nodes = 0, all_slices = 0, folded_runs = 0, steals = 0, live_samples = 0, running = 0,
-                      waiting = 0, resumes = 0, decisions = 0;
+        std::uint64_t all_nodes = 0, all_slices = 0, folded_runs = 0, steals = 0, live_samples = 0, running = 0, waiting = 0,
+                      resumes = 0, decisions = 0;
         for (unsigned w = 0; w < P; ++w) {
             // What the runtime recorded on worker w, converted the way the writer converts.
             std::vector<node> want;

@@ -66,7 +66,7 @@ std::string outcome_of(const trace::trace_model& m, const trace::run& r) {
     return {};
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("trace_session: each loop is a run, named with its stages", "[trace_session][trace-file]") {
     const auto path = testing::checked_trace_path("trace-session-named.pftrace");
@@ -78,7 +78,8 @@ TEST_CASE("trace_session: each loop is a run, named with its stages", "[trace_se
         pipeline_options named{.policy = "piper", .name = "squares", .stage_names = {"next", "square", "sum"}};
         CHECK(run_squares(sched, 300, named) == squares_reference(300));
         // No loop name: the session's; stage 2 unnamed.
-        CHECK(run_squares(sched, 200, {.policy = "piper-earliest", .stage_names = {"next", "square"}}) == squares_reference(200));
+        CHECK(run_squares(sched, 200, {.policy = "piper-earliest", .stage_names = {"next", "square"}}) ==
+              squares_reference(200));
         graph::run(sched, graph_prog.g, {.policy = "gramps"});
         CHECK(graph_prog.sum == graph_prog.expected());
         CHECK(!rec.run_open());
@@ -95,9 +96,13 @@ TEST_CASE("trace_session: each loop is a run, named with its stages", "[trace_se
 
     // Every node of the named loop is named; the counts are the loop's nodes (one per stage per iteration).
     const auto first = node_names(m, m.runs[0]);
-    CHECK(first == std::map<std::string, std::uint64_t>{{"stage 0 \u00b7 next", 300}, {"stage 1 \u00b7 square", 300}, {"stage 2 \u00b7 sum", 300}});
+    CHECK(first == std::map<std::string, std::uint64_t>{{"stage 0 \u00b7 next", 300},
+                                                        {"stage 1 \u00b7 square", 300},
+                                                        {"stage 2 \u00b7 sum", 300}});
     const auto second = node_names(m, m.runs[1]);
-    CHECK(second == std::map<std::string, std::uint64_t>{{"stage 0 \u00b7 next", 200}, {"stage 1 \u00b7 square", 200}, {"stage 2", 200}});
+    CHECK(second == std::map<std::string, std::uint64_t>{{"stage 0 \u00b7 next", 200},
+                                                         {"stage 1 \u00b7 square", 200},
+                                                         {"stage 2", 200}});
     // Graph stages are named by the program.
     const auto third = node_names(m, m.runs[2]);
     std::set<std::string> graph_names;
@@ -228,7 +233,8 @@ TEST_CASE("trace_session: task groups spawned while no loop runs are a run of th
         std::uint64_t n = 0;
         for (std::uint32_t t : r.workers)
             if (t != trace::no_index)
-                for (const trace::slice& s : m.tracks[t].slices) n += vocab::classify_slice(m.str(s.name)) == vocab::slice_class::task;
+                for (const trace::slice& s : m.tracks[t].slices)
+                    n += vocab::classify_slice(m.str(s.name)) == vocab::slice_class::task;
         return n;
     };
     CHECK(task_slices(m.runs[0]) == tasks);   // every task ran on a worker: the waiting thread only blocks

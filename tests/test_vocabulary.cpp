@@ -29,11 +29,12 @@ std::vector<event_record> every_kind_of_record() {
     add(event_kind::worker_start);
     add(event_kind::node_begin, 0, 0, trace::node_waited);
     for (const char* key : {"bytes", "stage"})   // user annotations: "bytes", and "user_stage"
-        add(event_kind::annotation, reinterpret_cast<std::uintptr_t>(key), 1, static_cast<std::uint32_t>(trace::annotation_value::int64));
+        add(event_kind::annotation, reinterpret_cast<std::uintptr_t>(key), 1,
+            static_cast<std::uint32_t>(trace::annotation_value::int64));
     add(event_kind::node_end, 0, 0);
     add(event_kind::node_begin, 1, 2, trace::node_resumed);   // folded: stages 2-5 of iteration 1
     add(event_kind::node_fold_end, 1, 5, 4);
-    add(event_kind::node_begin, 2, 3);                         // folded: 17 instances of stage 3
+    add(event_kind::node_begin, 2, 3);   // folded: 17 instances of stage 3
     add(event_kind::node_fold_end, 18, 3, 17);
     add(event_kind::task_begin, 7);
     add(event_kind::task_end, 7);
@@ -88,7 +89,10 @@ trace::perfetto_file every_kind_of_trace() {
     options.counter_quantum_ns = 0;
     trace::perfetto_writer w(out, options);
     const auto clock = trace::run_clock::fixed(trace::tick_converter({0, 0}, {1000, 1000}), 0);
-    w.begin_run({"w · p · P=2", 2, "{}", {v::queue_packets("a"), std::string(v::footprint_packets), std::string(v::footprint_bytes)}},
+    w.begin_run({"w · p · P=2",
+                 2,
+                 "{}",
+                 {v::queue_packets("a"), std::string(v::footprint_packets), std::string(v::footprint_bytes)}},
                 clock);
     const auto records = every_kind_of_record();
     w.add_chunk(0, records.data(), records.size());
@@ -110,7 +114,7 @@ std::set<E> all_but_other(int count) {
     return s;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("every name the writer emits classifies back to its kind", "[vocabulary]") {
     const trace::perfetto_file f = every_kind_of_trace();
@@ -166,7 +170,8 @@ TEST_CASE("numbered names the writer emits give their number back", "[vocabulary
             CHECK(v::leading_number(e.name, v::stage_prefix) == e.args.at("stage"));
             if (e.args.count("nodes")) CHECK(v::is_folded_node(e.name));
         }
-        if (e.type == 1 && v::starts_with(e.name, v::waiting_at_stage)) CHECK(v::whole_number(e.name, v::waiting_at_stage) == 2u);
+        if (e.type == 1 && v::starts_with(e.name, v::waiting_at_stage))
+            CHECK(v::whole_number(e.name, v::waiting_at_stage) == 2u);
         if (e.type == 3 && v::classify_instant(e.name) == v::instant_name::wake)
             CHECK(v::whole_number(e.name, v::wake_prefix) == e.args.at("worker"));
     }
@@ -202,7 +207,8 @@ TEST_CASE("slice classes follow the prefixes the analysis and the viewer read", 
     CHECK(v::classify_slice("blocked on a lock") == v::slice_class::blocked);
     CHECK(v::classify_slice("waiting: queue 1 empty") == v::slice_class::waiting);
     CHECK(v::classify_slice("waiting to retire") == v::slice_class::waiting);
-    for (std::string_view p : v::queue_operation_prefixes) CHECK(v::classify_slice(std::string(p) + " x") == v::slice_class::queue_operation);
+    for (std::string_view p : v::queue_operation_prefixes)
+        CHECK(v::classify_slice(std::string(p) + " x") == v::slice_class::queue_operation);
     CHECK(v::classify_slice("something") == v::slice_class::other);
 }
 

@@ -55,10 +55,8 @@ struct iteration_shape {
 std::vector<iteration_shape> iterations_of(const x264_output& out) {
     std::vector<iteration_shape> its;
     for (const auto& f : out.frames) {
-        if (f.type == x264_frame_type::B)
-            ++its.back().bframes;
-        else
-            its.push_back({f.type, 0});
+        if (f.type == x264_frame_type::B) ++its.back().bframes;
+        else its.push_back({f.type, 0});
     }
     return its;
 }
@@ -76,7 +74,7 @@ bool refuses(scheduler& s, const x264_video_params& v, const x264_encoder_params
     return false;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("x264: GOP parameters give the frame patterns asked for", "[x264]") {
     const x264_video_params v = tiny_video(7, 10);

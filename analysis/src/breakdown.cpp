@@ -82,7 +82,7 @@ struct open_slice {
     slice_kind kind;
 };
 
-}  // namespace
+}   // namespace
 
 run_breakdown compute_breakdown(const run_scope& r) {
     const tm::trace_model& m = *r.model;
@@ -148,7 +148,7 @@ run_breakdown compute_breakdown(const run_scope& r) {
                 ts[time_category::untraced] += u - a;
                 a = u;
             }
-            if (b > last) {    // after the last event
+            if (b > last) {   // after the last event
                 const std::uint64_t u = std::max(a, last);
                 ts[time_category::untraced] += b - u;
                 b = u;
@@ -231,4 +231,4 @@ run_breakdown compute_breakdown(const run_scope& r) {
     return out;
 }
 
-}  // namespace pipescope::analysis
+}   // namespace pipescope::analysis

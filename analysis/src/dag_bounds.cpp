@@ -68,7 +68,7 @@ span_result longest_path(const tm::pipeline_dag& dag, bool with_throttle) {
         std::uint64_t at = 0;
         std::uint32_t node = tm::no_index;   // the node whose finish sets it
     };
-    std::vector<retired> retire_of(n);         // per node: R of its iteration (valid once the iteration is done)
+    std::vector<retired> retire_of(n);   // per node: R of its iteration (valid once the iteration is done)
     std::vector<std::uint64_t> dist(n, 0);
     std::vector<std::uint32_t> pred(n, tm::no_index);
     std::vector<path_edge> via(n, path_edge::start);
@@ -125,7 +125,8 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> path_time_by_stage(const sp
     ev.reserve(2 * path.critical_path.size());
     for (const auto& n : path.critical_path) {
         const std::uint64_t last = std::max(n.stage, n.last_stage);
-        const long double rate = static_cast<long double>(n.end > n.begin ? n.end - n.begin : 0) / static_cast<long double>(last - n.stage + 1);
+        const long double rate =
+            static_cast<long double>(n.end > n.begin ? n.end - n.begin : 0) / static_cast<long double>(last - n.stage + 1);
         ev.push_back({n.stage, rate, true});
         if (last != ~std::uint64_t{0}) ev.push_back({last + 1, rate, false});
     }
@@ -197,4 +198,4 @@ dag_bounds compute_dag_bounds(const run_scope& scope, unsigned workers, std::opt
     return b;
 }
 
-}  // namespace pipescope::analysis
+}   // namespace pipescope::analysis

@@ -62,9 +62,10 @@ graph_report compute_graph(const run_scope& scope, const run_meta& meta) {
             else if (i.name == order) ++out.blocked_order;
             else if (i.name == preempted) ++out.preemptions;
             else if (i.name == done) ++out.stages_done;
-            else if (std::find(std::begin(queue_ops), std::end(queue_ops), i.name) != std::end(queue_ops)) ++out.queue_operations;
+            else if (std::find(std::begin(queue_ops), std::end(queue_ops), i.name) != std::end(queue_ops))
+                ++out.queue_operations;
         }
     return out;
 }
 
-}  // namespace pipescope::analysis
+}   // namespace pipescope::analysis

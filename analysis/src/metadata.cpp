@@ -23,11 +23,9 @@ std::string text(const nlohmann::json& j, const char* key) {
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-}  // namespace
+}   // namespace
 
-bool is_serial_kind(const std::string& kind) {
-    return kind.find("serial") != std::string::npos || kind == "stage_wait";
-}
+bool is_serial_kind(const std::string& kind) { return kind.find("serial") != std::string::npos || kind == "stage_wait"; }
 
 namespace {
 
@@ -103,7 +101,7 @@ void read_graph_queues(const nlohmann::json& prog, run_meta& out) {
     }
 }
 
-}  // namespace
+}   // namespace
 
 const stage_meta* find_stage(const run_meta& meta, std::uint64_t j) {
     const stage_meta* range = nullptr;
@@ -212,4 +210,4 @@ run_meta read_meta(const run_scope& scope) {
     return out;
 }
 
-}  // namespace pipescope::analysis
+}   // namespace pipescope::analysis

@@ -37,7 +37,8 @@ queueing_bounds compute_queueing(const run_scope& scope, const run_meta& meta, c
         if (r.tser > 0) {
             r.rate_element = r.c_element / r.tser;
             r.rate_stage = r.c_stage / r.tser;
-            if (first || r.rate_stage < q.bound_stage) q.bound_stage = r.rate_stage, q.bottleneck_stage = static_cast<long>(r.index);
+            if (first || r.rate_stage < q.bound_stage)
+                q.bound_stage = r.rate_stage, q.bottleneck_stage = static_cast<long>(r.index);
             first = false;
         }
         q.work_per_item += r.tser;
@@ -58,4 +59,4 @@ queueing_bounds compute_queueing(const run_scope& scope, const run_meta& meta, c
     return q;
 }
 
-}  // namespace pipescope::analysis
+}   // namespace pipescope::analysis

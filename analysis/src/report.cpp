@@ -58,7 +58,8 @@ json split_json(const time_split& t) {
     for (int c = 0; c < time_category_count; ++c) j[std::string(to_string(static_cast<time_category>(c))) + "_ns"] = t.ns[c];
     j["span_ns"] = t.span;
     json f = json::object();
-    for (int c = 0; c < time_category_count; ++c) f[to_string(static_cast<time_category>(c))] = t.fraction(static_cast<time_category>(c));
+    for (int c = 0; c < time_category_count; ++c)
+        f[to_string(static_cast<time_category>(c))] = t.fraction(static_cast<time_category>(c));
     j["fractions"] = f;
     return j;
 }
@@ -74,7 +75,7 @@ json worker_json(const worker_breakdown& w, int worker) {
     return j;
 }
 
-}  // namespace
+}   // namespace
 
 nlohmann::json to_json(const run_report& r) {
     json out;
@@ -123,7 +124,11 @@ nlohmann::json to_json(const run_report& r) {
                           {"executions", s.service.count},
                           {"shares", s.shares},
                           {"service_ns",
-                           {{"total", s.service.total}, {"mean", s.service.mean}, {"p50", s.service.p50}, {"p95", s.service.p95}, {"max", s.service.max}}},
+                           {{"total", s.service.total},
+                            {"mean", s.service.mean},
+                            {"p50", s.service.p50},
+                            {"p95", s.service.p95},
+                            {"max", s.service.max}}},
                           {"busy_fraction", s.busy_fraction},
                           {"suspensions", s.suspensions},
                           {"waits", s.waits},
@@ -141,10 +146,14 @@ nlohmann::json to_json(const run_report& r) {
                      {"tried", r.stats.steals_made + r.stats.steals_failed},
                      {"per_worker", per_worker},
                      {"pairs", pairs}};
-    out["events"] = {{"suspensions", r.stats.suspensions},     {"resumptions", r.stats.resumptions},
-                     {"wakeups", r.stats.wakeups},             {"throttle_waits", r.stats.throttle_waits},
-                     {"throttled_ns", r.stats.throttled_ns},   {"retire_waits", r.stats.retire_waits},
-                     {"retire_wait_ns", r.stats.retire_wait_ns},   {"events_lost", r.stats.events_lost}};
+    out["events"] = {{"suspensions", r.stats.suspensions},
+                     {"resumptions", r.stats.resumptions},
+                     {"wakeups", r.stats.wakeups},
+                     {"throttle_waits", r.stats.throttle_waits},
+                     {"throttled_ns", r.stats.throttled_ns},
+                     {"retire_waits", r.stats.retire_waits},
+                     {"retire_wait_ns", r.stats.retire_wait_ns},
+                     {"events_lost", r.stats.events_lost}};
 
     json counters = json::array();
     for (const auto& c : r.stats.counters)
@@ -153,12 +162,9 @@ nlohmann::json to_json(const run_report& r) {
                             {"peak_ts_ns", c.peak_ts},
                             {"capacity", opt(c.capacity)},
                             {"capacity_from", c.capacity ? json(c.capacity_from) : json(nullptr)}});
-    out["limits"] = {{"peak_live", opt(r.stats.peak_live)},
-                     {"K", opt(r.stats.K)},
-                     {"peak_tokens", opt(r.stats.peak_tokens)},
-                     {"N", opt(r.stats.N)},
-                     {"peak_footprint", opt(r.stats.peak_footprint)},
-                     {"counters", counters}};
+    out["limits"] = {{"peak_live", opt(r.stats.peak_live)},           {"K", opt(r.stats.K)},
+                     {"peak_tokens", opt(r.stats.peak_tokens)},       {"N", opt(r.stats.N)},
+                     {"peak_footprint", opt(r.stats.peak_footprint)}, {"counters", counters}};
 
     const dag_bounds& d = r.dag;
     json path = json::array();
@@ -210,7 +216,8 @@ nlohmann::json to_json(const run_report& r) {
                        {"makespan_s", q.makespan},
                        {"work_per_item_s", q.work_per_item},
                        {"lambda_max", q.lambda_max},
-                       {"critical_serial_stage", q.critical_serial_stage >= 0 ? json(q.critical_serial_stage) : json(nullptr)},
+                       {"critical_serial_stage",
+                        q.critical_serial_stage >= 0 ? json(q.critical_serial_stage) : json(nullptr)},
                        {"bound_bind_to_element", q.bound_element},
                        {"bound_bind_to_stage", q.bound_stage},
                        {"bottleneck_stage", q.bottleneck_stage >= 0 ? json(q.bottleneck_stage) : json(nullptr)},
@@ -265,7 +272,9 @@ using numbers::duration;
 using numbers::percent;
 
 // A time of the run as a duration from the run's start.
-std::string since_start(std::uint64_t t, const run_report& r) { return duration(static_cast<double>(t - std::min(t, r.start))); }
+std::string since_start(std::uint64_t t, const run_report& r) {
+    return duration(static_cast<double>(t - std::min(t, r.start)));
+}
 
 std::string opt_num(const std::optional<double>& v) { return v ? fmt::format("{:g}", *v) : std::string("-"); }
 
@@ -291,7 +300,8 @@ void header_text(text_out& o, const run_report& r) {
     if (is_graph(r))   // a stage graph's nodes are parallel instances and serial resumptions, not iterations
         o.add("  makespan {}, {} workers, {} nodes (instances and resumptions)", makespan, r.dag.workers, r.stats.nodes);
     else
-        o.add("  makespan {}, {} workers, {} iterations, {} nodes", makespan, r.dag.workers, r.stats.iterations, r.stats.nodes);
+        o.add("  makespan {}, {} workers, {} iterations, {} nodes", makespan, r.dag.workers, r.stats.iterations,
+              r.stats.nodes);
     if (r.meta.K) o.add(", K = {}", r.meta.K);
     if (!r.meta.size.empty()) o.add(", size {}", r.meta.size);
     o.line("");
@@ -314,11 +324,13 @@ void detail_text(text_out& o, const run_report& r) {
         o.add(" after {} measured {} nodes at a mean of {}",
               d.where.worker >= 0 ? fmt::format("worker {}", d.where.worker) : std::string(), d.nodes_measured,
               duration(d.mean_node_ns));
-        if (const double below = r.meta.fold_below_ns.value_or(0); below > 0) o.add(" {} {}", d.folded ? "<" : ">=", duration(below));
+        if (const double below = r.meta.fold_below_ns.value_or(0); below > 0)
+            o.add(" {} {}", d.folded ? "<" : ">=", duration(below));
         if (d.stage >= 0) o.add(" (stage {})", d.stage);
         o.add("; ");
     } else if (dv.size() > 1) {
-        const auto folded = static_cast<std::size_t>(std::count_if(dv.begin(), dv.end(), [](const auto& d) { return d.folded; }));
+        const auto folded =
+            static_cast<std::size_t>(std::count_if(dv.begin(), dv.end(), [](const auto& d) { return d.folded; }));
         o.add("decided {} times ({} folded, {} kept every node; first at {}); ", dv.size(), folded, dv.size() - folded,
               since_start(dv.front().where.begin, r));
     } else if (level == "auto") {
@@ -327,8 +339,7 @@ void detail_text(text_out& o, const run_report& r) {
     if (st.folded_runs)
         o.line("{} folded runs hold {} of the {} nodes ({})", st.folded_runs, st.folded_nodes, st.nodes,
                percent(st.nodes ? static_cast<double>(st.folded_nodes) / static_cast<double>(st.nodes) : 0.0, 1));
-    else
-        o.line("no folded runs: every node is its own slice");
+    else o.line("no folded runs: every node is its own slice");
 }
 
 void breakdown_text(text_out& o, const run_report& r) {
@@ -338,7 +349,8 @@ void breakdown_text(text_out& o, const run_report& r) {
     o.line(" {:>7} {:>7} {:>7}", "nodes", "steals", "failed");
     auto row = [&](const worker_breakdown& w) {
         o.add("  {:<10}", w.name);
-        for (int c = 0; c < time_category_count; ++c) o.add(" {:>9}", percent(w.time.fraction(static_cast<time_category>(c)), 1));
+        for (int c = 0; c < time_category_count; ++c)
+            o.add(" {:>9}", percent(w.time.fraction(static_cast<time_category>(c)), 1));
         o.line(" {:7} {:7} {:7}", w.nodes, w.steals, w.failed_steals);
     };
     for (const auto& w : r.breakdown.workers) row(w);
@@ -384,8 +396,8 @@ void stages_text(text_out& o, const run_report& r, const stage_rows& rows) {
         const std::string kind = s.kind.empty() ? (s.serial ? "serial?" : "parallel?") : s.kind;
         o.line("  {:<5} {:<28} {:<9} {:7}{} {:>11} {:>11} {:>11} {:>11} {:>7} {:7} {:8}", s.index, name, kind,
                s.service.count, s.shares ? '*' : ' ', duration(s.service.mean), duration(static_cast<double>(s.service.p50)),
-               duration(static_cast<double>(s.service.p95)), duration(static_cast<double>(s.service.max)), percent(s.busy_fraction, 1),
-               s.suspensions, s.waits);
+               duration(static_cast<double>(s.service.p95)), duration(static_cast<double>(s.service.max)),
+               percent(s.busy_fraction, 1), s.suspensions, s.waits);
     }
     if (rows.hidden)
         o.line("  ... {} more stages ({} runs, {} busy together; --json lists every stage)", rows.hidden, rows.hidden_runs,
@@ -431,13 +443,15 @@ void critical_path_text(text_out& o, const dag_bounds& d, std::size_t max_path) 
         o.add("  critical path: {} nodes in {} blocks ({} folded runs), {} throttling edges; time by stage (shares):",
               path_nodes(d.with_throttle), path.size(), folded_on_path, d.with_throttle.throttle_edges_on_path);
     else
-        o.add("  critical path: {} nodes, {} throttling edges; time by stage:", path.size(), d.with_throttle.throttle_edges_on_path);
+        o.add("  critical path: {} nodes, {} throttling edges; time by stage:", path.size(),
+              d.with_throttle.throttle_edges_on_path);
     constexpr std::size_t stages_listed = 6;
     const auto by_time = path_time_by_stage(d.with_throttle);
     for (std::size_t i = 0; i < by_time.size() && i < stages_listed; ++i)
         o.add(" stage {} {}", by_time[i].first,
-              percent(d.with_throttle.span ? static_cast<double>(by_time[i].second) / static_cast<double>(d.with_throttle.span)
-                                           : 0.0));
+              percent(d.with_throttle.span
+                          ? static_cast<double>(by_time[i].second) / static_cast<double>(d.with_throttle.span)
+                          : 0.0));
     if (by_time.size() > stages_listed) o.add(" (+{} stages)", by_time.size() - stages_listed);
     o.add("; edges:");
     for (const auto& [k, n] : per_edge) o.add(" {} {}", k, n);
@@ -458,12 +472,15 @@ void dag_text(text_out& o, const dag_bounds& d, std::size_t max_path) {
     if (d.approximate) o.line("  approximate: {}", d.approximate_reason);
     const char* at_most = d.approximate ? "<= " : "";
     const char* at_least = d.approximate ? ">= " : "";
-    o.line("  work T1 {}; span Tinf {}{} (without throttling edges {}{}, ratio {:.2f})", duration(static_cast<double>(d.work)), at_most,
-           duration(static_cast<double>(d.with_throttle.span)), at_most, duration(static_cast<double>(d.without_throttle.span)),
-           d.without_throttle.span ? static_cast<double>(d.with_throttle.span) / static_cast<double>(d.without_throttle.span) : 0.0);
-    o.line("  parallelism T1/Tinf {}{:.2f} (unthrottled {}{:.2f}); speedup bound min(P, T1/Tinf) {} {:.2f}; observed {:.2f} ({})",
-           at_least, d.parallelism, at_least, d.parallelism_unthrottled, d.approximate ? ">=" : "=", d.speedup_bound,
-           d.observed_speedup, d.observed_from_reference ? "serial reference / makespan" : "T1 / makespan");
+    o.line("  work T1 {}; span Tinf {}{} (without throttling edges {}{}, ratio {:.2f})",
+           duration(static_cast<double>(d.work)), at_most, duration(static_cast<double>(d.with_throttle.span)), at_most,
+           duration(static_cast<double>(d.without_throttle.span)),
+           d.without_throttle.span ? static_cast<double>(d.with_throttle.span) / static_cast<double>(d.without_throttle.span)
+                                   : 0.0);
+    o.line(
+        "  parallelism T1/Tinf {}{:.2f} (unthrottled {}{:.2f}); speedup bound min(P, T1/Tinf) {} {:.2f}; observed {:.2f} ({})",
+        at_least, d.parallelism, at_least, d.parallelism_unthrottled, d.approximate ? ">=" : "=", d.speedup_bound,
+        d.observed_speedup, d.observed_from_reference ? "serial reference / makespan" : "T1 / makespan");
     critical_path_text(o, d, max_path);
 }
 
@@ -476,15 +493,16 @@ void queueing_text(text_out& o, const queueing_bounds& q, const stage_rows& rows
     for (const auto& s : q.stages)
         if (rows.is_shown(s.index))
             o.line("  {:<5} {:9} {:>12} {:9.2f} {:>12} {:9.2f} {:>12}", s.index, s.serial ? "serial" : "parallel",
-                   duration(s.tser * 1e9), s.c_element, numbers::rate(s.rate_element), s.c_stage, numbers::rate(s.rate_stage));
+                   duration(s.tser * 1e9), s.c_element, numbers::rate(s.rate_element), s.c_stage,
+                   numbers::rate(s.rate_stage));
     if (rows.hidden) o.line("  ... the other stages: see --json");
-    o.line("  lambda_max = 1/max(T serial) = {} (stage {}); work per item W = {}", numbers::rate(q.lambda_max), q.critical_serial_stage,
-           duration(q.work_per_item * 1e9));
+    o.line("  lambda_max = 1/max(T serial) = {} (stage {}); work per item W = {}", numbers::rate(q.lambda_max),
+           q.critical_serial_stage, duration(q.work_per_item * 1e9));
     o.line("  bound bind-to-element min(P/W, lambda_max) = {}; bind-to-stage min(c_i/Tser_i, P/W) = {} ({})",
            numbers::rate(q.bound_element), numbers::rate(q.bound_stage),
            q.bottleneck_stage >= 0 ? fmt::format("stage {}", q.bottleneck_stage) : "P/W: the cores");
-    o.add("  predicted ({}) {}, observed {} ({} of predicted); items in flight needed ~{:.1f}", q.model, numbers::rate(q.predicted),
-          numbers::rate(q.observed), percent(q.efficiency), q.tokens_needed);
+    o.add("  predicted ({}) {}, observed {} ({} of predicted); items in flight needed ~{:.1f}", q.model,
+          numbers::rate(q.predicted), numbers::rate(q.observed), percent(q.efficiency), q.tokens_needed);
     if (q.k_for_span > 0) o.add("; K >= W/S = {:.0f} keeps throttling off the span", q.k_for_span);
     if (q.K) o.add(" (K = {})", q.K);
     o.line("");
@@ -503,8 +521,9 @@ void graph_text(text_out& o, const graph_report& g) {
         if (q.over_capacity) notes += " OVER CAPACITY";
         o.line("  {:<24} {:9.2f} {:9.0f} {:10.0f} {}", q.name, q.mean_packets, q.peak_packets, q.capacity_packets, notes);
     }
-    o.line("  footprint: mean {:.1f} packets ({}), peak {:.0f} packets ({}){}", g.mean_packets, numbers::bytes(g.mean_bytes), g.peak_packets,
-           numbers::bytes(g.peak_bytes), g.footprint_derived ? "; the sum of the queue counters (exact peak: `pipescope run`'s output)" : "");
+    o.line("  footprint: mean {:.1f} packets ({}), peak {:.0f} packets ({}){}", g.mean_packets, numbers::bytes(g.mean_bytes),
+           g.peak_packets, numbers::bytes(g.peak_bytes),
+           g.footprint_derived ? "; the sum of the queue counters (exact peak: `pipescope run`'s output)" : "");
     o.line("  stages stopped by a queue: {} full (backpressure), {} empty, {} waiting for commit order; {} preemptions",
            g.blocked_full, g.blocked_empty, g.blocked_order, g.preemptions);
     if (g.queue_operations)
@@ -526,7 +545,7 @@ void verdicts_text(text_out& o, const run_report& r) {
     }
 }
 
-}  // namespace
+}   // namespace
 
 std::string to_text(const run_report& r, std::size_t max_path) {
     const stage_rows rows = stage_rows_of(r.stats);
@@ -546,4 +565,4 @@ std::string to_text(const run_report& r, std::size_t max_path) {
     return std::move(o.text);
 }
 
-}  // namespace pipescope::analysis
+}   // namespace pipescope::analysis

@@ -5,7 +5,8 @@
 
 namespace pipescope::analysis {
 
-void time_span(const tm::trace_model& m, const std::vector<std::uint32_t>& tracks, std::uint64_t& start, std::uint64_t& end) {
+void time_span(const tm::trace_model& m, const std::vector<std::uint32_t>& tracks, std::uint64_t& start,
+               std::uint64_t& end) {
     std::uint64_t lo = ~std::uint64_t{0}, hi = 0;
     for (auto ti : tracks) {
         const tm::track& t = m.tracks[ti];
@@ -35,7 +36,7 @@ void add_track(const tm::trace_model& m, run_scope& s, std::uint32_t ti) {
     else if (t.kind != tm::track_kind::process && has_events(t)) s.others.push_back(ti);
 }
 
-}  // namespace
+}   // namespace
 
 run_scope scope_of(const tm::trace_model& m, std::uint32_t ri) {
     const tm::run& r = m.runs.at(ri);
@@ -138,7 +139,8 @@ node_extent node_extent_of(const tm::trace_model& m, const tm::slice& s, const n
         if (a->kind == tm::arg_kind::string_value || a->kind == tm::arg_kind::double_value) continue;
         if (a->name == ids.stage) e.stage = static_cast<long>(a->bits());
         else if (a->name == ids.iteration) e.iteration = static_cast<long long>(a->bits());
-        else if (a->name == ids.nodes) e.nodes = std::clamp<std::uint64_t>(a->bits(), 1, 0xFFFFFFFFu);   // as the DAG keeps it
+        else if (a->name == ids.nodes)
+            e.nodes = std::clamp<std::uint64_t>(a->bits(), 1, 0xFFFFFFFFu);   // as the DAG keeps it
         else if (a->name == ids.last_stage) e.last_stage = a->bits(), has_last = true;
         else if (a->name == ids.waited) e.waited = (a->bits() & 1) != 0;
     }
@@ -149,4 +151,4 @@ node_extent node_extent_of(const tm::trace_model& m, const tm::slice& s, const n
     return e;
 }
 
-}  // namespace pipescope::analysis
+}   // namespace pipescope::analysis

@@ -44,9 +44,11 @@ private:
     std::size_t top_ = 1;
 };
 
-std::uint64_t whole_ns(long double v) { return v > 0 ? static_cast<std::uint64_t>(std::llround(static_cast<double>(v))) : 0; }
+std::uint64_t whole_ns(long double v) {
+    return v > 0 ? static_cast<std::uint64_t>(std::llround(static_cast<double>(v))) : 0;
+}
 
-}  // namespace
+}   // namespace
 
 std::vector<stage_runs::result> stage_runs::summarize() const {
     std::vector<result> out;
@@ -58,7 +60,9 @@ std::vector<stage_runs::result> stage_runs::summarize() const {
     for (const auto& r : ranges_) values.push_back(r.duration);
     std::sort(values.begin(), values.end());
     values.erase(std::unique(values.begin(), values.end()), values.end());
-    auto rank = [&](double v) { return static_cast<std::size_t>(std::lower_bound(values.begin(), values.end(), v) - values.begin()); };
+    auto rank = [&](double v) {
+        return static_cast<std::size_t>(std::lower_bound(values.begin(), values.end(), v) - values.begin());
+    };
     fenwick fw(values.size());
 
     std::vector<std::uint32_t> singles(singles_.size()), adds(ranges_.size()), removes(ranges_.size());
@@ -105,19 +109,22 @@ std::vector<stage_runs::result> stage_runs::summarize() const {
             res.shares = active.size();
             double best = -1;
             const run_place* best_at = nullptr;
-            if (!active.empty()) best = ranges_[*active.begin()].duration, best_at = &places_[ranges_[*active.begin()].place];
+            if (!active.empty())
+                best = ranges_[*active.begin()].duration, best_at = &places_[ranges_[*active.begin()].place];
             for (std::size_t k = sb; k < si; ++k) {
                 const single& s = singles_[singles[k]];
                 n += s.count;
                 total += static_cast<long double>(s.duration) * static_cast<long double>(s.count);
                 if (s.share) res.shares += s.count;
-                if (s.duration > best || (s.duration == best && best_at && s.place < static_cast<std::uint32_t>(best_at - places_.data())))
+                if (s.duration > best ||
+                    (s.duration == best && best_at && s.place < static_cast<std::uint32_t>(best_at - places_.data())))
                     best = s.duration, best_at = &places_[s.place];
                 fw.add(rank(s.duration), static_cast<std::int64_t>(s.count));
             }
             // Nearest rank: p_q is the ceil(q n)-th smallest.
             auto pct = [&](double q) {
-                const auto k = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(n))), 1, n);
+                const auto k =
+                    std::clamp<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(n))), 1, n);
                 return whole_ns(values[fw.kth(k)]);
             };
             res.service.count = n;
@@ -143,4 +150,4 @@ std::vector<stage_runs::result> stage_runs::summarize() const {
     return out;
 }
 
-}  // namespace pipescope::analysis::detail
+}   // namespace pipescope::analysis::detail

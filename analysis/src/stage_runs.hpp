@@ -55,4 +55,4 @@ private:
     std::vector<run_place> places_;
 };
 
-}  // namespace pipescope::analysis::detail
+}   // namespace pipescope::analysis::detail

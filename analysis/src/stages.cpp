@@ -46,17 +46,19 @@ std::optional<double> number_after(const std::string& name, std::string_view key
     return v;
 }
 
-}  // namespace
+}   // namespace
 
 run_stats compute_stats(const run_scope& r, const run_meta& meta) {
     const tm::trace_model& m = *r.model;
     const auto kinds = classify_strings(m);
     run_stats out;
-    const tm::string_id waited_id = find_string(m, vocab::key(arg_key::waited)), victim_id = find_string(m, vocab::key(arg_key::victim)),
-                        failed_id = find_string(m, vocab::key(arg_key::failed_steals)), steal_id = find_string(m, vocab::steal),
-                        suspend_id = find_string(m, vocab::suspend), resume_id = find_string(m, vocab::resume),
-                        woken_id = find_string(m, vocab::woken), throttled_id = find_string(m, vocab::throttled),
-                        lost_id = find_string(m, vocab::events_lost), detail_folded_id = find_string(m, vocab::detail_folded),
+    const tm::string_id waited_id = find_string(m, vocab::key(arg_key::waited)),
+                        victim_id = find_string(m, vocab::key(arg_key::victim)),
+                        failed_id = find_string(m, vocab::key(arg_key::failed_steals)),
+                        steal_id = find_string(m, vocab::steal), suspend_id = find_string(m, vocab::suspend),
+                        resume_id = find_string(m, vocab::resume), woken_id = find_string(m, vocab::woken),
+                        throttled_id = find_string(m, vocab::throttled), lost_id = find_string(m, vocab::events_lost),
+                        detail_folded_id = find_string(m, vocab::detail_folded),
                         detail_nodes_id = find_string(m, vocab::detail_nodes);
     const node_arg_ids ids = node_arg_ids::of(m);
 
@@ -84,7 +86,8 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
             const detail::run_place at{s.begin, s.end, worker, x.iteration, ti};
             const double share = static_cast<double>(s.duration()) / static_cast<double>(x.nodes);
             if (!x.folded()) by_stage.add(first, static_cast<double>(s.duration()), 1, false, at);
-            else if (x.last_stage - first + 1 == x.nodes) by_stage.add_range(first, x.last_stage, share, at);   // a pipeline block
+            else if (x.last_stage - first + 1 == x.nodes)
+                by_stage.add_range(first, x.last_stage, share, at);   // a pipeline block
             else
                 for (std::uint64_t j = first; j <= x.last_stage; ++j) by_stage.add(j, share, x.nodes_of_stage(j), true, at);
             // Only a slice's first node says whether it waited (folded: the others are unknown).
@@ -124,7 +127,8 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
                 out.detail_decisions.push_back(dd);
             } else if (in.name == lost_id && lost_id != tm::no_index) {
                 const std::uint64_t n = m.uint_arg(in, arg_key::dropped).value_or(1);
-                if (out.events_lost == 0 || in.ts < out.first_loss.begin) out.first_loss = {in.ts, in.ts, worker, -1, -1, ti};
+                if (out.events_lost == 0 || in.ts < out.first_loss.begin)
+                    out.first_loss = {in.ts, in.ts, worker, -1, -1, ti};
                 out.events_lost += n;
             }
         }
@@ -132,8 +136,9 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
         out.steals_failed += ws.failed;
         out.steals.push_back(ws);
     }
-    std::sort(out.steal_pairs.begin(), out.steal_pairs.end(),
-              [](const steal_pair& a, const steal_pair& b) { return std::tie(a.thief, a.victim) < std::tie(b.thief, b.victim); });
+    std::sort(out.steal_pairs.begin(), out.steal_pairs.end(), [](const steal_pair& a, const steal_pair& b) {
+        return std::tie(a.thief, a.victim) < std::tie(b.thief, b.victim);
+    });
     std::sort(out.detail_decisions.begin(), out.detail_decisions.end(),
               [](const detail_decision& a, const detail_decision& b) { return a.where.begin < b.where.begin; });
     out.iterations = iterations.size();
@@ -175,11 +180,13 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
         stage_stats st;
         st.index = j;
         if (const stage_meta* sm = find_stage(meta, j)) st.name = sm->name, st.kind = sm->kind;
-        const auto x = std::lower_bound(runs.begin(), runs.end(), j, [](const auto& a, std::uint64_t b) { return a.stage < b; });
+        const auto x =
+            std::lower_bound(runs.begin(), runs.end(), j, [](const auto& a, std::uint64_t b) { return a.stage < b; });
         if (x != runs.end() && x->stage == j) {
             st.service = x->service;
             st.shares = x->shares;
-            st.longest = {x->longest.begin, x->longest.end, x->longest.worker, static_cast<long>(j), x->longest.iteration, x->longest.track};
+            st.longest = {x->longest.begin,     x->longest.end,       x->longest.worker,
+                          static_cast<long>(j), x->longest.iteration, x->longest.track};
         }
         st.busy_fraction = makespan > 0 ? static_cast<double>(st.service.total) / makespan : 0.0;
         if (!st.kind.empty()) {
@@ -225,9 +232,11 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
         }
         if (!c.capacity && n.find(vocab::queue_word) != std::string::npos) {
             // "queue j fill": the stage's queue capacity, else the program's.
-            const long j = vocab::starts_with(n, vocab::queue_prefix) ? std::strtol(n.c_str() + vocab::queue_prefix.size(), nullptr, 10)
-                                                                     : stage_of_name(n);
-            if (const stage_meta* sm = j >= 0 ? find_stage(meta, static_cast<std::uint64_t>(j)) : nullptr; sm && sm->queue_capacity)
+            const long j = vocab::starts_with(n, vocab::queue_prefix)
+                               ? std::strtol(n.c_str() + vocab::queue_prefix.size(), nullptr, 10)
+                               : stage_of_name(n);
+            if (const stage_meta* sm = j >= 0 ? find_stage(meta, static_cast<std::uint64_t>(j)) : nullptr;
+                sm && sm->queue_capacity)
                 c.capacity = sm->queue_capacity, c.capacity_from = "program.stages[].queue_capacity";
             if (!c.capacity && meta.queue_capacity) c.capacity = meta.queue_capacity, c.capacity_from = "queue capacity";
         }
@@ -237,4 +246,4 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
     return out;
 }
 
-}  // namespace pipescope::analysis
+}   // namespace pipescope::analysis

@@ -27,19 +27,19 @@ namespace pipescope::lessons {
 
 // What the command line chose for the whole lesson.
 struct options {
-    unsigned workers = 2;             // --workers: P for the lesson's runs (a run may fix its own)
-    std::string size = "small";       // --size: tiny|small|large
+    unsigned workers = 2;         // --workers: P for the lesson's runs (a run may fix its own)
+    std::string size = "small";   // --size: tiny|small|large
 };
 
 // One recording the lesson needs (`pipescope run WORKLOAD --policy POLICY --param ...`), written
 // with designated initializers, e.g. {.key = "gramps", .workload = "ray-1", .policy = "gramps"}
 // (every member has a default, so the ones left out need not be spelled).
 struct run_spec {
-    std::string key{};                // the lesson's name for it, e.g. "bind-to-stage" (file: KEY.pftrace)
+    std::string key{};   // the lesson's name for it, e.g. "bind-to-stage" (file: KEY.pftrace)
     std::string workload{}, policy{};
     std::vector<std::string> params{};   // "key=value"
-    unsigned workers = 0;             // 0: options::workers
-    std::string size{};               // empty: options::size
+    unsigned workers = 0;                // 0: options::workers
+    std::string size{};                  // empty: options::size
     // The recorder's memory budget: large enough that no event is dropped (a lesson counts events).
     std::size_t trace_buffer_mib = 256;
     // Lessons measure the DAG node by node (spans, critical paths, per-stage times), so they record
@@ -54,40 +54,40 @@ struct refusal_spec {
 
 // A recorded run, as the lesson measures it.
 struct recorded {
-    run_spec spec;                    // workers and size resolved
-    std::string trace_file;           // file name inside the lesson's directory
+    run_spec spec;            // workers and size resolved
+    std::string trace_file;   // file name inside the lesson's directory
     std::shared_ptr<const trace::trace_model> model;
-    analysis::run_report report;      // the analysis of the run (its only run in the file)
+    analysis::run_report report;   // the analysis of the run (its only run in the file)
 };
 
 struct refusal {
     refusal_spec spec;
-    std::string reason;               // empty: the policy accepted the program (the lesson says so)
+    std::string reason;   // empty: the policy accepted the program (the lesson says so)
 };
 
 struct lesson_data {
     options opts;
-    std::vector<recorded> runs;       // in the order of runs()
-    std::vector<refusal> refusals;    // in the order of refusals()
+    std::vector<recorded> runs;                        // in the order of runs()
+    std::vector<refusal> refusals;                     // in the order of refusals()
     const recorded& run(std::string_view key) const;   // throws std::out_of_range naming the key
 };
 
 // One measured fact, next to what the paper reports.
 struct finding {
-    std::string name;                 // stable id, e.g. "idle_ratio" (tests and JSON)
-    std::string what;                 // what was measured, in words
+    std::string name;   // stable id, e.g. "idle_ratio" (tests and JSON)
+    std::string what;   // what was measured, in words
     double value = 0;
-    std::string shown;                // the value as the story prints it, e.g. "3.4×"
-    std::string paper;                // what the paper found, with its section/figure
-    bool holds = false;               // this run shows the paper's finding
-    std::string why_not;              // when it does not: the honest reason (e.g. only 2 cores)
+    std::string shown;     // the value as the story prints it, e.g. "3.4×"
+    std::string paper;     // what the paper found, with its section/figure
+    bool holds = false;    // this run shows the paper's finding
+    std::string why_not;   // when it does not: the honest reason (e.g. only 2 cores)
 };
 
 // Where a step puts the viewer. Times are fractions of the document's span (0 = start, 1 = end)
 // so that a step works whatever the run's length.
 struct view_move {
-    std::string view;                 // a viewer view: timeline, dag, graph, compare, breakdown, explain
-    std::optional<double> cursor;     // the replay cursor (dag, graph)
+    std::string view;                                 // a viewer view: timeline, dag, graph, compare, breakdown, explain
+    std::optional<double> cursor;                     // the replay cursor (dag, graph)
     std::optional<std::pair<double, double>> range;   // the visible time range
     std::optional<std::pair<std::uint64_t, std::uint64_t>> select;   // a pipeline node (iteration, stage)
     // Each run at its own start (comparing runs of different lengths) or on the absolute clock;
@@ -96,22 +96,22 @@ struct view_move {
 };
 
 struct step {
-    std::string title;                // e.g. "What to look at"
-    std::string text;                 // a few sentences; may quote the measured numbers
+    std::string title;   // e.g. "What to look at"
+    std::string text;    // a few sentences; may quote the measured numbers
     view_move move;
 };
 
 struct story {
     std::vector<finding> findings;
-    std::vector<step> steps;          // look, the paper, this run, try next (at least these four)
+    std::vector<step> steps;   // look, the paper, this run, try next (at least these four)
 };
 
 class lesson {
 public:
     virtual ~lesson() = default;
-    virtual const char* name() const = 0;       // command-line name, e.g. "imbalance"
-    virtual const char* title() const = 0;      // one line
-    virtual const char* seeds() const = 0;      // the paper sections it reproduces, e.g. "000 §2.1, §4.1, Tables 1–2"
+    virtual const char* name() const = 0;    // command-line name, e.g. "imbalance"
+    virtual const char* title() const = 0;   // one line
+    virtual const char* seeds() const = 0;   // the paper sections it reproduces, e.g. "000 §2.1, §4.1, Tables 1–2"
     virtual std::vector<run_spec> runs(const options& o) const = 0;
     virtual std::vector<refusal_spec> refusals(const options&) const { return {}; }
     // Measures the finding from the recorded runs and tells the story.
@@ -122,8 +122,7 @@ std::span<const std::unique_ptr<lesson>> all_lessons();
 const lesson* find_lesson(std::string_view name);
 
 // A step's move with the runs aligned at their starts (runs of different lengths on one axis).
-view_move aligned(std::string view, std::optional<double> cursor = {},
-                  std::optional<std::pair<double, double>> range = {});
+view_move aligned(std::string view, std::optional<double> cursor = {}, std::optional<std::pair<double, double>> range = {});
 
 // Stories as data. A lesson writes its findings and steps as tables of text in which {name} stands
 // for a number it measured; it measures its runs into those named values and into the value, the
@@ -138,8 +137,8 @@ view_move aligned(std::string view, std::optional<double> cursor = {},
 using story_values = fmt::dynamic_format_arg_store<fmt::format_context>;
 
 struct finding_text {
-    const char* name;      // finding::name
-    const char* what;      // the other fields of finding, with {name} placeholders
+    const char* name;   // finding::name
+    const char* what;   // the other fields of finding, with {name} placeholders
     const char* paper;
     const char* why_not;
 };
@@ -155,7 +154,7 @@ struct finding_measure {
 
 struct step_text {
     const char* title;
-    const char* text;      // with {name} placeholders
+    const char* text;   // with {name} placeholders
     view_move move;
 };
 
@@ -168,4 +167,4 @@ using analysis::numbers::fixed;
 using analysis::numbers::percent;
 using analysis::numbers::ratio;
 
-}  // namespace pipescope::lessons
+}   // namespace pipescope::lessons

@@ -22,14 +22,8 @@ std::span<const std::unique_ptr<lesson>> all_lessons() {
         using factory = std::unique_ptr<lesson> (*)();
         const std::vector<factory> factories = {
             // one line per lesson, in the order
-            make_imbalance_lesson,
-            make_serial_bottleneck_lesson,
-            make_throttling_lesson,
-            make_fine_grained_lesson,
-            make_earliest_first_lesson,
-            make_thundering_herd_lesson,
-            make_footprint_lesson,
-            make_on_the_fly_lesson,
+            make_imbalance_lesson,      make_serial_bottleneck_lesson, make_throttling_lesson, make_fine_grained_lesson,
+            make_earliest_first_lesson, make_thundering_herd_lesson,   make_footprint_lesson,  make_on_the_fly_lesson,
         };
         for (factory make : factories) v.push_back(make());
         return v;
@@ -58,4 +52,4 @@ view_move aligned(std::string view, std::optional<double> cursor, std::optional<
     return m;
 }
 
-}  // namespace pipescope::lessons
+}   // namespace pipescope::lessons

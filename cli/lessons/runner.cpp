@@ -74,13 +74,11 @@ recorded record(const run_spec& spec, const fs::path& dir, std::ostream* progres
         throw std::runtime_error(args.trace_path + ": expected one recorded run, found " + std::to_string(reports.size()));
     r.report = std::move(reports.front());
     r.model = std::move(model);
-    if (progress)
-        *progress << " " << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
-                  << " s\n";
+    if (progress) *progress << " " << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s\n";
     return r;
 }
 
-}  // namespace
+}   // namespace
 
 lesson_result run_lesson(const lesson& l, const options& o, const fs::path& dir, std::ostream* progress,
                          std::stop_token cancel) {
@@ -110,22 +108,31 @@ lesson_result run_lesson(const lesson& l, const options& o, const fs::path& dir,
 }
 
 nlohmann::json to_json(const lesson& l, const lesson_result& r) {
-    nlohmann::json j = {{"format", "pipescope-lesson/1"}, {"name", l.name()},   {"title", l.title()},
-                        {"seeds", l.seeds()},             {"workers", r.data.opts.workers},
-                        {"size", r.data.opts.size}};
+    nlohmann::json j = {
+        {"format", "pipescope-lesson/1"}, {"name", l.name()},        {"title", l.title()}, {"seeds", l.seeds()},
+        {"workers", r.data.opts.workers}, {"size", r.data.opts.size}};
     j["runs"] = nlohmann::json::array();
     for (const recorded& run : r.data.runs)
-        j["runs"].push_back({{"key", run.spec.key}, {"workload", run.spec.workload}, {"policy", run.spec.policy},
-                             {"params", run.spec.params}, {"workers", run.spec.workers}, {"size", run.spec.size},
+        j["runs"].push_back({{"key", run.spec.key},
+                             {"workload", run.spec.workload},
+                             {"policy", run.spec.policy},
+                             {"params", run.spec.params},
+                             {"workers", run.spec.workers},
+                             {"size", run.spec.size},
                              {"trace", run.trace_file}});
     j["refusals"] = nlohmann::json::array();
     for (const refusal& f : r.data.refusals)
-        j["refusals"].push_back({{"key", f.spec.key}, {"workload", f.spec.workload}, {"policy", f.spec.policy},
-                                 {"reason", f.reason}});
+        j["refusals"].push_back(
+            {{"key", f.spec.key}, {"workload", f.spec.workload}, {"policy", f.spec.policy}, {"reason", f.reason}});
     j["findings"] = nlohmann::json::array();
     for (const finding& f : r.told.findings)
-        j["findings"].push_back({{"name", f.name}, {"what", f.what}, {"value", f.value}, {"shown", f.shown},
-                                 {"paper", f.paper}, {"holds", f.holds}, {"why_not", f.why_not}});
+        j["findings"].push_back({{"name", f.name},
+                                 {"what", f.what},
+                                 {"value", f.value},
+                                 {"shown", f.shown},
+                                 {"paper", f.paper},
+                                 {"holds", f.holds},
+                                 {"why_not", f.why_not}});
     j["steps"] = nlohmann::json::array();
     for (const step& s : r.told.steps) {
         nlohmann::json js = {{"title", s.title}, {"text", s.text}, {"view", s.move.view}};
@@ -158,4 +165,4 @@ std::string story_text(const lesson& l, const lesson_result& r) {
     return out;
 }
 
-}  // namespace pipescope::lessons
+}   // namespace pipescope::lessons

@@ -15,8 +15,8 @@ namespace pipescope::lessons {
 struct lesson_result {
     lesson_data data;
     story told;
-    std::filesystem::path dir;        // where the traces and lesson.json are
-    std::filesystem::path json_path;  // dir / "lesson.json"
+    std::filesystem::path dir;         // where the traces and lesson.json are
+    std::filesystem::path json_path;   // dir / "lesson.json"
 };
 
 // Records every run of `l` into dir (created if missing; a trace is written whole or not at all),
@@ -30,4 +30,4 @@ nlohmann::json to_json(const lesson& l, const lesson_result& r);
 // The story as the terminal shows it: title, runs, steps with their numbers, findings against the paper.
 std::string story_text(const lesson& l, const lesson_result& r);
 
-}  // namespace pipescope::lessons
+}   // namespace pipescope::lessons

@@ -20,4 +20,4 @@ struct cancel_engine {
     void operator()() const noexcept { engine->cancel(); }
 };
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

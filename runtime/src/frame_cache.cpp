@@ -49,4 +49,4 @@ void frame_deallocate(void* p, std::size_t size) noexcept {
     ::operator delete(p);
 }
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

@@ -68,4 +68,4 @@ private:
     loop_finish finish_;
 };
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

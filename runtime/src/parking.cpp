@@ -109,4 +109,4 @@ std::uint64_t worker::park(std::chrono::microseconds timeout) {
     return woken_by_.exchange(0, std::memory_order_relaxed);
 }
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

@@ -28,7 +28,7 @@ constexpr int spin_rounds = 64;
 constexpr int yield_rounds = 16;
 constexpr std::chrono::microseconds lazy_poll{200};
 constexpr std::chrono::microseconds helping_poll{100};
-}  // namespace
+}   // namespace
 
 worker::worker(scheduler_impl& s, unsigned index)
     : sched_(s), index_(index), rng_(0x9E3779B97F4A7C15ull * (index + 1)), frames_(std::make_unique<frame_cache>()) {}
@@ -110,10 +110,8 @@ void worker::run_until(const std::function<bool()>& done, bool helping) {
             if (!virtual_time)   // a virtual worker's spin is the steal attempts' virtual cost
                 for (int i = 0; i < 32; ++i) cpu_relax();
         } else if (idle_rounds < spin_rounds + yield_rounds) {
-            if (virtual_time)
-                virtual_yield(sched_.options().costs.yield_ns);
-            else
-                std::this_thread::yield();
+            if (virtual_time) virtual_yield(sched_.options().costs.yield_ns);
+            else std::this_thread::yield();
         } else if (sched_.enter_sleep(*this)) {
             const bool poll = helping || sched_.has_registered_sources();
             trace::event_buffer* parked_traced = trace_buffer();
@@ -121,7 +119,7 @@ void worker::run_until(const std::function<bool()>& done, bool helping) {
             const std::uint64_t woken_by = park(poll ? (helping ? helping_poll : lazy_poll) : std::chrono::microseconds{0});
             if (parked_traced && parked_traced == trace_buffer()) trace_event(*this, trace::event_kind::park_end, woken_by);
             sched_.leave_sleep(*this);
-            idle_rounds = spin_rounds;  // after a sleep, yield a little before sleeping again
+            idle_rounds = spin_rounds;   // after a sleep, yield a little before sleeping again
         }
     }
 }
@@ -150,7 +148,7 @@ scheduler_impl::scheduler_impl(const scheduler_options& options) : options_(opti
 }
 
 scheduler_impl::~scheduler_impl() {
-    if (virtual_) {   // no program runs now: stopping is not part of one
+    if (virtual_) {               // no program runs now: stopping is not part of one
         virtual_outside_wait();   // held since the last program waited for from here ended
         virtual_->wait_quiescent();
     }
@@ -161,8 +159,8 @@ scheduler_impl::~scheduler_impl() {
 
 void scheduler_impl::attach_recorder(trace::recorder* r) {
     if (r && r->writers() < size())
-        throw std::invalid_argument("attach_recorder: the recorder has " + std::to_string(r->writers()) +
-                                    " buffers for " + std::to_string(size()) + " workers");
+        throw std::invalid_argument("attach_recorder: the recorder has " + std::to_string(r->writers()) + " buffers for " +
+                                    std::to_string(size()) + " workers");
     recorder_.store(r, std::memory_order_release);
     {
         std::lock_guard lock(thread_buffers_mutex_);
@@ -239,7 +237,7 @@ bool scheduler_impl::register_source(idle_work_source* s) noexcept {
             return true;
         }
     }
-    return false;  // full: the pipeline still works, its suspended iterations resume at retirement
+    return false;   // full: the pipeline still works, its suspended iterations resume at retirement
 }
 
 void scheduler_impl::unregister_source(idle_work_source* s) noexcept {
@@ -326,7 +324,7 @@ void completion_latch::wait(scheduler& s) noexcept {
     count_.store(1, std::memory_order_relaxed);   // ready for reuse (task groups sync repeatedly)
 }
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail
 
 namespace pipescope {
 
@@ -360,4 +358,4 @@ int this_worker_index() noexcept {
     return detail::tls_worker ? static_cast<int>(detail::tls_worker->index()) : detail::tls_thread_index;
 }
 
-}  // namespace pipescope
+}   // namespace pipescope

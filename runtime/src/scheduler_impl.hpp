@@ -54,7 +54,12 @@ struct live_counters {
         return {jobs_run.load(std::memory_order_relaxed), steal_attempts.load(std::memory_order_relaxed),
                 steals.load(std::memory_order_relaxed), parks.load(std::memory_order_relaxed)};
     }
-    void reset() noexcept { jobs_run = 0; steal_attempts = 0; steals = 0; parks = 0; }
+    void reset() noexcept {
+        jobs_run = 0;
+        steal_attempts = 0;
+        steals = 0;
+        parks = 0;
+    }
 };
 
 class worker {
@@ -66,7 +71,7 @@ public:
     // worker that waits for a task group or a nested pipeline are the same loop.
     void run_until(const std::function<bool()>& done, bool helping);
 
-    void push(job* j);               // own deque, then wake a sleeper
+    void push(job* j);   // own deque, then wake a sleeper
     // PIPER's "assigned vertex": the job this worker runs next. A helping loop (a wait for a task
     // group or a nested pipeline) ends as soon as its wait is over, possibly with a job still
     // assigned; the job it returns to may then assign another one. The first goes on the deque
@@ -101,9 +106,9 @@ private:
     job* steal_somewhere();
     void virtual_job_begin() noexcept;
     void virtual_search_cost(const worker_counters& before);   // what the last find_work cost
-    std::uint64_t virtual_mark_ns_ = 0;       // thread CPU time at the last yield point
-    std::uint64_t virtual_declared_ns_ = 0;   // virtual_work() since the last yield point
-    std::uint64_t park(std::chrono::microseconds timeout);   // returns the wake id that ended it
+    std::uint64_t virtual_mark_ns_ = 0;                        // thread CPU time at the last yield point
+    std::uint64_t virtual_declared_ns_ = 0;                    // virtual_work() since the last yield point
+    std::uint64_t park(std::chrono::microseconds timeout);     // returns the wake id that ended it
     std::uint64_t next_random() noexcept;
 
     scheduler_impl& sched_;
@@ -113,7 +118,7 @@ private:
     std::atomic<trace::event_buffer*> trace_{nullptr};
     friend class scheduler_impl;
     std::atomic<std::uint64_t> trace_epoch_seen_{0};   // see scheduler_impl::attach_recorder
-    std::uint64_t wakes_sent_ = 0;   // owner thread only
+    std::uint64_t wakes_sent_ = 0;                     // owner thread only
     alignas(64) std::atomic<std::uint32_t> wake_token_{0};
     std::atomic<std::uint64_t> woken_by_{0};   // wake id of the last unpark, taken by park()
     std::unique_ptr<frame_cache> frames_;
@@ -130,14 +135,14 @@ public:
     // The worker of *this* scheduler running the calling thread, or nullptr.
     worker* current() const noexcept;
 
-    void inject(job* j);             // from threads that are not workers
+    void inject(job* j);   // from threads that are not workers
     job* take_injected();
-    void notify_work() noexcept;     // some work became available: wake one parked worker
-    bool work_visible() const;       // snapshot used before parking
+    void notify_work() noexcept;   // some work became available: wake one parked worker
+    bool work_visible() const;     // snapshot used before parking
 
     // Parking: a worker registers as a sleeper, re-checks for work, then sleeps on its token.
-    bool enter_sleep(worker& w);     // false: work appeared, do not sleep
-    void leave_sleep(worker& w);     // after waking (timeout or token)
+    bool enter_sleep(worker& w);   // false: work appeared, do not sleep
+    void leave_sleep(worker& w);   // after waking (timeout or token)
 
     // Registry of idle work sources (pipelines that use lazy enabling).
     bool register_source(idle_work_source* s) noexcept;
@@ -216,8 +221,8 @@ private:
     scheduler_options options_;
     std::unique_ptr<virtual_executor> virtual_;   // before the workers: they use it until they stop
     std::mutex virtual_hold_mutex_;
-    std::thread::id virtual_holder_;                // the outside thread holding virtual time, if any
-    std::uint64_t virtual_begin_ns_ = 0;            // under virtual_hold_mutex_
+    std::thread::id virtual_holder_;       // the outside thread holding virtual time, if any
+    std::uint64_t virtual_begin_ns_ = 0;   // under virtual_hold_mutex_
     std::atomic<std::uint64_t> virtual_end_ns_{0};
     std::vector<std::unique_ptr<worker>> workers_;
     std::vector<std::thread> threads_;
@@ -261,4 +266,4 @@ void virtual_yield_point() noexcept;
 void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::chrono::microseconds timeout) noexcept;
 void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept;
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

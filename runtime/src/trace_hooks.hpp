@@ -22,8 +22,8 @@ inline trace::event_buffer* current_trace_buffer() noexcept {
     return tls_trace_buffer;
 }
 
-inline void trace_event(worker& w, trace::event_kind k, std::uint64_t a = 0, std::uint64_t b = 0,
-                        std::uint32_t c = 0, std::uint16_t d = 0) noexcept {
+inline void trace_event(worker& w, trace::event_kind k, std::uint64_t a = 0, std::uint64_t b = 0, std::uint32_t c = 0,
+                        std::uint16_t d = 0) noexcept {
 #if PIPESCOPE_TRACING
     if (trace::event_buffer* buf = w.trace_buffer()) [[unlikely]]
         buf->record(k, a, b, c, d);
@@ -43,8 +43,8 @@ inline void trace_event(trace::event_kind k, std::uint64_t a = 0, std::uint64_t 
 }
 
 // Records at a given timestamp; returns the timestamp used (0 when nothing was recorded).
-inline std::uint64_t trace_event_at(std::uint64_t ticks, trace::event_kind k, std::uint64_t a = 0,
-                                    std::uint64_t b = 0, std::uint32_t c = 0, std::uint16_t d = 0) noexcept {
+inline std::uint64_t trace_event_at(std::uint64_t ticks, trace::event_kind k, std::uint64_t a = 0, std::uint64_t b = 0,
+                                    std::uint32_t c = 0, std::uint16_t d = 0) noexcept {
 #if PIPESCOPE_TRACING
     if (trace::event_buffer* buf = current_trace_buffer()) {
         if (ticks == 0) ticks = trace::now_ticks();
@@ -65,4 +65,4 @@ inline std::uint64_t trace_now() noexcept {
     return 0;
 }
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

@@ -45,4 +45,4 @@ inline bool exercise_trace_reader(const std::uint8_t* data, std::size_t size) {
     }
 }
 
-}  // namespace pipescope::fuzz
+}   // namespace pipescope::fuzz

@@ -32,4 +32,4 @@ inline const pipescope::lessons::finding& finding(const pipescope::lessons::less
     throw std::out_of_range("the lesson has no finding named " + name);
 }
 
-}  // namespace lesson_test
+}   // namespace lesson_test

@@ -7,8 +7,7 @@
 
 using lesson_test::finding;
 
-TEST_CASE("lesson fine-grained: coarsening, folding and lazy enabling cut the synchronization",
-          "[lesson][fine-grained]") {
+TEST_CASE("lesson fine-grained: coarsening, folding and lazy enabling cut the synchronization", "[lesson][fine-grained]") {
     const auto r = lesson_test::run("fine-grained");
 
     {   // the story goes look, paper, this run, try next

@@ -242,7 +242,7 @@ std::vector<std::pair<std::string, std::string>> random_graph_params(const std::
     return {};
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
     const stress_options opt = parse(argc, argv);
@@ -282,14 +282,17 @@ int main(int argc, char** argv) {
             for (const auto& [key, v] : o.params) what += " " + key + "=" + v;
             what += " · P=" + std::to_string(workers) + " (rerun: --seed " + std::to_string(opt.seed) + ", round " +
                     std::to_string(round) + ")";
-            const fs::path trace_path =
-                opt.trace_dir / ("hung-graph-" + std::to_string(seed) + "-" + gc.info.name + "-P" + std::to_string(workers) + ".pftrace");
-            if (!run_watched(*pools[workers], workers, dog, what, trace_path, [&](scheduler& s) { graph::run(s, g->program(), o); }))
+            const fs::path trace_path = opt.trace_dir / ("hung-graph-" + std::to_string(seed) + "-" + gc.info.name + "-P" +
+                                                         std::to_string(workers) + ".pftrace");
+            if (!run_watched(*pools[workers], workers, dog, what, trace_path,
+                             [&](scheduler& s) { graph::run(s, g->program(), o); }))
                 return 1;
             if (!(g->result() == expected)) {
-                std::fprintf(stderr, "pipescope_stress: FAIL: %s: the sink received %llu elements (checksum %llx), expected %llu (%llx)\n",
-                             what.c_str(), (unsigned long long)g->result().count, (unsigned long long)g->result().checksum,
-                             (unsigned long long)expected.count, (unsigned long long)expected.checksum);
+                std::fprintf(
+                    stderr,
+                    "pipescope_stress: FAIL: %s: the sink received %llu elements (checksum %llx), expected %llu (%llx)\n",
+                    what.c_str(), (unsigned long long)g->result().count, (unsigned long long)g->result().checksum,
+                    (unsigned long long)expected.count, (unsigned long long)expected.checksum);
                 return 1;
             }
             ++gc.runs;
@@ -326,14 +329,15 @@ int main(int argc, char** argv) {
         what += std::to_string(workers);
         what += ")";
 
-        const fs::path trace_path =
-            opt.trace_dir / ("hung-" + std::to_string(seed) + "-" + pc.info.name + "-P" + std::to_string(workers) + ".pftrace");
+        const fs::path trace_path = opt.trace_dir / ("hung-" + std::to_string(seed) + "-" + pc.info.name + "-P" +
+                                                     std::to_string(workers) + ".pftrace");
         program_state got;
         if (!run_watched(*pools[workers], workers, dog, what, trace_path,
                          [&](scheduler& s) { got = run_program(s, program, options); }))
             return 1;
         if (!(got == expected)) {
-            std::fprintf(stderr, "pipescope_stress: FAIL: %s gave a result different from the serial elision\n", what.c_str());
+            std::fprintf(stderr, "pipescope_stress: FAIL: %s gave a result different from the serial elision\n",
+                         what.c_str());
             return 1;
         }
         ++pc.runs;

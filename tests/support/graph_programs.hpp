@@ -74,34 +74,35 @@ struct collatz_cycle {
         g.add_serial("source", {}, {fresh}, [this](graph::thread_context& ctx) -> graph::stage_task {
             for (std::uint64_t i = 1; i <= n; ++i) co_await ctx.push(0, item{i, i, 0, 0});
         });
-        g.add_serial("merge", {fresh, feedback}, {work, done}, [loop_limit](graph::thread_context& ctx) -> graph::stage_task {
-            std::uint64_t in_loop = 0;
-            bool fresh_open = true;
-            for (;;) {
-                // Take new values while few are in the loop; otherwise drain what comes back.
-                const bool take_fresh = fresh_open && in_loop < loop_limit;
-                if (!take_fresh && in_loop == 0) break;
-                auto w = co_await ctx.pop(take_fresh ? 0 : 1);
-                if (!w) {
-                    if (!take_fresh) throw std::logic_error("feedback ended while values were in the loop");
-                    fresh_open = false;
-                    continue;
-                }
-                for (std::size_t i = 0; i < w.size(); ++i) {
-                    const item v = w.at<item>(i);
-                    if (!take_fresh) --in_loop;
-                    if (v.x == 1) {
-                        co_await ctx.push(1, v);
-                    } else {
-                        ++in_loop;
-                        co_await ctx.push(0, v);
-                    }
-                }
-                ctx.commit(w);
-                ctx.flush(0);   // values waiting in a partial packet would never come back
-            }
-            ctx.close_output(0);   // nothing left in the loop: close the cycle
-        });
+        g.add_serial("merge", {fresh, feedback}, {work, done},
+                     [loop_limit](graph::thread_context& ctx) -> graph::stage_task {
+                         std::uint64_t in_loop = 0;
+                         bool fresh_open = true;
+                         for (;;) {
+                             // Take new values while few are in the loop; otherwise drain what comes back.
+                             const bool take_fresh = fresh_open && in_loop < loop_limit;
+                             if (!take_fresh && in_loop == 0) break;
+                             auto w = co_await ctx.pop(take_fresh ? 0 : 1);
+                             if (!w) {
+                                 if (!take_fresh) throw std::logic_error("feedback ended while values were in the loop");
+                                 fresh_open = false;
+                                 continue;
+                             }
+                             for (std::size_t i = 0; i < w.size(); ++i) {
+                                 const item v = w.at<item>(i);
+                                 if (!take_fresh) --in_loop;
+                                 if (v.x == 1) {
+                                     co_await ctx.push(1, v);
+                                 } else {
+                                     ++in_loop;
+                                     co_await ctx.push(0, v);
+                                 }
+                             }
+                             ctx.commit(w);
+                             ctx.flush(0);   // values waiting in a partial packet would never come back
+                         }
+                         ctx.close_output(0);   // nothing left in the loop: close the cycle
+                     });
         g.add_parallel("step", work, {{feedback, 1}}, [](graph::instance_context& ctx) {
             for (std::size_t i = 0; i < ctx.size(); ++i) {
                 item v = ctx.in<item>(i);
@@ -126,4 +127,4 @@ struct collatz_cycle {
     }
 };
 
-}  // namespace pipescope::testing
+}   // namespace pipescope::testing

@@ -19,7 +19,8 @@ namespace pipescope::testing {
 class invariant_observer final : public pipeline_observer {
 public:
     invariant_observer(std::uint64_t max_iterations, unsigned throttle)
-        : capacity_(max_iterations), throttle_(throttle),
+        : capacity_(max_iterations),
+          throttle_(throttle),
           frontier_(std::make_unique<std::atomic<std::uint64_t>[]>(max_iterations)) {
         for (std::uint64_t i = 0; i < max_iterations; ++i) frontier_[i].store(0);
     }
@@ -28,11 +29,14 @@ public:
         if (i >= capacity_) return fail("iteration " + std::to_string(i) + " beyond the expected count");
         const std::uint64_t live = started_.fetch_add(1) + 1 - retired_.load();
         std::uint64_t peak = peak_.load();
-        while (live > peak && !peak_.compare_exchange_weak(peak, live)) {}
-        if (live > throttle_) fail("iteration " + std::to_string(i) + " starts with " + std::to_string(live) +
-                                   " live iterations, K = " + std::to_string(throttle_));
+        while (live > peak && !peak_.compare_exchange_weak(peak, live)) {
+        }
+        if (live > throttle_)
+            fail("iteration " + std::to_string(i) + " starts with " + std::to_string(live) +
+                 " live iterations, K = " + std::to_string(throttle_));
         if (i > 0 && frontier_[i - 1].load() == 0)
-            fail("stage 0 of iteration " + std::to_string(i) + " starts before stage 0 of " + std::to_string(i - 1) + " ended");
+            fail("stage 0 of iteration " + std::to_string(i) + " starts before stage 0 of " + std::to_string(i - 1) +
+                 " ended");
     }
     void on_node_begin(std::uint64_t i, std::uint64_t stage, bool waited, int) override {
         ++nodes_;
@@ -47,7 +51,8 @@ public:
     }
     void on_iteration_retire(std::uint64_t i, int) override {
         const std::uint64_t expected = retired_.load();
-        if (i != expected) fail("iteration " + std::to_string(i) + " retires while " + std::to_string(expected) + " is the oldest");
+        if (i != expected)
+            fail("iteration " + std::to_string(i) + " retires while " + std::to_string(expected) + " is the oldest");
         if (i < capacity_) frontier_[i].store(UINT64_MAX);
         retired_.fetch_add(1);
     }
@@ -69,4 +74,4 @@ private:
     pipescope::testing::violation_log log_;
 };
 
-}  // namespace pipescope::testing
+}   // namespace pipescope::testing

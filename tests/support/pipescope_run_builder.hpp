@@ -51,7 +51,8 @@ struct pipescope_run_builder {
         b.slice_begin(start, worker(w), name, {}, worker_seq(w));
         b.slice_end(end, worker(w), worker_seq(w));
     }
-    void mark(unsigned w, std::uint64_t ts, const std::string& name, std::vector<std::pair<std::string, std::uint64_t>> args = {}) {
+    void mark(unsigned w, std::uint64_t ts, const std::string& name,
+              std::vector<std::pair<std::string, std::uint64_t>> args = {}) {
         b.mark(ts, worker(w), name, std::move(args), {}, {}, worker_seq(w));
     }
     void line_state(unsigned k, const std::string& name, std::uint64_t start, std::uint64_t end, std::uint64_t iteration) {
@@ -63,4 +64,4 @@ struct pipescope_run_builder {
     }
 };
 
-}  // namespace pipescope::test
+}   // namespace pipescope::test

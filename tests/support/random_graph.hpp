@@ -63,7 +63,9 @@ private:
     // A parallel stage emits 0, 1 or 2 elements per input (variable rates, seed 002 §II); a serial one 1.
     static unsigned emitted(const stage_fn& f, std::uint64_t w) { return f.serial ? 1 : static_cast<unsigned>(w % 3); }
     static std::uint64_t nth(std::uint64_t w, unsigned k) { return mix(w, 0xA11CE + k); }
-    static std::size_t route(const stage_fn& f, std::uint64_t out) { return static_cast<std::size_t>(out % f.out_nodes.size()); }
+    static std::size_t route(const stage_fn& f, std::uint64_t out) {
+        return static_cast<std::size_t>(out % f.out_nodes.size());
+    }
 
     void visit(std::uint32_t node, std::uint64_t v, graph_result& r) const {
         if (node == sink_node) {
@@ -144,16 +146,19 @@ private:
         for (std::size_t n = 0; n < fns_.size(); ++n)
             for (std::uint32_t o : fns_[n].out_nodes) {
                 const std::size_t q = index_of(o);
-                const std::size_t w = (2 * shapes[n].packet_elements + shapes[q].packet_elements - 1) / shapes[q].packet_elements;
+                const std::size_t w =
+                    (2 * shapes[n].packet_elements + shapes[q].packet_elements - 1) / shapes[q].packet_elements;
                 if (!fns_[n].serial) worst[q] = std::max(worst[q], w);
             }
         for (std::size_t q = 0; q < n_queues; ++q) {
             // Short packets (a commit of a few elements) can spread a peek over one packet per element.
             const std::size_t peek_packets = q < fns_.size() ? peek_[q] : 0;
-            shapes[q].capacity_packets = std::max(shapes[q].capacity_packets, worst[q] + 1 + peek_packets + producers[q] + 1);
+            shapes[q].capacity_packets =
+                std::max(shapes[q].capacity_packets, worst[q] + 1 + peek_packets + producers[q] + 1);
         }
         std::vector<graph::queue_id> input(fns_.size());
-        for (std::size_t n = 0; n < fns_.size(); ++n) input[n] = g_.add_queue<std::uint64_t>("q" + std::to_string(n), shapes[n]);
+        for (std::size_t n = 0; n < fns_.size(); ++n)
+            input[n] = g_.add_queue<std::uint64_t>("q" + std::to_string(n), shapes[n]);
         const graph::queue_id sink_q = g_.add_queue<std::uint64_t>("to sink", shapes[fns_.size()]);
         auto queue_of = [&](std::uint32_t node) { return node == sink_node ? sink_q : input[node]; };
         g_.add_serial("source", {}, {input[source_out_]}, [this](graph::thread_context& ctx) -> graph::stage_task {
@@ -188,19 +193,22 @@ private:
                     specs.push_back({q, (2 * in.packet_elements + per - 1) / per});
                 }
                 const std::size_t peek = peek_[n];
-                g_.add_parallel(name, input[n], specs, [this, n](graph::instance_context& ctx) {
-                    const stage_fn& fn = fns_[n];
-                    std::uint64_t touched = 0;
-                    for (std::size_t j = 0; j < ctx.peek_size(); ++j) touched += ctx.peek<std::uint64_t>(j);
-                    (void)touched;   // peeked elements are read, not consumed: they do not change the output
-                    for (std::size_t i = 0; i < ctx.size(); ++i) {
-                        const std::uint64_t w = mix(ctx.in<std::uint64_t>(i), fn.salt);
-                        for (unsigned k = 0; k < emitted(fn, w); ++k) {
-                            const std::uint64_t out = nth(w, k);
-                            ctx.push(route(fn, out), out);
+                g_.add_parallel(
+                    name, input[n], specs,
+                    [this, n](graph::instance_context& ctx) {
+                        const stage_fn& fn = fns_[n];
+                        std::uint64_t touched = 0;
+                        for (std::size_t j = 0; j < ctx.peek_size(); ++j) touched += ctx.peek<std::uint64_t>(j);
+                        (void)touched;   // peeked elements are read, not consumed: they do not change the output
+                        for (std::size_t i = 0; i < ctx.size(); ++i) {
+                            const std::uint64_t w = mix(ctx.in<std::uint64_t>(i), fn.salt);
+                            for (unsigned k = 0; k < emitted(fn, w); ++k) {
+                                const std::uint64_t out = nth(w, k);
+                                ctx.push(route(fn, out), out);
+                            }
                         }
-                    }
-                }, peek);
+                    },
+                    peek);
             }
         }
         g_.add_serial("sink", {sink_q}, {}, [this](graph::thread_context& ctx) -> graph::stage_task {
@@ -228,4 +236,4 @@ private:
     std::string description_;
 };
 
-}  // namespace pipescope::testing
+}   // namespace pipescope::testing

@@ -152,11 +152,12 @@ inline program_state run_program(scheduler& s, const random_program& p, const pi
                 unsigned to = cur + 1 + (r.below(3) == 0 ? r.below(3) : 0);
                 to = std::min(to, last);
                 for (unsigned w = cur + 1; w < to; ++w)
-                    if (p.ordered[w]) { to = w; break; }   // ordered stages are never skipped
-                if (p.ordered[to] || r.below(2) == 0)
-                    co_await it.stage_wait(to);
-                else
-                    co_await it.stage(to);
+                    if (p.ordered[w]) {
+                        to = w;
+                        break;
+                    }   // ordered stages are never skipped
+                if (p.ordered[to] || r.below(2) == 0) co_await it.stage_wait(to);
+                else co_await it.stage(to);
                 cur = to;
                 if (p.ordered[cur]) st.chain[cur] = mix(st.chain[cur], local ^ cur);
                 local = busy_work(mix(local, cur), r.below(300));
@@ -175,4 +176,4 @@ inline program_state run_program(scheduler& s, const random_program& p, const pi
     return st;
 }
 
-}  // namespace pipescope::testing
+}   // namespace pipescope::testing

@@ -26,4 +26,4 @@ inline pipescope::workloads::run_report run_tiny(const std::string& name, const 
     return w->run(s, r);
 }
 
-}  // namespace testing
+}   // namespace testing

@@ -12,4 +12,4 @@ inline int scaled(int normal, int small) {
     return (s && std::strcmp(s, "small") == 0) ? small : normal;
 }
 
-}  // namespace pipescope::testing
+}   // namespace pipescope::testing

@@ -35,4 +35,4 @@ inline void save_for_checks(const std::string& name, const std::string& bytes) {
     std::filesystem::rename(tmp, path);
 }
 
-}  // namespace pipescope::testing
+}   // namespace pipescope::testing

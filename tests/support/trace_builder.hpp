@@ -165,4 +165,4 @@ inline std::string compressed_packet(std::string_view payload_compressed) {
     return std::string(reinterpret_cast<const char*>(b.data()), b.size());
 }
 
-}  // namespace pipescope::test
+}   // namespace pipescope::test

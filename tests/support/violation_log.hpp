@@ -29,4 +29,4 @@ private:
     std::string first_;
 };
 
-}  // namespace pipescope::testing
+}   // namespace pipescope::testing

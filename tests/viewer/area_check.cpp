@@ -48,8 +48,8 @@ int main(int argc, char** argv) {
     int failures = 0;
     auto agree = [&](const std::string& what, std::uint64_t got, std::uint64_t want) {
         if (got == want) return;
-        std::fprintf(stderr, "%s: the viewer says %llu, the trace model %llu\n", what.c_str(), static_cast<unsigned long long>(got),
-                     static_cast<unsigned long long>(want));
+        std::fprintf(stderr, "%s: the viewer says %llu, the trace model %llu\n", what.c_str(),
+                     static_cast<unsigned long long>(got), static_cast<unsigned long long>(want));
         ++failures;
     };
     for (int k = 0; k < pipescope::viewer::area_state_count; ++k) {
@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
     std::uint64_t listed_total = 0, model_total = 0;
     for (const json& s : area.at("stages")) {
         const long stage = s.at("stage").get<long>();
-        agree("time in stage " + std::to_string(stage), s.at("ns").get<std::uint64_t>(), r.stage_ns.count(stage) ? r.stage_ns.at(stage) : 0);
+        agree("time in stage " + std::to_string(stage), s.at("ns").get<std::uint64_t>(),
+              r.stage_ns.count(stage) ? r.stage_ns.at(stage) : 0);
         listed_total += s.at("ns").get<std::uint64_t>();
     }
     for (const auto& [stage, ns] : r.stage_ns) model_total += ns;

@@ -28,7 +28,9 @@ inline area_reference reference_area(const pipescope::trace::trace_model& m, con
                                      std::uint64_t lo, std::uint64_t hi) {
     namespace an = pipescope::analysis;
     namespace tm = pipescope::trace;
-    auto clip = [&](const tm::slice& x) { return x.end <= lo || x.begin >= hi ? 0 : std::min(x.end, hi) - std::max(x.begin, lo); };
+    auto clip = [&](const tm::slice& x) {
+        return x.end <= lo || x.begin >= hi ? 0 : std::min(x.end, hi) - std::max(x.begin, lo);
+    };
     auto state = [](an::slice_kind k) { return static_cast<int>(k); };
     area_reference r;
     std::uint64_t covered = 0, with_slices = 0;
@@ -47,10 +49,11 @@ inline area_reference reference_area(const pipescope::trace::trace_model& m, con
                 r.nodes += x.begin < hi && (x.end > lo || (x.begin == x.end && x.begin >= lo));
             }
         }
-        for (const tm::instant& i : t.instants) r.steals += i.ts >= lo && i.ts < hi && m.str(i.name) == pipescope::trace::vocab::steal;
+        for (const tm::instant& i : t.instants)
+            r.steals += i.ts >= lo && i.ts < hi && m.str(i.name) == pipescope::trace::vocab::steal;
     }
     r.state_ns[pipescope::viewer::area_between_slices] = (hi - lo) * with_slices - covered;
     return r;
 }
 
-}  // namespace viewer_test
+}   // namespace viewer_test

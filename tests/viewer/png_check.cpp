@@ -24,7 +24,8 @@ static const unsigned stage_palette[] = {0x4E79A7, 0xF28E2B, 0x59A14F, 0xB07AA1,
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: %s FILE.png [--min-colours N] [--stage-colours K:MINPX] [--colour RRGGBB:MINPX]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s FILE.png [--min-colours N] [--stage-colours K:MINPX] [--colour RRGGBB:MINPX]\n",
+                     argv[0]);
         return 2;
     }
     int w = 0, h = 0, n = 0;
@@ -49,9 +50,13 @@ int main(int argc, char** argv) {
     long top = 0;
     unsigned top_c = 0;
     for (auto& [c, k] : count)
-        if (k > top) { top = k; top_c = c; }
+        if (k > top) {
+            top = k;
+            top_c = c;
+        }
     const double bg_frac = static_cast<double>(top) / (static_cast<double>(w) * h);
-    std::printf("%s: %dx%d, %zu distinct colours, most common #%06X covers %.1f%%\n", argv[1], w, h, count.size(), top_c, 100 * bg_frac);
+    std::printf("%s: %dx%d, %zu distinct colours, most common #%06X covers %.1f%%\n", argv[1], w, h, count.size(), top_c,
+                100 * bg_frac);
     bool ok = bg_frac < 0.97;
     if (!ok) std::printf("FAIL: the image is (almost) all one colour\n");
     int stages_present = 0;
@@ -59,7 +64,7 @@ int main(int argc, char** argv) {
         const long k = count.count(c) ? count[c] : 0;
         std::printf("  stage colour #%06X: %ld px\n", c, k);
     }
-    long rx0 = 0, ry0 = 0, rx1 = w, ry1 = h;  // --region
+    long rx0 = 0, ry0 = 0, rx1 = w, ry1 = h;   // --region
     auto colour_at = [&](long k) { return (unsigned(px[3 * k]) << 16) | (unsigned(px[3 * k + 1]) << 8) | px[3 * k + 2]; };
     auto count_in_region = [&](const std::unordered_set<unsigned>& set) {
         long k = 0;
@@ -116,7 +121,8 @@ int main(int argc, char** argv) {
             }
             if (run_rows > 0) close(h - gap);
             if (bands < want) {
-                std::printf("FAIL: %ld stage bands (>= %ld rows of >= %ld stage px), expected >= %ld\n", bands, minrows, minpx, want);
+                std::printf("FAIL: %ld stage bands (>= %ld rows of >= %ld stage px), expected >= %ld\n", bands, minrows,
+                            minpx, want);
                 ok = false;
             }
         } else if ((a == "--boxes" || a == "--colour-max") && i + 1 < argc) {
@@ -140,7 +146,9 @@ int main(int argc, char** argv) {
                 if (k > want) ok = false;
                 continue;
             }
-            struct comp { long area, x0, y0, x1, y1; };
+            struct comp {
+                long area, x0, y0, x1, y1;
+            };
             std::vector<comp> comps;
             std::vector<char> seen(static_cast<std::size_t>(w) * h, 0);
             std::vector<long> stack;
@@ -155,7 +163,8 @@ int main(int argc, char** argv) {
                     const long x = k % w, y = k / w;
                     ++c.area;
                     c.x0 = std::min(c.x0, x), c.y0 = std::min(c.y0, y), c.x1 = std::max(c.x1, x), c.y1 = std::max(c.y1, y);
-                    const long nb[4] = {x > 0 ? k - 1 : -1, x + 1 < w ? k + 1 : -1, y > 0 ? k - w : -1, y + 1 < h ? k + w : -1};
+                    const long nb[4] = {x > 0 ? k - 1 : -1, x + 1 < w ? k + 1 : -1, y > 0 ? k - w : -1,
+                                        y + 1 < h ? k + w : -1};
                     for (long q : nb)
                         if (q >= 0 && !seen[q] && set.count(colour_at(q))) seen[q] = 1, stack.push_back(q);
                 }
@@ -171,8 +180,8 @@ int main(int argc, char** argv) {
             long boxes = 0;
             for (const comp& c : comps)
                 if (std::pair{c.x1 - c.x0 + 1, c.y1 - c.y0 + 1} == mode && 2 * c.area >= mode.first * mode.second) ++boxes;
-            std::printf("  boxes in %s: %ld of %ldx%ld px (%zu components), expected %ld\n", spec.substr(0, colon).c_str(), boxes, mode.first,
-                        mode.second, comps.size(), want);
+            std::printf("  boxes in %s: %ld of %ldx%ld px (%zu components), expected %ld\n", spec.substr(0, colon).c_str(),
+                        boxes, mode.first, mode.second, comps.size(), want);
             if (boxes != want) {
                 std::printf("FAIL: %ld boxes, expected %ld\n", boxes, want);
                 ok = false;

@@ -14,7 +14,10 @@ namespace tm = pipescope::trace;
 
 // A model with one track whose depth-0 slices are the given [begin, end) with names "stage k"
 // (k = index into stages), plus "idle"/"parked" when stage < 0 (-1 idle, -2 parked).
-struct spec { std::uint64_t b, e; int stage; };
+struct spec {
+    std::uint64_t b, e;
+    int stage;
+};
 inline std::unique_ptr<pipescope::viewer::loaded_file> make_file(const std::vector<spec>& slices) {
     tm::trace_model m;
     m.strings = {"", "idle", "parked"};
@@ -49,4 +52,4 @@ inline std::vector<spec> random_slices(std::mt19937_64& rng, std::size_t n, int 
     return v;
 }
 
-}  // namespace viewer_test
+}   // namespace viewer_test

@@ -24,11 +24,38 @@ int state(an::slice_kind k) { return static_cast<int>(k); }
 // worker 1: stage 0 [5,25)  idle [25,100)
 document hand_built() {
     tm::trace_model m;
-    m.strings = {"", "stage 0", "stage 1", "idle", "parked", "task", "stage 0\xE2\x80\x93" "1", std::string(vocab::steal),
-                 std::string(vocab::suspend), std::string(vocab::events_lost), std::string(vocab::key(vocab::arg_key::nodes)),
-                 std::string(vocab::key(vocab::arg_key::last_stage)), std::string(vocab::key(vocab::arg_key::stage)),
-                 std::string(vocab::key(vocab::arg_key::dropped)), "run"};
-    enum : tm::string_id { s0 = 1, s1, idle, parked, task, fold, steal, suspend, lost, nodes, last_stage, stage, dropped, run_s };
+    m.strings = {"",
+                 "stage 0",
+                 "stage 1",
+                 "idle",
+                 "parked",
+                 "task",
+                 "stage 0\xE2\x80\x93"
+                 "1",
+                 std::string(vocab::steal),
+                 std::string(vocab::suspend),
+                 std::string(vocab::events_lost),
+                 std::string(vocab::key(vocab::arg_key::nodes)),
+                 std::string(vocab::key(vocab::arg_key::last_stage)),
+                 std::string(vocab::key(vocab::arg_key::stage)),
+                 std::string(vocab::key(vocab::arg_key::dropped)),
+                 "run"};
+    enum : tm::string_id {
+        s0 = 1,
+        s1,
+        idle,
+        parked,
+        task,
+        fold,
+        steal,
+        suspend,
+        lost,
+        nodes,
+        last_stage,
+        stage,
+        dropped,
+        run_s
+    };
     auto slice = [](std::uint64_t b, std::uint64_t e, tm::string_id n, std::uint16_t depth = 0) {
         tm::slice s;
         s.begin = b;
@@ -53,12 +80,14 @@ document hand_built() {
     w0.name = "worker 0";
     w0.run = 0;
     w0.worker = 0;
-    w0.slices = {slice(0, 10, s0), slice(12, 40, idle), slice(20, 30, parked, 1), slice(43, 60, s1), slice(45, 50, task, 1),
-                 slice(60, 80, fold)};
+    w0.slices = {slice(0, 10, s0),  slice(12, 40, idle),    slice(20, 30, parked, 1),
+                 slice(43, 60, s1), slice(45, 50, task, 1), slice(60, 80, fold)};
     w0.max_depth = 1;
     w0.slices[5].args_first = 0;
     w0.slices[5].args_count = 3;
-    m.args = {{nodes, tm::arg_kind::uint_value, 2}, {last_stage, tm::arg_kind::uint_value, 1}, {stage, tm::arg_kind::uint_value, 0},
+    m.args = {{nodes, tm::arg_kind::uint_value, 2},
+              {last_stage, tm::arg_kind::uint_value, 1},
+              {stage, tm::arg_kind::uint_value, 0},
               {dropped, tm::arg_kind::uint_value, 7}};
     w0.instants = {instant(39, steal), instant(41, suspend), instant(50, lost)};
     w0.instants[2].args_first = 3;
@@ -80,7 +109,7 @@ document hand_built() {
     return d;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("area selection of a hand-built run: exact aggregates", "[viewer][area]") {
     const document d = hand_built();
@@ -89,17 +118,17 @@ TEST_CASE("area selection of a hand-built run: exact aggregates", "[viewer][area
     area_stats s = compute_area_stats(d, a, false);
     CHECK(s.length == 60);
     CHECK(s.tracks_with_slices == 1);
-    CHECK(s.state_ns[state(an::slice_kind::idle)] == 15);    // [15,20) [30,40)
+    CHECK(s.state_ns[state(an::slice_kind::idle)] == 15);   // [15,20) [30,40)
     CHECK(s.state_ns[state(an::slice_kind::parked)] == 10);
-    CHECK(s.state_ns[area_between_slices] == 3);              // [40,43)
-    CHECK(s.state_ns[state(an::slice_kind::node)] == 27);     // [43,45) [50,60) [60,75)
+    CHECK(s.state_ns[area_between_slices] == 3);            // [40,43)
+    CHECK(s.state_ns[state(an::slice_kind::node)] == 27);   // [43,45) [50,60) [60,75)
     CHECK(s.state_ns[state(an::slice_kind::task)] == 5);
     REQUIRE(s.stages.size() == 2);
     CHECK(s.stages[0].stage == 0);
-    CHECK(s.stages[0].ns == 10);                              // the fold's first node
+    CHECK(s.stages[0].ns == 10);   // the fold's first node
     CHECK(s.stages[0].nodes.count == 1);
     CHECK(s.stages[1].stage == 1);
-    CHECK(s.stages[1].ns == 17 + 5);                          // stage 1 [43,60), the fold's [70,75)
+    CHECK(s.stages[1].ns == 17 + 5);   // stage 1 [43,60), the fold's [70,75)
     CHECK(s.stages[1].nodes.count == 2);
     CHECK(s.stages[1].nodes.max == 17);
     CHECK(s.nodes.count == 3);

@@ -28,8 +28,20 @@ namespace tm = pipescope::trace;
 // process:  run @0, run summary @100
 tm::trace_model make_model(std::uint64_t scale) {
     tm::trace_model m;
-    m.strings = {"",        "stage 0", "stage 1", "idle",     "parked",     "task",   "steal",          "suspend",
-                 "running", "waiting at stage 1", "failed_steals", "live iterations", "run", "run summary"};
+    m.strings = {"",
+                 "stage 0",
+                 "stage 1",
+                 "idle",
+                 "parked",
+                 "task",
+                 "steal",
+                 "suspend",
+                 "running",
+                 "waiting at stage 1",
+                 "failed_steals",
+                 "live iterations",
+                 "run",
+                 "run summary"};
     enum : tm::string_id { s0 = 1, s1, idle, parked, task, steal, suspend, running, waiting, failed, live, run_s, summary };
     auto slice = [&](std::uint64_t b, std::uint64_t e, tm::string_id n, std::uint16_t depth = 0) {
         tm::slice s;
@@ -90,7 +102,7 @@ tm::trace_model make_model(std::uint64_t scale) {
 
 std::uint64_t get(const time_split& t, time_category c) { return t[c]; }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("breakdown of a hand-built run: exact times per worker and in total", "[viewer][breakdown]") {
     document d;
@@ -104,12 +116,12 @@ TEST_CASE("breakdown of a hand-built run: exact times per worker and in total", 
     const auto& w0 = b.workers[0];
     CHECK(w0.name == "worker 0");
     CHECK(w0.time.span == 100);
-    CHECK(get(w0.time, time_category::work) == 27);        // stage 0 10 + stage 1 17 (its task included)
-    CHECK(get(w0.time, time_category::scheduler) == 2);    // [10,12)
-    CHECK(get(w0.time, time_category::untraced) == 40);    // [60,100): after the worker's last event
-    CHECK(get(w0.time, time_category::stealing) == 3);     // [40,43): the steal @39 falls in the idle just before
-    CHECK(get(w0.time, time_category::parked) == 10);      // the parked nested in the idle
-    CHECK(get(w0.time, time_category::stall) == 8);        // idle [12,20)+[30,40) against waiting [15,18)+[35,45)
+    CHECK(get(w0.time, time_category::work) == 27);       // stage 0 10 + stage 1 17 (its task included)
+    CHECK(get(w0.time, time_category::scheduler) == 2);   // [10,12)
+    CHECK(get(w0.time, time_category::untraced) == 40);   // [60,100): after the worker's last event
+    CHECK(get(w0.time, time_category::stealing) == 3);    // [40,43): the steal @39 falls in the idle just before
+    CHECK(get(w0.time, time_category::parked) == 10);     // the parked nested in the idle
+    CHECK(get(w0.time, time_category::stall) == 8);       // idle [12,20)+[30,40) against waiting [15,18)+[35,45)
     CHECK(get(w0.time, time_category::idle) == 10);
     CHECK(w0.time.sum() == 100);
     CHECK(w0.nodes == 2);
@@ -118,10 +130,10 @@ TEST_CASE("breakdown of a hand-built run: exact times per worker and in total", 
 
     const auto& w1 = b.workers[1];
     CHECK(get(w1.time, time_category::parked) == 5);
-    CHECK(get(w1.time, time_category::stealing) == 3);     // [5,8) after the steal @5
-    CHECK(get(w1.time, time_category::work) == 22);        // [8,20) + [20,30); the empty node adds nothing
-    CHECK(get(w1.time, time_category::scheduler) == 1);    // [30,31): a suspend is no steal
-    CHECK(get(w1.time, time_category::stall) == 10);       // idle [31,100) against waiting [35,45)
+    CHECK(get(w1.time, time_category::stealing) == 3);    // [5,8) after the steal @5
+    CHECK(get(w1.time, time_category::work) == 22);       // [8,20) + [20,30); the empty node adds nothing
+    CHECK(get(w1.time, time_category::scheduler) == 1);   // [30,31): a suspend is no steal
+    CHECK(get(w1.time, time_category::stall) == 10);      // idle [31,100) against waiting [35,45)
     CHECK(get(w1.time, time_category::idle) == 59);
     CHECK(get(w1.time, time_category::untraced) == 0);
     CHECK(w1.time.sum() == 100);
@@ -193,8 +205,8 @@ TEST_CASE("compare table of hand-built runs from two files", "[viewer][compare]"
         CHECK(r.suspensions == 1);
         REQUIRE(r.peak_live);
         CHECK(*r.peak_live == 2);
-        CHECK(r.nodes == 5);               // no DAG: node slices
-        CHECK_FALSE(r.serial_ns);          // not in the metadata yet
+        CHECK(r.nodes == 5);        // no DAG: node slices
+        CHECK_FALSE(r.serial_ns);   // not in the metadata yet
         CHECK_FALSE(r.speedup);
         CHECK(r.work_fraction == Approx(0.245));
     }

@@ -23,9 +23,16 @@ namespace {
 // the block of i-1 holding its last stage (b0 holds stage 2 <= 3); (2, 2) waits on b2.
 tm::pipeline_dag folded_dag() {
     tm::pipeline_dag d;
-    auto add = [&](std::uint64_t i, std::uint64_t j, std::uint64_t last, std::uint64_t s, std::uint64_t e, int w, bool waited) {
-        d.nodes.push_back({.iteration = i, .stage = j, .last_stage = last, .start = s, .end = e,
-                           .nodes = static_cast<std::uint32_t>(last - j + 1), .worker = w, .waited = waited,
+    auto add = [&](std::uint64_t i, std::uint64_t j, std::uint64_t last, std::uint64_t s, std::uint64_t e, int w,
+                   bool waited) {
+        d.nodes.push_back({.iteration = i,
+                           .stage = j,
+                           .last_stage = last,
+                           .start = s,
+                           .end = e,
+                           .nodes = static_cast<std::uint32_t>(last - j + 1),
+                           .worker = w,
+                           .waited = waited,
                            .slice = {static_cast<std::uint32_t>(w), static_cast<std::uint32_t>(d.nodes.size()), false}});
     };
     add(0, 0, 2, 0, 30, 0, false);
@@ -33,14 +40,17 @@ tm::pipeline_dag folded_dag() {
     add(1, 1, 3, 35, 47, 0, false);
     add(2, 0, 0, 47, 50, 1, false);
     add(2, 2, 2, 60, 70, 0, true);
-    d.edges = {{1, 2, dag_edge_kind::stage}, {0, 2, dag_edge_kind::cross}, {3, 4, dag_edge_kind::stage}, {2, 4, dag_edge_kind::cross}};
+    d.edges = {{1, 2, dag_edge_kind::stage},
+               {0, 2, dag_edge_kind::cross},
+               {3, 4, dag_edge_kind::stage},
+               {2, 4, dag_edge_kind::cross}};
     d.iterations = 3;
     d.node_count = 9;
     d.folded_blocks = 2;
     return d;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("dag folded: a block covers its stages' rows; cells inside it hit it", "[viewer][dag][folded]") {
     const auto d = folded_dag();
@@ -64,7 +74,8 @@ TEST_CASE("dag folded: the nodes of a block are done by their share of its time"
     const auto d = folded_dag();
     const dag_index x = build_dag_index(d);
     const tm::dag_node& b0 = d.nodes[0];
-    const std::pair<std::uint64_t, std::uint32_t> done_at[] = {{0, 0}, {9, 0}, {10, 1}, {19, 1}, {20, 2}, {29, 2}, {30, 3}, {99, 3}};
+    const std::pair<std::uint64_t, std::uint32_t> done_at[] = {{0, 0},  {9, 0},  {10, 1}, {19, 1},
+                                                               {20, 2}, {29, 2}, {30, 3}, {99, 3}};
     for (const auto& [t, n] : done_at) {
         INFO("t = " << t);
         CHECK(nodes_done_at(b0, t) == n);

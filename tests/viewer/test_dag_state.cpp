@@ -38,8 +38,8 @@ tm::pipeline_dag hand_dag() {
     node(1, 3, 50, 60, 0, true);
     node(2, 0, 45, 47, 1, false);
     node(2, 2, 52, 70, 1, true);
-    d.edges = {{0, 1, dag_edge_kind::stage}, {1, 2, dag_edge_kind::stage}, {3, 4, dag_edge_kind::stage},
-               {1, 4, dag_edge_kind::cross}, {4, 5, dag_edge_kind::stage}, {2, 5, dag_edge_kind::cross},
+    d.edges = {{0, 1, dag_edge_kind::stage},    {1, 2, dag_edge_kind::stage}, {3, 4, dag_edge_kind::stage},
+               {1, 4, dag_edge_kind::cross},    {4, 5, dag_edge_kind::stage}, {2, 5, dag_edge_kind::cross},
                {2, 6, dag_edge_kind::throttle}, {6, 7, dag_edge_kind::stage}, {4, 7, dag_edge_kind::cross},
                {5, 7, dag_edge_kind::retire}};
     d.K = 2;
@@ -55,7 +55,7 @@ std::vector<S> states(const tm::pipeline_dag& d, const dag_index& x, std::uint64
     return v;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("dag index: columns, rows, suspensions, events", "[viewer][dag]") {
     const auto d = hand_dag();
@@ -169,7 +169,7 @@ TEST_CASE("dag camera: fit, zoom at the cursor, clamp, hit testing", "[viewer][d
     CHECK(node_at_px(x, cam, cam.px_x(-0.5), cam.px_y(0.5)) == tm::no_index);
     cam.pan_px(1e6, -1e6);
     cam.clamp(3, 4);
-    CHECK(cam.px_x(3) > 0);          // the grid stays in view
+    CHECK(cam.px_x(3) > 0);   // the grid stays in view
     CHECK(cam.px_y(0) < cam.height);
 }
 
@@ -324,20 +324,22 @@ std::vector<std::string> names_of(const std::vector<dag_row_label>& labels) {
     return v;
 }
 constexpr std::uint64_t p40 = std::uint64_t{1} << 40;
-}  // namespace
+}   // namespace
 
 TEST_CASE("dag row labels: each row gets the metadata entry naming its stage number", "[viewer][dag]") {
     // x264 (workloads/src/x264_workload.cpp): rows 1 .. 2^40 - 1 are "stage 1 + w·i + r" (row r of
     // iteration i) or "stage 1 + w·i + rows", which the names alone cannot tell apart: no name there,
     // never the entry at the row's position (row 3 used to read "stage 2^40 · encode B-frames").
-    const auto x264 = stage_list({"stage 0 \xC2\xB7 read, decide frame type", "stage 1 + w\xC2\xB7i + r \xC2\xB7 encode macroblock row r",
-                                  "stage 1 + w\xC2\xB7i + rows \xC2\xB7 references ready", "stage 2^40 \xC2\xB7 encode B-frames",
-                                  "stage 2^40 + 1 \xC2\xB7 write frames"});
+    const auto x264 =
+        stage_list({"stage 0 \xC2\xB7 read, decide frame type", "stage 1 + w\xC2\xB7i + r \xC2\xB7 encode macroblock row r",
+                    "stage 1 + w\xC2\xB7i + rows \xC2\xB7 references ready", "stage 2^40 \xC2\xB7 encode B-frames",
+                    "stage 2^40 + 1 \xC2\xB7 write frames"});
     const std::vector<std::uint64_t> x264_rows = {0, 1, 2, 3, 4, 19, p40, p40 + 1};
     const auto xl = dag_row_labels(x264, x264_rows);
     REQUIRE(xl.size() == x264_rows.size());
     CHECK(names_of(xl) == std::vector<std::string>{"stage 0 \xC2\xB7 read, decide frame type", "", "", "", "", "",
-                                                   "stage 2^40 \xC2\xB7 encode B-frames", "stage 2^40 + 1 \xC2\xB7 write frames"});
+                                                   "stage 2^40 \xC2\xB7 encode B-frames",
+                                                   "stage 2^40 + 1 \xC2\xB7 write frames"});
     CHECK(xl[3].stage == "stage 3");
     CHECK(xl[6].stage == "stage 2^40");
     CHECK(xl[7].stage == "stage 2^40 + 1");
@@ -354,7 +356,8 @@ TEST_CASE("dag row labels: each row gets the metadata entry naming its stage num
     const auto sps = stage_list({"stage 0 \xC2\xB7 load", "stage 1 \xC2\xB7 search", "stage 2 \xC2\xB7 output"});
     CHECK(names_of(dag_row_labels(sps, std::vector<std::uint64_t>{0, 1, 2})) ==
           std::vector<std::string>{sps[0].name, sps[1].name, sps[2].name});
-    const auto dedup = stage_list({"stage 0 \xC2\xB7 read", "stage 1 \xC2\xB7 hash", "stage 2 \xC2\xB7 compress", "stage 3 \xC2\xB7 write"});
+    const auto dedup = stage_list(
+        {"stage 0 \xC2\xB7 read", "stage 1 \xC2\xB7 hash", "stage 2 \xC2\xB7 compress", "stage 3 \xC2\xB7 write"});
     CHECK(names_of(dag_row_labels(dedup, std::vector<std::uint64_t>{0, 1, 2, 3})) ==
           std::vector<std::string>{dedup[0].name, dedup[1].name, dedup[2].name, dedup[3].name});
 
@@ -366,7 +369,8 @@ TEST_CASE("dag row labels: each row gets the metadata entry naming its stage num
 
     // Names without a stage number describe the stage of their index; a stage nobody names has none.
     const auto plain = stage_list({"read", "work", "write"});
-    CHECK(names_of(dag_row_labels(plain, std::vector<std::uint64_t>{0, 2, 5})) == std::vector<std::string>{"read", "write", ""});
+    CHECK(names_of(dag_row_labels(plain, std::vector<std::uint64_t>{0, 2, 5})) ==
+          std::vector<std::string>{"read", "write", ""});
     CHECK(names_of(dag_row_labels({}, std::vector<std::uint64_t>{0, 1})) == std::vector<std::string>{"", ""});
 }
 

@@ -32,8 +32,8 @@ TEST_CASE("an example trace loads into runs with workers, lines and counters", "
     REQUIRE(d.runs.size() == 1);
     const run_ref& r = d.runs[0];
     CHECK(r.workers.size() == 2);
-    CHECK(r.lines.size() >= 3);          // line 0, line 1, control
-    CHECK(r.counters.size() >= 1);       // live iterations
+    CHECK(r.lines.size() >= 3);      // line 0, line 1, control
+    CHECK(r.counters.size() >= 1);   // live iterations
     CHECK(r.start < r.end);
     CHECK(d.start == r.start);
     const loaded_file& f = *d.files[0];
@@ -78,8 +78,8 @@ TEST_CASE("select_node finds a pipeline node's slice, and nothing for a node no 
     CHECK(s.ev == want.slice);
     const tm::slice& sl = d.files[0]->model.tracks[s.ev.track].slices[s.ev.index];
     CHECK(sl.begin == want.start);
-    CHECK(!select_node(d, dag.iterations + 5, 0).valid());          // past the last iteration
-    CHECK(!select_node(d, want.iteration, want.stage, 7).valid());  // no run 7
+    CHECK(!select_node(d, dag.iterations + 5, 0).valid());           // past the last iteration
+    CHECK(!select_node(d, want.iteration, want.stage, 7).valid());   // no run 7
 }
 
 TEST_CASE("a truncated trace loads up to the damage, says where, and its run says it is incomplete", "[viewer][document]") {
@@ -97,8 +97,9 @@ TEST_CASE("a truncated trace loads up to the damage, says where, and its run say
     REQUIRE(!m.damage.empty());
     CHECK(m.packets > 0);
     const std::string note = damage_note(*f);
-    CHECK(note.starts_with("pipescope-viewer-truncated.pftrace is damaged at byte " + std::to_string(m.damage_offset) + " of " +
-                           std::to_string(bytes.size() / 2 + 7) + ": showing the " + std::to_string(m.packets) + " packets of its first "));
+    CHECK(note.starts_with("pipescope-viewer-truncated.pftrace is damaged at byte " + std::to_string(m.damage_offset) +
+                           " of " + std::to_string(bytes.size() / 2 + 7) + ": showing the " + std::to_string(m.packets) +
+                           " packets of its first "));
     CHECK(note.find("as Perfetto does (byte " + std::to_string(m.damage_offset) + ": ") != std::string::npos);
     document d;
     d.add(load_file(tmp));
@@ -111,8 +112,9 @@ TEST_CASE("a truncated trace loads up to the damage, says where, and its run say
 TEST_CASE("a file that is not a trace fails to load saying so", "[viewer][document]") {
     const fs::path tmp = fs::temp_directory_path() / "pipescope-viewer-not-a-trace.pftrace";
     std::ofstream(tmp) << "root:x:0:0:root:/root:/bin/bash\n";
-    CHECK_THROWS_WITH(load_file(tmp), Catch::Contains("pipescope-viewer-not-a-trace.pftrace: not a Perfetto trace: a Perfetto trace "
-                                                      "starts with a packet (the byte 0x0A); this is text"));
+    CHECK_THROWS_WITH(load_file(tmp),
+                      Catch::Contains("pipescope-viewer-not-a-trace.pftrace: not a Perfetto trace: a Perfetto trace "
+                                      "starts with a packet (the byte 0x0A); this is text"));
     std::ofstream(tmp, std::ios::binary | std::ios::trunc) << std::string("\x0a\xff\xff", 3);   // a first packet cut short
     CHECK_THROWS_WITH(load_file(tmp), Catch::Contains("not a Perfetto trace: no packet could be read (byte 1: "));
     fs::remove(tmp);

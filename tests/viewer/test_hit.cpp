@@ -14,9 +14,9 @@ TEST_CASE("hit testing picks the slice under the cursor, else the nearest within
     CHECK(hit_row(row, 200, 0) == 0);
     CHECK(hit_row(row, 255, 0) == 1);
     CHECK(hit_row(row, 999, 5) == 2);
-    CHECK(hit_row(row, 230, 5) == npos);     // 30 from the first, 20 from the second
-    CHECK(hit_row(row, 230, 25) == 1);       // nearest: the second
-    CHECK(hit_row(row, 210, 25) == 0);       // nearest: the first
+    CHECK(hit_row(row, 230, 5) == npos);   // 30 from the first, 20 from the second
+    CHECK(hit_row(row, 230, 25) == 1);     // nearest: the second
+    CHECK(hit_row(row, 210, 25) == 0);     // nearest: the first
     CHECK(hit_row(row, 50, 10) == npos);
     CHECK(hit_row(row, 1005, 10) == 2);
     CHECK(hit_row(row, 2000, 10) == npos);
@@ -29,7 +29,10 @@ TEST_CASE("hit testing on nested slices uses the row of the depth", "[viewer][hi
     tm::track t;
     t.kind = tm::track_kind::thread;
     t.name = "worker 0";
-    t.slices = {{0, 1000, 1, 0, 0, 0, false}, {100, 200, 2, 0, 0, 1, false}, {500, 900, 2, 0, 0, 1, false}, {2000, 3000, 1, 0, 0, 0, false}};
+    t.slices = {{0, 1000, 1, 0, 0, 0, false},
+                {100, 200, 2, 0, 0, 1, false},
+                {500, 900, 2, 0, 0, 1, false},
+                {2000, 3000, 1, 0, 0, 0, false}};
     t.max_depth = 1;
     t.instants = {{150, 1, 0, 0, 0}, {700, 2, 0, 0, 0}};
     m.tracks.push_back(t);

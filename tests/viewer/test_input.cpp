@@ -22,7 +22,7 @@ std::vector<script_step> parse(const std::string& text) {
     std::istringstream in(text);
     return parse_script(in, "t.txt");
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("input queue: a press and its release within one frame land in two frames", "[input]") {
     input_queue q;
@@ -104,10 +104,11 @@ TEST_CASE("script: key chords as GLFW reports them", "[input]") {
 }
 
 TEST_CASE("script: every command parses; comments and blank lines are skipped", "[input]") {
-    const auto s = parse("# a test\n\nkey ctrl+f\ntext stage 2\nmove 10 20\nclick 1 2 right double shift\n"
-                         "drag 0 0 80 0 shift\nscroll 5 5 -1\nscroll 5 5 0 2 shift\nframes 3\nwait-loaded\n"
-                         "screenshot out dir/a.png\ndump s.json\nexpect /view dag\nexpect /visible/start >= 0\n"
-                         "expect /selection/name == \"stage 1\"\nresize 1000 700\ndrop a.pftrace b.pftrace\nkeydown w\nkeyup w\nleave\n");
+    const auto s = parse(
+        "# a test\n\nkey ctrl+f\ntext stage 2\nmove 10 20\nclick 1 2 right double shift\n"
+        "drag 0 0 80 0 shift\nscroll 5 5 -1\nscroll 5 5 0 2 shift\nframes 3\nwait-loaded\n"
+        "screenshot out dir/a.png\ndump s.json\nexpect /view dag\nexpect /visible/start >= 0\n"
+        "expect /selection/name == \"stage 1\"\nresize 1000 700\ndrop a.pftrace b.pftrace\nkeydown w\nkeyup w\nleave\n");
     REQUIRE(s.size() == 19);
     using op = script_step::op;
     CHECK(s[0].line == 3);

@@ -41,9 +41,9 @@ TEST_CASE("layout: a toolbar wraps before the item that would cross the edge", "
     CHECK(f.room() == 92);
     const flow_cell c = f.place(84, 8);   // ends at 300: still fits
     CHECK((c.x == 216 && c.line == 0 && c.fits));
-    const flow_cell d = f.place(1, 8);    // 301 > 300: a new line
+    const flow_cell d = f.place(1, 8);   // 301 > 300: a new line
     CHECK((d.x == 0 && d.line == 1 && d.new_line));
-    const flow_cell e = f.place(400, 8);  // wider than a line: a line of its own, reported as not fitting
+    const flow_cell e = f.place(400, 8);   // wider than a line: a line of its own, reported as not fitting
     CHECK((e.x == 0 && e.line == 2 && !e.fits));
     const flow_cell g = f.place(10, 8);
     CHECK((g.line == 3 && g.x == 0));
@@ -54,7 +54,7 @@ TEST_CASE("layout: a toolbar wraps before the item that would cross the edge", "
 
 TEST_CASE("layout: the audit lists the labels wider than their cells", "[viewer][layout]") {
     layout_audit a;
-    a.check("toolbar", "Fit", 30, 30.4);    // within half a pixel: rounding
+    a.check("toolbar", "Fit", 30, 30.4);   // within half a pixel: rounding
     a.check("toolbar", "legend", 80, 60);
     a.check("header", "run", 10, 400);
     REQUIRE(a.labels().size() == 3);
@@ -80,7 +80,7 @@ TEST_CASE("layout: the timeline's sizes follow the font size", "[viewer][layout]
     CHECK(two.header_h == 48);
     CHECK(two.counter_h == 80);
     const timeline_metrics s15 = timeline_metrics_for(23);   // 1.5: the font is rounded to 23 px
-    CHECK(s15.row_h == 28);   // round(18 * 23 / 15) = round(27.6)
+    CHECK(s15.row_h == 28);                                  // round(18 * 23 / 15) = round(27.6)
     CHECK(s15.row_h > s15.line_h);
     CHECK(s15.row_h >= 23);   // a row holds a line of text
 }
@@ -90,13 +90,13 @@ TEST_CASE("viewport: a resize keeps the visible time range", "[viewer][viewport]
     vp.width = 1400;
     vp.frame(0, 7e6, 0.02);   // fitted
     const double t0 = vp.t0, t1 = vp.t1();
-    vp.resize(600);           // the window made narrower
+    vp.resize(600);   // the window made narrower
     CHECK(vp.width == 600);
     CHECK(vp.t0 == Approx(t0));
     CHECK(vp.t1() == Approx(t1));
-    vp.resize(2300);          // wider
+    vp.resize(2300);   // wider
     CHECK(vp.t1() == Approx(t1));
     CHECK(vp.to_px(7e6) == Approx(2300 * 0.98).epsilon(1e-9));   // the run still ends 2 % before the right edge
-    vp.resize(0);             // no time area: nothing changes
+    vp.resize(0);                                                // no time area: nothing changes
     CHECK(vp.width == 2300);
 }

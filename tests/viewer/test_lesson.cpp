@@ -43,7 +43,9 @@ json good_lesson() {
       ]})");
 }
 
-lesson parse(const json& j, const view_name_check& views = {}) { return parse_lesson(j.dump(), "/tmp/l/lesson.json", views); }
+lesson parse(const json& j, const view_name_check& views = {}) {
+    return parse_lesson(j.dump(), "/tmp/l/lesson.json", views);
+}
 
 // The message of the lesson_error that parsing `j` throws ("" if it parses).
 std::string error_of(const json& j, const view_name_check& views = {}) {
@@ -55,7 +57,7 @@ std::string error_of(const json& j, const view_name_check& views = {}) {
     return "";
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("a lesson file parses into its runs, refusals, findings and steps", "[viewer][lesson]") {
     const lesson l = parse(good_lesson());
@@ -70,7 +72,7 @@ TEST_CASE("a lesson file parses into its runs, refusals, findings and steps", "[
     CHECK(l.runs[0].params == std::vector<std::string>{"stages=6"});
     CHECK(l.runs[0].trace == "bind-to-stage.pftrace");
     CHECK(l.runs[0].trace_path == fs::path("/tmp/l/bind-to-stage.pftrace"));   // relative to the lesson's directory
-    CHECK(l.runs[1].trace_path == fs::path("/abs/piper.pftrace"));              // absolute stays
+    CHECK(l.runs[1].trace_path == fs::path("/abs/piper.pftrace"));             // absolute stays
     REQUIRE(l.refusals.size() == 1);
     CHECK(l.refusals[0].policy == "tbb");
     CHECK(l.refusals[0].reason == "x264 waits across iterations");
@@ -130,10 +132,13 @@ TEST_CASE("malformed lesson files are refused naming the file and the field", "[
         }
         CHECK_THAT(e, Catch::StartsWith("/tmp/l/lesson.json: not valid JSON: parse error"));
     }
-    SECTION("not an object") { CHECK(error_of(json::array()) == "/tmp/l/lesson.json: the file: expected an object, got an array"); }
+    SECTION("not an object") {
+        CHECK(error_of(json::array()) == "/tmp/l/lesson.json: the file: expected an object, got an array");
+    }
     SECTION("another format") {
         CHECK_THAT(with([](json& j) { j["format"] = "pipescope-lesson/2"; }),
-                   Catch::StartsWith("/tmp/l/lesson.json: format: expected \"pipescope-lesson/1\", got \"pipescope-lesson/2\""));
+                   Catch::StartsWith(
+                       "/tmp/l/lesson.json: format: expected \"pipescope-lesson/1\", got \"pipescope-lesson/2\""));
     }
     SECTION("missing fields") {
         CHECK(with([](json& j) { j.erase("format"); }) == "/tmp/l/lesson.json: format: missing");
@@ -148,22 +153,30 @@ TEST_CASE("malformed lesson files are refused naming the file and the field", "[
     }
     SECTION("wrong types") {
         CHECK(with([](json& j) { j["title"] = 3; }) == "/tmp/l/lesson.json: title: expected a string, got a number");
-        CHECK(with([](json& j) { j["steps"] = json::object(); }) == "/tmp/l/lesson.json: steps: expected an array, got an object");
-        CHECK(with([](json& j) { j["steps"][1] = "x"; }) == "/tmp/l/lesson.json: steps[1]: expected an object, got a string");
-        CHECK(with([](json& j) { j["runs"][0]["params"] = json::array({"a=1", 2}); }) ==
-              "/tmp/l/lesson.json: runs[0].params[1]: expected a string, got a number");
+        CHECK(with([](json& j) { j["steps"] = json::object(); }) ==
+              "/tmp/l/lesson.json: steps: expected an array, got an object");
+        CHECK(with([](json& j) { j["steps"][1] = "x"; }) ==
+              "/tmp/l/lesson.json: steps[1]: expected an object, got a string");
+        CHECK(with([](json& j) {
+                  j["runs"][0]["params"] = json::array({"a=1", 2});
+              }) == "/tmp/l/lesson.json: runs[0].params[1]: expected a string, got a number");
         CHECK(with([](json& j) { j["runs"][0]["workers"] = -1; }) ==
               "/tmp/l/lesson.json: runs[0].workers: expected a non-negative integer, got -1");
         CHECK(with([](json& j) { j["findings"][1]["holds"] = "yes"; }) ==
               "/tmp/l/lesson.json: findings[1].holds: expected true or false, got a string");
-        CHECK(with([](json& j) { j["steps"][1]["cursor"] = "0.4"; }) == "/tmp/l/lesson.json: steps[1].cursor: expected a number, got a string");
+        CHECK(with([](json& j) { j["steps"][1]["cursor"] = "0.4"; }) ==
+              "/tmp/l/lesson.json: steps[1].cursor: expected a number, got a string");
         CHECK(with([](json& j) { j["steps"][1]["align_runs"] = 1; }) ==
               "/tmp/l/lesson.json: steps[1].align_runs: expected true or false, got a number");
         CHECK(with([](json& j) { j["steps"][1]["select"] = json::array({12}); }) ==
               "/tmp/l/lesson.json: steps[1].select: expected [iteration, stage]: two non-negative integers, got [12]");
-        CHECK(with([](json& j) { j["steps"][1]["select"] = json::array({12, -3}); }) ==
+        CHECK(with([](json& j) {
+                  j["steps"][1]["select"] = json::array({12, -3});
+              }) ==
               "/tmp/l/lesson.json: steps[1].select: expected [iteration, stage]: two non-negative integers, got [12,-3]");
-        CHECK(with([](json& j) { j["steps"][1]["range"] = json::array({0.1, "x"}); }) ==
+        CHECK(with([](json& j) {
+                  j["steps"][1]["range"] = json::array({0.1, "x"});
+              }) ==
               "/tmp/l/lesson.json: steps[1].range: expected [a, b]: two fractions of the document's span, got [0.1,\"x\"]");
     }
     SECTION("fractions outside [0, 1] and empty ranges") {
@@ -171,15 +184,19 @@ TEST_CASE("malformed lesson files are refused naming the file and the field", "[
               "/tmp/l/lesson.json: steps[1].cursor: expected a fraction of the document's span in [0, 1], got 1.5");
         CHECK(with([](json& j) { j["steps"][1]["cursor"] = -0.1; }) ==
               "/tmp/l/lesson.json: steps[1].cursor: expected a fraction of the document's span in [0, 1], got -0.1");
-        CHECK(with([](json& j) { j["steps"][1]["range"] = json::array({0.2, 1.2}); }) ==
-              "/tmp/l/lesson.json: steps[1].range: fractions of the document's span must be in [0, 1], got [0.2,1.2]");
-        CHECK(with([](json& j) { j["steps"][1]["range"] = json::array({0.3, 0.3}); }) ==
-              "/tmp/l/lesson.json: steps[1].range: expected a < b, got [0.3,0.3]");
-        CHECK(with([](json& j) { j["steps"][1]["range"] = json::array({0.5, 0.2}); }) ==
-              "/tmp/l/lesson.json: steps[1].range: expected a < b, got [0.5,0.2]");
+        CHECK(with([](json& j) {
+                  j["steps"][1]["range"] = json::array({0.2, 1.2});
+              }) == "/tmp/l/lesson.json: steps[1].range: fractions of the document's span must be in [0, 1], got [0.2,1.2]");
+        CHECK(with([](json& j) {
+                  j["steps"][1]["range"] = json::array({0.3, 0.3});
+              }) == "/tmp/l/lesson.json: steps[1].range: expected a < b, got [0.3,0.3]");
+        CHECK(with([](json& j) {
+                  j["steps"][1]["range"] = json::array({0.5, 0.2});
+              }) == "/tmp/l/lesson.json: steps[1].range: expected a < b, got [0.5,0.2]");
     }
     SECTION("no steps, an empty trace path") {
-        CHECK(with([](json& j) { j["steps"] = json::array(); }) == "/tmp/l/lesson.json: steps: empty: a lesson has at least one step");
+        CHECK(with([](json& j) { j["steps"] = json::array(); }) ==
+              "/tmp/l/lesson.json: steps: empty: a lesson has at least one step");
         CHECK(with([](json& j) { j["runs"][0]["trace"] = ""; }) == "/tmp/l/lesson.json: runs[0].trace: empty path");
     }
     SECTION("an unknown view, when the app says which exist") {
@@ -196,9 +213,7 @@ TEST_CASE("an unreadable lesson file is an error naming it", "[viewer][lesson]")
     CHECK_THROWS_WITH(load_lesson(missing), missing.string() + ": cannot be read (no such file, or no permission)");
     CHECK_THROWS_WITH(load_lesson(fs::temp_directory_path()), Catch::Contains("is a directory"));
     const fs::path tmp = fs::temp_directory_path() / "pipescope-test-lesson.json";
-    {
-        std::ofstream(tmp) << good_lesson().dump(2);
-    }
+    { std::ofstream(tmp) << good_lesson().dump(2); }
     const lesson l = load_lesson(tmp);
     CHECK(l.file == tmp);
     CHECK(l.runs[0].trace_path == tmp.parent_path() / "bind-to-stage.pftrace");
@@ -210,9 +225,7 @@ TEST_CASE("a lesson file is told apart from traces and other JSON by its format"
     CHECK(looks_like_lesson(source / "tests/data/lesson/lesson.json"));
     CHECK_FALSE(looks_like_lesson(traces_dir / "pipe-fib-256-piper.pftrace"));   // not .json
     const fs::path other = fs::temp_directory_path() / "pipescope-test-not-a-lesson.json";
-    {
-        std::ofstream(other) << R"({"traceEvents": [], "format": "chrome"})";
-    }
+    { std::ofstream(other) << R"({"traceEvents": [], "format": "chrome"})"; }
     CHECK_FALSE(looks_like_lesson(other));
     fs::remove(other);
     CHECK_FALSE(looks_like_lesson(fs::temp_directory_path() / "pipescope-no-such-dir" / "lesson.json"));

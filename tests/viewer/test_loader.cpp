@@ -56,7 +56,7 @@ std::vector<load_result> take_all(loader& l, std::size_t count) {
     return got;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("loads that finish in reverse order are handed out in start order", "[viewer][loader]") {
     reverse_gate gate(4);

@@ -35,18 +35,23 @@ void check_lod_invariants(const std::vector<spec>& specs, const loaded_file& f, 
             }
         }
         for (const auto& b : blocks)
-            if (covers(b.x0, b.x1, c)) { by_blocks = true; break; }
+            if (covers(b.x0, b.x1, c)) {
+                by_blocks = true;
+                break;
+            }
         REQUIRE(by_slices == by_blocks);
     }
     std::size_t visible = 0, counted = 0;
     for (std::size_t i = 0; i < row.size; ++i)
-        if (static_cast<double>(row[i].end) >= p.t_left && static_cast<double>(row[i].begin) < p.t_left + p.width * p.npp) ++visible;
+        if (static_cast<double>(row[i].end) >= p.t_left && static_cast<double>(row[i].begin) < p.t_left + p.width * p.npp)
+            ++visible;
     for (const auto& b : blocks) counted += b.count;
     CHECK(counted == visible);
     for (std::size_t i = 0; i < row.size; ++i) {
         const tm::slice& s = row[i];
         const double w = static_cast<double>(s.end - s.begin) / p.npp;
-        if (w < 1 || static_cast<double>(s.end) < p.t_left || static_cast<double>(s.begin) >= p.t_left + p.width * p.npp) continue;
+        if (w < 1 || static_cast<double>(s.end) < p.t_left || static_cast<double>(s.begin) >= p.t_left + p.width * p.npp)
+            continue;
         bool found = false;
         for (const auto& b : blocks)
             if (!b.merged() && b.first == i && b.count == 1) found = true;
@@ -62,7 +67,7 @@ void check_lod_invariants(const std::vector<spec>& specs, const loaded_file& f, 
     }
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("lod: merged blocks cover exactly the union of the slices, per pixel column", "[viewer][lod]") {
     std::mt19937_64 rng(42);
@@ -75,7 +80,8 @@ TEST_CASE("lod: merged blocks cover exactly the union of the slices, per pixel c
         lod_params p;
         p.width = 400;
         p.npp = std::max(1.0, std::floor(span / p.width * std::pow(2.0, -(round % 12))));
-        p.t_left = static_cast<double>(specs.front().b) + std::floor(static_cast<double>(rng() % static_cast<std::uint64_t>(span)) * 0.5);
+        p.t_left = static_cast<double>(specs.front().b) +
+                   std::floor(static_cast<double>(rng() % static_cast<std::uint64_t>(span)) * 0.5);
         std::vector<lod_block> blocks;
         lod_merge(row, f->key_of_string.data(), p, blocks);
         INFO("round " << round << " npp " << p.npp << " t_left " << p.t_left);
@@ -94,7 +100,8 @@ TEST_CASE("lod: long rows merged from their summary keep every invariant", "[vie
         lod_params p;
         p.width = 400;
         p.npp = std::max(1.0, std::floor(span / p.width * std::pow(2.0, -(round % 6))));
-        p.t_left = static_cast<double>(specs.front().b) + std::floor(static_cast<double>(rng() % static_cast<std::uint64_t>(span)) * 0.3);
+        p.t_left = static_cast<double>(specs.front().b) +
+                   std::floor(static_cast<double>(rng() % static_cast<std::uint64_t>(span)) * 0.3);
         std::vector<lod_block> blocks;
         lod_merge(row, f->key_of_string.data(), p, blocks);
         INFO("round " << round << " npp " << p.npp << " t_left " << p.t_left);
@@ -138,8 +145,15 @@ TEST_CASE("lod: a summary's groups carry the dominant key of what they cover", "
 TEST_CASE("lod: the colour of a merged column is its dominant stage", "[viewer][lod]") {
     // Column 0 = [0, 1000): stage 1 has 2 x 100 ns, stage 2 one 300 ns slice -> stage 2.
     // Column 1 = [1000, 2000): five short stage-3 slices and one 200 ns idle -> stage 3 (5 x 50 > 200+1).
-    const auto f = make_file({{0, 100, 1}, {150, 450, 2}, {500, 600, 1},
-                              {1000, 1050, 3}, {1100, 1150, 3}, {1200, 1250, 3}, {1300, 1350, 3}, {1400, 1450, 3}, {1500, 1700, -1}});
+    const auto f = make_file({{0, 100, 1},
+                              {150, 450, 2},
+                              {500, 600, 1},
+                              {1000, 1050, 3},
+                              {1100, 1150, 3},
+                              {1200, 1250, 3},
+                              {1300, 1350, 3},
+                              {1400, 1450, 3},
+                              {1500, 1700, -1}});
     lod_params p;
     p.t_left = 0;
     p.npp = 1000;
@@ -166,7 +180,7 @@ TEST_CASE("lod: the colour of a merged column is its dominant stage", "[viewer][
 TEST_CASE("lod: adjacent merged columns of one colour coalesce; a wide slice breaks them", "[viewer][lod]") {
     std::vector<spec> v;
     for (std::uint64_t t = 0; t < 100000; t += 10) v.push_back({t, t + 5, 0});   // 10000 tiny stage-0 slices
-    v.push_back({100000, 150000, 1});                                              // 50 px wide stage 1
+    v.push_back({100000, 150000, 1});                                            // 50 px wide stage 1
     for (std::uint64_t t = 150000; t < 200000; t += 10) v.push_back({t, t + 5, 0});
     const auto f = make_file(v);
     lod_params p;

@@ -44,7 +44,7 @@ std::vector<std::string> labels_of(const ruler_layout& r) {
     return v;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("ruler: no overlaps, nothing past the edge, at every zoom", "[viewer][ruler]") {
     // From a whole 3 s run down to a few ns, at several places and widths, from the run's start
@@ -105,9 +105,11 @@ TEST_CASE("ruler: degenerate views draw nothing", "[viewer][ruler]") {
 TEST_CASE("ruler: the hover readout resolves a pixel", "[viewer][ruler]") {
     CHECK(cursor_readout(41.50012e6, 0, 10) == "+41.50012 ms");
     CHECK(cursor_readout(41.50012e6, 0, 1e4) == "+41.50 ms");
-    CHECK(cursor_readout(250, 1000, 1) == "\xE2\x88\x92" "750 ns");
+    CHECK(cursor_readout(250, 1000, 1) == "\xE2\x88\x92"
+                                          "750 ns");
     CHECK(cursor_readout(1000, 1000, 50) == "0");
     CHECK(cursor_readout(2.5e9, 0, 1e6) == "+2.500 s");
     CHECK(format_offset(1250e3, 5e6, 3) == "+1.250 ms");
-    CHECK(format_offset(-500, 500, 0) == "\xE2\x88\x92" "500 ns");
+    CHECK(format_offset(-500, 500, 0) == "\xE2\x88\x92"
+                                         "500 ns");
 }

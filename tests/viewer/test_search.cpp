@@ -36,7 +36,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("search: the query syntax", "[viewer][search]") {
     auto q = parse_query("stage 3");
@@ -67,11 +67,13 @@ TEST_CASE("search: matches on the K = 2 example, counted from the trace model", 
     for (const auto& st : m.runs[0].stages) REQUIRE(lower(st.name).find("idle") == std::string::npos);
 
     const auto idle = find_matches(d, parse_query("IDLE"), false);
-    CHECK(idle.size() == count_events(m, [](const std::string& n, auto) { return lower(n).find("idle") != std::string::npos; }));
+    CHECK(idle.size() ==
+          count_events(m, [](const std::string& n, auto) { return lower(n).find("idle") != std::string::npos; }));
     CHECK(idle.size() > 10);
 
     const auto stage1 = find_matches(d, parse_query("stage 1"), false);
-    const std::size_t stage1_count = count_events(m, [](const std::string& n, auto) { return n == "stage 1" || ends_with(n, " at stage 1"); });
+    const std::size_t stage1_count =
+        count_events(m, [](const std::string& n, auto) { return n == "stage 1" || ends_with(n, " at stage 1"); });
     CHECK(stage1.size() == stage1_count);
     CHECK(stage1_count > 10);
 
@@ -81,7 +83,9 @@ TEST_CASE("search: matches on the K = 2 example, counted from the trace model", 
 
     // Both must hold: the node (5, 1), and iteration 5 waiting at stage 1 if it did.
     const auto node = find_matches(d, parse_query("stage 1 iteration 5"), false);
-    CHECK(node.size() == count_events(m, [](const std::string& n, auto it) { return it == 5u && (n == "stage 1" || ends_with(n, " at stage 1")); }));
+    CHECK(node.size() == count_events(m, [](const std::string& n, auto it) {
+              return it == 5u && (n == "stage 1" || ends_with(n, " at stage 1"));
+          }));
     REQUIRE(!node.empty());
     CHECK(std::count_if(node.begin(), node.end(), [&](const search_match& x) {
               return !x.ev.is_instant && m.str(m.tracks[x.ev.track].slices[x.ev.index].name) == "stage 1";
@@ -114,9 +118,10 @@ TEST_CASE("search: stepping with Enter and Shift+Enter", "[viewer][search]") {
     CHECK(s.counter() == std::to_string(n) + " matches");
     // From no current match: forward is the first at or after the view's left edge.
     const double t = s.matches[2].t;
-    CHECK(s.step(false, t) == static_cast<std::size_t>(std::lower_bound(s.matches.begin(), s.matches.end(), t,
-                                                                         [](const search_match& m, double x) { return m.t < x; }) -
-                                                        s.matches.begin()));
+    CHECK(s.step(false, t) ==
+          static_cast<std::size_t>(std::lower_bound(s.matches.begin(), s.matches.end(), t,
+                                                    [](const search_match& m, double x) { return m.t < x; }) -
+                                   s.matches.begin()));
     s.current = search_state::none;
     CHECK(s.step(false, -1) == 0);
     CHECK(s.counter() == "1 / " + std::to_string(n));
@@ -153,7 +158,15 @@ TEST_CASE("search: stepping with Enter and Shift+Enter", "[viewer][search]") {
 
 TEST_CASE("search: a stage's name from the run metadata finds its nodes", "[viewer][search]") {
     tm::trace_model m;
-    m.strings = {"", "stage 0", "stage 1", "idle", "stage 0\xE2\x80\x93" "1", "nodes", "last_stage", "stage"};
+    m.strings = {"",
+                 "stage 0",
+                 "stage 1",
+                 "idle",
+                 "stage 0\xE2\x80\x93"
+                 "1",
+                 "nodes",
+                 "last_stage",
+                 "stage"};
     tm::track t;
     t.kind = tm::track_kind::thread;
     t.name = "worker 0";
@@ -185,6 +198,6 @@ TEST_CASE("search: a stage's name from the run metadata finds its nodes", "[view
     };
     CHECK(slices_of("extract") == std::vector<std::uint32_t>{1, 3});   // stage 1, and the fold holding it
     CHECK(slices_of("stage 1") == std::vector<std::uint32_t>{1, 3});
-    CHECK(slices_of("read extract") == std::vector<std::uint32_t>{3}); // only the fold holds both
+    CHECK(slices_of("read extract") == std::vector<std::uint32_t>{3});   // only the fold holds both
     CHECK(slices_of("idle") == std::vector<std::uint32_t>{2});
 }

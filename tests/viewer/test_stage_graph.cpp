@@ -29,7 +29,8 @@ const std::string bts_meta = R"({"format":"pipescope-run/1","params":[],"policy"
  "seed":1,"size":"tiny","workers":2,"workload":"ferret"})";
 
 std::string meta_of(const char* policy, const char* program) {
-    return std::string(R"({"format":"pipescope-run/1","policy":")") + policy + R"(","workload":"w","program":)" + program + "}";
+    return std::string(R"({"format":"pipescope-run/1","policy":")") + policy + R"(","workload":"w","program":)" + program +
+           "}";
 }
 
 bool overlap(const layout_box& a, const layout_box& b) { return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1; }
@@ -57,7 +58,7 @@ graph_edge edge(std::uint32_t a, std::uint32_t b, bool queue = false) {
     return e;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("stage graph: structure read from bind-to-stage metadata", "[viewer][stage_graph]") {
     const program_structure p = read_program_structure(bts_meta);
@@ -310,7 +311,8 @@ TEST_CASE("stage graph: a hand-built bind-to-stage run", "[viewer][stage_graph]"
     r.workers = {1};
     r.tracks = {0, 1, 2, 3, 4, 5};
     r.metadata_valid = true;
-    r.metadata_json = meta_of("bind-to-stage", R"({"c":2,"queue":4,"stages":[{"index":0,"kind":"serial","name":"stage 0 · read"},
+    r.metadata_json =
+        meta_of("bind-to-stage", R"({"c":2,"queue":4,"stages":[{"index":0,"kind":"serial","name":"stage 0 · read"},
         {"index":1,"kind":"parallel","name":"stage 1 · work"},{"index":2,"kind":"serial_in_order","name":"stage 2 · write"}]})");
     // Nodes (iteration, stage) [start, end): (0,0) [5,10) (0,1) [10,30) (0,2) [35,40)
     //                                        (1,0) [10,12) (1,1) [20,25) (1,2) [40,45)
@@ -426,8 +428,8 @@ TEST_CASE("stage graph layout: shrinking to a width", "[viewer][stage_graph]") {
     CHECK(layout_stage_graph(stages, edges, p).width == 1474);   // 24 + 6 x 150 + 5 x 110
     p.max_width = 1200;
     const graph_layout L = layout_stage_graph(stages, edges, p);
-    CHECK(L.used.box_w == 121);       // floor(150 x 1176 / 1450)
-    CHECK(L.used.queue_gap == 89);    // floor(110 x 1176 / 1450)
+    CHECK(L.used.box_w == 121);      // floor(150 x 1176 / 1450)
+    CHECK(L.used.queue_gap == 89);   // floor(110 x 1176 / 1450)
     CHECK(L.width == 1195);
     CHECK(L.width <= p.max_width);
     check_no_overlap(L);
@@ -460,12 +462,12 @@ TEST_CASE("stage graph layout: fan-out, fan-in, a skip edge and a feedback edge"
         CHECK(L.boxes[1].x0 == 272);   // a queued edge enters layer 1
         CHECK(L.boxes[2].x0 == 272);
         CHECK(L.boxes[3].x0 == 470);
-        CHECK(L.boxes[0].y0 == 72);    // centred on the two-box layer
+        CHECK(L.boxes[0].y0 == 72);   // centred on the two-box layer
         CHECK(L.boxes[1].y0 == 12);
         CHECK(L.boxes[2].y0 == 132);
         CHECK(L.boxes[3].y0 == 72);
         CHECK(L.width == 632);
-        CHECK(L.height == 249);        // 216 + the feedback channel (21) + margin
+        CHECK(L.height == 249);   // 216 + the feedback channel (21) + margin
         check_no_overlap(L);
         const layout_edge& fan = L.edges[1];
         REQUIRE(fan.points.size() == 4);
@@ -486,7 +488,7 @@ TEST_CASE("stage graph layout: fan-out, fan-in, a skip edge and a feedback edge"
         CHECK(back.points[0].x == 620);
         CHECK(back.points[2].y == 223);   // under every box
         CHECK(back.points[3].x == 5);
-        CHECK(back.points[5].x == 12);    // into stage 0 from the left
+        CHECK(back.points[5].x == 12);   // into stage 0 from the left
         CHECK(back.points[5].y == 114);
         for (const auto& b : L.boxes) CHECK(b.y1 < back.points[2].y);
         REQUIRE(back.has_queue);
@@ -500,7 +502,7 @@ TEST_CASE("stage graph layout: fan-out, fan-in, a skip edge and a feedback edge"
         const std::vector<graph_edge> edges = {edge(0, 1), edge(1, 2), edge(0, 2)};
         const graph_layout L = layout_stage_graph(stages, edges, p);
         CHECK(L.boxes[2].layer == 2);
-        CHECK(L.boxes[0].y0 == 33);    // room over the boxes for one channel
+        CHECK(L.boxes[0].y0 == 33);   // room over the boxes for one channel
         const layout_edge& skip = L.edges[2];
         REQUIRE(skip.points.size() == 6);
         CHECK(skip.points[2].y == 26);
@@ -525,7 +527,8 @@ TEST_CASE("stage graph layout: fan-out, fan-in, a skip edge and a feedback edge"
 
 // A stage graph's trace records only its queue counters; the trace model derives the footprint from
 // them (docs/tracing.md, "Counters"), and the view's footprint row finds it by name like a recorded one.
-TEST_CASE("stage graph: the footprint row of a graph run reads the footprint the trace model derived", "[viewer][stage_graph]") {
+TEST_CASE("stage graph: the footprint row of a graph run reads the footprint the trace model derived",
+          "[viewer][stage_graph]") {
     namespace tr = pipescope::trace;
     const std::string meta = meta_of("gramps", R"({"kind":"graph","stages":[
         {"index":0,"kind":"serial","name":"source"},{"index":1,"kind":"serial","name":"sink"}],
@@ -536,7 +539,8 @@ TEST_CASE("stage graph: the footprint row of a graph run reads the footprint the
     auto counter = [](std::uint64_t ns, std::uint64_t queue, std::uint64_t value) {
         return tr::event_record{ns, queue, value, 0, tr::event_kind::counter, 0, 0};
     };
-    const std::vector<tr::event_record> records = {counter(10, 0, 2), counter(20, 1, 3), counter(30, 0, 0), counter(40, 1, 0)};
+    const std::vector<tr::event_record> records = {counter(10, 0, 2), counter(20, 1, 3), counter(30, 0, 0),
+                                                   counter(40, 1, 0)};
     std::ostringstream file;
     {
         tr::perfetto_writer out(file, {.counter_quantum_ns = 0});

@@ -74,7 +74,7 @@ void same_range(const std::string& a_path, const std::string& b_path) {
     expect_near("end", b.end, a.end, 1e-9);
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "";

@@ -251,7 +251,7 @@ private:
     chrome_json_stats stats_;
 };
 
-}  // namespace
+}   // namespace
 
 chrome_json_stats write_chrome_json(const trace_model& m, std::ostream& out) {
     exporter e(m, out);
@@ -281,4 +281,4 @@ chrome_json_stats write_chrome_json(const trace_model& m, const std::filesystem:
     return stats;
 }
 
-}  // namespace pipescope::trace
+}   // namespace pipescope::trace

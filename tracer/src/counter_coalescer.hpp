@@ -61,4 +61,4 @@ private:
     std::unordered_map<std::uint64_t, window> windows_;
 };
 
-}  // namespace pipescope::trace::detail
+}   // namespace pipescope::trace::detail

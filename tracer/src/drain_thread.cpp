@@ -37,4 +37,4 @@ void drain_thread::stop() {
     if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
-}  // namespace pipescope::trace
+}   // namespace pipescope::trace

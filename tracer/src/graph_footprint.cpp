@@ -65,7 +65,8 @@ std::vector<queue_source> queue_sources(const trace_model& m, const run& r) {
         if (!q.is_object()) continue;
         std::string counter;
         if (auto c = q.find("counter"); c != q.end() && c->is_string()) counter = c->get<std::string>();
-        else if (auto n = q.find("name"); n != q.end() && n->is_string()) counter = vocab::queue_packets(n->get<std::string>());
+        else if (auto n = q.find("name"); n != q.end() && n->is_string())
+            counter = vocab::queue_packets(n->get<std::string>());
         const auto t = counter_tracks.find(counter);
         if (t == counter_tracks.end() || used[t->second]) continue;
         used[t->second] = true;
@@ -112,7 +113,7 @@ footprint_series sum_of(const std::vector<queue_source>& queues) {
     return out;
 }
 
-}  // namespace
+}   // namespace
 
 void derive_graph_footprints(trace_model& m) {
     std::uint64_t next_uuid = 1;   // derived tracks get uuids no track of the file has
@@ -120,7 +121,8 @@ void derive_graph_footprints(trace_model& m) {
     for (std::uint32_t ri = 0; ri < m.runs.size(); ++ri) {
         const std::vector<queue_source> queues = queue_sources(m, m.runs[ri]);
         if (queues.empty()) continue;
-        const bool bytes_known = std::all_of(queues.begin(), queues.end(), [](const queue_source& q) { return q.packet_bytes > 0; });
+        const bool bytes_known =
+            std::all_of(queues.begin(), queues.end(), [](const queue_source& q) { return q.packet_bytes > 0; });
         footprint_series sum = sum_of(queues);
         auto add = [&](std::string_view name, std::vector<counter_sample> samples) {
             run& r = m.runs[ri];
@@ -142,4 +144,4 @@ void derive_graph_footprints(trace_model& m) {
     }
 }
 
-}  // namespace pipescope::trace::detail
+}   // namespace pipescope::trace::detail

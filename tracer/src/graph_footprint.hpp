@@ -15,4 +15,4 @@ namespace pipescope::trace::detail {
 // only "footprint packets" is derived. Runs that recorded their footprint keep their own tracks.
 void derive_graph_footprints(trace_model& m);
 
-}  // namespace pipescope::trace::detail
+}   // namespace pipescope::trace::detail

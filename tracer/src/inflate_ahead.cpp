@@ -10,8 +10,9 @@ namespace pipescope::trace::detail {
 inflate_result inflate_packet(z_stream& z, bool& z_ready, const proto::field& f, std::uint64_t total_left,
                               const read_options& opt, std::unique_ptr<char[]>& out, std::size_t& out_capacity) {
     const std::uint64_t ratio_limit =
-        opt.compression_allowance + std::min<std::uint64_t>(f.bytes.size(), ~std::uint64_t{0} / (opt.max_compression_ratio + 1)) *
-                                         opt.max_compression_ratio;
+        opt.compression_allowance +
+        std::min<std::uint64_t>(f.bytes.size(), ~std::uint64_t{0} / (opt.max_compression_ratio + 1)) *
+            opt.max_compression_ratio;
     const std::uint64_t limit = std::min(ratio_limit, total_left);
     // One zlib stream and one output buffer for all compressed packets (reset, reused).
     if (!z_ready) {
@@ -42,13 +43,13 @@ inflate_result inflate_packet(z_stream& z, bool& z_ready, const proto::field& f,
             if (rc == Z_STREAM_END && z.avail_out == 1) break;
             if (rc == Z_OK || rc == Z_STREAM_END || rc == Z_BUF_ERROR) {
                 const bool total = limit == total_left && total_left < ratio_limit;
-                throw proto::decode_error(
-                    f.bytes_offset,
-                    "compressed_packets expands beyond " + std::to_string(limit) + " bytes (" +
-                        (total ? "limit on the decompressed size of the whole file"
-                               : "more than " + std::to_string(opt.max_compression_ratio) +
-                                     " times its compressed size of " + std::to_string(f.bytes.size()) + " bytes") +
-                        "): refusing to inflate further");
+                throw proto::decode_error(f.bytes_offset,
+                                          "compressed_packets expands beyond " + std::to_string(limit) + " bytes (" +
+                                              (total ? "limit on the decompressed size of the whole file"
+                                                     : "more than " + std::to_string(opt.max_compression_ratio) +
+                                                           " times its compressed size of " +
+                                                           std::to_string(f.bytes.size()) + " bytes") +
+                                              "): refusing to inflate further");
             }
         } else {
             if (out_size == out_capacity) {
@@ -74,9 +75,8 @@ inflate_result inflate_packet(z_stream& z, bool& z_ready, const proto::field& f,
                                                  (z.msg ? z.msg : "inflate error " + std::to_string(rc)) + ")");
         }
         if (rc == Z_BUF_ERROR && z.avail_in == 0 && in.empty())
-            throw proto::decode_error(f.bytes_offset + f.bytes.size(),
-                                      "compressed_packets: truncated zlib stream (" + std::to_string(out_size) +
-                                          " bytes inflated)");
+            throw proto::decode_error(f.bytes_offset + f.bytes.size(), "compressed_packets: truncated zlib stream (" +
+                                                                           std::to_string(out_size) + " bytes inflated)");
     }
     inflate_result r;
     r.size = out_size;
@@ -182,4 +182,4 @@ void inflate_ahead::run() {
     cv_.notify_all();
 }
 
-}  // namespace pipescope::trace::detail
+}   // namespace pipescope::trace::detail

@@ -36,7 +36,7 @@ inflate_result inflate_packet(z_stream& z, bool& z_ready, const proto::field& f,
                               const read_options& opt, std::unique_ptr<char[]>& out, std::size_t& out_capacity);
 
 struct inflated_packet {
-    std::uint64_t offset = 0;                   // file offset of the compressed payload (field bytes)
+    std::uint64_t offset = 0;   // file offset of the compressed payload (field bytes)
     std::unique_ptr<char[]> data;
     std::size_t size = 0, capacity = 0;
     std::optional<std::uint64_t> trailing_at;
@@ -76,4 +76,4 @@ private:
     std::thread thread_;   // last: starts once everything above is constructed
 };
 
-}  // namespace pipescope::trace::detail
+}   // namespace pipescope::trace::detail

@@ -30,4 +30,4 @@ void packet_compressor::compress(const std::vector<std::uint8_t>& in, int level,
     out.resize(size);
 }
 
-}  // namespace pipescope::trace::detail
+}   // namespace pipescope::trace::detail

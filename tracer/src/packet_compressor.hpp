@@ -36,4 +36,4 @@ private:
     std::array<libdeflate_compressor*, max_level> compressors_{};   // [level - 1], allocated when first used
 };
 
-}  // namespace pipescope::trace::detail
+}   // namespace pipescope::trace::detail

@@ -97,8 +97,8 @@ bool sanitize_utf8(std::string_view in, std::string& out, std::size_t* bad_at) {
 
 namespace {
 
-using proto::wire;
 using fields::event_type;
+using proto::wire;
 
 constexpr std::uint64_t type_of(event_type t) { return static_cast<std::uint64_t>(t); }
 
@@ -110,7 +110,6 @@ std::int64_t saturating_int64(double v) noexcept {
     if (v <= -9.2233720368547758e18) return std::numeric_limits<std::int64_t>::min();
     return static_cast<std::int64_t>(v);
 }
-
 
 bool is_ascii(std::string_view s) {
     for (char c : s)
@@ -213,8 +212,8 @@ private:
     // -- offsets and problems ---------------------------------------------------------------------
     std::string at(std::uint64_t offset) const {
         if (in_compressed_)
-            return "byte " + std::to_string(offset) + " (inside the compressed packet at byte " +
-                   std::to_string(outer_) + "): ";
+            return "byte " + std::to_string(offset) + " (inside the compressed packet at byte " + std::to_string(outer_) +
+                   "): ";
         return "byte " + std::to_string(offset) + ": ";
     }
     void problem(std::uint64_t offset, const std::string& what) { v_.on_problem(at(offset) + what); }
@@ -248,7 +247,8 @@ private:
         while (!file.done()) {
             if (!in_compressed_) packet_start_ = file.offset();
             file.next(pf);
-            if (pf.number != fields::trace_packet) continue;   // unknown Trace-level fields are ignored, like the importer does
+            if (pf.number != fields::trace_packet)
+                continue;   // unknown Trace-level fields are ignored, like the importer does
             if (!pf.is(wire::len)) throw proto::decode_error(pf.offset, "Trace.packet must be length-delimited");
             read_packet(pf);
         }
@@ -258,8 +258,7 @@ private:
         v_.on_packet();
         proto::reader packet = proto::reader::nested(pf);
         proto::field event_f, interned_f, descriptor_f, defaults_f, compressed_f;
-        bool has_event = false, has_interned = false, has_descriptor = false, has_defaults = false,
-             has_compressed = false;
+        bool has_event = false, has_interned = false, has_descriptor = false, has_defaults = false, has_compressed = false;
         bool dropped_flag = false, cleared_flag = false;
         std::uint64_t ts = 0, seq = 0, flags = 0;
         bool has_ts = false, has_seq = false;
@@ -267,22 +266,62 @@ private:
         while (!packet.done()) {
             packet.next(fl);
             switch (fl.number) {
-                case fields::timestamp: expect_varint(fl, "TracePacket.timestamp"); has_ts = true; ts = fl.value; break;
-                case fields::sequence_id: expect_varint(fl, "TracePacket.trusted_packet_sequence_id"); has_seq = true; seq = fl.value; break;
-                case fields::sequence_flags: expect_varint(fl, "TracePacket.sequence_flags"); flags = fl.value; break;
-                case fields::track_event: expect(fl, wire::len, "TracePacket.track_event"); event_f = fl; has_event = true; break;
-                case fields::interned_data: expect(fl, wire::len, "TracePacket.interned_data"); interned_f = fl; has_interned = true; break;
-                case fields::incremental_state_cleared: expect_varint(fl, "TracePacket.incremental_state_cleared"); cleared_flag = fl.value != 0; break;
-                case fields::previous_packet_dropped: expect_varint(fl, "TracePacket.previous_packet_dropped"); dropped_flag = fl.value != 0; break;
-                case fields::compressed_packets: expect(fl, wire::len, "TracePacket.compressed_packets"); compressed_f = fl; has_compressed = true; break;
-                case fields::timestamp_clock_id: problem(fl.offset, "timestamp_clock_id set without a clock snapshot"); break;
-                case fields::trace_packet_defaults: expect(fl, wire::len, "TracePacket.trace_packet_defaults"); defaults_f = fl; has_defaults = true; break;
-                case fields::track_descriptor: expect(fl, wire::len, "TracePacket.track_descriptor"); descriptor_f = fl; has_descriptor = true; break;
+                case fields::timestamp:
+                    expect_varint(fl, "TracePacket.timestamp");
+                    has_ts = true;
+                    ts = fl.value;
+                    break;
+                case fields::sequence_id:
+                    expect_varint(fl, "TracePacket.trusted_packet_sequence_id");
+                    has_seq = true;
+                    seq = fl.value;
+                    break;
+                case fields::sequence_flags:
+                    expect_varint(fl, "TracePacket.sequence_flags");
+                    flags = fl.value;
+                    break;
+                case fields::track_event:
+                    expect(fl, wire::len, "TracePacket.track_event");
+                    event_f = fl;
+                    has_event = true;
+                    break;
+                case fields::interned_data:
+                    expect(fl, wire::len, "TracePacket.interned_data");
+                    interned_f = fl;
+                    has_interned = true;
+                    break;
+                case fields::incremental_state_cleared:
+                    expect_varint(fl, "TracePacket.incremental_state_cleared");
+                    cleared_flag = fl.value != 0;
+                    break;
+                case fields::previous_packet_dropped:
+                    expect_varint(fl, "TracePacket.previous_packet_dropped");
+                    dropped_flag = fl.value != 0;
+                    break;
+                case fields::compressed_packets:
+                    expect(fl, wire::len, "TracePacket.compressed_packets");
+                    compressed_f = fl;
+                    has_compressed = true;
+                    break;
+                case fields::timestamp_clock_id:
+                    problem(fl.offset, "timestamp_clock_id set without a clock snapshot");
+                    break;
+                case fields::trace_packet_defaults:
+                    expect(fl, wire::len, "TracePacket.trace_packet_defaults");
+                    defaults_f = fl;
+                    has_defaults = true;
+                    break;
+                case fields::track_descriptor:
+                    expect(fl, wire::len, "TracePacket.track_descriptor");
+                    descriptor_f = fl;
+                    has_descriptor = true;
+                    break;
                 default: break;
             }
         }
         if (has_compressed) {
-            if (in_compressed_) throw proto::decode_error(compressed_f.offset, "compressed_packets nested inside compressed_packets");
+            if (in_compressed_)
+                throw proto::decode_error(compressed_f.offset, "compressed_packets nested inside compressed_packets");
             read_compressed(compressed_f, pf.offset);
         }
         if (has_descriptor) read_descriptor(descriptor_f, pf.offset);
@@ -322,8 +361,7 @@ private:
         if (e.track != 0 && e.track != s.last_checked_track) {
             if (!described_.count(e.track))
                 problem(pf.offset, "track " + std::to_string(e.track) + " used before it was described");
-            else
-                s.last_checked_track = e.track;
+            else s.last_checked_track = e.track;
         }
         v_.on_event(e);
     }
@@ -386,10 +424,20 @@ private:
         while (!td.done()) {
             const auto x = td.next();
             switch (x.number) {
-                case fields::td_uuid: expect_varint(x, "TrackDescriptor.uuid"); t.uuid = x.value; has_uuid = true; break;
+                case fields::td_uuid:
+                    expect_varint(x, "TrackDescriptor.uuid");
+                    t.uuid = x.value;
+                    has_uuid = true;
+                    break;
                 case fields::td_name: td_name = text(x, "track name"); break;
-                case fields::td_parent_uuid: expect_varint(x, "TrackDescriptor.parent_uuid"); t.parent = x.value; break;
-                case fields::td_counter: expect(x, wire::len, "TrackDescriptor.counter"); t.is_counter = true; break;
+                case fields::td_parent_uuid:
+                    expect_varint(x, "TrackDescriptor.parent_uuid");
+                    t.parent = x.value;
+                    break;
+                case fields::td_counter:
+                    expect(x, wire::len, "TrackDescriptor.counter");
+                    t.is_counter = true;
+                    break;
                 case fields::td_process:
                 case fields::td_thread: {
                     const bool process = x.number == fields::td_process;
@@ -401,7 +449,8 @@ private:
                         const auto y = d.next();
                         if (y.number == fields::pd_pid) expect_varint(y, "pid"), t.pid = static_cast<std::int32_t>(y.value);
                         if (!process && y.number == fields::thd_tid) expect_varint(y, "tid"), t.tid = y.as_int();
-                        if ((process && y.number == fields::pd_process_name) || (!process && y.number == fields::thd_thread_name))
+                        if ((process && y.number == fields::pd_process_name) ||
+                            (!process && y.number == fields::thd_thread_name))
                             sub_name = text(y, process ? "process name" : "thread name");
                     }
                     break;
@@ -446,7 +495,9 @@ private:
                 case fields::id_event_categories: table = &s.categories, what = "interned category"; break;
                 case fields::id_event_names: table = &s.names, what = "interned event name"; break;
                 case fields::id_debug_annotation_names: table = &s.arg_names, what = "interned annotation name"; break;
-                case fields::id_debug_annotation_string_values: table = &s.string_values, what = "interned annotation string"; break;
+                case fields::id_debug_annotation_string_values:
+                    table = &s.string_values, what = "interned annotation string";
+                    break;
                 default: continue;
             }
             expect(e, wire::len, what);
@@ -509,15 +560,20 @@ private:
         while (!te.done()) {
             te.next(x);
             switch (x.number) {
-                case fields::te_type: expect_varint(x, "TrackEvent.type"); e.type = x.value; break;
-                case fields::te_track_uuid: expect_varint(x, "TrackEvent.track_uuid"); e.track = x.value; break;
+                case fields::te_type:
+                    expect_varint(x, "TrackEvent.type");
+                    e.type = x.value;
+                    break;
+                case fields::te_track_uuid:
+                    expect_varint(x, "TrackEvent.track_uuid");
+                    e.track = x.value;
+                    break;
                 case fields::te_name_iid: {
                     expect_varint(x, "TrackEvent.name_iid");
                     const auto n = s.names.find(x.value);
                     if (n == iid_table::none)
                         problem(x.offset, "event name iid " + std::to_string(x.value) + " was never interned");
-                    else
-                        e.name = n;
+                    else e.name = n;
                     break;
                 }
                 case fields::te_name: e.name = text(x, "event name"); break;
@@ -532,7 +588,11 @@ private:
                     }
                     break;
                 case fields::te_categories: e.categories.push_back(text(x, "category")); break;
-                case fields::te_counter_value: expect_varint(x, "TrackEvent.counter_value"); e.has_counter = true; e.counter_int = x.as_int(); break;
+                case fields::te_counter_value:
+                    expect_varint(x, "TrackEvent.counter_value");
+                    e.has_counter = true;
+                    e.counter_int = x.as_int();
+                    break;
                 case fields::te_double_counter_value:
                     expect(x, wire::i64, "TrackEvent.double_counter_value");
                     e.has_counter = true;
@@ -597,8 +657,8 @@ private:
     }
 
     // A DebugAnnotation; `prefix` is the flattened name of the enclosing dict/array (empty at top level).
-    void read_annotation(const proto::field& f, sequence_state& s, decoded_event& e, unsigned depth,
-                         std::string_view prefix, int top_level) {
+    void read_annotation(const proto::field& f, sequence_state& s, decoded_event& e, unsigned depth, std::string_view prefix,
+                         int top_level) {
         if (depth >= opt_.max_depth)
             throw proto::decode_error(f.offset, "messages nested deeper than " + std::to_string(opt_.max_depth) +
                                                     " levels (debug annotation dict/array)");
@@ -614,27 +674,49 @@ private:
                 case fields::da_name_iid: {
                     expect_varint(y, "DebugAnnotation.name_iid");
                     const auto n = s.arg_names.find(y.value);
-                    if (n == iid_table::none) problem(y.offset, "annotation name iid " + std::to_string(y.value) + " never interned");
+                    if (n == iid_table::none)
+                        problem(y.offset, "annotation name iid " + std::to_string(y.value) + " never interned");
                     else key = n;
                     break;
                 }
                 case fields::da_name: key = text(y, "annotation name"); break;
-                case fields::da_bool_value: expect_varint(y, "DebugAnnotation.bool_value"); a.kind = arg_kind::bool_value, a.bits = y.value != 0, has_value = true; break;
+                case fields::da_bool_value:
+                    expect_varint(y, "DebugAnnotation.bool_value");
+                    a.kind = arg_kind::bool_value, a.bits = y.value != 0, has_value = true;
+                    break;
                 case fields::da_uint_value:
-                case fields::da_pointer_value: expect_varint(y, "DebugAnnotation.uint_value"); a.kind = arg_kind::uint_value, a.bits = y.value, has_value = true; break;
-                case fields::da_int_value: expect_varint(y, "DebugAnnotation.int_value"); a.kind = arg_kind::int_value, a.bits = y.value, has_value = true; break;
-                case fields::da_double_value: expect(y, wire::i64, "DebugAnnotation.double_value"); a.kind = arg_kind::double_value, a.bits = y.value, has_value = true; break;
+                case fields::da_pointer_value:
+                    expect_varint(y, "DebugAnnotation.uint_value");
+                    a.kind = arg_kind::uint_value, a.bits = y.value, has_value = true;
+                    break;
+                case fields::da_int_value:
+                    expect_varint(y, "DebugAnnotation.int_value");
+                    a.kind = arg_kind::int_value, a.bits = y.value, has_value = true;
+                    break;
+                case fields::da_double_value:
+                    expect(y, wire::i64, "DebugAnnotation.double_value");
+                    a.kind = arg_kind::double_value, a.bits = y.value, has_value = true;
+                    break;
                 case fields::da_string_value:
-                case fields::da_legacy_json_value: a.kind = arg_kind::string_value, a.bits = text(y, "annotation string"), has_value = true; break;
+                case fields::da_legacy_json_value:
+                    a.kind = arg_kind::string_value, a.bits = text(y, "annotation string"), has_value = true;
+                    break;
                 case fields::da_string_value_iid: {
                     expect_varint(y, "DebugAnnotation.string_value_iid");
                     const auto v = s.string_values.find(y.value);
-                    if (v == iid_table::none) problem(y.offset, "annotation string iid " + std::to_string(y.value) + " never interned");
+                    if (v == iid_table::none)
+                        problem(y.offset, "annotation string iid " + std::to_string(y.value) + " never interned");
                     a.kind = arg_kind::string_value, a.bits = v == iid_table::none ? 0 : v, has_value = true;
                     break;
                 }
-                case fields::da_dict_entries: expect(y, wire::len, "DebugAnnotation.dict_entries"); dict.push_back(y); break;
-                case fields::da_array_values: expect(y, wire::len, "DebugAnnotation.array_values"); array.push_back(y); break;
+                case fields::da_dict_entries:
+                    expect(y, wire::len, "DebugAnnotation.dict_entries");
+                    dict.push_back(y);
+                    break;
+                case fields::da_array_values:
+                    expect(y, wire::len, "DebugAnnotation.array_values");
+                    array.push_back(y);
+                    break;
                 default: break;
             }
         }
@@ -655,7 +737,8 @@ private:
         }
         if (dict.empty() && array.empty()) return;
         const std::string base = strings_[full];
-        for (const auto& d : dict) read_annotation(d, s, e, depth + 1, base.empty() ? std::string_view("?") : std::string_view(base), 0);
+        for (const auto& d : dict)
+            read_annotation(d, s, e, depth + 1, base.empty() ? std::string_view("?") : std::string_view(base), 0);
         for (std::size_t i = 0; i < array.size(); ++i) {
             const std::string n = base + "[" + std::to_string(i) + "]";
             read_annotation(array[i], s, e, depth + 1, n, -1);
@@ -680,7 +763,7 @@ private:
     bool z_ready_ = false;
     std::unique_ptr<char[]> out_;   // inflated data of the current compressed packet (inflated here)
     std::size_t out_capacity_ = 0;
-    std::string_view in_view_;      // the current compressed packet's inflated data
+    std::string_view in_view_;   // the current compressed packet's inflated data
     std::unique_ptr<detail::inflate_ahead> ahead_;
 };
 
@@ -731,7 +814,7 @@ private:
     const string_table& s_;
 };
 
-}  // namespace
+}   // namespace
 
 void decode_perfetto(std::string_view bytes, perfetto_visitor& visitor, string_table& strings, const read_options& options) {
     decoder d(visitor, strings, options);
@@ -746,7 +829,9 @@ std::string looks_like(std::string_view b) {
     if (starts("\x89PNG")) return "a PNG image";
     if (starts("\x1f\x8b")) return "gzip-compressed data (decompress it first)";
     if (starts("PK\x03\x04")) return "a ZIP archive";
-    if (starts("\x7f" "ELF")) return "an executable (ELF)";
+    if (starts("\x7f"
+               "ELF"))
+        return "an executable (ELF)";
     if (starts("\xff\xd8\xff")) return "a JPEG image";
     if (starts("%PDF")) return "a PDF document";
     std::size_t i = 0;
@@ -770,7 +855,7 @@ std::string looks_like(std::string_view b) {
     return std::string("binary data starting with the byte ") + hex;
 }
 
-}  // namespace
+}   // namespace
 
 std::string not_a_trace_reason(std::string_view bytes) {
     if (bytes.empty()) return "the file is empty";
@@ -848,7 +933,7 @@ private:
     std::unordered_set<std::uint64_t> tracks_;
 };
 
-}  // namespace
+}   // namespace
 
 perfetto_summary summarize(const perfetto_file& f) {
     perfetto_summary s;
@@ -870,4 +955,4 @@ perfetto_summary summarize_perfetto(std::string_view bytes, const read_options& 
     return s;
 }
 
-}  // namespace pipescope::trace
+}   // namespace pipescope::trace

@@ -115,18 +115,24 @@ void write_descriptor(proto::writer& w, const track_descriptor& d) {
     }
 }
 
-}  // namespace
+}   // namespace
 
 // The conversion state of one run: per worker its sequence, its open slices and its latest
 // timestamp; which line tracks are described already. Nothing grows with the run's length.
 class perfetto_writer::run_state {
 public:
     run_state(unsigned index, run_info info, run_clock clock, std::uint64_t counter_quantum_ns)
-        : index_(index), info_(std::move(info)), clock_(std::move(clock)), counter_quantum_(counter_quantum_ns),
+        : index_(index),
+          info_(std::move(info)),
+          clock_(std::move(clock)),
+          counter_quantum_(counter_quantum_ns),
           run_seq_(run_sequence(index), 0) {
         workers_.reserve(info_.workers);
         for (unsigned w = 0; w < info_.workers; ++w)
-            workers_.push_back({track_event_sequence(worker_sequence(index, w), thread_uuid(index, w)), {}, 0, true,
+            workers_.push_back({track_event_sequence(worker_sequence(index, w), thread_uuid(index, w)),
+                                {},
+                                0,
+                                true,
                                 counter_coalescer(counter_quantum_)});
         n_.stolen = names_.id(v::stolen);
         n_.steal = names_.id(v::steal);
@@ -193,7 +199,10 @@ public:
         // recorder's add_writer): its thread track is described at its first record.
         while (worker >= workers_.size()) {
             const auto k = static_cast<unsigned>(workers_.size());
-            workers_.push_back({track_event_sequence(worker_sequence(index_, k), thread_uuid(index_, k)), {}, 0, false,
+            workers_.push_back({track_event_sequence(worker_sequence(index_, k), thread_uuid(index_, k)),
+                                {},
+                                0,
+                                false,
                                 counter_coalescer(counter_quantum_)});
         }
         worker_state& ws = workers_[worker];
@@ -244,8 +253,8 @@ private:
         track_event_sequence seq;
         std::vector<event_kind> open;   // BEGIN kinds of the slices open on this track, innermost last
         std::uint64_t last_ts;
-        bool described;                 // its thread track descriptor is written
-        counter_coalescer counters;     // this sequence's counter samples, coalesced per quantum
+        bool described;                                  // its thread track descriptor is written
+        counter_coalescer counters;                      // this sequence's counter samples, coalesced per quantum
         std::optional<event_record> pending_node = {};   // an open node's BEGIN, not written yet (emit_node_begin)
         std::uint64_t pending_ts = 0;
         std::vector<note> notes = {};   // user annotations of the open slices, innermost last (on_annotation)
@@ -258,8 +267,7 @@ private:
         std::string name;
         if (first.kind == event_kind::thread_name)
             name = v::numbered(v::stage_prefix, first.a, v::numbered(v::stage_thread_infix, first.b));
-        else
-            name = v::numbered(v::thread_prefix, writer);
+        else name = v::numbered(v::thread_prefix, writer);
         proto::nested packet(w, f::trace_packet);
         proto::nested td(w, f::track_descriptor);
         w.uint_field(f::td_uuid, thread_uuid(index_, writer));
@@ -310,7 +318,8 @@ private:
         std::uint64_t lost = 0;
         for (auto n = first; n != ws.notes.end(); ++n) {
             if (n->name == 0) lost += n->bits;
-            else if (std::none_of(user_args_.begin(), user_args_.end(), [&](const user_arg& a) { return a.name == n->name; }))
+            else if (std::none_of(user_args_.begin(), user_args_.end(),
+                                  [&](const user_arg& a) { return a.name == n->name; }))
                 user_args_.push_back({n->name, nullptr, 0});
         }
         for (user_arg& a : user_args_) {
@@ -369,7 +378,8 @@ private:
                                    one_stage ? named_suffix(first_stage) + v::numbered(v::fold_times, fold.c)
                                              : v::numbered(v::fold_dash, fold.b));
             });
-        return names_.keyed((6ull << 60) | first_stage, [&] { return v::numbered(v::stage_prefix, first_stage, v::fold_suffix); });
+        return names_.keyed((6ull << 60) | first_stage,
+                            [&] { return v::numbered(v::stage_prefix, first_stage, v::fold_suffix); });
     }
 
     std::uint32_t stage_name(std::uint64_t stage) {
@@ -393,7 +403,8 @@ private:
         if (slot >= lines_described_.size()) lines_described_.resize(slot + 1, false);
         if (!lines_described_[slot]) {
             const std::string name = v::numbered(v::line_prefix, slot);
-            write_descriptor(w, {line_uuid(index_, slot), lines_group_uuid(index_), name, static_cast<int>(slot) + 1, false, false});
+            write_descriptor(w, {line_uuid(index_, slot), lines_group_uuid(index_), name, static_cast<int>(slot) + 1, false,
+                                 false});
             ++stats_.packets;
             lines_described_[slot] = true;
         }
@@ -416,7 +427,8 @@ private:
     }
 
     void counter(worker_state& ws, std::uint64_t ts, std::uint64_t track, std::int64_t value, proto::writer& w) {
-        ws.counters.add(track, ts, value, [&](std::uint64_t tr, std::uint64_t t, std::int64_t v) { counter_now(ws, t, tr, v, w); });
+        ws.counters.add(track, ts, value,
+                        [&](std::uint64_t tr, std::uint64_t t, std::int64_t v) { counter_now(ws, t, tr, v, w); });
         ++stats_.counter_samples;
     }
     void counter_now(worker_state& ws, std::uint64_t ts, std::uint64_t track, std::int64_t value, proto::writer& w) {
@@ -451,7 +463,8 @@ private:
         if (k >= tbb_described_.size()) tbb_described_.resize(k + 1, false);
         const std::uint64_t uuid = run_base(index_) | (0x300000u + k);
         if (!tbb_described_[k]) {
-            const std::string name = k == 0 ? std::string(v::tokens_in_flight) : v::numbered(v::stage_prefix, k - 1, v::buffer_suffix);
+            const std::string name =
+                k == 0 ? std::string(v::tokens_in_flight) : v::numbered(v::stage_prefix, k - 1, v::buffer_suffix);
             write_descriptor(w, {uuid, process_uuid(index_), name, {}, false, true});
             ++stats_.packets;
             tbb_described_[k] = true;
@@ -509,12 +522,12 @@ private:
     track_event_sequence run_seq_;
     std::vector<worker_state> workers_;
     std::vector<bool> lines_described_;
-    std::vector<bool> tbb_described_;   // tbb_track()
-    std::vector<bool> bts_described_;   // bts_track()
+    std::vector<bool> tbb_described_;    // tbb_track()
+    std::vector<bool> bts_described_;    // bts_track()
     bool suspended_described_ = false;   // piper-earliest: suspended_track()
     static constexpr std::size_t max_folded_names = 16384;
     std::size_t folded_names_ = 0;
-    std::vector<user_arg> user_args_;       // attach_notes(): one END's user annotations
+    std::vector<user_arg> user_args_;   // attach_notes(): one END's user annotations
     std::vector<user_value> user_values_;
     std::uint64_t steals_ = 0;
     perfetto_write_stats stats_;
@@ -555,7 +568,9 @@ void perfetto_writer::run_state::convert(unsigned worker, worker_state& ws, cons
         case event_kind::earliest_resume: return on_earliest_resume(ws, r, ts, w);
         case event_kind::stage_exception:   // a stage threw: the loop stops, the exception reaches the caller
             return emit(ws.seq,
-                        at(ts, event_type::instant, names_.id(v::stage_exception)).arg(arg_key::iteration, r.a).arg(arg_key::stage, r.b),
+                        at(ts, event_type::instant, names_.id(v::stage_exception))
+                            .arg(arg_key::iteration, r.a)
+                            .arg(arg_key::stage, r.b),
                         w);
         case event_kind::loop_cancelled:   // the caller's stop_token asked the loop to stop
             return emit(ws.seq, at(ts, event_type::instant, names_.id(v::cancelled)).arg(arg_key::live, r.a), w);
@@ -743,7 +758,8 @@ void perfetto_writer::run_state::on_graph(worker_state& ws, const event_record& 
         case event_kind::graph_commit: {
             const bool pop = (r.c & graph_op_pop) != 0, ok = (r.c & graph_op_ok) != 0;
             const bool reserve = r.kind == event_kind::graph_reserve;
-            static constexpr std::string_view names[2][2] = {{v::reserve_push, v::reserve_pop}, {v::commit_push, v::commit_pop}};
+            static constexpr std::string_view names[2][2] = {{v::reserve_push, v::reserve_pop},
+                                                             {v::commit_push, v::commit_pop}};
             track_event_packet e = at(ts, event_type::instant, names_.id(names[reserve ? 0 : 1][pop ? 1 : 0]))
                                        .arg(arg_key::queue, r.a)
                                        .arg(reserve ? arg_key::packets : arg_key::elements, r.b)
@@ -753,13 +769,16 @@ void perfetto_writer::run_state::on_graph(worker_state& ws, const event_record& 
             break;
         }
         case event_kind::graph_blocked: {
-            static constexpr std::string_view names[] = {v::stage_blocked_full, v::stage_blocked_empty, v::stage_blocked_order};
+            static constexpr std::string_view names[] = {v::stage_blocked_full, v::stage_blocked_empty,
+                                                         v::stage_blocked_order};
             const std::string_view name = r.c < 3 ? names[r.c] : v::stage_blocked;
             emit(ws.seq, at(ts, event_type::instant, names_.id(name)).arg(arg_key::stage, r.a).arg(arg_key::queue, r.b), w);
             break;
         }
         case event_kind::graph_preempted:
-            emit(ws.seq, at(ts, event_type::instant, names_.id(v::preempted)).arg(arg_key::stage, r.a).arg(arg_key::packets, r.b), w);
+            emit(ws.seq,
+                 at(ts, event_type::instant, names_.id(v::preempted)).arg(arg_key::stage, r.a).arg(arg_key::packets, r.b),
+                 w);
             break;
         default:   // graph_stage_done
             emit(ws.seq, at(ts, event_type::instant, names_.id(v::stage_done)).arg(arg_key::stage, r.a), w);
@@ -805,7 +824,8 @@ void perfetto_writer::run_state::on_annotation(worker_state& ws, const event_rec
         ws.notes.push_back({name, depth, r.b, static_cast<annotation_value>(r.c)});
         return;
     }
-    if (ws.notes.back().name != 0 || ws.notes.back().depth != depth) ws.notes.push_back({0, depth, 0, annotation_value::int64});
+    if (ws.notes.back().name != 0 || ws.notes.back().depth != depth)
+        ws.notes.push_back({0, depth, 0, annotation_value::int64});
     ++ws.notes.back().bits;
     ++stats_.annotations_lost;
 }
@@ -904,4 +924,4 @@ void perfetto_writer::finish() {
     finished_ = true;
 }
 
-}  // namespace pipescope::trace
+}   // namespace pipescope::trace

@@ -7,17 +7,49 @@ namespace pipescope::trace {
 
 std::string_view event_name(event_kind k) noexcept {
     static constexpr std::string_view names[] = {
-        "worker start",     "worker stop",      "node",          "node end",         "task",
-        "task end",         "steal",            "idle",          "idle end",         "park",
-        "park end",         "unpark",           "stage_wait check", "suspend",       "resume",           "throttle",
-        "throttle resume",  "iteration start",  "retire",        "counter",          "dropped events",
-        "token acquire",    "token release",    "buffer put",    "buffer take",
-        "suspended iterations", "earliest resume",
-        "thread name",      "queue put",        "queue take",    "blocked",          "blocked end",
+        "worker start",
+        "worker stop",
+        "node",
+        "node end",
+        "task",
+        "task end",
+        "steal",
+        "idle",
+        "idle end",
+        "park",
+        "park end",
+        "unpark",
+        "stage_wait check",
+        "suspend",
+        "resume",
+        "throttle",
+        "throttle resume",
+        "iteration start",
+        "retire",
+        "counter",
+        "dropped events",
+        "token acquire",
+        "token release",
+        "buffer put",
+        "buffer take",
+        "suspended iterations",
+        "earliest resume",
+        "thread name",
+        "queue put",
+        "queue take",
+        "blocked",
+        "blocked end",
         "reorder buffer",
-        "stage exception",  "cancelled",
-        "reserve",          "commit",           "stage blocked", "preempted",        "stage done",
-        "folded run end",   "detail decision",  "annotation",
+        "stage exception",
+        "cancelled",
+        "reserve",
+        "commit",
+        "stage blocked",
+        "preempted",
+        "stage done",
+        "folded run end",
+        "detail decision",
+        "annotation",
     };
     static_assert(sizeof(names) / sizeof(names[0]) == static_cast<std::size_t>(event_kind::count_));
     const auto i = static_cast<std::size_t>(k);
@@ -195,4 +227,4 @@ std::uint64_t recorder::dropped_total() const noexcept {
     return n;
 }
 
-}  // namespace pipescope::trace
+}   // namespace pipescope::trace

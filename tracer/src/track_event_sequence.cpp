@@ -132,7 +132,7 @@ void write_user_arg(raw_encoder& w, const user_arg& a, std::uint64_t name_iid) {
     }
 }   // tag + varint/fixed64 + a nested length widened to 5 bytes
 
-}  // namespace
+}   // namespace
 
 template <class Encoder>
 void track_event_sequence::start_packet(Encoder& w, std::uint64_t ts) {
@@ -225,4 +225,4 @@ void track_event_sequence::write(const track_event_packet& e, const name_table& 
     out.insert(out.end(), scratch_.data(), w.pos());
 }
 
-}  // namespace pipescope::trace::detail
+}   // namespace pipescope::trace::detail

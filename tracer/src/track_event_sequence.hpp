@@ -43,8 +43,8 @@ private:
 };
 
 // Debug annotation names: the vocabulary's fixed set (vocabulary.hpp).
-using vocab::arg_key;
 using fields::event_type;
+using vocab::arg_key;
 
 struct uint_arg {
     arg_key key;
@@ -58,7 +58,7 @@ struct text_arg {
 // A user annotation (pipescope::annotate) of a slice: its key (a name_table id) and its values
 // in recording order, written as one value or, when there are several, as an array.
 struct user_value {
-    std::uint64_t bits;        // as in event_record::b
+    std::uint64_t bits;   // as in event_record::b
     annotation_value kind;
 };
 struct user_arg {
@@ -69,9 +69,9 @@ struct user_arg {
 
 struct track_event_packet {
     std::uint64_t ts = 0;
-    std::uint64_t track = 0;    // 0: the sequence's default track
+    std::uint64_t track = 0;   // 0: the sequence's default track
     event_type type = event_type::instant;
-    std::uint32_t name = 0;     // name_table id; 0 for ends and counters (never name an END)
+    std::uint32_t name = 0;   // name_table id; 0 for ends and counters (never name an END)
     uint_arg args[6]{};
     std::uint8_t arg_count = 0;
     text_arg texts[2]{};
@@ -79,7 +79,7 @@ struct track_event_packet {
     std::uint64_t flow = 0;               // flow_ids (0: none)
     std::uint64_t terminating_flow = 0;   // terminating_flow_ids (0: none)
     std::int64_t counter_value = 0;
-    const user_arg* users = nullptr;      // user annotations (an END's), user_count of them
+    const user_arg* users = nullptr;   // user annotations (an END's), user_count of them
     std::uint32_t user_count = 0;
 
     track_event_packet& arg(arg_key k, std::uint64_t v) {
@@ -124,4 +124,4 @@ private:
     std::vector<std::uint8_t> scratch_;   // one packet, encoded by raw pointer, then appended
 };
 
-}  // namespace pipescope::trace::detail
+}   // namespace pipescope::trace::detail

@@ -17,7 +17,7 @@ bool numbered_between(std::string_view name, std::string_view prefix, std::strin
     return whole_number(name.substr(0, name.size() - suffix.size()), prefix).has_value();
 }
 
-}  // namespace
+}   // namespace
 
 std::string numbered(std::string_view prefix, std::uint64_t n, std::string_view suffix) {
     std::string s(prefix);
@@ -50,7 +50,8 @@ track_name classify_track(std::string_view n) {
     if (n == lines_group) return track_name::lines_group;
     if (n == control_line) return track_name::control;
     if (whole_number(n, thread_prefix)) return track_name::thread;
-    if (const auto dot = n.find(stage_thread_infix); dot != std::string_view::npos && whole_number(n.substr(0, dot), stage_prefix) &&
+    if (const auto dot = n.find(stage_thread_infix); dot != std::string_view::npos &&
+                                                     whole_number(n.substr(0, dot), stage_prefix) &&
                                                      whole_number(n.substr(dot), stage_thread_infix))
         return track_name::stage_thread;
     return track_name::other;
@@ -144,7 +145,8 @@ counter_name classify_counter(std::string_view n) {
     if (numbered_between(n, stage_prefix, reorder_buffer_suffix)) return counter_name::reorder_buffer;
     if (numbered_between(n, stage_prefix, buffer_suffix)) return counter_name::stage_buffer;
     if (numbered_between(n, queue_prefix, fill_suffix)) return counter_name::queue_fill;
-    if (starts_with(n, queue_prefix) && ends_with(n, packets_suffix) && n.size() > queue_prefix.size() + packets_suffix.size())
+    if (starts_with(n, queue_prefix) && ends_with(n, packets_suffix) &&
+        n.size() > queue_prefix.size() + packets_suffix.size())
         return counter_name::queue_packets;
     return counter_name::other;
 }
@@ -166,4 +168,4 @@ policy_family classify_policy(std::string_view p) {
     return policy_family::unknown;
 }
 
-}  // namespace pipescope::trace::vocab
+}   // namespace pipescope::trace::vocab

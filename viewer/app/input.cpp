@@ -83,24 +83,24 @@ bool input_router::feed(ImGuiIO& io) {
     using k = input_event::kind;
     for (const input_event& e : batch) {
         switch (e.what) {
-        case k::key:
-            if (e.code < static_cast<int>(keys_.size())) keys_[static_cast<std::size_t>(e.code)] = e.down;
-            break;
-        case k::text: io.AddInputCharacter(static_cast<unsigned>(e.code)); break;
-        case k::move:
-            x_ = e.x;
-            y_ = e.y;
-            inside_ = true;
-            break;
-        case k::button:
-            if (e.code < static_cast<int>(buttons_.size())) buttons_[static_cast<std::size_t>(e.code)] = e.down;
-            break;
-        case k::wheel:
-            io.MouseWheelH += e.x;
-            io.MouseWheel += e.y;
-            break;
-        case k::leave: inside_ = false; break;
-        case k::frame: break;
+            case k::key:
+                if (e.code < static_cast<int>(keys_.size())) keys_[static_cast<std::size_t>(e.code)] = e.down;
+                break;
+            case k::text: io.AddInputCharacter(static_cast<unsigned>(e.code)); break;
+            case k::move:
+                x_ = e.x;
+                y_ = e.y;
+                inside_ = true;
+                break;
+            case k::button:
+                if (e.code < static_cast<int>(buttons_.size())) buttons_[static_cast<std::size_t>(e.code)] = e.down;
+                break;
+            case k::wheel:
+                io.MouseWheelH += e.x;
+                io.MouseWheel += e.y;
+                break;
+            case k::leave: inside_ = false; break;
+            case k::frame: break;
         }
     }
     // The whole state, every frame: the GLFW backend's NewFrame has just overwritten the pointer and
@@ -119,4 +119,4 @@ bool input_router::feed(ImGuiIO& io) {
     return fed_last_;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

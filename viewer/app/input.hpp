@@ -32,21 +32,21 @@ public:
     bool feed(ImGuiIO& io);
 
     bool pending() const { return !queue_.empty(); }
-    bool key_held() const;                       // a key other than a modifier is down (W held zooms every frame)
-    bool fed_last() const { return fed_last_; }  // the last feed() applied events
-    std::vector<std::string> take_dropped();     // files dropped since the last call
+    bool key_held() const;                        // a key other than a modifier is down (W held zooms every frame)
+    bool fed_last() const { return fed_last_; }   // the last feed() applied events
+    std::vector<std::string> take_dropped();      // files dropped since the last call
 
 private:
     input_queue queue_;
     bool devices_ = true;
-    std::array<bool, 512> keys_{};               // by GLFW key code (ImGui's io.KeysDown)
+    std::array<bool, 512> keys_{};   // by GLFW key code (ImGui's io.KeysDown)
     std::array<bool, 5> buttons_{};
     float x_ = 0, y_ = 0;
-    bool inside_ = false;                        // the pointer is over the window
+    bool inside_ = false;   // the pointer is over the window
     bool fed_last_ = false;
     std::vector<std::string> dropped_;
 
     friend struct input_callbacks;
 };
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -45,21 +45,22 @@ struct options {
     double time = 0;
     bool has_select = false;
     std::uint64_t select_iteration = 0, select_stage = 0;
-    std::string lesson;                 // --lesson FILE.json
-    std::size_t lesson_step = 1;        // --lesson-step K (1-based)
+    std::string lesson;            // --lesson FILE.json
+    std::size_t lesson_step = 1;   // --lesson-step K (1-based)
     bool has_lesson_step = false;
-    std::string screenshot_steps;       // --screenshot-steps DIR
-    std::string script;                 // --script FILE: scripted input (docs/viewer.md)
-    float ui_scale = 0;                 // --ui-scale S (0: the monitor's content scale)
+    std::string screenshot_steps;   // --screenshot-steps DIR
+    std::string script;             // --script FILE: scripted input (docs/viewer.md)
+    float ui_scale = 0;             // --ui-scale S (0: the monitor's content scale)
 };
 
 void usage(std::FILE* out) {
-    std::fprintf(out,
-                 "usage: pipescope-viewer [trace.pftrace ...] [--screenshot out.png] [--view NAME] [--range A:B]\n"
-                 "                        [--size WxH] [--bench N] [--time T] [--select I:J]\n"
-                 "                        [--lesson lesson.json [--lesson-step K] [--screenshot-steps DIR]] [--script FILE] [--ui-scale S]\n"
-                 "  --screenshot PNG  render a few frames headless-capable and write them to PNG, then exit\n"
-                 "  --view NAME       the view to show (");
+    std::fprintf(
+        out,
+        "usage: pipescope-viewer [trace.pftrace ...] [--screenshot out.png] [--view NAME] [--range A:B]\n"
+        "                        [--size WxH] [--bench N] [--time T] [--select I:J]\n"
+        "                        [--lesson lesson.json [--lesson-step K] [--screenshot-steps DIR]] [--script FILE] [--ui-scale S]\n"
+        "  --screenshot PNG  render a few frames headless-capable and write them to PNG, then exit\n"
+        "  --view NAME       the view to show (");
     for (const auto& v : view_registry()) std::fprintf(out, " %s", v.name);
     std::fprintf(out,
                  " )\n"
@@ -201,16 +202,19 @@ int parse_args(int argc, char** argv, options& o) {
         o.traces.clear();
     }
     if (o.lesson.empty() && (o.has_lesson_step || !o.screenshot_steps.empty())) {
-        std::fprintf(stderr, "pipescope-viewer: %s needs --lesson FILE.json\n", o.has_lesson_step ? "--lesson-step" : "--screenshot-steps");
+        std::fprintf(stderr, "pipescope-viewer: %s needs --lesson FILE.json\n",
+                     o.has_lesson_step ? "--lesson-step" : "--screenshot-steps");
         return 1;
     }
     if (!o.screenshot_steps.empty() && (!o.screenshot.empty() || o.bench > 0)) {
-        std::fprintf(stderr, "pipescope-viewer: --screenshot-steps writes its own screenshots: not with --screenshot or --bench\n");
+        std::fprintf(stderr,
+                     "pipescope-viewer: --screenshot-steps writes its own screenshots: not with --screenshot or --bench\n");
         return 1;
     }
     if (!o.script.empty() && (!o.screenshot.empty() || o.bench > 0 || !o.screenshot_steps.empty())) {
-        std::fprintf(stderr, "pipescope-viewer: --script runs in the window: not with --screenshot, --screenshot-steps or --bench "
-                             "(use the script's screenshot command)\n");
+        std::fprintf(stderr,
+                     "pipescope-viewer: --script runs in the window: not with --screenshot, --screenshot-steps or --bench "
+                     "(use the script's screenshot command)\n");
         return 1;
     }
     return 0;
@@ -249,14 +253,15 @@ void scale_ui(shell& sh, float scale, bool gl_ready) {
     io.Fonts->Clear();
     // Latin-1, Greek (λ, μ), dashes and quotes, sub/superscripts, arrows, mathematical operators
     // (≥, ≈, ∞): what the lessons' and the analysis' texts use. DejaVu has them all.
-    static const ImWchar ranges[] = {0x0020, 0x00FF, 0x0391, 0x03C9, 0x2013, 0x2026, 0x2070, 0x209F,
-                                     0x2190, 0x2193, 0x2200, 0x22FF, 0};
+    static const ImWchar ranges[] = {0x0020, 0x00FF, 0x0391, 0x03C9, 0x2013, 0x2026, 0x2070,
+                                     0x209F, 0x2190, 0x2193, 0x2200, 0x22FF, 0};
     const char* sans = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
     const char* monof = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
     std::error_code ec;
     if (fs::exists(sans, ec)) io.Fonts->AddFontFromFileTTF(sans, std::round(15.0f * scale), nullptr, ranges);
     else io.Fonts->AddFontDefault();
-    sh.mono = fs::exists(monof, ec) ? io.Fonts->AddFontFromFileTTF(monof, std::round(14.0f * scale), nullptr, ranges) : nullptr;
+    sh.mono =
+        fs::exists(monof, ec) ? io.Fonts->AddFontFromFileTTF(monof, std::round(14.0f * scale), nullptr, ranges) : nullptr;
     if (gl_ready) {
         ImGui_ImplOpenGL3_DestroyFontsTexture();
         ImGui_ImplOpenGL3_CreateFontsTexture();
@@ -267,7 +272,8 @@ void scale_ui(shell& sh, float scale, bool gl_ready) {
 double percentile(std::vector<double> v, double p) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
-    const std::size_t k = std::min(v.size() - 1, static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size()))) - (p > 0 ? 1 : 0));
+    const std::size_t k =
+        std::min(v.size() - 1, static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size()))) - (p > 0 ? 1 : 0));
     return v[k];
 }
 
@@ -276,7 +282,8 @@ int screenshot_steps(gl_app& g, shell& sh, const std::string& dir) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) {
-        std::fprintf(stderr, "pipescope-viewer: --screenshot-steps: cannot create %s: %s\n", dir.c_str(), ec.message().c_str());
+        std::fprintf(stderr, "pipescope-viewer: --screenshot-steps: cannot create %s: %s\n", dir.c_str(),
+                     ec.message().c_str());
         return 4;
     }
     const std::size_t n = sh.lesson_loaded ? sh.lesson_loaded->steps.size() : 0;
@@ -295,7 +302,7 @@ int screenshot_steps(gl_app& g, shell& sh, const std::string& dir) {
     return 0;
 }
 
-}  // namespace
+}   // namespace
 
 // --select: selects node (I, J) and, without --range, frames it with context on both sides.
 bool apply_select(shell& sh, const options& o) {
@@ -349,7 +356,8 @@ int main(int argc, char** argv) {
     }
     const bool scripted = !o.script.empty();
 
-    glfwSetErrorCallback([](int code, const char* msg) { std::fprintf(stderr, "pipescope-viewer: GLFW error %d: %s\n", code, msg); });
+    glfwSetErrorCallback(
+        [](int code, const char* msg) { std::fprintf(stderr, "pipescope-viewer: GLFW error %d: %s\n", code, msg); });
     if (!glfwInit()) {
         std::fprintf(stderr, "pipescope-viewer: cannot initialize GLFW (no display? try xvfb-run -a)\n");
         return 3;
@@ -392,8 +400,8 @@ int main(int argc, char** argv) {
     ImGui_ImplGlfw_InitForOpenGL(g.win, false);
     ImGui_ImplOpenGL3_Init("#version 330 core");
     g.input.install(g.win);
-    g.input.devices(!headless && !scripted);   // screenshots show no hover; scripts are the only input
-    if (scripted) g.fixed_frame_s = 1.0f / 64;   // a frame is 1/64 s of script time: exact in binary
+    g.input.devices(!headless && !scripted);              // screenshots show no hover; scripts are the only input
+    if (scripted) g.fixed_frame_s = 1.0f / 64;            // a frame is 1/64 s of script time: exact in binary
     sh.loads.on_finished([] { glfwPostEmptyEvent(); });   // wakes the idle wait below
     sh.set_view(o.view);
 
@@ -449,10 +457,11 @@ int main(int argc, char** argv) {
             }
             const double rss = rss_mb();
             const double events = static_cast<double>(sh.doc.event_count());
-            std::printf("bench: load %.2f s, %.0f events, frames %d: zoomed-out p50 %.2f ms p99 %.2f ms, mid-zoom p50 %.2f ms p99 %.2f ms, "
-                        "RSS %.0f MB (%.1f B/event)\n",
-                        load_s, events, o.bench, percentile(out_ms, 0.5), percentile(out_ms, 0.99), percentile(mid_ms, 0.5),
-                        percentile(mid_ms, 0.99), rss, events > 0 ? rss * 1048576.0 / events : 0.0);
+            std::printf(
+                "bench: load %.2f s, %.0f events, frames %d: zoomed-out p50 %.2f ms p99 %.2f ms, mid-zoom p50 %.2f ms p99 %.2f ms, "
+                "RSS %.0f MB (%.1f B/event)\n",
+                load_s, events, o.bench, percentile(out_ms, 0.5), percentile(out_ms, 0.99), percentile(mid_ms, 0.5),
+                percentile(mid_ms, 0.99), rss, events > 0 ? rss * 1048576.0 / events : 0.0);
             std::printf("load_seconds %.3f\nevents %.0f\nframes %d\nzoomed_out_p50_ms %.3f\nzoomed_out_p99_ms %.3f\n"
                         "mid_zoom_p50_ms %.3f\nmid_zoom_p99_ms %.3f\nrss_mb %.1f\nrss_bytes_per_event %.1f\n",
                         load_s, events, o.bench, percentile(out_ms, 0.5), percentile(out_ms, 0.99), percentile(mid_ms, 0.5),

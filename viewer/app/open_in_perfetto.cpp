@@ -28,7 +28,7 @@ std::string pipescope_command() {
     return "pipescope";
 }
 
-}  // namespace
+}   // namespace
 
 std::string open_in_perfetto(const fs::path& trace) {
     if (trace.empty()) return "Open in Perfetto UI: this trace was not loaded from a file";
@@ -51,4 +51,4 @@ std::string open_in_perfetto(const fs::path& trace) {
     return {};
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -13,4 +13,4 @@ namespace pipescope::viewer {
 // then on PATH.
 std::string open_in_perfetto(const std::filesystem::path& trace);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

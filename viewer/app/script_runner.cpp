@@ -52,38 +52,38 @@ private:
     void step(const script_step& s) {
         using op = script_step::op;
         switch (s.what) {
-        case op::input:
-            for (const auto& e : s.events) g_.input.push(e);
-            while (g_.input.pending()) frames(1);
-            frames(settle_frames);
-            break;
-        case op::frames: frames(s.count); break;
-        case op::wait_loaded: wait_loaded(s); break;
-        case op::screenshot: {
-            bool ok = true;
-            frame_([&] { ok = write_png(g_.win, s.path); });
-            if (!ok) fail(s, "cannot write " + s.path, 4);
-            else std::printf("pipescope-viewer: wrote %s\n", s.path.c_str());
-            break;
-        }
-        case op::dump: {
-            std::ofstream out(s.path, std::ios::trunc);
-            out << dump_state(sh_, size()).dump(2) << '\n';
-            if (!out) fail(s, "cannot write " + s.path, 4);
-            else std::printf("pipescope-viewer: wrote %s\n", s.path.c_str());
-            break;
-        }
-        case op::expect: expect(s); break;
-        case op::resize:
-            glfwSetWindowSize(g_.win, s.width, s.height);
-            for (int i = 0; i < 100 && (size().width != s.width || size().height != s.height); ++i) frames(1);
-            frames(settle_frames);
-            if (size().width != s.width || size().height != s.height) fail(s, "the window did not take the size");
-            break;
-        case op::drop:
-            g_.input.drop(s.paths);
-            frames(settle_frames);
-            break;
+            case op::input:
+                for (const auto& e : s.events) g_.input.push(e);
+                while (g_.input.pending()) frames(1);
+                frames(settle_frames);
+                break;
+            case op::frames: frames(s.count); break;
+            case op::wait_loaded: wait_loaded(s); break;
+            case op::screenshot: {
+                bool ok = true;
+                frame_([&] { ok = write_png(g_.win, s.path); });
+                if (!ok) fail(s, "cannot write " + s.path, 4);
+                else std::printf("pipescope-viewer: wrote %s\n", s.path.c_str());
+                break;
+            }
+            case op::dump: {
+                std::ofstream out(s.path, std::ios::trunc);
+                out << dump_state(sh_, size()).dump(2) << '\n';
+                if (!out) fail(s, "cannot write " + s.path, 4);
+                else std::printf("pipescope-viewer: wrote %s\n", s.path.c_str());
+                break;
+            }
+            case op::expect: expect(s); break;
+            case op::resize:
+                glfwSetWindowSize(g_.win, s.width, s.height);
+                for (int i = 0; i < 100 && (size().width != s.width || size().height != s.height); ++i) frames(1);
+                frames(settle_frames);
+                if (size().width != s.width || size().height != s.height) fail(s, "the window did not take the size");
+                break;
+            case op::drop:
+                g_.input.drop(s.paths);
+                frames(settle_frames);
+                break;
         }
     }
 
@@ -125,10 +125,10 @@ private:
     }
 };
 
-}  // namespace
+}   // namespace
 
 int run_script(const std::vector<script_step>& steps, gl_app& g, shell& sh, const frame_fn& frame) {
     return runner(g, sh, frame).run(steps);
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -18,4 +18,4 @@ using frame_fn = std::function<void(const std::function<void()>& before_swap)>;
 // 5 an expectation failed or wait-loaded gave up (each failure is printed on stderr with its line).
 int run_script(const std::vector<script_step>& steps, gl_app& g, shell& sh, const frame_fn& frame);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

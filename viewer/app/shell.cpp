@@ -60,7 +60,8 @@ bool shell::set_view(std::string_view name) {
     if (!e) return false;
     view_ = e->make();
     state.active_view = e->name;
-    state.playing = false;   // the shown view advances the cursor (views/replay.hpp); a hidden replay would spin the frame loop
+    state.playing =
+        false;   // the shown view advances the cursor (views/replay.hpp); a hidden replay would spin the frame loop
     return true;
 }
 
@@ -180,7 +181,8 @@ void shell::menus() {
             for (const float f : {0.75f, 1.f, 1.25f, 1.5f, 1.75f, 2.f, 2.5f, 3.f}) {
                 char label[16];
                 std::snprintf(label, sizeof label, "%.0f %%", f * 100);
-                if (ImGui::MenuItem(label, nullptr, scale_override && std::abs(*scale_override - f) < 0.01f)) scale_override = f;
+                if (ImGui::MenuItem(label, nullptr, scale_override && std::abs(*scale_override - f) < 0.01f))
+                    scale_override = f;
             }
             ImGui::EndMenu();
         }
@@ -204,7 +206,8 @@ void shell::welcome() {
     ImGui::SetWindowFontScale(1.6f);
     ImGui::TextUnformatted("pipescope-viewer");
     ImGui::SetWindowFontScale(1.0f);
-    ImGui::TextDisabled("How pipeline-parallel programs were scheduled: open a .pftrace recorded by `pipescope run ... -o`.");
+    ImGui::TextDisabled(
+        "How pipeline-parallel programs were scheduled: open a .pftrace recorded by `pipescope run ... -o`.");
     ImGui::Dummy(ImVec2(0, 10));
     ImGui::TextUnformatted("Drop trace files on this window, use File > Open (Ctrl+O), or start with an example:");
     ImGui::Dummy(ImVec2(0, 6));
@@ -231,8 +234,8 @@ void shell::refresh_browser() {
     for (const auto& e : fs::directory_iterator(browser_dir_, fs::directory_options::skip_permission_denied, ec)) {
         if (e.path().filename().string().starts_with(".")) continue;
         std::error_code ec2;
-        if (e.is_directory(ec2) || browser_all_files_ || e.path().extension() == ".pftrace" || e.path().extension() == ".tmp" ||
-            e.path().filename() == "lesson.json")
+        if (e.is_directory(ec2) || browser_all_files_ || e.path().extension() == ".pftrace" ||
+            e.path().extension() == ".tmp" || e.path().filename() == "lesson.json")
             browser_entries_.push_back(e);
     }
     std::sort(browser_entries_.begin(), browser_entries_.end(), [](const auto& a, const auto& b) {
@@ -284,7 +287,8 @@ void shell::file_browser() {
                 std::snprintf(b, sizeof b, "   %.1f MB", static_cast<double>(e.file_size(ec)) / 1e6);
                 label += b;
             }
-            if (ImGui::Selectable(label.c_str(), false, ImGuiSelectableFlags_AllowDoubleClick) && (ImGui::IsMouseDoubleClicked(0) || dir))
+            if (ImGui::Selectable(label.c_str(), false, ImGuiSelectableFlags_AllowDoubleClick) &&
+                (ImGui::IsMouseDoubleClicked(0) || dir))
                 go = e.path();
         }
         ImGui::EndChild();
@@ -322,9 +326,13 @@ void shell::splitter(float& width, float avail) {
     const bool active = ImGui::IsItemActive(), hovered = ImGui::IsItemHovered();
     if (active || hovered) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeEW);
     // The release's own frame counts too: the pointer may have moved in the frame it was let go.
-    if (active || ImGui::IsItemDeactivated()) width = clamp_side_width(clamp_side_width(width, avail) - ImGui::GetIO().MouseDelta.x, avail);
-    const ImU32 c = active ? IM_COL32(120, 170, 255, 255) : hovered ? IM_COL32(120, 170, 255, 160) : IM_COL32(60, 64, 76, 255);
-    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x + splitter_w * 0.5f - 1, p.y), ImVec2(p.x + splitter_w * 0.5f + 1, p.y + h), c);
+    if (active || ImGui::IsItemDeactivated())
+        width = clamp_side_width(clamp_side_width(width, avail) - ImGui::GetIO().MouseDelta.x, avail);
+    const ImU32 c = active    ? IM_COL32(120, 170, 255, 255)
+                    : hovered ? IM_COL32(120, 170, 255, 160)
+                              : IM_COL32(60, 64, 76, 255);
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x + splitter_w * 0.5f - 1, p.y),
+                                              ImVec2(p.x + splitter_w * 0.5f + 1, p.y + h), c);
 }
 
 // Messages that stay until dismissed, one box each.
@@ -359,8 +367,9 @@ void shell::frame() {
     ImGui::SetNextWindowSize(vp->WorkSize);
     ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0);
     ImGui::Begin("##main", nullptr,
-                 ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoCollapse |
-                     ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoScrollbar);
+                 ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove |
+                     ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoBringToFrontOnFocus |
+                     ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoScrollbar);
     ImGui::PopStyleVar();
     banners(errors, "Could not open the trace:", IM_COL32(90, 28, 30, 255), ImVec4(1, 0.75f, 0.75f, 1));
     banners(warnings, "Read with a warning:", IM_COL32(92, 66, 18, 255), ImVec4(1, 0.86f, 0.55f, 1));
@@ -392,7 +401,8 @@ void shell::frame() {
         ImGui::BeginChild("##view", ImVec2(avail - side_w, 0), false,
                           ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
         if (!doc.empty()) view_->draw(ctx);
-        else if (loads.in_progress().empty()) ImGui::TextDisabled("None of the lesson's traces could be loaded (see above).");
+        else if (loads.in_progress().empty())
+            ImGui::TextDisabled("None of the lesson's traces could be loaded (see above).");
         ImGui::EndChild();
         if (side) {
             ImGui::SameLine(0, 0);
@@ -407,4 +417,4 @@ void shell::frame() {
     draw_help_overlay(ctx);
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

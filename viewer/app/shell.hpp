@@ -16,8 +16,8 @@
 
 namespace pipescope::viewer {
 
-std::filesystem::path config_dir();                 // $XDG_CONFIG_HOME/pipescope or ~/.config/pipescope
-std::vector<std::filesystem::path> find_examples();  // traces/*.pftrace of the source tree / install
+std::filesystem::path config_dir();                   // $XDG_CONFIG_HOME/pipescope or ~/.config/pipescope
+std::vector<std::filesystem::path> find_examples();   // traces/*.pftrace of the source tree / install
 
 // Where an open comes from: only what the user opens in the window goes into the recent files
 // (never the command line, --screenshot, --script or test runs).
@@ -28,8 +28,8 @@ public:
     shell();
     // Background load; runs are added in open order.
     void open(const std::filesystem::path& p, open_origin from = open_origin::user);
-    void add_loaded(load_result r);                   // into the document (or the error list)
-    void frame();                                     // builds the whole UI for one frame
+    void add_loaded(load_result r);   // into the document (or the error list)
+    void frame();                     // builds the whole UI for one frame
     bool set_view(std::string_view name);
     void poll_loads();
 
@@ -40,24 +40,24 @@ public:
     void go_to_step(std::size_t k);
     std::optional<lesson> lesson_loaded;
     std::size_t lesson_step = 0;
-    std::string lesson_note;                          // what went wrong applying the current step
+    std::string lesson_note;   // what went wrong applying the current step
 
     document doc;
     view_state state;
     loader loads;
-    std::vector<std::string> errors;                  // files that could not be opened
-    std::vector<std::string> warnings;                // files read only up to their damage
+    std::vector<std::string> errors;     // files that could not be opened
+    std::vector<std::string> warnings;   // files read only up to their damage
     ImFont* mono = nullptr;
     bool quit = false;
 
     const std::vector<std::filesystem::path>& recent_files() const { return recent_; }
     // UI scale: the monitor's content scale (GLFW), unless View > UI scale or --ui-scale overrides
     // it. app/main.cpp rebuilds the fonts and the style when wanted_ui_scale() changes.
-    float ui_scale = 1.f;                             // the scale the fonts and style are built at
+    float ui_scale = 1.f;   // the scale the fonts and style are built at
     float monitor_scale = 1.f;
     std::optional<float> scale_override;
     float wanted_ui_scale() const { return scale_override.value_or(monitor_scale); }
-    void set_ui_scale(float s);                       // rescales the side column's widths with it
+    void set_ui_scale(float s);   // rescales the side column's widths with it
     float side_width() const { return lesson_loaded && state.show_lesson ? lesson_width_ : details_width_; }
     bool file_browser_open() const { return browser_open_; }
     bool lesson_waiting() const { return lesson_pending_; }   // a lesson's first step waits for its traces
@@ -73,18 +73,18 @@ private:
 
     void menus();
     void banners(std::vector<std::string>& list, const char* heading, ImU32 background, ImVec4 heading_colour);
-    void global_keys();                               // app/shell_keys.cpp
+    void global_keys();   // app/shell_keys.cpp
     void welcome();
     void file_browser();
     void refresh_browser();
     void load_recent();
     void save_recent(const std::filesystem::path& p);
-    void side_column(view_context& ctx);               // the lesson and details panels, right of the view
+    void side_column(view_context& ctx);   // the lesson and details panels, right of the view
     void splitter(float& width, float avail);
     float clamp_side_width(float width, float avail) const;
     static constexpr float splitter_w = 8;
-    float details_width_ = 360, lesson_width_ = 420;  // the side column's, as last dragged
-    bool lesson_pending_ = false;                     // go to lesson_step once the loads finish
+    float details_width_ = 360, lesson_width_ = 420;   // the side column's, as last dragged
+    bool lesson_pending_ = false;                      // go to lesson_step once the loads finish
 };
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

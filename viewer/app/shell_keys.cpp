@@ -20,7 +20,7 @@ bool typed(ImWchar c) {
     return false;
 }
 
-}  // namespace
+}   // namespace
 
 void shell::global_keys() {
     const ImGuiIO& io = ImGui::GetIO();
@@ -34,16 +34,17 @@ void shell::global_keys() {
     // 1..6 (or Ctrl+1..6, also while typing) switch views in the View menu's order.
     const auto views = view_registry();
     for (std::size_t i = 0; i < views.size() && i < 9; ++i)
-        if (pressed(GLFW_KEY_1 + static_cast<int>(i)) && (command || (!typing && !io.KeyCtrl && !io.KeyAlt && !io.KeyShift)) &&
-            state.active_view != views[i].name)
+        if (pressed(GLFW_KEY_1 + static_cast<int>(i)) &&
+            (command || (!typing && !io.KeyCtrl && !io.KeyAlt && !io.KeyShift)) && state.active_view != views[i].name)
             set_view(views[i].name);
     // Esc: the innermost thing first (a text field takes it itself).
     if (!typing && pressed(GLFW_KEY_ESCAPE)) {
-        if (ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel)) ImGui::ClosePopupsOverWindow(nullptr, false);
+        if (ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel))
+            ImGui::ClosePopupsOverWindow(nullptr, false);
         else if (state.show_help) state.show_help = false;
         else if (browser_open_) browser_open_ = false;
         else if (state.sel.valid() || state.area) state.select(doc, {}), state.area.reset();
     }
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -55,4 +55,4 @@ void shell::side_column(view_context& ctx) {
     ImGui::EndChild();
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

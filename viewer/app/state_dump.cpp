@@ -44,7 +44,7 @@ json selection_json(const document& d, const view_state& st) {
     return j;
 }
 
-}  // namespace
+}   // namespace
 
 json dump_state(const shell& sh, window_size win) {
     const document& d = sh.doc;
@@ -58,7 +58,12 @@ json dump_state(const shell& sh, window_size win) {
     for (const auto& f : d.files) files.push_back({{"path", f->path.string()}, {"name", f->name}});
     j["files"] = std::move(files);
     json runs = json::array();
-    for (const auto& r : d.runs) runs.push_back({{"title", r.title}, {"file", r.file}, {"start", r.start}, {"end", r.end}, {"events_lost", r.events_lost},
+    for (const auto& r : d.runs)
+        runs.push_back({{"title", r.title},
+                        {"file", r.file},
+                        {"start", r.start},
+                        {"end", r.end},
+                        {"events_lost", r.events_lost},
                         {"truncated", r.truncated}});
     j["runs"] = std::move(runs);
     j["errors"] = sh.errors;
@@ -66,7 +71,10 @@ json dump_state(const shell& sh, window_size win) {
     j["loading"] = sh.loads.busy();
     j["selection"] = selection_json(d, st);
     // The timeline's axis, in display ns (from the document's start, or each run's start when aligned).
-    j["visible"] = {{"start", st.vp.t0}, {"end", st.vp.t0 + st.vp.npp * st.vp.width}, {"ns_per_px", st.vp.npp}, {"width_px", st.vp.width}};
+    j["visible"] = {{"start", st.vp.t0},
+                    {"end", st.vp.t0 + st.vp.npp * st.vp.width},
+                    {"ns_per_px", st.vp.npp},
+                    {"width_px", st.vp.width}};
     j["cursor"] = st.cursor ? json(*st.cursor) : json(nullptr);
     j["playing"] = st.playing;
     j.update(timeline_state_json(d, st));   // search, area, ruler
@@ -74,12 +82,13 @@ json dump_state(const shell& sh, window_size win) {
     j["all_flows"] = st.all_flows;
     j["overlays"] = {{"help", st.show_help},
                      {"file_browser", sh.file_browser_open()},
-                     {"popup", ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel)}};   // a menu
+                     {"popup",
+                      ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel)}};   // a menu
     // The labels laid out in the last frame that do not fit their cells (model/layout_audit.hpp).
     json clipped = json::array();
     for (const label_fit& l : st.layout.clipped())
-        clipped.push_back(l.where + ": \"" + l.text + "\" needs " + std::to_string(static_cast<int>(std::ceil(l.need))) + " px, has " +
-                          std::to_string(static_cast<int>(std::floor(l.have))));
+        clipped.push_back(l.where + ": \"" + l.text + "\" needs " + std::to_string(static_cast<int>(std::ceil(l.need))) +
+                          " px, has " + std::to_string(static_cast<int>(std::floor(l.have))));
     j["layout"] = {{"labels", st.layout.labels().size()}, {"clipped", std::move(clipped)}};
     j["panels"] = {{"details", st.show_details}, {"lesson", st.show_lesson}, {"side_width", sh.side_width()}};
     j["lesson"] = sh.lesson_loaded ? json{{"name", sh.lesson_loaded->name}, {"step", sh.lesson_step + 1}} : json(nullptr);
@@ -89,4 +98,4 @@ json dump_state(const shell& sh, window_size win) {
     return j;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

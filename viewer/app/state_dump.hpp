@@ -11,8 +11,10 @@
 
 namespace pipescope::viewer {
 
-struct window_size { int width = 0, height = 0; };
+struct window_size {
+    int width = 0, height = 0;
+};
 
 nlohmann::json dump_state(const shell& sh, window_size win);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

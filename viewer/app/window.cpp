@@ -53,9 +53,10 @@ bool write_png(GLFWwindow* win, const std::string& path) {
     glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
     std::vector<unsigned char> flipped(px.size());
     for (int y = 0; y < h; ++y)
-        std::memcpy(&flipped[static_cast<std::size_t>(y) * w * 4], &px[static_cast<std::size_t>(h - 1 - y) * w * 4], static_cast<std::size_t>(w) * 4);
+        std::memcpy(&flipped[static_cast<std::size_t>(y) * w * 4], &px[static_cast<std::size_t>(h - 1 - y) * w * 4],
+                    static_cast<std::size_t>(w) * 4);
     for (std::size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;
     return stbi_write_png(path.c_str(), w, h, 4, flipped.data(), w * 4) != 0;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

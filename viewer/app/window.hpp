@@ -32,4 +32,4 @@ double run_frame(gl_app& g, shell& sh, const std::function<void()>& before_swap 
 // The back buffer as a PNG; false if it could not be written.
 bool write_png(GLFWwindow* win, const std::string& path);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -70,18 +70,24 @@ void add_nodes(const loaded_file& f, std::uint32_t ti, const std::vector<an::sli
     // Nodes of one slice looked at, at most: a folded slice claiming billions of nodes is damage.
     constexpr std::uint64_t max_nodes_per_slice = 1u << 20;
     const tm::track& t = f.model.tracks[ti];
-    auto overlaps = [&](std::uint64_t b, std::uint64_t e) { return b < r.second && (e > r.first || (b == e && b >= r.first)); };
-    auto clipped = [&](std::uint64_t b, std::uint64_t e) { return std::min(e, r.second) - std::min(std::max(b, r.first), std::min(e, r.second)); };
+    auto overlaps = [&](std::uint64_t b, std::uint64_t e) {
+        return b < r.second && (e > r.first || (b == e && b >= r.first));
+    };
+    auto clipped = [&](std::uint64_t b, std::uint64_t e) {
+        return std::min(e, r.second) - std::min(std::max(b, r.first), std::min(e, r.second));
+    };
     for (std::uint16_t depth = 0; depth <= t.max_depth && !t.slices.empty(); ++depth) {
         const row_view row = f.row(ti, depth);
-        for (std::size_t k = first_ending_at_or_after(row, static_cast<double>(r.first)); k < row.size && row[k].begin < r.second; ++k) {
+        for (std::size_t k = first_ending_at_or_after(row, static_cast<double>(r.first));
+             k < row.size && row[k].begin < r.second; ++k) {
             const tm::slice& s = row[k];
             if (kinds[s.name] != an::slice_kind::node || !overlaps(s.begin, s.end)) continue;
             const an::node_extent x = an::node_extent_of(f.model, s, ids);
             if (x.stage < 0) continue;
             const std::uint64_t d = s.duration(), n = std::min(x.nodes, max_nodes_per_slice);
             for (std::uint64_t j = 0; j < n; ++j) {
-                const std::uint64_t b = s.begin + an::node_share(d, j, x.nodes), e = s.begin + an::node_share(d, j + 1, x.nodes);
+                const std::uint64_t b = s.begin + an::node_share(d, j, x.nodes),
+                                    e = s.begin + an::node_share(d, j + 1, x.nodes);
                 if (!overlaps(b, e)) continue;
                 stage_acc& acc = by_stage[stage_of_node(x, j)];
                 acc.ns += clipped(b, e);
@@ -100,7 +106,9 @@ void add_instants(const loaded_file& f, std::uint32_t ti, time_range r, area_sta
             case instant_kind::steal: ++out.steals; break;
             case instant_kind::suspend: ++out.suspensions; break;
             case instant_kind::wake: ++out.wakeups; break;
-            case instant_kind::events_lost: out.events_lost += f.model.uint_arg(*it, vocab::arg_key::dropped).value_or(1); break;
+            case instant_kind::events_lost:
+                out.events_lost += f.model.uint_arg(*it, vocab::arg_key::dropped).value_or(1);
+                break;
             default: break;
         }
     }
@@ -112,7 +120,7 @@ time_range absolute_range(const area_selection& a, double off) {
     return {abs_ns(a.t0), std::max(abs_ns(a.t0), abs_ns(a.t1))};
 }
 
-}  // namespace
+}   // namespace
 
 const char* area_state_name(int state) {
     switch (state) {
@@ -163,4 +171,4 @@ area_stats compute_area_stats(const document& d, const area_selection& a, bool a
     return out;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -32,8 +32,8 @@ struct track_ref {
 };
 
 struct area_selection {
-    double t0 = 0, t1 = 0;             // display ns, t0 <= t1
-    std::vector<track_ref> tracks;     // sorted, no duplicates
+    double t0 = 0, t1 = 0;           // display ns, t0 <= t1
+    std::vector<track_ref> tracks;   // sorted, no duplicates
     double length() const { return t1 - t0; }
     bool operator==(const area_selection&) const = default;
 };
@@ -45,20 +45,20 @@ const char* area_state_name(int state);
 
 struct area_stage {
     std::uint64_t stage = 0;
-    std::uint64_t ns = 0;              // node time inside the range
-    analysis::service_stats nodes;     // the nodes overlapping the range, whole durations
+    std::uint64_t ns = 0;            // node time inside the range
+    analysis::service_stats nodes;   // the nodes overlapping the range, whole durations
 };
 
 struct area_stats {
-    double length = 0;                       // t1 - t0 (measuring)
-    std::size_t tracks_with_slices = 0;      // the state times add up to length x this
+    double length = 0;                    // t1 - t0 (measuring)
+    std::size_t tracks_with_slices = 0;   // the state times add up to length x this
     std::array<std::uint64_t, area_state_count> state_ns{};
-    std::vector<area_stage> stages;          // by stage index; stages with nodes in the range
-    analysis::service_stats nodes;           // every node overlapping the range
+    std::vector<area_stage> stages;   // by stage index; stages with nodes in the range
+    analysis::service_stats nodes;    // every node overlapping the range
     std::uint64_t steals = 0, suspensions = 0, wakeups = 0, events_lost = 0;
 };
 
 // O(log n) per row plus the events inside the range.
 area_stats compute_area_stats(const document& d, const area_selection& a, bool aligned);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -9,6 +9,8 @@ analysis::run_scope scope_of(const loaded_file& f, const run_ref& r) {
     return s;
 }
 
-run_breakdown compute_breakdown(const loaded_file& f, const run_ref& r) { return analysis::compute_breakdown(scope_of(f, r)); }
+run_breakdown compute_breakdown(const loaded_file& f, const run_ref& r) {
+    return analysis::compute_breakdown(scope_of(f, r));
+}
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

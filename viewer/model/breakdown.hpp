@@ -25,4 +25,4 @@ analysis::run_scope scope_of(const loaded_file& f, const run_ref& r);
 // O(slices + instants of the run's tracks); call when the document changes, not per frame.
 run_breakdown compute_breakdown(const loaded_file& f, const run_ref& r);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

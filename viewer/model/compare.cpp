@@ -29,7 +29,8 @@ std::vector<compare_row> compute_compare(const document& d) {
                 row.suspensions += k == instant_kind::suspend;
             }
             for (const auto& s : t.slices)   // a folded slice counts the nodes it holds
-                if (is_stage(f.key(s))) stage_slices += std::max<std::uint64_t>(1, m.uint_arg(s, vocab::arg_key::nodes).value_or(1));
+                if (is_stage(f.key(s)))
+                    stage_slices += std::max<std::uint64_t>(1, m.uint_arg(s, vocab::arg_key::nodes).value_or(1));
         }
         for (auto ti : rr.counters)
             if (m.tracks[ti].name == vocab::live_iterations && !m.tracks[ti].counters.empty())
@@ -45,11 +46,14 @@ std::vector<compare_row> compute_compare(const document& d) {
         row.work_fraction = b.total.time.fraction(time_category::work);
         if (const auto ref = analysis::read_meta(scope_of(f, rr)).reference_seconds)
             row.serial_ns = static_cast<std::uint64_t>(*ref * 1e9);
-        if (row.serial_ns && row.makespan) row.speedup = static_cast<double>(*row.serial_ns) / static_cast<double>(row.makespan);
+        if (row.serial_ns && row.makespan)
+            row.speedup = static_cast<double>(*row.serial_ns) / static_cast<double>(row.makespan);
         rows.push_back(std::move(row));
     }
     for (auto& row : rows)
-        row.vs_first = row.makespan && !rows.empty() ? static_cast<double>(rows.front().makespan) / static_cast<double>(row.makespan) : 0.0;
+        row.vs_first = row.makespan && !rows.empty()
+                           ? static_cast<double>(rows.front().makespan) / static_cast<double>(row.makespan)
+                           : 0.0;
     return rows;
 }
 
@@ -67,4 +71,4 @@ bool document_key::matches(const document& d) const {
     return true;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -13,22 +13,22 @@
 namespace pipescope::viewer {
 
 struct compare_row {
-    std::string name;                     // the run's title (with the file name when several files)
-    std::uint32_t run = 0;                // index into document::runs
+    std::string name;        // the run's title (with the file name when several files)
+    std::uint32_t run = 0;   // index into document::runs
     std::uint64_t workers = 0;
-    std::uint64_t K = 0;                  // throttle from the metadata; 0 = unknown
-    std::uint64_t makespan = 0;           // ns: last - first event of the run (what the timeline shows)
+    std::uint64_t K = 0;          // throttle from the metadata; 0 = unknown
+    std::uint64_t makespan = 0;   // ns: last - first event of the run (what the timeline shows)
     // Speedup against the serial reference: its time as the run metadata records it
     // (reference_seconds, written by `pipescope run`; empty for traces without it: the view shows "—").
     std::optional<std::uint64_t> serial_ns;
     std::optional<double> speedup;
-    double vs_first = 1;                  // makespan of the document's first run / this makespan
-    std::uint64_t steals = 0;             // successful steals (`steal` instants on worker tracks)
-    std::uint64_t suspensions = 0;        // iterations suspended (`suspend` instants)
-    std::optional<double> peak_live;      // max of the `live iterations` counter, if recorded
-    std::uint64_t nodes = 0;              // DAG nodes (node slices when the run has no DAG)
+    double vs_first = 1;               // makespan of the document's first run / this makespan
+    std::uint64_t steals = 0;          // successful steals (`steal` instants on worker tracks)
+    std::uint64_t suspensions = 0;     // iterations suspended (`suspend` instants)
+    std::optional<double> peak_live;   // max of the `live iterations` counter, if recorded
+    std::uint64_t nodes = 0;           // DAG nodes (node slices when the run has no DAG)
     std::uint64_t iterations = 0;
-    double work_fraction = 0;             // work / (workers x makespan), from compute_breakdown
+    double work_fraction = 0;   // work / (workers x makespan), from compute_breakdown
 };
 
 // O(events of the document); call when the document changes.
@@ -43,4 +43,4 @@ struct document_key {
     bool operator==(const document_key&) const = default;
 };
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

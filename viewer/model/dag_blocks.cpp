@@ -34,11 +34,12 @@ namespace {
 
 // The folded block running at t on a worker's blocks (by start), or nullptr.
 const dag_index::block_time* running_at(const std::vector<dag_index::block_time>& blocks, std::uint64_t t) {
-    auto it = std::upper_bound(blocks.begin(), blocks.end(), t, [](std::uint64_t x, const dag_index::block_time& b) { return x < b.start; });
+    auto it = std::upper_bound(blocks.begin(), blocks.end(), t,
+                               [](std::uint64_t x, const dag_index::block_time& b) { return x < b.start; });
     return it != blocks.begin() && t < (it - 1)->end ? &*(it - 1) : nullptr;
 }
 
-}  // namespace
+}   // namespace
 
 std::uint64_t dag_index::folded_done_at(std::uint64_t t) const {
     std::uint64_t done = 0;
@@ -74,8 +75,8 @@ std::optional<std::uint64_t> dag_index::prev_event(std::uint64_t t) const {
     return best;
 }
 
-node_state state_in_block(const tm::pipeline_dag& dag, const dag_index& idx, std::uint32_t v, std::uint32_t k, std::uint64_t t,
-                          edge_mask ready_mask) {
+node_state state_in_block(const tm::pipeline_dag& dag, const dag_index& idx, std::uint32_t v, std::uint32_t k,
+                          std::uint64_t t, edge_mask ready_mask) {
     const tm::dag_node& nd = dag.nodes[v];
     if (!nd.folded() || (k == 0 && t < nd.start)) return state_at(dag, idx, v, t, ready_mask);
     if (t < nd.start) return node_state::not_ready;   // its stage predecessor (node k - 1) has not started
@@ -84,4 +85,4 @@ node_state state_in_block(const tm::pipeline_dag& dag, const dag_index& idx, std
     return k == done ? node_state::running : node_state::not_ready;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -89,7 +89,8 @@ dag_index build_dag_index(const tm::pipeline_dag& dag, std::span<const suspend_m
         x.row_stage.shrink_to_fit();
     }
     auto row_of = [&](std::uint64_t stage) {
-        return static_cast<std::uint32_t>(std::lower_bound(x.row_stage.begin(), x.row_stage.end(), stage) - x.row_stage.begin());
+        return static_cast<std::uint32_t>(std::lower_bound(x.row_stage.begin(), x.row_stage.end(), stage) -
+                                          x.row_stage.begin());
     };
     x.node_row.resize(n);
     x.node_last_row.resize(n);
@@ -128,13 +129,15 @@ dag_index build_dag_index(const tm::pipeline_dag& dag, std::span<const suspend_m
             ++x.folded_blocks;
             x.folded_nodes += held;
             if (nd.worker >= 0) {
-                if (x.folded_by_worker.size() <= static_cast<std::size_t>(nd.worker)) x.folded_by_worker.resize(nd.worker + 1);
+                if (x.folded_by_worker.size() <= static_cast<std::size_t>(nd.worker))
+                    x.folded_by_worker.resize(nd.worker + 1);
                 x.folded_by_worker[nd.worker].push_back({nd.start, std::max(nd.start, nd.end), held});
             }
         }
     }
     for (auto& blocks : x.folded_by_worker)
-        std::sort(blocks.begin(), blocks.end(), [](const dag_index::block_time& a, const dag_index::block_time& b) { return a.start < b.start; });
+        std::sort(blocks.begin(), blocks.end(),
+                  [](const dag_index::block_time& a, const dag_index::block_time& b) { return a.start < b.start; });
     std::sort(x.starts.begin(), x.starts.end());
     std::sort(ends.begin(), ends.end());
     x.ends.reserve(n);
@@ -179,7 +182,8 @@ std::uint32_t dag_index::node_at_cell(std::uint32_t col, std::uint32_t row) cons
     return node_last_row[v] >= row ? v : tm::no_index;
 }
 
-node_state state_at(const tm::pipeline_dag& dag, const dag_index& idx, std::uint32_t v, std::uint64_t t, edge_mask ready_mask) {
+node_state state_at(const tm::pipeline_dag& dag, const dag_index& idx, std::uint32_t v, std::uint64_t t,
+                    edge_mask ready_mask) {
     const tm::dag_node& nd = dag.nodes[v];
     if (t >= std::max(nd.start, nd.end)) return node_state::done;
     if (t >= nd.start) return node_state::running;
@@ -199,8 +203,8 @@ state_counts counts_at(const dag_index& idx, std::uint64_t t) {
     };
     state_counts c;
     const std::uint64_t started = le(idx.starts), ended = le(idx.ends);
-    c.done = idx.end_nodes[ended];   // the nodes of the blocks that have ended
-    c.running = started - ended;     // one node of each block running
+    c.done = idx.end_nodes[ended];     // the nodes of the blocks that have ended
+    c.running = started - ended;       // one node of each block running
     c.done += idx.folded_done_at(t);   // the nodes of running folded blocks whose share has passed
     c.suspended = le(idx.susp_from) - le(idx.susp_to);
     c.waiting = idx.node_total - c.done - c.running - c.suspended;
@@ -247,8 +251,8 @@ void dag_camera::fit(double cols, double rows, double margin, double max_cell, d
     sx = std::min(sx, sy * max_aspect);   // cells not much wider than tall
     sx = std::clamp(sx, min_scale, max_scale);
     sy = std::clamp(sy, min_scale, max_scale);
-    x0 = cols / 2 - width / 2 / sx;       // centred across
-    y0 = -margin / sy;                    // hanging from the top
+    x0 = cols / 2 - width / 2 / sx;   // centred across
+    y0 = -margin / sy;                // hanging from the top
 }
 
 void dag_camera::centre_on(double col, double row) {
@@ -266,7 +270,8 @@ void dag_camera::clamp(double cols, double rows) {
 
 std::uint32_t node_at_px(const dag_index& idx, const dag_camera& cam, double px, double py) {
     const double c = std::floor(cam.col_at(px)), r = std::floor(cam.row_at(py));
-    if (c < 0 || r < 0 || c >= static_cast<double>(idx.columns()) || r >= static_cast<double>(idx.rows())) return tm::no_index;
+    if (c < 0 || r < 0 || c >= static_cast<double>(idx.columns()) || r >= static_cast<double>(idx.rows()))
+        return tm::no_index;
     return idx.node_at_cell(static_cast<std::uint32_t>(c), static_cast<std::uint32_t>(r));
 }
 
@@ -289,19 +294,19 @@ std::uint32_t clamp_index(double v, std::size_t hi) {
 }
 
 // Box extent along one axis: `s` px per cell; at least 1 px and at least 1 px of gap.
-double box_size(double s, double frac) {
-    return std::max(1.0, std::min(std::round(s * frac), std::floor(s) - 1));
-}
+double box_size(double s, double frac) { return std::max(1.0, std::min(std::round(s * frac), std::floor(s) - 1)); }
 
-}  // namespace
+}   // namespace
 
-void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, const dag_camera& cam,
-                         const dag_draw_params& p, dag_draw_list& out) {
+void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, const dag_camera& cam, const dag_draw_params& p,
+                         dag_draw_list& out) {
     out.clear();
     const std::size_t ncols = idx.columns(), nrows = idx.rows();
     if (dag.nodes.empty() || ncols == 0 || nrows == 0) return;
-    const std::uint32_t c0 = clamp_index(std::floor(cam.col_at(0)), ncols), c1 = clamp_index(std::ceil(cam.col_at(cam.width)), ncols);
-    const std::uint32_t r0 = clamp_index(std::floor(cam.row_at(0)), nrows), r1 = clamp_index(std::ceil(cam.row_at(cam.height)), nrows);
+    const std::uint32_t c0 = clamp_index(std::floor(cam.col_at(0)), ncols),
+                        c1 = clamp_index(std::ceil(cam.col_at(cam.width)), ncols);
+    const std::uint32_t r0 = clamp_index(std::floor(cam.row_at(0)), nrows),
+                        r1 = clamp_index(std::ceil(cam.row_at(cam.height)), nrows);
     out.col0 = c0;
     out.col1 = c1;
     out.row0 = r0;
@@ -312,7 +317,8 @@ void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, cons
     // The first node of column c that reaches row r or below (a folded block starting above r
     // but reaching into it included).
     auto first_row_at_least = [&](std::uint32_t c, std::uint32_t r) {
-        auto v = static_cast<std::uint32_t>(std::lower_bound(rows.begin() + idx.col_first[c], rows.begin() + idx.col_first[c + 1], r) - rows.begin());
+        auto v = static_cast<std::uint32_t>(
+            std::lower_bound(rows.begin() + idx.col_first[c], rows.begin() + idx.col_first[c + 1], r) - rows.begin());
         if (v > idx.col_first[c] && last_rows[v - 1] >= r) --v;
         return v;
     };
@@ -333,7 +339,8 @@ void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, cons
             const std::uint32_t span = cb - ca, samples = std::min<std::uint32_t>(span, 16);
             for (std::uint32_t s = 0; s < samples; ++s) {
                 const std::uint32_t c = ca + static_cast<std::uint32_t>(static_cast<std::uint64_t>(s) * span / samples);
-                for (std::uint32_t v = first_row_at_least(c, rg0 * gy); v < idx.col_first[c + 1] && rows[v] < rg1 * gy; ++v) {
+                for (std::uint32_t v = first_row_at_least(c, rg0 * gy); v < idx.col_first[c + 1] && rows[v] < rg1 * gy;
+                     ++v) {
                     const bool folded = dag.nodes[v].folded();
                     // A folded block: each of its nodes in the visible rows, by its share.
                     const std::uint32_t ra = std::max(rows[v], rg0 * gy), rb = std::min(last_rows[v], rg1 * gy - 1);
@@ -343,7 +350,8 @@ void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, cons
                         std::uint32_t* cnt = &out.scratch[static_cast<std::size_t>(rw / gy - rg0) * stride];
                         ++cnt[static_cast<int>(st)];
                         const int w = dag.nodes[v].worker;
-                        if ((st == node_state::done || st == node_state::running) && w >= 0 && w < wk) ++cnt[node_state_count + w];
+                        if ((st == node_state::done || st == node_state::running) && w >= 0 && w < wk)
+                            ++cnt[node_state_count + w];
                         cnt[stride - 1] += folded;
                     }
                 }
@@ -364,13 +372,17 @@ void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, cons
                 // The activity front stays visible: running, then suspended, then ready nodes win
                 // over the majority of done / not ready ones.
                 int best = cnt[static_cast<int>(node_state::done)] >= cnt[static_cast<int>(node_state::not_ready)]
-                               ? static_cast<int>(node_state::done) : static_cast<int>(node_state::not_ready);
+                               ? static_cast<int>(node_state::done)
+                               : static_cast<int>(node_state::not_ready);
                 for (node_state s : {node_state::ready, node_state::suspended, node_state::running})
                     if (cnt[static_cast<int>(s)] > 0) best = static_cast<int>(s);
                 int worker = -1;
                 for (int w = 0; w < wk; ++w)
-                    if (cnt[node_state_count + w] > 0 && (worker < 0 || cnt[node_state_count + w] > cnt[node_state_count + worker])) worker = w;
-                const std::uint32_t ra = (rg0 + rg) * gy, rb = std::min<std::uint32_t>(static_cast<std::uint32_t>(nrows), ra + gy);
+                    if (cnt[node_state_count + w] > 0 &&
+                        (worker < 0 || cnt[node_state_count + w] > cnt[node_state_count + worker]))
+                        worker = w;
+                const std::uint32_t ra = (rg0 + rg) * gy,
+                                    rb = std::min<std::uint32_t>(static_cast<std::uint32_t>(nrows), ra + gy);
                 double y0, y1;
                 if (gy == 1) {
                     y0 = std::round(cam.px_y(ra) + (cam.sy - bh) / 2);
@@ -379,8 +391,8 @@ void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, cons
                     y0 = std::round(cam.px_y(ra));
                     y1 = std::max(y0 + 1, std::round(cam.px_y(rb)));
                 }
-                out.cells.push_back({static_cast<float>(x0), static_cast<float>(y0), static_cast<float>(x1), static_cast<float>(y1),
-                                     static_cast<node_state>(best), worker, total, cnt[stride - 1]});
+                out.cells.push_back({static_cast<float>(x0), static_cast<float>(y0), static_cast<float>(x1),
+                                     static_cast<float>(y1), static_cast<node_state>(best), worker, total, cnt[stride - 1]});
             }
         }
         return;
@@ -397,7 +409,13 @@ void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, cons
         for (std::uint32_t v = first; v < ve && rows[v] < r1; ++v) {
             const float y0 = static_cast<float>(box_y(rows[v]));
             const float y1 = static_cast<float>(box_y(last_rows[v]) + bh);
-            dag_box b{x0, y0, x0 + static_cast<float>(bw), y1, v, state_at(dag, idx, v, p.t, p.ready_mask), crit && p.critical->on_node[v]};
+            dag_box b{x0,
+                      y0,
+                      x0 + static_cast<float>(bw),
+                      y1,
+                      v,
+                      state_at(dag, idx, v, p.t, p.ready_mask),
+                      crit && p.critical->on_node[v]};
             if (dag.nodes[v].folded()) {
                 // Node k's part of the box starts at its row's top (the last one ends with the box).
                 auto y_of = [&](std::uint32_t k) { return std::min(y1, static_cast<float>(box_y(rows[v] + k))); };
@@ -430,7 +448,8 @@ void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, cons
             // the next one's first; a cross edge enters a block at its last row (the stage of i-1 it
             // waits for) from the row of the source holding that stage; a retire edge joins last rows.
             std::uint32_t ru = last_rows[u], rv = rows[v];
-            if (e.kind == tm::dag_edge_kind::cross) ru = std::max(rows[u], std::min(last_rows[u], last_rows[v])), rv = last_rows[v];
+            if (e.kind == tm::dag_edge_kind::cross)
+                ru = std::max(rows[u], std::min(last_rows[u], last_rows[v])), rv = last_rows[v];
             else if (e.kind == tm::dag_edge_kind::retire) rv = last_rows[v];
             if ((ru < r0 && rv < r0) || (ru >= r1 && rv >= r1)) continue;
             const double ux = box_x(cu), uy = box_y(ru), vx = box_x(c), vy = box_y(rv);
@@ -441,7 +460,8 @@ void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, cons
                 case tm::dag_edge_kind::throttle: ax = ux + bw, ay = uy + bh, bx = vx, by = vy; break;
                 default: ax = ux + bw, ay = uy + bh / 2, bx = vx, by = vy + bh / 2; break;   // cross, retire
             }
-            out.edges.push_back({static_cast<float>(ax), static_cast<float>(ay), static_cast<float>(bx), static_cast<float>(by), e.kind, on_cp});
+            out.edges.push_back({static_cast<float>(ax), static_cast<float>(ay), static_cast<float>(bx),
+                                 static_cast<float>(by), e.kind, on_cp});
         }
     };
     for (std::uint32_t c = c0; c < cend; ++c) {
@@ -456,4 +476,4 @@ void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, cons
     }
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

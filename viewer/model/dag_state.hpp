@@ -62,30 +62,31 @@ std::vector<suspend_mark> find_suspends(const tm::trace_model& m, const tm::run&
 
 // Indices over one run's DAG, built once (O(N log N)); nothing here is rebuilt per frame.
 struct dag_index {
-    std::vector<std::uint32_t> in_first;       // nodes + 1: edges into v are edges[in_first[v], in_first[v+1])
-    std::vector<std::uint32_t> in_edges;       // edge indices grouped by target
-    std::vector<std::uint32_t> col_first;      // columns + 1: nodes of column c are [col_first[c], col_first[c+1])
-    std::vector<std::uint64_t> col_iteration;  // iteration of each column (ascending)
-    std::vector<std::uint32_t> node_col;       // column of each node
-    std::vector<std::uint64_t> row_stage;      // distinct stages (those inside folded blocks too), ascending: row r shows stage row_stage[r]
-    std::vector<std::uint32_t> node_row;       // row of each node (a folded block: of its first stage)
-    std::vector<std::uint32_t> node_last_row;  // row of each node's last stage (== node_row unless folded)
-    std::vector<std::uint64_t> suspend_at;     // per node: when its iteration suspended before it, or no_time
-    std::vector<std::uint64_t> events;         // node starts and ends, sorted, unique
-    std::vector<std::uint64_t> starts, ends;   // sorted (for state counts)
-    std::vector<std::uint64_t> end_nodes;      // ends.size() + 1: nodes of the blocks ending by ends[k], prefix sums
+    std::vector<std::uint32_t> in_first;        // nodes + 1: edges into v are edges[in_first[v], in_first[v+1])
+    std::vector<std::uint32_t> in_edges;        // edge indices grouped by target
+    std::vector<std::uint32_t> col_first;       // columns + 1: nodes of column c are [col_first[c], col_first[c+1])
+    std::vector<std::uint64_t> col_iteration;   // iteration of each column (ascending)
+    std::vector<std::uint32_t> node_col;        // column of each node
+    std::vector<std::uint64_t>
+        row_stage;   // distinct stages (those inside folded blocks too), ascending: row r shows stage row_stage[r]
+    std::vector<std::uint32_t> node_row;        // row of each node (a folded block: of its first stage)
+    std::vector<std::uint32_t> node_last_row;   // row of each node's last stage (== node_row unless folded)
+    std::vector<std::uint64_t> suspend_at;      // per node: when its iteration suspended before it, or no_time
+    std::vector<std::uint64_t> events;          // node starts and ends, sorted, unique
+    std::vector<std::uint64_t> starts, ends;    // sorted (for state counts)
+    std::vector<std::uint64_t> end_nodes;       // ends.size() + 1: nodes of the blocks ending by ends[k], prefix sums
     struct block_time {
         std::uint64_t start, end;
         std::uint32_t nodes;
     };
     std::vector<std::vector<block_time>> folded_by_worker;   // folded blocks per worker, by start (running ones at t)
-    std::uint64_t node_total = 0;              // nodes, those inside folded blocks included
-    std::uint64_t folded_blocks = 0, folded_nodes = 0;   // folded blocks and the nodes they hold
-    std::vector<std::uint64_t> susp_from, susp_to;   // suspended nodes: suspend times, their starts (sorted)
+    std::uint64_t node_total = 0;                            // nodes, those inside folded blocks included
+    std::uint64_t folded_blocks = 0, folded_nodes = 0;       // folded blocks and the nodes they hold
+    std::vector<std::uint64_t> susp_from, susp_to;           // suspended nodes: suspend times, their starts (sorted)
     std::vector<std::pair<std::uint64_t, std::uint32_t>> by_slice;   // (track << 32 | slice index, node), sorted
-    int workers = 0;                           // max worker + 1
-    std::uint64_t start = 0, end = 0;          // first start, last end (0, 0 if no nodes)
-    std::uint32_t edge_span = 1;               // the most columns an edge spans (K for throttle edges)
+    int workers = 0;                                                 // max worker + 1
+    std::uint64_t start = 0, end = 0;                                // first start, last end (0, 0 if no nodes)
+    std::uint32_t edge_span = 1;                                     // the most columns an edge spans (K for throttle edges)
 
     std::size_t columns() const { return col_iteration.size(); }
     std::size_t rows() const { return row_stage.size(); }
@@ -110,8 +111,8 @@ std::string stage_number_text(std::uint64_t stage);
 
 // The label of a DAG row: its stage number, and the run metadata's description of that stage.
 struct dag_row_label {
-    std::string stage;     // stage_number_text
-    std::string name;      // the program.stages entry describing the stage ("≥" written ">="), or ""
+    std::string stage;   // stage_number_text
+    std::string name;    // the program.stages entry describing the stage ("≥" written ">="), or ""
 };
 // The labels of the rows showing stages `row_stage`. The name is the entry whose name says it
 // describes that stage (stage_graph.hpp, stage_name_of_number): "stage 5 · output" exactly stage 5,
@@ -132,8 +133,8 @@ std::uint32_t nodes_done_at(std::uint64_t start, std::uint64_t end, std::uint32_
 // When node k of block nd starts and ends (its share; a node: its own times).
 std::pair<std::uint64_t, std::uint64_t> node_share_times(const tm::dag_node& nd, std::uint32_t k);
 // The state of node k (stage nd.stage + k) of block v at t (see the definition above; a node: state_at).
-node_state state_in_block(const tm::pipeline_dag& dag, const dag_index& idx, std::uint32_t v, std::uint32_t k, std::uint64_t t,
-                          edge_mask ready_mask = ready_edge_kinds);
+node_state state_in_block(const tm::pipeline_dag& dag, const dag_index& idx, std::uint32_t v, std::uint32_t k,
+                          std::uint64_t t, edge_mask ready_mask = ready_edge_kinds);
 
 // How many nodes are done / running / suspended / not yet started at t: O(log N + the folded
 // blocks' workers x log N); the nodes inside folded blocks counted by their shares.
@@ -147,10 +148,10 @@ state_counts counts_at(const dag_index& idx, std::uint64_t t);
 // for drawing. A step of the path with no DAG edge between its two nodes (a throttling edge leaves
 // from the retirement that set R, which the DAG draws from another node) marks no edge.
 struct critical_path {
-    std::vector<std::uint32_t> nodes;          // first to last
-    std::uint64_t length = 0;                  // sum of the durations on the path (ns)
-    std::vector<char> on_node;                 // per node
-    std::vector<char> on_edge;                 // per edge
+    std::vector<std::uint32_t> nodes;   // first to last
+    std::uint64_t length = 0;           // sum of the durations on the path (ns)
+    std::vector<char> on_node;          // per node
+    std::vector<char> on_edge;          // per edge
     bool empty() const { return nodes.empty(); }
 };
 critical_path critical_path_of(const tm::pipeline_dag& dag, const dag_index& idx, const analysis::span_result& path);
@@ -158,8 +159,8 @@ critical_path critical_path_of(const tm::pipeline_dag& dag, const dag_index& idx
 // The camera over the grid: world x = column, world y = row (a cell is 1 x 1), pixels relative to
 // the canvas' top-left corner.
 struct dag_camera {
-    double x0 = 0, y0 = 0;          // world coordinates at the canvas' top-left
-    double sx = 24, sy = 24;        // pixels per column / per row
+    double x0 = 0, y0 = 0;     // world coordinates at the canvas' top-left
+    double sx = 24, sy = 24;   // pixels per column / per row
     double width = 800, height = 600;
     double min_scale = 1e-4, max_scale = 400;
 
@@ -169,7 +170,10 @@ struct dag_camera {
     double row_at(double py) const { return y0 + py / sy; }
     // factor > 1 zooms in; the world point under (px, py) stays under it.
     void zoom_at(double px, double py, double fx, double fy);
-    void pan_px(double dx, double dy) { x0 -= dx / sx; y0 -= dy / sy; }
+    void pan_px(double dx, double dy) {
+        x0 -= dx / sx;
+        y0 -= dy / sy;
+    }
     // Shows the whole grid (cols x rows) with `margin` px around it, centred across and from the
     // top; cells at most `max_cell` px and not more than `max_aspect` times wider than tall.
     void fit(double cols, double rows, double margin = 8, double max_cell = 48, double max_aspect = 2.5);
@@ -183,7 +187,7 @@ struct dag_camera {
 std::uint32_t node_at_px(const dag_index& idx, const dag_camera& cam, double px, double py);
 
 struct dag_box {
-    float x0, y0, x1, y1;           // pixels, snapped to whole pixels, at least one pixel apart
+    float x0, y0, x1, y1;   // pixels, snapped to whole pixels, at least one pixel apart
     std::uint32_t node;
     node_state state;
     bool critical;
@@ -192,7 +196,9 @@ struct dag_box {
     bool folded = false;
     float split0 = 0, split1 = 0;
 };
-struct dag_null_mark { float x, y; };   // centre of a null node's cell
+struct dag_null_mark {
+    float x, y;
+};   // centre of a null node's cell
 struct dag_edge_seg {
     float ax, ay, bx, by;
     tm::dag_edge_kind kind;
@@ -200,32 +206,32 @@ struct dag_edge_seg {
 };
 struct dag_lod_cell {
     float x0, y0, x1, y1;
-    node_state state;               // running > suspended > ready > the majority of done / not ready
-    int worker;                     // dominant worker among its done/running nodes, or -1
-    std::uint32_t nodes;            // nodes counted (sampled when the group is large)
-    std::uint32_t folded_nodes = 0; // how many of them are inside folded blocks
+    node_state state;                 // running > suspended > ready > the majority of done / not ready
+    int worker;                       // dominant worker among its done/running nodes, or -1
+    std::uint32_t nodes;              // nodes counted (sampled when the group is large)
+    std::uint32_t folded_nodes = 0;   // how many of them are inside folded blocks
 };
 struct dag_draw_list {
     std::vector<dag_box> boxes;
     std::vector<dag_null_mark> nulls;
     std::vector<dag_edge_seg> edges;
     std::vector<dag_lod_cell> cells;
-    bool lod = false;               // cells instead of boxes
+    bool lod = false;                                       // cells instead of boxes
     std::uint32_t col0 = 0, col1 = 0, row0 = 0, row1 = 0;   // visible [col0, col1) x [row0, row1)
-    std::vector<std::uint32_t> scratch;   // reused: per visible row group, state/worker counts
+    std::vector<std::uint32_t> scratch;                     // reused: per visible row group, state/worker counts
     void clear();
 };
 struct dag_draw_params {
-    std::uint64_t t = 0;                        // absolute ns
+    std::uint64_t t = 0;   // absolute ns
     edge_mask edges_shown = all_edge_kinds;
     edge_mask ready_mask = ready_edge_kinds;
-    const critical_path* critical = nullptr;    // highlight, or nullptr
-    double min_box_px = 3;                      // cells narrower (or lower) than this are grouped
-    double min_edge_px = 7;                     // no edges when cells are smaller
-    double box_frac = 0.68;                     // box size / cell size
+    const critical_path* critical = nullptr;   // highlight, or nullptr
+    double min_box_px = 3;                     // cells narrower (or lower) than this are grouped
+    double min_edge_px = 7;                    // no edges when cells are smaller
+    double box_frac = 0.68;                    // box size / cell size
 };
 // Fills `out` (cleared first; its vectors keep their capacity) with what is visible.
-void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, const dag_camera& cam,
-                         const dag_draw_params& p, dag_draw_list& out);
+void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, const dag_camera& cam, const dag_draw_params& p,
+                         dag_draw_list& out);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -78,7 +78,7 @@ struct key_weights {
     }
 };
 
-}  // namespace
+}   // namespace
 
 row_summary build_row_summary(const row_view& row, const colour_key* keys) {
     constexpr std::size_t F = row_summary::fan_out;
@@ -209,7 +209,8 @@ std::string no_runs_note(const loaded_file& f) {
 std::uint64_t events_lost(const loaded_file& f, std::span<const std::uint32_t> tracks) {
     std::uint64_t n = 0;
     for (const std::uint32_t ti : tracks)
-        for (const std::uint32_t k : f.lost_instants[ti]) n += f.model.uint_arg(f.model.tracks[ti].instants[k], vocab::arg_key::dropped).value_or(1);
+        for (const std::uint32_t k : f.lost_instants[ti])
+            n += f.model.uint_arg(f.model.tracks[ti].instants[k], vocab::arg_key::dropped).value_or(1);
     return n;
 }
 
@@ -242,7 +243,7 @@ void mark_incomplete(run_ref& rr, const loaded_file& f, std::span<const std::uin
     if (rr.events_lost > 0 && rr.truncated) rr.title += ", ";
     if (rr.truncated) rr.title += "file damaged at byte " + std::to_string(f.model.damage_offset);
 }
-}  // namespace
+}   // namespace
 
 void document::rebuild_runs() {
     runs.clear();
@@ -257,7 +258,8 @@ void document::rebuild_runs() {
                 mark_incomplete(rr, f, f.model.runs[rr.run].tracks);
             } else {   // a foreign trace: every track with events is in the scope
                 std::vector<std::uint32_t> all = rr.workers;
-                for (const auto* group : {&rr.lines, &rr.counters, &rr.others}) all.insert(all.end(), group->begin(), group->end());
+                for (const auto* group : {&rr.lines, &rr.counters, &rr.others})
+                    all.insert(all.end(), group->begin(), group->end());
                 mark_incomplete(rr, f, all);
             }
             runs.push_back(std::move(rr));
@@ -273,4 +275,4 @@ void document::rebuild_runs() {
     if (start > end) start = end = 0;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -26,9 +26,9 @@ inline constexpr colour_key key_special = 0xFF00;
 inline constexpr colour_key key_idle = 0xFF00;
 inline constexpr colour_key key_parked = 0xFF01;
 inline constexpr colour_key key_task = 0xFF02;
-inline constexpr colour_key key_running = 0xFF03;      // line: iteration running
-inline constexpr colour_key key_waiting = 0xFF04;      // line: waiting at a stage / to retire
-inline constexpr colour_key key_throttled = 0xFF05;    // control: throttled
+inline constexpr colour_key key_running = 0xFF03;     // line: iteration running
+inline constexpr colour_key key_waiting = 0xFF04;     // line: waiting at a stage / to retire
+inline constexpr colour_key key_throttled = 0xFF05;   // control: throttled
 inline constexpr colour_key key_other = 0xFFFF;
 inline constexpr int key_count_special = 6;
 
@@ -59,17 +59,17 @@ struct row_summary {
 // One row (depth) of a track's slices: the indices of its slices in begin order. Slices of one
 // depth never overlap, so both begins and ends are sorted within a row.
 struct row_view {
-    const tm::slice* slices = nullptr;       // the track's slices
-    const std::uint32_t* index = nullptr;    // nullptr: the row is the whole track (max_depth == 0)
+    const tm::slice* slices = nullptr;      // the track's slices
+    const std::uint32_t* index = nullptr;   // nullptr: the row is the whole track (max_depth == 0)
     std::size_t size = 0;
-    const row_summary* summary = nullptr; // for long rows (loaded_file::summaries), else nullptr
+    const row_summary* summary = nullptr;   // for long rows (loaded_file::summaries), else nullptr
     const tm::slice& operator[](std::size_t i) const { return index ? slices[index[i]] : slices[i]; }
     std::uint32_t slice_index(std::size_t i) const { return index ? index[i] : static_cast<std::uint32_t>(i); }
 };
 
 struct loaded_file {
     std::filesystem::path path;
-    std::string name;                        // file name for headers
+    std::string name;   // file name for headers
     tm::trace_model model;
     std::uint64_t file_bytes = 0;
     double load_seconds = 0;
@@ -79,7 +79,7 @@ struct loaded_file {
     std::vector<std::vector<std::vector<std::uint32_t>>> depth_rows;
     // Flows ordered by the timestamp of their first end (for "all flows in view").
     std::vector<std::uint32_t> flows_by_time;
-    std::vector<std::uint64_t> flow_time;    // parallel to flows_by_time
+    std::vector<std::uint64_t> flow_time;   // parallel to flows_by_time
     // Per track: the positions of its "events lost" instants (drawn whatever the zoom).
     std::vector<std::vector<std::uint32_t>> lost_instants;
     // Per track: the largest counter value (0 if none), for the plot's scale.
@@ -127,11 +127,15 @@ struct run_ref : analysis::run_scope {
 struct document {
     std::vector<std::unique_ptr<loaded_file>> files;
     std::vector<run_ref> runs;
-    std::uint64_t start = 0, end = 0;        // over all runs (absolute ns)
+    std::uint64_t start = 0, end = 0;   // over all runs (absolute ns)
 
     void add(std::unique_ptr<loaded_file> f);
     void remove_file(std::uint32_t file);
-    void clear() { files.clear(); runs.clear(); start = end = 0; }
+    void clear() {
+        files.clear();
+        runs.clear();
+        start = end = 0;
+    }
     bool empty() const { return files.empty(); }
     std::uint64_t event_count() const;   // track events in the files (slice begins and ends, instants, counter values)
 private:
@@ -144,4 +148,4 @@ inline double display_offset(const document& d, const run_ref& r, bool aligned) 
     return aligned ? static_cast<double>(r.start) : static_cast<double>(d.start);
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -35,4 +35,4 @@ private:
     std::vector<key> keys_;
 };
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

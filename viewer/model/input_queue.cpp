@@ -6,7 +6,10 @@ namespace pipescope::viewer {
 
 std::vector<input_event> input_queue::take_frame() {
     using k = input_event::kind;
-    struct changed { k what; int code; };
+    struct changed {
+        k what;
+        int code;
+    };
     std::vector<changed> seen;   // keys and buttons that changed in this frame (a handful)
     bool pressed_or_scrolled = false;
     std::vector<input_event> frame;
@@ -18,7 +21,8 @@ std::vector<input_event> input_queue::take_frame() {
             break;
         }
         if (e.what == k::key || e.what == k::button) {
-            const bool again = std::any_of(seen.begin(), seen.end(), [&](const changed& c) { return c.what == e.what && c.code == e.code; });
+            const bool again = std::any_of(seen.begin(), seen.end(),
+                                           [&](const changed& c) { return c.what == e.what && c.code == e.code; });
             if (again) break;
             seen.push_back({e.what, e.code});
         }
@@ -30,4 +34,4 @@ std::vector<input_event> input_queue::take_frame() {
     return frame;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -55,4 +55,4 @@ private:
     std::deque<input_event> events_;
 };
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

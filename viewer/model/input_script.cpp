@@ -16,27 +16,38 @@ namespace pipescope::viewer {
 
 namespace {
 
-struct named_key { std::string_view name; int code; };
+struct named_key {
+    std::string_view name;
+    int code;
+};
 constexpr std::array named_keys{
-    named_key{"esc", GLFW_KEY_ESCAPE},      named_key{"escape", GLFW_KEY_ESCAPE}, named_key{"enter", GLFW_KEY_ENTER},
-    named_key{"return", GLFW_KEY_ENTER},    named_key{"tab", GLFW_KEY_TAB},       named_key{"backspace", GLFW_KEY_BACKSPACE},
-    named_key{"delete", GLFW_KEY_DELETE},   named_key{"insert", GLFW_KEY_INSERT}, named_key{"home", GLFW_KEY_HOME},
-    named_key{"end", GLFW_KEY_END},         named_key{"pageup", GLFW_KEY_PAGE_UP}, named_key{"pagedown", GLFW_KEY_PAGE_DOWN},
-    named_key{"left", GLFW_KEY_LEFT},       named_key{"right", GLFW_KEY_RIGHT},   named_key{"up", GLFW_KEY_UP},
-    named_key{"down", GLFW_KEY_DOWN},       named_key{"space", GLFW_KEY_SPACE},   named_key{"kpenter", GLFW_KEY_KP_ENTER},
+    named_key{"esc", GLFW_KEY_ESCAPE},    named_key{"escape", GLFW_KEY_ESCAPE},  named_key{"enter", GLFW_KEY_ENTER},
+    named_key{"return", GLFW_KEY_ENTER},  named_key{"tab", GLFW_KEY_TAB},        named_key{"backspace", GLFW_KEY_BACKSPACE},
+    named_key{"delete", GLFW_KEY_DELETE}, named_key{"insert", GLFW_KEY_INSERT},  named_key{"home", GLFW_KEY_HOME},
+    named_key{"end", GLFW_KEY_END},       named_key{"pageup", GLFW_KEY_PAGE_UP}, named_key{"pagedown", GLFW_KEY_PAGE_DOWN},
+    named_key{"left", GLFW_KEY_LEFT},     named_key{"right", GLFW_KEY_RIGHT},    named_key{"up", GLFW_KEY_UP},
+    named_key{"down", GLFW_KEY_DOWN},     named_key{"space", GLFW_KEY_SPACE},    named_key{"kpenter", GLFW_KEY_KP_ENTER},
 };
 
-struct modifier { std::string_view name; int code; };
+struct modifier {
+    std::string_view name;
+    int code;
+};
 constexpr std::array modifiers{
-    modifier{"ctrl", GLFW_KEY_LEFT_CONTROL}, modifier{"shift", GLFW_KEY_LEFT_SHIFT},
-    modifier{"alt", GLFW_KEY_LEFT_ALT},      modifier{"super", GLFW_KEY_LEFT_SUPER},
+    modifier{"ctrl", GLFW_KEY_LEFT_CONTROL},
+    modifier{"shift", GLFW_KEY_LEFT_SHIFT},
+    modifier{"alt", GLFW_KEY_LEFT_ALT},
+    modifier{"super", GLFW_KEY_LEFT_SUPER},
 };
 
 // A US keyboard: the character Shift gives on each punctuation and digit key.
 constexpr std::string_view unshifted = "1234567890-=[]\\;',./`";
 constexpr std::string_view shifted = "!@#$%^&*()_+{}|:\"<>?~";
 
-struct key_of_char { int code; bool shift; };
+struct key_of_char {
+    int code;
+    bool shift;
+};
 std::optional<key_of_char> key_for_char(char c) {
     if (c >= 'a' && c <= 'z') return key_of_char{GLFW_KEY_A + (c - 'a'), false};
     if (c >= 'A' && c <= 'Z') return key_of_char{GLFW_KEY_A + (c - 'A'), true};
@@ -50,7 +61,8 @@ unsigned char_of_key(int code, bool shift) {
     if (code >= GLFW_KEY_A && code <= GLFW_KEY_Z) return static_cast<unsigned>(code - GLFW_KEY_A + (shift ? 'A' : 'a'));
     if (code == GLFW_KEY_SPACE) return ' ';
     if (code < 128)
-        if (const auto p = unshifted.find(static_cast<char>(code)); p != std::string_view::npos) return static_cast<unsigned char>(shift ? shifted[p] : unshifted[p]);
+        if (const auto p = unshifted.find(static_cast<char>(code)); p != std::string_view::npos)
+            return static_cast<unsigned char>(shift ? shifted[p] : unshifted[p]);
     return 0;
 }
 
@@ -86,7 +98,7 @@ std::vector<unsigned> code_points(std::string_view s) {
     return out;
 }
 
-}  // namespace
+}   // namespace
 
 std::vector<input_event> key_events(std::string_view spec, key_phase phase) {
     std::vector<int> mods;
@@ -105,13 +117,15 @@ std::vector<input_event> key_events(std::string_view spec, key_phase phase) {
     int code = 0;
     bool shift = std::find(mods.begin(), mods.end(), GLFW_KEY_LEFT_SHIFT) != mods.end();
     const std::string name = lower(rest);
-    if (const auto it = std::find_if(named_keys.begin(), named_keys.end(), [&](const named_key& k) { return k.name == name; });
+    if (const auto it =
+            std::find_if(named_keys.begin(), named_keys.end(), [&](const named_key& k) { return k.name == name; });
         it != named_keys.end()) {
         code = it->code;
     } else if (name.size() >= 2 && name[0] == 'f' && std::isdigit(static_cast<unsigned char>(name[1]))) {
         int n = 0;
         const auto r = std::from_chars(name.data() + 1, name.data() + name.size(), n);
-        if (r.ptr != name.data() + name.size() || n < 1 || n > 12) throw std::invalid_argument("unknown key '" + std::string(rest) + "'");
+        if (r.ptr != name.data() + name.size() || n < 1 || n > 12)
+            throw std::invalid_argument("unknown key '" + std::string(rest) + "'");
         code = GLFW_KEY_F1 + n - 1;
     } else if (rest.size() == 1) {
         const auto k = key_for_char(rest[0]);
@@ -143,7 +157,8 @@ namespace {
 float number(const std::string& w, const char* what) {
     float v = 0;
     const auto r = std::from_chars(w.data(), w.data() + w.size(), v);
-    if (r.ec != std::errc{} || r.ptr != w.data() + w.size()) throw std::invalid_argument(std::string("expected ") + what + ", got '" + w + "'");
+    if (r.ec != std::errc{} || r.ptr != w.data() + w.size())
+        throw std::invalid_argument(std::string("expected ") + what + ", got '" + w + "'");
     return v;
 }
 
@@ -151,7 +166,8 @@ int count(const std::string& w, const char* what, int lo) {
     int v = 0;
     const auto r = std::from_chars(w.data(), w.data() + w.size(), v);
     if (r.ec != std::errc{} || r.ptr != w.data() + w.size() || v < lo)
-        throw std::invalid_argument(std::string("expected ") + what + " (an integer >= " + std::to_string(lo) + "), got '" + w + "'");
+        throw std::invalid_argument(std::string("expected ") + what + " (an integer >= " + std::to_string(lo) + "), got '" +
+                                    w + "'");
     return v;
 }
 
@@ -163,7 +179,11 @@ int mouse_button(const std::string& w) {
 }
 
 // The options after a mouse command's coordinates: a button and modifiers held during it.
-struct mouse_options { int button = 0; bool twice = false; std::vector<input_event> press, release; };
+struct mouse_options {
+    int button = 0;
+    bool twice = false;
+    std::vector<input_event> press, release;
+};
 mouse_options mouse_opts(const std::vector<std::string>& w, std::size_t from, bool allow_double) {
     mouse_options o;
     std::vector<int> mods;
@@ -173,8 +193,11 @@ mouse_options mouse_opts(const std::vector<std::string>& w, std::size_t from, bo
         } else if (allow_double && w[i] == "double") {
             o.twice = true;
         } else {
-            const auto it = std::find_if(modifiers.begin(), modifiers.end(), [&](const modifier& x) { return x.name == w[i]; });
-            if (it == modifiers.end()) throw std::invalid_argument("unknown option '" + w[i] + "' (left, right, middle, ctrl, shift, alt, super" + (allow_double ? ", double)" : ")"));
+            const auto it =
+                std::find_if(modifiers.begin(), modifiers.end(), [&](const modifier& x) { return x.name == w[i]; });
+            if (it == modifiers.end())
+                throw std::invalid_argument("unknown option '" + w[i] + "' (left, right, middle, ctrl, shift, alt, super" +
+                                            (allow_double ? ", double)" : ")"));
             mods.push_back(it->code);
         }
     }
@@ -183,7 +206,9 @@ mouse_options mouse_opts(const std::vector<std::string>& w, std::size_t from, bo
     return o;
 }
 
-void append(std::vector<input_event>& to, const std::vector<input_event>& from) { to.insert(to.end(), from.begin(), from.end()); }
+void append(std::vector<input_event>& to, const std::vector<input_event>& from) {
+    to.insert(to.end(), from.begin(), from.end());
+}
 
 void need(const std::vector<std::string>& w, std::size_t n, const char* usage) {
     if (w.size() < n) throw std::invalid_argument(std::string("usage: ") + usage);
@@ -233,7 +258,9 @@ script_step parse_line(const std::string& cmd, std::string_view args) {
         const float dy = number(w[2], "DY");
         float dx = 0;
         std::size_t opt = 3;
-        if (w.size() > 3 && mouse_button(w[3]) < 0 && std::find_if(modifiers.begin(), modifiers.end(), [&](const modifier& m) { return m.name == w[3]; }) == modifiers.end()) {
+        if (w.size() > 3 && mouse_button(w[3]) < 0 &&
+            std::find_if(modifiers.begin(), modifiers.end(), [&](const modifier& m) { return m.name == w[3]; }) ==
+                modifiers.end()) {
             dx = number(w[3], "DX");
             opt = 4;
         }
@@ -258,7 +285,8 @@ script_step parse_line(const std::string& cmd, std::string_view args) {
         need(w, 2, "expect /json/pointer [== != < <= > >=] VALUE");
         s.what = script_step::op::expect;
         s.pointer = w[0];
-        if (s.pointer.empty() || s.pointer[0] != '/') throw std::invalid_argument("expected a JSON pointer starting with '/', got '" + s.pointer + "'");
+        if (s.pointer.empty() || s.pointer[0] != '/')
+            throw std::invalid_argument("expected a JSON pointer starting with '/', got '" + s.pointer + "'");
         std::string_view rest = args.substr(args.find(w[0]) + w[0].size());
         while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
         for (const char* op : {"==", "!=", "<=", ">=", "<", ">"})
@@ -287,7 +315,7 @@ script_step parse_line(const std::string& cmd, std::string_view args) {
     return s;
 }
 
-}  // namespace
+}   // namespace
 
 std::vector<script_step> parse_script(std::istream& in, const std::string& name) {
     std::vector<script_step> steps;
@@ -319,4 +347,4 @@ std::vector<script_step> load_script(const std::filesystem::path& file) {
     return parse_script(in, file.string());
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

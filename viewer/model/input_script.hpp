@@ -31,15 +31,15 @@ struct script_step {
         drop,          // paths: drop files on the window (an interactive open)
     };
     op what = op::frames;
-    int line = 0;                      // 1-based, for messages
-    std::string text;                  // the line as written (trimmed), for messages
+    int line = 0;       // 1-based, for messages
+    std::string text;   // the line as written (trimmed), for messages
     std::vector<input_event> events;
     int count = 0, width = 0, height = 0;
-    std::string path;                  // screenshot, dump
-    std::vector<std::string> paths;    // drop
-    std::string pointer;               // expect: a JSON pointer into the state (e.g. /selection/stage)
-    std::string compare = "==";        // expect: == != < <= > >=
-    std::string value;                 // expect: JSON (a bare word is a string)
+    std::string path;                 // screenshot, dump
+    std::vector<std::string> paths;   // drop
+    std::string pointer;              // expect: a JSON pointer into the state (e.g. /selection/stage)
+    std::string compare = "==";       // expect: == != < <= > >=
+    std::string value;                // expect: JSON (a bare word is a string)
 };
 
 // Throws script_error naming `name` and the line.
@@ -53,4 +53,4 @@ std::vector<script_step> load_script(const std::filesystem::path& file);
 enum class key_phase { tap, press, release };
 std::vector<input_event> key_events(std::string_view spec, key_phase phase = key_phase::tap);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -15,4 +15,4 @@ std::vector<label_fit> layout_audit::clipped() const {
     return out;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -12,8 +12,8 @@ namespace pipescope::viewer {
 struct label_fit {
     std::string where;   // "timeline toolbar", "timeline run header", "dag legend", ...
     std::string text;
-    double need = 0;     // px the label takes
-    double have = 0;     // px its cell gives it
+    double need = 0;                                     // px the label takes
+    double have = 0;                                     // px its cell gives it
     bool clipped() const { return need > have + 0.5; }   // half a pixel: rounding of positions
 };
 
@@ -28,4 +28,4 @@ private:
     std::vector<label_fit> labels_;
 };
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

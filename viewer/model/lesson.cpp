@@ -29,7 +29,8 @@ const char* type_name(const json& j) {
 class fields {
 public:
     fields(const json& obj, std::string path, const std::string& file) : obj_(obj), path_(std::move(path)), file_(file) {
-        if (!obj_.is_object()) fail(path_.empty() ? "the file" : path_, std::string("expected an object, got ") + type_name(obj_));
+        if (!obj_.is_object())
+            fail(path_.empty() ? "the file" : path_, std::string("expected an object, got ") + type_name(obj_));
     }
 
     [[noreturn]] void fail(const std::string& where, const std::string& what) const {
@@ -83,7 +84,8 @@ public:
     // A time as a fraction of the document's span.
     std::optional<double> fraction(std::string_view key) const {
         const auto v = number(key, false);
-        if (v && !(*v >= 0 && *v <= 1)) fail(at(key), "expected a fraction of the document's span in [0, 1], got " + find(key)->dump());
+        if (v && !(*v >= 0 && *v <= 1))
+            fail(at(key), "expected a fraction of the document's span in [0, 1], got " + find(key)->dump());
         return v;
     }
     std::optional<std::pair<double, double>> range(std::string_view key) const {
@@ -92,7 +94,8 @@ public:
         if (!j->is_array() || j->size() != 2 || !(*j)[0].is_number() || !(*j)[1].is_number())
             fail(at(key), "expected [a, b]: two fractions of the document's span, got " + j->dump());
         const double a = (*j)[0].get<double>(), b = (*j)[1].get<double>();
-        if (!(a >= 0 && a <= 1 && b >= 0 && b <= 1)) fail(at(key), "fractions of the document's span must be in [0, 1], got " + j->dump());
+        if (!(a >= 0 && a <= 1 && b >= 0 && b <= 1))
+            fail(at(key), "fractions of the document's span must be in [0, 1], got " + j->dump());
         if (!(a < b)) fail(at(key), "expected a < b, got " + j->dump());
         return std::pair{a, b};
     }
@@ -112,7 +115,7 @@ private:
 
 std::string item(std::string_view array, std::size_t i) { return std::string(array) + "[" + std::to_string(i) + "]"; }
 
-}  // namespace
+}   // namespace
 
 lesson parse_lesson(std::string_view text, const std::filesystem::path& file, const view_name_check& known_view) {
     const std::string name = file.string();
@@ -130,7 +133,8 @@ lesson parse_lesson(std::string_view text, const std::filesystem::path& file, co
     l.file = file;
     const std::string format = top.string("format");
     if (format != lesson_format)
-        top.fail("format", "expected \"" + std::string(lesson_format) + "\", got \"" + format + "\" (a lesson file written by another version?)");
+        top.fail("format", "expected \"" + std::string(lesson_format) + "\", got \"" + format +
+                               "\" (a lesson file written by another version?)");
     l.name = top.string("name");
     l.title = top.string("title");
     l.seeds = top.string("seeds", false);
@@ -147,7 +151,8 @@ lesson parse_lesson(std::string_view text, const std::filesystem::path& file, co
         run.policy = r.string("policy", false);
         const json& params = r.array("params", false);
         for (std::size_t k = 0; k < params.size(); ++k) {
-            if (!params[k].is_string()) r.fail(r.at(item("params", k)), std::string("expected a string, got ") + type_name(params[k]));
+            if (!params[k].is_string())
+                r.fail(r.at(item("params", k)), std::string("expected a string, got ") + type_name(params[k]));
             run.params.push_back(params[k].get<std::string>());
         }
         run.workers = r.count("workers");
@@ -199,7 +204,8 @@ lesson parse_lesson(std::string_view text, const std::filesystem::path& file, co
 
 lesson load_lesson(const std::filesystem::path& file, const view_name_check& known_view) {
     std::error_code ec;
-    if (std::filesystem::is_directory(file, ec)) throw lesson_error(file.string() + ": is a directory (expected a lesson.json)");
+    if (std::filesystem::is_directory(file, ec))
+        throw lesson_error(file.string() + ": is a directory (expected a lesson.json)");
     std::ifstream in(file, std::ios::binary);
     if (!in) throw lesson_error(file.string() + ": cannot be read (no such file, or no permission)");
     std::ostringstream ss;
@@ -250,4 +256,4 @@ resolved_move resolve_move(const document& d, const lesson_move& m, bool default
     return out;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

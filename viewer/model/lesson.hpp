@@ -27,11 +27,11 @@ struct lesson_error : std::runtime_error {
 
 struct lesson_run {
     std::string key, workload, policy;
-    std::vector<std::string> params;        // "key=value"
-    unsigned workers = 0;                   // 0: not given
+    std::vector<std::string> params;   // "key=value"
+    unsigned workers = 0;              // 0: not given
     std::string size;
-    std::string trace;                      // as written in the file
-    std::filesystem::path trace_path;       // resolved against the lesson file's directory
+    std::string trace;                  // as written in the file
+    std::filesystem::path trace_path;   // resolved against the lesson file's directory
 };
 
 struct lesson_refusal {
@@ -41,10 +41,10 @@ struct lesson_refusal {
 struct lesson_finding {
     std::string name, what;
     std::optional<double> value;
-    std::string shown;                      // the value as the story prints it, e.g. "3.4×"
-    std::string paper;                      // what the paper found
+    std::string shown;   // the value as the story prints it, e.g. "3.4×"
+    std::string paper;   // what the paper found
     bool holds = false;
-    std::string why_not;                    // when it does not hold: why
+    std::string why_not;   // when it does not hold: why
 };
 
 // Where a step puts the viewer. Times are fractions of the document's span on the display axis.
@@ -53,7 +53,7 @@ struct lesson_move {
     std::optional<double> cursor;
     std::optional<std::pair<double, double>> range;
     std::optional<std::pair<std::uint64_t, std::uint64_t>> select;   // pipeline node (iteration, stage)
-    std::optional<bool> align_runs;         // absent: the document's default (aligned when several files)
+    std::optional<bool> align_runs;   // absent: the document's default (aligned when several files)
 };
 
 struct lesson_step {
@@ -62,13 +62,13 @@ struct lesson_step {
 };
 
 struct lesson {
-    std::filesystem::path file;             // the lesson.json
+    std::filesystem::path file;   // the lesson.json
     std::string name, title, seeds, size;
     unsigned workers = 0;
     std::vector<lesson_run> runs;
     std::vector<lesson_refusal> refusals;
     std::vector<lesson_finding> findings;
-    std::vector<lesson_step> steps;         // at least one
+    std::vector<lesson_step> steps;   // at least one
 };
 
 // Tells whether a view name exists (the app passes its view registry; the model does not know it).
@@ -97,11 +97,11 @@ inline double fraction_to_display(const document& d, bool aligned, double f) { r
 struct resolved_move {
     std::string view;
     bool align_runs = false;
-    std::optional<double> cursor;           // display ns; unset: the views put it halfway
-    std::pair<double, double> frame{0, 1};  // display range for the timeline
-    selection sel;                          // invalid: nothing selected
-    std::string problem;                    // e.g. the node to select is in no run (the move still applies)
+    std::optional<double> cursor;            // display ns; unset: the views put it halfway
+    std::pair<double, double> frame{0, 1};   // display range for the timeline
+    selection sel;                           // invalid: nothing selected
+    std::string problem;                     // e.g. the node to select is in no run (the move still applies)
 };
 resolved_move resolve_move(const document& d, const lesson_move& m, bool default_align);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -18,4 +18,4 @@ flow_cell line_flow::place(double width, double gap) {
     return c;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -7,11 +7,11 @@
 namespace pipescope::viewer {
 
 struct flow_cell {
-    double x = 0;        // from the toolbar's left edge
-    int line = 0;        // 0: the first line
+    double x = 0;   // from the toolbar's left edge
+    int line = 0;   // 0: the first line
     double width = 0;
     bool new_line = false;   // the item starts a line (the first item, or one that did not fit after the last)
-    bool fits = true;    // it ends within the width (false only for an item wider than a whole line)
+    bool fits = true;        // it ends within the width (false only for an item wider than a whole line)
 };
 
 class line_flow {
@@ -28,9 +28,9 @@ public:
 
 private:
     double avail_;
-    double x_ = 0;       // the right end of the last item on the current line
+    double x_ = 0;   // the right end of the last item on the current line
     int line_ = 0;
-    bool empty_ = true;  // nothing placed on the current line yet
+    bool empty_ = true;   // nothing placed on the current line yet
 };
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

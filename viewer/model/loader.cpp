@@ -23,8 +23,7 @@ load_result loader::load_now(const fs::path& p) {
         r.error = "unknown error";
     }
     if (!r.file && r.error.empty()) r.error = "could not be loaded";
-    if (!r.error.empty() && r.error.find(p.filename().string()) == std::string::npos)
-        r.error = p.string() + ": " + r.error;
+    if (!r.error.empty() && r.error.find(p.filename().string()) == std::string::npos) r.error = p.string() + ": " + r.error;
     return r;
 }
 
@@ -85,4 +84,4 @@ bool loader::busy() const {
     return !jobs_.empty();
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

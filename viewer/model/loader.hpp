@@ -47,7 +47,11 @@ public:
     // The finished loads whose predecessors have all been handed out, in start order.
     std::vector<load_result> take();
 
-    struct pending { std::string name; std::uint64_t bytes; double seconds; };
+    struct pending {
+        std::string name;
+        std::uint64_t bytes;
+        double seconds;
+    };
     std::vector<pending> in_progress() const;   // loads still running
     bool busy() const;                          // anything started and not yet taken
 
@@ -71,4 +75,4 @@ private:
     std::deque<job> jobs_;   // in start order
 };
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -49,12 +49,18 @@ std::size_t first_beginning_at_or_after(const row_view& row, std::size_t lo, std
 constexpr std::size_t min_whole_groups = 5;   // 80 slices: more than max_exact (64)
 
 colour_key dominant(const row_view& row, const colour_key* keys, std::size_t i, std::size_t j, int max_exact) {
-    struct acc { colour_key key; double w; };
+    struct acc {
+        colour_key key;
+        double w;
+    };
     std::array<acc, 128> a;
     std::size_t na = 0;
     auto add_key = [&](colour_key k, double w) {
         for (std::size_t q = 0; q < na; ++q)
-            if (a[q].key == k) { a[q].w += w; return; }
+            if (a[q].key == k) {
+                a[q].w += w;
+                return;
+            }
         if (na < a.size()) a[na++] = {k, w};
     };
     auto add = [&](const tm::slice& s) {   // +1: zero-length slices count too
@@ -86,7 +92,7 @@ colour_key dominant(const row_view& row, const colour_key* keys, std::size_t i, 
     return na ? a[best].key : key_other;
 }
 
-}  // namespace
+}   // namespace
 
 void lod_merge(const row_view& row, const colour_key* keys, const lod_params& p, std::vector<lod_block>& out) {
     out.clear();
@@ -130,7 +136,8 @@ void lod_merge(const row_view& row, const colour_key* keys, const lod_params& p,
                     // Group g - 1's slices that begin at or after tc1 join this column (less than a
                     // pixel at this density); the block still covers exactly the slices' union.
                     const std::size_t j = std::min(n, g * F);
-                    emit_merged(c, std::max(c + 1, px(static_cast<double>(ge[g - 1]))), i, j, dominant(row, keys, i, j, p.max_exact));
+                    emit_merged(c, std::max(c + 1, px(static_cast<double>(ge[g - 1]))), i, j,
+                                dominant(row, keys, i, j, p.max_exact));
                     i = j;
                     continue;
                 }
@@ -155,7 +162,8 @@ void lod_merge(const row_view& row, const colour_key* keys, const lod_params& p,
         std::size_t j = first_beginning_at_or_after(row, i + 1, n, tc1);
         if (j == i) j = i + 1;
         if (j - 1 > i && static_cast<double>(row[j - 1].end - row[j - 1].begin) / npp >= p.min_px) --j;
-        emit_merged(c, std::max(c + 1, px(static_cast<double>(row[j - 1].end))), i, j, dominant(row, keys, i, j, p.max_exact));
+        emit_merged(c, std::max(c + 1, px(static_cast<double>(row[j - 1].end))), i, j,
+                    dominant(row, keys, i, j, p.max_exact));
         i = j;
     }
 }
@@ -168,11 +176,17 @@ std::size_t hit_row(const row_view& row, double t, double tol) {
     std::size_t hit = npos;
     if (k < row.size) {
         const double d = static_cast<double>(row[k].begin) - t;
-        if (d <= best) { best = d; hit = k; }
+        if (d <= best) {
+            best = d;
+            hit = k;
+        }
     }
     if (k > 0) {
         const double d = t - static_cast<double>(row[k - 1].end);
-        if (d <= best) { best = d; hit = k - 1; }
+        if (d <= best) {
+            best = d;
+            hit = k - 1;
+        }
     }
     return hit;
 }
@@ -182,13 +196,16 @@ std::size_t hit_instant(const std::vector<tm::instant>& v, double t, double tol)
     std::size_t k = static_cast<std::size_t>(it - v.begin());
     std::size_t hit = npos;
     double best = tol;
-    if (k < v.size() && static_cast<double>(v[k].ts) - t <= best) { best = static_cast<double>(v[k].ts) - t; hit = k; }
+    if (k < v.size() && static_cast<double>(v[k].ts) - t <= best) {
+        best = static_cast<double>(v[k].ts) - t;
+        hit = k;
+    }
     if (k > 0 && t - static_cast<double>(v[k - 1].ts) <= best) hit = k - 1;
     return hit;
 }
 
-void instant_buckets(const std::vector<tm::instant>& v, const instant_kind* kind_of_name, const lod_params& p, double bucket_px,
-                     std::vector<instant_bucket>& out) {
+void instant_buckets(const std::vector<tm::instant>& v, const instant_kind* kind_of_name, const lod_params& p,
+                     double bucket_px, std::vector<instant_bucket>& out) {
     out.clear();
     const double bucket_ns = bucket_px * p.npp;
     if (v.empty() || !(bucket_ns > 0)) return;
@@ -262,4 +279,4 @@ void counter_lod(const std::vector<tm::counter_sample>& v, const lod_params& p, 
     }
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -23,19 +23,19 @@
 namespace pipescope::viewer {
 
 struct lod_block {
-    double x0 = 0, x1 = 0;       // pixels from the left edge of the time area
-    std::uint32_t first = 0;     // row position of the first slice in the block
-    std::uint32_t count = 0;     // slices in it; 1 = a slice drawn as itself
-    colour_key key = key_other;  // the slice's key, or the dominant key of a merged block
-    bool merged_flag = false;    // built from slices narrower than min_px (even a single one)
+    double x0 = 0, x1 = 0;        // pixels from the left edge of the time area
+    std::uint32_t first = 0;      // row position of the first slice in the block
+    std::uint32_t count = 0;      // slices in it; 1 = a slice drawn as itself
+    colour_key key = key_other;   // the slice's key, or the dominant key of a merged block
+    bool merged_flag = false;     // built from slices narrower than min_px (even a single one)
     bool merged() const { return merged_flag; }
 };
 
 struct lod_params {
-    double t_left = 0;           // absolute ns at pixel 0
-    double npp = 1;              // ns per pixel
-    double width = 1000;         // pixels
-    double min_px = 1.0;         // narrower slices are merged
+    double t_left = 0;     // absolute ns at pixel 0
+    double npp = 1;        // ns per pixel
+    double width = 1000;   // pixels
+    double min_px = 1.0;   // narrower slices are merged
     int max_exact = 64;
 };
 
@@ -60,8 +60,8 @@ std::size_t first_ending_at_or_after(const row_view& row, double t);
 // says how many: zoomed out the lane summarises instead of becoming a solid band of markers.
 // O(occupied buckets * log n), whatever the number of instants.
 struct instant_bucket {
-    double x0 = 0, x1 = 0;           // pixels from the left edge of the time area
-    std::uint32_t first = 0;         // index of its first instant
+    double x0 = 0, x1 = 0;     // pixels from the left edge of the time area
+    std::uint32_t first = 0;   // index of its first instant
     std::uint32_t count = 0;
     instant_kind kind = instant_kind::other;
 };
@@ -79,11 +79,11 @@ lost_events lost_events_near(const loaded_file& f, std::uint32_t track, double t
 // Counter samples reduced to what one frame draws: one entry per pixel column that has samples,
 // with the min/max inside the column and the value held after it.
 struct counter_column {
-    double x = 0;                // column (pixels)
-    double lo = 0, hi = 0;       // range of the values sampled in the column
-    double last = 0;             // value in effect at the end of the column
+    double x = 0;            // column (pixels)
+    double lo = 0, hi = 0;   // range of the values sampled in the column
+    double last = 0;         // value in effect at the end of the column
 };
 void counter_lod(const std::vector<tm::counter_sample>& samples, const lod_params& p, std::vector<counter_column>& out,
                  double* value_before = nullptr);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -16,13 +16,9 @@ constexpr int max_label_digits = 6;
 constexpr double label_pad = 4;   // between a tick and its label
 
 // Decimals that show multiples of `step` (in its unit: 1, 2 or 5 x 10^e) exactly.
-int decimals_for(double step_in_unit) {
-    return std::max(0, static_cast<int>(std::ceil(-std::log10(step_in_unit) - 1e-9)));
-}
+int decimals_for(double step_in_unit) { return std::max(0, static_cast<int>(std::ceil(-std::log10(step_in_unit) - 1e-9))); }
 
-int digits_before_point(double v) {
-    return v < 1 ? 1 : static_cast<int>(std::floor(std::log10(v) + 1e-12)) + 1;
-}
+int digits_before_point(double v) { return v < 1 ? 1 : static_cast<int>(std::floor(std::log10(v) + 1e-12)) + 1; }
 
 // The 1-2-5 step after `step`.
 double next_step(double step) {
@@ -76,7 +72,8 @@ bool try_layout(double t0, double t1, double width, double base, double step, co
                 tick.anchor = true;
                 tick.label = format_offset(off, std::fabs(off), decimals_for(step / unit_for(off).scale));
             } else {
-                tick.label = format_offset(static_cast<double>(anchored ? k - first_major : k) * out.minor, magnitude, decimals);
+                tick.label =
+                    format_offset(static_cast<double>(anchored ? k - first_major : k) * out.minor, magnitude, decimals);
             }
             tick.label_w = text_width(tick.label);
             tick.label_x = tick.x + label_pad;
@@ -85,8 +82,8 @@ bool try_layout(double t0, double t1, double width, double base, double step, co
                 tick.label_x = tick.x - label_pad - tick.label_w;
                 keep = tick.label_x >= 0 && tick.label_x >= prev_end + gap;
             } else if (tick.label_x < prev_end + gap) {
-                if (!prev_anchor) return false;          // labels of this step overlap: try a larger step
-                keep = false;                            // the long anchor label keeps its room
+                if (!prev_anchor) return false;   // labels of this step overlap: try a larger step
+                keep = false;                     // the long anchor label keeps its room
             }
             if (keep) {
                 prev_end = tick.label_x + tick.label_w;
@@ -101,7 +98,7 @@ bool try_layout(double t0, double t1, double width, double base, double step, co
     return true;
 }
 
-}  // namespace
+}   // namespace
 
 double approx_text_width(std::string_view text) {
     double n = 0;
@@ -138,4 +135,4 @@ std::string cursor_readout(double t, double base, double npp) {
     return format_offset(d, magnitude, std::min(9, decimals_for(std::max(pixel_in_unit, 1e-9))));
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -20,21 +20,21 @@
 namespace pipescope::viewer {
 
 struct ruler_tick {
-    double t = 0;           // display ns
-    double x = 0;           // px from the left edge of the time area
-    bool major = false;     // a major tick (the minor ones split a step in five)
-    bool anchor = false;    // its label is the anchor's full offset from the base (see above)
-    std::string label;      // empty: no label (minor ticks, labels that did not fit)
-    double label_x = 0;     // where the label's text starts (px), and its width
+    double t = 0;          // display ns
+    double x = 0;          // px from the left edge of the time area
+    bool major = false;    // a major tick (the minor ones split a step in five)
+    bool anchor = false;   // its label is the anchor's full offset from the base (see above)
+    std::string label;     // empty: no label (minor ticks, labels that did not fit)
+    double label_x = 0;    // where the label's text starts (px), and its width
     double label_w = 0;
 };
 
 struct ruler_layout {
-    double step = 0;                // between major ticks (ns)
-    double minor = 0;               // between minor ticks
-    double base = 0;                // labels are offsets from this display time...
-    double origin = 0;              // ...or, with an anchor, from the anchor's time
-    std::vector<ruler_tick> ticks;  // left to right, majors and minors
+    double step = 0;                 // between major ticks (ns)
+    double minor = 0;                // between minor ticks
+    double base = 0;                 // labels are offsets from this display time...
+    double origin = 0;               // ...or, with an anchor, from the anchor's time
+    std::vector<ruler_tick> ticks;   // left to right, majors and minors
 };
 
 // Width of a label in pixels; the view passes ImGui's CalcTextSize.
@@ -54,4 +54,4 @@ std::string format_offset(double offset, double magnitude, int decimals);
 // "+41.50012 ms".
 std::string cursor_readout(double t, double base, double npp);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -56,7 +56,9 @@ public:
         if (!need_node) return words == all_words_;
         an::node_extent x;
         if constexpr (std::is_same_v<Event, tm::slice>) x = an::node_extent_of(m_, e, ids_);
-        else x.stage = an::stage_of_name(m_.str(e.name)), x.last_stage = x.stage < 0 ? 0 : static_cast<std::uint64_t>(x.stage);
+        else
+            x.stage = an::stage_of_name(m_.str(e.name)),
+            x.last_stage = x.stage < 0 ? 0 : static_cast<std::uint64_t>(x.stage);
         if (q_.stage && !(x.stage >= 0 && *q_.stage >= static_cast<std::uint64_t>(x.stage) && *q_.stage <= x.last_stage))
             return false;
         if (q_.iteration && !holds_iteration(e, *q_.iteration)) return false;
@@ -95,7 +97,7 @@ private:
     }
 };
 
-}  // namespace
+}   // namespace
 
 search_query parse_query(std::string_view text) {
     search_query q;
@@ -124,7 +126,8 @@ search_query parse_query(std::string_view text) {
     return q;
 }
 
-std::vector<search_match> find_matches(const document& d, const search_query& q, bool aligned, std::size_t limit, std::size_t* total) {
+std::vector<search_match> find_matches(const document& d, const search_query& q, bool aligned, std::size_t limit,
+                                       std::size_t* total) {
     std::vector<search_match> out;
     std::size_t n = 0;
     if (total) *total = 0;
@@ -148,7 +151,8 @@ std::vector<search_match> find_matches(const document& d, const search_query& q,
     if (total) *total = n;
     if (n > limit) return {};
     std::sort(out.begin(), out.end(), [](const search_match& a, const search_match& b) {
-        return std::tie(a.t, a.file, a.ev.track, a.ev.is_instant, a.ev.index) < std::tie(b.t, b.file, b.ev.track, b.ev.is_instant, b.ev.index);
+        return std::tie(a.t, a.file, a.ev.track, a.ev.is_instant, a.ev.index) <
+               std::tie(b.t, b.file, b.ev.track, b.ev.is_instant, b.ev.index);
     });
     return out;
 }
@@ -169,7 +173,8 @@ std::size_t search_state::step(bool backwards, double from_t) {
         current = backwards ? (current + n - 1) % n : (current + 1) % n;
         return current;
     }
-    const auto at = std::lower_bound(matches.begin(), matches.end(), from_t, [](const search_match& m, double t) { return m.t < t; });
+    const auto at =
+        std::lower_bound(matches.begin(), matches.end(), from_t, [](const search_match& m, double t) { return m.t < t; });
     const auto i = static_cast<std::size_t>(at - matches.begin());
     current = backwards ? (i == 0 ? n - 1 : i - 1) : (i == n ? 0 : i);
     return current;
@@ -185,4 +190,4 @@ std::string search_state::counter() const {
     return b;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

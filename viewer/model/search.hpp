@@ -23,14 +23,14 @@
 namespace pipescope::viewer {
 
 struct search_query {
-    std::vector<std::string> words;          // lower case
+    std::vector<std::string> words;   // lower case
     std::optional<std::uint64_t> stage, iteration;
     bool empty() const { return words.empty() && !stage && !iteration; }
 };
 search_query parse_query(std::string_view text);
 
 struct search_match {
-    double t = 0;                            // display time of its start (the view's axis)
+    double t = 0;   // display time of its start (the view's axis)
     std::uint32_t file = 0;
     tm::event_ref ev;
 };
@@ -46,12 +46,12 @@ std::vector<search_match> find_matches(const document& d, const search_query& q,
 // The search box's state: the query last searched, its matches and the one shown.
 struct search_state {
     static constexpr std::size_t none = static_cast<std::size_t>(-1);
-    std::string text;                        // what was searched for
-    bool aligned = false;                    // the axis the match times are on
-    file_set files;                          // the files searched
-    std::vector<search_match> matches;       // empty when there are more than max_search_matches
-    std::size_t total = 0;                   // how many matched
-    std::size_t current = none;              // the match last stepped to
+    std::string text;                    // what was searched for
+    bool aligned = false;                // the axis the match times are on
+    file_set files;                      // the files searched
+    std::vector<search_match> matches;   // empty when there are more than max_search_matches
+    std::size_t total = 0;               // how many matched
+    std::size_t current = none;          // the match last stepped to
 
     // Searches again if the text, the axis or the document's files changed (the current match is then forgotten).
     void update(const document& d, std::string_view query, bool aligned_axis);
@@ -63,4 +63,4 @@ struct search_state {
     std::string counter() const;
 };
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

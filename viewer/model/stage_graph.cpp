@@ -70,7 +70,8 @@ void link_chain(program_structure& p) {
     for (auto& s : p.stages) {
         if (s.all_from || s.formula) continue;
         if (bts) s.buffer_counter = vocab::numbered(vocab::stage_prefix, s.number, vocab::reorder_buffer_suffix);
-        else if (family == vocab::policy_family::tokens) s.buffer_counter = vocab::numbered(vocab::stage_prefix, s.number, vocab::buffer_suffix);
+        else if (family == vocab::policy_family::tokens)
+            s.buffer_counter = vocab::numbered(vocab::stage_prefix, s.number, vocab::buffer_suffix);
     }
 }
 
@@ -107,7 +108,7 @@ bool continues_as_formula(std::string_view rest) {
     return rest[0] != ' ' && rest[0] != ':' && rest[0] != ',' && rest[0] != ')';
 }
 
-}  // namespace
+}   // namespace
 
 std::optional<std::uint64_t> stage_number_of_name(std::string_view name, bool* all_from, bool* formula) {
     if (all_from) *all_from = false;
@@ -249,7 +250,8 @@ std::string stage_name_of_number(std::span<const tm::stage_info> stages, std::ui
 }
 
 std::optional<double> counter_value_at(std::span<const tm::counter_sample> samples, std::uint64_t t) {
-    auto it = std::upper_bound(samples.begin(), samples.end(), t, [](std::uint64_t v, const tm::counter_sample& s) { return v < s.ts; });
+    auto it = std::upper_bound(samples.begin(), samples.end(), t,
+                               [](std::uint64_t v, const tm::counter_sample& s) { return v < s.ts; });
     if (it == samples.begin()) return std::nullopt;
     return std::prev(it)->value;
 }
@@ -294,7 +296,8 @@ run_graph build_run_graph(const document& d, std::uint32_t doc_run) {
         return it == by_name.end() ? tm::no_index : it->second;
     };
     auto samples = [&](std::uint32_t ti) {
-        return ti == tm::no_index ? std::span<const tm::counter_sample>() : std::span<const tm::counter_sample>(m.tracks[ti].counters);
+        return ti == tm::no_index ? std::span<const tm::counter_sample>()
+                                  : std::span<const tm::counter_sample>(m.tracks[ti].counters);
     };
     for (const auto& e : p.edges) {
         g.edge_counter.push_back(find(e.queue_counter));
@@ -338,11 +341,13 @@ run_graph build_run_graph(const document& d, std::uint32_t doc_run) {
         }
         for (std::size_t s = 0; s < p.stages.size(); ++s) {
             auto& ids = g.nodes_by_start[s];
-            std::stable_sort(ids.begin(), ids.end(), [&](std::uint32_t a, std::uint32_t b) { return dag.nodes[a].start < dag.nodes[b].start; });
+            std::stable_sort(ids.begin(), ids.end(),
+                             [&](std::uint32_t a, std::uint32_t b) { return dag.nodes[a].start < dag.nodes[b].start; });
             for (auto v : ids) g.node_starts[s].push_back(dag.nodes[v].start);
             std::sort(g.node_ends[s].begin(), g.node_ends[s].end());
             std::sort(numbers[s].begin(), numbers[s].end());
-            g.stage_numbers[s] = static_cast<std::uint64_t>(std::unique(numbers[s].begin(), numbers[s].end()) - numbers[s].begin());
+            g.stage_numbers[s] =
+                static_cast<std::uint64_t>(std::unique(numbers[s].begin(), numbers[s].end()) - numbers[s].begin());
         }
     }
     std::sort(g.events.begin(), g.events.end());
@@ -366,18 +371,20 @@ std::uint32_t latest_node_at(const run_graph& g, std::uint32_t s, std::uint64_t 
     return k == 0 ? tm::no_index : g.nodes_by_start[s][static_cast<std::size_t>(k - 1)];
 }
 
-std::string nothing_started_note(const run_graph& g, std::uint32_t s, std::uint64_t t, double off, std::string_view stage_name) {
+std::string nothing_started_note(const run_graph& g, std::uint32_t s, std::uint64_t t, double off,
+                                 std::string_view stage_name) {
     if (latest_node_at(g, s, t) != tm::no_index) return {};
     const std::string name(stage_name);
     if (s >= g.node_starts.size() || g.node_starts[s].empty()) return name + " ran no node in this run: nothing to select";
     const double first = static_cast<double>(g.node_starts[s].front()) - off, now = static_cast<double>(t) - off;
-    return name + " has not started at the cursor (" + format_duration(now) + "): its first node starts at " + format_duration(first) +
-           "; move the cursor past it to select one";
+    return name + " has not started at the cursor (" + format_duration(now) + "): its first node starts at " +
+           format_duration(first) + "; move the cursor past it to select one";
 }
 
 // --- layout ----------------------------------------------------------------------------------------
 
-graph_layout layout_stage_graph(std::span<const graph_stage> stages, std::span<const graph_edge> edges, const layout_params& params) {
+graph_layout layout_stage_graph(std::span<const graph_stage> stages, std::span<const graph_edge> edges,
+                                const layout_params& params) {
     graph_layout out;
     const std::uint32_t n = static_cast<std::uint32_t>(stages.size());
     const std::uint32_t ne = static_cast<std::uint32_t>(edges.size());
@@ -457,7 +464,8 @@ graph_layout layout_stage_graph(std::span<const graph_stage> stages, std::span<c
     }
     out.used = p;
     std::vector<float> layer_x(layers, p.margin);
-    for (std::uint32_t l = 1; l < layers; ++l) layer_x[l] = layer_x[l - 1] + p.box_w + (queued_into[l] ? p.queue_gap : p.gap);
+    for (std::uint32_t l = 1; l < layers; ++l)
+        layer_x[l] = layer_x[l - 1] + p.box_w + (queued_into[l] ? p.queue_gap : p.gap);
     auto gap_before = [&](std::uint32_t l) { return l == 0 ? p.margin : (queued_into[l] ? p.queue_gap : p.gap); };
 
     // Channels: skip edges (spanning more than one layer) above the boxes, feedback edges below.
@@ -535,4 +543,4 @@ graph_layout layout_stage_graph(std::span<const graph_stage> stages, std::span<c
     return out;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -25,8 +25,8 @@
 namespace pipescope::viewer {
 
 struct graph_stage {
-    std::uint32_t entry = 0;             // position in program.stages
-    std::uint64_t index = 0;             // the entry's "index"
+    std::uint32_t entry = 0;   // position in program.stages
+    std::uint64_t index = 0;   // the entry's "index"
     // The stage number of its node slices: parsed from the name ("stage 5 · output" -> 5,
     // "stage 2^40 + 1 · write" -> 2^40 + 1), else the index. "stage j ≥ N · …" gives N with
     // all_from set: the entry describes every stage from N on that no other entry names.
@@ -42,26 +42,26 @@ struct graph_stage {
     // The counter of the stage's own buffer ("stage j reorder buffer" under bind-to-stage,
     // "stage j buffer" under tbb), "" if the policy has none; shown only where the run recorded it.
     std::string buffer_counter;
-    colour_key colour = key_other;       // the timeline's colour for its node slices ("stage N")
+    colour_key colour = key_other;   // the timeline's colour for its node slices ("stage N")
 };
 
 struct graph_edge {
-    std::uint32_t from = 0, to = 0;      // indices into the stage list
-    std::string queue_counter;           // the counter of a bounded queue on the edge ("queue j fill"), or ""
-    std::optional<double> capacity;      // that queue's capacity (program.queue)
-    std::string queue_name;              // stage graphs: the queue's own name ("" for pipelines: "queue j")
-    bool unbounded = false;              // stage graphs: the policy let this queue grow (no backpressure)
+    std::uint32_t from = 0, to = 0;   // indices into the stage list
+    std::string queue_counter;        // the counter of a bounded queue on the edge ("queue j fill"), or ""
+    std::optional<double> capacity;   // that queue's capacity (program.queue)
+    std::string queue_name;           // stage graphs: the queue's own name ("" for pipelines: "queue j")
+    bool unbounded = false;           // stage graphs: the policy let this queue grow (no backpressure)
 };
 
 struct program_structure {
-    bool valid = false;                  // the metadata parsed and had a program.stages array
-    bool graph = false;                  // program.kind "graph": a stage graph, edges from program.queues
+    bool valid = false;   // the metadata parsed and had a program.stages array
+    bool graph = false;   // program.kind "graph": a stage graph, edges from program.queues
     std::string workload, policy;
-    std::vector<graph_stage> stages;     // in metadata order
-    std::vector<graph_edge> edges;       // a linear pipeline: stage k -> stage k+1
-    std::optional<std::uint64_t> K;      // program.K: throttle (piper) or tokens N (tbb)
-    std::optional<std::uint64_t> c;      // program.c: threads per parallel stage (bind-to-stage)
-    std::optional<std::uint64_t> queue;  // program.queue: capacity of every queue (bind-to-stage)
+    std::vector<graph_stage> stages;      // in metadata order
+    std::vector<graph_edge> edges;        // a linear pipeline: stage k -> stage k+1
+    std::optional<std::uint64_t> K;       // program.K: throttle (piper) or tokens N (tbb)
+    std::optional<std::uint64_t> c;       // program.c: threads per parallel stage (bind-to-stage)
+    std::optional<std::uint64_t> queue;   // program.queue: capacity of every queue (bind-to-stage)
     vocab::policy_family family() const { return vocab::classify_policy(policy); }
 };
 
@@ -91,9 +91,9 @@ std::string stage_name_of_number(std::span<const tm::stage_info> stages, std::ui
 // one timestamp, the last); nullopt before the first sample. O(log n).
 std::optional<double> counter_value_at(std::span<const tm::counter_sample> samples, std::uint64_t t);
 struct counter_peak {
-    bool any = false;                    // the counter has samples
-    double value = 0;                    // the largest value
-    std::uint64_t ts = 0;                // the first time it was reached
+    bool any = false;       // the counter has samples
+    double value = 0;       // the largest value
+    std::uint64_t ts = 0;   // the first time it was reached
 };
 counter_peak peak_of(std::span<const tm::counter_sample> samples);
 
@@ -104,15 +104,15 @@ std::optional<std::uint64_t> prev_time(std::span<const std::uint64_t> sorted, st
 // One run of the document as the stage graph shows it; built once per run (O(counter samples +
 // nodes log nodes)), nothing per frame.
 struct run_graph {
-    std::uint32_t doc_run = tm::no_index;             // index into document::runs
+    std::uint32_t doc_run = tm::no_index;   // index into document::runs
     program_structure program;
-    std::vector<std::uint32_t> edge_counter;          // per edge: its queue's counter track, or no_index
+    std::vector<std::uint32_t> edge_counter;   // per edge: its queue's counter track, or no_index
     std::vector<counter_peak> edge_peak;
-    std::vector<std::uint32_t> buffer_counter;        // per stage: its buffer's counter track, or no_index
+    std::vector<std::uint32_t> buffer_counter;   // per stage: its buffer's counter track, or no_index
     std::vector<counter_peak> buffer_peak;
-    std::uint32_t live = tm::no_index;                // "live iterations"
-    std::uint32_t tokens = tm::no_index;              // "tokens in flight"
-    std::uint32_t footprint = tm::no_index;           // stage graphs: "footprint packets"
+    std::uint32_t live = tm::no_index;        // "live iterations"
+    std::uint32_t tokens = tm::no_index;      // "tokens in flight"
+    std::uint32_t footprint = tm::no_index;   // stage graphs: "footprint packets"
     counter_peak live_peak, tokens_peak, footprint_peak;
     // Per stage: the DAG nodes it shows by start time (node_starts[s][k] is the start of DAG node
     // nodes_by_start[s][k]), their end times (sorted on their own), and how many distinct stage
@@ -133,19 +133,20 @@ std::uint32_t latest_node_at(const run_graph& g, std::uint32_t s, std::uint64_t 
 // Why clicking stage s at time t selects nothing ("" when latest_node_at finds a node): the stage
 // has no node in the run, or its first node starts after t ("starts at +2.5 ms, after the cursor
 // at +1.2 ms"). `off` is the display offset of the run (times are written on the display axis).
-std::string nothing_started_note(const run_graph& g, std::uint32_t s, std::uint64_t t, double off, std::string_view stage_name);
+std::string nothing_started_note(const run_graph& g, std::uint32_t s, std::uint64_t t, double off,
+                                 std::string_view stage_name);
 
 // --- layout ----------------------------------------------------------------------------------------
 
 struct layout_params {
     float box_w = 150, box_h = 84;
-    float gap = 48;                      // between two layers that no queued edge joins
-    float queue_gap = 110;               // before a layer that a queued edge enters (room for its queue)
-    float row_gap = 36;                  // between boxes of one layer
-    float below = 0;                     // reserved under each box (the view draws the stage's buffer there)
-    float queue_h = 16;                  // height of a queue bar
-    float queue_pad = 14;                // horizontal space between a queue bar and the boxes
-    float channel = 14;                  // spacing of the routed edges' horizontal channels
+    float gap = 48;          // between two layers that no queued edge joins
+    float queue_gap = 110;   // before a layer that a queued edge enters (room for its queue)
+    float row_gap = 36;      // between boxes of one layer
+    float below = 0;         // reserved under each box (the view draws the stage's buffer there)
+    float queue_h = 16;      // height of a queue bar
+    float queue_pad = 14;    // horizontal space between a queue bar and the boxes
+    float channel = 14;      // spacing of the routed edges' horizontal channels
     float margin = 12;
     // > 0: box widths and gaps shrink in proportion (down to the minimums) so that the graph fits.
     float max_width = 0;
@@ -160,20 +161,20 @@ struct layout_box {
     std::uint32_t layer = 0, slot = 0;   // column, and position inside it (top to bottom)
 };
 struct layout_edge {
-    std::vector<layout_point> points;    // a polyline from the source box to the target box (the arrow's tip last)
-    bool feedback = false;               // closes a cycle: routed under the boxes, into the target's bottom
+    std::vector<layout_point> points;   // a polyline from the source box to the target box (the arrow's tip last)
+    bool feedback = false;              // closes a cycle: routed under the boxes, into the target's bottom
     bool has_queue = false;
     float qx0 = 0, qy0 = 0, qx1 = 0, qy1 = 0;   // the queue bar, on the edge's longest horizontal segment
 };
 struct graph_layout {
-    std::vector<layout_box> boxes;       // per stage
-    std::vector<layout_edge> edges;      // per edge
-    float width = 0, height = 0;         // everything inside [0, width] x [0, height]
-    layout_params used;                  // the parameters after fitting max_width
+    std::vector<layout_box> boxes;    // per stage
+    std::vector<layout_edge> edges;   // per edge
+    float width = 0, height = 0;      // everything inside [0, width] x [0, height]
+    layout_params used;               // the parameters after fitting max_width
 };
 
 // Edges naming a stage out of range are laid out as nothing (an empty polyline).
 graph_layout layout_stage_graph(std::span<const graph_stage> stages, std::span<const graph_edge> edges,
                                 const layout_params& params);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

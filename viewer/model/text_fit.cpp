@@ -15,7 +15,7 @@ std::string with_ellipsis(std::string_view prefix) {
     while (!prefix.empty() && prefix.back() == ' ') prefix.remove_suffix(1);
     return std::string(prefix) + std::string(ellipsis);
 }
-}  // namespace
+}   // namespace
 
 std::string elide_to_width(std::string_view text, double max_width, const text_width_fn& width) {
     if (width(text) <= max_width) return std::string(text);
@@ -30,4 +30,4 @@ std::string elide_to_width(std::string_view text, double max_width, const text_w
     return with_ellipsis(prefix_at(text, lo));
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

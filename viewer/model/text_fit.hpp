@@ -16,4 +16,4 @@ inline constexpr std::string_view ellipsis = "\xE2\x80\xA6";
 // trailing spaces dropped) followed by "…" that is; "" when not even "…" fits.
 std::string elide_to_width(std::string_view text, double max_width, const text_width_fn& width);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -11,4 +11,4 @@ timeline_metrics timeline_metrics_for(float font_px) {
     return {px(168), px(18), px(10), px(14), px(40), px(24), px(36), px(18), px(6), px(4)};
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -21,4 +21,4 @@ struct timeline_metrics {
 // Whole pixels, so that rows do not blur.
 timeline_metrics timeline_metrics_for(float font_px);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

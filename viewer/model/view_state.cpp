@@ -84,4 +84,4 @@ void view_state::request_frame_all(const document& d) {
     frame_request = std::pair{lo, std::max(hi, lo + 1)};
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -41,8 +41,7 @@ std::uint32_t run_of(const document& d, std::uint32_t file, std::uint32_t track)
 // The slice of pipeline node (iteration, stage) in the first run (document order) whose DAG has
 // it; an invalid selection if no run does. `run` (index into document::runs), if given, limits
 // the search to that run. Used by --select and by tools that point at a node.
-selection select_node(const document& d, std::uint64_t iteration, std::uint64_t stage,
-                      std::uint32_t run = tm::no_index);
+selection select_node(const document& d, std::uint64_t iteration, std::uint64_t stage, std::uint32_t run = tm::no_index);
 
 // The display offset of a track's events: its run's (display_offset), or the document start for a
 // track of no run. Display time = timestamp - offset.
@@ -53,15 +52,15 @@ std::optional<std::pair<double, double>> selection_range(const document& d, cons
 
 struct view_state {
     viewport vp;
-    selection sel;                          // clicked
-    selection hover;                        // under the mouse this frame
-    std::vector<flow_link> sel_flows;       // flows of `sel` (kept in sync by select())
-    bool align_runs = false;                // each run at its own start (else absolute time)
-    bool all_flows = false;                 // draw every flow in view (else the selection's)
+    selection sel;                      // clicked
+    selection hover;                    // under the mouse this frame
+    std::vector<flow_link> sel_flows;   // flows of `sel` (kept in sync by select())
+    bool align_runs = false;            // each run at its own start (else absolute time)
+    bool all_flows = false;             // draw every flow in view (else the selection's)
     bool show_details = true;
     bool show_help = false;
-    bool show_lesson = false;               // the lesson panel (when a lesson is loaded: --lesson)
-    std::vector<char> lines_open;           // per document run: line tracks expanded
+    bool show_lesson = false;                                 // the lesson panel (when a lesson is loaded: --lesson)
+    std::vector<char> lines_open;                             // per document run: line tracks expanded
     std::optional<std::pair<double, double>> frame_request;   // display range to frame when laid out
     bool scroll_to_selection = false;
     std::string active_view = "timeline";
@@ -69,9 +68,9 @@ struct view_state {
     // `playing`: a view advances it every frame (the frame loop then does not idle).
     std::optional<double> cursor;
     bool playing = false;
-    search_state search;                    // the timeline's search box (/ or Ctrl+F)
-    std::optional<area_selection> area;     // the marked time range over tracks (Shift+drag, M)
-    layout_audit layout;                    // the labels laid out this frame and their room (cleared every frame)
+    search_state search;                  // the timeline's search box (/ or Ctrl+F)
+    std::optional<area_selection> area;   // the marked time range over tracks (Shift+drag, M)
+    layout_audit layout;                  // the labels laid out this frame and their room (cleared every frame)
 
     void select(const document& d, const selection& s);
     // What the timeline's ruler counts from: the marked area's start, else display time 0 (the
@@ -86,4 +85,4 @@ struct view_state {
     void request_frame_all(const document& d);
 };
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -54,7 +54,7 @@ time_unit unit_for(double ns) {
     ns = std::fabs(ns);
     if (ns >= 1e9) return {1e9, "s"};
     if (ns >= 1e6) return {1e6, "ms"};
-    if (ns >= 1e3) return {1e3, "\xC2\xB5s"};  // µs
+    if (ns >= 1e3) return {1e3, "\xC2\xB5s"};   // µs
     return {1, "ns"};
 }
 
@@ -70,15 +70,15 @@ std::string trim_number(double v, int decimals) {
     if (s == "-0") s = "0";
     return s;
 }
-}  // namespace
+}   // namespace
 
 std::string format_duration(double ns, int max_decimals) { return analysis::numbers::duration(ns, max_decimals); }
 
 std::string format_tick(double t, double step) {
     const time_unit u = unit_for(step);
-    const double s = step / u.scale;  // 1, 2, 5, 10, 20, 50, 100, 200, 500
+    const double s = step / u.scale;   // 1, 2, 5, 10, 20, 50, 100, 200, 500
     const int decimals = s >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(s) - 1e-9));
     return trim_number(t / u.scale, decimals) + " " + u.name;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -8,10 +8,10 @@
 namespace pipescope::viewer {
 
 struct viewport {
-    double t0 = 0;          // display ns at the left edge of the time area
-    double npp = 1000;      // ns per pixel
-    double width = 1000;    // pixels of the time area
-    double min_npp = 1e-3;  // zoom-in limit (1 ps per pixel)
+    double t0 = 0;           // display ns at the left edge of the time area
+    double npp = 1000;       // ns per pixel
+    double width = 1000;     // pixels of the time area
+    double min_npp = 1e-3;   // zoom-in limit (1 ps per pixel)
     double max_npp = 1e12;
 
     double to_px(double t) const { return (t - t0) / npp; }
@@ -44,4 +44,4 @@ std::string format_duration(double ns, int max_decimals = 3);
 // A tick label: the unit is chosen from the step so that all labels of a ruler agree.
 std::string format_tick(double t, double step);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

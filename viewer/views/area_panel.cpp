@@ -71,9 +71,10 @@ void states_table(const area_stats& s) {
 }
 
 void stages_table(const area_stats& s) {
-    const float rows_h = ImGui::GetTextLineHeightWithSpacing() * static_cast<float>(std::min<std::size_t>(s.stages.size(), 10) + 1) + 6;
-    const ImGuiTableFlags flags = ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_ScrollY |
-                                  ImGuiTableFlags_RowBg;
+    const float rows_h =
+        ImGui::GetTextLineHeightWithSpacing() * static_cast<float>(std::min<std::size_t>(s.stages.size(), 10) + 1) + 6;
+    const ImGuiTableFlags flags =
+        ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg;
     if (!ImGui::BeginTable("##stages", 5, flags, ImVec2(0, rows_h))) return;
     ImGui::TableSetupScrollFreeze(0, 1);
     for (const char* h : {"stage", "time", "nodes", "mean", "p95"}) ImGui::TableSetupColumn(h);
@@ -102,7 +103,7 @@ void stages_table(const area_stats& s) {
     ImGui::EndTable();
 }
 
-}  // namespace
+}   // namespace
 
 void draw_area_panel(view_context& ctx) {
     static area_cache cache;
@@ -127,8 +128,8 @@ void draw_area_panel(view_context& ctx) {
     }
     if (s.nodes.count) {
         ImGui::Spacing();
-        ImGui::Text("nodes    %llu   mean %s   p95 %s", static_cast<unsigned long long>(s.nodes.count), ns_text(s.nodes.mean).c_str(),
-                    ns_text(static_cast<double>(s.nodes.p95)).c_str());
+        ImGui::Text("nodes    %llu   mean %s   p95 %s", static_cast<unsigned long long>(s.nodes.count),
+                    ns_text(s.nodes.mean).c_str(), ns_text(static_cast<double>(s.nodes.p95)).c_str());
         ImGui::TextDisabled("time by stage (nodes overlapping the range)");
         stages_table(s);
     }
@@ -141,4 +142,4 @@ void draw_area_panel(view_context& ctx) {
     ImGui::Separator();
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -21,7 +21,8 @@ constexpr float label_w = 96, bar_h = 22, total_h = 26, header_h = 24;
 
 // Category colours: idle and parked as in the timeline, stealing as the steal instants, stall
 // black as in DANBI's figures, untraced a hatched slate.
-constexpr unsigned category_rgb[time_category_count] = {0x4C9F70, 0xE0A040, 0x9C7FD0, 0x5FD3F3, 0xC8C8C8, 0x000000, 0x5E5E5E, 0x363B47};
+constexpr unsigned category_rgb[time_category_count] = {0x4C9F70, 0xE0A040, 0x9C7FD0, 0x5FD3F3,
+                                                        0xC8C8C8, 0x000000, 0x5E5E5E, 0x363B47};
 constexpr int untraced_cat = static_cast<int>(time_category::untraced);
 
 // Diagonal hatching inside [a, b] (the untraced category): a few lines per segment, clipped.
@@ -90,8 +91,9 @@ int breakdown_view::bar(ImDrawList* dl, ImVec2 p, float full_w, float h, const t
         if (x1 - x0 > tw + 8) {
             const ImVec2 tp((x0 + x1 - tw) * 0.5f, p.y + (h - fs) * 0.5f);
             if (c == untraced_cat) dl->AddRectFilled(ImVec2(tp.x - 3, tp.y), ImVec2(tp.x + tw + 3, tp.y + fs), col);
-            dl->AddText(font, fs, tp, c == static_cast<int>(time_category::stall) || c == untraced_cat ? IM_COL32(230, 230, 235, 255)
-                                                                                                         : text_colour_on(col),
+            dl->AddText(font, fs, tp,
+                        c == static_cast<int>(time_category::stall) || c == untraced_cat ? IM_COL32(230, 230, 235, 255)
+                                                                                         : text_colour_on(col),
                         s.c_str());
         }
         if (mp.y >= p.y && mp.y < p.y + h && mp.x >= x0 && mp.x < std::max(x1, x0 + 1)) hit = c;
@@ -106,7 +108,8 @@ void breakdown_view::table(view_context& ctx, std::size_t ri, const run_breakdow
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter |
                                   ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
     const float rows = static_cast<float>(b.workers.size() + 2);   // header, workers, total
-    const float height = rows * (ImGui::GetTextLineHeight() + ImGui::GetStyle().CellPadding.y * 2) + ImGui::GetStyle().ScrollbarSize + 4;
+    const float height =
+        rows * (ImGui::GetTextLineHeight() + ImGui::GetStyle().CellPadding.y * 2) + ImGui::GetStyle().ScrollbarSize + 4;
     ImGui::PushID(static_cast<int>(ri));
     if (!ImGui::BeginTable("##breakdown", 1 + time_category_count + 3, flags, ImVec2(0, height))) {
         ImGui::PopID();
@@ -123,7 +126,8 @@ void breakdown_view::table(view_context& ctx, std::size_t ri, const run_breakdow
         ImGui::TableHeader(ImGui::TableGetColumnName(c));
         if (ImGui::IsItemHovered()) {
             if (c >= 1 && c <= time_category_count) ImGui::SetTooltip("%s", describe(static_cast<time_category>(c - 1)));
-            else if (c == time_category_count + 3) ImGui::SetTooltip("failed steal attempts (the idle slices' failed_steals)");
+            else if (c == time_category_count + 3)
+                ImGui::SetTooltip("failed steal attempts (the idle slices' failed_steals)");
         }
     }
     if (ctx.mono) ImGui::PushFont(ctx.mono);
@@ -140,7 +144,8 @@ void breakdown_view::table(view_context& ctx, std::size_t ri, const run_breakdow
         ImGui::TextUnformatted(w.name.c_str());
         for (int c = 0; c < time_category_count; ++c) {
             const double f = w.time.span ? static_cast<double>(w.time.ns[c]) / static_cast<double>(w.time.span) : 0.0;
-            std::snprintf(buf, sizeof buf, "%9s %6.1f%%", format_duration(static_cast<double>(w.time.ns[c]), 2).c_str(), 100 * f);
+            std::snprintf(buf, sizeof buf, "%9s %6.1f%%", format_duration(static_cast<double>(w.time.ns[c]), 2).c_str(),
+                          100 * f);
             right(buf);
         }
         for (std::uint64_t v : {w.nodes, w.steals, w.failed_steals}) {
@@ -171,9 +176,10 @@ void breakdown_view::draw(view_context& ctx) {
     ImGui::SameLine(0, 30);
     ImGui::Checkbox("Bars to scale (time)", &proportional_);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("Off: every bar is 100 %% of its time.\nOn: worker bars are as long as their run's makespan and total "
-                          "bars as long as workers x makespan, on one scale for all runs (aggregate time, as in the "
-                          "Cheetah-Piper report).");
+        ImGui::SetTooltip(
+            "Off: every bar is 100 %% of its time.\nOn: worker bars are as long as their run's makespan and total "
+            "bars as long as workers x makespan, on one scale for all runs (aggregate time, as in the "
+            "Cheetah-Piper report).");
 
     ImGui::BeginChild("##breakdown_runs", ImVec2(0, 0), false);
     const float avail = ImGui::GetContentRegionAvail().x;
@@ -209,8 +215,8 @@ void breakdown_view::draw(view_context& ctx) {
             const float bh = total ? total_h : bar_h;
             const ImVec2 p = ImGui::GetCursorScreenPos();
             const float fs = ImGui::GetFontSize();
-            dl->AddText(ImVec2(p.x + 8, p.y + (bh - fs) * 0.5f), total ? IM_COL32(240, 240, 245, 255) : IM_COL32(200, 200, 208, 255),
-                        w.name.c_str());
+            dl->AddText(ImVec2(p.x + 8, p.y + (bh - fs) * 0.5f),
+                        total ? IM_COL32(240, 240, 245, 255) : IM_COL32(200, 200, 208, 255), w.name.c_str());
             const double len = !proportional_ ? 1.0
                                : total        ? static_cast<double>(w.time.span) / static_cast<double>(max_total_)
                                               : static_cast<double>(w.time.span) / static_cast<double>(max_span_);
@@ -221,7 +227,9 @@ void breakdown_view::draw(view_context& ctx) {
                 hit_name = w.name.c_str();
             }
             std::string r = format_duration(static_cast<double>(w.time.span), 2);
-            if (total) r += "  (" + std::to_string(b.workers.size()) + " x " + format_duration(static_cast<double>(b.span), 2) + ")";
+            if (total)
+                r +=
+                    "  (" + std::to_string(b.workers.size()) + " x " + format_duration(static_cast<double>(b.span), 2) + ")";
             const float bar_end = p.x + label_w + std::max(2.f, static_cast<float>(full_w * len));
             dl->AddText(ImVec2(bar_end + 8, p.y + (bh - fs) * 0.5f), IM_COL32(170, 170, 180, 255), r.c_str());
             ImGui::Dummy(ImVec2(avail, bh + 3));
@@ -241,10 +249,12 @@ void breakdown_view::draw(view_context& ctx) {
     if (hit_cat >= 0 && hit_split) {
         const auto c = static_cast<time_category>(hit_cat);
         ImGui::BeginTooltip();
-        ImGui::TextColored(ImColor(category_rgb[hit_cat] == 0 || hit_cat == untraced_cat ? IM_COL32(230, 230, 235, 255) : category_colour(hit_cat)),
+        ImGui::TextColored(ImColor(category_rgb[hit_cat] == 0 || hit_cat == untraced_cat ? IM_COL32(230, 230, 235, 255)
+                                                                                         : category_colour(hit_cat)),
                            "%s", to_string(c));
         ImGui::TextDisabled("%s", hit_name);
-        ImGui::Text("%s  (%s)", format_duration(static_cast<double>((*hit_split)[c]), 3).c_str(), percent(hit_split->fraction(c)).c_str());
+        ImGui::Text("%s  (%s)", format_duration(static_cast<double>((*hit_split)[c]), 3).c_str(),
+                    percent(hit_split->fraction(c)).c_str());
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
         ImGui::TextUnformatted(describe(c));
         ImGui::PopTextWrapPos();
@@ -253,8 +263,8 @@ void breakdown_view::draw(view_context& ctx) {
     ImGui::EndChild();
 }
 
-}  // namespace
+}   // namespace
 
 std::unique_ptr<view> make_breakdown_view() { return std::make_unique<breakdown_view>(); }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -83,8 +83,14 @@ double compare_view::domain(const document& d) const {
 
 void compare_view::run_axis(const document& d, const run_ref& rr, double& offset, double& scale) const {
     switch (mode_) {
-        case axis_mode::from_start: offset = static_cast<double>(rr.start); scale = 1; break;
-        case axis_mode::absolute: offset = static_cast<double>(d.start); scale = 1; break;
+        case axis_mode::from_start:
+            offset = static_cast<double>(rr.start);
+            scale = 1;
+            break;
+        case axis_mode::absolute:
+            offset = static_cast<double>(d.start);
+            scale = 1;
+            break;
         case axis_mode::normalised:
             offset = static_cast<double>(rr.start);
             scale = std::max(1.0, static_cast<double>(rr.end - rr.start)) / norm_units;
@@ -115,7 +121,9 @@ void compare_view::toolbar(view_context& ctx) {
     ImGui::TextDisabled("|");
     // Stage legend (the first palette entries that occur) and the states.
     stage_legend(flow, ctx.doc, true);
-    draw_legend(flow, {{key_colour(key_idle), "idle", ""}, {key_colour(key_parked), "parked", ""}, {key_colour(key_task), "task", ""}});
+    draw_legend(flow, {{key_colour(key_idle), "idle", ""},
+                       {key_colour(key_parked), "parked", ""},
+                       {key_colour(key_task), "task", ""}});
     const char* hint = "wheel: zoom, drag: pan, click: select";
     flow.next(toolbar_flow::text_width(hint), hint, ImGui::GetFontSize());
     ImGui::TextDisabled("%s", hint);
@@ -129,7 +137,8 @@ void compare_view::ruler(ImDrawList* dl, ImVec2 o, float width) const {
     for (double t = std::ceil(vp_.t0 / minor) * minor; t <= vp_.t1(); t += minor) {
         const float x = x0 + static_cast<float>(vp_.to_px(t));
         const bool major = std::fabs(std::remainder(t, step)) < minor * 0.5;
-        dl->AddLine(ImVec2(x, o.y + sz_.ruler_h - (major ? 10 : 4)), ImVec2(x, o.y + sz_.ruler_h), IM_COL32(170, 170, 180, 255));
+        dl->AddLine(ImVec2(x, o.y + sz_.ruler_h - (major ? 10 : 4)), ImVec2(x, o.y + sz_.ruler_h),
+                    IM_COL32(170, 170, 180, 255));
         if (!major) continue;
         std::string s;
         if (mode_ == axis_mode::normalised) {
@@ -140,14 +149,17 @@ void compare_view::ruler(ImDrawList* dl, ImVec2 o, float width) const {
         if (x + 3 + ImGui::CalcTextSize(s.c_str()).x <= x0 + width + 2)
             dl->AddText(ImVec2(x + 3, o.y + 3), IM_COL32(220, 220, 225, 255), s.c_str());
     }
-    const char* what = mode_ == axis_mode::normalised ? "% of each run" : mode_ == axis_mode::absolute ? "absolute" : "since run start";
+    const char* what = mode_ == axis_mode::normalised ? "% of each run"
+                       : mode_ == axis_mode::absolute ? "absolute"
+                                                      : "since run start";
     dl->AddText(ImVec2(o.x + 6, o.y + 3), IM_COL32(150, 150, 160, 255), what);
     if (mode_ != axis_mode::normalised) {
         const std::string d = format_duration(step) + " / div";
         const float fs = ImGui::GetFontSize();   // a smaller second line, under the first one
         dl->AddText(ImGui::GetFont(), fs * 0.8f, ImVec2(o.x + 6, o.y + 2 + fs), IM_COL32(120, 120, 130, 255), d.c_str());
     }
-    dl->AddLine(ImVec2(o.x, o.y + sz_.ruler_h - 0.5f), ImVec2(o.x + sz_.label_w + width, o.y + sz_.ruler_h - 0.5f), IM_COL32(80, 80, 90, 255));
+    dl->AddLine(ImVec2(o.x, o.y + sz_.ruler_h - 0.5f), ImVec2(o.x + sz_.label_w + width, o.y + sz_.ruler_h - 0.5f),
+                IM_COL32(80, 80, 90, 255));
 }
 
 void compare_view::draw_worker(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float x0, float y, float width,
@@ -182,8 +194,10 @@ void compare_view::draw_counter(ImDrawList* dl, const loaded_file& f, std::uint3
     for (const counter_column& c : ccols_) {
         const double cx = std::max(c.x, 0.0);
         if (have && cx > prev_x) {
-            dl->AddRectFilled(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)), ImVec2(x0 + static_cast<float>(cx), bot), fill);
-            dl->AddLine(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)), ImVec2(x0 + static_cast<float>(cx), vy(prev_v)), line);
+            dl->AddRectFilled(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)), ImVec2(x0 + static_cast<float>(cx), bot),
+                              fill);
+            dl->AddLine(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)), ImVec2(x0 + static_cast<float>(cx), vy(prev_v)),
+                        line);
         }
         dl->AddRectFilled(ImVec2(x0 + static_cast<float>(cx), vy(c.hi)), ImVec2(x0 + static_cast<float>(cx) + 1, bot), fill);
         prev_x = cx + 1;
@@ -193,16 +207,19 @@ void compare_view::draw_counter(ImDrawList* dl, const loaded_file& f, std::uint3
     if (have) {
         const double end_px = std::min<double>(width, (static_cast<double>(v.back().ts) - p.t_left) / p.npp);
         if (end_px > prev_x) {
-            dl->AddRectFilled(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)), ImVec2(x0 + static_cast<float>(end_px), bot), fill);
-            dl->AddLine(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)), ImVec2(x0 + static_cast<float>(end_px), vy(prev_v)), line);
+            dl->AddRectFilled(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)),
+                              ImVec2(x0 + static_cast<float>(end_px), bot), fill);
+            dl->AddLine(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)),
+                        ImVec2(x0 + static_cast<float>(end_px), vy(prev_v)), line);
         }
     }
 }
 
 void compare_view::table(view_context& ctx, float height) {
-    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter |
-                                  ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit |
-                                  ImGuiTableFlags_Resizable;   // every column as wide as its contents, scrolling sideways when narrower
+    const ImGuiTableFlags flags =
+        ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_ScrollY |
+        ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit |
+        ImGuiTableFlags_Resizable;   // every column as wide as its contents, scrolling sideways when narrower
     ImGui::PushStyleColor(ImGuiCol_TableHeaderBg, col_table_header);
     if (!ImGui::BeginTable("##compare", 12, flags, ImVec2(0, height))) {
         ImGui::PopStyleColor();
@@ -210,8 +227,8 @@ void compare_view::table(view_context& ctx, float height) {
     }
     ImGui::TableSetupScrollFreeze(1, 1);   // the run's name stays in view when the numbers scroll
     ImGui::TableSetupColumn("run");
-    for (const char* c : {"P", "K", "makespan", "vs first", "speedup", "steals", "suspensions", "peak live", "nodes",
-                          "iterations", "work"})
+    for (const char* c :
+         {"P", "K", "makespan", "vs first", "speedup", "steals", "suspensions", "peak live", "nodes", "iterations", "work"})
         ImGui::TableSetupColumn(c);
     static const char* tips[] = {
         "the run (and its file when several are open)",
@@ -300,16 +317,19 @@ void compare_view::draw(view_context& ctx) {
     float needed = sz_.ruler_h + 4;
     for (const auto& rr : doc.runs) {
         needed += sz_.header_h + 2 + sz_.run_gap + sz_.worker_h * static_cast<float>(rr.workers.size());
-        for (auto ti : rr.counters) needed += doc.files[rr.file]->model.tracks[ti].name == vocab::live_iterations ? sz_.counter_h : 0;
+        for (auto ti : rr.counters)
+            needed += doc.files[rr.file]->model.tracks[ti].name == vocab::live_iterations ? sz_.counter_h : 0;
     }
-    const float bands_h = std::clamp(needed, 60.f, std::max(60.f, avail.y - table_h - note_h - ImGui::GetStyle().ItemSpacing.y * 3));
+    const float bands_h =
+        std::clamp(needed, 60.f, std::max(60.f, avail.y - table_h - note_h - ImGui::GetStyle().ItemSpacing.y * 3));
 
     const ImVec2 ro = ImGui::GetCursorScreenPos();
     ruler(ImGui::GetWindowDrawList(), ro, width);
     ImGui::Dummy(ImVec2(sz_.label_w + width, sz_.ruler_h));
 
     ImGui::PushStyleColor(ImGuiCol_ChildBg, col_background);
-    ImGui::BeginChild("##runs", ImVec2(0, bands_h - sz_.ruler_h), false, ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
+    ImGui::BeginChild("##runs", ImVec2(0, bands_h - sz_.ruler_h), false,
+                      ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 wpos = ImGui::GetWindowPos();
     const float clip_y0 = wpos.y, clip_y1 = wpos.y + ImGui::GetWindowHeight();
@@ -354,19 +374,22 @@ void compare_view::draw(view_context& ctx) {
             const float room = x0 + width - (xl + 6) - 6;
             const std::string shown = elide_to_width(h, room, imgui_text_width);
             st.layout.check("compare run header", shown, imgui_text_width(shown), room);
-            dl->AddText(ImVec2(xl + 6, y + (sz_.header_h - ImGui::GetFontSize()) * 0.5f), IM_COL32(240, 240, 245, 255), shown.c_str());
-            if (shown != h && ImGui::IsWindowHovered() && mp.x >= xl && mp.x < x0 + width && mp.y >= y && mp.y < y + sz_.header_h)
+            dl->AddText(ImVec2(xl + 6, y + (sz_.header_h - ImGui::GetFontSize()) * 0.5f), IM_COL32(240, 240, 245, 255),
+                        shown.c_str());
+            if (shown != h && ImGui::IsWindowHovered() && mp.x >= xl && mp.x < x0 + width && mp.y >= y &&
+                mp.y < y + sz_.header_h)
                 ImGui::SetTooltip("%s", h.c_str());
             const float rx0 = x0 + static_cast<float>((static_cast<double>(rr.start) - p.t_left) / p.npp);
             const float rx1 = x0 + static_cast<float>((static_cast<double>(rr.end) - p.t_left) / p.npp);
-            dl->AddRectFilled(ImVec2(std::max(rx0, x0), y + sz_.header_h - 3), ImVec2(std::min(rx1, x0 + width), y + sz_.header_h),
-                              IM_COL32(120, 150, 220, 255));
+            dl->AddRectFilled(ImVec2(std::max(rx0, x0), y + sz_.header_h - 3),
+                              ImVec2(std::min(rx1, x0 + width), y + sz_.header_h), IM_COL32(120, 150, 220, 255));
         }
         y += sz_.header_h + 2;
         for (std::size_t wi = 0; wi < rr.workers.size(); ++wi) {
             const std::uint32_t ti = rr.workers[wi];
             if (visible(y, y + sz_.worker_h)) {
-                dl->AddRectFilled(ImVec2(xl, y), ImVec2(x0 + width, y + sz_.worker_h), (wi & 1) ? col_track_bg_a : col_track_bg_b);
+                dl->AddRectFilled(ImVec2(xl, y), ImVec2(x0 + width, y + sz_.worker_h),
+                                  (wi & 1) ? col_track_bg_a : col_track_bg_b);
                 const std::string& name = f.model.tracks[ti].name;
                 dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * 0.8f, ImVec2(xl + 14, y), IM_COL32(190, 190, 198, 255),
                             name.c_str());
@@ -394,8 +417,8 @@ void compare_view::draw(view_context& ctx) {
             if (visible(y, y + sz_.counter_h)) {
                 dl->AddRectFilled(ImVec2(xl, y), ImVec2(x0 + width, y + sz_.counter_h), IM_COL32(33, 35, 42, 255));
                 const std::string label = "live (max " + numbers::value(f.counter_max[ti]) + ")";
-                dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * 0.8f, ImVec2(xl + 14, y + 3), IM_COL32(160, 160, 170, 255),
-                            label.c_str());
+                dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * 0.8f, ImVec2(xl + 14, y + 3),
+                            IM_COL32(160, 160, 170, 255), label.c_str());
                 dl->PushClipRect(ImVec2(x0, y), ImVec2(x0 + width, y + sz_.counter_h), true);
                 draw_counter(dl, f, ti, x0, y, width, p);
                 dl->PopClipRect();
@@ -404,7 +427,8 @@ void compare_view::draw(view_context& ctx) {
         }
         y += sz_.run_gap;
     }
-    if (doc.runs.empty()) dl->AddText(ImVec2(x0 + 10, y + 10), IM_COL32(200, 200, 200, 255), "no runs: open one or more traces");
+    if (doc.runs.empty())
+        dl->AddText(ImVec2(x0 + 10, y + 10), IM_COL32(200, 200, 200, 255), "no runs: open one or more traces");
     dl->AddLine(ImVec2(x0 - 0.5f, clip_y0), ImVec2(x0 - 0.5f, clip_y1), IM_COL32(90, 90, 100, 255));
     ImGui::SetCursorScreenPos(ImVec2(xl, y_start));
     ImGui::Dummy(ImVec2(sz_.label_w + width - 4, std::max(1.f, y - y_start)));
@@ -415,7 +439,8 @@ void compare_view::draw(view_context& ctx) {
         fg->AddLine(ImVec2(mp.x, ro.y), ImVec2(mp.x, clip_y1), IM_COL32(255, 255, 255, 60));
         const double u = vp_.to_ns(mp.x - x0);
         const std::string at = mode_ == axis_mode::normalised ? numbers::percent(u / norm_units, 2) : format_duration(u, 3);
-        fg->AddRectFilled(ImVec2(mp.x + 2, ro.y + sz_.ruler_h - ImGui::GetFontSize()), ImVec2(mp.x + 8 + ImGui::CalcTextSize(at.c_str()).x, ro.y + sz_.ruler_h),
+        fg->AddRectFilled(ImVec2(mp.x + 2, ro.y + sz_.ruler_h - ImGui::GetFontSize()),
+                          ImVec2(mp.x + 8 + ImGui::CalcTextSize(at.c_str()).x, ro.y + sz_.ruler_h),
                           IM_COL32(60, 60, 70, 255));
         fg->AddText(ImVec2(mp.x + 5, ro.y + sz_.ruler_h - ImGui::GetFontSize()), IM_COL32(255, 255, 255, 255), at.c_str());
         if (hover.valid() && !dragging_) {
@@ -429,7 +454,8 @@ void compare_view::draw(view_context& ctx) {
                 const std::string sn = stage_name(doc, doc.runs[run], k);
                 if (!sn.empty()) ImGui::TextColored(ImColor(key_colour(k)), "%s", sn.c_str());
             }
-            if (auto it = f.model.uint_arg(s, vocab::arg_key::iteration)) ImGui::Text("iteration %llu", static_cast<unsigned long long>(*it));
+            if (auto it = f.model.uint_arg(s, vocab::arg_key::iteration))
+                ImGui::Text("iteration %llu", static_cast<unsigned long long>(*it));
             ImGui::TextDisabled("%s", f.model.tracks[hover.ev.track].name.c_str());
             ImGui::Text("start %s  duration %s", format_duration(static_cast<double>(s.begin) - hover_offset, 3).c_str(),
                         format_duration(static_cast<double>(s.duration()), 3).c_str());
@@ -466,8 +492,8 @@ void compare_view::draw(view_context& ctx) {
     table(ctx, table_h);
 }
 
-}  // namespace
+}   // namespace
 
 std::unique_ptr<view> make_compare_view() { return std::make_unique<compare_view>(); }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

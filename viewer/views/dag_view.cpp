@@ -41,8 +41,8 @@ inline ImU32 worker_colour(int w) {
     return w < 0 ? rgb(0x9A8FB8) : rgb(worker_hex[static_cast<unsigned>(w) % (sizeof(worker_hex) / sizeof(worker_hex[0]))]);
 }
 constexpr ImU32 col_stage_edge = rgb(0x9AA0AE, 150), col_cross_edge = rgb(0x5FD3F3, 190),
-                col_throttle_edge = rgb(0xE07A9A, 170), col_retire_edge = rgb(0xB7A7E0, 170),
-                col_critical = rgb(0xFF4D4D), col_null = rgb(0x8A8F9C), col_select = rgb(0xFFFFFF);
+                col_throttle_edge = rgb(0xE07A9A, 170), col_retire_edge = rgb(0xB7A7E0, 170), col_critical = rgb(0xFF4D4D),
+                col_null = rgb(0x8A8F9C), col_select = rgb(0xFFFFFF);
 // Folded blocks (a run of one iteration's nodes recorded as one slice): dark diagonal hatching over
 // the state colours and a pale gold frame. Neither colour is used by anything else in the view.
 constexpr ImU32 col_folded_hatch = rgb(0x1B2233), col_folded_frame = rgb(0xF2D98A);
@@ -119,7 +119,7 @@ namespace {
 // A run the DAG view can show: a pipeline with nodes. A stage graph's instances also carry
 // (instance, stage) annotations, but they are not iterations: the stage graph view shows those runs.
 bool shows_dag(const tm::run& r) { return !r.dag.nodes.empty() && r.program_kind != vocab::graph_program; }
-}  // namespace
+}   // namespace
 
 bool dag_view::choose_run(view_context& ctx) {
     const document& doc = ctx.doc;
@@ -175,8 +175,10 @@ replay_steps dag_view::steps(double off) const {
         if (auto e = idx_.next_event(at(cur))) return static_cast<double>(*e) - off;
         return std::nullopt;
     };
-    s.prev_tip = "Previous event: the last node start or end before the cursor (Left); in a folded run, node by node by their shares";
-    s.next_tip = "Next event: the next node start or end after the cursor (Right); in a folded run, node by node by their shares";
+    s.prev_tip =
+        "Previous event: the last node start or end before the cursor (Left); in a folded run, node by node by their shares";
+    s.next_tip =
+        "Next event: the next node start or end after the cursor (Right); in a folded run, node by node by their shares";
     return s;
 }
 
@@ -194,7 +196,8 @@ void dag_view::toolbar(view_context& ctx, const run_ref& rr, double off) {
         // As wide as the title needs, up to a line; a longer title is elided in the preview (the
         // combo's list and its tooltip have it whole).
         const float chrome = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().FramePadding.x;
-        const float combo_w = std::min(tf::text_width(rr.title) + chrome, std::max(ImGui::GetContentRegionAvail().x, chrome * 2));
+        const float combo_w =
+            std::min(tf::text_width(rr.title) + chrome, std::max(ImGui::GetContentRegionAvail().x, chrome * 2));
         flow.next(combo_w, "run selector");
         const std::string preview = elide_to_width(rr.title, combo_w - chrome, imgui_text_width);
         st.layout.check("dag run selector", preview, tf::text_width(preview), combo_w - chrome);
@@ -217,7 +220,9 @@ void dag_view::toolbar(view_context& ctx, const run_ref& rr, double off) {
         }
     }
     const double t0 = static_cast<double>(idx_.start) - off, t1 = static_cast<double>(idx_.end) - off;
-    auto tip = [](const char* s) { if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s); };
+    auto tip = [](const char* s) {
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s);
+    };
     replay_.buttons(st, t0, t1, steps(off), flow);
     flow.next(tf::text_width("|"), "|");
     ImGui::TextDisabled("|");
@@ -252,11 +257,14 @@ void dag_view::toolbar(view_context& ctx, const run_ref& rr, double off) {
     flow.next(tf::checkbox_width("critical path"), "critical path");
     ImGui::Checkbox("critical path", &show_critical_);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("The longest path through the DAG weighted by node durations: %llu nodes, %s\n(%.0f%% of the run)%s",
-                          static_cast<unsigned long long>(cp_nodes_), format_duration(static_cast<double>(cp_.length), 3).c_str(),
-                          idx_.end > idx_.start ? 100.0 * static_cast<double>(cp_.length) / static_cast<double>(idx_.end - idx_.start) : 0.0,
-                          idx_.folded_blocks ? "\nFolded trace: the path runs over folded blocks, so its length is an upper bound of the span"
-                                             : "");
+        ImGui::SetTooltip(
+            "The longest path through the DAG weighted by node durations: %llu nodes, %s\n(%.0f%% of the run)%s",
+            static_cast<unsigned long long>(cp_nodes_), format_duration(static_cast<double>(cp_.length), 3).c_str(),
+            idx_.end > idx_.start ? 100.0 * static_cast<double>(cp_.length) / static_cast<double>(idx_.end - idx_.start)
+                                  : 0.0,
+            idx_.folded_blocks
+                ? "\nFolded trace: the path runs over folded blocks, so its length is an upper bound of the span"
+                : "");
     flow.next(tf::button_width("Fit"), "Fit");
     if (ImGui::Button("Fit")) fit_pending_ = true;
     tip("Show the whole DAG (Home / 0)");
@@ -285,10 +293,12 @@ void dag_view::legend(view_context& ctx, std::uint64_t t) {
         if (tip && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
     };
     const bool w = by_worker_;
-    swatch(state_colour(node_state::not_ready), "not ready", "", "some predecessor (stage, cross or throttle edge) has not finished");
+    swatch(state_colour(node_state::not_ready), "not ready", "",
+           "some predecessor (stage, cross or throttle edge) has not finished");
     swatch(state_colour(node_state::ready), "ready", "", "every predecessor has finished; the node has not started");
     if (w) {
-        for (int k = 0; k < std::min(idx_.workers, 10); ++k) swatch(worker_colour(k), ("w" + std::to_string(k)).c_str(), "", "ran on this worker");
+        for (int k = 0; k < std::min(idx_.workers, 10); ++k)
+            swatch(worker_colour(k), ("w" + std::to_string(k)).c_str(), "", "ran on this worker");
     } else {
         swatch(state_colour(node_state::running), "running", "", "started, not finished (label: the worker)");
     }
@@ -304,13 +314,14 @@ void dag_view::legend(view_context& ctx, std::uint64_t t) {
         dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), col_folded_frame);
         ImGui::TextUnformatted(text.c_str());
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("%llu folded runs hold %llu of the %llu nodes: each is a run of consecutive nodes of one iteration\n"
-                              "that one worker ran, recorded as one slice (trace detail folded or auto), drawn as one block\n"
-                              "over its stages. Its nodes take equal shares of its time: at the cursor the nodes whose share\n"
-                              "has passed are done, the next one runs, the rest are not ready. Edges join blocks: the span\n"
-                              "over them is an upper bound.",
-                              static_cast<unsigned long long>(idx_.folded_blocks), static_cast<unsigned long long>(idx_.folded_nodes),
-                              static_cast<unsigned long long>(idx_.node_total));
+            ImGui::SetTooltip(
+                "%llu folded runs hold %llu of the %llu nodes: each is a run of consecutive nodes of one iteration\n"
+                "that one worker ran, recorded as one slice (trace detail folded or auto), drawn as one block\n"
+                "over its stages. Its nodes take equal shares of its time: at the cursor the nodes whose share\n"
+                "has passed are done, the next one runs, the rest are not ready. Edges join blocks: the span\n"
+                "over them is an upper bound.",
+                static_cast<unsigned long long>(idx_.folded_blocks), static_cast<unsigned long long>(idx_.folded_nodes),
+                static_cast<unsigned long long>(idx_.node_total));
     }
     // Marks and edges.
     {
@@ -322,7 +333,8 @@ void dag_view::legend(view_context& ctx, std::uint64_t t) {
     }
     if (show_critical_ && !cp_.empty()) {
         const std::string text = std::string("critical path ") + (idx_.folded_blocks ? "<= " : "") +
-                                 format_duration(static_cast<double>(cp_.length), 3) + " (" + std::to_string(cp_nodes_) + " nodes)";
+                                 format_duration(static_cast<double>(cp_.length), 3) + " (" + std::to_string(cp_nodes_) +
+                                 " nodes)";
         const ImVec2 p = item(mark_w, text);
         dl->AddRect(ImVec2(p.x, p.y + 2), ImVec2(p.x + mark_w, p.y + h), col_critical, 3.0f, 0, 2.0f);
         ImGui::TextUnformatted(text.c_str());
@@ -343,7 +355,8 @@ void dag_view::legend(view_context& ctx, std::uint64_t t) {
             false);
     const tm::pipeline_dag& dag = file_->model.runs[model_run_].dag;
     phrases({std::to_string(idx_.columns()) + " iterations x " + std::to_string(idx_.rows()) + " stages,",
-             std::to_string(idx_.node_total) + " nodes" + (idx_.folded_blocks ? " in " + std::to_string(dag.nodes.size()) + " blocks" : "") +
+             std::to_string(idx_.node_total) + " nodes" +
+                 (idx_.folded_blocks ? " in " + std::to_string(dag.nodes.size()) + " blocks" : "") +
                  (dag.K ? ", K = " + std::to_string(dag.K) : "")},
             true);
 }
@@ -357,14 +370,16 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
     const std::uint64_t t = static_cast<std::uint64_t>(std::max(0.0, std::round(*st.cursor + off)));
 
     ImGui::PushStyleColor(ImGuiCol_ChildBg, col_background);
-    ImGui::BeginChild("##dagcanvas", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
+    ImGui::BeginChild("##dagcanvas", ImVec2(0, 0), false,
+                      ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 wp = ImGui::GetWindowPos(), ws = ImGui::GetWindowSize();
     const float cx0 = wp.x + label_w(), cy0 = wp.y + header_h(), cx1 = wp.x + ws.x, cy1 = wp.y + ws.y;
     cam_.width = std::max(10.f, cx1 - cx0);
     cam_.height = std::max(10.f, cy1 - cy0);
     const double cols = static_cast<double>(idx_.columns()), rows = static_cast<double>(idx_.rows());
-    if (auto_fit_ && (fitted_size_.x != static_cast<float>(cam_.width) || fitted_size_.y != static_cast<float>(cam_.height))) fit_pending_ = true;
+    if (auto_fit_ && (fitted_size_.x != static_cast<float>(cam_.width) || fitted_size_.y != static_cast<float>(cam_.height)))
+        fit_pending_ = true;
     if (fit_pending_) {
         cam_.fit(cols, rows);
         fit_pending_ = false;
@@ -390,8 +405,10 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
 
     dag_draw_params p;
     p.t = t;
-    p.edges_shown = (show_stage_ ? edge_bit(tm::dag_edge_kind::stage) : 0) | (show_cross_ ? edge_bit(tm::dag_edge_kind::cross) : 0) |
-                    (show_throttle_ ? edge_bit(tm::dag_edge_kind::throttle) : 0) | (show_retire_ ? edge_bit(tm::dag_edge_kind::retire) : 0);
+    p.edges_shown = (show_stage_ ? edge_bit(tm::dag_edge_kind::stage) : 0) |
+                    (show_cross_ ? edge_bit(tm::dag_edge_kind::cross) : 0) |
+                    (show_throttle_ ? edge_bit(tm::dag_edge_kind::throttle) : 0) |
+                    (show_retire_ ? edge_bit(tm::dag_edge_kind::retire) : 0);
     p.critical = show_critical_ ? &cp_ : nullptr;
     build_dag_draw_list(dag, idx_, cam_, p, list_);
 
@@ -414,14 +431,17 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
         const float room = cx0 - 6 - (wp.x + 8);
         const std::string shown = elide_to_width(lab, room, imgui_text_width);
         ctx.state.layout.check("dag row label", shown, imgui_text_width(shown), room);
-        dl->AddText(ImGui::GetFont(), fs, ImVec2(wp.x + 8, ly), IM_COL32(215, 215, 222, 255), shown.c_str(), nullptr, 0, &clip);
+        dl->AddText(ImGui::GetFont(), fs, ImVec2(wp.x + 8, ly), IM_COL32(215, 215, 222, 255), shown.c_str(), nullptr, 0,
+                    &clip);
         if (!nm.empty() && nm != lab && cam_.sy >= 2 * fs + 2) {
             auto small_width = [&](std::string_view t) {
-                return static_cast<double>(ImGui::GetFont()->CalcTextSizeA(fs * 0.85f, FLT_MAX, 0, t.data(), t.data() + t.size()).x);
+                return static_cast<double>(
+                    ImGui::GetFont()->CalcTextSizeA(fs * 0.85f, FLT_MAX, 0, t.data(), t.data() + t.size()).x);
             };
             const std::string name = elide_to_width(nm, room, small_width);
             ctx.state.layout.check("dag row label", name, small_width(name), room);
-            dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(wp.x + 8, ly + fs), IM_COL32(140, 140, 152, 255), name.c_str(), nullptr, 0, &clip);
+            dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(wp.x + 8, ly + fs), IM_COL32(140, 140, 152, 255), name.c_str(),
+                        nullptr, 0, &clip);
         }
     }
     dl->PopClipRect();
@@ -436,7 +456,8 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
             const std::uint32_t ci = static_cast<std::uint32_t>(c);
             const std::string s = std::to_string(idx_.col_iteration[ci]);
             const float x = X(static_cast<float>(cam_.px_x(c + 0.5)));
-            dl->AddText(ImVec2(x - ImGui::CalcTextSize(s.c_str()).x * 0.5f, wp.y + (header_h() - fs) * 0.5f), IM_COL32(200, 200, 210, 255), s.c_str());
+            dl->AddText(ImVec2(x - ImGui::CalcTextSize(s.c_str()).x * 0.5f, wp.y + (header_h() - fs) * 0.5f),
+                        IM_COL32(200, 200, 210, 255), s.c_str());
             dl->AddLine(ImVec2(x, cy0 - 3), ImVec2(x, cy0), IM_COL32(120, 120, 130, 255));
         }
         dl->PopClipRect();
@@ -448,7 +469,8 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
     if (list_.lod) {
         for (const dag_lod_cell& c : list_.cells) {
             dl->AddRectFilled(ImVec2(X(c.x0), Y(c.y0)), ImVec2(X(c.x1), Y(c.y1)), fill(c.state, c.worker));
-            if (2 * c.folded_nodes > c.nodes) hatch_rect(dl, ImVec2(X(c.x0), Y(c.y0)), ImVec2(X(c.x1), Y(c.y1)), col_folded_hatch);
+            if (2 * c.folded_nodes > c.nodes)
+                hatch_rect(dl, ImVec2(X(c.x0), Y(c.y0)), ImVec2(X(c.x1), Y(c.y1)), col_folded_hatch);
         }
         // The critical path: a red tick on each cell that holds one of its nodes (the path is in
         // column order: binary search to the view, one tick per cell).
@@ -463,14 +485,17 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
                 if (g == last_g && rg == last_r) continue;
                 last_g = g;
                 last_r = rg;
-                const float x0 = X(static_cast<float>(cam_.px_x(g * gx))), x1 = std::max(x0 + 1, X(static_cast<float>(cam_.px_x((g + 1) * gx))));
+                const float x0 = X(static_cast<float>(cam_.px_x(g * gx))),
+                            x1 = std::max(x0 + 1, X(static_cast<float>(cam_.px_x((g + 1) * gx))));
                 const float y = Y(static_cast<float>(cam_.px_y(rg * gy + gy * 0.5)));
                 dl->AddRectFilled(ImVec2(x0, y - 0.5f), ImVec2(x1, y + 0.5f), (col_critical & 0x00FFFFFF) | 0xC0000000);
             }
         }
     } else {
         // Edges under the boxes; the critical ones on top of the others.
-        const float bsz = list_.boxes.empty() ? 10.f : std::min(list_.boxes[0].x1 - list_.boxes[0].x0, list_.boxes[0].y1 - list_.boxes[0].y0);
+        const float bsz = list_.boxes.empty()
+                              ? 10.f
+                              : std::min(list_.boxes[0].x1 - list_.boxes[0].x0, list_.boxes[0].y1 - list_.boxes[0].y0);
         const float head = std::clamp(bsz * 0.22f, 3.f, 7.f);
         for (int pass = 0; pass < 2; ++pass)
             for (const dag_edge_seg& e : list_.edges) {
@@ -492,9 +517,12 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
             }
         // Critical nodes: a frame just outside the box.
         for (const dag_box& b : list_.boxes)
-            if (b.critical) dl->AddRect(ImVec2(X(b.x0) - 2, Y(b.y0) - 2), ImVec2(X(b.x1) + 2, Y(b.y1) + 2), col_critical, 0, 0, 1.5f);
-        const bool labels = !list_.boxes.empty() && list_.boxes[0].x1 - list_.boxes[0].x0 >= 22 && list_.boxes[0].y1 - list_.boxes[0].y0 >= fs;
-        const bool big = labels && list_.boxes[0].x1 - list_.boxes[0].x0 >= 64 && list_.boxes[0].y1 - list_.boxes[0].y0 >= 2 * fs + 2;
+            if (b.critical)
+                dl->AddRect(ImVec2(X(b.x0) - 2, Y(b.y0) - 2), ImVec2(X(b.x1) + 2, Y(b.y1) + 2), col_critical, 0, 0, 1.5f);
+        const bool labels = !list_.boxes.empty() && list_.boxes[0].x1 - list_.boxes[0].x0 >= 22 &&
+                            list_.boxes[0].y1 - list_.boxes[0].y0 >= fs;
+        const bool big =
+            labels && list_.boxes[0].x1 - list_.boxes[0].x0 >= 64 && list_.boxes[0].y1 - list_.boxes[0].y0 >= 2 * fs + 2;
         char buf[64];
         for (const dag_box& b : list_.boxes) {
             const tm::dag_node& nd = dag.nodes[b.node];
@@ -514,45 +542,57 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
                 dl->AddRectFilled(ImVec2(X(b.x0), Y(b.y0)), ImVec2(X(b.x1), Y(b.y1)), c);
             }
             if (by_worker_ && b.state == node_state::running)
-                dl->AddRect(ImVec2(X(b.x0) - 1, Y(b.y0) - 1), ImVec2(X(b.x1) + 1, Y(b.y1) + 1), IM_COL32(255, 255, 255, 255), 0, 0, 1.5f);
+                dl->AddRect(ImVec2(X(b.x0) - 1, Y(b.y0) - 1), ImVec2(X(b.x1) + 1, Y(b.y1) + 1), IM_COL32(255, 255, 255, 255),
+                            0, 0, 1.5f);
             if (!labels) continue;
             const ImVec4 clip(X(b.x0) + 1, Y(b.y0), X(b.x1) - 1, Y(b.y1));
             if (big && nd.folded()) {
                 std::snprintf(buf, sizeof buf, "(%llu, %llu\xE2\x80\x93%llu)", static_cast<unsigned long long>(nd.iteration),
                               static_cast<unsigned long long>(nd.stage), static_cast<unsigned long long>(nd.last_stage));
-                dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2), text_colour_on(c), buf, nullptr, 0, &clip);
-                std::snprintf(buf, sizeof buf, "%s%u nodes", nd.worker >= 0 ? ("w" + std::to_string(nd.worker) + ", ").c_str() : "", nd.nodes);
-                dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2 + fs), text_colour_on(c), buf, nullptr, 0, &clip);
+                dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2), text_colour_on(c), buf, nullptr,
+                            0, &clip);
+                std::snprintf(buf, sizeof buf, "%s%u nodes",
+                              nd.worker >= 0 ? ("w" + std::to_string(nd.worker) + ", ").c_str() : "", nd.nodes);
+                dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2 + fs), text_colour_on(c), buf,
+                            nullptr, 0, &clip);
             } else if (big) {
-                std::snprintf(buf, sizeof buf, "(%llu, %llu)", static_cast<unsigned long long>(nd.iteration), static_cast<unsigned long long>(nd.stage));
-                dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2), text_colour_on(c), buf, nullptr, 0, &clip);
+                std::snprintf(buf, sizeof buf, "(%llu, %llu)", static_cast<unsigned long long>(nd.iteration),
+                              static_cast<unsigned long long>(nd.stage));
+                dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2), text_colour_on(c), buf, nullptr,
+                            0, &clip);
                 std::snprintf(buf, sizeof buf, "%s%s", nd.worker >= 0 ? ("w" + std::to_string(nd.worker)).c_str() : "",
                               b.state == node_state::running ? " running" : "");
-                dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2 + fs), text_colour_on(c), buf, nullptr, 0, &clip);
+                dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2 + fs), text_colour_on(c), buf,
+                            nullptr, 0, &clip);
             } else if (b.state == node_state::running && nd.worker >= 0) {
                 std::snprintf(buf, sizeof buf, "w%d", nd.worker);
                 const ImVec2 ts = ImGui::CalcTextSize(buf);
-                dl->AddText(ImGui::GetFont(), fs, ImVec2((X(b.x0) + X(b.x1) - ts.x) * 0.5f, (Y(b.y0) + Y(b.y1) - fs) * 0.5f), text_colour_on(c), buf, nullptr, 0, &clip);
+                dl->AddText(ImGui::GetFont(), fs, ImVec2((X(b.x0) + X(b.x1) - ts.x) * 0.5f, (Y(b.y0) + Y(b.y1) - fs) * 0.5f),
+                            text_colour_on(c), buf, nullptr, 0, &clip);
             }
         }
-        const float nr = std::clamp(std::min<float>(static_cast<float>(cam_.sx), static_cast<float>(cam_.sy)) * 0.1f, 1.5f, 4.f);
+        const float nr =
+            std::clamp(std::min<float>(static_cast<float>(cam_.sx), static_cast<float>(cam_.sy)) * 0.1f, 1.5f, 4.f);
         for (const dag_null_mark& m : list_.nulls) dl->AddCircle(ImVec2(X(m.x), Y(m.y)), nr, col_null, 10, 1.2f);
     }
     // The selected node.
     if (sel_node != tm::no_index) {
-        const float x0 = X(static_cast<float>(cam_.px_x(idx_.node_col[sel_node]))), y0 = Y(static_cast<float>(cam_.px_y(idx_.node_row[sel_node])));
+        const float x0 = X(static_cast<float>(cam_.px_x(idx_.node_col[sel_node]))),
+                    y0 = Y(static_cast<float>(cam_.px_y(idx_.node_row[sel_node])));
         const float x1 = std::max(x0 + 3, X(static_cast<float>(cam_.px_x(idx_.node_col[sel_node] + 1)))),
                     y1 = std::max(y0 + 3, Y(static_cast<float>(cam_.px_y(idx_.node_last_row[sel_node] + 1))));
         dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x1 + 1, y1 + 1), col_select, 0, 0, 2.0f);
     }
-    if (idx_.columns() == 0) dl->AddText(ImVec2(cx0 + 10, cy0 + 10), IM_COL32(200, 200, 200, 255), "this run has no pipeline DAG");
+    if (idx_.columns() == 0)
+        dl->AddText(ImVec2(cx0 + 10, cy0 + 10), IM_COL32(200, 200, 200, 255), "this run has no pipeline DAG");
     dl->PopClipRect();
     ImGui::SetCursorScreenPos(ImVec2(cx0, cy0));
     ImGui::Dummy(ImVec2(cam_.width, cam_.height));
 
     // --- input ---------------------------------------------------------------------------------
     const ImVec2 mp = io.MousePos;
-    const bool in_canvas = ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && mp.x >= cx0 && mp.x < cx1 && mp.y >= cy0 && mp.y < cy1;
+    const bool in_canvas = ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && mp.x >= cx0 &&
+                           mp.x < cx1 && mp.y >= cy0 && mp.y < cy1;
     const double lx = mp.x - cx0, ly = mp.y - cy0;
     if (in_canvas && io.MouseWheel != 0) {
         const double f = std::pow(1.25, io.MouseWheel);
@@ -567,24 +607,29 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
             st.hover = {rr.file, nd.slice};
             ImGui::BeginTooltip();
             // The row under the mouse: inside a folded block, one of its nodes.
-            const std::uint32_t hrow = std::clamp(static_cast<std::uint32_t>(std::max(0.0, std::floor(cam_.row_at(ly)))), idx_.node_row[v],
-                                                  idx_.node_last_row[v]);
+            const std::uint32_t hrow = std::clamp(static_cast<std::uint32_t>(std::max(0.0, std::floor(cam_.row_at(ly)))),
+                                                  idx_.node_row[v], idx_.node_last_row[v]);
             if (nd.folded()) {
                 const std::uint32_t k = hrow - idx_.node_row[v];
                 const node_state sk = state_in_block(dag, idx_, v, k, t);
                 const auto [ks, ke] = node_share_times(nd, k);
-                ImGui::Text("folded run (%llu, %llu\xE2\x80\x93%llu): %u nodes", static_cast<unsigned long long>(nd.iteration),
-                            static_cast<unsigned long long>(nd.stage), static_cast<unsigned long long>(nd.last_stage), nd.nodes);
-                ImGui::TextDisabled("one slice for stages %llu to %llu of iteration %llu; %u of its nodes done at the cursor",
-                                    static_cast<unsigned long long>(nd.stage), static_cast<unsigned long long>(nd.last_stage),
-                                    static_cast<unsigned long long>(nd.iteration), nodes_done_at(nd, t));
-                ImGui::TextColored(ImColor(state_colour(sk)), "node (%llu, %llu): %s at the cursor", static_cast<unsigned long long>(nd.iteration),
+                ImGui::Text("folded run (%llu, %llu\xE2\x80\x93%llu): %u nodes",
+                            static_cast<unsigned long long>(nd.iteration), static_cast<unsigned long long>(nd.stage),
+                            static_cast<unsigned long long>(nd.last_stage), nd.nodes);
+                ImGui::TextDisabled(
+                    "one slice for stages %llu to %llu of iteration %llu; %u of its nodes done at the cursor",
+                    static_cast<unsigned long long>(nd.stage), static_cast<unsigned long long>(nd.last_stage),
+                    static_cast<unsigned long long>(nd.iteration), nodes_done_at(nd, t));
+                ImGui::TextColored(ImColor(state_colour(sk)), "node (%llu, %llu): %s at the cursor",
+                                   static_cast<unsigned long long>(nd.iteration),
                                    static_cast<unsigned long long>(idx_.row_stage[hrow]), to_string(sk));
-                ImGui::TextDisabled("its share of the run: %s to %s (%s, the run's duration / %u)", format_duration(static_cast<double>(ks) - off, 3).c_str(),
-                                    format_duration(static_cast<double>(ke) - off, 3).c_str(), format_duration(static_cast<double>(ke - ks), 3).c_str(),
-                                    nd.nodes);
+                ImGui::TextDisabled("its share of the run: %s to %s (%s, the run's duration / %u)",
+                                    format_duration(static_cast<double>(ks) - off, 3).c_str(),
+                                    format_duration(static_cast<double>(ke) - off, 3).c_str(),
+                                    format_duration(static_cast<double>(ke - ks), 3).c_str(), nd.nodes);
             } else {
-                ImGui::Text("node (%llu, %llu)", static_cast<unsigned long long>(nd.iteration), static_cast<unsigned long long>(nd.stage));
+                ImGui::Text("node (%llu, %llu)", static_cast<unsigned long long>(nd.iteration),
+                            static_cast<unsigned long long>(nd.stage));
             }
             const std::string& nm = row_labels_[hrow].name;
             if (!nm.empty()) ImGui::TextDisabled("%s", nm.c_str());
@@ -594,18 +639,23 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
                         format_duration(static_cast<double>(nd.end - nd.start), 3).c_str());
             if (nd.waited) ImGui::TextDisabled("entered through pipe_stage_wait (cross edge)");
             if (idx_.suspend_at[v] != no_time)
-                ImGui::Text("suspended at %s, waited %s", format_duration(static_cast<double>(idx_.suspend_at[v]) - off, 3).c_str(),
+                ImGui::Text("suspended at %s, waited %s",
+                            format_duration(static_cast<double>(idx_.suspend_at[v]) - off, 3).c_str(),
                             format_duration(static_cast<double>(nd.start - idx_.suspend_at[v]), 3).c_str());
             for (std::uint32_t k = idx_.in_first[v]; k < idx_.in_first[v + 1]; ++k) {
                 const tm::dag_edge& e = dag.edges[idx_.in_edges[k]];
                 const tm::dag_node& u = dag.nodes[e.from];
                 if (u.folded())
                     ImGui::TextDisabled("%s edge from (%llu, %llu\xE2\x80\x93%llu), ended %s", tm::to_string(e.kind),
-                                        static_cast<unsigned long long>(u.iteration), static_cast<unsigned long long>(u.stage),
-                                        static_cast<unsigned long long>(u.last_stage), format_duration(static_cast<double>(u.end) - off, 3).c_str());
+                                        static_cast<unsigned long long>(u.iteration),
+                                        static_cast<unsigned long long>(u.stage),
+                                        static_cast<unsigned long long>(u.last_stage),
+                                        format_duration(static_cast<double>(u.end) - off, 3).c_str());
                 else
-                    ImGui::TextDisabled("%s edge from (%llu, %llu), ended %s", tm::to_string(e.kind), static_cast<unsigned long long>(u.iteration),
-                                        static_cast<unsigned long long>(u.stage), format_duration(static_cast<double>(u.end) - off, 3).c_str());
+                    ImGui::TextDisabled("%s edge from (%llu, %llu), ended %s", tm::to_string(e.kind),
+                                        static_cast<unsigned long long>(u.iteration),
+                                        static_cast<unsigned long long>(u.stage),
+                                        format_duration(static_cast<double>(u.end) - off, 3).c_str());
             }
             if (!cp_.empty() && cp_.on_node[v]) ImGui::TextColored(ImColor(col_critical), "on the critical path");
             ImGui::EndTooltip();
@@ -615,8 +665,10 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
                 const std::uint32_t ci = static_cast<std::uint32_t>(c), ri = static_cast<std::uint32_t>(rw);
                 const std::uint32_t b = idx_.col_first[ci], e = idx_.col_first[ci + 1];
                 if (idx_.node_row[b] < ri && idx_.node_row[e - 1] > ri)
-                    ImGui::SetTooltip("null node (%llu, %llu): iteration %llu skipped stage %llu", static_cast<unsigned long long>(idx_.col_iteration[ci]),
-                                      static_cast<unsigned long long>(idx_.row_stage[ri]), static_cast<unsigned long long>(idx_.col_iteration[ci]),
+                    ImGui::SetTooltip("null node (%llu, %llu): iteration %llu skipped stage %llu",
+                                      static_cast<unsigned long long>(idx_.col_iteration[ci]),
+                                      static_cast<unsigned long long>(idx_.row_stage[ri]),
+                                      static_cast<unsigned long long>(idx_.col_iteration[ci]),
                                       static_cast<unsigned long long>(idx_.row_stage[ri]));
             }
         }
@@ -647,7 +699,8 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
     // Keys.
     if (!io.WantTextInput && (ImGui::IsWindowHovered() || ImGui::IsWindowFocused())) {
         replay_.keys(st, static_cast<double>(idx_.start) - off, static_cast<double>(idx_.end) - off, steps(off));
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false) || ImGui::IsKeyPressed('0', false)) fit_pending_ = true;
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false) || ImGui::IsKeyPressed('0', false))
+            fit_pending_ = true;
         if (ImGui::IsKeyPressed('F', false) && sel_node != tm::no_index) {
             cam_.sx = std::max(cam_.sx, 40.0);
             cam_.sy = std::max(cam_.sy, 30.0);
@@ -665,9 +718,10 @@ void dag_view::draw(view_context& ctx) {
         bool graphs = false;
         for (const auto& r : ctx.doc.runs)
             graphs |= r.run != tm::no_index && ctx.doc.files[r.file]->model.runs[r.run].program_kind == vocab::graph_program;
-        ImGui::TextDisabled(graphs ? "No pipeline DAG: the runs here are stage graphs (stages joined by queues, not iterations). "
-                                     "The stage graph view (key 3) shows them."
-                                   : "No pipeline DAG in this document: open a trace recorded by `pipescope run` of a pipeline workload.");
+        ImGui::TextDisabled(
+            graphs ? "No pipeline DAG: the runs here are stage graphs (stages joined by queues, not iterations). "
+                     "The stage graph view (key 3) shows them."
+                   : "No pipeline DAG in this document: open a trace recorded by `pipescope run` of a pipeline workload.");
         st.playing = false;
         return;
     }
@@ -681,8 +735,8 @@ void dag_view::draw(view_context& ctx) {
     canvas(ctx, rr, off);
 }
 
-}  // namespace
+}   // namespace
 
 std::unique_ptr<view> make_dag_view() { return std::make_unique<dag_view>(); }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -14,7 +14,8 @@ std::string event_label(const loaded_file& f, const tm::event_ref& e) {
     const tm::track& t = m.tracks[e.track];
     std::string s = e.is_instant ? m.str(t.instants[e.index].name) : m.str(t.slices[e.index].name);
     using vocab::arg_key;
-    const auto it = e.is_instant ? m.uint_arg(t.instants[e.index], arg_key::iteration) : m.uint_arg(t.slices[e.index], arg_key::iteration);
+    const auto it = e.is_instant ? m.uint_arg(t.instants[e.index], arg_key::iteration)
+                                 : m.uint_arg(t.slices[e.index], arg_key::iteration);
     if (it) s += " i" + std::to_string(*it);
     return s + " on " + t.name;
 }
@@ -31,13 +32,14 @@ void summary(view_context& ctx) {
         ImGui::TextWrapped("%s", f->name.c_str());
         ImGui::TextDisabled("%.1f MB, loaded in %.2f s", static_cast<double>(f->file_bytes) / 1e6, f->load_seconds);
         ImGui::TextWrapped("%llu slices, %llu instants, %llu counter values, %zu flows",
-                    static_cast<unsigned long long>(m.slices), static_cast<unsigned long long>(m.instants),
-                    static_cast<unsigned long long>(m.counter_values), m.flows.size());
+                           static_cast<unsigned long long>(m.slices), static_cast<unsigned long long>(m.instants),
+                           static_cast<unsigned long long>(m.counter_values), m.flows.size());
         for (const auto& r : m.runs) {
             ImGui::BulletText("%s", r.name.c_str());
             if (!r.stages.empty() && ImGui::TreeNode(&r, "%zu stages", r.stages.size())) {
                 for (const auto& s : r.stages) {
-                    ImGui::ColorButton("##c", ImColor(key_colour(static_cast<colour_key>(s.index))), ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
+                    ImGui::ColorButton("##c", ImColor(key_colour(static_cast<colour_key>(s.index))),
+                                       ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
                     ImGui::SameLine();
                     ImGui::TextWrapped("%s (%s)", s.name.c_str(), s.kind.c_str());
                 }
@@ -67,19 +69,21 @@ void folded_note(const tm::trace_model& m, const tm::slice& s) {
     ImGui::Separator();
     const std::string each = format_duration(static_cast<double>(s.duration()) / static_cast<double>(*nodes), 3);
     if (last && *last > *stage && it)
-        ImGui::TextWrapped("folded run of %llu nodes: stages %llu\xE2\x80\x93%llu of iteration %llu, run by this worker one after "
-                           "the other as one slice; each node is given an equal share, %s",
-                           static_cast<unsigned long long>(*nodes), static_cast<unsigned long long>(*stage),
-                           static_cast<unsigned long long>(*last), static_cast<unsigned long long>(*it), each.c_str());
+        ImGui::TextWrapped(
+            "folded run of %llu nodes: stages %llu\xE2\x80\x93%llu of iteration %llu, run by this worker one after "
+            "the other as one slice; each node is given an equal share, %s",
+            static_cast<unsigned long long>(*nodes), static_cast<unsigned long long>(*stage),
+            static_cast<unsigned long long>(*last), static_cast<unsigned long long>(*it), each.c_str());
     else
-        ImGui::TextWrapped("folded run of %llu instances of stage %llu%s, run one after the other as one slice; each is given an "
-                           "equal share, %s",
-                           static_cast<unsigned long long>(*nodes), static_cast<unsigned long long>(*stage),
-                           it && last_it ? (" (" + std::to_string(*it) + "\xE2\x80\x93" + std::to_string(*last_it) + ")").c_str() : "",
-                           each.c_str());
+        ImGui::TextWrapped(
+            "folded run of %llu instances of stage %llu%s, run one after the other as one slice; each is given an "
+            "equal share, %s",
+            static_cast<unsigned long long>(*nodes), static_cast<unsigned long long>(*stage),
+            it && last_it ? (" (" + std::to_string(*it) + "\xE2\x80\x93" + std::to_string(*last_it) + ")").c_str() : "",
+            each.c_str());
 }
 
-}  // namespace
+}   // namespace
 
 void draw_details_panel(view_context& ctx) {
     const document& d = ctx.doc;
@@ -148,7 +152,8 @@ void draw_details_panel(view_context& ctx) {
             const std::string text = std::string(l.outgoing ? "-> " : "<- ") + event_label(f, l.other);
             if (ImGui::Selectable(text.c_str())) jump = {st.sel.file, l.other};
             if (ImGui::IsItemHovered())
-                ImGui::SetTooltip("flow %llu, %s %s", static_cast<unsigned long long>(m.flows[l.flow].id), l.outgoing ? "to" : "from",
+                ImGui::SetTooltip("flow %llu, %s %s", static_cast<unsigned long long>(m.flows[l.flow].id),
+                                  l.outgoing ? "to" : "from",
                                   format_duration(static_cast<double>(f.event_ts(l.other)) - off, 3).c_str());
             ImGui::PopID();
         }
@@ -163,4 +168,4 @@ void draw_details_panel(view_context& ctx) {
     if (ImGui::Button("Clear")) st.select(d, {});
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

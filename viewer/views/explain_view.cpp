@@ -39,7 +39,8 @@ void explain_view::go_to(view_context& ctx, std::uint32_t run, const an::place& 
     view_state& st = ctx.state;
     const run_ref& rr = doc.runs[run];
     if (where.iteration >= 0 && where.stage >= 0) {
-        const selection s = select_node(doc, static_cast<std::uint64_t>(where.iteration), static_cast<std::uint64_t>(where.stage), run);
+        const selection s =
+            select_node(doc, static_cast<std::uint64_t>(where.iteration), static_cast<std::uint64_t>(where.stage), run);
         if (s.valid()) st.select(doc, s);
     }
     const double off = display_offset(doc, rr, st.align_runs);
@@ -75,7 +76,8 @@ void explain_view::draw(view_context& ctx) {
         ImGui::TextDisabled("no runs: open a trace");
         return;
     }
-    ImGui::TextDisabled("Click a verdict to select the place it cites (the timeline frames it when shown). docs/analysis.md explains every number.");
+    ImGui::TextDisabled(
+        "Click a verdict to select the place it cites (the timeline frames it when shown). docs/analysis.md explains every number.");
     ImGui::BeginChild("##explain_runs", ImVec2(0, 0), false);
     int item = 0;
     for (std::size_t ri = 0; ri < reports_.size(); ++ri) {
@@ -84,8 +86,9 @@ void explain_view::draw(view_context& ctx) {
         ImGui::Spacing();
         ImGui::TextColored(ImColor(rgb(0xF0F0F5)), "%s", r.title.c_str());
         ImGui::SameLine(0, 20);
-        ImGui::TextDisabled("makespan %s  ·  %u workers  ·  %llu iterations", format_duration(static_cast<double>(r.makespan()), 2).c_str(),
-                            r.dag.workers, static_cast<unsigned long long>(r.stats.iterations));
+        ImGui::TextDisabled("makespan %s  ·  %u workers  ·  %llu iterations",
+                            format_duration(static_cast<double>(r.makespan()), 2).c_str(), r.dag.workers,
+                            static_cast<unsigned long long>(r.stats.iterations));
         ImGui::Separator();
 
         // Verdicts.
@@ -103,14 +106,18 @@ void explain_view::draw(view_context& ctx) {
                 last_clicked_ = item;
                 go_to(ctx, static_cast<std::uint32_t>(ri), v.where);
             }
-            ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(pos.x + 2, pos.y + 3), ImVec2(pos.x + ImGui::GetFontSize() * 0.7f, pos.y + ImGui::GetFontSize() - 2), col);
+            ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(pos.x + 2, pos.y + 3),
+                                                      ImVec2(pos.x + ImGui::GetFontSize() * 0.7f,
+                                                             pos.y + ImGui::GetFontSize() - 2),
+                                                      col);
             ImGui::SetCursorScreenPos(ImVec2(pos.x + ImGui::GetFontSize() * 1.2f, pos.y));
             ImGui::PushTextWrapPos(0);
             ImGui::TextUnformatted(v.text.c_str());
             ImGui::Indent(ImGui::GetFontSize() * 1.2f);
             ImGui::TextDisabled("-> %s", v.suggestion.c_str());
-            std::string at = "at " + format_duration(static_cast<double>(v.where.begin - std::min(v.where.begin, r.start)), 2) + " .. " +
-                             format_duration(static_cast<double>(v.where.end - std::min(v.where.end, r.start)), 2);
+            std::string at = "at " +
+                             format_duration(static_cast<double>(v.where.begin - std::min(v.where.begin, r.start)), 2) +
+                             " .. " + format_duration(static_cast<double>(v.where.end - std::min(v.where.end, r.start)), 2);
             if (v.where.worker >= 0) at += ", worker " + std::to_string(v.where.worker);
             if (v.where.stage >= 0) at += ", stage " + std::to_string(v.where.stage);
             if (v.where.iteration >= 0) at += ", iteration " + std::to_string(v.where.iteration);
@@ -132,24 +139,27 @@ void explain_view::draw(view_context& ctx) {
                         format_duration(static_cast<double>(d.with_throttle.span), 2).c_str(), le,
                         format_duration(static_cast<double>(d.without_throttle.span), 2).c_str(), ge, d.parallelism, ge,
                         d.parallelism_unthrottled);
-            ImGui::Text("speedup bound min(P, T1/Tinf) %s%.2f   observed %.2f (%s)   critical path %llu nodes", ge, d.speedup_bound,
-                        d.observed_speedup, d.observed_from_reference ? "vs serial reference" : "T1 / makespan",
+            ImGui::Text("speedup bound min(P, T1/Tinf) %s%.2f   observed %.2f (%s)   critical path %llu nodes", ge,
+                        d.speedup_bound, d.observed_speedup,
+                        d.observed_from_reference ? "vs serial reference" : "T1 / makespan",
                         static_cast<unsigned long long>(analysis::path_nodes(d.with_throttle)));
             if (d.approximate) ImGui::TextWrapped("approximate: %s", d.approximate_reason.c_str());
             const std::string above = speedup_above_bound_note({.observed = d.observed_speedup,
-                                                                 .bound = d.speedup_bound,
-                                                                 .from_reference = d.observed_from_reference,
-                                                                 .approximate = d.approximate});
+                                                                .bound = d.speedup_bound,
+                                                                .from_reference = d.observed_from_reference,
+                                                                .approximate = d.approximate});
             if (!above.empty()) ImGui::TextWrapped("%s", above.c_str());
         }
         const auto& q = r.queueing;
         if (q.available) {
-            std::string line = "lambda_max " + fmt("%.4g", q.lambda_max) + "/s   bind-to-element " + fmt("%.4g", q.bound_element) +
-                               "/s   bind-to-stage " + fmt("%.4g", q.bound_stage) + "/s   observed " + fmt("%.4g", q.observed) +
-                               "/s (" + fmt("%.0f", 100 * q.efficiency) + " % of " + q.model + ")";
+            std::string line = "lambda_max " + fmt("%.4g", q.lambda_max) + "/s   bind-to-element " +
+                               fmt("%.4g", q.bound_element) + "/s   bind-to-stage " + fmt("%.4g", q.bound_stage) +
+                               "/s   observed " + fmt("%.4g", q.observed) + "/s (" + fmt("%.0f", 100 * q.efficiency) +
+                               " % of " + q.model + ")";
             ImGui::TextUnformatted(line.c_str());
         }
-        if (ImGui::CollapsingHeader("Full report (as `pipescope stats` prints it)")) ImGui::TextUnformatted(texts_[ri].c_str());
+        if (ImGui::CollapsingHeader("Full report (as `pipescope stats` prints it)"))
+            ImGui::TextUnformatted(texts_[ri].c_str());
         if (ctx.mono) ImGui::PopFont();
         ImGui::PopID();
         ImGui::Spacing();
@@ -157,8 +167,8 @@ void explain_view::draw(view_context& ctx) {
     ImGui::EndChild();
 }
 
-}  // namespace
+}   // namespace
 
 std::unique_ptr<view> make_explain_view() { return std::make_unique<explain_view>(); }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

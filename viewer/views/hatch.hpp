@@ -22,4 +22,4 @@ inline void hatch_rect(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 colour, float s
     dl->Flags = saved;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

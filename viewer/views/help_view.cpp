@@ -42,23 +42,22 @@ const shortcut_group groups[] = {
       {"Home / End", "the run's start (stage graph; DAG: show the whole DAG) / its end"},
       {"F", "DAG: frame the selected node"},
       {"wheel, drag", "DAG: zoom (Ctrl: rows only, Shift: columns only) and pan"}}},
-    {"Lesson (--lesson)",
-     {{"Page Down / Page Up", "next / previous step"},
-      {"L", "lesson panel: hide / show"}}},
+    {"Lesson (--lesson)", {{"Page Down / Page Up", "next / previous step"}, {"L", "lesson panel: hide / show"}}},
 };
 
-}  // namespace
+}   // namespace
 
 void draw_help_overlay(view_context& ctx) {
     view_state& st = ctx.state;
     if (!st.show_help) return;
     const ImGuiViewport* vp = ImGui::GetMainViewport();
-    ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f), ImGuiCond_Always,
-                            ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
+                            ImGuiCond_Always, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(vp->WorkSize.x * 0.95f, vp->WorkSize.y * 0.95f));
     ImGui::SetNextWindowBgAlpha(0.96f);
     bool open = true;
-    if (ImGui::Begin("Help", &open, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings)) {
+    if (ImGui::Begin("Help", &open,
+                     ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings)) {
         ImGui::TextUnformatted("pipescope-viewer: how pipeline-parallel programs were scheduled");
         // One table for every group, so that the descriptions line up.
         if (ImGui::BeginTable("##keys", 2, ImGuiTableFlags_SizingFixedFit)) {
@@ -89,4 +88,4 @@ void draw_help_overlay(view_context& ctx) {
     if (!open) st.show_help = false;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -8,7 +8,7 @@ float gap_of(const legend_entry& e) { return e.gap < 0 ? ImGui::GetStyle().ItemS
 float item_width(const legend_entry& e) {
     return ImGui::GetTextLineHeight() * e.width + (e.label.empty() ? 0 : label_gap + toolbar_flow::text_width(e.label));
 }
-}  // namespace
+}   // namespace
 
 toolbar_flow::sized legend_entry_size(const legend_entry& e) { return {item_width(e), gap_of(e)}; }
 
@@ -57,4 +57,4 @@ std::vector<toolbar_flow::sized> stage_legend_sizes(const document& doc, bool co
     return out;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

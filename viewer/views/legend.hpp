@@ -54,4 +54,4 @@ std::vector<legend_entry> stage_entries(const document& doc, bool compact);
 void stage_legend(toolbar_flow& flow, const document& doc, bool compact);
 std::vector<toolbar_flow::sized> stage_legend_sizes(const document& doc, bool compact);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

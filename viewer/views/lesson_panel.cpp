@@ -55,7 +55,8 @@ void findings(view_context& ctx, const lesson& l) {
         if (ctx.mono) ImGui::PopFont();
         badge(f.holds ? "holds" : "not here", f.holds ? col_holds_badge : col_not_here_badge);
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("%s", f.holds ? "this run shows the paper's finding" : "this run does not show the paper's finding");
+            ImGui::SetTooltip("%s",
+                              f.holds ? "this run shows the paper's finding" : "this run does not show the paper's finding");
         ImGui::TableNextColumn();
         ImGui::TextWrapped("%s", f.what.c_str());
         if (ImGui::IsItemHovered() && !f.name.empty()) ImGui::SetTooltip("%s", f.name.c_str());
@@ -102,7 +103,7 @@ void runs(const lesson& l) {
     }
 }
 
-}  // namespace
+}   // namespace
 
 std::size_t draw_lesson_panel(view_context& ctx, const lesson& l, std::size_t step, const std::string& note) {
     const std::size_t n = l.steps.size();
@@ -172,4 +173,4 @@ std::size_t draw_lesson_panel(view_context& ctx, const lesson& l, std::size_t st
     return go;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -41,20 +41,24 @@ inline constexpr ImU32 col_track_bg_b = IM_COL32(34, 36, 41, 255);
 inline ImU32 instant_colour(instant_kind k) {
     switch (k) {
         case instant_kind::events_lost: return col_events_lost;
-        case instant_kind::steal: case instant_kind::stolen: return rgb(0x5FD3F3);
-        case instant_kind::wake: case instant_kind::woken: return rgb(0xF5E663);
-        case instant_kind::suspend: case instant_kind::resume: return rgb(0xE58AE5);
+        case instant_kind::steal:
+        case instant_kind::stolen: return rgb(0x5FD3F3);
+        case instant_kind::wake:
+        case instant_kind::woken: return rgb(0xF5E663);
+        case instant_kind::suspend:
+        case instant_kind::resume: return rgb(0xE58AE5);
         case instant_kind::throttle: return rgb(0xC0567A);
         default: return rgb(0xDDDDDD);
     }
 }
 inline ImU32 flow_colour(instant_kind from) {
     switch (from) {
-        case instant_kind::stolen: case instant_kind::steal: return rgb(0x5FD3F3);
+        case instant_kind::stolen:
+        case instant_kind::steal: return rgb(0x5FD3F3);
         case instant_kind::wake: return rgb(0xF5E663);
         case instant_kind::resume: return rgb(0xE58AE5);
         default: return rgb(0xFFFFFF);
     }
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

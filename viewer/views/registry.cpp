@@ -4,11 +4,11 @@
 
 namespace pipescope::viewer {
 
-std::unique_ptr<view> make_timeline_view();   // timeline_view.cpp
-std::unique_ptr<view> make_dag_view();        // dag_view.cpp
-std::unique_ptr<view> make_compare_view();    // compare_view.cpp
-std::unique_ptr<view> make_breakdown_view();  // breakdown_view.cpp
-std::unique_ptr<view> make_explain_view();    // explain_view.cpp
+std::unique_ptr<view> make_timeline_view();      // timeline_view.cpp
+std::unique_ptr<view> make_dag_view();           // dag_view.cpp
+std::unique_ptr<view> make_compare_view();       // compare_view.cpp
+std::unique_ptr<view> make_breakdown_view();     // breakdown_view.cpp
+std::unique_ptr<view> make_explain_view();       // explain_view.cpp
 std::unique_ptr<view> make_stage_graph_view();   // stage_graph_view.cpp
 
 // One line per view: {name for --view, menu title, factory}.
@@ -29,4 +29,4 @@ const view_entry* find_view(std::string_view name) {
     return nullptr;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

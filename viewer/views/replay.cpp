@@ -23,9 +23,14 @@ void replay_control::advance(view_state& st, double t0, double t1) {
 void replay_control::buttons(view_state& st, double t0, double t1, const replay_steps& steps, toolbar_flow& flow) {
     if (!st.cursor) st.cursor = (t0 + t1) / 2;
     double& cur = *st.cursor;
-    auto tip = [](const char* s) { if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s); };
+    auto tip = [](const char* s) {
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s);
+    };
     flow.begin_group("##replay buttons");
-    if (ImGui::Button("|<")) { cur = t0; st.playing = false; }
+    if (ImGui::Button("|<")) {
+        cur = t0;
+        st.playing = false;
+    }
     tip("Start of the run (Home)");
     ImGui::SameLine(0, 3);
     if (ImGui::Button("<")) {
@@ -48,14 +53,17 @@ void replay_control::buttons(view_state& st, double t0, double t1, const replay_
     }
     tip(steps.next_tip);
     ImGui::SameLine(0, 3);
-    if (ImGui::Button(">|")) { cur = t1; st.playing = false; }
+    if (ImGui::Button(">|")) {
+        cur = t1;
+        st.playing = false;
+    }
     tip("End of the run (End)");
     flow.end_group();
     // Speed: trace time per second, logarithmic.
     if (speed <= 0) speed = std::max(1.0, (t1 - t0) / 20);
     float lg = static_cast<float>(std::log10(speed));
     const std::string fmt = format_duration(speed, 2) + " / s";   // no conversions: prints itself; '%' cannot occur in it
-    const float slider_w = ImGui::GetFontSize() * 8.7f;   // 130 px at scale 1
+    const float slider_w = ImGui::GetFontSize() * 8.7f;           // 130 px at scale 1
     flow.next(slider_w, fmt);
     st.layout.check("replay speed", fmt, toolbar_flow::text_width(fmt), slider_w - 2 * ImGui::GetStyle().FramePadding.x);
     ImGui::SetNextItemWidth(slider_w);
@@ -87,7 +95,9 @@ void replay_control::scrubber(view_state& st, double t0, double t1, float height
         const float x = x_of(t);
         dl->AddLine(ImVec2(x, by + 3), ImVec2(x, by + 6), IM_COL32(140, 140, 150, 255));
     }
-    dl->AddCircleFilled(ImVec2(cx, by), 6, ImGui::IsItemActive() || ImGui::IsItemHovered() ? IM_COL32(255, 255, 255, 255) : IM_COL32(220, 220, 228, 255));
+    dl->AddCircleFilled(ImVec2(cx, by), 6,
+                        ImGui::IsItemActive() || ImGui::IsItemHovered() ? IM_COL32(255, 255, 255, 255)
+                                                                        : IM_COL32(220, 220, 228, 255));
     const std::string a = "t = " + format_duration(cur, 3), b = format_duration(t1 - t0, 3);
     const std::string whole = "run " + format_duration(t0, 3) + " to " + format_duration(t1, 3) + "   (" + b + ")";
     dl->AddText(ImVec2(bx0, p.y + 1), IM_COL32(240, 240, 245, 255), a.c_str());
@@ -98,7 +108,8 @@ void replay_control::scrubber(view_state& st, double t0, double t1, float height
     for (const std::string& shorter : {"(" + b + ")", std::string()})
         if (bx1 - ImGui::CalcTextSize(c.c_str()).x < a_end) c = shorter;
     st.layout.check("replay scrubber", a, ImGui::CalcTextSize(a.c_str()).x, bx1 - bx0);
-    if (!c.empty()) dl->AddText(ImVec2(bx1 - ImGui::CalcTextSize(c.c_str()).x, p.y + 1), IM_COL32(150, 150, 160, 255), c.c_str());
+    if (!c.empty())
+        dl->AddText(ImVec2(bx1 - ImGui::CalcTextSize(c.c_str()).x, p.y + 1), IM_COL32(150, 150, 160, 255), c.c_str());
     if (ImGui::IsItemHovered() && !ImGui::IsItemActive())
         ImGui::SetTooltip(c == whole ? "Drag to move the time cursor" : "Drag to move the time cursor\n%s", whole.c_str());
 }
@@ -120,4 +131,4 @@ void replay_control::keys(view_state& st, double, double t1, const replay_steps&
     if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) cur = t1;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -35,4 +35,4 @@ public:
     double speed = 0;   // trace ns per second of playback; 0: the range in 20 s
 };
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

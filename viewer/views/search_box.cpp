@@ -11,14 +11,16 @@ void search_box::draw(view_context& ctx, bool focus, toolbar_flow& flow) {
     const float box_w = ImGui::GetFontSize() * 14;   // 210 px at scale 1
     flow.next(box_w, "search box");
     ImGui::SetNextItemWidth(box_w);
-    const bool enter = ImGui::InputTextWithHint("##search", "search  ( / )", query_, sizeof query_, ImGuiInputTextFlags_EnterReturnsTrue);
+    const bool enter =
+        ImGui::InputTextWithHint("##search", "search  ( / )", query_, sizeof query_, ImGuiInputTextFlags_EnterReturnsTrue);
     // ImGui's Esc reverts what was typed since the box took the keyboard; here it only leaves the box.
     if (ImGui::IsItemActive()) typed_ = query_;
     else if (ImGui::IsItemDeactivated() && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false))
         std::snprintf(query_, sizeof query_, "%s", typed_.c_str());
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("A slice name or part of it, a stage's name, \"stage 3\" / s3, \"iteration 12\" / i12; words combine.\n"
-                          "Enter: next match, Shift+Enter: previous (Esc leaves the box)");
+        ImGui::SetTooltip(
+            "A slice name or part of it, a stage's name, \"stage 3\" / s3, \"iteration 12\" / i12; words combine.\n"
+            "Enter: next match, Shift+Enter: previous (Esc leaves the box)");
     st.search.update(ctx.doc, query_, st.align_runs);
     if (enter) {
         step(ctx, ImGui::GetIO().KeyShift);
@@ -48,4 +50,4 @@ void search_box::step(view_context& ctx, bool backwards) {
     if (auto range = selection_range(ctx.doc, st.sel, st.align_runs)) st.bring_into_view(*range);
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

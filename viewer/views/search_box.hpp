@@ -23,4 +23,4 @@ private:
     void step(view_context& ctx, bool backwards);
 };
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

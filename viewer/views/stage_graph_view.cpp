@@ -44,7 +44,8 @@ void arrow_head(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 c, float size) {
 }
 
 // Text centred at x, clipped to [clip_x0, clip_x1].
-void centred_text(ImDrawList* dl, ImFont* font, float size, float x, float y, ImU32 c, const std::string& s, float clip_x0, float clip_x1) {
+void centred_text(ImDrawList* dl, ImFont* font, float size, float x, float y, ImU32 c, const std::string& s, float clip_x0,
+                  float clip_x1) {
     const float w = font->CalcTextSizeA(size, FLT_MAX, 0, s.c_str()).x;
     const ImVec4 clip(clip_x0, y - 2, clip_x1, y + size + 4);
     dl->AddText(font, size, ImVec2(std::max(clip_x0, x - w * 0.5f), y), c, s.c_str(), nullptr, 0, &clip);
@@ -57,7 +58,8 @@ std::string ellipsize(ImFont* font, float size, const std::string& s, float widt
     const std::string dots = "\xE2\x80\xA6";
     std::size_t n = s.size();
     while (n > 0) {
-        do --n; while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80);
+        do --n;
+        while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80);
         std::string t = s.substr(0, n);
         while (!t.empty() && t.back() == ' ') t.pop_back();
         if (w(t + dots) <= width) return t + dots;
@@ -86,11 +88,11 @@ public:
 
 private:
     document_key key_;
-    std::vector<run_graph> graphs_;       // per document run
+    std::vector<run_graph> graphs_;   // per document run
     bool events_aligned_ = false;
-    std::vector<double> events_;          // every run's events on the display axis, sorted
+    std::vector<double> events_;   // every run's events on the display axis, sorted
     replay_control replay_;
-    std::string click_note_;              // why the last click on a box selected nothing
+    std::string click_note_;                    // why the last click on a box selected nothing
     std::optional<double> click_note_cursor_;   // the cursor it was said for: moving it clears the note
 
     void rebuild(const document& doc, bool aligned);
@@ -132,7 +134,8 @@ replay_steps stage_graph_view::steps() const {
         if (it == events_.end()) return std::nullopt;
         return *it;
     };
-    s.prev_tip = "Previous event: the last change of a queue, buffer or counter, or node start or end, before the cursor (Left)";
+    s.prev_tip =
+        "Previous event: the last change of a queue, buffer or counter, or node start or end, before the cursor (Left)";
     s.next_tip = "Next event: the next change of a queue, buffer or counter, or node start or end, after the cursor (Right)";
     return s;
 }
@@ -151,7 +154,8 @@ void stage_graph_view::legend(toolbar_flow& flow) {
         ImGui::TextUnformatted(label);
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
     };
-    swatch(col_queue_fill, "queue fill", "items in a bounded queue at the cursor (bind-to-stage: the queue in front of stage j, counter `queue j fill`)");
+    swatch(col_queue_fill, "queue fill",
+           "items in a bounded queue at the cursor (bind-to-stage: the queue in front of stage j, counter `queue j fill`)");
     swatch(col_queue_full, "full", "the queue is at its capacity: the stage before it blocks");
     swatch(col_peak, "peak", "the largest value over the run", true);
     swatch(col_buffer_fill, "stage buffer", "a stage's reorder buffer (bind-to-stage) or input buffer (tbb) at the cursor");
@@ -192,7 +196,8 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
     const double off = display_offset(doc, rr, st.align_runs);
     const std::uint64_t t = static_cast<std::uint64_t>(std::max(0.0, std::round(*st.cursor + off)));
     auto samples = [&](std::uint32_t ti) {
-        return ti == tm::no_index ? std::span<const tm::counter_sample>() : std::span<const tm::counter_sample>(m.tracks[ti].counters);
+        return ti == tm::no_index ? std::span<const tm::counter_sample>()
+                                  : std::span<const tm::counter_sample>(m.tracks[ti].counters);
     };
     auto value_at = [&](std::uint32_t ti) { return counter_value_at(samples(ti), t).value_or(0.0); };
 
@@ -207,28 +212,32 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
         if (prog.graph) {
             std::size_t unbounded = 0;
             for (const auto& e : prog.edges) unbounded += e.unbounded;
-            note = "stage graph · " + std::to_string(prog.stages.size()) + " stages, " + std::to_string(queues) + " queue arrows" +
-                   (unbounded ? ", " + std::to_string(unbounded) + " unbounded (no backpressure)" : "");
+            note = "stage graph · " + std::to_string(prog.stages.size()) + " stages, " + std::to_string(queues) +
+                   " queue arrows" + (unbounded ? ", " + std::to_string(unbounded) + " unbounded (no backpressure)" : "");
         } else if (queues) {
             note = std::to_string(queues) + " bounded queue" + (queues > 1 ? "s" : "");
             if (prog.queue) note += " of " + std::to_string(*prog.queue);
             if (prog.c) note += "  ·  c = " + std::to_string(*prog.c) + " threads per parallel stage";
         } else if (prog.K) {
-            note = (tokens ? "N = " : "K = ") + std::to_string(*prog.K) + (tokens ? " tokens" : " iterations in flight at most");
+            note = (tokens ? "N = " : "K = ") + std::to_string(*prog.K) +
+                   (tokens ? " tokens" : " iterations in flight at most");
         }
-        if (!prog.valid && !prog.stages.empty()) note += (note.empty() ? "" : "  ·  ") + std::string("stages from the DAG (no program.stages in the metadata)");
+        if (!prog.valid && !prog.stages.empty())
+            note += (note.empty() ? "" : "  ·  ") + std::string("stages from the DAG (no program.stages in the metadata)");
         // The note right-aligned in what the title leaves (shortened, or left out when there is no room).
         const float room = avail - ImGui::CalcTextSize(rr.title.c_str()).x - 6 - 24 - 8;
         if (!note.empty() && room > 60) {
             note = ellipsize(font, fs, note, room);
             const float nw = ImGui::CalcTextSize(note.c_str()).x;
-            dl->AddText(ImVec2(hp.x + avail - nw - 8, hp.y + (header_h - fs) * 0.5f), IM_COL32(170, 170, 185, 255), note.c_str());
+            dl->AddText(ImVec2(hp.x + avail - nw - 8, hp.y + (header_h - fs) * 0.5f), IM_COL32(170, 170, 185, 255),
+                        note.c_str());
         }
         ImGui::Dummy(ImVec2(avail, header_h + 4));
     }
     if (prog.stages.empty()) {
-        ImGui::TextDisabled(rr.run == tm::no_index ? "not a pipescope run: no program structure"
-                                                   : "no stages: the run metadata names none and the run has no pipeline DAG");
+        ImGui::TextDisabled(rr.run == tm::no_index
+                                ? "not a pipescope run: no program structure"
+                                : "no stages: the run metadata names none and the run has no pipeline DAG");
         ImGui::Dummy(ImVec2(avail, 8));
         return;
     }
@@ -249,11 +258,14 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
     const bool hovered = ImGui::IsItemHovered();
     const ImVec2 mp = ImGui::GetIO().MousePos;
     auto P = [&](float x, float y) { return ImVec2(o.x + x, o.y + y); };
-    auto inside = [&](float x0, float y0, float x1, float y1) { return hovered && mp.x >= o.x + x0 && mp.x < o.x + x1 && mp.y >= o.y + y0 && mp.y < o.y + y1; };
+    auto inside = [&](float x0, float y0, float x1, float y1) {
+        return hovered && mp.x >= o.x + x0 && mp.x < o.x + x1 && mp.y >= o.y + y0 && mp.y < o.y + y1;
+    };
 
     // The selected node's stage, if the selection is a node slice of this run.
     std::uint32_t sel_stage = tm::no_index;
-    if (st.sel.valid() && !st.sel.ev.is_instant && st.sel.file == rr.file && run_of(doc, st.sel.file, st.sel.ev.track) == g.doc_run) {
+    if (st.sel.valid() && !st.sel.ev.is_instant && st.sel.file == rr.file &&
+        run_of(doc, st.sel.file, st.sel.ev.track) == g.doc_run) {
         const tm::slice& s = m.tracks[st.sel.ev.track].slices[st.sel.ev.index];
         if (auto j = m.uint_arg(s, vocab::arg_key::stage)) sel_stage = stage_of_number(prog, *j);
         else if (is_stage(f.key(s))) sel_stage = stage_of_number(prog, f.key(s));
@@ -285,15 +297,18 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
         const double v = value_at(ti);
         const counter_peak& pk = g.edge_peak[k];
         // An unbounded queue may grow past its capacity (its first block): scale it to its peak.
-        const double cap = ge.capacity ? (ge.unbounded ? std::max(*ge.capacity, pk.value) : *ge.capacity) : std::max(1.0, pk.value);
+        const double cap =
+            ge.capacity ? (ge.unbounded ? std::max(*ge.capacity, pk.value) : *ge.capacity) : std::max(1.0, pk.value);
         const bool full = ge.capacity && !ge.unbounded && v >= *ge.capacity;
         gauge(dl, P(e.qx0, e.qy0), P(e.qx1, e.qy1), v, cap, pk.any ? std::optional<double>(pk.value) : std::nullopt,
               full ? col_queue_full : col_queue_fill);
         const float cx = o.x + (e.qx0 + e.qx1) * 0.5f;
         const float gx0 = o.x + e.qx0 - lp.queue_pad + 2, gx1 = o.x + e.qx1 + lp.queue_pad - 2;
-        const std::string name = ge.queue_name.empty() ? "queue " + std::to_string(prog.stages[ge.to].number) : ge.queue_name;
+        const std::string name =
+            ge.queue_name.empty() ? "queue " + std::to_string(prog.stages[ge.to].number) : ge.queue_name;
         std::string fill = ti == tm::no_index ? std::string("not recorded") : count_text(v);
-        if (ti != tm::no_index && ge.capacity && !ge.unbounded) fill += " / " + count_text(*ge.capacity);   // unbounded: the header says so
+        if (ti != tm::no_index && ge.capacity && !ge.unbounded)
+            fill += " / " + count_text(*ge.capacity);   // unbounded: the header says so
         const ImU32 fill_colour = ti == tm::no_index ? col_dim : col_text;
         if (!e.feedback) {
             centred_text(dl, font, small, cx, o.y + e.qy0 - small - 4, col_dim, name, gx0, gx1);
@@ -331,7 +346,8 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
         float y = a.y + 5;
         dl->AddText(font, fs, ImVec2(a.x + 7, y), tc, ellipsize(font, fs, head, inner).c_str(), nullptr, 0, &clip);
         y += line_h;
-        if (!rest.empty()) dl->AddText(font, fs, ImVec2(a.x + 7, y), tc, ellipsize(font, fs, rest, inner).c_str(), nullptr, 0, &clip);
+        if (!rest.empty())
+            dl->AddText(font, fs, ImVec2(a.x + 7, y), tc, ellipsize(font, fs, rest, inner).c_str(), nullptr, 0, &clip);
         y += line_h;
         const std::string kind = gs.kind.empty() ? std::string("kind ?") : gs.kind;
         dl->AddText(font, small, ImVec2(a.x + 7, y + 1), tc, ellipsize(font, small, kind, inner).c_str(), nullptr, 0, &clip);
@@ -339,7 +355,8 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
         // Threads (bind-to-stage) and what runs at the cursor; the shortest form when the box is narrow.
         auto fits = [&](const std::string& x) { return font->CalcTextSizeA(small, FLT_MAX, 0, x.c_str()).x <= inner; };
         std::string now;
-        const std::string thr = gs.threads ? std::to_string(*gs.threads) + (*gs.threads == 1 ? " thread" : " threads") : std::string();
+        const std::string thr =
+            gs.threads ? std::to_string(*gs.threads) + (*gs.threads == 1 ? " thread" : " threads") : std::string();
         if (!g.node_starts[s].empty()) {
             const std::uint64_t n = running_at(g, s, t);
             if (gs.threads) {
@@ -367,8 +384,8 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
             const std::string lab = (tokens ? "buffer " : "reorder buffer ") + count_text(v);
             const float by = z.y + 4;
             dl->AddText(font, small, ImVec2(a.x + 1, by), col_text, lab.c_str(), nullptr, 0, nullptr);
-            gauge(dl, ImVec2(a.x + 1, by + small + 3), ImVec2(z.x - 1, by + small + 11), v, scale, pk.any ? std::optional<double>(pk.value) : std::nullopt,
-                  col_buffer_fill);
+            gauge(dl, ImVec2(a.x + 1, by + small + 3), ImVec2(z.x - 1, by + small + 11), v, scale,
+                  pk.any ? std::optional<double>(pk.value) : std::nullopt, col_buffer_fill);
             if (inside(b.x0, b.y1, b.x1, b.y1 + buffer_band)) hover_stage = static_cast<int>(s) + 100000;
         }
     }
@@ -382,8 +399,11 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
         ImGui::TextDisabled("the bounded queue in front of %s", plain_relations(prog.stages[ge.to].name).c_str());
         if (ti == tm::no_index) ImGui::TextDisabled("the run has no such counter");
         else {
-            ImGui::Text("at the cursor: %s%s", count_text(value_at(ti)).c_str(), ge.capacity ? (" of " + count_text(*ge.capacity)).c_str() : "");
-            if (pk.any) ImGui::Text("peak %s, first at %s", count_text(pk.value).c_str(), format_duration(static_cast<double>(pk.ts) - off, 3).c_str());
+            ImGui::Text("at the cursor: %s%s", count_text(value_at(ti)).c_str(),
+                        ge.capacity ? (" of " + count_text(*ge.capacity)).c_str() : "");
+            if (pk.any)
+                ImGui::Text("peak %s, first at %s", count_text(pk.value).c_str(),
+                            format_duration(static_cast<double>(pk.ts) - off, 3).c_str());
         }
         ImGui::EndTooltip();
     } else if (hover_stage >= 0) {
@@ -393,7 +413,9 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
         ImGui::BeginTooltip();
         ImGui::TextColored(ImColor(key_colour(gs.colour)), "%s", plain_relations(gs.name).c_str());
         if (!gs.kind.empty()) ImGui::Text("kind %s%s", gs.kind.c_str(), is_serial_stage_kind(gs.kind) ? " (serial)" : "");
-        if (gs.threads) ImGui::Text("%llu thread%s bound to it", static_cast<unsigned long long>(*gs.threads), *gs.threads == 1 ? "" : "s");
+        if (gs.threads)
+            ImGui::Text("%llu thread%s bound to it", static_cast<unsigned long long>(*gs.threads),
+                        *gs.threads == 1 ? "" : "s");
         if (!gs.note.empty()) {
             ImGui::PushTextWrapPos(fs * 28);
             ImGui::TextDisabled("%s", gs.note.c_str());
@@ -404,8 +426,8 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
                         static_cast<unsigned long long>(running_at(g, s, t)));
         if (g.buffer_counter[s] != tm::no_index) {
             const counter_peak& pk = g.buffer_peak[s];
-            ImGui::Text("%s: %s at the cursor, peak %s", gs.buffer_counter.c_str(), count_text(value_at(g.buffer_counter[s])).c_str(),
-                        count_text(pk.value).c_str());
+            ImGui::Text("%s: %s at the cursor, peak %s", gs.buffer_counter.c_str(),
+                        count_text(value_at(g.buffer_counter[s])).c_str(), count_text(pk.value).c_str());
         }
         const std::string why_not = nothing_started_note(g, s, t, off, plain_relations(gs.name));
         if (!why_not.empty()) ImGui::TextDisabled("%s", why_not.c_str());
@@ -424,7 +446,8 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
     }
 
     // Run-level gauges: live iterations vs K, tokens in flight vs N.
-    auto row = [&](const char* label, std::uint32_t ti, const counter_peak& pk, ImU32 fill, const char* bound_name, const char* tip) {
+    auto row = [&](const char* label, std::uint32_t ti, const counter_peak& pk, ImU32 fill, const char* bound_name,
+                   const char* tip) {
         if (ti == tm::no_index) return;
         const ImVec2 p = ImGui::GetCursorScreenPos();
         const double v = value_at(ti);
@@ -435,17 +458,20 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
         std::string s = count_text(v);
         if (prog.K) s += " / " + std::string(bound_name) + " = " + std::to_string(*prog.K);
         s += "   (peak " + count_text(pk.value) + (prog.K || prog.graph ? "" : ", no K: the queues bound it") + ")";
-        dl->AddText(mono, mono->FontSize, ImVec2(p.x + bar_label_w + bar_w + 10, p.y + (bar_row_h - mono->FontSize) * 0.5f), col_text, s.c_str());
+        dl->AddText(mono, mono->FontSize, ImVec2(p.x + bar_label_w + bar_w + 10, p.y + (bar_row_h - mono->FontSize) * 0.5f),
+                    col_text, s.c_str());
         ImGui::Dummy(ImVec2(avail, bar_row_h));
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
     };
     if (!prog.graph)   // a stage graph has packets, not iterations
-        row("live iterations", g.live, g.live_peak, col_live_fill, "K", "iterations in flight at the cursor (counter `live iterations`), against program.K");
+        row("live iterations", g.live, g.live_peak, col_live_fill, "K",
+            "iterations in flight at the cursor (counter `live iterations`), against program.K");
     row("footprint", g.footprint, g.footprint_peak, col_live_fill, "K",
         "stage graphs: packets in use in all queues at the cursor (counter `footprint packets`: the sum of the queue "
         "counters, which the trace model derives unless the trace recorded it; seed 004 Table III)");
     if (tokens || g.tokens != tm::no_index)
-        row("tokens in flight", g.tokens, g.tokens_peak, col_tokens_fill, "N", "tbb: tokens taken at the cursor (counter `tokens in flight`), against N (program.K)");
+        row("tokens in flight", g.tokens, g.tokens_peak, col_tokens_fill, "N",
+            "tbb: tokens taken at the cursor (counter `tokens in flight`), against N (program.K)");
     ImGui::Dummy(ImVec2(avail, 10));
 }
 
@@ -508,8 +534,8 @@ void stage_graph_view::draw(view_context& ctx) {
     ImGui::PopStyleColor();
 }
 
-}  // namespace
+}   // namespace
 
 std::unique_ptr<view> make_stage_graph_view() { return std::make_unique<stage_graph_view>(); }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -33,7 +33,8 @@ void draw_time_ruler(ImDrawList* dl, const ruler_area& a, const ruler_layout& r,
         const double px = vp.to_px(*cursor);
         if (px >= 0 && px <= a.width) {
             const float x = x0 + static_cast<float>(px);
-            dl->AddTriangleFilled(ImVec2(x - 6, bottom - 12), ImVec2(x + 6, bottom - 12), ImVec2(x, bottom), col_time_cursor);
+            dl->AddTriangleFilled(ImVec2(x - 6, bottom - 12), ImVec2(x + 6, bottom - 12), ImVec2(x, bottom),
+                                  col_time_cursor);
         }
     }
 }
@@ -50,4 +51,4 @@ void draw_time_readout(ImDrawList* dl, const ruler_area& a, float mouse_x, float
     dl->AddText(ImVec2(left + 4, ruler_bottom - h), IM_COL32(255, 255, 255, 255), text.c_str());
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -31,4 +31,4 @@ void draw_time_ruler(ImDrawList* dl, const ruler_area& a, const ruler_layout& r,
 // from the base, to the pixel.
 void draw_time_readout(ImDrawList* dl, const ruler_area& a, float mouse_x, float bottom, const viewport& vp, double base);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -30,7 +30,8 @@ void flow_arrow(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 c, float thick, bool o
     dl->AddCircleFilled(a, 1.5f + thick, c);
 }
 
-std::optional<area_selection> area_between(const std::vector<track_region>& regions, double t_a, double t_b, float y_a, float y_b) {
+std::optional<area_selection> area_between(const std::vector<track_region>& regions, double t_a, double t_b, float y_a,
+                                           float y_b) {
     area_selection a;
     a.t0 = std::min(t_a, t_b);
     a.t1 = std::max(t_a, t_b);
@@ -43,8 +44,8 @@ std::optional<area_selection> area_between(const std::vector<track_region>& regi
     return a;
 }
 
-void draw_area(const viewport& vp, ImDrawList* dl, const std::vector<track_region>& regions, const area_selection& a, float x0,
-               float width, float clip_y0, float clip_y1, ruler_area ruler) {
+void draw_area(const viewport& vp, ImDrawList* dl, const std::vector<track_region>& regions, const area_selection& a,
+               float x0, float width, float clip_y0, float clip_y1, ruler_area ruler) {
     const float ax0 = x0 + static_cast<float>(std::max(-2.0, vp.to_px(a.t0)));
     const float ax1 = x0 + static_cast<float>(std::min(width + 2.0, vp.to_px(a.t1)));
     if (ax1 < x0 || ax0 > x0 + width) return;
@@ -81,7 +82,8 @@ bool lost_events_tooltip(const view_context& ctx, const std::vector<track_region
         ImGui::Text("on %s at %s", f.model.tracks[r.track.track].name.c_str(),
                     format_duration(static_cast<double>(lost.first_ts) - off, 3).c_str());
         if (lost.markers > 1)
-            ImGui::TextDisabled("%llu markers within 3 px: zoom in to tell them apart", static_cast<unsigned long long>(lost.markers));
+            ImGui::TextDisabled("%llu markers within 3 px: zoom in to tell them apart",
+                                static_cast<unsigned long long>(lost.markers));
         ImGui::TextDisabled("the recorder's buffer ran dry: the timeline misses what this worker did then,\n"
                             "so counts near here (nodes, steals, iterations) are incomplete");
         ImGui::EndTooltip();
@@ -90,4 +92,4 @@ bool lost_events_tooltip(const view_context& ctx, const std::vector<track_region
     return false;
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -22,13 +22,14 @@ struct track_region {
 void flow_arrow(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 c, float thick, bool outline);
 
 // The area between two points of a drag: the time between them over the tracks between them.
-std::optional<area_selection> area_between(const std::vector<track_region>& regions, double t_a, double t_b, float y_a, float y_b);
+std::optional<area_selection> area_between(const std::vector<track_region>& regions, double t_a, double t_b, float y_a,
+                                           float y_b);
 
 // The area over its tracks (a tint), two lines across all tracks, and on the ruler a bracket with its length.
-void draw_area(const viewport& vp, ImDrawList* dl, const std::vector<track_region>& regions, const area_selection& a, float x0,
-               float width, float clip_y0, float clip_y1, ruler_area ruler);
+void draw_area(const viewport& vp, ImDrawList* dl, const std::vector<track_region>& regions, const area_selection& a,
+               float x0, float width, float clip_y0, float clip_y1, ruler_area ruler);
 
 // The tooltip of the red "events lost" markers under the mouse; false if there is none.
 bool lost_events_tooltip(const view_context& ctx, const std::vector<track_region>& regions, ImVec2 mp, float x0);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

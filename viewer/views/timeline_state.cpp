@@ -11,8 +11,10 @@ using json = nlohmann::json;
 // The timeline's search box: what was searched, how many matched, the one shown (1-based).
 json search_json(const view_state& st) {
     const search_state& s = st.search;
-    return {{"text", s.text}, {"matches", s.total},
-            {"current", s.current < s.matches.size() ? json(s.current + 1) : json(nullptr)}, {"counter", s.counter()}};
+    return {{"text", s.text},
+            {"matches", s.total},
+            {"current", s.current < s.matches.size() ? json(s.current + 1) : json(nullptr)},
+            {"counter", s.counter()}};
 }
 
 // The area selection and its aggregates (model/area_selection.hpp), or null.
@@ -27,10 +29,18 @@ json area_json(const document& d, const view_state& st) {
     for (int k = 0; k < area_state_count; ++k)
         if (s.state_ns[k]) states[area_state_name(k)] = s.state_ns[k];
     for (const area_stage& g : s.stages) stages.push_back({{"stage", g.stage}, {"ns", g.ns}, {"nodes", g.nodes.count}});
-    return {{"start", a.t0}, {"end", a.t1}, {"length", s.length}, {"tracks", std::move(tracks)}, {"tracks_with_slices", s.tracks_with_slices},
-            {"state_ns", std::move(states)}, {"stages", std::move(stages)},
+    return {{"start", a.t0},
+            {"end", a.t1},
+            {"length", s.length},
+            {"tracks", std::move(tracks)},
+            {"tracks_with_slices", s.tracks_with_slices},
+            {"state_ns", std::move(states)},
+            {"stages", std::move(stages)},
             {"nodes", {{"count", s.nodes.count}, {"mean", s.nodes.mean}, {"p95", s.nodes.p95}}},
-            {"steals", s.steals}, {"suspensions", s.suspensions}, {"wakeups", s.wakeups}, {"events_lost", s.events_lost}};
+            {"steals", s.steals},
+            {"suspensions", s.suspensions},
+            {"wakeups", s.wakeups},
+            {"events_lost", s.events_lost}};
 }
 
 // The timeline ruler's labels as drawn (model/ruler.hpp, in the UI font), what they count from, and
@@ -49,10 +59,10 @@ json ruler_json(const view_state& st) {
     return {{"base", st.ruler_base()}, {"step", r.step}, {"labels", std::move(labels)}, {"fits", fits}};
 }
 
-}  // namespace
+}   // namespace
 
 json timeline_state_json(const document& d, const view_state& st) {
     return {{"search", search_json(st)}, {"area", area_json(d, st)}, {"ruler", ruler_json(st)}};
 }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -12,4 +12,4 @@ namespace pipescope::viewer {
 
 nlohmann::json timeline_state_json(const document& d, const view_state& st);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

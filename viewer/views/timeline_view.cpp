@@ -26,12 +26,11 @@
 namespace pipescope::viewer {
 namespace {
 
-
 struct hit_region {
     float y0, y1;
     std::uint32_t file, track;
-    int depth;        // slice row, or -1: the instant lane
-    double offset;    // display offset of the run
+    int depth;       // slice row, or -1: the instant lane
+    double offset;   // display offset of the run
 };
 
 // A run's header and how far down its tracks go, for the sticky header.
@@ -57,8 +56,8 @@ private:
     std::vector<instant_bucket> buckets_;
     search_box search_;
     bool focus_search_ = false;
-    selection last_seen_sel_;                   // the selection this view last showed
-    bool area_dragging_ = false;                // Shift+drag: an area selection being drawn
+    selection last_seen_sel_;      // the selection this view last showed
+    bool area_dragging_ = false;   // Shift+drag: an area selection being drawn
     double area_from_t_ = 0;
     float area_from_y_ = 0;
     std::vector<std::vector<float>> track_y_;   // per file, per track: y of the track's first row (screen), or NaN
@@ -70,12 +69,12 @@ private:
 
     void toolbar(view_context& ctx);
     void run_header(view_context& ctx, ImDrawList* dl, std::uint32_t ri, float y, float x_labels, float x0, float width);
-    void draw_slices(view_context& ctx, ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, float rh,
-                     int rows, double offset, float x0, float width, bool labels);
+    void draw_slices(view_context& ctx, ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, float rh, int rows,
+                     double offset, float x0, float width, bool labels);
     void draw_instants(view_context& ctx, ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, double offset,
                        float x0, float width);
-    void draw_counter(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, double offset, float x0,
-                      float width, const viewport& vp);
+    void draw_counter(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, double offset, float x0, float width,
+                      const viewport& vp);
     void draw_flows(view_context& ctx, ImDrawList* dl, float x0, float width, float clip_y0, float clip_y1);
     void tooltip(view_context& ctx, const selection& s);
     selection hit_at(const view_context& ctx, ImVec2 mp, float x0) const;
@@ -118,8 +117,8 @@ void timeline_view::toolbar(view_context& ctx) {
     draw_legend(flow, states);
 }
 
-void timeline_view::draw_slices(view_context& ctx, ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y,
-                                float rh, int rows, double offset, float x0, float width, bool labels) {
+void timeline_view::draw_slices(view_context& ctx, ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, float rh,
+                                int rows, double offset, float x0, float width, bool labels) {
     const viewport& vp = ctx.state.vp;
     lod_params p;
     p.t_left = vp.t0 + offset;
@@ -136,8 +135,7 @@ void timeline_view::draw_slices(view_context& ctx, ImDrawList* dl, const loaded_
             const float bx1 = x0 + static_cast<float>(std::min(std::max(b.x1, b.x0 + 1.0), width + 2.0));
             const ImU32 c = key_colour(b.key);
             dl->AddRectFilled(ImVec2(bx0, ry0), ImVec2(bx1, ry1), c);
-            if (!b.merged() && bx1 - bx0 > 3)
-                dl->AddLine(ImVec2(bx0, ry0), ImVec2(bx0, ry1), IM_COL32(0, 0, 0, 90));
+            if (!b.merged() && bx1 - bx0 > 3) dl->AddLine(ImVec2(bx0, ry0), ImVec2(bx0, ry1), IM_COL32(0, 0, 0, 90));
             if (labels && !b.merged() && bx1 - bx0 > 28) {
                 const tm::slice& s = row[b.first];
                 std::string text = f.model.str(s.name);
@@ -187,7 +185,8 @@ void timeline_view::draw_instants(view_context& ctx, ImDrawList* dl, const loade
             dl->AddTriangleFilled(ImVec2(x, y + 1), ImVec2(x - 3.5f, bottom - 1), ImVec2(x + 3.5f, bottom - 1), c);
         } else {
             const float h = (sz_.instant_h - 2) * std::min(1.0f, 0.3f + 0.7f * std::log2(static_cast<float>(b.count)) / 8);
-            dl->AddRectFilled(ImVec2(x0 + static_cast<float>(b.x0), bottom - h), ImVec2(x0 + static_cast<float>(b.x1) - 0.5f, bottom), c);
+            dl->AddRectFilled(ImVec2(x0 + static_cast<float>(b.x0), bottom - h),
+                              ImVec2(x0 + static_cast<float>(b.x1) - 0.5f, bottom), c);
         }
     }
     const double tl = p.t_left, tr = tl + width * vp.npp;
@@ -195,7 +194,8 @@ void timeline_view::draw_instants(view_context& ctx, ImDrawList* dl, const loade
         const double t = static_cast<double>(v[k].ts);
         if (t < tl - vp.npp || t > tr) continue;
         const float x = x0 + static_cast<float>((t - tl) / vp.npp);
-        dl->AddRectFilled(ImVec2(x - 1.5f, y - 60 < 0 ? y : y - (sz_.row_h)), ImVec2(x + 1.5f, y + sz_.instant_h), col_events_lost);
+        dl->AddRectFilled(ImVec2(x - 1.5f, y - 60 < 0 ? y : y - (sz_.row_h)), ImVec2(x + 1.5f, y + sz_.instant_h),
+                          col_events_lost);
     }
     // The selected instant: a larger outlined marker and a line across the track.
     const selection& sel = ctx.state.sel;
@@ -203,13 +203,15 @@ void timeline_view::draw_instants(view_context& ctx, ImDrawList* dl, const loade
         const float x = x0 + static_cast<float>((static_cast<double>(v[sel.ev.index].ts) - tl) / vp.npp);
         const float top = track_y_[sel.file][ti];
         dl->AddLine(ImVec2(x, top), ImVec2(x, bottom), IM_COL32(255, 255, 255, 150), 1.0f);
-        dl->AddTriangleFilled(ImVec2(x, y - 2), ImVec2(x - 6, bottom + 1), ImVec2(x + 6, bottom + 1), instant_colour(f.instant_of_string[v[sel.ev.index].name]));
-        dl->AddTriangle(ImVec2(x, y - 2), ImVec2(x - 6, bottom + 1), ImVec2(x + 6, bottom + 1), IM_COL32(255, 255, 255, 255), 2.0f);
+        dl->AddTriangleFilled(ImVec2(x, y - 2), ImVec2(x - 6, bottom + 1), ImVec2(x + 6, bottom + 1),
+                              instant_colour(f.instant_of_string[v[sel.ev.index].name]));
+        dl->AddTriangle(ImVec2(x, y - 2), ImVec2(x - 6, bottom + 1), ImVec2(x + 6, bottom + 1), IM_COL32(255, 255, 255, 255),
+                        2.0f);
     }
 }
 
-void timeline_view::draw_counter(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, double offset,
-                                 float x0, float width, const viewport& vp) {
+void timeline_view::draw_counter(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, double offset, float x0,
+                                 float width, const viewport& vp) {
     const auto& v = f.model.tracks[ti].counters;
     const double hi = std::max(1.0, f.counter_max[ti]);
     const float top = y + ImGui::GetFontSize() * 0.8f, bot = y + sz_.counter_h - 3;   // the "max" label above the graph
@@ -227,11 +229,14 @@ void timeline_view::draw_counter(ImDrawList* dl, const loaded_file& f, std::uint
     for (const counter_column& c : ccols_) {
         const double cx = std::max(c.x, 0.0);
         if (have) {
-            dl->AddRectFilled(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)), ImVec2(x0 + static_cast<float>(cx) + 1, bot), fill);
-            dl->AddLine(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)), ImVec2(x0 + static_cast<float>(cx) + 1, vy(prev_v)), line);
+            dl->AddRectFilled(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)),
+                              ImVec2(x0 + static_cast<float>(cx) + 1, bot), fill);
+            dl->AddLine(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)),
+                        ImVec2(x0 + static_cast<float>(cx) + 1, vy(prev_v)), line);
         }
         dl->AddRectFilled(ImVec2(x0 + static_cast<float>(cx), vy(c.hi)), ImVec2(x0 + static_cast<float>(cx) + 1, bot), fill);
-        dl->AddLine(ImVec2(x0 + static_cast<float>(cx) + 0.5f, vy(c.hi)), ImVec2(x0 + static_cast<float>(cx) + 0.5f, vy(c.lo) + 1), line);
+        dl->AddLine(ImVec2(x0 + static_cast<float>(cx) + 0.5f, vy(c.hi)),
+                    ImVec2(x0 + static_cast<float>(cx) + 0.5f, vy(c.lo) + 1), line);
         prev_x = cx + 1;
         prev_v = c.last;
         have = true;
@@ -239,8 +244,10 @@ void timeline_view::draw_counter(ImDrawList* dl, const loaded_file& f, std::uint
     if (have && !v.empty()) {
         const double end_px = std::min<double>(width, (static_cast<double>(v.back().ts) - p.t_left) / vp.npp);
         if (end_px > prev_x) {
-            dl->AddRectFilled(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)), ImVec2(x0 + static_cast<float>(end_px), bot), fill);
-            dl->AddLine(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)), ImVec2(x0 + static_cast<float>(end_px), vy(prev_v)), line);
+            dl->AddRectFilled(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)),
+                              ImVec2(x0 + static_cast<float>(end_px), bot), fill);
+            dl->AddLine(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)),
+                        ImVec2(x0 + static_cast<float>(end_px), vy(prev_v)), line);
         }
     }
     const std::string max = "max " + analysis::numbers::value(f.counter_max[ti]);
@@ -290,7 +297,8 @@ void timeline_view::draw_flows(view_context& ctx, ImDrawList* dl, float x0, floa
             }
             if (lo > hi) continue;
             const auto& ft = f.flow_time;
-            std::size_t i = static_cast<std::size_t>(std::lower_bound(ft.begin(), ft.end(), lo - vp.width * vp.npp * 0.25) - ft.begin());
+            std::size_t i =
+                static_cast<std::size_t>(std::lower_bound(ft.begin(), ft.end(), lo - vp.width * vp.npp * 0.25) - ft.begin());
             int drawn = 0;
             while (i < ft.size() && static_cast<double>(ft[i]) < hi && drawn < 4000) {
                 one(fi, f.model.flows[f.flows_by_time[i]], 1.6f, 170, false);
@@ -299,14 +307,16 @@ void timeline_view::draw_flows(view_context& ctx, ImDrawList* dl, float x0, floa
                 const double next = static_cast<double>(ft[i]) + vp.npp;
                 std::size_t j = i + 1;
                 if (j < ft.size() && static_cast<double>(ft[j]) < next && j + 4 < ft.size())
-                    j = static_cast<std::size_t>(std::lower_bound(ft.begin() + static_cast<std::ptrdiff_t>(j), ft.end(), next) - ft.begin());
+                    j = static_cast<std::size_t>(
+                        std::lower_bound(ft.begin() + static_cast<std::ptrdiff_t>(j), ft.end(), next) - ft.begin());
                 i = j;
             }
         }
     }
     // The selection's flows on top, highlighted: thicker, opaque, over a dark edge.
     if (st.sel.valid())
-        for (const flow_link& l : st.sel_flows) one(st.sel.file, ctx.doc.files[st.sel.file]->model.flows[l.flow], 3.0f, 255, true);
+        for (const flow_link& l : st.sel_flows)
+            one(st.sel.file, ctx.doc.files[st.sel.file]->model.flows[l.flow], 3.0f, 255, true);
     dl->PopClipRect();
 }
 
@@ -328,7 +338,8 @@ void timeline_view::tooltip(view_context& ctx, const selection& s) {
         const tm::slice& sl = t.slices[s.ev.index];
         ImGui::Text("%s", m.str(sl.name).c_str());
         const colour_key k = f.key(sl);
-        if (is_stage(k)) ImGui::TextColored(ImColor(key_colour(k)), "stage %u  %s", unsigned(k), legend_stage_name(ctx.doc, k).c_str());
+        if (is_stage(k))
+            ImGui::TextColored(ImColor(key_colour(k)), "stage %u  %s", unsigned(k), legend_stage_name(ctx.doc, k).c_str());
         ImGui::TextDisabled("%s%s", t.name.c_str(), sl.unterminated ? "  (unterminated)" : "");
         ImGui::Text("start %s   duration %s", format_duration(static_cast<double>(sl.begin) - off, 3).c_str(),
                     format_duration(static_cast<double>(sl.duration()), 3).c_str());
@@ -352,7 +363,8 @@ void timeline_view::tooltip(view_context& ctx, const selection& s) {
 
 // The header elides its text with "…" to the width it has (Perfetto's track titles do the same)
 // and shows all of it in a tooltip.
-void timeline_view::run_header(view_context& ctx, ImDrawList* dl, std::uint32_t ri, float y, float x_labels, float x0, float width) {
+void timeline_view::run_header(view_context& ctx, ImDrawList* dl, std::uint32_t ri, float y, float x_labels, float x0,
+                               float width) {
     const document& doc = ctx.doc;
     const run_ref& rr = doc.runs[ri];
     const tm::trace_model& m = doc.files[rr.file]->model;
@@ -368,12 +380,14 @@ void timeline_view::run_header(view_context& ctx, ImDrawList* dl, std::uint32_t 
     ctx.state.layout.check("timeline run header", shown, imgui_text_width(shown), room);
     dl->AddText(ImVec2(tx, y + (sz_.header_h - ImGui::GetFontSize()) * 0.5f), IM_COL32(240, 240, 245, 255), shown.c_str());
     const ImVec2 mp = ImGui::GetIO().MousePos;
-    if (shown != h && ImGui::IsWindowHovered() && mp.x >= x_labels && mp.x < x0 + width && mp.y >= y && mp.y < y + sz_.header_h)
+    if (shown != h && ImGui::IsWindowHovered() && mp.x >= x_labels && mp.x < x0 + width && mp.y >= y &&
+        mp.y < y + sz_.header_h)
         ImGui::SetTooltip("%s", h.c_str());
     // Where the run lies on the axis.
     const float rx0 = x0 + static_cast<float>(ctx.state.vp.to_px(static_cast<double>(rr.start) - off));
     const float rx1 = x0 + static_cast<float>(ctx.state.vp.to_px(static_cast<double>(rr.end) - off));
-    dl->AddRectFilled(ImVec2(std::max(rx0, x0), y + sz_.header_h - 3), ImVec2(std::min(rx1, x0 + width), y + sz_.header_h), IM_COL32(120, 150, 220, 255));
+    dl->AddRectFilled(ImVec2(std::max(rx0, x0), y + sz_.header_h - 3), ImVec2(std::min(rx1, x0 + width), y + sz_.header_h),
+                      IM_COL32(120, 150, 220, 255));
 }
 
 selection timeline_view::hit_at(const view_context& ctx, ImVec2 mp, float x0) const {
@@ -425,9 +439,11 @@ void timeline_view::keys(view_context& ctx, bool in_time, float mouse_px, float 
             }
         }
     }
-    if (ImGui::IsKeyPressed('0', false) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) st.request_frame_all(ctx.doc);
+    if (ImGui::IsKeyPressed('0', false) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false))
+        st.request_frame_all(ctx.doc);
     // '/' by the character it types (Shift+/ types '?', the help), so that it works on any layout.
-    const bool slash = std::find(io.InputQueueCharacters.begin(), io.InputQueueCharacters.end(), ImWchar('/')) != io.InputQueueCharacters.end();
+    const bool slash = std::find(io.InputQueueCharacters.begin(), io.InputQueueCharacters.end(), ImWchar('/')) !=
+                       io.InputQueueCharacters.end();
     if (slash || (io.KeyCtrl && ImGui::IsKeyPressed('F', false))) focus_search_ = true;
 }
 
@@ -439,7 +455,8 @@ void timeline_view::reveal_selection(view_context& ctx) {
     last_seen_sel_ = st.sel;
     const auto r = selection_range(ctx.doc, st.sel, st.align_runs);
     if (!r) return;
-    if (st.frame_request) st.scroll_to_selection = true;   // whoever selected it also said what to show (a lesson step, --select)
+    if (st.frame_request)
+        st.scroll_to_selection = true;   // whoever selected it also said what to show (a lesson step, --select)
     else st.bring_into_view(*r);
 }
 
@@ -473,7 +490,9 @@ void timeline_view::draw(view_context& ctx) {
     // The ruler counts from the marked area's start, else from the start of the axis (each run's
     // start with aligned runs).
     const double base = st.ruler_base();
-    const char* base_name = st.area ? "from the mark" : st.align_runs || doc.runs.size() < 2 ? "from the run start" : "from the first run";
+    const char* base_name = st.area                                ? "from the mark"
+                            : st.align_runs || doc.runs.size() < 2 ? "from the run start"
+                                                                   : "from the first run";
     const ruler_area ruler{ImGui::GetCursorScreenPos(), sz_.label_w, width, sz_.ruler_h};
     const ruler_layout ticks = ruler_ticks(st.vp.t0, st.vp.t1(), width, base, imgui_text_width);
     draw_time_ruler(ImGui::GetWindowDrawList(), ruler, ticks, base_name, st.vp, st.cursor);
@@ -511,7 +530,9 @@ void timeline_view::draw(view_context& ctx) {
 
     // Grid lines behind the tracks, at the ruler's major ticks.
     for (const ruler_tick& t : ticks.ticks)
-        if (t.major) dl->AddLine(ImVec2(x0 + static_cast<float>(t.x), clip_y0), ImVec2(x0 + static_cast<float>(t.x), clip_y1), IM_COL32(255, 255, 255, 14));
+        if (t.major)
+            dl->AddLine(ImVec2(x0 + static_cast<float>(t.x), clip_y0), ImVec2(x0 + static_cast<float>(t.x), clip_y1),
+                        IM_COL32(255, 255, 255, 14));
     auto visible = [&](float a, float b) { return b >= clip_y0 && a <= clip_y1; };
     // A track's name in the label column, elided to it; hover for the whole name.
     auto label = [&](float ly, float h, const char* text, ImU32 c = IM_COL32(205, 205, 212, 255)) {
@@ -542,7 +563,8 @@ void timeline_view::draw(view_context& ctx) {
             track_y_[rr.file][ti] = y + 2;
             lane_y_[rr.file][ti] = y + 2 + (t.slices.empty() ? 0 : rows * rh);
             if (visible(y, y + th)) {
-                dl->AddRectFilled(ImVec2(x_labels, y), ImVec2(x0 + width, y + th), (stripe++ & 1) ? col_track_bg_a : col_track_bg_b);
+                dl->AddRectFilled(ImVec2(x_labels, y), ImVec2(x0 + width, y + th),
+                                  (stripe++ & 1) ? col_track_bg_a : col_track_bg_b);
                 label(y, std::min(th, rh + 4), name);
                 dl->PushClipRect(ImVec2(x0, y), ImVec2(x0 + width, y + th), true);
                 if (!t.slices.empty()) draw_slices(ctx, dl, f, ti, y + 2, rh, rows, off, x0, width, labels);
@@ -568,12 +590,19 @@ void timeline_view::draw(view_context& ctx) {
             if (visible(y, y + sz_.group_h)) {
                 dl->AddRectFilled(ImVec2(x_labels, y), ImVec2(x0 + width, y + sz_.group_h), IM_COL32(44, 46, 54, 255));
                 const float u = sz_.pad / 4, cy = y + sz_.group_h * 0.5f, cx = x_labels + 6 * u;   // u: a pixel at scale 1
-                if (st.lines_open[ri]) dl->AddTriangleFilled(ImVec2(cx - 4 * u, cy - 2 * u), ImVec2(cx + 4 * u, cy - 2 * u), ImVec2(cx, cy + 3 * u), IM_COL32(200, 200, 210, 255));
-                else dl->AddTriangleFilled(ImVec2(cx - 2 * u, cy - 4 * u), ImVec2(cx - 2 * u, cy + 4 * u), ImVec2(cx + 3 * u, cy), IM_COL32(200, 200, 210, 255));
+                if (st.lines_open[ri])
+                    dl->AddTriangleFilled(ImVec2(cx - 4 * u, cy - 2 * u), ImVec2(cx + 4 * u, cy - 2 * u),
+                                          ImVec2(cx, cy + 3 * u), IM_COL32(200, 200, 210, 255));
+                else
+                    dl->AddTriangleFilled(ImVec2(cx - 2 * u, cy - 4 * u), ImVec2(cx - 2 * u, cy + 4 * u),
+                                          ImVec2(cx + 3 * u, cy), IM_COL32(200, 200, 210, 255));
                 std::snprintf(gl, sizeof gl, "lines (%zu)", rr.lines.size());
                 label(y, sz_.group_h, gl, IM_COL32(180, 180, 190, 255));
             }
-            for (auto ti : rr.lines) { track_y_[rr.file][ti] = y; lane_y_[rr.file][ti] = y; }
+            for (auto ti : rr.lines) {
+                track_y_[rr.file][ti] = y;
+                lane_y_[rr.file][ti] = y;
+            }
             y += sz_.group_h;
             if (st.lines_open[ri])
                 for (auto ti : rr.lines) track_rows(ti, sz_.line_h, true, m.tracks[ti].name.c_str(), true);
@@ -598,7 +627,8 @@ void timeline_view::draw(view_context& ctx) {
     // Label column separator, not across the run headers: their text runs on past the column.
     float sep_y = clip_y0;
     for (const run_span& r : run_spans_) {
-        if (r.header_y > sep_y) dl->AddLine(ImVec2(x0 - 0.5f, sep_y), ImVec2(x0 - 0.5f, r.header_y), IM_COL32(90, 90, 100, 255));
+        if (r.header_y > sep_y)
+            dl->AddLine(ImVec2(x0 - 0.5f, sep_y), ImVec2(x0 - 0.5f, r.header_y), IM_COL32(90, 90, 100, 255));
         sep_y = std::max(sep_y, r.header_y + sz_.header_h);
     }
     if (sep_y < clip_y1) dl->AddLine(ImVec2(x0 - 0.5f, sep_y), ImVec2(x0 - 0.5f, clip_y1), IM_COL32(90, 90, 100, 255));
@@ -607,14 +637,17 @@ void timeline_view::draw(view_context& ctx) {
     if (st.cursor) {
         const double px = st.vp.to_px(*st.cursor);
         if (px >= 0 && px <= width)
-            dl->AddLine(ImVec2(x0 + static_cast<float>(px), clip_y0), ImVec2(x0 + static_cast<float>(px), clip_y1), col_time_cursor, 1.5f);
+            dl->AddLine(ImVec2(x0 + static_cast<float>(px), clip_y0), ImVec2(x0 + static_cast<float>(px), clip_y1),
+                        col_time_cursor, 1.5f);
     }
     // Sticky run header: the run whose tracks are under the top edge keeps its header there, pushed
     // up by the next run's header, so that every visible track's run is named.
     for (const run_span& r : run_spans_)
         if (r.header_y < clip_y0 && r.end_y > clip_y0) {
             run_header(ctx, dl, r.run, std::min(clip_y0, r.end_y - sz_.header_h), x_labels, x0, width);
-            dl->AddLine(ImVec2(x_labels, std::min(clip_y0, r.end_y - sz_.header_h) + sz_.header_h), ImVec2(x0 + width, std::min(clip_y0, r.end_y - sz_.header_h) + sz_.header_h), IM_COL32(0, 0, 0, 160), 2);
+            dl->AddLine(ImVec2(x_labels, std::min(clip_y0, r.end_y - sz_.header_h) + sz_.header_h),
+                        ImVec2(x0 + width, std::min(clip_y0, r.end_y - sz_.header_h) + sz_.header_h), IM_COL32(0, 0, 0, 160),
+                        2);
         }
 
     // Content size for scrolling.
@@ -623,8 +656,8 @@ void timeline_view::draw(view_context& ctx) {
 
     // --- interaction -------------------------------------------------------------------------
     const ImVec2 mp = io.MousePos;
-    const bool in_time = ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && mp.x >= x0 && mp.x < x0 + width &&
-                         mp.y >= clip_y0 && mp.y < clip_y1;
+    const bool in_time = ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && mp.x >= x0 &&
+                         mp.x < x0 + width && mp.y >= clip_y0 && mp.y < clip_y1;
     st.hover = {};
     if (in_time && !dragging_ && !area_dragging_) {
         st.hover = hit_at(ctx, mp, x0);
@@ -648,7 +681,8 @@ void timeline_view::draw(view_context& ctx) {
     }
     if (area_dragging_) {
         const double t_now = st.vp.to_ns(std::clamp(mp.x, x0, x0 + width) - x0);
-        const auto a = area_between(track_regions_, area_from_t_, t_now, area_from_y_, std::clamp(mp.y, clip_y0, clip_y1 - 1));
+        const auto a =
+            area_between(track_regions_, area_from_t_, t_now, area_from_y_, std::clamp(mp.y, clip_y0, clip_y1 - 1));
         if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
             area_dragging_ = false;
             // A Shift+click without a drag clears the area.
@@ -674,20 +708,22 @@ void timeline_view::draw(view_context& ctx) {
             }
         }
     }
-    if (ImGui::IsWindowHovered() || ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) || !ImGui::IsAnyItemActive())
+    if (ImGui::IsWindowHovered() || ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) ||
+        !ImGui::IsAnyItemActive())
         keys(ctx, in_time, mp.x - x0, width);
     if (st.scroll_to_selection && st.sel.valid()) {
         bool ok = false;
         const ImVec2 p = event_pos(ctx, st.sel.file, st.sel.ev, x0, ok);
-        if (ok && (p.y < clip_y0 + 20 || p.y > clip_y1 - 20)) ImGui::SetScrollY(ImGui::GetScrollY() + (p.y - (clip_y0 + clip_y1) * 0.5f));
+        if (ok && (p.y < clip_y0 + 20 || p.y > clip_y1 - 20))
+            ImGui::SetScrollY(ImGui::GetScrollY() + (p.y - (clip_y0 + clip_y1) * 0.5f));
         st.scroll_to_selection = false;
     }
     ImGui::EndChild();
     ImGui::PopStyleColor();
 }
 
-}  // namespace
+}   // namespace
 
 std::unique_ptr<view> make_timeline_view() { return std::make_unique<timeline_view>(); }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

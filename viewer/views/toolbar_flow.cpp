@@ -5,7 +5,9 @@
 namespace pipescope::viewer {
 
 toolbar_flow::toolbar_flow(layout_audit& audit, std::string where)
-    : flow_(ImGui::GetContentRegionAvail().x), audit_(audit), where_(std::move(where)),
+    : flow_(ImGui::GetContentRegionAvail().x),
+      audit_(audit),
+      where_(std::move(where)),
       right_(ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x) {}
 
 void toolbar_flow::next(float width, std::string_view label, float gap) {
@@ -44,4 +46,4 @@ float toolbar_flow::checkbox_width(const char* label) {
 
 float toolbar_flow::button_width(const char* label) { return text_width(label) + ImGui::GetStyle().FramePadding.x * 2; }
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

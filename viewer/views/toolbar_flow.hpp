@@ -31,7 +31,9 @@ public:
     float room() const { return static_cast<float>(flow_.room()); }
     // How many lines the toolbar would have after these items (width, gap), placing none: a view
     // compares two ways of writing the rest of its toolbar.
-    struct sized { float width, gap; };
+    struct sized {
+        float width, gap;
+    };
     int lines_after(const std::vector<sized>& items) const;
 
     void begin_group(const char* id, float gap = -1);
@@ -46,8 +48,8 @@ private:
     line_flow flow_;
     layout_audit& audit_;
     std::string where_;
-    float right_;              // the content region's right edge (screen x)
+    float right_;   // the content region's right edge (screen x)
     ImGuiID group_id_ = 0;
 };
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

@@ -16,7 +16,7 @@ namespace pipescope::viewer {
 struct view_context {
     const document& doc;
     view_state& state;
-    ImFont* mono = nullptr;      // monospace font for numbers (may be nullptr: use the default)
+    ImFont* mono = nullptr;   // monospace font for numbers (may be nullptr: use the default)
 };
 
 class view {
@@ -27,8 +27,8 @@ public:
 };
 
 struct view_entry {
-    const char* name;            // command-line name (--view NAME)
-    const char* title;           // menu title
+    const char* name;    // command-line name (--view NAME)
+    const char* title;   // menu title
     std::unique_ptr<view> (*make)();
 };
 std::span<const view_entry> view_registry();
@@ -44,4 +44,4 @@ void draw_help_overlay(view_context& ctx);
 // is what went wrong applying the step's move (e.g. its node is in no run), shown under its text.
 std::size_t draw_lesson_panel(view_context& ctx, const lesson& l, std::size_t step, const std::string& note);
 
-}  // namespace pipescope::viewer
+}   // namespace pipescope::viewer

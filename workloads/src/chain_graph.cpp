@@ -24,7 +24,7 @@ std::vector<std::string> keys_of(const std::string& lines) {
     return keys;
 }
 
-}  // namespace
+}   // namespace
 
 chain_shape take_chain_parameters(const run_request& request, param_set& params, const std::string& workload) {
     chain_shape shape;
@@ -32,8 +32,8 @@ chain_shape take_chain_parameters(const run_request& request, param_set& params,
         for (const std::string& key : keys_of(chain_parameters))
             if (auto v = params.take_string(key))
                 throw std::invalid_argument("--param " + key + "=" + *v + ": only the graph policies take it (the " +
-                                            workload + " chain graph's queues); policy '" + request.policy +
-                                            "' runs " + workload + " as a pipe_while loop");
+                                            workload + " chain graph's queues); policy '" + request.policy + "' runs " +
+                                            workload + " as a pipe_while loop");
         return shape;
     }
     // A graph policy's own parameter wins over a pipe_while parameter of the same name: look for the
@@ -65,4 +65,4 @@ void reject_unknown_for_graph(const run_request& request, const param_set& param
     probe.reject_unknown(workload);
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

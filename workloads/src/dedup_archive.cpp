@@ -37,7 +37,7 @@ void put_u64(byte_vector& out, std::uint64_t v) {
     for (int k = 0; k < 8; ++k) out.push_back(static_cast<std::uint8_t>(v >> (8 * k)));
 }
 
-}  // namespace
+}   // namespace
 
 archive_writer::archive_writer(const dedup_config& c) {
     out_.reserve(1 << 16);   // (also keeps GCC 12 from a false -Wstringop-overflow on the first insert)
@@ -154,8 +154,8 @@ void restore_new_chunk(cursor& in, std::size_t record_at, std::uint32_t max_chun
     uLong consumed = packed;
     const int rc = uncompress2(out.data() + at, &produced, in.here(), &consumed);
     if (rc != Z_OK || produced != raw || consumed != packed)
-        throw archive_error(data_at, "chunk " + std::to_string(stored.size()) + " (record at " +
-                                         std::to_string(record_at) + "): corrupt zlib data (" +
+        throw archive_error(data_at, "chunk " + std::to_string(stored.size()) + " (record at " + std::to_string(record_at) +
+                                         "): corrupt zlib data (" +
                                          (rc == Z_OK ? std::string("wrong length") : std::string(zError(rc))) + ")");
     in.skip(packed, "a chunk's compressed bytes");
     if (sha1_of(out.data() + at, raw) != sha)
@@ -190,7 +190,7 @@ void check_trailer(cursor& in, std::uint64_t records, std::uint64_t stored, std:
     if (in.left() != 0) throw archive_error(in.pos(), std::to_string(in.left()) + " bytes after the trailer");
 }
 
-}  // namespace
+}   // namespace
 
 byte_vector dedup_restore(const std::uint8_t* archive, std::size_t n) {
     cursor in(archive, n);
@@ -218,16 +218,13 @@ byte_vector dedup_restore(const std::uint8_t* archive, std::size_t n) {
         if (in.left() == 0) throw archive_error(record_at, "truncated archive: no trailer");
         const std::uint8_t kind = in.u8("a record");
         if (kind == 'E') break;
-        if (kind == 'N')
-            restore_new_chunk(in, record_at, max_chunk, out, stored);
-        else if (kind == 'D')
-            restore_duplicate(in, out, stored);
-        else
-            throw archive_error(record_at, "unknown record kind " + std::to_string(kind));
+        if (kind == 'N') restore_new_chunk(in, record_at, max_chunk, out, stored);
+        else if (kind == 'D') restore_duplicate(in, out, stored);
+        else throw archive_error(record_at, "unknown record kind " + std::to_string(kind));
         ++records;
     }
     check_trailer(in, records, stored.size(), out.size());
     return out;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

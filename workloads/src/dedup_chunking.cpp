@@ -41,7 +41,7 @@ void require(bool ok, const std::string& what) {
     if (!ok) throw std::invalid_argument("dedup: " + what);
 }
 
-}  // namespace
+}   // namespace
 
 void validate(const dedup_config& c) {
     require(c.min_chunk >= gear_window && c.min_chunk <= (1u << 20),
@@ -49,9 +49,9 @@ void validate(const dedup_config& c) {
     require(c.avg_chunk >= c.min_chunk + 2 && c.avg_chunk <= (1u << 22),
             "avg_chunk=" + std::to_string(c.avg_chunk) + ": must be between min_chunk+2 (" +
                 std::to_string(c.min_chunk + 2) + ") and 4194304");
-    require(c.max_chunk > c.avg_chunk && c.max_chunk <= (1u << 24),
-            "max_chunk=" + std::to_string(c.max_chunk) + ": must be between avg_chunk+1 (" +
-                std::to_string(c.avg_chunk + 1) + ") and 16777216");
+    require(c.max_chunk > c.avg_chunk && c.max_chunk <= (1u << 24), "max_chunk=" + std::to_string(c.max_chunk) +
+                                                                        ": must be between avg_chunk+1 (" +
+                                                                        std::to_string(c.avg_chunk + 1) + ") and 16777216");
     require(c.coarse_size >= 4096 && c.coarse_size <= (1u << 26),
             "coarse=" + std::to_string(c.coarse_size) + ": must be between 4096 and 67108864");
     require(c.level >= 0 && c.level <= 9, "level=" + std::to_string(c.level) + ": must be between 0 and 9");
@@ -98,4 +98,4 @@ std::vector<std::size_t> fine_chunk_ends(const std::uint8_t* data, std::size_t n
     return ends;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

@@ -92,7 +92,7 @@ void append_binary(byte_vector& out, std::size_t n, rng& r) {
     out.resize(end);
 }
 
-}  // namespace
+}   // namespace
 
 byte_vector dedup_corpus(std::size_t bytes, std::uint64_t seed) {
     rng r(seed * 0x2545F4914F6CDD1Dull + 17);
@@ -121,4 +121,4 @@ byte_vector dedup_corpus(std::size_t bytes, std::uint64_t seed) {
     return out;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

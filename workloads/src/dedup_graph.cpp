@@ -54,7 +54,7 @@ const auto one_by_one = [](std::vector<chunk_job*>& jobs, const auto& fn) {
     throw std::logic_error("dedup chain graph: " + what + " reached the write stage out of input order");
 }
 
-}  // namespace
+}   // namespace
 
 dedup_chain::dedup_chain(const dedup_config& c, dedup_form form, const chain_shape& shape) : config_(c) {
     validate(config_);
@@ -153,4 +153,4 @@ byte_vector dedup_graph(scheduler& s, byte_reader& in, const dedup_config& c, de
     return chain.finish(stats);
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

@@ -14,7 +14,7 @@ std::runtime_error io_error(const std::string& what, const std::string& path) {
     return std::runtime_error(what + " " + path + ": " + std::strerror(errno));
 }
 
-}  // namespace
+}   // namespace
 
 std::size_t memory_reader::read(std::uint8_t* dst, std::size_t n) {
     const std::size_t k = std::min(n, data_->size() - pos_);
@@ -65,4 +65,4 @@ void write_file_atomically(const std::string& path, const byte_vector& bytes) {
     }
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

@@ -34,11 +34,11 @@ pipeline_stats run_skip_form(scheduler& s, byte_reader& in, const dedup_config& 
             annotate("bytes", job.length);        // in the trace: what each node worked on
             hash_and_claim(job, table);
             if (!job.known_duplicate) {
-                co_await it.stage(2);             // stage 2 (parallel): compress; duplicates skip it
+                co_await it.stage(2);   // stage 2 (parallel): compress; duplicates skip it
                 compress_job(job, c.level);
                 if (job.compressed_ready) annotate("compressed", job.compressed.size());
             }
-            co_await it.stage_wait(3);            // stage 3 (serial, in order): write the record
+            co_await it.stage_wait(3);   // stage 3 (serial, in order): write the record
             emit(job, out, st);
         },
         options);
@@ -64,7 +64,7 @@ pipeline_stats run_fanout_form(scheduler& s, byte_reader& in, const dedup_config
         s, [&] { return next_coarse_chunk(in, c, st, pending); },
         [&](iteration& it) -> pipe_task {
             coarse_job job = std::move(pending);   // stage 0: the coarse chunk stage 0 just read
-            co_await it.stage(1);   // stage 1 (parallel): anchors, then every fine chunk in parallel
+            co_await it.stage(1);                  // stage 1 (parallel): anchors, then every fine chunk in parallel
             annotate("bytes", job.coarse->size());
             process_coarse_chunk(job, c, table, fork_join);
             annotate("chunks", job.fine.size());
@@ -74,7 +74,7 @@ pipeline_stats run_fanout_form(scheduler& s, byte_reader& in, const dedup_config
         options);
 }
 
-}  // namespace
+}   // namespace
 
 byte_vector dedup_pipeline(scheduler& s, byte_reader& in, const dedup_config& c, dedup_form form,
                            const pipeline_options& options, pipeline_stats* pstats, dedup_stats* stats) {
@@ -90,8 +90,8 @@ byte_vector dedup_pipeline(scheduler& s, byte_reader& in, const dedup_config& c,
     dedup_stats st;
     chunk_table table;
     archive_writer out(c);
-    const pipeline_stats ps = form == dedup_form::skip ? run_skip_form(s, in, c, o, table, out, st)
-                                                       : run_fanout_form(s, in, c, o, table, out, st);
+    const pipeline_stats ps =
+        form == dedup_form::skip ? run_skip_form(s, in, c, o, table, out, st) : run_fanout_form(s, in, c, o, table, out, st);
     byte_vector archive = out.finish();
     st.archive_bytes = archive.size();
     if (pstats) *pstats = ps;
@@ -99,4 +99,4 @@ byte_vector dedup_pipeline(scheduler& s, byte_reader& in, const dedup_config& c,
     return archive;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

@@ -36,4 +36,4 @@ byte_vector dedup_serial(byte_reader& in, const dedup_config& c, dedup_stats* st
     return archive;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

@@ -172,8 +172,8 @@ private:
 // One coarse chunk of the fan-out form, from stage 0 to the output stage.
 struct coarse_job {
     std::shared_ptr<const byte_vector> coarse;
-    std::uint64_t index = 0;          // position in the input
-    std::vector<chunk_job> fine;      // filled by the middle stage, in input order
+    std::uint64_t index = 0;       // position in the input
+    std::vector<chunk_job> fine;   // filled by the middle stage, in input order
 };
 
 // Stage 0 of the fan-out form: the next coarse chunk.
@@ -220,4 +220,4 @@ inline void emit_coarse(coarse_job& job, archive_writer& out, dedup_stats& st) {
     job.coarse.reset();
 }
 
-}  // namespace pipescope::workloads::dedup_detail
+}   // namespace pipescope::workloads::dedup_detail

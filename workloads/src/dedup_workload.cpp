@@ -33,10 +33,8 @@ std::size_t default_coarse(input_size s) { return s == input_size::tiny ? 32 * 1
 std::string human_bytes(std::uint64_t bytes) {
     if (bytes < 10 * 1024) return std::to_string(bytes) + " bytes";
     char buf[32];
-    if (bytes < (1u << 20))
-        std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024);
-    else
-        std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+    if (bytes < (1u << 20)) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024);
+    else std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
     return buf;
 }
 
@@ -78,8 +76,8 @@ public:
                "bytes=<by size: tiny 262144, small 8388608, large 268435456>: generated corpus size\n"
                "coarse=<by size: tiny 32768, else 524288>: coarse chunk bytes (4096..67108864)\n"
                "min_chunk=1024, avg_chunk=4096, max_chunk=32768: fine chunk sizes (64 <= min < avg < max)\n"
-               "level=6: zlib level (0..9)\n"
-               + std::string(pipeline_parameters) + "\n" + chain_parameters + "\n" + graph_policy_parameters();
+               "level=6: zlib level (0..9)\n" +
+               std::string(pipeline_parameters) + "\n" + chain_parameters + "\n" + graph_policy_parameters();
     }
 
     run_report run(scheduler& s, run_request& request) const override {
@@ -135,8 +133,8 @@ public:
 
         report.description = std::string("form ") + dedup_form_name(p.form) + (graph ? " as a chain graph" : "") + ", " +
                              (p.input ? *p.input : "generated corpus") + " " + human_bytes(st.input_bytes) + " -> " +
-                             human_bytes(st.archive_bytes) + "; " + std::to_string(st.fine_chunks) + " chunks: " +
-                             std::to_string(st.new_chunks) + " new, " + std::to_string(st.duplicate_chunks) +
+                             human_bytes(st.archive_bytes) + "; " + std::to_string(st.fine_chunks) +
+                             " chunks: " + std::to_string(st.new_chunks) + " new, " + std::to_string(st.duplicate_chunks) +
                              " duplicates (" + std::to_string(st.wasted_compressions) + " compressed in vain); " +
                              (restores ? "restores the input" : "DOES NOT RESTORE THE INPUT") +
                              (p.output ? "; archive written to " + *p.output : "");
@@ -196,11 +194,11 @@ private:
     }
 };
 
-}  // namespace
+}   // namespace
 
 const workload& dedup_compressor() {
     static const dedup_workload w;
     return w;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

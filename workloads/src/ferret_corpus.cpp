@@ -34,9 +34,9 @@ struct shape {
     float cx, cy, rx, ry;   // centre and half extents, in pixels
     colour base;
     texture_kind texture;
-    unsigned period;        // stripes and checker: pixels per band
-    int dir_x, dir_y;       // stripes: orientation
-    float contrast;         // how much darker the dark bands or speckles are
+    unsigned period;    // stripes and checker: pixels per band
+    int dir_x, dir_y;   // stripes: orientation
+    float contrast;     // how much darker the dark bands or speckles are
     std::uint64_t speckle_seed;
 };
 
@@ -88,7 +88,7 @@ std::uint8_t to_byte(float v) {
     return static_cast<std::uint8_t>(c);
 }
 
-}  // namespace
+}   // namespace
 
 random_stream::random_stream(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) noexcept {
     // Mix the three keys through splitmix so that neighbouring (stream, index) pairs are unrelated.
@@ -172,4 +172,4 @@ image query_image(const corpus_config& c, unsigned q) {
     return out;
 }
 
-}  // namespace pipescope::workloads::ferret
+}   // namespace pipescope::workloads::ferret

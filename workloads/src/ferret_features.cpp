@@ -19,7 +19,7 @@ float luminance(const image& img, unsigned x, unsigned y) {
     return static_cast<float>(px[0] + px[1] + px[2]) * (1.f / (3.f * 255.f));
 }
 
-}  // namespace
+}   // namespace
 
 signature extract_features(const image& img, const segmentation& seg) {
     struct sums {
@@ -55,9 +55,12 @@ signature extract_features(const image& img, const segmentation& seg) {
         const double n = static_cast<double>(s.pixels);
         region r;
         r.weight = static_cast<float>(n / total);
-        r.features = {static_cast<float>(colour_scale * s.r / (255 * n)), static_cast<float>(colour_scale * s.g / (255 * n)),
-                      static_cast<float>(colour_scale * s.b / (255 * n)), static_cast<float>(position_scale * s.x / (n * w)),
-                      static_cast<float>(position_scale * s.y / (n * h)), static_cast<float>(texture_scale * s.gradient / n)};
+        r.features = {static_cast<float>(colour_scale * s.r / (255 * n)),
+                      static_cast<float>(colour_scale * s.g / (255 * n)),
+                      static_cast<float>(colour_scale * s.b / (255 * n)),
+                      static_cast<float>(position_scale * s.x / (n * w)),
+                      static_cast<float>(position_scale * s.y / (n * h)),
+                      static_cast<float>(texture_scale * s.gradient / n)};
         sig.push_back(r);
     }
     return sig;
@@ -99,4 +102,4 @@ float signature_distance(const signature& a, const signature& b) {
     return moved > 0 ? work / moved : 1e30f;
 }
 
-}  // namespace pipescope::workloads::ferret
+}   // namespace pipescope::workloads::ferret

@@ -19,7 +19,7 @@ const database& need(const database* db) {
     return *db;
 }
 
-}  // namespace
+}   // namespace
 
 search_chain::search_chain(const database* db, program_form form, const chain_shape& shape) : db_(db) {
     const graph::queue_shape q = chain_queue(shape);
@@ -100,4 +100,4 @@ std::vector<top_list> search_graph(scheduler& s, const database& db, program_for
     return chain.results();
 }
 
-}  // namespace pipescope::workloads::ferret
+}   // namespace pipescope::workloads::ferret

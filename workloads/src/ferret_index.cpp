@@ -24,7 +24,7 @@ std::uint64_t mix(std::uint64_t h, std::int64_t v) {
     return h * 0xFF51AFD7ED558CCDull;
 }
 
-}  // namespace
+}   // namespace
 
 lsh_index::lsh_index(std::vector<signature> database, const index_config& config, std::uint64_t seed)
     : config_(config), database_(std::move(database)), buckets_(config.tables) {
@@ -80,4 +80,4 @@ std::vector<unsigned> lsh_index::candidates(const signature& query, unsigned how
     return voted;
 }
 
-}  // namespace pipescope::workloads::ferret
+}   // namespace pipescope::workloads::ferret

@@ -11,7 +11,7 @@ void check_database(const database& db) {
     if (!db.index) throw std::invalid_argument("ferret: the database has no index (use build_database)");
 }
 
-}  // namespace
+}   // namespace
 
 std::vector<top_list> search_serial(const database& db) {
     check_database(db);
@@ -25,8 +25,8 @@ std::vector<top_list> search_serial(const database& db) {
     return results;
 }
 
-std::vector<top_list> search_pipeline(scheduler& s, const database& db, program_form form,
-                                      const pipeline_options& options, pipeline_stats* stats) {
+std::vector<top_list> search_pipeline(scheduler& s, const database& db, program_form form, const pipeline_options& options,
+                                      pipeline_stats* stats) {
     check_database(db);
     std::vector<top_list> results;
     results.reserve(db.corpus.queries);
@@ -36,10 +36,10 @@ std::vector<top_list> search_pipeline(scheduler& s, const database& db, program_
     // The structure is static, so construct-and-run policies can run it too: declare it.
     pipeline_options declared = options;
     using enum stage_kind;
-    declared.declared_stages = form == program_form::six_stage
-                                   ? std::vector<stage_kind>{serial_in_order, parallel, parallel, parallel, parallel,
-                                                             serial_in_order}
-                                   : std::vector<stage_kind>{serial_in_order, parallel, serial_in_order};
+    declared.declared_stages =
+        form == program_form::six_stage
+            ? std::vector<stage_kind>{serial_in_order, parallel, parallel, parallel, parallel, serial_in_order}
+            : std::vector<stage_kind>{serial_in_order, parallel, serial_in_order};
 
     if (form == program_form::six_stage) {
         // PARSEC's six stages (seed 000 §2.1, Figure 1): serial input, four parallel stages, serial output.
@@ -49,15 +49,15 @@ std::vector<top_list> search_pipeline(scheduler& s, const database& db, program_
                 query_work w;
                 load_query(db, next++, w);   // stage 0 · load
                 co_await it.stage(1);
-                segment_query(db, w);        // stage 1 · segment
+                segment_query(db, w);   // stage 1 · segment
                 co_await it.stage(2);
-                extract_query(w);            // stage 2 · extract
+                extract_query(w);   // stage 2 · extract
                 co_await it.stage(3);
-                query_index(db, w);          // stage 3 · query
+                query_index(db, w);   // stage 3 · query
                 co_await it.stage(4);
-                rank_query(db, w);           // stage 4 · rank
+                rank_query(db, w);   // stage 4 · rank
                 co_await it.stage_wait(5);
-                output_query(w, results);    // stage 5 · output, after query q-1's
+                output_query(w, results);   // stage 5 · output, after query q-1's
             },
             declared);
     } else {
@@ -69,9 +69,9 @@ std::vector<top_list> search_pipeline(scheduler& s, const database& db, program_
                 query_work w;
                 load_query(db, next++, w);   // stage 0 · load
                 co_await it.stage(1);
-                search_query(db, w);         // stage 1 · segment, extract, query, rank
+                search_query(db, w);   // stage 1 · segment, extract, query, rank
                 co_await it.stage_wait(2);
-                output_query(w, results);    // stage 2 · output
+                output_query(w, results);   // stage 2 · output
             },
             declared);
     }
@@ -79,4 +79,4 @@ std::vector<top_list> search_pipeline(scheduler& s, const database& db, program_
     return results;
 }
 
-}  // namespace pipescope::workloads::ferret
+}   // namespace pipescope::workloads::ferret

@@ -14,7 +14,7 @@ void check(bool ok, const char* what) {
     if (!ok) throw std::invalid_argument(std::string("ferret: ") + what);
 }
 
-}  // namespace
+}   // namespace
 
 top_list rank(const lsh_index& index, const signature& query, const std::vector<unsigned>& candidates, unsigned top) {
     top_list all;
@@ -29,8 +29,7 @@ top_list rank(const lsh_index& index, const signature& query, const std::vector<
     return all;
 }
 
-database build_database(scheduler& s, const corpus_config& corpus, const search_config& search,
-                        const index_config& index) {
+database build_database(scheduler& s, const corpus_config& corpus, const search_config& search, const index_config& index) {
     check(corpus.side >= 1, "images need at least one pixel");
     check(corpus.database_images >= 1, "the database needs at least one image");
     check(search.regions >= 1 && search.regions <= 32, "regions must be between 1 and 32");
@@ -66,4 +65,4 @@ unsigned queries_finding_source(const database& db, const std::vector<top_list>&
     return found;
 }
 
-}  // namespace pipescope::workloads::ferret
+}   // namespace pipescope::workloads::ferret

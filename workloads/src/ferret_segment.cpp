@@ -49,11 +49,10 @@ float squared_distance(const float* a, const float* b) {
     return d;
 }
 
-}  // namespace
+}   // namespace
 
 segmentation segment(const image& img, unsigned max_regions) {
-    if (max_regions == 0 || max_regions > 32)
-        throw std::invalid_argument("ferret: regions must be between 1 and 32");
+    if (max_regions == 0 || max_regions > 32) throw std::invalid_argument("ferret: regions must be between 1 and 32");
     const std::size_t n = std::size_t{img.width} * img.height;
     if (n == 0) throw std::invalid_argument("ferret: cannot segment an empty image");
     const std::vector<float> points = pixel_points(img);
@@ -111,4 +110,4 @@ segmentation segment(const image& img, unsigned max_regions) {
     return seg;
 }
 
-}  // namespace pipescope::workloads::ferret
+}   // namespace pipescope::workloads::ferret

@@ -37,4 +37,4 @@ void search_query(const database& db, query_work& w) {
 
 void output_query(query_work& w, std::vector<top_list>& results) { results.push_back(std::move(w.top)); }
 
-}  // namespace pipescope::workloads::ferret
+}   // namespace pipescope::workloads::ferret

@@ -54,8 +54,8 @@ public:
                "side=<by size: tiny 24, small 48, large 64>: image side in pixels (8..1024)\n"
                "regions=8: k of the k-means segmentation (1..32)\n"
                "candidates=32: images the LSH index hands to the ranking (1..100000)\n"
-               "top=10: length of each answer list (1..1000)\n"
-               + std::string(pipeline_parameters) + "\n" + chain_parameters + "\n" + graph_policy_parameters();
+               "top=10: length of each answer list (1..1000)\n" +
+               std::string(pipeline_parameters) + "\n" + chain_parameters + "\n" + graph_policy_parameters();
     }
 
     run_report run(scheduler& s, run_request& request) const override {
@@ -106,9 +106,8 @@ public:
         }
 
         report.matches_reference = result == reference;
-        report.description = std::to_string(corpus.queries) + " queries against " +
-                             std::to_string(corpus.database_images) + " images of " + std::to_string(corpus.side) +
-                             "x" + std::to_string(corpus.side) + ", " +
+        report.description = std::to_string(corpus.queries) + " queries against " + std::to_string(corpus.database_images) +
+                             " images of " + std::to_string(corpus.side) + "x" + std::to_string(corpus.side) + ", " +
                              (form == ferret::program_form::six_stage ? "6 stages" : "SPS") +
                              (graph ? " as a chain graph" : "") + "; " +
                              std::to_string(ferret::queries_finding_source(db, result)) +
@@ -161,10 +160,8 @@ private:
             return describe_graph(chain.program(), request,
                                   "chain graph of PARSEC's six stages (seed 000 §2.1), " + packets +
                                       " per packet; every queue ordered, so the output sees queries in order",
-                                  {"generate query image i, push its number",
-                                   "k-means over colour and position",
-                                   "a feature vector per region",
-                                   "LSH index: candidate images by region votes",
+                                  {"generate query image i, push its number", "k-means over colour and position",
+                                   "a feature vector per region", "LSH index: candidate images by region votes",
                                    "earth-mover-like distance to each candidate, top-k",
                                    "append query i's top-k after query i-1's (ordered input)"});
         return describe_graph(chain.program(), request,
@@ -176,11 +173,11 @@ private:
     }
 };
 
-}  // namespace
+}   // namespace
 
 const workload& ferret_search() {
     static const ferret_workload w;
     return w;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

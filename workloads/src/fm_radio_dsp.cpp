@@ -13,8 +13,8 @@ namespace pipescope::workloads {
 namespace {
 
 constexpr double two_pi = 2.0 * std::numbers::pi;
-constexpr double noise_amplitude = 0.05;   // per component, against stations of amplitude 1
-constexpr double adjacent_amplitude = 1.0; // as loud as the wanted station: the channel filter must remove it
+constexpr double noise_amplitude = 0.05;     // per component, against stations of amplitude 1
+constexpr double adjacent_amplitude = 1.0;   // as loud as the wanted station: the channel filter must remove it
 
 std::uint64_t splitmix64(std::uint64_t x) {
     x += 0x9E3779B97F4A7C15ull;
@@ -41,7 +41,7 @@ double fm_phase(const std::vector<fm_tone>& tones, const std::vector<double>& ph
     return phi;
 }
 
-}  // namespace
+}   // namespace
 
 const std::vector<fm_tone>& fm_wanted_tones() {
     // Amplitudes sum to < 1 so the deviation never exceeds fm_deviation; 2.5 kHz clearly dominates.
@@ -236,4 +236,4 @@ std::vector<float> fm_radio_reference(const fm_radio_design& d, std::size_t samp
     return out;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

@@ -151,7 +151,7 @@ graph::serial_body lockstep(std::string name, std::size_t inputs, Combine combin
 
 std::string band_name(std::size_t b, const char* what) { return "band " + std::to_string(b) + " " + what; }
 
-}  // namespace
+}   // namespace
 
 graph::program build_fm_radio_graph(fm_radio_state& st) {
     const fm_radio_design& d = st.design;
@@ -160,14 +160,15 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
 
     const std::size_t packet = st.packet;
     if (packet < fm_min_packet || packet > fm_max_packet)
-        throw std::invalid_argument("fm-radio: packet = " + std::to_string(packet) + " audio samples per packet is outside [" +
-                                    std::to_string(fm_min_packet) + ", " + std::to_string(fm_max_packet) + "]");
+        throw std::invalid_argument("fm-radio: packet = " + std::to_string(packet) +
+                                    " audio samples per packet is outside [" + std::to_string(fm_min_packet) + ", " +
+                                    std::to_string(fm_max_packet) + "]");
     if (st.capacity < fm_min_capacity(taps, packet) || st.capacity > fm_max_capacity)
-        throw std::invalid_argument("fm-radio: capacity = " + std::to_string(st.capacity) + " packets per queue is outside [" +
-                                    std::to_string(fm_min_capacity(taps, packet)) + ", " + std::to_string(fm_max_capacity) +
-                                    "]: a " + std::to_string(taps) + "-tap filter peeks " + std::to_string(taps - 1) +
-                                    " samples past its packet of " + std::to_string(packet) +
-                                    " and its producer needs a free packet meanwhile");
+        throw std::invalid_argument("fm-radio: capacity = " + std::to_string(st.capacity) +
+                                    " packets per queue is outside [" + std::to_string(fm_min_capacity(taps, packet)) +
+                                    ", " + std::to_string(fm_max_capacity) + "]: a " + std::to_string(taps) +
+                                    "-tap filter peeks " + std::to_string(taps - 1) + " samples past its packet of " +
+                                    std::to_string(packet) + " and its producer needs a free packet meanwhile");
     auto shape = [cap = st.capacity](std::size_t elements, bool ordered) {
         graph::queue_shape s;
         s.packet_elements = elements;
@@ -273,7 +274,8 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
             };
         };
         g.add_parallel(band_name(b, "upper low-pass"), split_out[2 * b], {{upper[b], 1}}, lowpass(d.band_high[b]), taps - 1);
-        g.add_parallel(band_name(b, "lower low-pass"), split_out[2 * b + 1], {{lower[b], 1}}, lowpass(d.band_low[b]), taps - 1);
+        g.add_parallel(band_name(b, "lower low-pass"), split_out[2 * b + 1], {{lower[b], 1}}, lowpass(d.band_low[b]),
+                       taps - 1);
         g.add_serial(band_name(b, "subtract"), {upper[b], lower[b]}, {pass[b]},
                      lockstep(band_name(b, "subtract"), 2, [](const float* const* in, float* out, std::size_t n) {
                          const float *high = in[0], *low = in[1];
@@ -344,4 +346,4 @@ std::vector<std::string> fm_radio_stage_notes(const fm_radio_design& d) {
     return notes;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

@@ -68,9 +68,9 @@ public:
         return "samples=<by size: tiny 196608, small 524288, large 5000000>: antenna samples (192 kHz complex)\n"
                "bands=10: equalizer bands, 1 to 32 (4 stages each)\n"
                "taps=64: taps of every FIR filter, 4 to 256 (the filters peek taps-1 samples)\n"
-               "packet=<by size: tiny and small " + std::to_string(fm_default_packet) + ", large " +
-               std::to_string(fm_large_packet) + ">: audio samples per packet, 1 to " +
-               std::to_string(fm_max_packet) +
+               "packet=<by size: tiny and small " +
+               std::to_string(fm_default_packet) + ", large " + std::to_string(fm_large_packet) +
+               ">: audio samples per packet, 1 to " + std::to_string(fm_max_packet) +
                " (antenna packets hold 4× as many); at 1024 a FIR instance is 20-39 µs of work (StreamIt and DANBI "
                "fire filters per sample: seed 002 §II, §IV-A)\n"
                "capacity=<4, or more for small packets or many taps>: packets each queue holds, at least 2 + "
@@ -92,8 +92,7 @@ public:
         run_report report;
         std::vector<float> reference;
         run_graph_workload(
-            name(), s, request, request.params, g,
-            [&] { reference = fm_radio_reference(st.design, st.samples, st.seed); },
+            name(), s, request, request.params, g, [&] { reference = fm_radio_reference(st.design, st.samples, st.seed); },
             [&] {
                 st.audio.clear();
                 st.audio.reserve(reference.size());
@@ -115,20 +114,21 @@ public:
         st.capacity = p.capacity;
         st.packet = p.packet;
         const graph::program g = build_fm_radio_graph(st);
-        return describe_graph(g, request,
-                              "fixed stage graph: sampler -> antenna (parallel: the samples of a range) -> channel filter -> demodulate -> split -> " +
-                                  std::to_string(p.bands) +
-                                  " × (upper/lower low-pass -> subtract -> gain) -> join -> sink; FIR stages peek "
-                                  "taps-1 samples; queues written by parallel stages are ordered",
-                              fm_radio_stage_notes(st.design));
+        return describe_graph(
+            g, request,
+            "fixed stage graph: sampler -> antenna (parallel: the samples of a range) -> channel filter -> demodulate -> split -> " +
+                std::to_string(p.bands) +
+                " × (upper/lower low-pass -> subtract -> gain) -> join -> sink; FIR stages peek "
+                "taps-1 samples; queues written by parallel stages are ordered",
+            fm_radio_stage_notes(st.design));
     }
 };
 
-}  // namespace
+}   // namespace
 
 const workload& fm_radio() {
     static const fm_radio_workload w;
     return w;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

@@ -28,7 +28,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-}  // namespace
+}   // namespace
 
 std::vector<std::string> all_policy_names() {
     std::vector<std::string> names;
@@ -78,8 +78,9 @@ std::string graph_policy_parameters() {
             if (end > at) {
                 const std::string line = lines.substr(at, end - at);
                 const auto colon = line.find(": ");
-                out += (out.empty() ? "" : "\n") +
-                       (colon == std::string::npos ? line : line.substr(0, colon + 2) + p.name + ": " + line.substr(colon + 2));
+                out +=
+                    (out.empty() ? "" : "\n") +
+                    (colon == std::string::npos ? line : line.substr(0, colon + 2) + p.name + ": " + line.substr(colon + 2));
             }
             at = end + 1;
         }
@@ -132,8 +133,8 @@ program_info describe_graph(const graph::program& g, const run_request& request,
 }
 
 void run_graph_workload(const std::string& workload, scheduler& s, run_request& request, param_set& params,
-                        const graph::program& g, const std::function<void()>& reference,
-                        const std::function<void()>& reset, run_report& report) {
+                        const graph::program& g, const std::function<void()>& reference, const std::function<void()>& reset,
+                        run_report& report) {
     const graph::run_options options = graph_options_from(request, params);
     params.reject_unknown(workload);
     auto t0 = std::chrono::steady_clock::now();
@@ -147,4 +148,4 @@ void run_graph_workload(const std::string& workload, scheduler& s, run_request& 
     report.stats.cancelled = report.graph->cancelled;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

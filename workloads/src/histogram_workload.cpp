@@ -137,10 +137,10 @@ options take_options(param_set& params, input_size size) {
     o.block = params.take_uint("block", o.block, 16, std::uint64_t{1} << 20);
     o.packet = params.take_uint("packet", size == input_size::tiny ? tiny_packet : default_packet, 1, max_packet);
     if (o.partials_per_packet() > max_partials_per_packet)
-        throw std::invalid_argument("--param packet=" + std::to_string(o.packet) + ": with block=" +
-                                    std::to_string(o.block) + " a packet makes " + std::to_string(o.partials_per_packet()) +
-                                    " partial histograms, at most " + std::to_string(max_partials_per_packet) +
-                                    " (lower packet or raise block)");
+        throw std::invalid_argument("--param packet=" + std::to_string(o.packet) +
+                                    ": with block=" + std::to_string(o.block) + " a packet makes " +
+                                    std::to_string(o.partials_per_packet()) + " partial histograms, at most " +
+                                    std::to_string(max_partials_per_packet) + " (lower packet or raise block)");
     return o;
 }
 
@@ -177,9 +177,11 @@ graph::program build_graph(histogram_state& st) {
     const auto ranges = g.add_queue<pixel_range>("ranges", {.packet_elements = 1, .capacity_packets = 16, .ordered = false});
     // A map instance's partials fill one packet, so a combine instance sums the partials of one
     // pixel packet.
-    const auto partials = g.add_queue<partial_histogram>(
-        "partials",
-        {.packet_elements = static_cast<std::size_t>(st.opt.partials_per_packet()), .capacity_packets = 16, .ordered = false});
+    const auto partials =
+        g.add_queue<partial_histogram>("partials",
+                                       {.packet_elements = static_cast<std::size_t>(st.opt.partials_per_packet()),
+                                        .capacity_packets = 16,
+                                        .ordered = false});
 
     g.add_serial("source", {}, {ranges}, [&st, packet_pixels](graph::thread_context& ctx) -> graph::stage_task {
         const std::size_t total = st.img.pixels.size();
@@ -205,7 +207,8 @@ graph::program build_graph(histogram_state& st) {
 
     graph::queue_id reduce_from = partials;
     if (st.opt.combine) {
-        reduce_from = g.add_queue<partial_histogram>("combined", {.packet_elements = 1, .capacity_packets = 16, .ordered = false});
+        reduce_from =
+            g.add_queue<partial_histogram>("combined", {.packet_elements = 1, .capacity_packets = 16, .ordered = false});
         g.add_parallel("combine", partials, {{reduce_from, 1}}, [](graph::instance_context& ctx) {
             partial_histogram sum{};
             for (std::size_t i = 0; i < ctx.size(); ++i) {
@@ -242,7 +245,8 @@ public:
         return "combine=on: a parallel combine stage sums each packet of partials before the serial reduce (off: "
                "reduce-only)\n"
                "block=1024: pixels per partial histogram (16 to 2^20)\n"
-               "packet=<by size: tiny " + std::to_string(tiny_packet) + ", small and large " + std::to_string(default_packet) +
+               "packet=<by size: tiny " +
+               std::to_string(tiny_packet) + ", small and large " + std::to_string(default_packet) +
                ">: pixels per packet, i.e. per map instance (1 to 2^20, at most 64 blocks); its ceil(packet/block) "
                "partials are one combine instance. Replaces blocks (packet = block × blocks); 32768 pixels are "
                "about 32 µs of map work\n" +
@@ -260,7 +264,8 @@ public:
         histogram reference{};
         run_report report;
         run_graph_workload(
-            name(), s, request, request.params, g, [&] { count_pixels(st.img.pixels.data(), st.img.pixels.size(), reference); },
+            name(), s, request, request.params, g,
+            [&] { count_pixels(st.img.pixels.data(), st.img.pixels.size(), reference); },
             [&] {
                 st.result.fill(0);
                 st.reduced = 0;
@@ -296,11 +301,11 @@ public:
     }
 };
 
-}  // namespace
+}   // namespace
 
 const workload& histogram_map_reduce() {
     static const histogram_workload w;
     return w;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

@@ -19,7 +19,7 @@ std::string cpu_model() {
     }
     return "unknown";
 }
-}  // namespace
+}   // namespace
 
 machine_info describe_machine() {
     machine_info m;
@@ -34,4 +34,4 @@ machine_info describe_machine() {
     return m;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

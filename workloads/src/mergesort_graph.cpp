@@ -7,7 +7,10 @@
 namespace pipescope::workloads::mergesort {
 
 sort_state::sort_state(std::uint64_t n, std::uint64_t leaf)
-    : keys(n), chunk(leaf), chunks(n / leaf), levels(static_cast<std::uint32_t>(std::countr_zero(n / leaf))),
+    : keys(n),
+      chunk(leaf),
+      chunks(n / leaf),
+      levels(static_cast<std::uint32_t>(std::countr_zero(n / leaf))),
       pieces_left(std::make_unique<std::atomic<std::uint32_t>[]>(std::max<std::uint64_t>(n / leaf, 2) - 1)) {}
 
 void sort_state::reset() {
@@ -41,7 +44,7 @@ void merge_branch_free(const std::uint64_t* a, const std::uint64_t* a_end, const
     std::copy(b, b_end, out);
 }
 
-}  // namespace
+}   // namespace
 
 void sort_state::merge(const merge_piece& p) {
     const std::uint64_t* a = buffer[p.level % 2].data() + p.offset;
@@ -73,10 +76,8 @@ std::uint64_t merge_split(const std::uint64_t* a, std::uint64_t na, const std::u
     std::uint64_t lo = k > nb ? k - nb : 0, hi = std::min(k, na);
     while (lo < hi) {
         const std::uint64_t i = lo + (hi - lo) / 2;
-        if (a[i] <= b[k - i - 1])
-            lo = i + 1;
-        else
-            hi = i;
+        if (a[i] <= b[k - i - 1]) lo = i + 1;
+        else hi = i;
     }
     return lo;
 }
@@ -91,10 +92,14 @@ graph::program build_graph(sort_state& st) {
     // for both, so a bounded policy never stops sort or merge on it for good — pair drains it as long
     // as "merges" has room, and merge drains "merges".
     const auto chunks = g.add_queue<run_desc>("chunks", {.packet_elements = 1, .capacity_packets = 16, .ordered = false});
-    const auto runs = g.add_queue<run_desc>("runs", {.packet_elements = 1, .capacity_packets = std::max<std::size_t>(2 * c, 2), .ordered = false});
+    const auto runs =
+        g.add_queue<run_desc>("runs",
+                              {.packet_elements = 1, .capacity_packets = std::max<std::size_t>(2 * c, 2), .ordered = false});
     // Pending pieces cover disjoint output ranges of pieces of 2·chunk keys: at most C/2, plus those
     // running. C (at least 1) leaves pair room to hand out a whole level at once.
-    const auto merges = g.add_queue<merge_piece>("merges", {.packet_elements = 1, .capacity_packets = std::max<std::size_t>(c, 1), .ordered = false});
+    const auto merges =
+        g.add_queue<merge_piece>("merges",
+                                 {.packet_elements = 1, .capacity_packets = std::max<std::size_t>(c, 1), .ordered = false});
     const auto sorted = g.add_queue<run_desc>("sorted", {.packet_elements = 1, .capacity_packets = 1, .ordered = false});
 
     g.add_serial("source", {}, {chunks}, [&st](graph::thread_context& ctx) -> graph::stage_task {
@@ -185,4 +190,4 @@ graph::program build_graph(sort_state& st) {
     return g;
 }
 
-}  // namespace pipescope::workloads::mergesort
+}   // namespace pipescope::workloads::mergesort

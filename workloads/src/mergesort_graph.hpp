@@ -106,4 +106,4 @@ std::uint64_t merge_split(const std::uint64_t* a, std::uint64_t na, const std::u
 // The graph over `st` (which must outlive it). Its structure depends only on the sizes.
 graph::program build_graph(sort_state& st);
 
-}  // namespace pipescope::workloads::mergesort
+}   // namespace pipescope::workloads::mergesort

@@ -76,8 +76,8 @@ public:
             [&] { st.reset(); }, report);
 
         // Exactly one run reached the sink, and it is the whole array at the top level.
-        const bool one_run = st.delivered.size() == 1 && st.delivered[0].offset == 0 &&
-                             st.delivered[0].length == keys && st.delivered[0].level == st.levels;
+        const bool one_run = st.delivered.size() == 1 && st.delivered[0].offset == 0 && st.delivered[0].length == keys &&
+                             st.delivered[0].level == st.levels;
         report.matches_reference = one_run && st.result() == reference;
         report.description = "sorted " + std::to_string(keys) + " keys: " +
                              (st.chunks == 1 ? std::string("a single chunk, no merge")
@@ -97,8 +97,7 @@ public:
             g, request,
             "a cycle: sorted chunks and merged runs go round pair → merge until one run covers the array; the "
             "last merge closes the feedback queue",
-            {"one descriptor per leaf chunk",
-             "sorts a chunk in place (std::sort): a run of level 0",
+            {"one descriptor per leaf chunk", "sorts a chunk in place (std::sort): a run of level 0",
              "matches adjacent runs of the same level; emits each merge as pieces of 2·chunk keys; forwards the "
              "whole array",
              "merges one piece (merge-path split); the last piece of a merge feeds the new run back",
@@ -106,11 +105,11 @@ public:
     }
 };
 
-}  // namespace
+}   // namespace
 
 const workload& merge_sort() {
     static const mergesort_workload w;
     return w;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

@@ -40,7 +40,7 @@ std::size_t length_below(const std::uint8_t* c, std::size_t hi) {
     return hi;
 }
 
-}  // namespace
+}   // namespace
 
 fib_bits pipe_fib_serial(unsigned n) {
     check_n(n);
@@ -134,4 +134,4 @@ std::string fib_to_decimal(const fib_bits& bits) {
     return out;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

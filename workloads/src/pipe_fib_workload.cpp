@@ -22,8 +22,8 @@ public:
                           : "F_n in binary, " + std::to_string(bits_) + " bits per stage (coarsened pipe-fib)";
     }
     std::string parameters() const override {
-        return "n=<by size: tiny 2000, small 20000, large 60000>: which Fibonacci number\n"
-               + std::string(pipeline_parameters);
+        return "n=<by size: tiny 2000, small 20000, large 60000>: which Fibonacci number\n" +
+               std::string(pipeline_parameters);
     }
 
     run_report run(scheduler& s, run_request& request) const override {
@@ -76,7 +76,7 @@ private:
     unsigned bits_;
 };
 
-}  // namespace
+}   // namespace
 
 const workload& pipe_fib_fine() {
     static const pipe_fib_workload w(1);
@@ -87,4 +87,4 @@ const workload& pipe_fib_coarse() {
     return w;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

@@ -53,7 +53,7 @@ graph::queue_shape shape(std::size_t elements, std::size_t capacity) {
     return s;
 }
 
-}  // namespace
+}   // namespace
 
 void graph_state::reset(const render_setup& r) {
     setup = &r;
@@ -151,4 +151,4 @@ std::vector<std::string> graph_stage_notes(std::uint32_t bounces, std::uint32_t 
     return notes;
 }
 
-}  // namespace pipescope::workloads::ray
+}   // namespace pipescope::workloads::ray

@@ -77,7 +77,7 @@ vec3 inverse(const vec3& d) {
     return {inv(d.x), inv(d.y), inv(d.z)};
 }
 
-}  // namespace
+}   // namespace
 
 float intersect_sphere(const sphere& s, const vec3& origin, const vec3& dir) {
     const vec3 oc = origin - s.centre;
@@ -432,4 +432,4 @@ void write_ppm(const std::string& path, std::uint32_t width, std::uint32_t heigh
     }
 }
 
-}  // namespace pipescope::workloads::ray
+}   // namespace pipescope::workloads::ray

@@ -89,7 +89,7 @@ float intersect_sphere(const sphere& s, const vec3& origin, const vec3& dir);
 // A path is one camera sample: path p is sample p % samples of pixel p / samples (row-major).
 struct ray_item {
     vec3 origin, dir;
-    rgb weight;                // what the path carries to this ray's pixel
+    rgb weight;   // what the path carries to this ray's pixel
     std::uint32_t path = 0;
     std::uint32_t depth = 0;   // 0: camera ray, k: after k reflections
 };
@@ -129,9 +129,9 @@ inline constexpr std::uint32_t min_ray_packet = 1, max_ray_packet = 8192;
 
 struct settings {
     std::uint32_t width = 64, height = 64;
-    std::uint32_t samples = 1;    // camera rays per pixel
+    std::uint32_t samples = 1;   // camera rays per pixel
     std::uint32_t spheres = 48;
-    std::uint32_t bounces = 0;    // reflection depth: 0 is ray-0, 1 is ray-1
+    std::uint32_t bounces = 0;                   // reflection depth: 0 is ray-0, 1 is ray-1
     std::uint32_t packet = default_ray_packet;   // rays per packet (the graph only; the image does not depend on it)
     std::uint64_t seed = 1;
 };
@@ -217,4 +217,4 @@ graph::program build_graph(graph_state& state, std::uint32_t bounces, std::uint3
 // Per-stage notes for the trace metadata, in stage order.
 std::vector<std::string> graph_stage_notes(std::uint32_t bounces, std::uint32_t packet = default_ray_packet);
 
-}  // namespace pipescope::workloads::ray
+}   // namespace pipescope::workloads::ray

@@ -36,19 +36,19 @@ public:
 
     std::string name() const override { return bouncing_ ? "ray-1" : "ray-0"; }
     std::string summary() const override {
-        return bouncing_ ? "packetized ray tracer with reflection bounces: a graph with a cycle (seed 004 Fig. 1, §V-A ray-1)"
-                         : "packetized ray tracer without reflections: a pipeline graph (seed 004 Fig. 1, §V-A ray-0)";
+        return bouncing_
+                   ? "packetized ray tracer with reflection bounces: a graph with a cycle (seed 004 Fig. 1, §V-A ray-1)"
+                   : "packetized ray tracer without reflections: a pipeline graph (seed 004 Fig. 1, §V-A ray-0)";
     }
     std::string parameters() const override {
-        std::string p =
-            "width=<by size: tiny 64, small 256, large 1024>: image width in pixels\n"
-            "height=<by size: tiny 64, small 256, large 768>: image height in pixels\n"
-            "samples=<by size: tiny 8, small 4, large 2>: camera rays per pixel\n"
-            "spheres=<by size: tiny 48, small 128, large 256>: spheres in the scene (placed by --seed)\n";
+        std::string p = "width=<by size: tiny 64, small 256, large 1024>: image width in pixels\n"
+                        "height=<by size: tiny 64, small 256, large 768>: image height in pixels\n"
+                        "samples=<by size: tiny 8, small 4, large 2>: camera rays per pixel\n"
+                        "spheres=<by size: tiny 48, small 128, large 256>: spheres in the scene (placed by --seed)\n";
         if (bouncing_) p += "bounces=1: reflection depth (1-8)\n";
         p += "packet=<by size: tiny " + std::to_string(ray::tiny_ray_packet) + ", small and large " +
-             std::to_string(ray::default_ray_packet) + ">: rays per packet in every ray queue, and camera paths per tile (1-" +
-             std::to_string(ray::max_ray_packet) +
+             std::to_string(ray::default_ray_packet) +
+             ">: rays per packet in every ray queue, and camera paths per tile (1-" + std::to_string(ray::max_ray_packet) +
              "); GRAMPS used 32 for SIMD (seed 004 §II-C); 256 is about 43 µs of work per packet at size large\n";
         p += "out=: write the image as a binary PPM (P6) to this path\n";
         return p + graph_policy_parameters();
@@ -72,17 +72,15 @@ public:
 
         // Every ray's contribution bit for bit, and so the image byte for byte.
         const std::vector<std::uint8_t> image = state.output.image();
-        report.matches_reference =
-            !report.stats.cancelled && state.output.same_as(reference) && image == reference.image();
+        report.matches_reference = !report.stats.cancelled && state.output.same_as(reference) && image == reference.image();
         if (out) ray::write_ppm(*out, cfg.width, cfg.height, image);
         const std::uint64_t rays = state.output.rays(), reflected = state.output.reflected_rays();
-        report.description = std::to_string(cfg.width) + "×" + std::to_string(cfg.height) + " pixels, " +
-                             std::to_string(cfg.samples) + " samples/pixel, " + std::to_string(cfg.spheres) +
-                             " spheres, " + std::to_string(cfg.packet) + "-ray packets, " + std::to_string(cfg.bounces) +
-                             (cfg.bounces == 1 ? " bounce: " : " bounces: ") + thousands(rays) + " rays traced (" +
-                             thousands(rays - reflected) + " camera, " + thousands(reflected) +
-                             " reflected), image checksum " + hex(ray::checksum(image)) +
-                             (out ? ", written to " + *out : "");
+        report.description =
+            std::to_string(cfg.width) + "×" + std::to_string(cfg.height) + " pixels, " + std::to_string(cfg.samples) +
+            " samples/pixel, " + std::to_string(cfg.spheres) + " spheres, " + std::to_string(cfg.packet) + "-ray packets, " +
+            std::to_string(cfg.bounces) + (cfg.bounces == 1 ? " bounce: " : " bounces: ") + thousands(rays) +
+            " rays traced (" + thousands(rays - reflected) + " camera, " + thousands(reflected) +
+            " reflected), image checksum " + hex(ray::checksum(image)) + (out ? ", written to " + *out : "");
         return report;
     }
 
@@ -106,7 +104,8 @@ private:
         c.spheres = static_cast<std::uint32_t>(params.take_uint("spheres", pick(request.size, 48, 128, 256), 0, 100000));
         c.bounces = bouncing_ ? static_cast<std::uint32_t>(params.take_uint("bounces", 1, 1, 8)) : 0;
         c.packet = static_cast<std::uint32_t>(
-            params.take_uint("packet", pick(request.size, ray::tiny_ray_packet, ray::default_ray_packet, ray::default_ray_packet),
+            params.take_uint("packet",
+                             pick(request.size, ray::tiny_ray_packet, ray::default_ray_packet, ray::default_ray_packet),
                              ray::min_ray_packet, ray::max_ray_packet));
         c.seed = request.seed;
         // The frame-size check of render_setup, before anything runs (and named after the workload).
@@ -149,7 +148,7 @@ private:
     bool bouncing_;
 };
 
-}  // namespace
+}   // namespace
 
 const workload& ray_tracer_0() {
     static const ray_workload w(false);
@@ -160,4 +159,4 @@ const workload& ray_tracer_1() {
     return w;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

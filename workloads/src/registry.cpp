@@ -17,16 +17,8 @@ const workload& ray_tracer_1();
 
 const std::vector<const workload*>& all_workloads() {
     static const std::vector<const workload*> all = {
-        &pipe_fib_fine(),
-        &pipe_fib_coarse(),
-        &ferret_search(),
-        &dedup_compressor(),
-        &x264_encoder(),
-        &merge_sort(),
-        &histogram_map_reduce(),
-        &fm_radio(),
-        &ray_tracer_0(),
-        &ray_tracer_1(),
+        &pipe_fib_fine(), &pipe_fib_coarse(),      &ferret_search(), &dedup_compressor(), &x264_encoder(),
+        &merge_sort(),    &histogram_map_reduce(), &fm_radio(),      &ray_tracer_0(),     &ray_tracer_1(),
     };
     return all;
 }
@@ -37,4 +29,4 @@ const workload* find_workload(const std::string& name) {
     return nullptr;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

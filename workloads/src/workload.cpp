@@ -9,15 +9,13 @@ param_set param_set::parse(const std::vector<std::string>& key_values) {
     std::map<std::string, std::string> values;
     for (const auto& kv : key_values) {
         const auto eq = kv.find('=');
-        if (eq == std::string::npos || eq == 0)
-            throw std::invalid_argument("--param '" + kv + "': expected key=value");
+        if (eq == std::string::npos || eq == 0) throw std::invalid_argument("--param '" + kv + "': expected key=value");
         values[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
     return param_set(std::move(values));
 }
 
-std::uint64_t param_set::take_uint(const std::string& key, std::uint64_t fallback, std::uint64_t min,
-                                   std::uint64_t max) {
+std::uint64_t param_set::take_uint(const std::string& key, std::uint64_t fallback, std::uint64_t min, std::uint64_t max) {
     auto it = values_.find(key);
     if (it == values_.end()) return fallback;
     const std::string text = it->second;
@@ -27,8 +25,8 @@ std::uint64_t param_set::take_uint(const std::string& key, std::uint64_t fallbac
     if (ec != std::errc{} || end != text.data() + text.size())
         throw std::invalid_argument("--param " + key + "=" + text + ": not a non-negative integer");
     if (v < min || v > max)
-        throw std::invalid_argument("--param " + key + "=" + text + ": must be between " + std::to_string(min) +
-                                    " and " + std::to_string(max));
+        throw std::invalid_argument("--param " + key + "=" + text + ": must be between " + std::to_string(min) + " and " +
+                                    std::to_string(max));
     return v;
 }
 
@@ -88,4 +86,4 @@ pipeline_options pipeline_options_from(const run_request& request, param_set& pa
     return o;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

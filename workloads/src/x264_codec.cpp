@@ -130,11 +130,11 @@ void copy_block(const plane& ref, int x, int y, std::uint8_t* out) {
     for (int v = 0; v < mb_size; ++v) std::memcpy(out + v * mb_size, ref.row(y + v) + x, mb_size);
 }
 
-}  // namespace
+}   // namespace
 
 struct frame_coder::mb_choice {
     int cost = INT_MAX;
-    unsigned mb_type = 0;         // P: 0 list0; B: 0 list0, 1 list1, 2 bi; intra types follow
+    unsigned mb_type = 0;   // P: 0 list0; B: 0 list0, 1 list1, 2 bi; intra types follow
     bool intra = true;
     bool uses[2] = {false, false};
     motion_vector mv[2];
@@ -143,8 +143,13 @@ struct frame_coder::mb_choice {
 
 frame_coder::frame_coder(const source_frame& src, plane& recon, const plane* ref0, const plane* ref1,
                          const x264_encoder_params& enc)
-    : src_(&src), recon_(&recon), ref0_(ref0), ref1_(ref1), enc_(enc),
-      mb_cols_(src.pixels.width / mb_size), mb_rows_(src.pixels.height / mb_size) {
+    : src_(&src),
+      recon_(&recon),
+      ref0_(ref0),
+      ref1_(ref1),
+      enc_(enc),
+      mb_cols_(src.pixels.width / mb_size),
+      mb_rows_(src.pixels.height / mb_size) {
     // λ for the motion cost, about 0.85·2^((qp-12)/6) as H.264 reference encoders use for SAD.
     lambda_ = std::max(1, static_cast<int>(std::lround(0.85 * std::exp2((static_cast<int>(enc.qp) - 12) / 6.0))));
     for (auto& v : mvs_) v.assign(static_cast<std::size_t>(mb_cols_) * mb_rows_, {});
@@ -275,8 +280,10 @@ void frame_coder::encode_row(int mby) {
         const bool has_top = mby > 0, has_left = mbx > 0;
         const std::uint8_t* top = has_top ? recon_->row(y0 - 1) + x0 : nullptr;
         int dc_sum = 0, dc_count = 0;
-        if (has_top) for (int u = 0; u < mb_size; ++u) dc_sum += top[u], ++dc_count;
-        if (has_left) for (int v = 0; v < mb_size; ++v) dc_sum += recon_->row(y0 + v)[x0 - 1], ++dc_count;
+        if (has_top)
+            for (int u = 0; u < mb_size; ++u) dc_sum += top[u], ++dc_count;
+        if (has_left)
+            for (int v = 0; v < mb_size; ++v) dc_sum += recon_->row(y0 + v)[x0 - 1], ++dc_count;
         const int dc = dc_count ? (dc_sum + dc_count / 2) / dc_count : 128;
         const unsigned intra_base = src_->type == x264_frame_type::I ? 0 : src_->type == x264_frame_type::P ? 1 : 3;
         for (int mode = 0; mode < 3; ++mode) {
@@ -284,8 +291,9 @@ void frame_coder::encode_row(int mby) {
             std::uint8_t p[mb_size * mb_size];
             for (int v = 0; v < mb_size; ++v)
                 for (int u = 0; u < mb_size; ++u)
-                    p[v * mb_size + u] = static_cast<std::uint8_t>(
-                        mode == 0 ? dc : mode == 1 ? top[u] : recon_->row(y0 + v)[x0 - 1]);
+                    p[v * mb_size + u] = static_cast<std::uint8_t>(mode == 0   ? dc
+                                                                   : mode == 1 ? top[u]
+                                                                               : recon_->row(y0 + v)[x0 - 1]);
             const unsigned type = intra_base + static_cast<unsigned>(mode);
             const int cost = sad16x16(src, stride, p, mb_size, INT_MAX) + lambda_ * static_cast<int>(ue_bits(type));
             if (cost < choice.cost) {
@@ -302,8 +310,7 @@ void frame_coder::encode_row(int mby) {
         // Skip: the default inter mode (list0 for P, bi for B) with predicted vectors and no residual.
         const unsigned skip_type = src_->type == x264_frame_type::B ? 2 : 0;
         const bool skip = !choice.intra && !coded && choice.mb_type == skip_type &&
-                          (!choice.uses[0] || choice.mv[0] == pred_mv[0]) &&
-                          (!choice.uses[1] || choice.mv[1] == pred_mv[1]);
+                          (!choice.uses[0] || choice.mv[0] == pred_mv[0]) && (!choice.uses[1] || choice.mv[1] == pred_mv[1]);
         std::uint64_t bits = 1;   // the skip flag
         if (skip) {
             ++record_.skip_mbs;
@@ -347,7 +354,7 @@ void append_frame(x264_output& out, const x264_frame_record& r) {
     }
 }
 
-}  // namespace pipescope::workloads::x264
+}   // namespace pipescope::workloads::x264
 
 namespace pipescope::workloads {
 
@@ -359,4 +366,4 @@ double x264_output::psnr(const x264_video_params& v) const {
     return 10.0 * std::log10(255.0 * 255.0 * pixels / static_cast<double>(total_sse));
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

@@ -13,7 +13,7 @@ constexpr int histogram_bins = 32;
 // shapes and noise stay well below it; a new scene (other texture, other brightness) mostly not.
 constexpr double scenecut_threshold = 0.5;
 
-}  // namespace
+}   // namespace
 
 std::vector<std::uint32_t> luma_histogram(const plane& p) {
     std::vector<std::uint32_t> h(histogram_bins);
@@ -66,4 +66,4 @@ coding_group gop_reader::next() {
     }
 }
 
-}  // namespace pipescope::workloads::x264
+}   // namespace pipescope::workloads::x264

@@ -82,8 +82,8 @@ private:
     const synthetic_video* video_;
     x264_encoder_params enc_;
     unsigned next_ = 0;
-    unsigned last_i_ = 0;        // display index of the latest I-frame
-    unsigned pending_b_ = 0;     // B-frames buffered since the latest reference
+    unsigned last_i_ = 0;      // display index of the latest I-frame
+    unsigned pending_b_ = 0;   // B-frames buffered since the latest reference
     std::vector<std::uint32_t> prev_histogram_;
 };
 
@@ -103,8 +103,7 @@ struct motion_vector {
 class frame_coder {
 public:
     // ref0: the previous reference (P and B); ref1: the following reference (B only).
-    frame_coder(const source_frame& src, plane& recon, const plane* ref0, const plane* ref1,
-                const x264_encoder_params& enc);
+    frame_coder(const source_frame& src, plane& recon, const plane* ref0, const plane* ref1, const x264_encoder_params& enc);
     void encode_row(int mb_row);
     int rows() const { return mb_rows_; }
     // After the last row: checksums and error of the reconstruction.
@@ -142,4 +141,4 @@ inline std::uint64_t fnv_mix(std::uint64_t h, std::uint64_t v, int bytes) {
 // Appends a frame's record to the output and its totals (the in-order output stage).
 void append_frame(x264_output& out, const x264_frame_record& r);
 
-}  // namespace pipescope::workloads::x264
+}   // namespace pipescope::workloads::x264

@@ -27,7 +27,7 @@ void check(const x264_video_params& v, const x264_encoder_params& e) {
     if (e.qp > 51) throw std::invalid_argument("x264: qp must be between 0 and 51");
 }
 
-}  // namespace
+}   // namespace
 
 x264_output x264_serial(const x264_video_params& video_params, const x264_encoder_params& enc) {
     check(video_params, enc);
@@ -77,10 +77,8 @@ x264_output x264_pipeline(scheduler& s, const x264_video_params& video_params, c
             frame_coder coder(g.ref, *recon, previous.get(), nullptr, enc);
             for (unsigned r = 0; r < rows; ++r) {
                 const std::uint64_t j = x264_row_stage(i, r, w);
-                if (is_p)
-                    co_await it.stage_wait(j);
-                else
-                    co_await it.stage(j);
+                if (is_p) co_await it.stage_wait(j);
+                else co_await it.stage(j);
                 coder.encode_row(static_cast<int>(r));
             }
             const x264_frame_record ref = coder.finish();
@@ -110,4 +108,4 @@ x264_output x264_pipeline(scheduler& s, const x264_video_params& video_params, c
     return out;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

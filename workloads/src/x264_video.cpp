@@ -59,10 +59,10 @@ synthetic_video::scene make_scene(std::uint64_t key, int width, int height) {
     synthetic_video::scene sc;
     const int n = synthetic_video::tile_size;
     const int mean = draw(key, 1, 50, 200);
-    const int contrast = draw(key, 2, 24, 90);       // of the coarse octave, in 1/64
-    const int detail = draw(key, 3, 10, 40);         // amplitude of the medium octave
-    const int grain = draw(key, 4, 2, 12);           // static fine texture (moves with the picture)
-    const int stripes = draw(key, 5, 0, 1);          // some scenes have diagonal stripes
+    const int contrast = draw(key, 2, 24, 90);   // of the coarse octave, in 1/64
+    const int detail = draw(key, 3, 10, 40);     // amplitude of the medium octave
+    const int grain = draw(key, 4, 2, 12);       // static fine texture (moves with the picture)
+    const int stripes = draw(key, 5, 0, 1);      // some scenes have diagonal stripes
     const lattice_noise coarse(key ^ 0x11, 32), medium(key ^ 0x22, 8);
     sc.tile.resize(static_cast<std::size_t>(n) * n);
     for (int y = 0; y < n; ++y)
@@ -94,7 +94,7 @@ synthetic_video::scene make_scene(std::uint64_t key, int width, int height) {
     return sc;
 }
 
-}  // namespace
+}   // namespace
 
 synthetic_video::synthetic_video(const x264_video_params& p) : params_(p) {
     // Scene lengths are drawn from the seed: 6 to 40 frames.
@@ -164,4 +164,4 @@ plane synthetic_video::frame(unsigned display) const {
     return out;
 }
 
-}  // namespace pipescope::workloads::x264
+}   // namespace pipescope::workloads::x264

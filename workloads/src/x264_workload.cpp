@@ -19,9 +19,9 @@ struct size_defaults {
 
 size_defaults defaults_for(input_size s) {
     switch (s) {
-        case input_size::tiny: return {4, 3, 10};      // 64x48
-        case input_size::small: return {11, 9, 30};    // QCIF, 176x144
-        case input_size::large: return {22, 18, 400};  // CIF, 352x288
+        case input_size::tiny: return {4, 3, 10};       // 64x48
+        case input_size::small: return {11, 9, 30};     // QCIF, 176x144
+        case input_size::large: return {22, 18, 400};   // CIF, 352x288
     }
     return {11, 9, 30};
 }
@@ -41,8 +41,8 @@ public:
                "bframes=2: B-frames between reference frames (0 = IPPP, 2 = IBBP)\n"
                "range=16: motion search range in pixels (row offset w = ceil(range/16))\n"
                "qp=26: quantizer (0-51)\n"
-               "scenecut=on: start an I-frame at a scene change\n"
-               + std::string(pipeline_parameters);
+               "scenecut=on: start an I-frame at a scene change\n" +
+               std::string(pipeline_parameters);
     }
 
     run_report run(scheduler& s, run_request& request) const override {
@@ -65,9 +65,8 @@ public:
         report.matches_reference = result == reference;
         char text[256];
         std::snprintf(text, sizeof text, "%u frames %ux%u (I %u, P %u, B %u), %.1f kbit, PSNR %.2f dB",
-                      static_cast<unsigned>(result.frames.size()), video.mb_cols * 16, video.mb_rows * 16,
-                      result.count_i, result.count_p, result.count_b, static_cast<double>(result.total_bits) / 1000.0,
-                      result.psnr(video));
+                      static_cast<unsigned>(result.frames.size()), video.mb_cols * 16, video.mb_rows * 16, result.count_i,
+                      result.count_p, result.count_b, static_cast<double>(result.total_bits) / 1000.0, result.psnr(video));
         report.description = text;
         return report;
     }
@@ -86,18 +85,23 @@ public:
         const unsigned w = x264_row_offset(enc);
         program_info p;
         p.shape = "on the fly (seed 001 §3, Fig. 2): iteration i encodes one I/P frame and the B-frames before it; "
-                  "row r of its frame is stage 1 + " + std::to_string(w) + "·i + r (w = " + std::to_string(w) +
+                  "row r of its frame is stage 1 + " +
+                  std::to_string(w) + "·i + r (w = " + std::to_string(w) +
                   " skipped stages per iteration), waited for P-frames only; B-frames fork-join in stage 2^40; "
-                  "output in stage 2^40 + 1. " + std::string(x264_construct_and_run_refusal);
-        p.stages = {
-            {"stage 0 · read, decide frame type", "serial", "buffers B-frames until an I/P frame (GOP pattern, scene cuts)"},
-            {"stage 1 + w·i + r · encode macroblock row r", "stage_wait",
-             std::to_string(video.mb_rows) + " row stages per I/P frame; P-frame rows wait for the reference's row r + w "
-             "(w = " + std::to_string(w) + "), I-frame rows do not wait (hybrid stage)"},
-            {"stage 1 + w·i + rows · references ready", "stage_wait",
-             "empty node, only in I-frame iterations with B-frames: waits until the previous reference is whole"},
-            {"stage 2^40 · encode B-frames", "parallel", "one fork-join task per buffered B-frame, against both references"},
-            {"stage 2^40 + 1 · write frames", "stage_wait", "in order: the I/P frame, then its B-frames"}};
+                  "output in stage 2^40 + 1. " +
+                  std::string(x264_construct_and_run_refusal);
+        p.stages = {{"stage 0 · read, decide frame type", "serial",
+                     "buffers B-frames until an I/P frame (GOP pattern, scene cuts)"},
+                    {"stage 1 + w·i + r · encode macroblock row r", "stage_wait",
+                     std::to_string(video.mb_rows) +
+                         " row stages per I/P frame; P-frame rows wait for the reference's row r + w "
+                         "(w = " +
+                         std::to_string(w) + "), I-frame rows do not wait (hybrid stage)"},
+                    {"stage 1 + w·i + rows · references ready", "stage_wait",
+                     "empty node, only in I-frame iterations with B-frames: waits until the previous reference is whole"},
+                    {"stage 2^40 · encode B-frames", "parallel",
+                     "one fork-join task per buffered B-frame, against both references"},
+                    {"stage 2^40 + 1 · write frames", "stage_wait", "in order: the I/P frame, then its B-frames"}};
         return p;
     }
 
@@ -116,11 +120,11 @@ private:
     }
 };
 
-}  // namespace
+}   // namespace
 
 const workload& x264_encoder() {
     static const x264_workload w;
     return w;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

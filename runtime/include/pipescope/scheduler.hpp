@@ -27,7 +27,7 @@ struct virtual_costs {
 };
 
 struct scheduler_options {
-    unsigned workers = 0;  // 0: one worker per hardware thread
+    unsigned workers = 0;   // 0: one worker per hardware thread
     // Virtual workers (issue 19): the workers are still threads running the real scheduler and
     // policy code, but one at a time, in virtual time (runtime/src/virtual/virtual_executor.hpp),
     // so any number of them can be simulated on any machine. `workers` must then be given.
@@ -84,4 +84,4 @@ int this_worker_index() noexcept;
 // (e.g. I/O the program does not really do); elsewhere nothing happens.
 void virtual_work(std::uint64_t ns) noexcept;
 
-}  // namespace pipescope
+}   // namespace pipescope

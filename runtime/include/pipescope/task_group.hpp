@@ -66,4 +66,4 @@ private:
     detail::exception_slot errors_;
 };
 
-}  // namespace pipescope
+}   // namespace pipescope

@@ -59,14 +59,14 @@ void instance_context::close_output(std::size_t k) {
 namespace {
 queue_id input_id(const stage_state& st, std::size_t k) {
     if (k >= st.spec->inputs.size())
-        throw std::out_of_range("graph stage '" + st.spec->name + "': input " + std::to_string(k) + " does not exist (it has " +
-                                std::to_string(st.spec->inputs.size()) + ")");
+        throw std::out_of_range("graph stage '" + st.spec->name + "': input " + std::to_string(k) +
+                                " does not exist (it has " + std::to_string(st.spec->inputs.size()) + ")");
     return st.spec->inputs[k];
 }
 queue_id output_id(const stage_state& st, std::size_t k) {
     if (k >= st.spec->outputs.size())
-        throw std::out_of_range("graph stage '" + st.spec->name + "': output " + std::to_string(k) + " does not exist (it has " +
-                                std::to_string(st.spec->outputs.size()) + ")");
+        throw std::out_of_range("graph stage '" + st.spec->name + "': output " + std::to_string(k) +
+                                " does not exist (it has " + std::to_string(st.spec->outputs.size()) + ")");
     return st.spec->outputs[k].queue;
 }
 queue_id find_queue(const stage_state& st, const packet_queue* q, graph_engine& e) {
@@ -77,7 +77,7 @@ queue_id find_queue(const stage_state& st, const packet_queue* q, graph_engine& 
     throw std::invalid_argument("graph stage '" + st.spec->name + "': commit of a window from queue '" +
                                 (q ? q->name() : std::string("?")) + "', which is not one of its queues");
 }
-}  // namespace
+}   // namespace
 
 void thread_context::blocked(thread_event e, queue_id q, std::uint64_t version) noexcept {
     event_ = e;
@@ -136,7 +136,8 @@ bool thread_context::try_push(std::size_t k, const void* value, std::size_t size
         pending_value_ = value;
         pending_size_ = size;
         pending_output_ = k;
-        state_->retry = +[](void*, thread_context& c) { return c.try_push(c.pending_output_, c.pending_value_, c.pending_size_); };
+        state_->retry =
+            +[](void*, thread_context& c) { return c.try_push(c.pending_output_, c.pending_value_, c.pending_size_); };
         state_->retry_awaiter = nullptr;
         if (budget_spent()) {
             blocked(thread_event::preempted, id, 0);
@@ -145,7 +146,7 @@ bool thread_context::try_push(std::size_t k, const void* value, std::size_t size
         const std::uint64_t version = q.space_version();
         queue_change change;
         w = engine_->over_forward_bound(*state_, k, 1) ? push_window{}
-                                                        : q.try_reserve_push(1, engine_->traced_ ? &change : nullptr);
+                                                       : q.try_reserve_push(1, engine_->traced_ ? &change : nullptr);
         engine_->trace_queue_op(trace::event_kind::graph_reserve, id, 1, false, bool(w), stage_);
         if (!w) {
             blocked(thread_event::full, id, version);
@@ -189,4 +190,4 @@ void thread_context::close_output(std::size_t k) {
     engine_->close_output(*state_, k);
 }
 
-}  // namespace pipescope::graph
+}   // namespace pipescope::graph

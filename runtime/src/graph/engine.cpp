@@ -15,10 +15,10 @@
 namespace pipescope::graph {
 
 using detail::graph_engine;
+using detail::node_mark;
 using detail::stage_state;
 using detail::step_result;
 using detail::step_status;
-using detail::node_mark;
 
 namespace {
 
@@ -50,7 +50,7 @@ trace::graph_wait as_trace_wait(thread_event e) noexcept {
     }
 }
 
-}  // namespace
+}   // namespace
 
 const char* detail::step_status_name(step_status s) noexcept {
     static constexpr const char* names[] = {"ran", "preempted", "empty", "waiting", "full", "busy", "finished", "failed"};
@@ -60,8 +60,7 @@ const char* detail::step_status_name(step_status s) noexcept {
 // ---------------------------------------------------------------------------------------------------
 // Set-up
 
-graph_engine::graph_engine(scheduler& s, const program& g, engine_config config)
-    : sched_(s), graph_(g), config_(config) {
+graph_engine::graph_engine(scheduler& s, const program& g, engine_config config) : sched_(s), graph_(g), config_(config) {
     g.validate();
 #if PIPESCOPE_TRACING
     traced_ = s.impl().tracing();
@@ -77,7 +76,7 @@ graph_engine::graph_engine(scheduler& s, const program& g, engine_config config)
         fold_below_ns_ = recorder_->fold_below_ns();
     }
     routine_queue_ops_ = level == trace::trace_detail::nodes;
-    const node_mode first_mode = !traced_                                   ? untraced
+    const node_mode first_mode = !traced_                                  ? untraced
                                  : level == trace::trace_detail::folded    ? folding
                                  : level == trace::trace_detail::automatic ? measuring
                                                                            : node_level;
@@ -155,7 +154,8 @@ void graph_engine::trace_event(trace::event_kind k, std::uint64_t a, std::uint64
     pipescope::detail::trace_event(k, a, b, c, d);
 }
 
-void graph_engine::record_queue_op(event_kind k, queue_id q, std::uint64_t amount, bool pop, bool ok, stage_id s) const noexcept {
+void graph_engine::record_queue_op(event_kind k, queue_id q, std::uint64_t amount, bool pop, bool ok,
+                                   stage_id s) const noexcept {
     // A granted reserve and a commit (published now or held behind an earlier ticket) are routine:
     // recorded only at detail `nodes` (about two per node; the fills record their effect). A refused
     // reserve is of interest at every level (it closes a folded run).
@@ -190,10 +190,8 @@ graph_engine::fold_run* graph_engine::my_run() const noexcept {
 void graph_engine::close_run(fold_run& run) const noexcept {
     if (!run.open) return;
     if (run.nodes > 0) {
-        if (run.nodes == 1)
-            pipescope::detail::trace_event_at(run.last_end, event_kind::node_end, run.last, run.stage);
-        else
-            pipescope::detail::trace_event_at(run.last_end, event_kind::node_fold_end, run.last, run.stage, run.nodes);
+        if (run.nodes == 1) pipescope::detail::trace_event_at(run.last_end, event_kind::node_end, run.last, run.stage);
+        else pipescope::detail::trace_event_at(run.last_end, event_kind::node_fold_end, run.last, run.stage, run.nodes);
     }
     if (!run.in_node) {
         run.open = false;
@@ -332,7 +330,7 @@ private:
     std::unique_ptr<T[]> heap_;
     T* data_;
 };
-}  // namespace
+}   // namespace
 
 bool graph_engine::step_ready(const std::vector<stage_id>& order, bool first_only) {
     for (const bool hinted : {true, false}) {
@@ -416,7 +414,8 @@ step_result graph_engine::step_parallel(stage_state& st) {
         trace_queue_op(event_kind::graph_reserve, in_id, 1, true, true, st.id);
         for (std::size_t k = 0; k < n_out; ++k)
             if (outs[k])
-                trace_queue_op(event_kind::graph_reserve, spec.outputs[k].queue, spec.outputs[k].max_packets, false, true, st.id);
+                trace_queue_op(event_kind::graph_reserve, spec.outputs[k].queue, spec.outputs[k].max_packets, false, true,
+                               st.id);
         for (std::size_t k = 0; k < n_out; ++k)
             if (outs[k]) queue_changed(spec.outputs[k].queue, (*reserved)[k]);
     }
@@ -583,7 +582,8 @@ step_result graph_engine::step_serial(stage_state& st) {
             break;
         case thread_event::none:   // a coroutine suspended outside the context's awaiters
             fail(std::make_exception_ptr(std::logic_error(
-                "graph stage '" + st.spec->name + "' suspended on something other than its thread_context (co_await only ctx.pop/reserve/push)")));
+                "graph stage '" + st.spec->name +
+                "' suspended on something other than its thread_context (co_await only ctx.pop/reserve/push)")));
             st.claimed.store(false, std::memory_order_release);
             return {step_status::failed};
     }
@@ -724,8 +724,7 @@ std::string graph_engine::describe_deadlock() const {
             if (on == thread_event::empty || on == thread_event::full || on == thread_event::waiting)
                 o << "waits for " << wait_words(on) << " queue '" << q.name() << "' (" << q.stats().packets_in_use << " of "
                   << q.capacity_packets() << " packets in use" << (q.closed() ? ", closed" : "") << ")";
-            else
-                o << "runnable but not run";
+            else o << "runnable but not run";
             continue;
         }
         const packet_queue& in = *queues_[st.spec->inputs[0]];
@@ -789,7 +788,7 @@ struct loop_job final : pipescope::detail::job {
         latch->arrive();
     }
 };
-}  // namespace
+}   // namespace
 
 void graph_engine::run_workers(const std::function<void(unsigned)>& loop, unsigned loops) {
     if (pipescope::this_worker_index() >= 0)
@@ -835,4 +834,4 @@ run_stats graph_engine::stats() const {
     return r;
 }
 
-}  // namespace pipescope::graph
+}   // namespace pipescope::graph

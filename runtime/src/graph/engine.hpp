@@ -36,23 +36,23 @@ namespace pipescope::graph::detail {
 
 // What one step did.
 enum class step_status : std::uint8_t {
-    ran,        // parallel: an instance ran; serial: resumed and suspended on a queue or returned
-    preempted,  // serial: ran until its output budget ran out; still runnable
-    empty,      // nothing to consume in `queue` (a serial stage is now blocked on it)
-    waiting,    // `queue` holds committed data waiting for an earlier ticket (DANBI "waiting")
-    full,       // no room in output `queue` (backpressure)
-    busy,       // serial: another worker runs it right now
-    finished,   // the stage is done (now or before)
-    failed,     // the body threw, or the run is stopping
+    ran,         // parallel: an instance ran; serial: resumed and suspended on a queue or returned
+    preempted,   // serial: ran until its output budget ran out; still runnable
+    empty,       // nothing to consume in `queue` (a serial stage is now blocked on it)
+    waiting,     // `queue` holds committed data waiting for an earlier ticket (DANBI "waiting")
+    full,        // no room in output `queue` (backpressure)
+    busy,        // serial: another worker runs it right now
+    finished,    // the stage is done (now or before)
+    failed,      // the body threw, or the run is stopping
 };
 const char* step_status_name(step_status s) noexcept;
 
 struct step_result {
     step_status status = step_status::empty;
-    queue_id queue = 0;             // for empty / waiting / full
-    std::uint32_t packets_out = 0;  // output packets committed by this step
-    bool progressed = false;        // an instance ran, or a serial stage was resumed (then status
-                                    // says why it stopped: preempted, empty, full, waiting, finished)
+    queue_id queue = 0;              // for empty / waiting / full
+    std::uint32_t packets_out = 0;   // output packets committed by this step
+    bool progressed = false;         // an instance ran, or a serial stage was resumed (then status
+                                     // says why it stopped: preempted, empty, full, waiting, finished)
 };
 
 // How the run's queues are bounded.
@@ -81,7 +81,7 @@ struct stage_state {
     std::uint32_t depth = 0;
     std::atomic<bool> finished{false};
     std::atomic<bool> finishing{false};     // claimed by the one who closes the outputs
-    std::atomic<bool> input_ended{false};     // a hint that the input ended; try_finish_parallel checks
+    std::atomic<bool> input_ended{false};   // a hint that the input ended; try_finish_parallel checks
     std::unique_ptr<std::atomic<bool>[]> output_closed;
     // An instance closed output k (instance_context::close_output: a cycle's feedback queue). Later
     // instances no longer reserve room in it, and the queue is closed once no instance holds a
@@ -103,8 +103,8 @@ struct stage_state {
 
     // parallel: written by every instance
     alignas(64) pipescope::detail::spin_mutex reserve_mutex;   // reservations in input order (ordered outputs)
-    std::uint64_t next_instance = 0;        // guarded by reserve_mutex
-    std::atomic<int> in_flight{0};          // steps between their first reserve and their last commit
+    std::uint64_t next_instance = 0;                           // guarded by reserve_mutex
+    std::atomic<int> in_flight{0};                             // steps between their first reserve and their last commit
     // output_reservations(k): with the lock they are counted under; a stage with more outputs than
     // fit here keeps the rest on the heap.
     static constexpr std::size_t inline_outputs = 4;
@@ -113,10 +113,10 @@ struct stage_state {
 
     // serial: one instance, claimed by the worker that resumes it; written by every resumption
     alignas(64) std::atomic<bool> claimed{false};
-    std::atomic<std::uint8_t> blocked_on{0};     // thread_event while suspended
+    std::atomic<std::uint8_t> blocked_on{0};   // thread_event while suspended
     std::atomic<queue_id> blocked_queue{0};
     std::atomic<std::uint64_t> blocked_version{0};
-    std::atomic<std::uint64_t> runs{0};     // serial: resumptions (parallel stages count next_instance)
+    std::atomic<std::uint64_t> runs{0};                     // serial: resumptions (parallel stages count next_instance)
     std::atomic<std::uint64_t> preemptions{0}, blocks{0};   // serial: resumptions that ended so
     std::optional<stage_task> task;
     thread_context ctx;
@@ -203,7 +203,8 @@ public:
                      std::uint16_t d = 0) const noexcept;
     // A graph_reserve / graph_commit of stage s. Only trace detail `nodes` records the routine ones
     // (granted reserves, commits); `auto` and `folded` record the refused reserves only.
-    void trace_queue_op(trace::event_kind k, queue_id q, std::uint64_t amount, bool pop, bool ok, stage_id s) const noexcept {
+    void trace_queue_op(trace::event_kind k, queue_id q, std::uint64_t amount, bool pop, bool ok,
+                        stage_id s) const noexcept {
         if (traced_) record_queue_op(k, q, amount, pop, ok, s);
     }
     // The queue's fill counter, if the operation that filled `c` changed it.
@@ -248,16 +249,17 @@ private:
 
     // One worker's folded run (see node_mode). Only its worker touches it.
     struct alignas(64) fold_run {
-        bool open = false;          // a node_begin is recorded, its end not yet
-        bool in_node = false;       // the run's latest node is running now
-        bool sealed = false;        // an event of interest came inside that node: it ends the run
+        bool open = false;      // a node_begin is recorded, its end not yet
+        bool in_node = false;   // the run's latest node is running now
+        bool sealed = false;    // an event of interest came inside that node: it ends the run
         stage_id stage = 0;
-        std::uint64_t last = 0;       // the latest node ended
-        std::uint32_t nodes = 0;      // nodes ended in the run
-        std::uint64_t last_end = 0;   // their end (ticks)
+        std::uint64_t last = 0;                         // the latest node ended
+        std::uint32_t nodes = 0;                        // nodes ended in the run
+        std::uint64_t last_end = 0;                     // their end (ticks)
         std::uint64_t current = 0, current_start = 0;   // the node running now (start: 0 if not read)
     };
-    void record_queue_op(trace::event_kind k, queue_id q, std::uint64_t amount, bool pop, bool ok, stage_id s) const noexcept;
+    void record_queue_op(trace::event_kind k, queue_id q, std::uint64_t amount, bool pop, bool ok,
+                         stage_id s) const noexcept;
     void record_fill(queue_id q, const queue_change& c) const noexcept;
     node_mark record_node_begin(stage_state& st, std::uint64_t node) const noexcept;
     void record_node_end(stage_state& st, std::uint64_t node, node_mark m) const noexcept;
@@ -295,7 +297,7 @@ private:
     // Trace detail `nodes`: every granted reserve and commit too. Elsewhere they are routine: the
     // fill counters say what they did (docs/tracing.md, "Detail levels").
     bool routine_queue_ops_ = false;
-    std::unique_ptr<fold_run[]> runs_;            // one per worker (traced_ only)
+    std::unique_ptr<fold_run[]> runs_;   // one per worker (traced_ only)
     unsigned run_slots_ = 0;
 };
 
@@ -342,4 +344,4 @@ extern const policy_entry task_stealing_policy;
 extern const policy_entry breadth_first_policy;
 extern const policy_entry static_policy;
 
-}  // namespace pipescope::graph::detail
+}   // namespace pipescope::graph::detail

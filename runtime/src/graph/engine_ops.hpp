@@ -16,4 +16,4 @@ inline std::size_t packets_for(std::size_t elements, std::size_t per_packet) noe
     return (elements + per_packet - 1) / per_packet;
 }
 
-}  // namespace pipescope::graph::detail
+}   // namespace pipescope::graph::detail

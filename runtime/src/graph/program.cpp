@@ -13,7 +13,7 @@ namespace {
 constexpr std::uint32_t unreached = std::numeric_limits<std::uint32_t>::max();
 
 [[noreturn]] void invalid(const std::string& what) { throw std::invalid_argument("graph program: " + what); }
-}  // namespace
+}   // namespace
 
 queue_id program::add_queue(queue_spec spec) {
     if (spec.name.empty()) spec.name = "queue " + std::to_string(queues_.size());
@@ -128,7 +128,7 @@ std::vector<std::vector<stage_id>> successors(const std::vector<stage_spec>& sta
 
 bool is_source(const stage_spec& s) { return s.kind == stage_kind::serial && s.inputs.empty(); }
 
-}  // namespace
+}   // namespace
 
 namespace {
 
@@ -162,14 +162,16 @@ std::vector<std::pair<stage_id, stage_id>> back_edges(const program& g) {
     return back;
 }
 
-}  // namespace
+}   // namespace
 
 std::vector<std::uint32_t> program::depths() const {
     // Longest path from a source over the forward edges (back edges left out: what remains is a
     // DAG), so a stage is always deeper than every forward producer of its inputs.
     const auto next = successors(stages_, queues_.size());
     const auto back = back_edges(*this);
-    auto forward = [&](stage_id s, stage_id c) { return std::find(back.begin(), back.end(), std::make_pair(s, c)) == back.end(); };
+    auto forward = [&](stage_id s, stage_id c) {
+        return std::find(back.begin(), back.end(), std::make_pair(s, c)) == back.end();
+    };
     std::vector<std::uint32_t> indegree(stages_.size(), 0), depth(stages_.size(), unreached);
     for (std::size_t s = 0; s < stages_.size(); ++s)
         for (stage_id c : next[s])
@@ -215,8 +217,9 @@ std::vector<stage_id> program::topological_order() const {
 
 std::vector<std::string> counter_names(const program& g) {
     std::vector<std::string> names;
-    for (const queue_spec& q : g.queues()) names.push_back(trace::vocab::queue_packets(q.name));   // the name readers classify
+    for (const queue_spec& q : g.queues())
+        names.push_back(trace::vocab::queue_packets(q.name));   // the name readers classify
     return names;
 }
 
-}  // namespace pipescope::graph
+}   // namespace pipescope::graph

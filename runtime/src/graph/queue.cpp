@@ -28,7 +28,8 @@ std::uint64_t footprint_meter::add(std::int64_t packets_delta, std::int64_t byte
     if (packets_delta <= 0) return now;   // a peak can only be reached by an increase
     auto raise = [](std::atomic<std::int64_t>& peak, std::int64_t v) {
         std::int64_t p = peak.load(std::memory_order_relaxed);
-        while (v > p && !peak.compare_exchange_weak(p, v, std::memory_order_relaxed)) {}
+        while (v > p && !peak.compare_exchange_weak(p, v, std::memory_order_relaxed)) {
+        }
     };
     raise(peak_packets_, static_cast<std::int64_t>(now >> byte_bits));
     raise(peak_bytes_, static_cast<std::int64_t>(now & byte_mask));
@@ -37,7 +38,7 @@ std::uint64_t footprint_meter::add(std::int64_t packets_delta, std::int64_t byte
 
 namespace {
 std::string quoted(const std::string& name) { return "packet_queue '" + name + "'"; }
-}  // namespace
+}   // namespace
 
 // ---------------------------------------------------------------------------------------------------
 // Windows
@@ -57,15 +58,13 @@ void detail::window_base::check_type(std::size_t size, std::size_t align) const 
         queue_->fail("typed access with an over-aligned element type (alignment " + std::to_string(align) + ")");
 }
 
-std::size_t push_window::capacity() const noexcept {
-    return queue_ ? packets_.size() * queue_->packet_elements() : 0;
-}
+std::size_t push_window::capacity() const noexcept { return queue_ ? packets_.size() * queue_->packet_elements() : 0; }
 
 std::span<std::byte> push_window::element(std::size_t i) const {
     check_reserved("push_window::element");
     if (i >= capacity())
-        queue_->fail("push_window::element(" + std::to_string(i) + "): the window holds only " +
-                     std::to_string(capacity()) + " elements");
+        queue_->fail("push_window::element(" + std::to_string(i) + "): the window holds only " + std::to_string(capacity()) +
+                     " elements");
     const std::size_t n = queue_->packet_elements(), size = queue_->element_size();
     return {packets_[i / n].data + (i % n) * size, size};
 }
@@ -170,7 +169,7 @@ private:
     std::vector<std::byte*> free_;
 };
 
-}  // namespace
+}   // namespace
 
 packet_queue::packet_queue(queue_config config) : config_(std::move(config)) {
     auto require = [&](bool ok, const char* what) {
@@ -181,7 +180,8 @@ packet_queue::packet_queue(queue_config config) : config_(std::move(config)) {
     require(config_.capacity_packets > 0, "capacity_packets is 0");
     require(config_.producers > 0, "producers is 0 (the stream would be over before it began)");
     constexpr std::size_t u32 = std::numeric_limits<std::uint32_t>::max();
-    require(config_.packet_elements <= u32 && config_.capacity_packets <= u32, "more than 2^32 packets or elements per packet");
+    require(config_.packet_elements <= u32 && config_.capacity_packets <= u32,
+            "more than 2^32 packets or elements per packet");
     constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
     require(config_.element_size <= max / config_.packet_elements &&
                 config_.element_size * config_.packet_elements <= max / config_.capacity_packets,
@@ -226,7 +226,7 @@ void store_if_changed(std::atomic<T>& a, V v) noexcept {
 void advance_locked(std::atomic<std::uint64_t>& version) noexcept {
     version.store(version.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
-}  // namespace
+}   // namespace
 
 void packet_queue::sync_hints_locked() noexcept {
     store_if_changed(ready_hint_, ready_.size());
@@ -238,9 +238,7 @@ void packet_queue::sync_hints_locked() noexcept {
     store_if_changed(end_hint_, ended_locked() && ready_.empty());
 }
 
-std::size_t packet_queue::free_packets_hint() const noexcept {
-    return free_hint_.load(std::memory_order_acquire);
-}
+std::size_t packet_queue::free_packets_hint() const noexcept { return free_hint_.load(std::memory_order_acquire); }
 
 double packet_queue::fill_ratio() const noexcept {
     return static_cast<double>(in_use_hint_.load(std::memory_order_acquire)) / static_cast<double>(config_.capacity_packets);
@@ -258,7 +256,7 @@ push_window packet_queue::try_reserve_push(std::size_t packets, queue_change* ch
     std::lock_guard lock(mutex_);
     if (ended_locked()) fail("try_reserve_push after every producer closed");
     if (free_locked() < packets) {
-        w.status_ = reserve_status::full;  // backpressure (seed 004 §III-A)
+        w.status_ = reserve_status::full;   // backpressure (seed 004 §III-A)
         ++push_refusals_;
         return w;
     }
@@ -276,7 +274,7 @@ push_window packet_queue::try_reserve_push(std::size_t packets, queue_change* ch
         w.packets_.push_back({data, static_cast<std::uint32_t>(config_.packet_elements)});
     }
     w.status_ = reserve_status::reserved;
-    w.ticket_ = push_base_ + push_open_.size();  // DANBI ticket: the order of reservations (seed 002 §II)
+    w.ticket_ = push_base_ + push_open_.size();   // DANBI ticket: the order of reservations (seed 002 §II)
     w.refusals_ = push_refusals_;
     push_open_.push_back({false, w.packets_});   // held here until the commit (see pending)
     ++push_outstanding_;
@@ -329,7 +327,7 @@ bool packet_queue::commit_push_impl(push_window& w, std::size_t elements, bool c
         p.committed = true;
         --push_outstanding_;
         if (!config_.ordered) {
-            publish_locked(p, s);  // unordered: visible at commit
+            publish_locked(p, s);   // unordered: visible at commit
             p.packets.clear();
             applied = true;
         } else {
@@ -361,13 +359,12 @@ void packet_queue::close() {
     signals s;
     {
         std::lock_guard lock(mutex_);
-        if (open_producers_ == 0)
-            fail("close: all " + std::to_string(config_.producers) + " producers already closed");
+        if (open_producers_ == 0) fail("close: all " + std::to_string(config_.producers) + " producers already closed");
         if (open_producers_ == 1 && push_outstanding_ > 0)
             fail("close: the last producer closed with " + std::to_string(push_outstanding_) +
                  " push reservation(s) not committed");
         if (--open_producers_ == 0) {
-            s.data = true;  // consumers waiting for data may now see end of stream
+            s.data = true;   // consumers waiting for data may now see end of stream
             sync_hints_locked();
             advance_locked(data_version_);
         }
@@ -391,7 +388,7 @@ pop_window packet_queue::try_reserve_pop(std::size_t packets, std::size_t peek) 
     const std::size_t take = std::min(packets, ready_.size());
     if (take < packets && !ended) {
         ++pop_refusals_;
-        return w;  // empty
+        return w;   // empty
     }
     if (take == 0) {
         w.status_ = reserve_status::end_of_stream;
@@ -405,7 +402,7 @@ pop_window packet_queue::try_reserve_pop(std::size_t packets, std::size_t peek) 
     const bool stuck = free_locked() == 0 && push_outstanding_ == 0 && pop_open_.empty();
     if (peek_size < peek && !ended && !stuck) {
         ++pop_refusals_;
-        return w;  // empty
+        return w;   // empty
     }
 
     for (std::size_t i = 0; i < take; ++i) {
@@ -565,16 +562,16 @@ void malloc_packet_allocator::release(std::byte* packet, std::size_t, int) noexc
 // One pool per packet size. Every partition can hold every packet of the pool (its vector is
 // reserved to the pool's total whenever the total grows), so a release never allocates.
 struct packet_stealing_allocator::pool {
-    struct alignas(64) partition {   // one cache line apart: workers touch only their own
+    struct alignas(64) partition {             // one cache line apart: workers touch only their own
         pipescope::detail::spin_mutex mutex;   // taken under a queue's lock: must not sleep early
-        std::vector<std::byte*> free;   // LIFO: the back was released last
+        std::vector<std::byte*> free;          // LIFO: the back was released last
     };
     std::size_t bytes = 0;
-    pool* next = nullptr;           // the pool added before this one (immutable once published)
+    pool* next = nullptr;   // the pool added before this one (immutable once published)
     std::unique_ptr<partition[]> parts;
-    std::mutex blocks_mutex;        // adding packets; taken before any partition's mutex
+    std::mutex blocks_mutex;   // adding packets; taken before any partition's mutex
     std::vector<std::unique_ptr<std::byte[]>> blocks;
-    std::size_t total = 0;          // packets in the pool; guarded by blocks_mutex
+    std::size_t total = 0;   // packets in the pool; guarded by blocks_mutex
 
     // Adds `count` fresh packets; returns the first. Caller holds blocks_mutex.
     std::byte* add_block_locked(std::size_t count, unsigned partitions) {
@@ -702,12 +699,12 @@ packet_stealing_allocator::counters packet_stealing_allocator::stats() const noe
 
 std::size_t packet_stealing_allocator::free_packets(std::size_t bytes, unsigned partition) const {
     if (partition >= partitions_)
-        throw std::out_of_range("packet_stealing_allocator::free_packets: partition " + std::to_string(partition) +
-                                " of " + std::to_string(partitions_));
+        throw std::out_of_range("packet_stealing_allocator::free_packets: partition " + std::to_string(partition) + " of " +
+                                std::to_string(partitions_));
     pool* p = find(bytes);
     if (!p) return 0;
     std::lock_guard lock(p->parts[partition].mutex);
     return p->parts[partition].free.size();
 }
 
-}  // namespace pipescope::graph
+}   // namespace pipescope::graph

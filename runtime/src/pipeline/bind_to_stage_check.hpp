@@ -11,10 +11,10 @@ namespace pipescope::detail {
 
 struct bind_to_stage_check {
     struct run {
-        std::size_t capacity = 0;                 // Queue_size
-        std::vector<std::size_t> queue_peak;      // per stage j (index 0: stage 0 has no queue, 0)
-        std::vector<std::size_t> reorder_peak;    // per stage: items parked in its reorder buffer
-        std::vector<unsigned> threads;            // per stage
+        std::size_t capacity = 0;                // Queue_size
+        std::vector<std::size_t> queue_peak;     // per stage j (index 0: stage 0 has no queue, 0)
+        std::vector<std::size_t> reorder_peak;   // per stage: items parked in its reorder buffer
+        std::vector<unsigned> threads;           // per stage
     };
     std::mutex mutex;
     std::vector<run> runs;
@@ -23,4 +23,4 @@ struct bind_to_stage_check {
 // Process-wide; loops started while it is installed report to it. nullptr removes it.
 void set_bind_to_stage_check(bind_to_stage_check* c) noexcept;
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

@@ -9,7 +9,7 @@ namespace {
 
 std::string prefix(std::string_view policy) { return "pipe_while: policy '" + std::string(policy) + "'"; }
 
-}  // namespace
+}   // namespace
 
 void check_declared_stages(const pipeline_options& o, const construct_and_run& p) {
     if (o.declared_stages.empty())
@@ -32,4 +32,4 @@ void throw_undeclared_stage(std::string_view policy, std::uint64_t iteration, st
                                 " are declared (pipeline_options::declared_stages)");
 }
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

@@ -27,4 +27,4 @@ void check_declared_stages(const pipeline_options& o, const construct_and_run& p
 [[noreturn]] void throw_undeclared_stage(std::string_view policy, std::uint64_t iteration, std::uint64_t stage,
                                          std::size_t declared);
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

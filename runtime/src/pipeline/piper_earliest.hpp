@@ -33,8 +33,7 @@ public:
     // Where a resumption happened (the trace operand of earliest_resume).
     using resume_point = trace::earliest_point;
 
-    piper_earliest_engine(scheduler& s, const pipe_condition& condition, const pipe_body& body,
-                          const pipeline_options& o);
+    piper_earliest_engine(scheduler& s, const pipe_condition& condition, const pipe_body& body, const pipeline_options& o);
 
     job* find_enabled_work() noexcept override;
 
@@ -55,4 +54,4 @@ private:
     earliest_check* check_;
 };
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

@@ -20,8 +20,8 @@ namespace pipescope::detail {
 
 struct earliest_check {
     // Indexed by the point: 0 an iteration retired, 1 an iteration suspended, 2 a steal found nothing.
-    std::atomic<std::uint64_t> scans[3]{};     // times the policy looked for the earliest at that point
-    std::atomic<std::uint64_t> resumed[3]{};   // ... and resumed an iteration
+    std::atomic<std::uint64_t> scans[3]{};       // times the policy looked for the earliest at that point
+    std::atomic<std::uint64_t> resumed[3]{};     // ... and resumed an iteration
     std::atomic<std::uint64_t> passed_over{0};   // suspended iterations scanned past (edge not satisfied)
     std::atomic<std::uint64_t> violations{0};
 
@@ -43,4 +43,4 @@ private:
 // Process-wide; loops started while it is installed use it. nullptr removes it.
 void set_earliest_check(earliest_check* c) noexcept;
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

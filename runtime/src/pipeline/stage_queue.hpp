@@ -130,8 +130,7 @@ public:
     // there is (batching: one lock and at most one wake-up for the lot); a parallel stage's threads
     // take one item each, so that they share the work.
     template <class Blocked, class Moved>
-    bool pop(std::vector<T>& out, std::size_t max, std::vector<std::uint64_t>& marks, Blocked&& blocked,
-             Moved&& moved) {
+    bool pop(std::vector<T>& out, std::size_t max, std::vector<std::uint64_t>& marks, Blocked&& blocked, Moved&& moved) {
         const auto work = [&] {
             return size_.load(std::memory_order_acquire) > 0 || attention_.load(std::memory_order_acquire);
         };
@@ -142,7 +141,9 @@ public:
             queue_spin::wait_for(work);
         }
         std::unique_lock lock(m_);
-        const auto ready = [&] { return count_ > 0 || !marks_.empty() || closed_ || aborted_.load(std::memory_order_relaxed); };
+        const auto ready = [&] {
+            return count_ > 0 || !marks_.empty() || closed_ || aborted_.load(std::memory_order_relaxed);
+        };
         if (!ready()) {
             if (!waiting) blocked(true);
             waiting = true;
@@ -208,8 +209,8 @@ private:
     int parked_consumers_ = 0, parked_producers_ = 0;
     // Lock-free mirrors for spinning (see the locking rules above).
     alignas(64) std::atomic<std::size_t> size_{0};   // count_
-    std::atomic<bool> attention_{false};              // marks waiting, closed or aborted
+    std::atomic<bool> attention_{false};             // marks waiting, closed or aborted
     std::atomic<bool> aborted_{false};
 };
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

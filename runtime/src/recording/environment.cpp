@@ -40,7 +40,7 @@ std::size_t parse_buffer(std::string_view v) {
     return mib;
 }
 
-}  // namespace
+}   // namespace
 
 std::filesystem::path environment_trace_path(const std::string& path, unsigned n) {
     if (n <= 1) return path;
@@ -70,4 +70,4 @@ void report_environment_session(const trace_session& session) {
     std::fputs(session.report("pipescope: trace ").c_str(), stderr);
 }
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

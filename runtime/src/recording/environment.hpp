@@ -27,4 +27,4 @@ void report_environment_session(const trace_session& session);
 // The file of the n-th scheduler (n >= 1) that records: "run.pftrace", "run.2.pftrace", ...
 std::filesystem::path environment_trace_path(const std::string& path, unsigned n);
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

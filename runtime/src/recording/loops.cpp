@@ -22,7 +22,8 @@ void loop_scope::failed(std::exception_ptr e) {
 
 void scheduler_impl::set_loop_listener(loop_listener* l) {
     std::lock_guard lock(loops_mutex_);
-    if (l && listener_ && listener_ != l) throw std::logic_error("trace_session: this scheduler already has a recording session");
+    if (l && listener_ && listener_ != l)
+        throw std::logic_error("trace_session: this scheduler already has a recording session");
     if (l && loops_from_outside_ > 0) throw std::logic_error("trace_session: opened while a loop runs on its scheduler");
     listener_ = l;
     tasks_run_open_ = false;   // a closing session ends its own open run
@@ -100,4 +101,4 @@ void scheduler_impl::close_environment_session() noexcept {
     environment_session_.reset();
 }
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

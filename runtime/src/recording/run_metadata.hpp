@@ -14,7 +14,7 @@
 namespace pipescope::detail {
 
 struct session_settings {
-    std::string name;                 // trace_session_options::name ("" -> "pipeline" / "graph")
+    std::string name;   // trace_session_options::name ("" -> "pipeline" / "graph")
     trace::trace_detail detail;
     std::uint64_t counter_quantum_ns;
 };
@@ -29,4 +29,4 @@ std::string with_virtual_time(const std::string& metadata_json, const scheduler_
 // ... and fork-join tasks spawned from outside the pool while no loop runs ("name · tasks · P=n").
 trace::run_info tasks_run(unsigned workers, const session_settings& s);
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

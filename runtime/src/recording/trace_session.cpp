@@ -20,8 +20,12 @@ namespace pipescope {
 class trace_session::impl final : public detail::loop_listener {
 public:
     impl(scheduler& sched, std::filesystem::path path, const trace_session_options& options)
-        : core_(sched.impl()), workers_(sched.workers()), options_(checked(options)), claim_(core_, *this),
-          path_(std::move(path)), recorder_(workers_, options_.buffer_mib << 20),
+        : core_(sched.impl()),
+          workers_(sched.workers()),
+          options_(checked(options)),
+          claim_(core_, *this),
+          path_(std::move(path)),
+          recorder_(workers_, options_.buffer_mib << 20),
           writer_(path_, {options_.compress, 1, options_.counter_quantum_ns}) {
         recorder_.set_detail(options_.detail);
     }
@@ -47,7 +51,8 @@ public:
         try {
             if (core_.virtual_time()) {   // the workers stamp events with their virtual clocks, in ns
                 run.metadata_json = detail::with_virtual_time(run.metadata_json, core_.options());
-                writer_.begin_run(std::move(run), trace::run_clock::fixed(trace::tick_converter::identity(), core_.virtual_now()));
+                writer_.begin_run(std::move(run),
+                                  trace::run_clock::fixed(trace::tick_converter::identity(), core_.virtual_now()));
             } else {
                 writer_.begin_run(std::move(run), trace::run_clock::calibrating(recorder_.start_clock()));
             }
@@ -63,11 +68,11 @@ public:
         if (!open_) throw std::logic_error("trace_session: end_run without an open run (" + path_.string() + ")");
         open_ = false;
         core_.attach_recorder(nullptr);   // the workers stop recording
-        struct joined {   // the drain thread is gone however stop() ends
+        struct joined {                   // the drain thread is gone however stop() ends
             std::optional<trace::drain_thread>& d;
             ~joined() { d.reset(); }
         } drainer{drainer_};
-        drainer_->stop();                  // rethrows a failure of the writer (e.g. the disk is full)
+        drainer_->stop();   // rethrows a failure of the writer (e.g. the disk is full)
         recorder_.flush(writer_.sink());
         writer_.end_run(outcome);
     }
@@ -79,8 +84,7 @@ public:
         // A tasks run ends here normally; a loop's run only if the session was closed under it.
         if (open_) end_run(tasks_run_ ? "" : "the session was closed while the run was open");
         // A run that could not be ended leaves no file: the writer removes its temporary file.
-        if (!failure_.empty())
-            throw std::runtime_error("a run of " + path_.string() + " could not be written: " + failure_);
+        if (!failure_.empty()) throw std::runtime_error("a run of " + path_.string() + " could not be written: " + failure_);
         writer_.finish();
     }
 
@@ -130,7 +134,7 @@ public:
     std::optional<trace::drain_thread> drainer_;   // while a run is open
     bool open_ = false, closed_ = false;
     bool tasks_run_ = false;   // the open run holds task groups spawned from outside the pool
-    std::string failure_;   // a run that could not be ended from loop_finished
+    std::string failure_;      // a run that could not be ended from loop_finished
 
 private:
     static const trace_session_options& checked(const trace_session_options& o) {
@@ -146,16 +150,18 @@ std::string trace_session::impl::report(std::string_view indent) const {
     char line[768];
     // Bytes per event count a folded run as the 2 x nodes events it replaces.
     const double events = static_cast<double>(st.records + 2 * (st.folded_nodes - st.folded_runs));
-    std::snprintf(line, sizeof line, "%s%s: %u run%s, %llu slices, %llu flows, %llu counter values; %.1f MB, %.2f bytes per event\n",
+    std::snprintf(line, sizeof line,
+                  "%s%s: %u run%s, %llu slices, %llu flows, %llu counter values; %.1f MB, %.2f bytes per event\n",
                   in.c_str(), path_.c_str(), writer_.runs(), writer_.runs() == 1 ? "" : "s", (unsigned long long)st.slices,
                   (unsigned long long)st.flows, (unsigned long long)st.counter_values, static_cast<double>(st.bytes) / 1e6,
                   st.records ? static_cast<double>(st.bytes) / events : 0.0);
     std::string out = line;
     if (st.folded_runs) {
-        std::snprintf(line, sizeof line,
-                      "%sdetail: %llu folded runs hold %llu nodes; %.2f bytes per record written (docs/tracing.md, \"Detail levels\")\n",
-                      in.c_str(), (unsigned long long)st.folded_runs, (unsigned long long)st.folded_nodes,
-                      st.records ? static_cast<double>(st.bytes) / static_cast<double>(st.records) : 0.0);
+        std::snprintf(
+            line, sizeof line,
+            "%sdetail: %llu folded runs hold %llu nodes; %.2f bytes per record written (docs/tracing.md, \"Detail levels\")\n",
+            in.c_str(), (unsigned long long)st.folded_runs, (unsigned long long)st.folded_nodes,
+            st.records ? static_cast<double>(st.bytes) / static_cast<double>(st.records) : 0.0);
         out += line;
     }
     // Perfetto's trace processor in a browser tab (WebAssembly, at most 4 GiB) needs about 600 bytes per
@@ -195,4 +201,4 @@ std::uint64_t trace_session::dropped_events() const noexcept { return impl_->wri
 std::size_t trace_session::buffer_mib() const noexcept { return impl_->options_.buffer_mib; }
 std::string trace_session::report(std::string_view indent) const { return impl_->report(indent); }
 
-}  // namespace pipescope
+}   // namespace pipescope

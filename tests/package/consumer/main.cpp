@@ -31,11 +31,11 @@ bool check_pipeline(pipescope::scheduler& sched, const std::string& policy, pipe
     const pipescope::pipeline_stats stats = pipescope::pipe_while(
         sched, [&] { return next < n_items; },
         [&](pipescope::iteration& it) -> pipescope::pipe_task {
-            const std::uint64_t x = next++;          // stage 0: serial
+            const std::uint64_t x = next++;   // stage 0: serial
             co_await it.stage(1);
-            const std::uint64_t square = x * x;      // stage 1: parallel
+            const std::uint64_t square = x * x;   // stage 1: parallel
             co_await it.stage_wait(2);
-            if (x != expected_in_order) ++out_of_order;  // stage 2: serial, in iteration order
+            if (x != expected_in_order) ++out_of_order;   // stage 2: serial, in iteration order
             ++expected_in_order;
             sum += square;
         },
@@ -44,10 +44,9 @@ bool check_pipeline(pipescope::scheduler& sched, const std::string& policy, pipe
     const std::uint64_t want = serial_sum_of_squares(n_items);
     const bool ok = sum == want && out_of_order == 0 && stats.iterations == n_items;
     std::printf("pipe_while[%s]: sum of squares %llu (serial %llu), iterations %llu, out of order %llu: %s\n",
-                policy.c_str(), static_cast<unsigned long long>(sum),
-                static_cast<unsigned long long>(want),
-                static_cast<unsigned long long>(stats.iterations),
-                static_cast<unsigned long long>(out_of_order), ok ? "ok" : "MISMATCH");
+                policy.c_str(), static_cast<unsigned long long>(sum), static_cast<unsigned long long>(want),
+                static_cast<unsigned long long>(stats.iterations), static_cast<unsigned long long>(out_of_order),
+                ok ? "ok" : "MISMATCH");
     return ok;
 }
 
@@ -71,9 +70,8 @@ bool check_task_group(pipescope::scheduler& sched) {
     const std::uint64_t got = parallel_sum_of_squares(sched, 0, n_items);
     const std::uint64_t want = serial_sum_of_squares(n_items);
     const bool ok = got == want;
-    std::printf("task_group: sum of squares %llu (serial %llu): %s\n",
-                static_cast<unsigned long long>(got), static_cast<unsigned long long>(want),
-                ok ? "ok" : "MISMATCH");
+    std::printf("task_group: sum of squares %llu (serial %llu): %s\n", static_cast<unsigned long long>(got),
+                static_cast<unsigned long long>(want), ok ? "ok" : "MISMATCH");
     return ok;
 }
 
@@ -92,15 +90,15 @@ bool check_recording(pipescope::scheduler& sched) {
     std::uint64_t named = 0;
     for (const auto& t : m.tracks)
         for (const auto& s : t.slices) named += m.str(s.name) == "stage 1 \u00b7 square";
-    const bool ok = m.problems.empty() && m.runs.size() == 1 && m.runs[0].name == "squares \u00b7 piper \u00b7 P=4" &&
-                    named == n_items;
+    const bool ok =
+        m.problems.empty() && m.runs.size() == 1 && m.runs[0].name == "squares \u00b7 piper \u00b7 P=4" && named == n_items;
     std::printf("trace_session: %s holds %zu run(s), %llu nodes named 'stage 1 \u00b7 square': %s\n", path.c_str(),
                 m.runs.size(), static_cast<unsigned long long>(named), ok ? "ok" : "MISMATCH");
     std::filesystem::remove(path);
     return ok;
 }
 
-}  // namespace
+}   // namespace
 
 int main() {
     try {

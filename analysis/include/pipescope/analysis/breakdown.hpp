@@ -50,29 +50,31 @@ struct time_split {
     std::uint64_t span = 0;                                // the categories sum to this
     std::uint64_t& operator[](time_category c) { return ns[static_cast<int>(c)]; }
     std::uint64_t operator[](time_category c) const { return ns[static_cast<int>(c)]; }
-    double fraction(time_category c) const { return span ? static_cast<double>((*this)[c]) / static_cast<double>(span) : 0.0; }
+    double fraction(time_category c) const {
+        return span ? static_cast<double>((*this)[c]) / static_cast<double>(span) : 0.0;
+    }
     std::uint64_t sum() const;
 };
 
 struct worker_breakdown {
-    std::string name;              // "worker 0", or "total"
+    std::string name;   // "worker 0", or "total"
     std::uint32_t track = tm::no_index;
     time_split time;
-    std::uint64_t nodes = 0;       // nodes it ran (a folded slice counts the nodes it holds: scope.hpp, node_extent)
-    std::uint64_t folded_runs = 0; // folded slices among them (0 in a trace that records every node)
-    std::uint64_t steals = 0;      // successful steals (`steal` instants)
+    std::uint64_t nodes = 0;           // nodes it ran (a folded slice counts the nodes it holds: scope.hpp, node_extent)
+    std::uint64_t folded_runs = 0;     // folded slices among them (0 in a trace that records every node)
+    std::uint64_t steals = 0;          // successful steals (`steal` instants)
     std::uint64_t failed_steals = 0;   // sum of the `failed_steals` annotations of its idle slices
 };
 
 struct run_breakdown {
     std::string title;
-    std::uint64_t span = 0;        // run end - run start (the makespan)
+    std::uint64_t span = 0;   // run end - run start (the makespan)
     std::vector<worker_breakdown> workers;
-    worker_breakdown total;        // sums over the workers (span = workers x makespan)
-    bool stall_derived = false;    // the run has line tracks with running/waiting/throttled states
+    worker_breakdown total;       // sums over the workers (span = workers x makespan)
+    bool stall_derived = false;   // the run has line tracks with running/waiting/throttled states
 };
 
 // O(slices + instants of the run's tracks + w log w for the waiting states).
 run_breakdown compute_breakdown(const run_scope& scope);
 
-}  // namespace pipescope::analysis
+}   // namespace pipescope::analysis

@@ -27,17 +27,17 @@ enum class path_edge : std::uint8_t { start, stage, cross, retire, throttle, con
 const char* to_string(path_edge e);
 
 struct path_node {
-    std::uint32_t node = 0;              // index into pipeline_dag::nodes
+    std::uint32_t node = 0;   // index into pipeline_dag::nodes
     std::uint64_t iteration = 0, stage = 0;
-    std::uint64_t last_stage = 0;        // a folded block: its last stage (== stage for a node)
-    std::uint64_t nodes = 1;             // a folded block: the nodes it holds
-    std::uint64_t begin = 0, end = 0;    // absolute ns
+    std::uint64_t last_stage = 0;       // a folded block: its last stage (== stage for a node)
+    std::uint64_t nodes = 1;            // a folded block: the nodes it holds
+    std::uint64_t begin = 0, end = 0;   // absolute ns
     int worker = -1;
-    path_edge via = path_edge::start;    // the edge that leads into it on the path
+    path_edge via = path_edge::start;   // the edge that leads into it on the path
 };
 
 struct span_result {
-    std::uint64_t span = 0;              // ns: weight of the longest path
+    std::uint64_t span = 0;                 // ns: weight of the longest path
     std::vector<path_node> critical_path;   // from its first node to its last
     std::uint64_t throttle_edges_on_path = 0;
 };
@@ -49,22 +49,22 @@ struct span_result {
 // for is done), so T∞ is an upper bound and T1/T∞ a lower bound, and the critical path's time per
 // stage gives each node of a block an equal share.
 struct dag_bounds {
-    bool available = false;              // the run has a pipeline DAG with nodes
-    std::uint64_t nodes = 0;             // nodes, those inside folded blocks included
-    std::uint64_t blocks = 0;            // DAG nodes: nodes and folded blocks (== nodes unless folded)
-    std::uint64_t folded_blocks = 0;     // blocks holding more than one node
+    bool available = false;            // the run has a pipeline DAG with nodes
+    std::uint64_t nodes = 0;           // nodes, those inside folded blocks included
+    std::uint64_t blocks = 0;          // DAG nodes: nodes and folded blocks (== nodes unless folded)
+    std::uint64_t folded_blocks = 0;   // blocks holding more than one node
     std::uint64_t edges = 0, iterations = 0, K = 0;
-    bool approximate = false;            // folded blocks: the span is an upper bound (above)
-    std::string approximate_reason;      // why, in words ("" when exact)
-    std::uint64_t work = 0;              // T1 = sum of node (block) durations (ns)
-    span_result with_throttle;           // T∞ over all edges
-    span_result without_throttle;        // T∞ of the unthrottled DAG (seed 001 §11)
-    double parallelism = 0;              // T1 / T∞ (with throttling edges)
-    double parallelism_unthrottled = 0;  // T1 / T∞ without them
-    unsigned workers = 0;                // P
-    double speedup_bound = 0;            // min(P, T1/T∞)
+    bool approximate = false;             // folded blocks: the span is an upper bound (above)
+    std::string approximate_reason;       // why, in words ("" when exact)
+    std::uint64_t work = 0;               // T1 = sum of node (block) durations (ns)
+    span_result with_throttle;            // T∞ over all edges
+    span_result without_throttle;         // T∞ of the unthrottled DAG (seed 001 §11)
+    double parallelism = 0;               // T1 / T∞ (with throttling edges)
+    double parallelism_unthrottled = 0;   // T1 / T∞ without them
+    unsigned workers = 0;                 // P
+    double speedup_bound = 0;             // min(P, T1/T∞)
     std::uint64_t makespan = 0;
-    double observed_speedup = 0;         // reference / makespan if recorded, else T1 / makespan
+    double observed_speedup = 0;   // reference / makespan if recorded, else T1 / makespan
     bool observed_from_reference = false;
 };
 
@@ -79,4 +79,4 @@ span_result longest_path(const tm::pipeline_dag& dag, bool with_throttle);
 
 dag_bounds compute_dag_bounds(const run_scope& scope, unsigned workers, std::optional<double> reference_seconds);
 
-}  // namespace pipescope::analysis
+}   // namespace pipescope::analysis

@@ -15,15 +15,15 @@ namespace pipescope::analysis {
 
 struct queue_fill {
     std::string name;
-    double capacity_packets = 0;          // 0: not recorded
+    double capacity_packets = 0;   // 0: not recorded
     bool unbounded = false, ordered = false, backward = false;
     double peak_packets = 0, mean_packets = 0;   // time-weighted mean over the run
     std::uint64_t samples = 0;
-    bool over_capacity = false;           // a bounded queue held more than its capacity (a runtime bug)
+    bool over_capacity = false;   // a bounded queue held more than its capacity (a runtime bug)
 };
 
 struct graph_report {
-    bool available = false;               // a graph run with its footprint counters
+    bool available = false;   // a graph run with its footprint counters
     std::vector<queue_fill> queues;
     double peak_packets = 0, mean_packets = 0;   // footprint: packets in use in every queue at once
     double peak_bytes = 0, mean_bytes = 0;
@@ -44,4 +44,4 @@ void counter_peak_mean(const tm::track& t, std::uint64_t start, std::uint64_t en
 
 graph_report compute_graph(const run_scope& scope, const run_meta& meta);
 
-}  // namespace pipescope::analysis
+}   // namespace pipescope::analysis

@@ -26,7 +26,7 @@ struct stage_meta {
 // A queue of a stage graph (program.queues of a graph run; docs/tracing.md "Metadata").
 struct queue_meta {
     std::uint64_t index = 0;
-    std::string name, counter;              // counter: the track of its packets in use
+    std::string name, counter;   // counter: the track of its packets in use
     double capacity_packets = 0, packet_elements = 0, element_bytes = 0;
     bool ordered = false, backward = false, unbounded = false;
     std::vector<std::uint64_t> producers;   // stage indices
@@ -34,11 +34,11 @@ struct queue_meta {
 };
 
 struct run_meta {
-    std::string program_kind;               // program.kind: "pipeline", "graph", or "" (unknown)
-    std::vector<queue_meta> queues;         // graphs
+    std::string program_kind;         // program.kind: "pipeline", "graph", or "" (unknown)
+    std::vector<queue_meta> queues;   // graphs
     std::string workload, policy, size;
-    std::uint64_t workers = 0;              // metadata "workers", else the run's declared workers, else its worker tracks
-    std::uint64_t K = 0;                    // program.K: throttle (piper) or tokens N (tbb); 0 = unknown
+    std::uint64_t workers = 0;   // metadata "workers", else the run's declared workers, else its worker tracks
+    std::uint64_t K = 0;         // program.K: throttle (piper) or tokens N (tbb); 0 = unknown
     std::vector<stage_meta> stages;
     std::map<std::string, std::string> params;   // "params": ["K=2", "c=3", ...] (or an object)
     // Queue capacity of all queues: program.queue_capacity, else the `queue` parameter (> 0), else
@@ -64,4 +64,4 @@ const stage_meta* find_stage(const run_meta& meta, std::uint64_t j);
 // "stage_wait" (serial through a cross edge to iteration i-1).
 bool is_serial_kind(const std::string& kind);
 
-}  // namespace pipescope::analysis
+}   // namespace pipescope::analysis

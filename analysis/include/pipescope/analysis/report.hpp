@@ -47,4 +47,4 @@ nlohmann::json to_json(const run_report& r);
 // The text `pipescope stats` prints. max_path: critical-path nodes listed (the rest are summarized).
 std::string to_text(const run_report& r, std::size_t max_path = 12);
 
-}  // namespace pipescope::analysis
+}   // namespace pipescope::analysis

@@ -22,13 +22,13 @@ namespace vocab = pipescope::trace::vocab;   // the trace's names (vocabulary.hp
 // of its thread tracks as workers.
 struct run_scope {
     const tm::trace_model* model = nullptr;
-    std::uint32_t run = tm::no_index;       // index into model->runs, or no_index
+    std::uint32_t run = tm::no_index;   // index into model->runs, or no_index
     std::string title;
-    std::uint64_t start = 0, end = 0;       // first and last timestamp of the run's events (ns)
-    std::vector<std::uint32_t> workers;     // worker tracks, in worker order
-    std::vector<std::uint32_t> lines;       // "line k" tracks, then "control" (children of "lines")
-    std::vector<std::uint32_t> counters;    // counter tracks
-    std::vector<std::uint32_t> others;      // other tracks with events (a foreign trace's, a run's extra ones)
+    std::uint64_t start = 0, end = 0;      // first and last timestamp of the run's events (ns)
+    std::vector<std::uint32_t> workers;    // worker tracks, in worker order
+    std::vector<std::uint32_t> lines;      // "line k" tracks, then "control" (children of "lines")
+    std::vector<std::uint32_t> counters;   // counter tracks
+    std::vector<std::uint32_t> others;     // other tracks with events (a foreign trace's, a run's extra ones)
     std::uint64_t makespan() const { return end > start ? end - start : 0; }
     const tm::run* run_info() const { return model && run != tm::no_index ? &model->runs[run] : nullptr; }
 };
@@ -43,16 +43,16 @@ void time_span(const tm::trace_model& m, const std::vector<std::uint32_t>& track
 
 // What a slice name means.
 enum class slice_kind : std::uint8_t {
-    node,       // "stage j" / "stage j · name": a pipeline node
-    task,       // "task": a fork-join task
-    idle,       // "idle": looking for work
-    parked,     // "parked": asleep
-    blocked,    // "blocked…": a bind-to-stage thread blocked on a full/empty queue
-    queue,      // "queue…", "push…", "pop…", "put…", "take…", "reserve…", "commit…": queue operations
-    running,    // line: "running"
-    waiting,    // line: "waiting at stage j" / "waiting to retire"
-    throttled,  // control line: "throttled"
-    other,      // anything else (on a worker track: counted as work)
+    node,        // "stage j" / "stage j · name": a pipeline node
+    task,        // "task": a fork-join task
+    idle,        // "idle": looking for work
+    parked,      // "parked": asleep
+    blocked,     // "blocked…": a bind-to-stage thread blocked on a full/empty queue
+    queue,       // "queue…", "push…", "pop…", "put…", "take…", "reserve…", "commit…": queue operations
+    running,     // line: "running"
+    waiting,     // line: "waiting at stage j" / "waiting to retire"
+    throttled,   // control line: "throttled"
+    other,       // anything else (on a worker track: counted as work)
 };
 slice_kind classify_slice(std::string_view name);
 // Per string id of m: the slice kind of that string as a slice name.
@@ -69,11 +69,11 @@ tm::string_id find_string(const tm::trace_model& m, std::string_view s);
 // given an equal share of the slice's duration (node_share); counts (nodes per worker, runs per
 // stage, node totals) count the nodes it holds.
 struct node_extent {
-    long stage = -1;                  // the (first) stage; -1: no stage (not a node)
-    std::uint64_t last_stage = 0;     // == stage unless the slice folds several stages
-    long long iteration = -1;         // -1: no iteration annotation
-    std::uint64_t nodes = 1;          // nodes it holds: > 1 for a folded run
-    bool waited = false;              // its first node entered through stage_wait
+    long stage = -1;                // the (first) stage; -1: no stage (not a node)
+    std::uint64_t last_stage = 0;   // == stage unless the slice folds several stages
+    long long iteration = -1;       // -1: no iteration annotation
+    std::uint64_t nodes = 1;        // nodes it holds: > 1 for a folded run
+    bool waited = false;            // its first node entered through stage_wait
     bool folded() const { return nodes > 1; }
     // How many of its nodes are of stage j (pipelines: 1 per stage of the range; graphs: all of them).
     std::uint64_t nodes_of_stage(std::uint64_t j) const;
@@ -93,4 +93,4 @@ inline std::uint64_t node_share(std::uint64_t d, std::uint64_t k, std::uint64_t 
     return n ? (d / n) * k + (d % n) * k / n : 0;
 }
 
-}  // namespace pipescope::analysis
+}   // namespace pipescope::analysis

@@ -25,11 +25,11 @@ service_stats summarize(std::vector<std::uint64_t> durations);
 
 // Where something happened, so the viewer can go there.
 struct place {
-    std::uint64_t begin = 0, end = 0;      // absolute ns
+    std::uint64_t begin = 0, end = 0;   // absolute ns
     int worker = -1;
     long stage = -1;
     long long iteration = -1;
-    std::uint32_t track = tm::no_index;    // a track to select, if any
+    std::uint32_t track = tm::no_index;   // a track to select, if any
 };
 
 // Each node of a folded slice (scope.hpp, node_extent) is one execution of its stage with an equal
@@ -37,14 +37,14 @@ struct place {
 // shares, not measurements (`shares` counts them).
 struct stage_stats {
     std::uint64_t index = 0;
-    std::string name, kind;                // from the metadata ("" if not recorded)
-    bool serial = false;                   // metadata kind, else inferred (stage 0, or every later node waited)
-    service_stats service;                 // node durations (shares for the nodes of folded slices)
-    std::uint64_t shares = 0;              // executions that are shares of a folded slice
-    double busy_fraction = 0;              // service.total / makespan (> 1 possible for parallel stages)
-    place longest;                         // its longest node (for a share: the folded slice holding it)
-    std::uint64_t suspensions = 0;         // `suspend` instants at this stage
-    std::uint64_t waits = 0, wait_ns = 0;  // `waiting at stage j` line states: count and total time
+    std::string name, kind;                 // from the metadata ("" if not recorded)
+    bool serial = false;                    // metadata kind, else inferred (stage 0, or every later node waited)
+    service_stats service;                  // node durations (shares for the nodes of folded slices)
+    std::uint64_t shares = 0;               // executions that are shares of a folded slice
+    double busy_fraction = 0;               // service.total / makespan (> 1 possible for parallel stages)
+    place longest;                          // its longest node (for a share: the folded slice holding it)
+    std::uint64_t suspensions = 0;          // `suspend` instants at this stage
+    std::uint64_t waits = 0, wait_ns = 0;   // `waiting at stage j` line states: count and total time
 };
 
 struct steal_pair {
@@ -54,7 +54,7 @@ struct steal_pair {
 
 struct worker_steals {
     int worker = -1;
-    std::uint64_t made = 0, failed = 0;    // `steal` instants; `failed_steals` of its idle slices
+    std::uint64_t made = 0, failed = 0;   // `steal` instants; `failed_steals` of its idle slices
     std::uint64_t tried() const { return made + failed; }
 };
 
@@ -63,25 +63,25 @@ struct counter_stats {
     std::uint32_t track = tm::no_index;
     double peak = 0;
     std::uint64_t peak_ts = 0;
-    std::optional<double> capacity;        // its limit, if known
-    std::string capacity_from;             // where the limit came from ("program.K", "name", ...)
+    std::optional<double> capacity;   // its limit, if known
+    std::string capacity_from;        // where the limit came from ("program.K", "name", ...)
 };
 
 // Where trace_detail "auto" decided (a "trace detail: folded" / "trace detail: nodes" instant on a
 // worker track; docs/tracing.md, "Detail levels").
 struct detail_decision {
-    bool folded = false;                   // folded from here on (else: every node recorded)
-    double mean_node_ns = 0;               // `value`: the mean node duration it measured
-    std::uint64_t nodes_measured = 0;      // `nodes`
-    long stage = -1;                       // the stage it decided for; -1: every stage
-    place where;                           // the instant (begin = end = its time)
+    bool folded = false;                // folded from here on (else: every node recorded)
+    double mean_node_ns = 0;            // `value`: the mean node duration it measured
+    std::uint64_t nodes_measured = 0;   // `nodes`
+    long stage = -1;                    // the stage it decided for; -1: every stage
+    place where;                        // the instant (begin = end = its time)
 };
 
 struct run_stats {
-    std::uint64_t iterations = 0;          // distinct iterations with nodes
-    std::uint64_t nodes = 0;               // nodes, those inside folded slices included
-    std::uint64_t folded_runs = 0;         // folded slices (nodes > 1)
-    std::uint64_t folded_nodes = 0;        // the nodes they hold
+    std::uint64_t iterations = 0;     // distinct iterations with nodes
+    std::uint64_t nodes = 0;          // nodes, those inside folded slices included
+    std::uint64_t folded_runs = 0;    // folded slices (nodes > 1)
+    std::uint64_t folded_nodes = 0;   // the nodes they hold
     std::vector<detail_decision> detail_decisions;
     std::vector<stage_stats> stages;       // by stage index (stages with no node and no metadata omitted)
     std::vector<worker_steals> steals;     // per worker
@@ -89,14 +89,14 @@ struct run_stats {
     std::uint64_t steals_made = 0, steals_failed = 0;
     std::uint64_t suspensions = 0, resumptions = 0, wakeups = 0, throttle_waits = 0;
     std::uint64_t retire_waits = 0, retire_wait_ns = 0, throttled_ns = 0;
-    std::uint64_t events_lost = 0;         // sum of the `dropped` annotations of `events lost` instants
-    place first_loss;                      // where the first loss was marked (begin = end = its time)
-    std::vector<counter_stats> counters;   // every counter track of the run
-    std::optional<double> peak_live, K;    // "live iterations" and program.K
-    std::optional<double> peak_tokens, N;  // "tokens in flight" and program.K (tbb's N)
-    std::optional<double> peak_footprint;  // the largest "footprint…" counter
+    std::uint64_t events_lost = 0;          // sum of the `dropped` annotations of `events lost` instants
+    place first_loss;                       // where the first loss was marked (begin = end = its time)
+    std::vector<counter_stats> counters;    // every counter track of the run
+    std::optional<double> peak_live, K;     // "live iterations" and program.K
+    std::optional<double> peak_tokens, N;   // "tokens in flight" and program.K (tbb's N)
+    std::optional<double> peak_footprint;   // the largest "footprint…" counter
 };
 
 run_stats compute_stats(const run_scope& scope, const run_meta& meta);
 
-}  // namespace pipescope::analysis
+}   // namespace pipescope::analysis

@@ -50,14 +50,13 @@ public:
         ring* r = ring_.load(std::memory_order_relaxed);
         bottom_.store(b, std::memory_order_seq_cst);
         std::int64_t t = top_.load(std::memory_order_seq_cst);
-        if (t > b) {  // empty
+        if (t > b) {   // empty
             bottom_.store(b + 1, std::memory_order_relaxed);
             return nullptr;
         }
         T v = r->get(b);
-        if (t == b) {  // last element: race the thieves for it
-            if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
-                v = nullptr;
+        if (t == b) {   // last element: race the thieves for it
+            if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed)) v = nullptr;
             bottom_.store(b + 1, std::memory_order_relaxed);
         }
         return v;
@@ -70,15 +69,12 @@ public:
         if (t >= b) return nullptr;
         ring* r = ring_.load(std::memory_order_acquire);
         T v = r->get(t);
-        if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
-            return nullptr;
+        if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed)) return nullptr;
         return v;
     }
 
     // Any thread; a snapshot.
-    bool looks_empty() const {
-        return top_.load(std::memory_order_seq_cst) >= bottom_.load(std::memory_order_seq_cst);
-    }
+    bool looks_empty() const { return top_.load(std::memory_order_seq_cst) >= bottom_.load(std::memory_order_seq_cst); }
 
 private:
     ring* grow(ring* old, std::int64_t t, std::int64_t b) {
@@ -93,7 +89,7 @@ private:
     alignas(64) std::atomic<std::int64_t> top_{0};
     alignas(64) std::atomic<std::int64_t> bottom_{0};
     alignas(64) std::atomic<ring*> ring_{nullptr};
-    std::vector<std::unique_ptr<ring>> rings_;  // owner only; keeps retired rings alive
+    std::vector<std::unique_ptr<ring>> rings_;   // owner only; keeps retired rings alive
 };
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

@@ -13,4 +13,4 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

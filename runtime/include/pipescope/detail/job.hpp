@@ -46,16 +46,16 @@ void task_finished(const void* task) noexcept;
 class completion_latch {
 public:
     void add(std::int64_t n = 1) noexcept { count_.fetch_add(n, std::memory_order_relaxed); }
-    void arrive() noexcept;                 // one piece of work is done
-    void wait(scheduler& s) noexcept;       // returns when every added piece has arrived
+    void arrive() noexcept;             // one piece of work is done
+    void wait(scheduler& s) noexcept;   // returns when every added piece has arrived
 
 private:
-    std::atomic<std::int64_t> count_{1};    // pending work + the waiter's token
+    std::atomic<std::int64_t> count_{1};   // pending work + the waiter's token
     std::atomic<bool> signaled_{false};
     std::mutex mutex_;
     std::condition_variable cv_;
-    worker* helping_worker_ = nullptr;      // guarded by mutex_: the worker to unpark on completion
-    std::thread::id outside_waiter_;        // guarded by mutex_: a waiting thread outside the pool
+    worker* helping_worker_ = nullptr;   // guarded by mutex_: the worker to unpark on completion
+    std::thread::id outside_waiter_;     // guarded by mutex_: a waiting thread outside the pool
 };
 
 // First-exception-wins storage shared by the tasks of a group or the iterations of a pipeline.
@@ -84,4 +84,4 @@ private:
     std::atomic<bool> failed_{false};
 };
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

@@ -15,8 +15,8 @@
 namespace pipescope::graph::detail {
 
 struct packet_ref {
-    std::byte* data;      // the packet's memory, from the queue's packet_allocator
-    std::uint32_t count;  // elements it holds
+    std::byte* data;       // the packet's memory, from the queue's packet_allocator
+    std::uint32_t count;   // elements it holds
 };
 
 class packet_list {
@@ -125,4 +125,4 @@ private:
     std::size_t head_ = 0, tail_ = 0;   // positions, wrapping through mask_ (head_ may go "below" 0)
 };
 
-}  // namespace pipescope::graph::detail
+}   // namespace pipescope::graph::detail

@@ -22,7 +22,7 @@ class pipeline_observer;
 namespace trace {
 class recorder;
 }
-}  // namespace pipescope
+}   // namespace pipescope
 
 namespace pipescope::detail {
 
@@ -91,9 +91,9 @@ public:
     // nothing to rethrow. Engines see it as record_exception(nullptr).
     void cancel() noexcept;
 
-    std::atomic<bool> stopping{false};        // an exception was recorded or the loop was cancelled
-    std::atomic<bool> cancelled{false};       // cancel() was called
-    std::atomic<std::uint64_t> retired{0};    // iterations [0, retired) have retired
+    std::atomic<bool> stopping{false};       // an exception was recorded or the loop was cancelled
+    std::atomic<bool> cancelled{false};      // cancel() was called
+    std::atomic<std::uint64_t> retired{0};   // iterations [0, retired) have retired
 
 protected:
     ~pipeline_engine() = default;
@@ -109,4 +109,4 @@ private:
     const trace::recorder* recorder_ = nullptr;
 };
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

@@ -50,4 +50,4 @@ private:
     std::atomic<std::uint32_t> word_{0};
 };
 
-}  // namespace pipescope::detail
+}   // namespace pipescope::detail

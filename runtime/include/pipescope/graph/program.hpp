@@ -86,9 +86,9 @@ using serial_body = std::function<stage_task(thread_context&)>;
 struct stage_spec {
     std::string name;
     stage_kind kind = stage_kind::parallel;
-    std::vector<queue_id> inputs;        // parallel: exactly one; serial: any number (none: a source)
-    std::vector<output_spec> outputs;    // serial: max_packets is unused
-    std::size_t peek = 0;                // parallel: elements readable after each input packet
+    std::vector<queue_id> inputs;       // parallel: exactly one; serial: any number (none: a source)
+    std::vector<output_spec> outputs;   // serial: max_packets is unused
+    std::size_t peek = 0;               // parallel: elements readable after each input packet
     parallel_body parallel;
     serial_body serial;
 };
@@ -105,8 +105,7 @@ public:
     }
     stage_id add_parallel(std::string name, queue_id input, std::vector<output_spec> outputs, parallel_body body,
                           std::size_t peek = 0);
-    stage_id add_serial(std::string name, std::vector<queue_id> inputs, std::vector<queue_id> outputs,
-                        serial_body body);
+    stage_id add_serial(std::string name, std::vector<queue_id> inputs, std::vector<queue_id> outputs, serial_body body);
 
     const std::vector<queue_spec>& queues() const noexcept { return queues_; }
     const std::vector<stage_spec>& stages() const noexcept { return stages_; }
@@ -117,8 +116,8 @@ public:
     // body, a graph without a source (a serial stage with no input), a peek or max_packets that can
     // never fit the queue.
     void validate() const;
-    stage_id consumer(queue_id q) const;                      // the stage reading q
-    std::vector<stage_id> producers(queue_id q) const;        // stages writing q
+    stage_id consumer(queue_id q) const;                 // the stage reading q
+    std::vector<stage_id> producers(queue_id q) const;   // stages writing q
     // Stage depth: the longest path from a source over forward edges (a depth-first search from the
     // sources in declaration order; its back edges close cycles and are left out). GRAMPS' priority:
     // higher is further downstream (seed 004 §III-A "Per-Stage Task Queues").
@@ -140,12 +139,12 @@ private:
 namespace detail {
 class graph_engine;
 struct stage_state;
-}  // namespace detail
+}   // namespace detail
 
 // A parallel instance: its input packet (and peek elements), and room in its outputs.
 class instance_context {
 public:
-    std::size_t size() const noexcept { return input_->size(); }          // elements in the input packet
+    std::size_t size() const noexcept { return input_->size(); }   // elements in the input packet
     std::size_t peek_size() const noexcept { return input_->peek_size(); }
     // The fast paths below read and write packet memory directly; anything unusual (a wrong element
     // type, an index past the packet, a full or closed output) takes the checked path, which throws
@@ -157,7 +156,9 @@ public:
         return input_->at<T>(i);
     }
     template <class T>
-    const T& peek(std::size_t j) const { return input_->peek<T>(j); }
+    const T& peek(std::size_t j) const {
+        return input_->peek<T>(j);
+    }
     const pop_window& input() const noexcept { return *input_; }
 
     // Appends an element to output k (coalesced into the reserved packets). Throws std::length_error
@@ -293,11 +294,11 @@ private:
     detail::stage_state* state_ = nullptr;
     stage_id stage_ = 0;
     int worker_ = -1;
-    std::size_t preempt_after_ = 0;      // output packets per resumption, 0: never preempt
+    std::size_t preempt_after_ = 0;   // output packets per resumption, 0: never preempt
     std::size_t outputs_since_resume_ = 0;
-    std::vector<push_window> open_;       // per output: the packet push() fills
+    std::vector<push_window> open_;   // per output: the packet push() fills
     std::vector<std::size_t> open_count_;
-    const void* pending_value_ = nullptr; // a push() that suspended: retried before resuming
+    const void* pending_value_ = nullptr;   // a push() that suspended: retried before resuming
     std::size_t pending_size_ = 0, pending_output_ = 0;
     thread_event event_ = thread_event::none;
     queue_id event_queue_ = 0;
@@ -339,8 +340,8 @@ struct run_options {
     // Named parameters of the policy ("preempt" = 32, "buffers" = packet-stealing, "config" = qes+pss+prs,
     // "C" = 10000, "profile" = path, ...): see policies() and docs/runtime.md. Unknown keys are an error.
     std::vector<std::pair<std::string, std::string>> params = {};
-    std::uint64_t seed = 1;          // randomised policies (DANBI's PSS/PRS, steal victims)
-    std::stop_token cancel = {};     // as pipeline_options::cancel
+    std::uint64_t seed = 1;        // randomised policies (DANBI's PSS/PRS, steal victims)
+    std::stop_token cancel = {};   // as pipeline_options::cancel
 };
 
 struct queue_run_stats {
@@ -354,10 +355,10 @@ struct run_stats {
     std::vector<queue_run_stats> queues;
     std::size_t peak_packets = 0;   // most packets in use in all queues at once
     std::size_t peak_bytes = 0;
-    std::uint64_t instances = 0;    // parallel instances run
-    std::uint64_t resumptions = 0;  // serial stage resumptions
+    std::uint64_t instances = 0;     // parallel instances run
+    std::uint64_t resumptions = 0;   // serial stage resumptions
     std::uint64_t preemptions = 0;
-    std::uint64_t blocked = 0;      // a serial stage suspended on an empty or full queue
+    std::uint64_t blocked = 0;   // a serial stage suspended on an empty or full queue
     bool cancelled = false;
 };
 
@@ -382,4 +383,4 @@ std::vector<bool> unbounded_queues(const program& g, const run_options& options,
 // it as the sum of the fills (docs/tracing.md, "Counters").
 std::vector<std::string> counter_names(const program& g);
 
-}  // namespace pipescope::graph
+}   // namespace pipescope::graph

@@ -78,9 +78,9 @@ public:
 
 // The three buffer managers of seed 004 §III-B (compared in §V-D).
 enum class buffer_manager : std::uint8_t {
-    per_queue,        // each queue owns a pool of its capacity (the default)
-    malloc,           // "dynamic memory": malloc and free for every packet
-    packet_stealing,  // pools per packet size shared by all queues, partitioned across workers
+    per_queue,         // each queue owns a pool of its capacity (the default)
+    malloc,            // "dynamic memory": malloc and free for every packet
+    packet_stealing,   // pools per packet size shared by all queues, partitioned across workers
 };
 const char* buffer_manager_name(buffer_manager m) noexcept;   // "per-queue", "malloc", "packet-stealing"
 // The manager the queues of one run share, for `workers` workers; nullptr for per_queue (each
@@ -123,10 +123,10 @@ public:
     void release(std::byte* packet, std::size_t bytes, int worker) noexcept override;
 
     struct counters {
-        std::uint64_t steals = 0;            // batches taken from another partition
+        std::uint64_t steals = 0;   // batches taken from another partition
         std::uint64_t packets_stolen = 0;
-        std::uint64_t failed_rounds = 0;     // a round of stealing that found nothing
-        std::uint64_t packets_grown = 0;     // malloc'ed after such a round
+        std::uint64_t failed_rounds = 0;   // a round of stealing that found nothing
+        std::uint64_t packets_grown = 0;   // malloc'ed after such a round
     };
     counters stats() const noexcept;
     unsigned partitions() const noexcept { return partitions_; }
@@ -142,22 +142,22 @@ private:
 
     unsigned partitions_;
     std::size_t steal_batch_, grow_batch_;
-    std::mutex pools_mutex_;                        // adding pools; lookups walk the list lock-free
-    std::vector<std::unique_ptr<pool>> pools_;      // owns them; guarded by pools_mutex_
-    std::atomic<pool*> head_{nullptr};              // newest pool; each links to the one before
+    std::mutex pools_mutex_;                     // adding pools; lookups walk the list lock-free
+    std::vector<std::unique_ptr<pool>> pools_;   // owns them; guarded by pools_mutex_
+    std::atomic<pool*> head_{nullptr};           // newest pool; each links to the one before
     std::atomic<std::uint64_t> steals_{0}, packets_stolen_{0}, failed_rounds_{0}, packets_grown_{0};
 };
 
 enum class reserve_status {
-    reserved,       // the window is yours until you commit it
-    full,           // push: not enough free packets; retry after space_version() moves
-    empty,          // pop: not enough committed data (or peek data) yet; retry after data_version() moves
-    end_of_stream,  // pop: every producer closed and every element has been handed out
+    reserved,        // the window is yours until you commit it
+    full,            // push: not enough free packets; retry after space_version() moves
+    empty,           // pop: not enough committed data (or peek data) yet; retry after data_version() moves
+    end_of_stream,   // pop: every producer closed and every element has been handed out
 };
 
 enum class queue_signal {
-    data,   // data became visible to consumers, or end of stream was reached
-    space,  // packets went back to the free pool
+    data,    // data became visible to consumers, or end of stream was reached
+    space,   // packets went back to the free pool
 };
 
 // Packets in use summed over several queues (a whole graph's footprint, seed 004 Table III). Each
@@ -172,8 +172,12 @@ public:
     std::uint64_t add(std::int64_t packets_delta, std::int64_t bytes_delta) noexcept;
     static std::int64_t packets_of(std::uint64_t sums) noexcept { return static_cast<std::int64_t>(sums >> byte_bits); }
     static std::int64_t bytes_of(std::uint64_t sums) noexcept { return static_cast<std::int64_t>(sums & byte_mask); }
-    std::int64_t packets() const noexcept { return static_cast<std::int64_t>(now_.load(std::memory_order_acquire) >> byte_bits); }
-    std::int64_t bytes() const noexcept { return static_cast<std::int64_t>(now_.load(std::memory_order_acquire) & byte_mask); }
+    std::int64_t packets() const noexcept {
+        return static_cast<std::int64_t>(now_.load(std::memory_order_acquire) >> byte_bits);
+    }
+    std::int64_t bytes() const noexcept {
+        return static_cast<std::int64_t>(now_.load(std::memory_order_acquire) & byte_mask);
+    }
     std::int64_t peak_packets() const noexcept { return peak_packets_.load(std::memory_order_acquire); }
     std::int64_t peak_bytes() const noexcept { return peak_bytes_.load(std::memory_order_acquire); }
 
@@ -189,8 +193,8 @@ private:
 // peaks included, is recorded by the thread that made it; the footprint is their sum). Operations
 // that take one fill it in when given a pointer; nullptr costs nothing.
 struct queue_change {
-    std::int64_t packets = 0;            // change of this queue's packets in use (0: unchanged)
-    std::size_t in_use = 0;              // this queue's packets in use after it (set when packets != 0)
+    std::int64_t packets = 0;   // change of this queue's packets in use (0: unchanged)
+    std::size_t in_use = 0;     // this queue's packets in use after it (set when packets != 0)
 };
 
 struct queue_config {
@@ -204,7 +208,7 @@ struct queue_config {
     // without backpressure (task-stealing, breadth-first: seed 004 §IV-A/B) and GRAMPS' backward
     // queues of a cycle (seed 004 §III-A) use it; footprint is then whatever the schedule makes it.
     bool unbounded = false;
-    std::size_t producers = 1;          // close() calls that end the stream
+    std::size_t producers = 1;   // close() calls that end the stream
     // Called after data or space appeared, outside the lock, possibly from several threads at once.
     // Must not destroy the queue.
     std::function<void(const packet_queue&, queue_signal)> on_signal = {};
@@ -218,10 +222,10 @@ struct queue_config {
 // published, or held by consumers until released.
 struct queue_stats {
     std::size_t packets_in_use = 0, peak_packets_in_use = 0;
-    std::size_t elements_queued = 0, peak_elements_queued = 0;  // published, not yet released
-    std::size_t bytes_in_use = 0, peak_bytes_in_use = 0;        // packets_in_use × packet bytes
-    std::uint64_t elements_pushed = 0, packets_pushed = 0;      // published to consumers
-    std::uint64_t elements_popped = 0, packets_popped = 0;      // committed by consumers
+    std::size_t elements_queued = 0, peak_elements_queued = 0;   // published, not yet released
+    std::size_t bytes_in_use = 0, peak_bytes_in_use = 0;         // packets_in_use × packet bytes
+    std::uint64_t elements_pushed = 0, packets_pushed = 0;       // published to consumers
+    std::uint64_t elements_popped = 0, packets_popped = 0;       // committed by consumers
 };
 
 namespace detail {
@@ -230,12 +234,12 @@ class window_base {
 public:
     explicit operator bool() const noexcept { return status_ == reserve_status::reserved; }
     reserve_status status() const noexcept { return status_; }
-    std::uint64_t ticket() const noexcept { return ticket_; }  // order of this reservation on its side
+    std::uint64_t ticket() const noexcept { return ticket_; }   // order of this reservation on its side
     std::size_t packets() const noexcept { return packets_.size(); }
     const packet_queue* source() const noexcept { return queue_; }   // the queue it was reserved from
 
 protected:
-    template <class T, class Byte>  // Byte: std::byte, or const std::byte with a const T
+    template <class T, class Byte>   // Byte: std::byte, or const std::byte with a const T
     T& typed(Byte* p) const {
         static_assert(std::is_trivially_copyable_v<T>, "queue elements are raw bytes: T must be trivially copyable");
         check_type(sizeof(T), alignof(T));
@@ -251,16 +255,18 @@ protected:
     std::uint64_t refusals_ = 0;   // the queue's refusals on this side when the window was reserved
     packet_list packets_;
 };
-}  // namespace detail
+}   // namespace detail
 
 // A producer's reservation: packets() whole packets, all writable.
 class push_window : public detail::window_base {
 public:
-    std::size_t capacity() const noexcept;  // elements
+    std::size_t capacity() const noexcept;   // elements
     std::span<std::byte> element(std::size_t i) const;
     std::span<std::byte> packet_bytes(std::size_t p) const;   // packet p's memory, all N elements
     template <class T>
-    T& at(std::size_t i) const { return typed<T>(element(i).data()); }
+    T& at(std::size_t i) const {
+        return typed<T>(element(i).data());
+    }
 };
 
 // A consumer's reservation: size() elements to read and consume, then peek_size() elements after
@@ -272,17 +278,21 @@ public:
     std::size_t packet_size(std::size_t p) const;
     std::span<const std::byte> packet_bytes(std::size_t p) const;   // packet p's elements, packet_size(p) of them
     std::span<const std::byte> element(std::size_t i) const;
-    std::span<const std::byte> peek_element(std::size_t j) const;  // the j-th element after the window
+    std::span<const std::byte> peek_element(std::size_t j) const;   // the j-th element after the window
     template <class T>
-    const T& at(std::size_t i) const { return typed<const T>(element(i).data()); }
+    const T& at(std::size_t i) const {
+        return typed<const T>(element(i).data());
+    }
     template <class T>
-    const T& peek(std::size_t j) const { return typed<const T>(peek_element(j).data()); }
+    const T& peek(std::size_t j) const {
+        return typed<const T>(peek_element(j).data());
+    }
 
 private:
     friend class packet_queue;
     std::span<const std::byte> locate(const detail::packet_list& refs, std::size_t i) const;
     std::size_t size_ = 0, peek_size_ = 0, peek_requested_ = 0;
-    detail::packet_list peek_packets_;  // published packets after the window
+    detail::packet_list peek_packets_;   // published packets after the window
 };
 
 class packet_queue {
@@ -395,17 +405,17 @@ private:
     // (written under the lock, read lock-free by every scheduler that polls readiness).
     queue_config config_;
     std::size_t packet_bytes_;
-    std::shared_ptr<packet_allocator> allocator_;     // config_.allocator, or the queue's own pool
+    std::shared_ptr<packet_allocator> allocator_;   // config_.allocator, or the queue's own pool
 
     alignas(64) mutable pipescope::detail::spin_mutex mutex_;   // short bookkeeping only: spins before it parks
-    detail::ring<detail::packet_ref> ready_;           // published, not yet reserved by a consumer
+    detail::ring<detail::packet_ref> ready_;                    // published, not yet reserved by a consumer
     std::size_t ready_elements_ = 0;
-    detail::ring<pending> push_open_, pop_open_;       // front has ticket push_base_ / pop_base_
+    detail::ring<pending> push_open_, pop_open_;   // front has ticket push_base_ / pop_base_
     std::uint64_t push_base_ = 0, pop_base_ = 0;
-    std::size_t push_outstanding_ = 0;                 // push reservations not yet committed
+    std::size_t push_outstanding_ = 0;   // push reservations not yet committed
     std::size_t open_producers_;
     queue_stats stats_;
-    std::size_t waiting_commits_ = 0;                  // committed push windows not yet published
+    std::size_t waiting_commits_ = 0;                      // committed push windows not yet published
     std::uint64_t push_refusals_ = 0, pop_refusals_ = 0;   // `full` / `empty` answers so far
 
     // Written only under the lock (so a plain store, not a locked add, and none when the value did
@@ -417,4 +427,4 @@ private:
     // (sizeof is a multiple of 64: nothing allocated after the queue shares the hints' line.)
 };
 
-}  // namespace pipescope::graph
+}   // namespace pipescope::graph

@@ -268,7 +268,7 @@ private:
 
 std::unique_ptr<graph_policy> make(policy_params&, std::uint64_t) { return std::make_unique<breadth_first_scheduler>(); }
 
-}  // namespace
+}   // namespace
 
 extern const policy_entry breadth_first_policy{
     "breadth-first",
@@ -276,4 +276,4 @@ extern const policy_entry breadth_first_policy{
     "stages; cycles restart from the top; unbounded queues",
     "", make};
 
-}  // namespace pipescope::graph::detail
+}   // namespace pipescope::graph::detail

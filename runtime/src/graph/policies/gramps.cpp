@@ -72,12 +72,12 @@ private:
 struct alignas(64) stage_plan {
     stage_id id = 0;
     bool parallel = false;
-    bool fifo = false;                          // on an ordered chain: FIFO dequeues
-    queue_id input = 0;                         // parallel: its input queue
-    std::atomic<std::uint64_t> announced{0};    // parallel: input packets turned into tasks so far
-    std::atomic<std::uint64_t> stalled{never};  // parallel: input data_version when a step found no packet
-    std::atomic<bool> has_task{false};          // serial: its instance task exists (queued or running)
-    std::atomic<std::uint64_t> enqueued{0};     // serial: instance tasks made so far
+    bool fifo = false;                           // on an ordered chain: FIFO dequeues
+    queue_id input = 0;                          // parallel: its input queue
+    std::atomic<std::uint64_t> announced{0};     // parallel: input packets turned into tasks so far
+    std::atomic<std::uint64_t> stalled{never};   // parallel: input data_version when a step found no packet
+    std::atomic<bool> has_task{false};           // serial: its instance task exists (queued or running)
+    std::atomic<std::uint64_t> enqueued{0};      // serial: instance tasks made so far
 };
 
 struct alignas(64) worker_queues {
@@ -154,10 +154,8 @@ private:
         const unsigned w = me();
         if (sig == queue_signal::data) {
             const std::size_t r = consumer_rank_[q];
-            if (plans_[r].parallel)
-                announce(e, r, w);
-            else
-                wake_serial(e, r, w);
+            if (plans_[r].parallel) announce(e, r, w);
+            else wake_serial(e, r, w);
             return;
         }
         for (stage_id p : producers_[q])
@@ -207,14 +205,13 @@ private:
                 if (!p.parallel) p.has_task.store(false, std::memory_order_seq_cst);
                 return res.progressed;
             case step_status::preempted:   // §III-A: "after preemption we re-enqueue the task"
-            case step_status::busy:
-                tasks(w, r).push(task);
-                return res.progressed;
+            case step_status::busy: tasks(w, r).push(task); return res.progressed;
             case step_status::ran:
                 if (p.parallel) {
                     // Usually `never` already: a store would take the line from the other workers
                     // reading it in ready() on every dequeue.
-                    if (p.stalled.load(std::memory_order_relaxed) != never) p.stalled.store(never, std::memory_order_release);
+                    if (p.stalled.load(std::memory_order_relaxed) != never)
+                        p.stalled.store(never, std::memory_order_release);
                     return true;
                 }
                 [[fallthrough]];
@@ -293,8 +290,8 @@ private:
     std::size_t preempt_;
     buffer_manager buffers_;
     unsigned workers_ = 1;
-    std::vector<stage_plan> plans_;               // by rank
-    std::vector<std::size_t> rank_;               // by stage id
+    std::vector<stage_plan> plans_;                  // by rank
+    std::vector<std::size_t> rank_;                  // by stage id
     std::vector<std::vector<stage_id>> producers_;   // by queue id
     std::vector<std::size_t> consumer_rank_;         // by queue id
     std::vector<worker_queues> workers_queues_;
@@ -309,7 +306,7 @@ std::unique_ptr<graph_policy> make(policy_params& params, std::uint64_t) {
     return std::make_unique<gramps_scheduler>(preempt, m);
 }
 
-}  // namespace
+}   // namespace
 
 extern const policy_entry gramps_policy{
     "gramps",
@@ -319,4 +316,4 @@ extern const policy_entry gramps_policy{
     "buffers=packet-stealing: buffer manager, packet-stealing | per-queue | malloc (seed 004 §III-B)",
     make};
 
-}  // namespace pipescope::graph::detail
+}   // namespace pipescope::graph::detail

@@ -156,7 +156,7 @@ private:
     std::vector<std::vector<stage_id>> adjacent_;
 };
 
-}  // namespace
+}   // namespace
 
 std::vector<unsigned> balance_stages(const std::vector<double>& costs, unsigned workers) {
     if (costs.empty()) throw std::invalid_argument("partition: no stages");
@@ -184,8 +184,9 @@ std::vector<unsigned> partition_stages(const std::vector<double>& costs, const s
     if (!(imbalance >= 0)) throw std::invalid_argument("partition: the imbalance must be >= 0");
     for (const stage_edge& e : edges)
         if (e.producer >= costs.size() || e.consumer >= costs.size())
-            throw std::invalid_argument("partition: an edge names stage " + std::to_string(std::max(e.producer, e.consumer)) +
-                                        ", but there are " + std::to_string(costs.size()) + " stages");
+            throw std::invalid_argument("partition: an edge names stage " +
+                                        std::to_string(std::max(e.producer, e.consumer)) + ", but there are " +
+                                        std::to_string(costs.size()) + " stages");
     // 1. Longest processing time first.
     std::vector<unsigned> where = balance_stages(costs, workers);
     const std::vector<double> cost = effective_costs(costs);
@@ -232,7 +233,7 @@ std::string stage_list(const std::vector<std::string>& names) {
     return out;
 }
 
-}  // namespace
+}   // namespace
 
 std::vector<double> profile_stage_costs(const std::string& path, const program& g) {
     const std::string where = "profile '" + path + "'";
@@ -272,17 +273,19 @@ std::vector<double> profile_stage_costs(const std::string& path, const program& 
         if (ti == trace::no_index) continue;
         for (const trace::slice& sl : m.tracks[ti].slices) {
             const std::string& name = m.str(sl.name);
-            if (!name.starts_with(trace::vocab::stage_prefix)) continue;   // a node slice is "stage j"; the rest is scheduling
+            if (!name.starts_with(trace::vocab::stage_prefix))
+                continue;   // a node slice is "stage j"; the rest is scheduling
             std::uint64_t stage = 0;
             if (auto v = m.uint_arg(sl, trace::vocab::arg_key::stage)) {
                 stage = *v;
             } else {
-                const auto r = std::from_chars(name.data() + trace::vocab::stage_prefix.size(), name.data() + name.size(), stage);
+                const auto r =
+                    std::from_chars(name.data() + trace::vocab::stage_prefix.size(), name.data() + name.size(), stage);
                 if (r.ec != std::errc{}) continue;
             }
             if (stage >= names.size())
-                throw std::invalid_argument(where + " records a node of stage " + std::to_string(stage) + ", but the program has " +
-                                            std::to_string(names.size()) + " stages");
+                throw std::invalid_argument(where + " records a node of stage " + std::to_string(stage) +
+                                            ", but the program has " + std::to_string(names.size()) + " stages");
             cost[stage] += static_cast<double>(sl.duration());
             ++slices;
         }
@@ -293,4 +296,4 @@ std::vector<double> profile_stage_costs(const std::string& path, const program& 
     return cost;
 }
 
-}  // namespace pipescope::graph::detail
+}   // namespace pipescope::graph::detail

@@ -66,4 +66,4 @@ std::vector<double> profile_stage_costs(const std::string& path, const program& 
 // std::invalid_argument naming the entry that is not a number.
 std::vector<double> parse_stage_costs(const std::string& text);
 
-}  // namespace pipescope::graph::detail
+}   // namespace pipescope::graph::detail

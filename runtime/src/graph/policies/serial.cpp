@@ -29,10 +29,10 @@ public:
 
 std::unique_ptr<graph_policy> make(policy_params&, std::uint64_t) { return std::make_unique<serial_scheduler>(); }
 
-}  // namespace
+}   // namespace
 
 extern const policy_entry serial_policy{
     "graph-serial", "one worker steps the stages, furthest downstream first (a baseline; bounded queues, no preemption)", "",
     make};
 
-}  // namespace pipescope::graph::detail
+}   // namespace pipescope::graph::detail

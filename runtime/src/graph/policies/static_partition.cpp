@@ -95,7 +95,8 @@ std::unique_ptr<graph_policy> make(policy_params& params, std::uint64_t) {
     std::optional<std::string> profile = params.take_string("profile");
     std::optional<std::string> costs_text = params.take_string("costs");
     if (profile && costs_text)
-        throw std::invalid_argument("graph policy 'static': give profile= or costs=, not both (the profile measures the costs)");
+        throw std::invalid_argument(
+            "graph policy 'static': give profile= or costs=, not both (the profile measures the costs)");
     std::optional<std::vector<double>> costs;
     if (costs_text) {
         try {
@@ -107,7 +108,7 @@ std::unique_ptr<graph_policy> make(policy_params& params, std::uint64_t) {
     return std::make_unique<static_scheduler>(std::move(profile), std::move(costs), costs_text.value_or(""));
 }
 
-}  // namespace
+}   // namespace
 
 extern const policy_entry static_policy{
     "static",
@@ -117,4 +118,4 @@ extern const policy_entry static_policy{
     "costs=: without profile, one cost per stage, comma-separated (default: equal costs)",
     make};
 
-}  // namespace pipescope::graph::detail
+}   // namespace pipescope::graph::detail

@@ -176,7 +176,7 @@ std::unique_ptr<graph_policy> make(policy_params&, std::uint64_t seed) {
     return std::make_unique<task_stealing_scheduler>(seed);
 }
 
-}  // namespace
+}   // namespace
 
 extern const policy_entry task_stealing_policy{
     "task-stealing",
@@ -184,4 +184,4 @@ extern const policy_entry task_stealing_policy{
     "unbounded queues, serial stages preempted after every output packet",
     "", make};
 
-}  // namespace pipescope::graph::detail
+}   // namespace pipescope::graph::detail

@@ -31,4 +31,4 @@ chrome_json_stats write_chrome_json(const trace_model& m, const std::filesystem:
 std::int64_t chrome_pid(const trace_model& m, std::uint32_t track);
 std::int64_t chrome_tid(const trace_model& m, std::uint32_t track);
 
-}  // namespace pipescope::trace
+}   // namespace pipescope::trace

@@ -105,4 +105,4 @@ private:
     std::optional<tick_converter> conversion_;
 };
 
-}  // namespace pipescope::trace
+}   // namespace pipescope::trace

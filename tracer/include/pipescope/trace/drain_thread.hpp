@@ -45,4 +45,4 @@ private:
     std::thread thread_;
 };
 
-}  // namespace pipescope::trace
+}   // namespace pipescope::trace

@@ -36,44 +36,44 @@ enum class event_kind : std::uint8_t {
     counter,             // counter id           value                  -                      -
     dropped,             // events lost before this one                 -                      -
     // The tbb policy (construct-and-run tokens, seed 000 §2.3): counters carry their own values.
-    token_acquire,       // iteration            N (token limit)        tokens in flight       -
-    token_release,       // iteration            N (token limit)        tokens in flight       -
-    buffer_put,          // iteration            stage (serial filter)  items in its buffer    -
-    buffer_take,         // iteration            stage (serial filter)  items in its buffer    -
+    token_acquire,   // iteration            N (token limit)        tokens in flight       -
+    token_release,   // iteration            N (token limit)        tokens in flight       -
+    buffer_put,      // iteration            stage (serial filter)  items in its buffer    -
+    buffer_take,     // iteration            stage (serial filter)  items in its buffer    -
     // The piper-earliest policy (seed 003 §4): its suspended list, and where it resumed from.
-    suspended_iterations, // suspended iterations (after the change)    -                      -
-    earliest_resume,     // iteration            suspended iterations   earliest_point         slot
+    suspended_iterations,   // suspended iterations (after the change)    -                      -
+    earliest_resume,        // iteration            suspended iterations   earliest_point         slot
     // The bind-to-stage policy (seed 000 §2.1, §3.1): stage threads that are not scheduler workers,
     // bounded queues between stages, reorder buffers of serial_in_order stages.
-    thread_name,         // stage                thread in the stage    stage_kind             -
-    queue_put,           // iteration            queue (= its stage j)  fill after the put     -
-    queue_take,          // iteration            queue (= its stage j)  fill after the take    -
-    blocked_begin,       // queue (= stage j)    -                      blocked_on             -
-    blocked_end,         // queue (= stage j)    -                      blocked_on             -
-    reorder_buffer,      // stage                items in its reorder buffer (after the change) -
+    thread_name,      // stage                thread in the stage    stage_kind             -
+    queue_put,        // iteration            queue (= its stage j)  fill after the put     -
+    queue_take,       // iteration            queue (= its stage j)  fill after the take    -
+    blocked_begin,    // queue (= stage j)    -                      blocked_on             -
+    blocked_end,      // queue (= stage j)    -                      blocked_on             -
+    reorder_buffer,   // stage                items in its reorder buffer (after the change) -
     // Every policy: how a loop stopped early (seed-independent; docs/runtime.md, "Errors").
-    stage_exception,     // iteration            stage                  -                      -
-    loop_cancelled,      // iterations started   -                      -                      -
+    stage_exception,   // iteration            stage                  -                      -
+    loop_cancelled,    // iterations started   -                      -                      -
     // Stage graphs (seed 004 GRAMPS, seed 002 DANBI): node_begin/end carry (instance, stage) there;
     // queue fills and the footprint are `counter` records (graph::counter_names()).
-    graph_reserve,       // queue                packets asked          graph_op flags         stage
-    graph_commit,        // queue                elements               graph_op flags         stage
-    graph_blocked,       // stage                queue                  graph_wait             -
-    graph_preempted,     // stage                output packets since resumed                  -
-    graph_stage_done,    // stage                -                      -                      -
+    graph_reserve,      // queue                packets asked          graph_op flags         stage
+    graph_commit,       // queue                elements               graph_op flags         stage
+    graph_blocked,      // stage                queue                  graph_wait             -
+    graph_preempted,    // stage                output packets since resumed                  -
+    graph_stage_done,   // stage                -                      -                      -
     // Folded node runs (docs/tracing.md, "Detail levels"): a node_begin opens a run of consecutive
     // nodes one worker ran with nothing of scheduling interest between them; node_fold_end closes it
     // (instead of a node_end). Pipelines: the run covers stages [the begin's stage, last stage] of one
     // iteration, one node per stage. Graphs: `nodes` instances of one stage, the begin's instance first.
-    node_fold_end,       // iteration (graphs: last instance)  last stage  nodes in the run  -
+    node_fold_end,   // iteration (graphs: last instance)  last stage  nodes in the run  -
     // trace_detail::automatic decided to fold (c = 1) or to keep node slices (c = 0) for a stage
     // (pipelines: every stage of the loop, a = all_stages) from here on, having measured b.
-    detail_decision,     // stage                mean node duration (ns)  folded (0/1)        nodes measured (saturated)
+    detail_decision,   // stage                mean node duration (ns)  folded (0/1)        nodes measured (saturated)
     // pipescope::annotate (annotate.hpp; docs/tracing.md, "User annotations"): a key/value for the
     // innermost slice open on the recording thread's track (the node it runs), written with that
     // slice's END. The key is a pointer to a NUL-terminated string of static storage duration.
-    annotation,          // key (const char*)    value (bits)           annotation_value       -
-    count_               // number of kinds
+    annotation,   // key (const char*)    value (bits)           annotation_value       -
+    count_        // number of kinds
 };
 
 // node_begin's c: bit 0 = entered through stage_wait (the node has a cross edge), bit 1 = the
@@ -113,4 +113,4 @@ struct event_record {
 };
 static_assert(sizeof(event_record) == 32, "records are written by plain stores; keep them one half cache line");
 
-}  // namespace pipescope::trace
+}   // namespace pipescope::trace

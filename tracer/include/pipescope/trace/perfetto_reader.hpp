@@ -99,21 +99,21 @@ struct decoded_arg {
 struct decoded_track {
     std::uint64_t offset = 0;   // of the packet
     std::uint64_t uuid = 0, parent = 0;
-    std::uint32_t name = 0;     // string index: track name, thread name or process name
+    std::uint32_t name = 0;   // string index: track name, thread name or process name
     std::int64_t pid = 0, tid = 0;
     bool is_process = false, is_thread = false, is_counter = false;
 };
 
 struct decoded_event {
-    std::uint64_t offset = 0;        // of the packet (in the decompressed data if compressed)
-    std::uint64_t outer_offset = 0;  // of the compressed packet holding it, if compressed
+    std::uint64_t offset = 0;         // of the packet (in the decompressed data if compressed)
+    std::uint64_t outer_offset = 0;   // of the compressed packet holding it, if compressed
     bool compressed = false;
-    std::uint64_t position = 0;      // ordinal of the event in the file (0, 1, 2, ...)
+    std::uint64_t position = 0;   // ordinal of the event in the file (0, 1, 2, ...)
     std::uint64_t ts = 0, seq = 0, flags = 0;
     bool has_ts = false, has_seq = false;
-    std::uint64_t type = 0;          // 1 begin, 2 end, 3 instant, 4 counter
-    std::uint64_t track = 0;         // explicit, from the sequence's defaults, or 0 (global track)
-    std::uint32_t name = 0;          // string index (0: no name)
+    std::uint64_t type = 0;    // 1 begin, 2 end, 3 instant, 4 counter
+    std::uint64_t track = 0;   // explicit, from the sequence's defaults, or 0 (global track)
+    std::uint32_t name = 0;    // string index (0: no name)
     std::vector<std::uint32_t> categories;
     std::vector<decoded_arg> args;
     std::vector<std::uint64_t> flows, terminating;
@@ -157,7 +157,7 @@ bool sanitize_utf8(std::string_view in, std::string& out, std::size_t* bad_at = 
 struct track_info {
     std::uint64_t uuid = 0;
     std::uint64_t parent = 0;
-    std::string name;         // track name, thread name or process name
+    std::string name;   // track name, thread name or process name
     std::int64_t pid = 0, tid = 0;
     bool is_process = false, is_thread = false, is_counter = false;
 };
@@ -166,16 +166,16 @@ struct track_event {
     std::uint64_t offset = 0;   // of the packet in the file (in the decompressed data if compressed)
     std::uint64_t ts = 0, seq = 0, flags = 0;
     bool has_ts = false, has_seq = false;
-    std::uint64_t type = 0;     // 1 begin, 2 end, 3 instant, 4 counter
+    std::uint64_t type = 0;   // 1 begin, 2 end, 3 instant, 4 counter
     std::uint64_t track = 0;
     std::string name;
     std::vector<std::string> categories;
     std::vector<std::uint64_t> flows, terminating;
-    std::map<std::string, std::uint64_t> args;       // uint, int (two's complement) and bool annotations
-    std::map<std::string, double> double_args;       // double annotations
-    std::map<std::string, std::string> str_args;     // string annotations
-    std::int64_t counter_value = 0;                  // integer counter value (double ones: truncated)
-    double double_counter_value = 0;                 // the counter value as a double, either way
+    std::map<std::string, std::uint64_t> args;     // uint, int (two's complement) and bool annotations
+    std::map<std::string, double> double_args;     // double annotations
+    std::map<std::string, std::string> str_args;   // string annotations
+    std::int64_t counter_value = 0;                // integer counter value (double ones: truncated)
+    double double_counter_value = 0;               // the counter value as a double, either way
 };
 
 struct perfetto_file {
@@ -190,8 +190,8 @@ perfetto_file read_perfetto(std::string_view bytes, const read_options& options 
 // What `pipescope validate` prints: counts, whether the slices of every track nest and close, and
 // how many pipescope runs began ("run" instants) and how many were finished ("run summary").
 struct perfetto_summary {
-    std::uint64_t packets = 0, tracks = 0, slices = 0, open_slices = 0, unmatched_ends = 0, instants = 0,
-                  flows = 0, counter_values = 0, runs = 0, run_summaries = 0;
+    std::uint64_t packets = 0, tracks = 0, slices = 0, open_slices = 0, unmatched_ends = 0, instants = 0, flows = 0,
+                  counter_values = 0, runs = 0, run_summaries = 0;
     std::uint64_t folded_slices = 0;     // slices of folded node runs ("stage 3–40", "stage 2 ×17")
     std::vector<std::string> problems;   // as perfetto_file::problems
 };
@@ -200,4 +200,4 @@ perfetto_summary summarize(const perfetto_file& f);
 // file of tens of millions of events is validated in a few hundred MB.
 perfetto_summary summarize_perfetto(std::string_view bytes, const read_options& options = {});
 
-}  // namespace pipescope::trace
+}   // namespace pipescope::trace

@@ -45,9 +45,9 @@
 namespace pipescope::trace {
 
 struct run_info {
-    std::string name = {};               // "workload · policy · P=n"
+    std::string name = {};   // "workload · policy · P=n"
     unsigned workers = 0;
-    std::string metadata_json = {};      // the "metadata" annotation of the run's "run" instant
+    std::string metadata_json = {};           // the "metadata" annotation of the run's "run" instant
     std::vector<std::string> counters = {};   // names of the counter tracks `counter` records refer to by index
     // Names of the stages by number (may be shorter than the program or empty): node slices of stage
     // j are "stage j · stage_names[j]" (vocab::stage_name_infix) instead of "stage j".
@@ -65,24 +65,24 @@ struct writer_options {
 
 // What was written, summed over all runs (a run's own figures go into its "run summary").
 struct perfetto_write_stats {
-    std::uint64_t packets = 0;              // TrackEvent and descriptor packets (before compression)
-    std::uint64_t slices = 0;               // SLICE_BEGINs written
+    std::uint64_t packets = 0;   // TrackEvent and descriptor packets (before compression)
+    std::uint64_t slices = 0;    // SLICE_BEGINs written
     std::uint64_t instants = 0;
-    std::uint64_t flows = 0;                // flows whose both ends were written
+    std::uint64_t flows = 0;   // flows whose both ends were written
     std::uint64_t counter_values = 0;
-    std::uint64_t records = 0;              // event_records converted
-    std::uint64_t unmatched_ends = 0;       // END records whose kind had no open slice: dropped
-    std::uint64_t closed_at_end = 0;        // slices still open at a worker's last record: closed there
-    std::uint64_t closed_early = 0;         // slices closed because an END for an outer slice arrived
-    std::uint64_t closed_at_loss = 0;       // slices open when events were lost: closed at the loss marker
-    std::uint64_t dropped_events = 0;       // sum of `dropped` records
-    std::uint64_t folded_runs = 0;          // slices of folded node runs (trace_detail::folded), counted in slices
-    std::uint64_t folded_nodes = 0;         // the nodes they hold
-    std::uint64_t counter_samples = 0;      // counter records converted (counter_values: what was written)
-    std::uint64_t annotations = 0;          // user annotation values written (on their slices' ENDs)
+    std::uint64_t records = 0;                  // event_records converted
+    std::uint64_t unmatched_ends = 0;           // END records whose kind had no open slice: dropped
+    std::uint64_t closed_at_end = 0;            // slices still open at a worker's last record: closed there
+    std::uint64_t closed_early = 0;             // slices closed because an END for an outer slice arrived
+    std::uint64_t closed_at_loss = 0;           // slices open when events were lost: closed at the loss marker
+    std::uint64_t dropped_events = 0;           // sum of `dropped` records
+    std::uint64_t folded_runs = 0;              // slices of folded node runs (trace_detail::folded), counted in slices
+    std::uint64_t folded_nodes = 0;             // the nodes they hold
+    std::uint64_t counter_samples = 0;          // counter records converted (counter_values: what was written)
+    std::uint64_t annotations = 0;              // user annotation values written (on their slices' ENDs)
     std::uint64_t annotations_unattached = 0;   // annotation records with no slice open on their track: ignored
-    std::uint64_t annotations_lost = 0;     // past the bound of pending annotations: counted on their slice
-    std::uint64_t bytes = 0;                // bytes written to the file
+    std::uint64_t annotations_lost = 0;         // past the bound of pending annotations: counted on their slice
+    std::uint64_t bytes = 0;                    // bytes written to the file
 };
 
 class perfetto_writer {
@@ -129,4 +129,4 @@ private:
     perfetto_write_stats stats_;
 };
 
-}  // namespace pipescope::trace
+}   // namespace pipescope::trace

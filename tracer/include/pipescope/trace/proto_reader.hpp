@@ -24,11 +24,11 @@ private:
 
 struct field {
     std::uint32_t number = 0;
-    std::uint8_t wire_type = 0;      // a proto::wire value (kept as read: an unknown one is an error)
-    std::uint64_t value = 0;         // varint, fixed64 or fixed32 payload
-    std::string_view bytes;          // length-delimited payload
-    std::uint64_t offset = 0;        // where the field's tag starts
-    std::uint64_t bytes_offset = 0;  // where a length-delimited payload starts
+    std::uint8_t wire_type = 0;       // a proto::wire value (kept as read: an unknown one is an error)
+    std::uint64_t value = 0;          // varint, fixed64 or fixed32 payload
+    std::string_view bytes;           // length-delimited payload
+    std::uint64_t offset = 0;         // where the field's tag starts
+    std::uint64_t bytes_offset = 0;   // where a length-delimited payload starts
 
     bool is(wire w) const { return wire_type == static_cast<std::uint8_t>(w); }
     std::int64_t as_int() const { return static_cast<std::int64_t>(value); }
@@ -43,10 +43,7 @@ class reader {
 public:
     // `base` is the offset of data[0] in the whole file, so errors name file offsets.
     explicit reader(std::string_view data, std::uint64_t base = 0)
-        : begin_(reinterpret_cast<const std::uint8_t*>(data.data())),
-          p_(begin_),
-          end_(begin_ + data.size()),
-          base_(base) {}
+        : begin_(reinterpret_cast<const std::uint8_t*>(data.data())), p_(begin_), end_(begin_ + data.size()), base_(base) {}
 
     bool done() const { return p_ >= end_; }
     std::uint64_t offset() const { return base_ + static_cast<std::uint64_t>(p_ - begin_); }
@@ -63,8 +60,7 @@ public:
         std::uint64_t key;
         if (p_ < end_ && *p_ < 0x80) [[likely]]
             key = *p_++;
-        else
-            key = varint_slow("field tag");
+        else key = varint_slow("field tag");
         f.number = static_cast<std::uint32_t>(key >> 3);
         f.wire_type = static_cast<std::uint8_t>(key & 7);
         if (f.number == 0) [[unlikely]]
@@ -73,8 +69,7 @@ public:
             case wire::varint:
                 if (p_ < end_ && *p_ < 0x80) [[likely]]
                     f.value = *p_++;
-                else
-                    f.value = varint_multi("varint value");
+                else f.value = varint_multi("varint value");
                 break;
             case wire::i64: f.value = fixed(8); break;
             case wire::i32: f.value = fixed(4); break;
@@ -83,8 +78,7 @@ public:
                 std::uint64_t len;
                 if (p_ < end_ && *p_ < 0x80) [[likely]]
                     len = *p_++;
-                else
-                    len = varint_slow("length");
+                else len = varint_slow("length");
                 if (len > static_cast<std::uint64_t>(end_ - p_)) [[unlikely]]
                     throw_length(at, len);
                 f.bytes_offset = offset();
@@ -162,4 +156,4 @@ private:
     std::uint64_t base_;
 };
 
-}  // namespace pipescope::trace::proto
+}   // namespace pipescope::trace::proto

@@ -7,4 +7,4 @@ namespace pipescope::trace::proto {
 
 enum class wire : std::uint8_t { varint = 0, i64 = 1, len = 2, i32 = 5 };
 
-}  // namespace pipescope::trace::proto
+}   // namespace pipescope::trace::proto

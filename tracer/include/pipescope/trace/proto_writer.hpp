@@ -100,4 +100,4 @@ private:
     std::size_t at_;
 };
 
-}  // namespace pipescope::trace::proto
+}   // namespace pipescope::trace::proto

@@ -43,8 +43,8 @@ std::string_view to_string(trace_detail d) noexcept;   // "nodes", "folded", "au
 std::optional<trace_detail> parse_trace_detail(std::string_view s) noexcept;
 
 struct chunk {
-    unsigned writer = 0;            // which event_buffer filled it
-    std::size_t used = 0;           // records in use
+    unsigned writer = 0;    // which event_buffer filled it
+    std::size_t used = 0;   // records in use
     std::unique_ptr<event_record[]> records;
 };
 
@@ -58,8 +58,8 @@ public:
         record_at(now_ticks(), kind, a, b, c, d);
     }
     // With a timestamp the caller already has (two events of one instant share one clock read).
-    void record_at(std::uint64_t ticks, event_kind kind, std::uint64_t a = 0, std::uint64_t b = 0,
-                   std::uint32_t c = 0, std::uint16_t d = 0) noexcept {
+    void record_at(std::uint64_t ticks, event_kind kind, std::uint64_t a = 0, std::uint64_t b = 0, std::uint32_t c = 0,
+                   std::uint16_t d = 0) noexcept {
         if (pos_ == end_) [[unlikely]] {
             if (!refill()) {
                 ++dropped_;
@@ -88,7 +88,7 @@ private:
     chunk* current_ = nullptr;
     event_record* pos_ = nullptr;
     event_record* end_ = nullptr;
-    std::uint64_t dropped_ = 0;         // lost since the last `dropped` record
+    std::uint64_t dropped_ = 0;   // lost since the last `dropped` record
     std::uint64_t dropped_total_ = 0;
 };
 
@@ -161,7 +161,7 @@ private:
     std::atomic<std::size_t> free_count_{0};   // free_.size(), readable without the lock
     std::deque<chunk*> full_;
     std::condition_variable backlog_cv_;      // the lazy consumer waits here (under mutex_)
-    std::size_t backlog_wanted_ = SIZE_MAX;  // full chunks that wake it (SIZE_MAX: no one waits)
+    std::size_t backlog_wanted_ = SIZE_MAX;   // full chunks that wake it (SIZE_MAX: no one waits)
     bool consumer_woken_ = false;
     clock_sample start_;
     trace_detail detail_ = trace_detail::automatic;
@@ -169,4 +169,4 @@ private:
     std::uint64_t fold_below_ns_ = default_fold_below_ns;
 };
 
-}  // namespace pipescope::trace
+}   // namespace pipescope::trace

@@ -63,8 +63,8 @@ struct slice {
     string_id name = 0;
     std::uint32_t args_first = 0;
     std::uint16_t args_count = 0;
-    std::uint16_t depth = 0;            // 0 = outermost
-    bool unterminated = false;          // no END before the end of the trace (Perfetto: dur = -1)
+    std::uint16_t depth = 0;     // 0 = outermost
+    bool unterminated = false;   // no END before the end of the trace (Perfetto: dur = -1)
     std::uint64_t duration() const { return end - begin; }
 };
 
@@ -73,7 +73,7 @@ struct instant {
     string_id name = 0;
     std::uint32_t args_first = 0;
     std::uint16_t args_count = 0;
-    std::uint16_t depth = 0;            // number of slices open around it
+    std::uint16_t depth = 0;   // number of slices open around it
 };
 
 struct counter_sample {
@@ -85,20 +85,20 @@ enum class track_kind : std::uint8_t { process, thread, counter, line, other };
 
 struct track {
     std::uint64_t uuid = 0, parent_uuid = 0;
-    std::uint32_t parent = no_index;    // index of the parent track, if described
+    std::uint32_t parent = no_index;   // index of the parent track, if described
     track_kind kind = track_kind::other;
     std::string name;
     std::int64_t pid = 0, tid = 0;
-    std::uint32_t run = no_index;       // the run (process) it belongs to
-    int worker = -1;                    // "worker w" thread tracks of a run
-    int line = -1;                      // "line k" tracks of a run
-    bool described = true;              // false: used by events but never described (or the global track 0)
-    bool derived = false;               // not in the file: built by the model from other tracks (a stage
-                                        // graph's "footprint packets" / "footprint bytes", docs/tracing.md)
-    std::vector<slice> slices;          // sorted by (begin, nesting): parents before children
-    std::vector<instant> instants;      // sorted by ts
+    std::uint32_t run = no_index;           // the run (process) it belongs to
+    int worker = -1;                        // "worker w" thread tracks of a run
+    int line = -1;                          // "line k" tracks of a run
+    bool described = true;                  // false: used by events but never described (or the global track 0)
+    bool derived = false;                   // not in the file: built by the model from other tracks (a stage
+                                            // graph's "footprint packets" / "footprint bytes", docs/tracing.md)
+    std::vector<slice> slices;              // sorted by (begin, nesting): parents before children
+    std::vector<instant> instants;          // sorted by ts
     std::vector<counter_sample> counters;   // sorted by ts
-    std::uint64_t unmatched_ends = 0;   // SLICE_ENDs with no open slice (ignored, like the importer)
+    std::uint64_t unmatched_ends = 0;       // SLICE_ENDs with no open slice (ignored, like the importer)
     std::uint16_t max_depth = 0;
 };
 
@@ -132,13 +132,13 @@ struct flow {
 
 struct dag_node {
     std::uint64_t iteration = 0;
-    std::uint64_t stage = 0;            // the (first) stage
-    std::uint64_t last_stage = 0;       // == stage unless a folded block
+    std::uint64_t stage = 0;        // the (first) stage
+    std::uint64_t last_stage = 0;   // == stage unless a folded block
     std::uint64_t start = 0, end = 0;
-    std::uint32_t nodes = 1;            // nodes it stands for: > 1 for a folded block
+    std::uint32_t nodes = 1;   // nodes it stands for: > 1 for a folded block
     int worker = -1;
-    bool waited = false;                // entered through stage_wait: it has a cross edge
-    event_ref slice;                    // its node slice
+    bool waited = false;   // entered through stage_wait: it has a cross edge
+    event_ref slice;       // its node slice
     bool folded() const { return nodes > 1; }
     bool holds(std::uint64_t s) const { return s >= stage && s <= last_stage; }
 };
@@ -151,17 +151,17 @@ enum class dag_edge_kind : std::uint8_t {
 };
 
 struct dag_edge {
-    std::uint32_t from = 0, to = 0;     // indices into pipeline_dag::nodes
+    std::uint32_t from = 0, to = 0;   // indices into pipeline_dag::nodes
     dag_edge_kind kind = dag_edge_kind::stage;
 };
 
 struct pipeline_dag {
-    std::vector<dag_node> nodes;        // sorted by (iteration, stage)
-    std::vector<dag_edge> edges;        // grouped by target node
-    std::uint64_t K = 0;                // throttle (program.K of the metadata); 0 = unknown
-    std::uint64_t iterations = 0;       // distinct iterations with nodes
-    std::uint64_t node_count = 0;       // nodes, those inside folded blocks included
-    std::uint64_t folded_blocks = 0;    // dag_nodes that are folded blocks (0: every node is its own)
+    std::vector<dag_node> nodes;       // sorted by (iteration, stage)
+    std::vector<dag_edge> edges;       // grouped by target node
+    std::uint64_t K = 0;               // throttle (program.K of the metadata); 0 = unknown
+    std::uint64_t iterations = 0;      // distinct iterations with nodes
+    std::uint64_t node_count = 0;      // nodes, those inside folded blocks included
+    std::uint64_t folded_blocks = 0;   // dag_nodes that are folded blocks (0: every node is its own)
     // The node (i, j) or the folded block holding it, or no_index.
     std::uint32_t find(std::uint64_t iteration, std::uint64_t stage) const;
 };
@@ -173,18 +173,18 @@ struct stage_info {
 
 // A run: one process track (pipescope writes one process per run, "workload · policy · P=n").
 struct run {
-    std::uint32_t track = no_index;     // the process track
+    std::uint32_t track = no_index;   // the process track
     std::int64_t pid = 0;
     std::string name;
-    std::uint64_t declared_workers = 0; // the "workers" annotation of the "run" instant
-    std::string metadata_json;          // the "metadata" annotation, verbatim
-    bool metadata_valid = false;        // it parsed as a JSON object
+    std::uint64_t declared_workers = 0;   // the "workers" annotation of the "run" instant
+    std::string metadata_json;            // the "metadata" annotation, verbatim
+    bool metadata_valid = false;          // it parsed as a JSON object
     std::string workload, policy, program_kind;
-    std::vector<stage_info> stages;     // program.stages
-    std::vector<std::uint32_t> workers; // thread tracks "worker w", indexed by w (no_index if missing), then the
-                                        // run's other thread tracks (bind-to-stage's stage threads) in tid order
-    std::vector<std::uint32_t> lines;   // "line k" tracks, by k (no_index if missing)
-    std::vector<std::uint32_t> tracks;  // every track of the run (the process track first)
+    std::vector<stage_info> stages;       // program.stages
+    std::vector<std::uint32_t> workers;   // thread tracks "worker w", indexed by w (no_index if missing), then the
+                                          // run's other thread tracks (bind-to-stage's stage threads) in tid order
+    std::vector<std::uint32_t> lines;     // "line k" tracks, by k (no_index if missing)
+    std::vector<std::uint32_t> tracks;    // every track of the run (the process track first)
     pipeline_dag dag;
 };
 
@@ -194,7 +194,7 @@ struct trace_model {
     std::vector<track> tracks;          // in order of first description/use
     std::vector<flow> flows;
     std::vector<run> runs;
-    std::vector<std::string> problems;  // each names a byte offset (or, for the DAG, the nodes)
+    std::vector<std::string> problems;   // each names a byte offset (or, for the DAG, the nodes)
     // Read with read_options::stop_at_damage: the decode error that ended the reading early ("byte N:
     // ..."), where it is, where the packet holding it starts (the model holds every packet before
     // that) and the file's size. Empty: the file was read to its end.
@@ -217,7 +217,9 @@ struct trace_model {
     // The same for an annotation of the trace vocabulary.
     std::optional<std::uint64_t> uint_arg(const slice& s, vocab::arg_key k) const { return uint_arg(s, vocab::key(k)); }
     std::optional<std::uint64_t> uint_arg(const instant& i, vocab::arg_key k) const { return uint_arg(i, vocab::key(k)); }
-    std::optional<std::string_view> string_arg(const instant& i, vocab::arg_key k) const { return string_arg(i, vocab::key(k)); }
+    std::optional<std::string_view> string_arg(const instant& i, vocab::arg_key k) const {
+        return string_arg(i, vocab::key(k));
+    }
     // An annotation value as text (numbers in decimal, strings verbatim).
     std::string arg_text(const model_arg& a) const;
 };
@@ -241,4 +243,4 @@ pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<
 const char* to_string(dag_edge_kind k);
 const char* to_string(track_kind k);
 
-}  // namespace pipescope::trace
+}   // namespace pipescope::trace

@@ -56,4 +56,4 @@ graph::queue_shape chain_queue(const chain_shape& shape);
 // know, before the workload spends time on set-up (run_graph_workload checks again, later).
 void reject_unknown_for_graph(const run_request& request, const param_set& params, const std::string& workload);
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

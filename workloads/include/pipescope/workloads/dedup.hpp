@@ -88,7 +88,7 @@ private:
     std::FILE* f_ = nullptr;
 };
 
-byte_vector read_whole_file(const std::string& path);                        // throws naming the path
+byte_vector read_whole_file(const std::string& path);                            // throws naming the path
 void write_file_atomically(const std::string& path, const byte_vector& bytes);   // via path.tmp + rename
 
 // ---- chunking ---------------------------------------------------------------------------------
@@ -104,7 +104,7 @@ std::vector<std::size_t> fine_chunk_ends(const std::uint8_t* data, std::size_t n
 // ---- chunk processing and the archive format --------------------------------------------------
 
 using sha1_digest = std::array<std::uint8_t, 20>;
-sha1_digest sha1_of(const std::uint8_t* data, std::size_t n);        // OpenSSL libcrypto
+sha1_digest sha1_of(const std::uint8_t* data, std::size_t n);   // OpenSSL libcrypto
 byte_vector zlib_compress(const std::uint8_t* data, std::size_t n, int level);
 
 // Archive layout (all integers little-endian):
@@ -124,7 +124,7 @@ public:
     // Returns the new chunk's index (the one duplicates refer to).
     std::uint64_t add_new(const sha1_digest& sha, std::size_t raw_length, const byte_vector& compressed);
     void add_duplicate(std::uint64_t stored_index);   // throws std::logic_error if no such chunk
-    byte_vector finish();   // appends the trailer; the writer is spent afterwards
+    byte_vector finish();                             // appends the trailer; the writer is spent afterwards
 
 private:
     byte_vector out_;
@@ -169,8 +169,7 @@ byte_vector dedup_serial(byte_reader& in, const dedup_config& c, dedup_stats* st
 // The pipeline in either form; `options.policy` selects the schedule. Returns the same bytes as
 // dedup_serial.
 byte_vector dedup_pipeline(scheduler& s, byte_reader& in, const dedup_config& c, dedup_form form,
-                           const pipeline_options& options, pipeline_stats* pstats = nullptr,
-                           dedup_stats* stats = nullptr);
+                           const pipeline_options& options, pipeline_stats* pstats = nullptr, dedup_stats* stats = nullptr);
 
 // The chain graph form (issue 6; chain_graph.hpp), with the same stage functions as the pipeline:
 //   skip    read (serial source) | hash (parallel) | compress (parallel) | write (serial)
@@ -203,7 +202,6 @@ private:
 
 // Runs the chain graph under `options.policy`; returns the same bytes as dedup_serial.
 byte_vector dedup_graph(scheduler& s, byte_reader& in, const dedup_config& c, dedup_form form, const chain_shape& shape,
-                        const graph::run_options& options, graph::run_stats* gstats = nullptr,
-                        dedup_stats* stats = nullptr);
+                        const graph::run_options& options, graph::run_stats* gstats = nullptr, dedup_stats* stats = nullptr);
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

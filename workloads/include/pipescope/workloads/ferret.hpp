@@ -33,9 +33,9 @@ class random_stream {
 public:
     random_stream(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) noexcept;
     std::uint64_t next() noexcept;
-    unsigned below(unsigned n) noexcept;            // uniform in [0, n), n >= 1
-    float unit() noexcept;                          // uniform in [0, 1)
-    float between(float lo, float hi) noexcept;     // uniform in [lo, hi)
+    unsigned below(unsigned n) noexcept;          // uniform in [0, n), n >= 1
+    float unit() noexcept;                        // uniform in [0, 1)
+    float between(float lo, float hi) noexcept;   // uniform in [lo, hi)
 
 private:
     std::uint64_t state_;
@@ -51,7 +51,7 @@ struct image {
 };
 
 struct corpus_config {
-    unsigned side = 48;              // images are side × side pixels
+    unsigned side = 48;   // images are side × side pixels
     unsigned database_images = 200;
     unsigned queries = 50;
     std::uint64_t seed = 1;
@@ -131,14 +131,13 @@ struct match {
 using top_list = std::vector<match>;   // closest first (ties: lower id first)
 
 struct search_config {
-    unsigned regions = 8;      // k of the k-means segmentation
-    unsigned candidates = 32;  // images the index hands to the ranking
-    unsigned top = 10;         // k of the top-k answer
+    unsigned regions = 8;       // k of the k-means segmentation
+    unsigned candidates = 32;   // images the index hands to the ranking
+    unsigned top = 10;          // k of the top-k answer
 };
 
 // Exact distances to the candidates, the `top` closest.
-top_list rank(const lsh_index& index, const signature& query, const std::vector<unsigned>& candidates,
-              unsigned top);
+top_list rank(const lsh_index& index, const signature& query, const std::vector<unsigned>& candidates, unsigned top);
 
 // Everything built once before the measured run: the database images' signatures and the index.
 struct database {
@@ -168,20 +167,20 @@ struct query_work {
     top_list top;
 };
 
-void load_query(const database& db, unsigned q, query_work& w);   // load: generate query image q
-void segment_query(const database& db, query_work& w);            // segment: k-means regions
-void extract_query(query_work& w);                                // extract: features (frees the pixels)
-void query_index(const database& db, query_work& w);              // query: LSH candidates
-void rank_query(const database& db, query_work& w);               // rank: top-k (frees the features)
-void search_query(const database& db, query_work& w);             // the SPS form's middle stage: all four
-void output_query(query_work& w, std::vector<top_list>& results); // output: append, in query order
+void load_query(const database& db, unsigned q, query_work& w);     // load: generate query image q
+void segment_query(const database& db, query_work& w);              // segment: k-means regions
+void extract_query(query_work& w);                                  // extract: features (frees the pixels)
+void query_index(const database& db, query_work& w);                // query: LSH candidates
+void rank_query(const database& db, query_work& w);                 // rank: top-k (frees the features)
+void search_query(const database& db, query_work& w);               // the SPS form's middle stage: all four
+void output_query(query_work& w, std::vector<top_list>& results);   // output: append, in query order
 
 // The serial program (T_S): one query after the other, no runtime.
 std::vector<top_list> search_serial(const database& db);
 
 // The pipeline in the chosen form; `options.policy` selects the scheduling policy.
-std::vector<top_list> search_pipeline(scheduler& s, const database& db, program_form form,
-                                      const pipeline_options& options, pipeline_stats* stats = nullptr);
+std::vector<top_list> search_pipeline(scheduler& s, const database& db, program_form form, const pipeline_options& options,
+                                      pipeline_stats* stats = nullptr);
 
 // The chain graph form (issue 6; chain_graph.hpp): load (serial source) | segment | extract | query |
 // rank (parallel) | output (serial), or load | search | output for the SPS form. Queue elements are
@@ -214,4 +213,4 @@ std::vector<top_list> search_graph(scheduler& s, const database& db, program_for
 // How many queries have their source image in their top-k list.
 unsigned queries_finding_source(const database& db, const std::vector<top_list>& results);
 
-}  // namespace pipescope::workloads::ferret
+}   // namespace pipescope::workloads::ferret

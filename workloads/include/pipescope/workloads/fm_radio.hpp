@@ -37,8 +37,8 @@ struct iq_sample {
     float i = 0, q = 0;
 };
 
-inline constexpr double fm_input_rate = 192000.0;   // antenna samples per second
-inline constexpr std::size_t fm_decimation = 4;     // channel filter keeps every 4th output
+inline constexpr double fm_input_rate = 192000.0;                        // antenna samples per second
+inline constexpr std::size_t fm_decimation = 4;                          // channel filter keeps every 4th output
 inline constexpr double fm_audio_rate = fm_input_rate / fm_decimation;   // 48 kHz
 inline constexpr double fm_channel_cutoff = 20000.0;                     // Hz, at the input rate
 inline constexpr double fm_deviation = 8000.0;                           // peak frequency deviation, Hz
@@ -101,8 +101,8 @@ void fir_decimate(const iq_sample* x, const float* h, std::size_t taps, std::siz
 void fir_filter(const float* x, const float* h, std::size_t taps, float* out, std::size_t outputs);
 // out[m] = the instantaneous frequency between x[m] and x[m + 1], scaled so a full deviation is ±1.
 void fm_demodulate(const iq_sample* x, float* out, std::size_t outputs);
-float band_difference(float high, float low);   // StreamIt's Subtracter
-float band_gain(float value, float gain);       // the equalizer's amplification
+float band_difference(float high, float low);              // StreamIt's Subtracter
+float band_gain(float value, float gain);                  // the equalizer's amplification
 float mix_bands(const float* values, std::size_t bands);   // the join: sum in band order from 0
 
 // The whole receiver with plain loops over arrays: the audio the graph must reproduce exactly.
@@ -142,7 +142,7 @@ struct fm_sample_range {
 // What one run reads and writes: the sink appends the equalized audio to `audio`.
 struct fm_radio_state {
     fm_radio_design design;
-    std::size_t samples = 0;   // antenna samples the source emits
+    std::size_t samples = 0;                      // antenna samples the source emits
     std::size_t capacity = fm_default_capacity;   // packets per queue
     std::size_t packet = fm_default_packet;       // audio samples per packet (antenna: fm_decimation × as many)
     std::uint64_t seed = 1;
@@ -157,4 +157,4 @@ graph::program build_fm_radio_graph(fm_radio_state& state);
 // One note per stage, in stage order, for the trace metadata.
 std::vector<std::string> fm_radio_stage_notes(const fm_radio_design& d);
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

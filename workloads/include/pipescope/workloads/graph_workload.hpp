@@ -33,7 +33,7 @@ program_info describe_graph(const graph::program& g, const run_request& request,
 // fills the report (seconds, graph stats). The caller compares outputs and writes description and
 // matches_reference.
 void run_graph_workload(const std::string& workload, scheduler& s, run_request& request, param_set& params,
-                        const graph::program& g, const std::function<void()>& reference,
-                        const std::function<void()>& reset, run_report& report);
+                        const graph::program& g, const std::function<void()>& reference, const std::function<void()>& reset,
+                        run_report& report);
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

@@ -6,11 +6,11 @@
 namespace pipescope::workloads {
 
 struct machine_info {
-    std::string cpu;                // /proc/cpuinfo "model name", or "unknown"
-    unsigned hardware_threads = 0;  // std::thread::hardware_concurrency()
-    std::string kernel;             // uname -sr
+    std::string cpu;                 // /proc/cpuinfo "model name", or "unknown"
+    unsigned hardware_threads = 0;   // std::thread::hardware_concurrency()
+    std::string kernel;              // uname -sr
 };
 
 machine_info describe_machine();
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

@@ -27,4 +27,4 @@ fib_bits pipe_fib_pipeline(scheduler& s, unsigned n, unsigned bits_per_stage, co
 // Decimal digits of a binary number (for printing and for cross-checks in tests).
 std::string fib_to_decimal(const fib_bits& bits);
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

@@ -74,11 +74,11 @@ struct queue_info {
     std::string name;
     std::size_t element_bytes = 0, packet_elements = 0, capacity_packets = 0;
     bool ordered = false;
-    bool backward = false;    // closes a cycle (seed 004 §III-A)
-    bool unbounded = false;   // under the chosen policy: grows instead of applying backpressure
+    bool backward = false;                // closes a cycle (seed 004 §III-A)
+    bool unbounded = false;               // under the chosen policy: grows instead of applying backpressure
     std::vector<std::size_t> producers;   // stage indices
     std::size_t consumer = 0;
-    std::string counter;      // its counter track: packets in use
+    std::string counter;   // its counter track: packets in use
 };
 struct program_info {
     std::string kind = "pipeline";   // "pipeline": a pipe_while loop; "graph": a stage graph
@@ -134,4 +134,4 @@ inline constexpr const char* pipeline_parameters =
     "c=0: bind-to-stage: threads per parallel stage (0 = P)\n"
     "queue=0: bind-to-stage: Queue_size, the bound of each queue between stages (0 = 20)";
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

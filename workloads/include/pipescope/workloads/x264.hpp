@@ -31,8 +31,8 @@ inline constexpr std::string_view x264_construct_and_run_refusal =
 
 // The synthetic input: a function of these fields only.
 struct x264_video_params {
-    unsigned mb_cols = 11;      // frame width in 16x16 macroblocks
-    unsigned mb_rows = 9;       // frame height in macroblocks (= row stages per I/P frame)
+    unsigned mb_cols = 11;   // frame width in 16x16 macroblocks
+    unsigned mb_rows = 9;    // frame height in macroblocks (= row stages per I/P frame)
     unsigned frames = 40;
     std::uint64_t seed = 1;
 };
@@ -52,12 +52,12 @@ enum class x264_frame_type : char { I = 'I', P = 'P', B = 'B' };
 
 // One frame of the output, the bitstream stand-in.
 struct x264_frame_record {
-    std::uint32_t display = 0;        // position in the input (display order)
+    std::uint32_t display = 0;   // position in the input (display order)
     x264_frame_type type = x264_frame_type::I;
-    std::uint64_t bits = 0;           // exp-Golomb estimate of the coded size
-    std::uint64_t coef_checksum = 0;  // FNV-1a over the quantized coefficients, in coding order
-    std::uint64_t recon_checksum = 0; // FNV-1a over the reconstructed picture
-    std::uint64_t sse = 0;            // squared error of the reconstruction against the source
+    std::uint64_t bits = 0;             // exp-Golomb estimate of the coded size
+    std::uint64_t coef_checksum = 0;    // FNV-1a over the quantized coefficients, in coding order
+    std::uint64_t recon_checksum = 0;   // FNV-1a over the reconstructed picture
+    std::uint64_t sse = 0;              // squared error of the reconstruction against the source
     std::uint32_t intra_mbs = 0, skip_mbs = 0;
     bool operator==(const x264_frame_record&) const = default;
 };
@@ -89,4 +89,4 @@ inline std::uint64_t x264_row_stage(std::uint64_t iteration, unsigned row, unsig
     return 1 + std::uint64_t{w} * iteration + row;
 }
 
-}  // namespace pipescope::workloads
+}   // namespace pipescope::workloads

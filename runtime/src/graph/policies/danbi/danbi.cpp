@@ -65,7 +65,7 @@ struct kernel_graph {
     std::vector<stage_id> starting;                 // serial stages without inputs: DANBI's starting kernels
     std::vector<stage_id> non_starting_parallel;
     std::vector<stage_id> non_starting;
-    std::atomic<std::size_t> next_starting{0};      // §III-A1: starting kernels not chosen yet
+    std::atomic<std::size_t> next_starting{0};   // §III-A1: starting kernels not chosen yet
     std::size_t idle_steps = min_idle_steps;
 
     explicit kernel_graph(const program& g) {
@@ -102,10 +102,8 @@ public:
     void run() {
         switch_to(initial_kernel());
         while (!e_.all_finished() && !e_.stopping()) {
-            if (idle_ >= g_.idle_steps || waits_ >= stall_limit)
-                scan_or_wait();
-            else
-                decide(e_.step(rk_));
+            if (idle_ >= g_.idle_steps || waits_ >= stall_limit) scan_or_wait();
+            else decide(e_.step(rk_));
         }
     }
 
@@ -130,10 +128,8 @@ private:
         }
         switch (r.status) {
             case step_status::ran:   // (2) a parallel kernel's thread ended
-                if (parallel(rk_))
-                    end_of_parallel_thread();
-                else
-                    waits_ = 0;
+                if (parallel(rk_)) end_of_parallel_thread();
+                else waits_ = 0;
                 return;
             case step_status::preempted:   // never: preempt_after is 0; the kernel goes on
                 waits_ = 0;
@@ -141,17 +137,13 @@ private:
             case step_status::empty:
             case step_status::full:
             case step_status::waiting:   // (1) a queue event
-                if (o_.qes())
-                    queue_event(r.status, r.queue, r.progressed);
-                else
-                    steal();
+                if (o_.qes()) queue_event(r.status, r.queue, r.progressed);
+                else steal();
                 return;
             case step_status::busy:       // a sequential kernel's thread runs elsewhere (Alg. 1 l. 19-21)
             case step_status::finished:   // the kernel terminated: its thread is gone
-                if (o_.qes())
-                    reselect();
-                else
-                    steal();
+                if (o_.qes()) reselect();
+                else steal();
                 return;
             case step_status::failed:   // the run stops; the loop sees it
                 return;
@@ -227,10 +219,8 @@ private:
     // `ws`: the random work stealing of Fig. 3a — a blocked worker takes a random kernel that has
     // work, with no regard to which queue blocked it. Nothing to steal: the worker goes idle.
     void steal() {
-        if (const auto k = pick_stage([&](stage_id s) { return e_.runnable(s); }))
-            switch_to(*k);
-        else
-            idle_ = g_.idle_steps;
+        if (const auto k = pick_stage([&](stage_id s) { return e_.runnable(s); })) switch_to(*k);
+        else idle_ = g_.idle_steps;
     }
 
     // Every stage once, from a random place; the first that makes progress becomes rk. Nothing: wait
@@ -289,9 +279,9 @@ private:
     kernel_graph& g_;
     const danbi_options& o_;
     std::mt19937_64 rng_;
-    stage_id rk_ = 0;             // the current kernel
-    std::uint64_t waits_ = 0;     // T_i: consecutive waiting events of the current thread
-    std::size_t idle_ = 0;        // consecutive decisions that found nothing to run (waiting aside)
+    stage_id rk_ = 0;           // the current kernel
+    std::uint64_t waits_ = 0;   // T_i: consecutive waiting events of the current thread
+    std::size_t idle_ = 0;      // consecutive decisions that found nothing to run (waiting aside)
 };
 
 class danbi_scheduler final : public graph_policy {
@@ -326,7 +316,7 @@ std::unique_ptr<graph_policy> make(policy_params& params, std::uint64_t seed) {
     return std::make_unique<danbi_scheduler>(o);
 }
 
-}  // namespace
+}   // namespace
 
 extern const policy_entry danbi_policy{
     "danbi",
@@ -338,4 +328,4 @@ extern const policy_entry danbi_policy{
     "random kernel with probability min(T/C, 1)",
     make};
 
-}  // namespace pipescope::graph::detail
+}   // namespace pipescope::graph::detail

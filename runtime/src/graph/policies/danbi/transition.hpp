@@ -55,4 +55,4 @@ constexpr double random_schedule_probability(std::uint64_t waits, std::uint64_t 
     return std::min(static_cast<double>(waits) / static_cast<double>(c), 1.0);
 }
 
-}  // namespace pipescope::graph::detail::danbi
+}   // namespace pipescope::graph::detail::danbi
