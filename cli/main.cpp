@@ -10,6 +10,7 @@
 #include "interrupt.hpp"
 #include "recording.hpp"
 
+#include <pipescope/analysis/numbers.hpp>
 #include <pipescope/pipescope.hpp>
 #include <pipescope/trace/perfetto_reader.hpp>
 #include <pipescope/workloads/workload.hpp>
@@ -17,15 +18,17 @@
 #include <fstream>
 #include <iterator>
 
+#include <fmt/core.h>
+
 #include <csignal>
 #include <cstdio>
 #include <exception>
-#include <iostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace ws = pipescope::workloads;
+namespace num = pipescope::analysis::numbers;
 
 namespace {
 
@@ -147,7 +150,7 @@ int validate_trace(const std::vector<std::string>& args) {
     if (args.size() != 1) throw usage_error("validate: give exactly one trace file");
     std::ifstream in(args[0], std::ios::binary);
     if (!in) {
-        std::cerr << "pipescope: validate: cannot open " << args[0] << "\n";
+        fmt::print(stderr, "pipescope: validate: cannot open {}\n", args[0]);
         return 1;
     }
     const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -155,28 +158,28 @@ int validate_trace(const std::vector<std::string>& args) {
     try {
         s = pipescope::trace::summarize_perfetto(bytes);
     } catch (const pipescope::trace::proto::decode_error& e) {
-        std::cerr << "pipescope: " << args[0] << ": malformed at " << e.what() << "\n";
+        fmt::print(stderr, "pipescope: {}: malformed at {}\n", args[0], e.what());
         return 1;
     }
-    std::printf("%s: %zu bytes, %llu packets, %llu tracks, %llu slices (%llu open, %llu unmatched ends), "
-                "%llu instants, %llu flows, %llu counter values\n",
-                args[0].c_str(), bytes.size(), (unsigned long long)s.packets, (unsigned long long)s.tracks,
-                (unsigned long long)s.slices, (unsigned long long)s.open_slices, (unsigned long long)s.unmatched_ends,
-                (unsigned long long)s.instants, (unsigned long long)s.flows, (unsigned long long)s.counter_values);
+    fmt::print("{}: {} bytes, {} packets, {} tracks, {} slices ({} open, {} unmatched ends), {} instants, {} flows, {} "
+               "counter values\n",
+               args[0], num::count(bytes.size()), num::count(s.packets), num::count(s.tracks), num::count(s.slices),
+               num::count(s.open_slices), num::count(s.unmatched_ends), num::count(s.instants), num::count(s.flows),
+               num::count(s.counter_values));
     if (s.folded_slices)
-        std::printf("  %llu of the slices are folded node runs (trace detail folded or auto: docs/tracing.md)\n",
-                    (unsigned long long)s.folded_slices);
-    for (const auto& p : s.problems) std::printf("  problem: %s\n", p.c_str());
+        fmt::print("  {} of the slices are folded node runs (trace detail folded or auto: docs/tracing.md)\n",
+                   num::count(s.folded_slices));
+    for (const auto& p : s.problems) fmt::print("  problem: {}\n", p);
     // A pipescope run begins with a "run" instant and ends with a "run summary": a recording that
     // was cut short (the process killed, a NAME.tmp left behind) has the first without the second.
     const std::uint64_t runs = s.runs, summaries = s.run_summaries;
     if (runs > summaries)
-        std::printf("  PARTIAL: %llu of %llu recorded runs have no run summary: the recording was cut short "
-                    "(slices still open were left unterminated)\n",
-                    (unsigned long long)(runs - summaries), (unsigned long long)runs);
-    if (s.packets == 0) std::printf("  EMPTY: the file holds no packets (a recording that never wrote anything)\n");
+        fmt::print("  PARTIAL: {} of {} recorded runs have no run summary: the recording was cut short (slices still "
+                   "open were left unterminated)\n",
+                   num::count(runs - summaries), num::count(runs));
+    if (s.packets == 0) fmt::print("  EMPTY: the file holds no packets (a recording that never wrote anything)\n");
     const bool ok = s.problems.empty() && s.open_slices == 0 && s.unmatched_ends == 0 && runs == summaries && s.packets > 0;
-    std::printf("%s\n", ok ? "ok" : runs > summaries || s.packets == 0 ? "NOT OK (partial)" : "NOT OK");
+    fmt::print("{}\n", ok ? "ok" : runs > summaries || s.packets == 0 ? "NOT OK (partial)" : "NOT OK");
     return ok ? 0 : 1;
 }
 
@@ -195,11 +198,11 @@ int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
         if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-            std::cout << usage_text();
+            fmt::print("{}", usage_text());
             return args.empty() ? 2 : 0;
         }
         if (args[0] == "--version") {
-            std::cout << "pipescope " << PIPESCOPE_VERSION << "\n";
+            fmt::print("pipescope {}\n", PIPESCOPE_VERSION);
             return 0;
         }
         if (args[0] == "list") return list_command({args.begin() + 1, args.end()});
@@ -213,13 +216,13 @@ int main(int argc, char** argv) {
         if (args[0] == "run") return run_workload(parse_run({args.begin() + 1, args.end()}));
         throw usage_error("unknown command '" + args[0] + "'");
     } catch (const usage_error& e) {
-        std::cerr << "pipescope: " << e.what() << "\n" << usage_text(args.empty() ? "" : args[0]);
+        fmt::print(stderr, "pipescope: {}\n{}", e.what(), usage_text(args.empty() ? "" : args[0]));
         return 2;
     } catch (const std::invalid_argument& e) {   // a bad value, found while parsing it
-        std::cerr << "pipescope: " << e.what() << "\n" << usage_text(args.empty() ? "" : args[0]);
+        fmt::print(stderr, "pipescope: {}\n{}", e.what(), usage_text(args.empty() ? "" : args[0]));
         return 2;
     } catch (const std::exception& e) {
-        std::cerr << "pipescope: error: " << e.what() << "\n";
+        fmt::print(stderr, "pipescope: error: {}\n", e.what());
         return 3;
     }
 }

@@ -1,6 +1,10 @@
 // The progress line (progress_line.hpp).
 #include "progress_line.hpp"
 
+#include <pipescope/analysis/numbers.hpp>
+
+#include <fmt/core.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -34,7 +38,7 @@ void progress_line::loop(std::chrono::milliseconds delay) {
     if (wake_.wait_for(lock, delay, [this] { return stop_; })) return;
     do {
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-        std::fprintf(stderr, "\r\033[K%s: %.1f s, %s", what_.c_str(), seconds, status_().c_str());
+        fmt::print(stderr, "\r\033[K{}: {} s, {}", what_, pipescope::analysis::numbers::fixed(seconds, 1), status_());
         std::fflush(stderr);
         drawn_ = true;
     } while (!wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stop_; }));

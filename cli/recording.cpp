@@ -8,11 +8,11 @@
 #include <pipescope/trace/vocabulary.hpp>
 #include <pipescope/workloads/machine.hpp>
 
+#include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <optional>
@@ -22,6 +22,7 @@ namespace pipescope::cli {
 namespace {
 
 namespace vocab = pipescope::trace::vocab;
+namespace num = pipescope::analysis::numbers;
 
 // The run's configuration and program structure, stored in the trace for the viewer and analysis
 // (docs/tracing.md, "Metadata").
@@ -93,7 +94,7 @@ pipescope::trace::run_info measured_run(const pipescope::scheduler& sched, const
                                         const ws::workload& workload, double reference_seconds) {
     const ws::program_info program = workload.program(args.request);
     pipescope::trace::run_info run;
-    run.name = workload.name() + " \u00b7 " + args.request.policy + " \u00b7 P=" + std::to_string(sched.workers());
+    run.name = fmt::format("{} · {} · P={}", workload.name(), args.request.policy, sched.workers());
     run.metadata_json = run_metadata(sched, args, workload, reference_seconds);
     run.counters = program.counters;
     // The workloads name their stages "stage j · what it does": the slices get the "what".
@@ -118,14 +119,14 @@ pipescope::trace_session_options session_options(const run_args& args, const ws:
 }
 
 void print_graph_stats(const pipescope::graph::run_stats& g) {
-    std::printf("  graph     %llu instances, %llu resumptions, %llu preemptions, %llu blocked; peak footprint "
-                "%zu packets, %zu bytes\n",
-                (unsigned long long)g.instances, (unsigned long long)g.resumptions, (unsigned long long)g.preemptions,
-                (unsigned long long)g.blocked, g.peak_packets, g.peak_bytes);
+    fmt::print("  graph     {} instances, {} resumptions, {} preemptions, {} blocked; peak footprint {} packets, {} "
+               "bytes\n",
+               num::count(g.instances), num::count(g.resumptions), num::count(g.preemptions), num::count(g.blocked),
+               num::count(g.peak_packets), num::count(g.peak_bytes));
     for (const auto& q : g.queues)
-        std::printf("  queue     %-24s peak %zu of %zu packets%s, %llu elements through\n", q.name.c_str(),
-                    q.stats.peak_packets_in_use, q.capacity_packets, q.unbounded ? " (unbounded)" : "",
-                    (unsigned long long)q.stats.elements_pushed);
+        fmt::print("  queue     {:<24} peak {} of {} packets{}, {} elements through\n", q.name,
+                   num::count(q.stats.peak_packets_in_use), num::count(q.capacity_packets),
+                   q.unbounded ? " (unbounded)" : "", num::count(q.stats.elements_pushed));
 }
 
 // "1,204,331 jobs, 412 steals" so far (relaxed reads of counters the workers keep anyway).
@@ -135,8 +136,7 @@ std::string work_done(const pipescope::scheduler& sched) {
         jobs += sched.counters(i).jobs_run;
         steals += sched.counters(i).steals;
     }
-    return pipescope::analysis::numbers::count(jobs) + " jobs, " + pipescope::analysis::numbers::count(steals) +
-           " steals (Ctrl-C stops the run)";
+    return fmt::format("{} jobs, {} steals (Ctrl-C stops the run)", num::count(jobs), num::count(steals));
 }
 
 }   // namespace
@@ -172,8 +172,7 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
     recorded_run r;
     try {
         // On a terminal, a run longer than two seconds says how far it got (the workers' own counters).
-        const progress_line progress(w->name() + " \u00b7 " + request.policy +
-                                         " \u00b7 P=" + std::to_string(sched.workers()),
+        const progress_line progress(fmt::format("{} · {} · P={}", w->name(), request.policy, sched.workers()),
                                      [&sched] { return work_done(sched); });
         r.report = w->run(sched, request);
     } catch (const std::exception& e) {
@@ -209,36 +208,36 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
 void print_run(const recorded_run& r, ws::input_size size) {
     const auto& report = r.report;
     const auto& st = report.stats;
-    std::printf("%s · %s · P=%u · size %s\n", r.workload.c_str(), r.policy.c_str(), r.workers, ws::size_name(size));
+    fmt::print("{} · {} · P={} · size {}\n", r.workload, r.policy, r.workers, ws::size_name(size));
     if (st.cancelled)
-        std::printf("  result    cancelled after %llu iterations: the output is incomplete, not compared\n",
-                    (unsigned long long)st.iterations);
+        fmt::print("  result    cancelled after {} iterations: the output is incomplete, not compared\n",
+                   num::count(st.iterations));
     else
-        std::printf("  result    %s — %s\n", report.description.c_str(),
-                    report.matches_reference ? "matches the serial reference" : "DIFFERS from the serial reference");
-    std::printf("  time      %.4f s   (serial reference %.4f s, ratio %.2f)\n", report.seconds, report.reference_seconds,
-                report.reference_seconds > 0 ? report.seconds / report.reference_seconds : 0.0);
+        fmt::print("  result    {} — {}\n", report.description,
+                   report.matches_reference ? "matches the serial reference" : "DIFFERS from the serial reference");
+    fmt::print("  time      {} s   (serial reference {} s, ratio {})\n", num::fixed(report.seconds, 4),
+               num::fixed(report.reference_seconds, 4),
+               num::fixed(report.reference_seconds > 0 ? report.seconds / report.reference_seconds : 0.0, 2));
     if (report.graph)   // a stage graph: its queues and footprint (seed 004 Table III)
         print_graph_stats(*report.graph);
     else if (vocab::classify_policy(r.policy) ==
              vocab::policy_family::bound_threads)   // its stats count blocking on the queues (docs/runtime.md)
-        std::printf("  pipeline  %llu iterations, peak %llu live, queues of %u; threads blocked %llu times, "
-                    "%llu of them on a full queue\n",
-                    (unsigned long long)st.iterations, (unsigned long long)st.peak_live, st.throttle,
-                    (unsigned long long)st.suspensions, (unsigned long long)st.throttle_waits);
+        fmt::print("  pipeline  {} iterations, peak {} live, queues of {}; threads blocked {} times, {} of them on a "
+                   "full queue\n",
+                   num::count(st.iterations), num::count(st.peak_live), st.throttle, num::count(st.suspensions),
+                   num::count(st.throttle_waits));
     else
-        std::printf("  pipeline  %llu iterations, peak %llu live of K=%u, %llu suspensions, %llu throttle waits, "
-                    "%llu tail swaps\n",
-                    (unsigned long long)st.iterations, (unsigned long long)st.peak_live, st.throttle,
-                    (unsigned long long)st.suspensions, (unsigned long long)st.throttle_waits,
-                    (unsigned long long)st.tail_swaps);
+        fmt::print("  pipeline  {} iterations, peak {} live of K={}, {} suspensions, {} throttle waits, {} tail "
+                   "swaps\n",
+                   num::count(st.iterations), num::count(st.peak_live), st.throttle, num::count(st.suspensions),
+                   num::count(st.throttle_waits), num::count(st.tail_swaps));
     if (r.virtual_time)
-        std::printf("  virtual   %.4f s on %u virtual workers (the measured loop in virtual time; the time above is real)\n",
-                    static_cast<double>(r.virtual_makespan_ns) * 1e-9, r.workers);
-    std::printf("  workers   %llu jobs, %llu steals of %llu attempts, %llu parks\n", (unsigned long long)r.total.jobs_run,
-                (unsigned long long)r.total.steals, (unsigned long long)r.total.steal_attempts,
-                (unsigned long long)r.total.parks);
-    std::fputs(r.trace_line.c_str(), stdout);
+        fmt::print("  virtual   {} s on {} virtual workers (the measured loop in virtual time; the time above is "
+                   "real)\n",
+                   num::fixed(static_cast<double>(r.virtual_makespan_ns) * 1e-9, 4), r.workers);
+    fmt::print("  workers   {} jobs, {} steals of {} attempts, {} parks\n", num::count(r.total.jobs_run),
+               num::count(r.total.steals), num::count(r.total.steal_attempts), num::count(r.total.parks));
+    fmt::print("{}", r.trace_line);
 }
 
 }   // namespace pipescope::cli
