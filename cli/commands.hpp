@@ -38,3 +38,9 @@ int lesson_command(const std::vector<std::string>& args);
 // UI has fetched the whole file, 1 if the file cannot be read, the port cannot be used or --timeout
 // passed without a fetch, 130 on Ctrl-C, 2 on a usage error.
 int perfetto_command(const std::vector<std::string>& args);
+
+// pipescope scale <workload> --policies a,b --workers 1,2,4 [--size S] [--seed N] [--param k=v]... [--out DIR]
+// A scaling sweep on virtual workers (docs/virtual.md): a table per policy, DIR with the traces,
+// scale.json and the speedup plot. Exit 1 if a policy could not run on virtual workers or an output
+// differs from the serial reference, 2 on a usage error, 3 if DIR cannot be written.
+int scale_command(const std::vector<std::string>& args);

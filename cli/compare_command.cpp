@@ -109,7 +109,11 @@ int compare_command(const std::vector<std::string>& args) {
     if (json) {
         nlohmann::json runs = nlohmann::json::array();
         for (std::size_t i = 0; i < reports.size(); ++i) {
-            nlohmann::json j = {{"title", reports[i].title}, {"file", origin[i]}};
+            nlohmann::json j = {{"title", reports[i].title},
+                                {"file", origin[i]},
+                                {"virtual_workers", reports[i].meta.virtual_run
+                                                        ? nlohmann::json(reports[i].meta.virtual_run->workers)
+                                                        : nlohmann::json(nullptr)}};
             nlohmann::json ratios = nlohmann::json::object();
             for (const auto& m : metrics) {
                 const auto v = m.value(reports[i]), v0 = m.value(reports[0]);
@@ -125,7 +129,10 @@ int compare_command(const std::vector<std::string>& args) {
         return 0;
     }
 
-    for (std::size_t i = 0; i < reports.size(); ++i) fmt::print("#{}  {}  ({})\n", i + 1, reports[i].title, origin[i]);
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+        const std::string badge = an::virtual_badge(reports[i].meta);   // times in virtual ns: say so
+        fmt::print("#{}  {}{}  ({})\n", i + 1, reports[i].title, badge.empty() ? "" : "  [" + badge + "]", origin[i]);
+    }
     fmt::print("\n{:18}", "");
     for (std::size_t i = 0; i < reports.size(); ++i) fmt::print(" {:>24}", "#" + std::to_string(i + 1));
     fmt::print("\n");

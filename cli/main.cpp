@@ -42,6 +42,8 @@ constexpr command_usage usages[] = {
     {"run", "pipescope run <workload> [--policy NAME] [--workers N [--virtual]] [--size tiny|small|large] [--seed N]\n"
             "                     [--param key=value]... [-o trace.pftrace [--no-trace] [--trace-buffer MiB]\n"
             "                     [--trace-plain] [--trace-detail nodes|folded|auto] [--counter-quantum NS]]"},
+    {"scale", "pipescope scale <workload> --policies a,b,... --workers 1,2,4,... [--size tiny|small|large] [--seed N]\n"
+              "                     [--param key=value]... [--out DIR]"},
     {"validate", "pipescope validate <trace.pftrace>"},
     {"export-json", "pipescope export-json <trace.pftrace> <out.json>"},
     {"stats", "pipescope stats <trace.pftrace>... [--run NAME] [--json]"},
@@ -213,6 +215,7 @@ int main(int argc, char** argv) {
         if (args[0] == "compare") return compare_command({args.begin() + 1, args.end()});
         if (args[0] == "perfetto") return perfetto_command({args.begin() + 1, args.end()});
         if (args[0] == "dedup-restore") return dedup_restore_command({args.begin() + 1, args.end()});
+        if (args[0] == "scale") return scale_command({args.begin() + 1, args.end()});
         if (args[0] == "run") return run_workload(parse_run({args.begin() + 1, args.end()}));
         throw usage_error("unknown command '" + args[0] + "'");
     } catch (const usage_error& e) {

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <exception>
 #include <filesystem>
 #include <optional>
@@ -139,6 +140,12 @@ std::string work_done(const pipescope::scheduler& sched) {
     return fmt::format("{} jobs, {} steals (Ctrl-C stops the run)", num::count(jobs), num::count(steals));
 }
 
+double thread_cpu_seconds() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
 }   // namespace
 
 std::string refusal_reason(const std::string& workload, const std::string& policy) {
@@ -163,11 +170,15 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
     ws::run_request request = args.request;
     // Opened when the measured run starts, so a run refused before it (a bad parameter) leaves no file.
     std::optional<pipescope::trace_session> session;
-    if (!args.trace_path.empty() && args.trace)
-        request.on_measured_start = [&](double reference_seconds) {
+    const bool recording = !args.trace_path.empty() && args.trace;
+    double cpu_at_start = 0;
+    request.on_measured_start = [&](double reference_seconds) {
+        if (recording) {
             session.emplace(sched, args.trace_path, session_options(args, *w));
             session->begin_run(measured_run(sched, args, *w, reference_seconds));
-        };
+        }
+        cpu_at_start = thread_cpu_seconds();
+    };
     request.cancel = cancel;
     recorded_run r;
     try {
@@ -180,7 +191,8 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
         if (session && session->run_open()) session->end_run(std::string("exception: ") + e.what());
         throw;
     }
-    if (!args.trace_path.empty() && args.trace) {
+    r.measured_cpu_seconds = thread_cpu_seconds() - cpu_at_start;
+    if (recording) {
         if (!session)
             throw std::logic_error("workload " + w->name() + " never called on_measured_start: nothing was recorded");
         session->end_run(r.report.stats.cancelled ? "cancelled" : "");

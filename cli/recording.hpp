@@ -46,6 +46,9 @@ struct recorded_run {
     std::string trace_line;             // "  trace     FILE: ..." (empty when nothing was recorded)
     bool virtual_time = false;
     std::uint64_t virtual_makespan_ns = 0;   // the measured loop's span in virtual time
+    // CPU time of the calling thread from the measured run's start until the workload returned:
+    // under the serial policy, whose iterations run on that thread, the serial elision's cost.
+    double measured_cpu_seconds = 0;
 };
 
 // Why `workload` cannot run under `policy`, or "" if it can. Throws usage_error for a workload or

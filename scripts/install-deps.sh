@@ -19,6 +19,8 @@ packages=(
     libtbb-dev catch2 nlohmann-json3-dev zlib1g-dev libdeflate-dev libssl-dev
     # text formatting in the analysis and the CLI (fmt); the format check (scripts/check-format.sh)
     libfmt-dev clang-format
+    # the plot of `pipescope scale` (SVG written by hand, PNG rendered with cairo)
+    libcairo2-dev
     # viewer (GLFW + Dear ImGui + OpenGL) and its headless test environment
     libglfw3-dev libimgui-dev libgl-dev xvfb xauth mesa-utils libgl1-mesa-dri
     # the libFuzzer build of the trace reader (scripts/fuzz.sh): clang and its runtime libraries

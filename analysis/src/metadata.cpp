@@ -103,6 +103,12 @@ void read_graph_queues(const nlohmann::json& prog, run_meta& out) {
 
 }   // namespace
 
+std::string virtual_badge(const run_meta& meta) {
+    if (!meta.virtual_run) return {};
+    const std::uint64_t n = meta.virtual_run->workers;
+    return "virtual " + std::to_string(n) + (n == 1 ? " core" : " cores");
+}
+
 const stage_meta* find_stage(const run_meta& meta, std::uint64_t j) {
     const stage_meta* range = nullptr;
     for (const auto& s : meta.stages) {
@@ -142,6 +148,12 @@ run_meta read_meta(const run_scope& scope) {
         for (const char* key : {"seconds", "reference_seconds", "serial_seconds"})
             if (!out.reference_seconds) out.reference_seconds = number(meta["reference"], key);
     if (out.reference_seconds && *out.reference_seconds <= 0) out.reference_seconds.reset();
+    if (auto v = meta.find("virtual"); v != meta.end() && v->is_object()) {
+        virtual_meta vm;
+        vm.workers = static_cast<std::uint64_t>(number(*v, "workers").value_or(static_cast<double>(out.workers)));
+        vm.job_costs = text(*v, "job_costs");
+        out.virtual_run = std::move(vm);
+    }
     if (auto tr = meta.find("trace"); tr != meta.end() && tr->is_object()) {
         out.trace_detail = text(*tr, "detail");
         out.fold_below_ns = number(*tr, "fold_below_ns");

@@ -91,7 +91,11 @@ nlohmann::json to_json(const run_report& r) {
                   {"makespan_ns", r.makespan()},
                   {"iterations", r.stats.iterations},
                   {"nodes", r.stats.nodes},
-                  {"reference_seconds", opt(r.meta.reference_seconds)}};
+                  {"reference_seconds", opt(r.meta.reference_seconds)},
+                  // A run on virtual workers: its times are virtual ns (docs/virtual.md).
+                  {"virtual", r.meta.virtual_run ? json{{"workers", r.meta.virtual_run->workers},
+                                                        {"job_costs", r.meta.virtual_run->job_costs}}
+                                                 : json(nullptr)}};
     json decisions = json::array();
     for (const auto& dd : r.stats.detail_decisions)
         decisions.push_back({{"folded", dd.folded},
@@ -305,6 +309,9 @@ void header_text(text_out& o, const run_report& r) {
     if (r.meta.K) o.add(", K = {}", r.meta.K);
     if (!r.meta.size.empty()) o.add(", size {}", r.meta.size);
     o.line("");
+    if (r.meta.virtual_run)
+        o.line("  {}: times are virtual, the run simulated on {} cores (job costs: {}; docs/virtual.md)",
+               virtual_badge(r.meta), r.meta.virtual_run->workers, r.meta.virtual_run->job_costs);
 }
 
 // One line on what the trace records of the nodes when it is not every node one by one (the run

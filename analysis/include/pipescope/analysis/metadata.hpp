@@ -33,6 +33,13 @@ struct queue_meta {
     std::optional<std::uint64_t> consumer;
 };
 
+// A run on virtual workers (metadata "virtual": {workers, job_costs, costs_ns}; docs/virtual.md): its
+// times are virtual ns on `workers` simulated cores, not this machine's.
+struct virtual_meta {
+    std::uint64_t workers = 0;
+    std::string job_costs;   // what a job cost: "measured thread CPU time plus virtual_work", ...
+};
+
 struct run_meta {
     std::string program_kind;         // program.kind: "pipeline", "graph", or "" (unknown)
     std::vector<queue_meta> queues;   // graphs
@@ -53,7 +60,13 @@ struct run_meta {
     // recorded) and the mean node duration below which auto folds (`trace.fold_below_ns`).
     std::string trace_detail;
     std::optional<double> fold_below_ns;
+    std::optional<virtual_meta> virtual_run;   // set for a run on virtual workers
+    bool is_virtual() const { return virtual_run.has_value(); }
 };
+
+// "virtual 16 cores" for a run on virtual workers, "" otherwise: the badge the viewer shows and
+// `stats` / `compare` print.
+std::string virtual_badge(const run_meta& meta);
 
 run_meta read_meta(const run_scope& scope);
 

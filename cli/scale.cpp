@@ -1,0 +1,252 @@
+// `pipescope scale <workload> --policies a,b --workers 1,2,4 [--size S] [--seed N] [--param k=v]...
+// [--out DIR]`: a scaling sweep on virtual workers (docs/virtual.md, "Scaling sweeps"). The serial
+// elision runs once (its CPU time is the serial time); then every (policy, P) is recorded as a
+// virtual run (recording.hpp, as `pipescope run --virtual -o` does) and measured from its trace by
+// the analysis (analysis/scaling.hpp). DIR gets the traces, scale.json and the speedup plot (SVG,
+// PNG), all written into a temporary directory renamed to DIR when complete.
+#include "commands.hpp"
+#include "recording.hpp"
+#include "scale_chart.hpp"
+
+#include <pipescope/analysis/numbers.hpp>
+#include <pipescope/analysis/scaling.hpp>
+#include <pipescope/trace/trace_model.hpp>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace an = pipescope::analysis;
+namespace fs = std::filesystem;
+namespace ws = pipescope::workloads;
+using pipescope::cli::usage_error;
+
+struct scale_args {
+    std::string workload;
+    std::vector<std::string> policies;
+    std::vector<unsigned> workers;
+    pipescope::cli::run_args base;   // size, seed, params
+    fs::path out;
+};
+
+std::vector<std::string> split_list(const std::string& option, const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t b = 0;
+    while (b <= text.size()) {
+        const std::size_t e = std::min(text.find(',', b), text.size());
+        if (e == b) throw usage_error(fmt::format("{} {}: an empty item in the list", option, text));
+        out.push_back(text.substr(b, e - b));
+        b = e + 1;
+    }
+    return out;
+}
+
+std::uint64_t parse_number(const std::string& option, const std::string& text, std::uint64_t min, std::uint64_t max,
+                           const char* what) {
+    try {
+        std::size_t used = 0;
+        const unsigned long long v = std::stoull(text, &used);
+        if (used == text.size() && text[0] != '-' && v >= min && v <= max) return v;
+    } catch (const std::exception&) {
+    }
+    throw usage_error(fmt::format("{} {}: expected {}", option, text, what));
+}
+
+scale_args parse_scale(const std::vector<std::string>& args) {
+    scale_args s;
+    std::vector<std::string> params;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        auto value = [&]() -> const std::string& {
+            if (i + 1 >= args.size()) throw usage_error(a + " needs a value");
+            return args[++i];
+        };
+        if (a == "--policies") s.policies = split_list(a, value());
+        else if (a == "--workers") {
+            for (const std::string& p : split_list(a, value()))
+                s.workers.push_back(static_cast<unsigned>(
+                    parse_number(a, p, 1, 1024, "numbers of virtual workers between 1 and 1024, e.g. 1,2,4,8")));
+        } else if (a == "--size") s.base.request.size = ws::parse_size(value());
+        else if (a == "--seed") s.base.request.seed = parse_number(a, value(), 0, UINT64_MAX, "a non-negative integer");
+        else if (a == "--param") params.push_back(value());
+        else if (a == "--out" || a == "-o") s.out = value();
+        else if (!a.empty() && a[0] == '-') throw usage_error("unknown option " + a);
+        else if (s.workload.empty()) s.workload = a;
+        else throw usage_error("unexpected argument " + a + " (one workload per sweep)");
+    }
+    if (s.workload.empty()) throw usage_error("scale: which workload? (see `pipescope list`)");
+    if (s.policies.empty()) throw usage_error("scale: which policies? (--policies piper,tbb)");
+    if (s.workers.empty()) throw usage_error("scale: which numbers of virtual workers? (--workers 1,2,4,8)");
+    std::sort(s.workers.begin(), s.workers.end());
+    s.workers.erase(std::unique(s.workers.begin(), s.workers.end()), s.workers.end());
+    for (const std::string& p : s.policies) (void)pipescope::cli::refusal_reason(s.workload, p);   // unknown names
+    s.base.workload = s.workload;
+    s.base.request.params = ws::param_set::parse(params);
+    s.base.params = params;
+    if (s.out.empty()) s.out = "scale-" + s.workload;
+    return s;
+}
+
+// The sweep's files go into a directory next to DIR, renamed to DIR when complete; a failed sweep
+// removes it, so DIR is never half written. An existing DIR is replaced only if it is a sweep.
+class staging_dir {
+public:
+    explicit staging_dir(const fs::path& target) : target_(fs::absolute(target).lexically_normal()) {
+        if (target_.filename().empty()) target_ = target_.parent_path();
+        if (fs::exists(target_) && !fs::exists(target_ / an::scale_manifest_name))
+            throw std::runtime_error(fmt::format("{} exists and is not a sweep (no {}): choose another --out",
+                                                 target.string(), an::scale_manifest_name));
+        staging_ = target_;
+        staging_ += fmt::format(".tmp-{}", ::getpid());
+        std::error_code ec;
+        fs::remove_all(staging_, ec);
+        if (!fs::create_directory(staging_, ec) || ec)
+            throw std::runtime_error(fmt::format("cannot create the sweep's directory next to {}: {}", target.string(),
+                                                 ec ? ec.message() : "it exists"));
+    }
+    ~staging_dir() {
+        std::error_code ec;
+        if (!committed_) fs::remove_all(staging_, ec);
+    }
+    staging_dir(const staging_dir&) = delete;
+    staging_dir& operator=(const staging_dir&) = delete;
+
+    fs::path file(const std::string& name) const { return staging_ / name; }
+
+    // Moves the finished sweep to DIR (a previous sweep there is removed once the new one is in place).
+    void commit() {
+        fs::path old;
+        if (fs::exists(target_)) {
+            old = target_;
+            old += fmt::format(".old-{}", ::getpid());
+            fs::rename(target_, old);
+        }
+        fs::rename(staging_, target_);
+        committed_ = true;
+        std::error_code ec;
+        if (!old.empty()) fs::remove_all(old, ec);
+    }
+
+private:
+    fs::path target_, staging_;
+    bool committed_ = false;
+};
+
+std::string trace_name(const std::string& workload, const std::string& policy, unsigned workers) {
+    return fmt::format("{}-{}-P{}.pftrace", workload, policy, workers);
+}
+
+// The analysis of the one run a virtual run's trace holds.
+an::run_report analyze_trace(const fs::path& path) {
+    const pipescope::trace::trace_model model = pipescope::trace::load_trace_file(path.string());
+    std::vector<an::run_report> reports = an::analyze_all(model);
+    if (reports.size() != 1)
+        throw std::runtime_error(fmt::format("{}: expected one run, found {}", path.string(), reports.size()));
+    return std::move(reports.front());
+}
+
+std::string peak_text(const an::scale_row& r) {
+    namespace numbers = an::numbers;
+    if (r.peak_live) return numbers::value(*r.peak_live) + " live";
+    if (r.peak_footprint) return numbers::value(*r.peak_footprint) + " footprint";
+    return "-";
+}
+
+void print_row(const an::scale_row& r) {
+    namespace numbers = an::numbers;
+    fmt::print("  {:>5}  {:>12}  {:>8}  {:>10}  {:>6}  {:>9}  {}\n", r.workers, numbers::duration(r.makespan_ns),
+               numbers::ratio(r.speedup, 2), numbers::percent(r.efficiency), numbers::percent(r.idle_share),
+               numbers::count(r.steals), peak_text(r));
+    std::fflush(stdout);
+}
+
+// The serial elision's cost: its CPU time, the currency of a virtual run's job costs (measured
+// thread CPU time), so that a loaded machine does not inflate the speedups.
+double serial_ns(const scale_args& s, bool& matches) {
+    pipescope::cli::run_args serial = s.base;
+    serial.request.policy = "serial";
+    serial.workers = 1;
+    const pipescope::cli::recorded_run r = pipescope::cli::record_run(serial);
+    matches = r.report.matches_reference;
+    return r.measured_cpu_seconds * 1e9;
+}
+
+}   // namespace
+
+int scale_command(const std::vector<std::string>& args) {
+    const scale_args s = parse_scale(args);
+    staging_dir dir(s.out);
+    an::scale_sweep sweep;
+    sweep.workload = s.workload;
+    sweep.size = ws::size_name(s.base.request.size);
+    sweep.seed = s.base.request.seed;
+    sweep.params = s.base.params;
+    bool all_match = true;
+    sweep.serial_ns = serial_ns(s, all_match);
+    fmt::print("{} · size {} · seed {} · serial {} (CPU time of the serial elision)\n", s.workload, sweep.size, sweep.seed,
+               an::numbers::duration(sweep.serial_ns));
+
+    for (const std::string& policy : s.policies) {
+        fmt::print("\n{} on virtual workers\n  {:>5}  {:>12}  {:>8}  {:>10}  {:>6}  {:>9}  {}\n", policy, "P", "makespan",
+                   "speedup", "efficiency", "idle", "steals", "peak");
+        if (const std::string why = pipescope::cli::refusal_reason(s.workload, policy); !why.empty()) {
+            fmt::print("  refused: {} cannot run under {}: {}\n", s.workload, policy, why);
+            sweep.refused.push_back({policy, why});
+            continue;
+        }
+        for (unsigned p : s.workers) {
+            pipescope::cli::run_args run = s.base;
+            run.request.policy = policy;
+            run.workers = p;
+            run.virtual_time = true;
+            const std::string name = trace_name(s.workload, policy, p);
+            run.trace_path = dir.file(name).string();
+            pipescope::cli::recorded_run r;
+            try {
+                r = pipescope::cli::record_run(run);
+            } catch (const std::exception& e) {   // e.g. a policy that does not run on virtual workers yet
+                std::error_code ec;
+                fs::remove(run.trace_path, ec);
+                fmt::print("  refused: {} at P = {}: {}\n", policy, p, e.what());
+                sweep.refused.push_back({policy, e.what()});
+                break;
+            }
+            if (!r.report.matches_reference) {
+                all_match = false;
+                fmt::print("  P = {}: the output DIFFERS from the serial reference\n", p);
+            }
+            an::scale_row row = an::scale_row_of(analyze_trace(run.trace_path), sweep.serial_ns);
+            row.trace = name;
+            print_row(row);
+            sweep.rows.push_back(std::move(row));
+        }
+    }
+
+    sweep.svg = "speedup.svg";
+    sweep.png = "speedup.png";
+    const pipescope::cli::chart c = pipescope::cli::chart_of(sweep);
+    pipescope::cli::write_svg(c, dir.file(sweep.svg));
+    pipescope::cli::write_png(c, dir.file(sweep.png));
+    {
+        std::ofstream f(dir.file(an::scale_manifest_name), std::ios::binary);
+        f << an::to_json(sweep).dump(2) << "\n";
+        f.close();
+        if (!f) throw std::runtime_error(fmt::format("cannot write {}", dir.file(an::scale_manifest_name).string()));
+    }
+    dir.commit();
+    fmt::print("\n{}: {} runs, {}, the plot {} and {}\n", s.out.string(), sweep.rows.size(), an::scale_manifest_name,
+               sweep.svg, sweep.png);
+    if (!sweep.refused.empty())
+        fmt::print("{} of {} policies could not run on virtual workers (listed under \"refused\" in {})\n",
+                   sweep.refused.size(), s.policies.size(), an::scale_manifest_name);
+    return all_match && sweep.refused.empty() ? 0 : 1;
+}
