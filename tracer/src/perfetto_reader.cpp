@@ -5,12 +5,12 @@
 
 #include <pipescope/trace/vocabulary.hpp>
 
+#include <fmt/format.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -850,9 +850,7 @@ std::string looks_like(std::string_view b) {
             if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
         return "text (it begins \"" + first + (first.size() == 24 ? "..." : "") + "\")";
     }
-    char hex[8];
-    std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(b[0]));
-    return std::string("binary data starting with the byte ") + hex;
+    return fmt::format("binary data starting with the byte 0x{:02X}", static_cast<unsigned char>(b[0]));
 }
 
 }   // namespace

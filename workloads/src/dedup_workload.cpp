@@ -5,8 +5,9 @@
 #include <pipescope/workloads/graph_workload.hpp>
 #include <pipescope/workloads/workload.hpp>
 
+#include "description.hpp"
+
 #include <chrono>
-#include <cstdio>
 #include <memory>
 #include <optional>
 
@@ -29,14 +30,6 @@ std::size_t default_bytes(input_size s) {
 
 // Coarse chunks shrink with the input so that tiny runs still have several fan-out iterations.
 std::size_t default_coarse(input_size s) { return s == input_size::tiny ? 32 * 1024 : 512 * 1024; }
-
-std::string human_bytes(std::uint64_t bytes) {
-    if (bytes < 10 * 1024) return std::to_string(bytes) + " bytes";
-    char buf[32];
-    if (bytes < (1u << 20)) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024);
-    else std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-    return buf;
-}
 
 struct dedup_params {
     dedup_config config;
@@ -131,13 +124,13 @@ public:
         report.matches_reference = archive == reference && restores;
         if (p.output) write_file_atomically(*p.output, archive);
 
-        report.description = std::string("form ") + dedup_form_name(p.form) + (graph ? " as a chain graph" : "") + ", " +
-                             (p.input ? *p.input : "generated corpus") + " " + human_bytes(st.input_bytes) + " -> " +
-                             human_bytes(st.archive_bytes) + "; " + std::to_string(st.fine_chunks) +
-                             " chunks: " + std::to_string(st.new_chunks) + " new, " + std::to_string(st.duplicate_chunks) +
-                             " duplicates (" + std::to_string(st.wasted_compressions) + " compressed in vain); " +
-                             (restores ? "restores the input" : "DOES NOT RESTORE THE INPUT") +
-                             (p.output ? "; archive written to " + *p.output : "");
+        report.description =
+            fmt::format("form {}{}, {} {} -> {}; {} chunks: {} new, {} duplicates ({} compressed in vain); {}{}",
+                        dedup_form_name(p.form), graph ? " as a chain graph" : "", p.input ? *p.input : "generated corpus",
+                        human_bytes(st.input_bytes), human_bytes(st.archive_bytes), st.fine_chunks, st.new_chunks,
+                        st.duplicate_chunks, st.wasted_compressions,
+                        restores ? "restores the input" : "DOES NOT RESTORE THE INPUT",
+                        p.output ? "; archive written to " + *p.output : "");
         return report;
     }
 

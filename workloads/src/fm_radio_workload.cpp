@@ -4,6 +4,8 @@
 #include <pipescope/workloads/graph_workload.hpp>
 #include <pipescope/workloads/workload.hpp>
 
+#include "description.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -45,16 +47,6 @@ fm_params take_params(param_set& params, input_size size) {
     p.capacity = params.take_uint("capacity", std::max(fm_default_capacity, fm_min_capacity(p.taps, p.packet)),
                                   fm_min_capacity(p.taps, p.packet), fm_max_capacity);
     return p;
-}
-
-std::string with_commas(std::size_t n) {
-    const std::string digits = std::to_string(n);
-    std::string out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-        out += digits[i];
-    }
-    return out;
 }
 
 class fm_radio_workload final : public workload {
@@ -99,10 +91,10 @@ public:
             },
             report);
         report.matches_reference = !report.stats.cancelled && identical(st.audio, reference);
-        report.description = with_commas(p.samples) + " antenna samples (192 kHz) -> " + with_commas(st.audio.size()) +
-                             " audio samples (48 kHz), " + std::to_string(p.bands) + "-band equalizer, " +
-                             std::to_string(p.taps) + "-tap filters, " + std::to_string(g.stages().size()) + " stages, " +
-                             std::to_string(p.packet) + "-sample packets";
+        report.description = fmt::format(
+            "{} antenna samples (192 kHz) -> {} audio samples (48 kHz), {}-band equalizer, {}-tap filters, {} stages, "
+            "{}-sample packets",
+            thousands(p.samples), thousands(st.audio.size()), p.bands, p.taps, g.stages().size(), p.packet);
         return report;
     }
 

@@ -1,6 +1,7 @@
 // `ray-0` and `ray-1`: the packetized ray tracer of seed 004 §V-A as named workloads. ray-0 traces
 // no reflection bounces (a pipeline); ray-1 traces `bounces` of them (default 1) through the graph's
 // cycle. Both check the graph's frame buffer bit for bit against the serial reference.
+#include "description.hpp"
 #include "ray_scene.hpp"
 
 #include <pipescope/workloads/graph_workload.hpp>
@@ -14,21 +15,6 @@
 namespace pipescope::workloads {
 
 namespace {
-
-std::string thousands(std::uint64_t n) {
-    std::string digits = std::to_string(n), out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-        out += digits[i];
-    }
-    return out;
-}
-
-std::string hex(std::uint64_t v) {
-    char buf[19];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-    return buf;
-}
 
 class ray_workload final : public workload {
 public:
@@ -76,11 +62,11 @@ public:
         if (out) ray::write_ppm(*out, cfg.width, cfg.height, image);
         const std::uint64_t rays = state.output.rays(), reflected = state.output.reflected_rays();
         report.description =
-            std::to_string(cfg.width) + "×" + std::to_string(cfg.height) + " pixels, " + std::to_string(cfg.samples) +
-            " samples/pixel, " + std::to_string(cfg.spheres) + " spheres, " + std::to_string(cfg.packet) + "-ray packets, " +
-            std::to_string(cfg.bounces) + (cfg.bounces == 1 ? " bounce: " : " bounces: ") + thousands(rays) +
-            " rays traced (" + thousands(rays - reflected) + " camera, " + thousands(reflected) +
-            " reflected), image checksum " + hex(ray::checksum(image)) + (out ? ", written to " + *out : "");
+            fmt::format("{}×{} pixels, {} samples/pixel, {} spheres, {}-ray packets, {} bounce{}: {} rays traced ({} "
+                        "camera, {} reflected), image checksum {:016x}{}",
+                        cfg.width, cfg.height, cfg.samples, cfg.spheres, cfg.packet, cfg.bounces,
+                        cfg.bounces == 1 ? "" : "s", thousands(rays), thousands(rays - reflected), thousands(reflected),
+                        ray::checksum(image), out ? ", written to " + *out : "");
         return report;
     }
 

@@ -3,6 +3,8 @@
 #include <pipescope/workloads/x264.hpp>
 
 #include <chrono>
+#include <fmt/format.h>
+
 #include <cstdio>
 
 namespace pipescope::workloads {
@@ -63,11 +65,10 @@ public:
         report.seconds = seconds_since(t0);
 
         report.matches_reference = result == reference;
-        char text[256];
-        std::snprintf(text, sizeof text, "%u frames %ux%u (I %u, P %u, B %u), %.1f kbit, PSNR %.2f dB",
-                      static_cast<unsigned>(result.frames.size()), video.mb_cols * 16, video.mb_rows * 16, result.count_i,
-                      result.count_p, result.count_b, static_cast<double>(result.total_bits) / 1000.0, result.psnr(video));
-        report.description = text;
+        report.description =
+            fmt::format("{} frames {}x{} (I {}, P {}, B {}), {:.1f} kbit, PSNR {:.2f} dB", result.frames.size(),
+                        video.mb_cols * 16, video.mb_rows * 16, result.count_i, result.count_p, result.count_b,
+                        static_cast<double>(result.total_bits) / 1000.0, result.psnr(video));
         return report;
     }
 

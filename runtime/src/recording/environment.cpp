@@ -5,6 +5,8 @@
 
 #include <pipescope/trace_session.hpp>
 
+#include <fmt/core.h>
+
 #include <atomic>
 #include <charconv>
 #include <cstdio>
@@ -61,13 +63,13 @@ std::unique_ptr<trace_session> open_environment_session(scheduler_impl& s) {
         if (const char* b = variable("PIPESCOPE_TRACE_BUFFER")) o.buffer_mib = parse_buffer(b);
         return std::make_unique<trace_session>(s.owner(), environment_trace_path(path, ++recording_schedulers), o);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "pipescope: PIPESCOPE_TRACE: %s; this program runs without recording\n", e.what());
+        fmt::print(stderr, "pipescope: PIPESCOPE_TRACE: {}; this program runs without recording\n", e.what());
         return nullptr;
     }
 }
 
 void report_environment_session(const trace_session& session) {
-    std::fputs(session.report("pipescope: trace ").c_str(), stderr);
+    fmt::print(stderr, "{}", session.report("pipescope: trace "));
 }
 
 }   // namespace pipescope::detail

@@ -5,6 +5,8 @@
 
 #include <pipescope/trace_session.hpp>
 
+#include <fmt/core.h>
+
 #include <cstdio>
 #include <stdexcept>
 
@@ -96,7 +98,7 @@ void scheduler_impl::close_environment_session() noexcept {
         environment_session_->close();
         report_environment_session(*environment_session_);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "pipescope: PIPESCOPE_TRACE: %s\n", e.what());
+        fmt::print(stderr, "pipescope: PIPESCOPE_TRACE: {}\n", e.what());
     }
     environment_session_.reset();
 }

@@ -9,8 +9,11 @@
 
 #include <pipescope/trace/drain_thread.hpp>
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <exception>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -34,7 +37,7 @@ public:
             try {
                 close();
             } catch (const std::exception& e) {
-                std::fprintf(stderr, "pipescope: the trace %s could not be written: %s\n", path_.c_str(), e.what());
+                fmt::print(stderr, "pipescope: the trace {} could not be written: {}\n", path_.string(), e.what());
             }
         }
     }
@@ -146,43 +149,35 @@ private:
 
 std::string trace_session::impl::report(std::string_view indent) const {
     const trace::perfetto_write_stats& st = writer_.stats();
-    const std::string in(indent);
-    char line[768];
+    std::string out;
+    auto line = std::back_inserter(out);
     // Bytes per event count a folded run as the 2 x nodes events it replaces.
     const double events = static_cast<double>(st.records + 2 * (st.folded_nodes - st.folded_runs));
-    std::snprintf(line, sizeof line,
-                  "%s%s: %u run%s, %llu slices, %llu flows, %llu counter values; %.1f MB, %.2f bytes per event\n",
-                  in.c_str(), path_.c_str(), writer_.runs(), writer_.runs() == 1 ? "" : "s", (unsigned long long)st.slices,
-                  (unsigned long long)st.flows, (unsigned long long)st.counter_values, static_cast<double>(st.bytes) / 1e6,
-                  st.records ? static_cast<double>(st.bytes) / events : 0.0);
-    std::string out = line;
-    if (st.folded_runs) {
-        std::snprintf(
-            line, sizeof line,
-            "%sdetail: %llu folded runs hold %llu nodes; %.2f bytes per record written (docs/tracing.md, \"Detail levels\")\n",
-            in.c_str(), (unsigned long long)st.folded_runs, (unsigned long long)st.folded_nodes,
-            st.records ? static_cast<double>(st.bytes) / static_cast<double>(st.records) : 0.0);
-        out += line;
-    }
+    fmt::format_to(line, "{}{}: {} run{}, {} slices, {} flows, {} counter values; {:.1f} MB, {:.2f} bytes per event\n",
+                   indent, path_.string(), writer_.runs(), writer_.runs() == 1 ? "" : "s", st.slices, st.flows,
+                   st.counter_values, static_cast<double>(st.bytes) / 1e6,
+                   st.records ? static_cast<double>(st.bytes) / events : 0.0);
+    if (st.folded_runs)
+        fmt::format_to(line,
+                       "{}detail: {} folded runs hold {} nodes; {:.2f} bytes per record written (docs/tracing.md, "
+                       "\"Detail levels\")\n",
+                       indent, st.folded_runs, st.folded_nodes,
+                       st.records ? static_cast<double>(st.bytes) / static_cast<double>(st.records) : 0.0);
     // Perfetto's trace processor in a browser tab (WebAssembly, at most 4 GiB) needs about 600 bytes per
     // event: measured with the v52 build, 1.39 M slices took 0.79 GB and 5.03 M slices 3.1 GB, and a
     // file of 8 M slices ran out of memory (docs/tracing.md, "What the Perfetto UI can open").
     constexpr std::uint64_t ui_event_limit = 4'000'000;
-    if (const std::uint64_t n = st.slices + st.instants + st.counter_values + st.flows; n > ui_event_limit) {
-        std::snprintf(line, sizeof line,
-                      "%sWARNING: %.1f M events: the Perfetto UI in a browser is unlikely to load this file (about %.0f M "
-                      "is its limit); record with trace detail \"folded\", or a shorter run, or open it with Perfetto's "
-                      "native trace_processor (trace_processor --httpd) or pipescope-viewer\n",
-                      in.c_str(), static_cast<double>(n) / 1e6, static_cast<double>(ui_event_limit) / 1e6);
-        out += line;
-    }
-    if (st.dropped_events) {
-        std::snprintf(line, sizeof line,
-                      "%sWARNING: %llu events were dropped: the writer fell behind the workers (the trace marks where); "
-                      "a bigger trace buffer (now %zu MiB) holds more\n",
-                      in.c_str(), (unsigned long long)st.dropped_events, options_.buffer_mib);
-        out += line;
-    }
+    if (const std::uint64_t n = st.slices + st.instants + st.counter_values + st.flows; n > ui_event_limit)
+        fmt::format_to(line,
+                       "{}WARNING: {:.1f} M events: the Perfetto UI in a browser is unlikely to load this file (about "
+                       "{:.0f} M is its limit); record with trace detail \"folded\", or a shorter run, or open it with "
+                       "Perfetto's native trace_processor (trace_processor --httpd) or pipescope-viewer\n",
+                       indent, static_cast<double>(n) / 1e6, static_cast<double>(ui_event_limit) / 1e6);
+    if (st.dropped_events)
+        fmt::format_to(line,
+                       "{}WARNING: {} events were dropped: the writer fell behind the workers (the trace marks where); "
+                       "a bigger trace buffer (now {} MiB) holds more\n",
+                       indent, st.dropped_events, options_.buffer_mib);
     return out;
 }
 
