@@ -36,6 +36,7 @@ struct options {
     std::vector<std::string> traces;
     std::string screenshot;
     std::string view = "timeline";
+    bool view_given = false;
     bool has_range = false;
     double range_a = 0, range_b = 0;
     int w = 1600, h = 1000;
@@ -107,6 +108,7 @@ int parse_args(int argc, char** argv, options& o) {
             const char* v = need("--view");
             if (!v) return 1;
             o.view = v;
+            o.view_given = true;
             if (!find_view(o.view)) {
                 std::fprintf(stderr, "pipescope-viewer: unknown view '%s'\n", v);
                 usage(stderr);
@@ -342,6 +344,19 @@ int main(int argc, char** argv) {
             return 1;
         }
     }
+    // `pipescope-viewer DIR` (or DIR/scale.json) of `pipescope scale`: its traces, in the scaling view.
+    std::optional<sweep> swp;
+    if (o.lesson.empty() && o.traces.size() == 1 && looks_like_sweep(o.traces[0])) {
+        try {
+            swp = load_sweep(o.traces[0]);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "pipescope-viewer: %s\n", e.what());
+            return 2;
+        }
+        o.traces.clear();
+        for (const fs::path& t : swp->traces()) o.traces.push_back(t.string());
+        if (!o.view_given) o.view = "scaling";
+    }
     const bool headless = !o.screenshot.empty() || o.bench > 0 || !o.screenshot_steps.empty();
     // The script's window: loads in the background like a user's, but its size is given, it keeps
     // no settings (imgui.ini) and only the script's input counts.
@@ -404,6 +419,7 @@ int main(int argc, char** argv) {
     if (scripted) g.fixed_frame_s = 1.0f / 64;            // a frame is 1/64 s of script time: exact in binary
     sh.loads.on_finished([] { glfwPostEmptyEvent(); });   // wakes the idle wait below
     sh.set_view(o.view);
+    if (swp) sh.state.scaling = std::move(swp);
 
     if (headless) {
         // Load synchronously: the frames rendered are the loaded document (or the error).

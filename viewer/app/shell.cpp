@@ -89,6 +89,14 @@ void shell::save_recent(const fs::path& p) {
 }
 
 void shell::open(const fs::path& p, open_origin from) {
+    if (looks_like_sweep(p)) {   // a sweep's traces, and its plot in the scaling view
+        try {
+            open_sweep(load_sweep(p), from);
+        } catch (const std::exception& e) {
+            errors.push_back(e.what());
+        }
+        return;
+    }
     if (!looks_like_lesson(p)) {
         loads.start(p, from == open_origin::user);
         return;
@@ -103,6 +111,14 @@ void shell::open(const fs::path& p, open_origin from) {
     } catch (const std::exception& e) {
         errors.push_back(e.what());
     }
+}
+
+void shell::open_sweep(sweep s, open_origin from) {
+    const std::vector<fs::path> traces = s.traces();
+    state.scaling = std::move(s);
+    for (const fs::path& t : traces) loads.start(t, false);
+    if (from == open_origin::user) save_recent(state.scaling->dir);
+    set_view("scaling");
 }
 
 void shell::add_loaded(load_result r) {
@@ -151,6 +167,7 @@ void shell::menus() {
         }
         if (ImGui::MenuItem("Close all", nullptr, false, !doc.empty())) {
             doc.clear();
+            state.scaling.reset();
             state.select(doc, {});
         }
         ImGui::Separator();
@@ -415,6 +432,10 @@ void shell::frame() {
     file_browser();
     view_context ctx{doc, state, mono};
     draw_help_overlay(ctx);
+    if (!state.view_request.empty()) {   // e.g. the scaling view's click: the run in the timeline
+        set_view(state.view_request);
+        state.view_request.clear();
+    }
 }
 
 }   // namespace pipescope::viewer

@@ -37,6 +37,8 @@ public:
     // step `first` (0-based) once they have loaded; go_to_step applies a step's move at once (switches
     // the view, sets the cursor, frames the range, selects the node, aligns the runs) and opens the panel.
     void open_lesson(lesson l, std::size_t first);
+    // A scaling sweep (`pipescope scale`'s DIR): loads its traces and shows the scaling view.
+    void open_sweep(sweep s, open_origin from);
     void go_to_step(std::size_t k);
     std::optional<lesson> lesson_loaded;
     std::size_t lesson_step = 0;

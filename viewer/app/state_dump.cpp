@@ -90,6 +90,22 @@ json dump_state(const shell& sh, window_size win) {
         clipped.push_back(l.where + ": \"" + l.text + "\" needs " + std::to_string(static_cast<int>(std::ceil(l.need))) +
                           " px, has " + std::to_string(static_cast<int>(std::floor(l.have))));
     j["layout"] = {{"labels", st.layout.labels().size()}, {"clipped", std::move(clipped)}};
+    // A sweep (the scaling view): its rows' points as last drawn, in window pixels, and the hovered row.
+    if (st.scaling) {
+        json points = json::array();
+        for (const plot_point& p : st.scaling_points)
+            points.push_back({{"row", p.row},
+                              {"policy", st.scaling->data.rows[p.row].policy},
+                              {"workers", st.scaling->data.rows[p.row].workers},
+                              {"x", p.x},
+                              {"y", p.y}});
+        j["scaling"] = {{"rows", st.scaling->data.rows.size()},
+                        {"refused", st.scaling->data.refused.size()},
+                        {"points", std::move(points)},
+                        {"hovered", st.scaling_hover == no_row ? json(nullptr) : json(st.scaling_hover)}};
+    } else {
+        j["scaling"] = nullptr;
+    }
     j["panels"] = {{"details", st.show_details}, {"lesson", st.show_lesson}, {"side_width", sh.side_width()}};
     j["lesson"] = sh.lesson_loaded ? json{{"name", sh.lesson_loaded->name}, {"step", sh.lesson_step + 1}} : json(nullptr);
     json recent = json::array();

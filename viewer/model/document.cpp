@@ -1,6 +1,8 @@
 #include <array>
 #include "document.hpp"
 
+#include <pipescope/analysis/metadata.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <limits>
@@ -253,6 +255,10 @@ void document::rebuild_runs() {
             run_ref rr;
             static_cast<analysis::run_scope&>(rr) = std::move(scope);
             rr.file = fi;
+            if (rr.run != tm::no_index) {   // "ferret · piper · P=16 · virtual 16 cores"
+                rr.virtual_badge = analysis::virtual_badge(analysis::read_meta(rr));
+                if (!rr.virtual_badge.empty()) rr.title += " \xC2\xB7 " + rr.virtual_badge;
+            }
             if (rr.run != tm::no_index && files.size() > 1) rr.title += "  [" + f.name + "]";
             if (rr.run != tm::no_index) {
                 mark_incomplete(rr, f, f.model.runs[rr.run].tracks);

@@ -122,6 +122,9 @@ struct run_ref : analysis::run_scope {
     // recorder lost on its tracks, or the file is damaged and was read up to the damage.
     std::uint64_t events_lost = 0;
     bool truncated = false;
+    // "virtual 16 cores" for a run on virtual workers (its metadata, analysis::virtual_badge), else
+    // "": the title ends with it and the timeline's run header is tinted.
+    std::string virtual_badge;
 };
 
 struct document {

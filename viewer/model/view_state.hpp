@@ -5,6 +5,7 @@
 #include "area_selection.hpp"
 #include "document.hpp"
 #include "layout_audit.hpp"
+#include "scaling.hpp"
 #include "search.hpp"
 #include "viewport.hpp"
 
@@ -68,9 +69,13 @@ struct view_state {
     // `playing`: a view advances it every frame (the frame loop then does not idle).
     std::optional<double> cursor;
     bool playing = false;
-    search_state search;                  // the timeline's search box (/ or Ctrl+F)
-    std::optional<area_selection> area;   // the marked time range over tracks (Shift+drag, M)
-    layout_audit layout;                  // the labels laid out this frame and their room (cleared every frame)
+    search_state search;                      // the timeline's search box (/ or Ctrl+F)
+    std::optional<area_selection> area;       // the marked time range over tracks (Shift+drag, M)
+    layout_audit layout;                      // the labels laid out this frame and their room (cleared every frame)
+    std::optional<sweep> scaling;             // a scaling sweep opened (DIR or DIR/scale.json): the scaling view's
+    std::string view_request;                 // a view asks to show another (the shell switches after the frame)
+    std::vector<plot_point> scaling_points;   // the scaling view's points as last drawn (window pixels)
+    std::size_t scaling_hover = no_row;       // the row under the pointer there
 
     void select(const document& d, const selection& s);
     // What the timeline's ruler counts from: the marked area's start, else display time 0 (the

@@ -34,8 +34,13 @@ void summary(view_context& ctx) {
         ImGui::TextWrapped("%llu slices, %llu instants, %llu counter values, %zu flows",
                            static_cast<unsigned long long>(m.slices), static_cast<unsigned long long>(m.instants),
                            static_cast<unsigned long long>(m.counter_values), m.flows.size());
+        const auto fi = static_cast<std::uint32_t>(&f - d.files.data());
         for (const auto& r : m.runs) {
             ImGui::BulletText("%s", r.name.c_str());
+            const auto ri = static_cast<std::uint32_t>(&r - m.runs.data());
+            for (const run_ref& rr : d.runs)   // a run on virtual workers: its badge (model/document.hpp)
+                if (rr.file == fi && rr.run == ri && !rr.virtual_badge.empty())
+                    ImGui::TextColored(ImVec4(0.78f, 0.62f, 1.f, 1.f), "    %s", rr.virtual_badge.c_str());
             if (!r.stages.empty() && ImGui::TreeNode(&r, "%zu stages", r.stages.size())) {
                 for (const auto& s : r.stages) {
                     ImGui::ColorButton("##c", ImColor(key_colour(static_cast<colour_key>(s.index))),

@@ -369,7 +369,9 @@ void timeline_view::run_header(view_context& ctx, ImDrawList* dl, std::uint32_t 
     const run_ref& rr = doc.runs[ri];
     const tm::trace_model& m = doc.files[rr.file]->model;
     const double off = display_offset(doc, rr, ctx.state.align_runs);
-    dl->AddRectFilled(ImVec2(x_labels, y), ImVec2(x0 + width, y + sz_.header_h), IM_COL32(52, 56, 70, 255));
+    // A run on virtual workers: its times are not this machine's; the header says so in colour too.
+    const ImU32 header_bg = rr.virtual_badge.empty() ? IM_COL32(52, 56, 70, 255) : IM_COL32(88, 56, 120, 255);
+    dl->AddRectFilled(ImVec2(x_labels, y), ImVec2(x0 + width, y + sz_.header_h), header_bg);
     std::string h = rr.title + "   " + format_duration(static_cast<double>(rr.end - rr.start)) + ", " +
                     std::to_string(rr.workers.size()) + " workers";
     if (rr.run != tm::no_index && m.runs[rr.run].dag.K) h += ", K = " + std::to_string(m.runs[rr.run].dag.K);
