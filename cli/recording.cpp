@@ -140,9 +140,9 @@ std::string work_done(const pipescope::scheduler& sched) {
     return fmt::format("{} jobs, {} steals (Ctrl-C stops the run)", num::count(jobs), num::count(steals));
 }
 
-double thread_cpu_seconds() {
+double cpu_seconds(clockid_t clock) {
     timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    clock_gettime(clock, &t);
     return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
@@ -171,13 +171,14 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
     // Opened when the measured run starts, so a run refused before it (a bad parameter) leaves no file.
     std::optional<pipescope::trace_session> session;
     const bool recording = !args.trace_path.empty() && args.trace;
-    double cpu_at_start = 0;
+    double cpu_at_start = 0, process_cpu_at_start = 0;
     request.on_measured_start = [&](double reference_seconds) {
         if (recording) {
             session.emplace(sched, args.trace_path, session_options(args, *w));
             session->begin_run(measured_run(sched, args, *w, reference_seconds));
         }
-        cpu_at_start = thread_cpu_seconds();
+        cpu_at_start = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+        process_cpu_at_start = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     };
     request.cancel = cancel;
     recorded_run r;
@@ -191,7 +192,8 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
         if (session && session->run_open()) session->end_run(std::string("exception: ") + e.what());
         throw;
     }
-    r.measured_cpu_seconds = thread_cpu_seconds() - cpu_at_start;
+    r.measured_cpu_seconds = cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - cpu_at_start;
+    r.measured_process_cpu_seconds = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - process_cpu_at_start;
     if (recording) {
         if (!session)
             throw std::logic_error("workload " + w->name() + " never called on_measured_start: nothing was recorded");

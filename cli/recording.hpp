@@ -49,6 +49,9 @@ struct recorded_run {
     // CPU time of the calling thread from the measured run's start until the workload returned:
     // under the serial policy, whose iterations run on that thread, the serial elision's cost.
     double measured_cpu_seconds = 0;
+    // The same span in the whole process's CPU time: a stage graph's graph-serial policy runs its
+    // instances on the one pool worker while the calling thread waits.
+    double measured_process_cpu_seconds = 0;
 };
 
 // Why `workload` cannot run under `policy`, or "" if it can. Throws usage_error for a workload or

@@ -170,14 +170,18 @@ void print_row(const an::scale_row& r) {
 }
 
 // The serial elision's cost: its CPU time, the currency of a virtual run's job costs (measured
-// thread CPU time), so that a loaded machine does not inflate the speedups.
+// thread CPU time), so that a loaded machine does not inflate the speedups. A stage graph's serial
+// elision is the graph-serial policy, whose one pool worker runs the instances while the calling
+// thread waits: its cost is the process's CPU time.
 double serial_ns(const scale_args& s, bool& matches) {
     pipescope::cli::run_args serial = s.base;
-    serial.request.policy = "serial";
+    const ws::workload* w = ws::find_workload(s.workload);
+    const bool graph = w && w->is_graph();
+    serial.request.policy = graph ? "graph-serial" : "serial";
     serial.workers = 1;
     const pipescope::cli::recorded_run r = pipescope::cli::record_run(serial);
     matches = r.report.matches_reference;
-    return r.measured_cpu_seconds * 1e9;
+    return (graph ? r.measured_process_cpu_seconds : r.measured_cpu_seconds) * 1e9;
 }
 
 }   // namespace
