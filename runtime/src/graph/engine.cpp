@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <optional>
 #include <sstream>
 
@@ -317,17 +319,33 @@ step_result graph_engine::step(stage_id s) {
 
 namespace {
 // A step's per-output scratch: on the stack for the usual few outputs, so that a step allocates
-// nothing; a stage with more outputs than that pays one allocation per step.
+// nothing; a stage with more outputs than that pays one allocation per step. Only the n elements in
+// use are constructed: value-initialising all of the inline ones (four push windows are ~350 bytes)
+// was a `rep stos` on every step, ~2 % of a one-element instance in the issue 17 profile.
 template <class T, std::size_t Inline = 4>
 class step_scratch {
 public:
-    explicit step_scratch(std::size_t n) : data_(n <= Inline ? inline_ : (heap_ = std::make_unique<T[]>(n)).get()) {}
+    explicit step_scratch(std::size_t n) : n_(n) {
+        if (n <= Inline) {
+            data_ = reinterpret_cast<T*>(inline_);
+            for (std::size_t i = 0; i < n; ++i) new (data_ + i) T();
+        } else {
+            heap_ = std::make_unique<T[]>(n);
+            data_ = heap_.get();
+        }
+    }
+    ~step_scratch() {
+        if (!heap_) std::destroy_n(data_, n_);
+    }
+    step_scratch(const step_scratch&) = delete;
+    step_scratch& operator=(const step_scratch&) = delete;
     T* data() noexcept { return data_; }
     T& operator[](std::size_t i) noexcept { return data_[i]; }
 
 private:
-    T inline_[Inline] = {};
+    alignas(T) std::byte inline_[Inline * sizeof(T)];
     std::unique_ptr<T[]> heap_;
+    std::size_t n_;
     T* data_;
 };
 }   // namespace

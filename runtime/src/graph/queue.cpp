@@ -595,7 +595,11 @@ packet_stealing_allocator::packet_stealing_allocator(unsigned partitions, std::s
 packet_stealing_allocator::~packet_stealing_allocator() = default;
 
 unsigned packet_stealing_allocator::partition_of(int worker) const noexcept {
-    return worker < 0 ? 0u : static_cast<unsigned>(worker) % partitions_;
+    // Every packet operation asks, and a division is ~25 cycles: the workers of the run, the usual
+    // callers, map to their own partition without one.
+    if (worker < 0) return 0u;
+    const auto w = static_cast<unsigned>(worker);
+    return w < partitions_ ? w : w % partitions_;
 }
 
 packet_stealing_allocator::pool* packet_stealing_allocator::find(std::size_t bytes) const noexcept {
