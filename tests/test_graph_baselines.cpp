@@ -6,7 +6,7 @@
 #include "support/graph_programs.hpp"
 #include "support/test_traces.hpp"
 
-#include "../runtime/src/graph/policies/partition.hpp"
+#include "../runtime/src/graph/policies/static_partition/partition.hpp"
 
 #include <pipescope/graph/program.hpp>
 #include <pipescope/scheduler.hpp>

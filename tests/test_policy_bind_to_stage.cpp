@@ -13,7 +13,7 @@
 #include "support/test_traces.hpp"
 #include "support/violation_log.hpp"
 
-#include "../runtime/src/pipeline/bind_to_stage_check.hpp"
+#include "../runtime/src/pipeline/policies/bind_to_stage/bind_to_stage_check.hpp"
 
 #include <pipescope/pipescope.hpp>
 #include <pipescope/trace/perfetto_writer.hpp>

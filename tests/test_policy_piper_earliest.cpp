@@ -4,9 +4,9 @@
 //
 // Checked here: random programs give the serial result at P = 1, 2, 3 with PIPER's invariants held;
 // every resumption at one of the three points is of the earliest suspended iteration whose edge is
-// satisfied (earliest_check, runtime/src/pipeline/piper_earliest_check.hpp, installed for every run);
+// satisfied (earliest_check, runtime/src/pipeline/policies/piper_earliest/piper_earliest_check.hpp, installed for every run);
 // the trace carries the suspended list as a counter track and says where each resumption came from.
-#include "../runtime/src/pipeline/piper_earliest_check.hpp"
+#include "../runtime/src/pipeline/policies/piper_earliest/piper_earliest_check.hpp"
 #include "support/invariant_observer.hpp"
 #include "support/random_pipeline.hpp"
 #include "support/test_scale.hpp"

@@ -15,6 +15,8 @@
 //   runnable() says its queue has moved.
 #pragma once
 
+#include "../policy_registry.hpp"
+
 #include <pipescope/graph/program.hpp>
 #include <pipescope/detail/spin_mutex.hpp>
 #include <pipescope/scheduler.hpp>
@@ -29,6 +31,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -334,14 +337,12 @@ struct policy_entry {
     const char* summary;
     const char* parameters;   // "key=default: meaning" lines
     std::unique_ptr<graph_policy> (*make)(policy_params& params, std::uint64_t seed);
+    int order = 0;   // where listings put it: lower first (policy_registry.hpp)
 };
 
-// Each policy file defines its entry (e.g. `extern const policy_entry gramps_policy;`).
-extern const policy_entry serial_policy;
-extern const policy_entry gramps_policy;
-extern const policy_entry danbi_policy;
-extern const policy_entry task_stealing_policy;
-extern const policy_entry breadth_first_policy;
-extern const policy_entry static_policy;
+// Every folder of graph/policies/ with its entry, `FOLDER_policy` (e.g. `extern const policy_entry
+// gramps_policy{...}` in policies/gramps/gramps.cpp): defined in the translation unit CMake generates
+// from cmake/policy_registry.cpp.in (cmake/PipescopePolicies.cmake), in folder-name order.
+std::span<const pipescope::detail::policy_folder<policy_entry>> graph_policy_folders();
 
 }   // namespace pipescope::graph::detail

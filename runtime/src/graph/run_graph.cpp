@@ -94,24 +94,25 @@ void policy_params::reject_unknown() const {
 
 namespace {
 
-// The graph schedulers (policy_registry.hpp): one line each.
-constexpr const detail::policy_entry* policy_list[] = {
-    &detail::serial_policy,        &detail::gramps_policy,        &detail::danbi_policy,
-    &detail::task_stealing_policy, &detail::breadth_first_policy, &detail::static_policy,
-};
-constexpr pipescope::detail::policy_registry<detail::policy_entry> registry("graph::run: unknown graph policy", policy_list);
+// The graph schedulers: one folder each (policy_registry.hpp). Built on first use, so that no static
+// initializer depends on another translation unit's.
+const pipescope::detail::policy_registry<detail::policy_entry>& registry() {
+    static const pipescope::detail::policy_registry<detail::policy_entry> r("graph::run: unknown graph policy",
+                                                                            detail::graph_policy_folders());
+    return r;
+}
 
 }   // namespace
 
 std::vector<policy_info> policies() {
     std::vector<policy_info> out;
-    for (const detail::policy_entry* p : registry) out.push_back({p->name, p->summary, p->parameters});
+    for (const detail::policy_entry* p : registry()) out.push_back({p->name, p->summary, p->parameters});
     return out;
 }
 
 std::vector<bool> unbounded_queues(const program& g, const run_options& options, unsigned workers) {
     g.validate();
-    const detail::policy_entry& entry = registry.find(options.policy);
+    const detail::policy_entry& entry = registry().find(options.policy);
     detail::policy_params params(options.policy, options.params);
     const detail::engine_config c = entry.make(params, options.seed)->configure(g, workers == 0 ? 1 : workers);
     params.reject_unknown();
@@ -126,7 +127,7 @@ run_stats run(scheduler& s, const program& g, const run_options& options) {
     g.validate();
     // Its waiting workers block on a condition variable, outside the token (virtual_executor.hpp).
     if (s.impl().virtual_time()) throw std::invalid_argument("graph::run: stage graphs do not run on virtual workers yet");
-    const detail::policy_entry& entry = registry.find(options.policy);
+    const detail::policy_entry& entry = registry().find(options.policy);
     detail::policy_params params(options.policy, options.params);
     std::unique_ptr<detail::graph_policy> policy = entry.make(params, options.seed);
     params.reject_unknown();

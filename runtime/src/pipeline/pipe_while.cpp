@@ -154,18 +154,19 @@ bool pipeline_engine::loop_goes_on(const std::function<bool()>& condition) noexc
 
 namespace {
 
-// The policies that can run a pipe_while loop (policy_registry.hpp): one line each.
-constexpr const detail::policy_entry* policy_list[] = {
-    &detail::piper_policy, &detail::piper_earliest_policy, &detail::serial_policy,
-    &detail::tbb_policy,   &detail::bind_to_stage_policy,
-};
-constexpr detail::policy_registry<detail::policy_entry> policies("pipe_while: unknown policy", policy_list);
+// The policies that can run a pipe_while loop: one folder each (policy_registry.hpp). Built on first
+// use, so that no static initializer depends on another translation unit's.
+const detail::policy_registry<detail::policy_entry>& policies() {
+    static const detail::policy_registry<detail::policy_entry> registry("pipe_while: unknown policy",
+                                                                        detail::pipeline_policy_folders());
+    return registry;
+}
 
 }   // namespace
 
 std::vector<pipeline_policy_info> pipeline_policies() {
     std::vector<pipeline_policy_info> out;
-    for (const detail::policy_entry* p : policies) out.push_back({p->name, p->summary, p->needs_declared_stages});
+    for (const detail::policy_entry* p : policies()) out.push_back({p->name, p->summary, p->needs_declared_stages});
     return out;
 }
 
@@ -173,7 +174,7 @@ pipeline_stats pipe_while(scheduler& s, const pipe_condition& condition, const p
                           const pipeline_options& options) {
     if (!condition) throw std::invalid_argument("pipe_while: the loop condition is empty");
     if (!body) throw std::invalid_argument("pipe_while: the iteration body is empty");
-    const detail::policy_entry& p = policies.find(options.policy);
+    const detail::policy_entry& p = policies().find(options.policy);
     // Its stage threads block on condition variables, outside the token (virtual_executor.hpp).
     if (s.impl().virtual_time() && options.policy == "bind-to-stage")
         throw std::invalid_argument("pipe_while: bind-to-stage does not run on virtual workers yet");

@@ -1,12 +1,14 @@
-// A pipe_while policy as its engine file registers it (policy_registry.hpp): the entry, the
-// declarations of every policy's entry, and run_engine, which runs a loop on a fresh engine.
+// A pipe_while policy as its folder registers it (policy_registry.hpp): the entry, the generated
+// list of every folder's entry, and run_engine, which runs a loop on a fresh engine.
 #pragma once
 
 #include "../cancel_on_stop.hpp"
+#include "../policy_registry.hpp"
 
 #include <pipescope/pipeline.hpp>
 
 #include <atomic>
+#include <span>
 #include <stop_token>
 #include <type_traits>
 
@@ -17,14 +19,13 @@ struct policy_entry {
     const char* summary;
     pipeline_stats (*run)(scheduler&, const pipe_condition&, const pipe_body&, const pipeline_options&);
     bool needs_declared_stages = false;   // construct-and-run (pipeline_options::declared_stages)
+    int order = 0;                        // where listings put it: lower first (policy_registry.hpp)
 };
 
-// Each engine file defines its entry (e.g. `extern const policy_entry piper_policy{...}` in piper.cpp).
-extern const policy_entry piper_policy;
-extern const policy_entry piper_earliest_policy;
-extern const policy_entry serial_policy;
-extern const policy_entry tbb_policy;
-extern const policy_entry bind_to_stage_policy;
+// Every folder of pipeline/policies/ with its entry, `FOLDER_policy` (e.g. `extern const policy_entry
+// piper_policy{...}` in policies/piper/piper.cpp): defined in the translation unit CMake generates
+// from cmake/policy_registry.cpp.in (cmake/PipescopePolicies.cmake), in folder-name order.
+std::span<const policy_folder<policy_entry>> pipeline_policy_folders();
 
 // Runs the loop on an Engine built from the loop (and the scheduler, if the engine takes one),
 // stopping it when options.cancel asks.

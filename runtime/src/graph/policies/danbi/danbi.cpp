@@ -319,13 +319,15 @@ std::unique_ptr<graph_policy> make(policy_params& params, std::uint64_t seed) {
 }   // namespace
 
 extern const policy_entry danbi_policy{
-    "danbi",
-    "DANBI (seed 002 §III-A): per-worker schedulers follow queue events (QES), speculate towards half-full "
-    "queues (PSS) and leave long ticket waits at random (PRS); `config=ws` is the random work-stealing baseline",
-    "config=qes+pss+prs: ws | qes | qes+pss | qes+pss+prs (seed 002 Fig. 3: random work stealing, then QES, "
-    "+PSS, +PRS)\n"
-    "C=10000: PRS constant, 1..1e9: after a parallel thread that waited T times for a ticket, switch to a "
-    "random kernel with probability min(T/C, 1)",
-    make};
+    .name = "danbi",
+    .summary = "DANBI (seed 002 §III-A): per-worker schedulers follow queue events (QES), speculate towards half-full "
+               "queues (PSS) and leave long ticket waits at random (PRS); `config=ws` is the random work-stealing baseline",
+    .parameters = "config=qes+pss+prs: ws | qes | qes+pss | qes+pss+prs (seed 002 Fig. 3: random work stealing, then QES, "
+                  "+PSS, +PRS)\n"
+                  "C=10000: PRS constant, 1..1e9: after a parallel thread that waited T times for a ticket, switch to a "
+                  "random kernel with probability min(T/C, 1)",
+    .make = make,
+    .order = 30,
+};
 
 }   // namespace pipescope::graph::detail

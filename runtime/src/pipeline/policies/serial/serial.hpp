@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine_iteration.hpp"
+#include "../../engine_iteration.hpp"
 
 #include <pipescope/pipeline.hpp>
 

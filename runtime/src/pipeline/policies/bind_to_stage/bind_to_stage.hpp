@@ -36,9 +36,9 @@
 #include "bind_to_stage_check.hpp"
 #include "stage_queue.hpp"
 
-#include "../scheduler_impl.hpp"
+#include "../../../scheduler_impl.hpp"
 
-#include "engine_iteration.hpp"
+#include "../../engine_iteration.hpp"
 
 #include <pipescope/pipeline.hpp>
 

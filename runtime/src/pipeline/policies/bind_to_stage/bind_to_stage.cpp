@@ -1,9 +1,9 @@
 #include "bind_to_stage.hpp"
-#include "policy.hpp"
-#include "start_iteration.hpp"
+#include "../../policy.hpp"
+#include "../../start_iteration.hpp"
 
-#include "../trace_hooks.hpp"
-#include "declared_stages.hpp"
+#include "../../../trace_hooks.hpp"
+#include "../../declared_stages.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -413,6 +413,7 @@ extern const policy_entry bind_to_stage_policy{
         "Pthreads bind-to-stage: one OS thread per serial stage, c per parallel stage, bounded queues of Queue_size between stages (oversubscription allowed)",
     .run = run_engine<bind_to_stage_engine>,
     .needs_declared_stages = true,
+    .order = 50,
 };
 
 }   // namespace pipescope::detail

@@ -33,7 +33,7 @@
 //
 // Queues are unbounded and serial stages are never preempted (preempt_after = 0): a serial stage
 // runs until its input is empty or it returns.
-#include "../engine.hpp"
+#include "../../engine.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -271,9 +271,13 @@ std::unique_ptr<graph_policy> make(policy_params&, std::uint64_t) { return std::
 }   // namespace
 
 extern const policy_entry breadth_first_policy{
-    "breadth-first",
-    "GPGPU style (seed 004 §IV-B): one stage at a time over all of its input, every worker on it, a barrier between "
-    "stages; cycles restart from the top; unbounded queues",
-    "", make};
+    .name = "breadth-first",
+    .summary =
+        "GPGPU style (seed 004 §IV-B): one stage at a time over all of its input, every worker on it, a barrier between "
+        "stages; cycles restart from the top; unbounded queues",
+    .parameters = "",
+    .make = make,
+    .order = 50,
+};
 
 }   // namespace pipescope::graph::detail

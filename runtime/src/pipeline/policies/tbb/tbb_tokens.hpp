@@ -25,9 +25,9 @@
 //                         order. parallel filters never wait.
 #pragma once
 
-#include "../scheduler_impl.hpp"
+#include "../../../scheduler_impl.hpp"
 
-#include "engine_iteration.hpp"
+#include "../../engine_iteration.hpp"
 
 #include <pipescope/pipeline.hpp>
 

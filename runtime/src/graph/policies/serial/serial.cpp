@@ -1,7 +1,7 @@
 // The `graph-serial` policy: one worker steps the stages, furthest downstream first — the simplest
 // schedule that drains the graph (the "serial elision" of a stage graph). Bounded queues, no
 // preemption: a serial stage runs until it blocks. Useful as a baseline and to debug a program.
-#include "../engine.hpp"
+#include "../../engine.hpp"
 
 #include <algorithm>
 
@@ -32,7 +32,11 @@ std::unique_ptr<graph_policy> make(policy_params&, std::uint64_t) { return std::
 }   // namespace
 
 extern const policy_entry serial_policy{
-    "graph-serial", "one worker steps the stages, furthest downstream first (a baseline; bounded queues, no preemption)", "",
-    make};
+    .name = "graph-serial",
+    .summary = "one worker steps the stages, furthest downstream first (a baseline; bounded queues, no preemption)",
+    .parameters = "",
+    .make = make,
+    .order = 10,
+};
 
 }   // namespace pipescope::graph::detail

@@ -1,8 +1,8 @@
 #include "piper.hpp"
-#include "policy.hpp"
-#include "start_iteration.hpp"
+#include "../../policy.hpp"
+#include "../../start_iteration.hpp"
 
-#include "../trace_hooks.hpp"
+#include "../../../trace_hooks.hpp"
 
 #include <algorithm>
 
@@ -312,6 +312,7 @@ extern const policy_entry piper_policy{
     .name = "piper",
     .summary = "Cilk-P's PIPER: work stealing, throttle K, tail swap, lazy enabling, dependency folding",
     .run = run_engine<piper_engine>,
+    .order = 10,
 };
 
 }   // namespace pipescope::detail

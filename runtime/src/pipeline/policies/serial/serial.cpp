@@ -1,7 +1,7 @@
 // The serial elision of pipe_while: iterations run one after another on the calling thread, every
 // stage_wait is satisfied on arrival. This is the reference every parallel run is checked against.
 #include "serial.hpp"
-#include "policy.hpp"
+#include "../../policy.hpp"
 
 namespace pipescope::detail {
 
@@ -63,6 +63,7 @@ extern const policy_entry serial_policy{
     .name = "serial",
     .summary = "the serial elision: iterations one after another on the calling thread",
     .run = run_engine<serial_engine>,
+    .order = 30,
 };
 
 }   // namespace pipescope::detail

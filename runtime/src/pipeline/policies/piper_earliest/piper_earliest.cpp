@@ -1,7 +1,7 @@
 #include "piper_earliest.hpp"
-#include "policy.hpp"
+#include "../../policy.hpp"
 
-#include "../trace_hooks.hpp"
+#include "../../../trace_hooks.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -153,6 +153,7 @@ extern const policy_entry piper_earliest_policy{
     .summary =
         "PIPER plus Cheetah-Piper's suspended list: resume the earliest ready iteration on retire, suspend, failed steal",
     .run = run_engine<piper_earliest_engine>,
+    .order = 20,
 };
 
 }   // namespace pipescope::detail

@@ -1,9 +1,9 @@
 #include "tbb_tokens.hpp"
-#include "policy.hpp"
-#include "start_iteration.hpp"
+#include "../../policy.hpp"
+#include "../../start_iteration.hpp"
 
-#include "../trace_hooks.hpp"
-#include "declared_stages.hpp"
+#include "../../../trace_hooks.hpp"
+#include "../../declared_stages.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -344,6 +344,7 @@ extern const policy_entry tbb_policy{
         "TBB's construct-and-run pipeline: declared filters, at most N tokens in flight, ordered serial-filter buffers",
     .run = run_engine<tbb_engine>,
     .needs_declared_stages = true,
+    .order = 40,
 };
 
 }   // namespace pipescope::detail

@@ -17,9 +17,9 @@
 //   and its tasks wait; backward queues (cycles) are unbounded (queue_bounds::backward_unbounded).
 // - Serial stages are preempted after `preempt` output packets (§III-A: "currently 32").
 // - Buffer managers (§III-B, §V-D): `buffers` = packet-stealing (default), per-queue or malloc.
-#include "../engine.hpp"
+#include "../../engine.hpp"
 
-#include "../../trace_hooks.hpp"
+#include "../../../trace_hooks.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -309,11 +309,14 @@ std::unique_ptr<graph_policy> make(policy_params& params, std::uint64_t) {
 }   // namespace
 
 extern const policy_entry gramps_policy{
-    "gramps",
-    "GRAMPS (seed 004 §III): per-worker task queues per stage, deepest stage first, steal the shallowest from "
-    "neighbours first; backpressure on full queues (not on cycles); FIFO on ordered chains; packet-stealing buffers",
-    "preempt=32: output packets a serial stage produces before it is preempted (0: only when it blocks)\n"
-    "buffers=packet-stealing: buffer manager, packet-stealing | per-queue | malloc (seed 004 §III-B)",
-    make};
+    .name = "gramps",
+    .summary =
+        "GRAMPS (seed 004 §III): per-worker task queues per stage, deepest stage first, steal the shallowest from "
+        "neighbours first; backpressure on full queues (not on cycles); FIFO on ordered chains; packet-stealing buffers",
+    .parameters = "preempt=32: output packets a serial stage produces before it is preempted (0: only when it blocks)\n"
+                  "buffers=packet-stealing: buffer manager, packet-stealing | per-queue | malloc (seed 004 §III-B)",
+    .make = make,
+    .order = 20,
+};
 
 }   // namespace pipescope::graph::detail

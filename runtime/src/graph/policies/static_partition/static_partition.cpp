@@ -18,7 +18,7 @@
 //   from deadlocking (and why downstream goes first: drain before producing more).
 // - Workers beyond the partitions (more workers than stages) have nothing to do; they wait for the
 //   run to end, so that every worker thread runs exactly one loop and its own partition.
-#include "../engine.hpp"
+#include "../../engine.hpp"
 #include "partition.hpp"
 
 #include <algorithm>
@@ -110,12 +110,14 @@ std::unique_ptr<graph_policy> make(policy_params& params, std::uint64_t) {
 
 }   // namespace
 
-extern const policy_entry static_policy{
-    "static",
-    "stream-programming style (seed 004 §IV-C): stages partitioned across workers from measured costs, "
-    "no load balancing; bounded queues",
-    "profile=: a .pftrace recorded earlier; per-stage cost = total time of its node slices\n"
-    "costs=: without profile, one cost per stage, comma-separated (default: equal costs)",
-    make};
+extern const policy_entry static_partition_policy{
+    .name = "static",
+    .summary = "stream-programming style (seed 004 §IV-C): stages partitioned across workers from measured costs, "
+               "no load balancing; bounded queues",
+    .parameters = "profile=: a .pftrace recorded earlier; per-stage cost = total time of its node slices\n"
+                  "costs=: without profile, one cost per stage, comma-separated (default: equal costs)",
+    .make = make,
+    .order = 60,
+};
 
 }   // namespace pipescope::graph::detail

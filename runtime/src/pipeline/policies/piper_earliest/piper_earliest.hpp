@@ -20,7 +20,7 @@
 //   it (PIPER's check parent), so an idle worker can never find it resumable.
 #pragma once
 
-#include "piper.hpp"
+#include "../piper/piper.hpp"
 #include "piper_earliest_check.hpp"
 
 #include <memory>

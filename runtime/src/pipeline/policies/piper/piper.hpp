@@ -19,9 +19,9 @@
 // PIPER itself pays one indirect call there and nothing on the stage-boundary fast path.
 #pragma once
 
-#include "../scheduler_impl.hpp"
+#include "../../../scheduler_impl.hpp"
 
-#include "engine_iteration.hpp"
+#include "../../engine_iteration.hpp"
 
 #include <pipescope/pipeline.hpp>
 

@@ -24,8 +24,8 @@
 // and whose steals failed adopts a stage the engine says is runnable (engine.runnable(): a blocked
 // serial stage whose queue moved, a parallel stage with input) before it waits for the epoch to
 // move. It only waits when no stage can run: the engine's deadlock detection then holds.
-#include "../engine.hpp"
-#include "../../trace_hooks.hpp"
+#include "../../engine.hpp"
+#include "../../../trace_hooks.hpp"
 
 #include <pipescope/detail/chase_lev_deque.hpp>
 
@@ -179,9 +179,12 @@ std::unique_ptr<graph_policy> make(policy_params&, std::uint64_t seed) {
 }   // namespace
 
 extern const policy_entry task_stealing_policy{
-    "task-stealing",
-    "Cilk-5 style (seed 004 §IV-A): one LIFO deque of tasks per worker, steal the oldest from a random victim; "
-    "unbounded queues, serial stages preempted after every output packet",
-    "", make};
+    .name = "task-stealing",
+    .summary = "Cilk-5 style (seed 004 §IV-A): one LIFO deque of tasks per worker, steal the oldest from a random victim; "
+               "unbounded queues, serial stages preempted after every output packet",
+    .parameters = "",
+    .make = make,
+    .order = 40,
+};
 
 }   // namespace pipescope::graph::detail
