@@ -23,6 +23,8 @@ int dedup_restore_command(const std::vector<std::string>& args);
 // The analysis of each run (docs/analysis.md). Exit 1 if a file cannot be read or --run names no
 // run (the message lists the runs), 2 on a usage error.
 int stats_command(const std::vector<std::string>& args);
+// calibrate_command.cpp: measures the virtual cost model's costs on this machine into a JSON file.
+int calibrate_command(const std::vector<std::string>& args);
 
 // pipescope compare <a.pftrace> <b.pftrace>... [--json]
 // The runs side by side with ratios against the first. Exit 1 if a file cannot be read.

@@ -7,6 +7,7 @@
 // is unsound, a file cannot be read), 2 a usage error (one line naming what is wrong, then that
 // subcommand's usage), 3 any other error, 128 + signal when a run was interrupted.
 #include "commands.hpp"
+#include "cost_table.hpp"
 #include "interrupt.hpp"
 #include "recording.hpp"
 
@@ -39,11 +40,21 @@ struct command_usage {
     const char* usage;
 };
 constexpr command_usage usages[] = {
-    {"run", "pipescope run <workload> [--policy NAME] [--workers N [--virtual]] [--size tiny|small|large] [--seed N]\n"
+    {"run", "pipescope run <workload> [--policy NAME] [--workers N] [--size tiny|small|large] [--seed N]\n"
             "                     [--param key=value]... [-o trace.pftrace [--no-trace] [--trace-buffer MiB]\n"
-            "                     [--trace-plain] [--trace-detail nodes|folded|auto] [--counter-quantum NS]]"},
+            "                     [--trace-plain] [--trace-detail nodes|folded|auto] [--counter-quantum NS]]\n"
+            "                     [--virtual [--costs EARLIER.pftrace] [--cost-file COSTS.json] [--param NAME_ns=V]...]\n"
+            "         --virtual: N virtual workers in virtual time (docs/virtual.md). Scheduler costs: built in, then\n"
+            "         the calibration file (pipescope calibrate), then --cost-file, then --param NAME_ns=V (NAME: steal,\n"
+            "         failed_steal, yield, wake, queue_op, context_switch, clock_read). Nodes cost their CPU time, or\n"
+            "         with --costs what an earlier recording of the same workload, size, seed and params says: then\n"
+            "         the same command writes the same file, byte for byte."},
     {"scale", "pipescope scale <workload> --policies a,b,... --workers 1,2,4,... [--size tiny|small|large] [--seed N]\n"
               "                     [--param key=value]... [--out DIR]"},
+    {"calibrate", "pipescope calibrate [--out FILE] [--repetitions N]\n"
+                  "         measures what steals, wake-ups, queue operations, context switches and clock reads cost\n"
+                  "         here; writes $XDG_CONFIG_HOME/pipescope/calibration.json (else ~/.config/...), which\n"
+                  "         run --virtual then uses (docs/virtual.md, \"Calibration\")"},
     {"validate", "pipescope validate <trace.pftrace>"},
     {"export-json", "pipescope export-json <trace.pftrace> <out.json>"},
     {"stats", "pipescope stats <trace.pftrace>... [--run NAME] [--json]"},
@@ -115,6 +126,8 @@ run_args parse_run(const std::vector<std::string>& args) {
         else if (a == "-o" || a == "--output") r.trace_path = value();
         else if (a == "--no-trace") r.trace = false;
         else if (a == "--virtual") r.virtual_time = true;
+        else if (a == "--costs") r.costs_trace = value();
+        else if (a == "--cost-file") r.cost_file = value();
         else if (a == "--trace-buffer") r.trace_buffer_mib = parse_mib(value());
         else if (a == "--trace-plain") r.trace_compress = false;
         else if (a == "--trace-detail") {
@@ -138,6 +151,12 @@ run_args parse_run(const std::vector<std::string>& args) {
         else throw usage_error("unexpected argument " + a + " (one workload per run)");
     }
     if (r.workload.empty()) throw usage_error("run: which workload? (see `pipescope list`)");
+    r.cost_params = pipescope::cli::take_cost_params(params);
+    if (!r.virtual_time && (!r.cost_params.empty() || !r.costs_trace.empty() || !r.cost_file.empty()))
+        throw usage_error((!r.cost_params.empty()   ? "--param " + r.cost_params[0]
+                           : !r.costs_trace.empty() ? std::string("--costs")
+                                                    : std::string("--cost-file")) +
+                          ": virtual costs need --virtual");
     r.request.params = ws::param_set::parse(params);
     r.params = params;
     if (r.virtual_time && r.workers == 0)
@@ -211,6 +230,7 @@ int main(int argc, char** argv) {
         if (args[0] == "validate") return validate_trace({args.begin() + 1, args.end()});
         if (args[0] == "export-json") return export_json_command({args.begin() + 1, args.end()});
         if (args[0] == "stats") return stats_command({args.begin() + 1, args.end()});
+        if (args[0] == "calibrate") return calibrate_command({args.begin() + 1, args.end()});
         if (args[0] == "lesson") return lesson_command({args.begin() + 1, args.end()});
         if (args[0] == "compare") return compare_command({args.begin() + 1, args.end()});
         if (args[0] == "perfetto") return perfetto_command({args.begin() + 1, args.end()});

@@ -2,13 +2,14 @@
 #include "recording.hpp"
 
 #include "progress_line.hpp"
+#include "virtual_setup.hpp"
 
 #include <pipescope/analysis/numbers.hpp>
 #include <pipescope/trace_session.hpp>
 #include <pipescope/trace/vocabulary.hpp>
 #include <pipescope/workloads/machine.hpp>
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -92,11 +93,20 @@ namespace {
 // The run `pipescope run -o` records: the measured run only (the serial reference and warm-ups are
 // not), described by the workload (docs/tracing.md, "Metadata").
 pipescope::trace::run_info measured_run(const pipescope::scheduler& sched, const run_args& args,
-                                        const ws::workload& workload, double reference_seconds) {
+                                        const ws::workload& workload, double reference_seconds,
+                                        const virtual_setup* virtual_costs) {
     const ws::program_info program = workload.program(args.request);
     pipescope::trace::run_info run;
     run.name = fmt::format("{} · {} · P={}", workload.name(), args.request.policy, sched.workers());
+    // With node costs from a recording, the serial reference's time is that recording's too: the
+    // file then depends on nothing measured now (docs/virtual.md, "Determinism").
+    if (virtual_costs && virtual_costs->node_costs) reference_seconds = virtual_costs->node_costs->reference_seconds();
     run.metadata_json = run_metadata(sched, args, workload, reference_seconds);
+    if (virtual_costs) {   // where the costs came from; the session adds what the scheduler charged
+        nlohmann::json meta = nlohmann::json::parse(run.metadata_json);
+        meta["virtual"] = virtual_costs->origin;
+        run.metadata_json = meta.dump();
+    }
     run.counters = program.counters;
     // The workloads name their stages "stage j · what it does": the slices get the "what".
     for (std::size_t j = 0; j < program.stages.size(); ++j) {
@@ -166,7 +176,13 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
         throw usage_error(args.workload + " cannot run under policy '" + args.request.policy + "': " + why);
     const ws::workload* w = ws::find_workload(args.workload);
 
-    pipescope::scheduler sched({.workers = args.workers, .virtual_time = args.virtual_time});
+    std::optional<virtual_setup> virt;
+    if (args.virtual_time) virt.emplace(prepare_virtual(args));
+    pipescope::scheduler sched({.workers = args.workers,
+                                .virtual_time = args.virtual_time,
+                                .measure_jobs = !(virt && virt->node_costs),   // fixed costs: nothing measured
+                                .costs = virt ? virt->costs : pipescope::virtual_costs{},
+                                .node_costs = virt ? virt->node_costs.get() : nullptr});
     ws::run_request request = args.request;
     // Opened when the measured run starts, so a run refused before it (a bad parameter) leaves no file.
     std::optional<pipescope::trace_session> session;
@@ -175,7 +191,7 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
     request.on_measured_start = [&](double reference_seconds) {
         if (recording) {
             session.emplace(sched, args.trace_path, session_options(args, *w));
-            session->begin_run(measured_run(sched, args, *w, reference_seconds));
+            session->begin_run(measured_run(sched, args, *w, reference_seconds, virt ? &*virt : nullptr));
         }
         cpu_at_start = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
         process_cpu_at_start = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
@@ -194,6 +210,15 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
     }
     r.measured_cpu_seconds = cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - cpu_at_start;
     r.measured_process_cpu_seconds = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - process_cpu_at_start;
+    // Nodes the costs recording did not have cost nothing: the run is not the one asked for.
+    if (const std::string missing = virt && virt->node_costs ? virt->node_costs->missing_error() : ""; !missing.empty()) {
+        if (session) {
+            if (session->run_open()) session->end_run("node costs missing");
+            session->close();
+            std::filesystem::remove(args.trace_path);   // a file whose times are wrong is no trace of this run
+        }
+        throw std::runtime_error(missing);
+    }
     if (recording) {
         if (!session)
             throw std::logic_error("workload " + w->name() + " never called on_measured_start: nothing was recorded");
@@ -204,6 +229,7 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
     r.workload = w->name();
     r.policy = request.policy;
     r.virtual_time = args.virtual_time;
+    if (virt) r.virtual_lines = virt->lines;
     if (args.virtual_time) {
         const auto span = sched.last_virtual_span();
         r.virtual_makespan_ns = span.end_ns - span.begin_ns;
@@ -245,10 +271,12 @@ void print_run(const recorded_run& r, ws::input_size size) {
                    "swaps\n",
                    num::count(st.iterations), num::count(st.peak_live), st.throttle, num::count(st.suspensions),
                    num::count(st.throttle_waits), num::count(st.tail_swaps));
-    if (r.virtual_time)
+    if (r.virtual_time) {
         fmt::print("  virtual   {} s on {} virtual workers (the measured loop in virtual time; the time above is "
                    "real)\n",
                    num::fixed(static_cast<double>(r.virtual_makespan_ns) * 1e-9, 4), r.workers);
+        for (const std::string& line : r.virtual_lines) fmt::print("            {}\n", line);
+    }
     fmt::print("  workers   {} jobs, {} steals of {} attempts, {} parks\n", num::count(r.total.jobs_run),
                num::count(r.total.steals), num::count(r.total.steal_attempts), num::count(r.total.parks));
     fmt::print("{}", r.trace_line);

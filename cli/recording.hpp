@@ -36,6 +36,10 @@ struct run_args {
     std::uint64_t counter_quantum_ns = 1000;   // --counter-quantum (docs/tracing.md, "Counters")
     std::vector<std::string> params;           // as given, for the trace's metadata
     bool virtual_time = false;                 // --virtual: on `workers` virtual workers (docs/virtual.md)
+    // --virtual only (virtual_setup.hpp): node costs from an earlier recording, a cost file, and the
+    // --param NAME_ns=V values taken out of `params`.
+    std::string costs_trace, cost_file;
+    std::vector<std::string> cost_params;
 };
 
 struct recorded_run {
@@ -52,6 +56,7 @@ struct recorded_run {
     // The same span in the whole process's CPU time: a stage graph's graph-serial policy runs its
     // instances on the one pool worker while the calling thread waits.
     double measured_process_cpu_seconds = 0;
+    std::vector<std::string> virtual_lines;   // where its costs came from (virtual_setup)
 };
 
 // Why `workload` cannot run under `policy`, or "" if it can. Throws usage_error for a workload or

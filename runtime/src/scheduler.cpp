@@ -263,16 +263,24 @@ job* scheduler_impl::find_registered_work() noexcept {
     return nullptr;
 }
 
-void task_started(const void* task) noexcept {
-    trace_event(trace::event_kind::task_begin, reinterpret_cast<std::uintptr_t>(task));
+std::uint64_t task_started() noexcept {
+#if PIPESCOPE_TRACING
+    if (trace::event_buffer* buf = current_trace_buffer()) [[unlikely]] {
+        thread_local std::uint64_t outside_tasks = 0;   // a recording thread that is not a worker
+        const std::uint64_t id = tls_worker ? tls_worker->next_task_id() : ++outside_tasks;
+        buf->record(trace::event_kind::task_begin, id);
+        return id;
+    }
+#endif
+    return 0;
 }
 void virtual_yield_point() noexcept {
     if (worker* w = tls_worker; w && w->sched().virtual_time()) w->virtual_yield();
 }
 
-void task_finished(const void* task) noexcept {
+void task_finished(std::uint64_t id) noexcept {
     virtual_yield_point();   // before the task's group learns of it
-    trace_event(trace::event_kind::task_end, reinterpret_cast<std::uintptr_t>(task));
+    trace_event(trace::event_kind::task_end, id);
 }
 
 void submit(scheduler& s, job* j) {

@@ -87,6 +87,10 @@ public:
     void unpark(std::uint64_t wake_id = 0) noexcept;
     // A fresh wake id for an unpark this worker records: (index + 1) << 32 | sequence number.
     std::uint64_t next_wake_id() noexcept { return (std::uint64_t{index_} + 1) << 32 | (++wakes_sent_ & 0xFFFFFFFFu); }
+    // A task id this worker records (task_started): (index + 1) << 40 | sequence number.
+    std::uint64_t next_task_id() noexcept {
+        return (std::uint64_t{index_} + 1) << 40 | (++tasks_begun_ & ((std::uint64_t{1} << 40) - 1));
+    }
     unsigned index() const noexcept { return index_; }
     scheduler_impl& sched() noexcept { return sched_; }
     frame_cache& frames() noexcept { return *frames_; }
@@ -99,6 +103,8 @@ public:
     // Virtual time (virtual/virtual_worker.cpp): a yield point charges what the running job cost
     // since the last one, plus `extra_ns`, and lets the workers whose clocks are behind run first.
     void virtual_yield(std::uint64_t extra_ns = 0);
+    // The same at a node's end with a cost source: the node costs `cost_ns`, whatever was measured.
+    void virtual_yield_fixed(std::uint64_t cost_ns);
     void virtual_declare(std::uint64_t ns) noexcept { virtual_declared_ns_ += ns; }
 
 private:
@@ -119,6 +125,7 @@ private:
     friend class scheduler_impl;
     std::atomic<std::uint64_t> trace_epoch_seen_{0};   // see scheduler_impl::attach_recorder
     std::uint64_t wakes_sent_ = 0;                     // owner thread only
+    std::uint64_t tasks_begun_ = 0;                    // owner thread only, while recording
     alignas(64) std::atomic<std::uint32_t> wake_token_{0};
     std::atomic<std::uint64_t> woken_by_{0};   // wake id of the last unpark, taken by park()
     std::unique_ptr<frame_cache> frames_;
@@ -261,6 +268,10 @@ private:
 // On a virtual worker, a node or task ends here, before its effects are published: the worker's
 // clock advances by what the job cost so far and the workers behind it run first. Elsewhere nothing.
 void virtual_yield_point() noexcept;
+// ... where the node that ends is known: a cost source (scheduler_options::node_costs) then says
+// what it cost (virtual/virtual_worker.cpp).
+void virtual_pipeline_node_end(std::uint64_t iteration, std::uint64_t stage) noexcept;
+void virtual_graph_node_end(std::uint64_t stage, std::uint64_t instance) noexcept;
 
 // The futex-based primitives behind parking.
 void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::chrono::microseconds timeout) noexcept;

@@ -164,6 +164,9 @@ private:
         // and so do suspensions and the final stage (the engine). hooked_flag is then set only from
         // a run's end to the next node's begin.
         fold_flag = 16,
+        // Virtual workers with fold_flag: every boundary still takes the slow path, where the node's
+        // end is a yield point (docs/virtual.md); without fold_flag hooked_flag does that.
+        virtual_flag = 32,
     };
 
     // Moves the iteration to stage j. Inline fast path: no read-modify-write, no suspension when
@@ -217,9 +220,10 @@ private:
         pipeline_observer* observer;
         bool folding;
         bool eager;
-        bool traced = false;   // the scheduler records a trace
-        bool gated = false;    // every boundary asks engine->admit() (construct-and-run policies)
-        bool fold = false;     // traced with folded node runs (fold_flag); else traced means every node
+        bool traced = false;         // the scheduler records a trace
+        bool gated = false;          // every boundary asks engine->admit() (construct-and-run policies)
+        bool fold = false;           // traced with folded node runs (fold_flag); else traced means every node
+        bool virtual_time = false;   // on virtual workers: every node end is a yield point (virtual_flag)
     };
     void reset(const setup& s) noexcept {
         engine_ = s.engine;
@@ -234,9 +238,9 @@ private:
         run_open_ = false;
         folding_ = s.folding;
         const bool fold = s.traced && s.fold && s.observer == nullptr;
-        const std::uint8_t f =
-            static_cast<std::uint8_t>((fold ? fold_flag : (s.observer != nullptr || s.traced ? hooked_flag : 0)) |
-                                      (s.eager ? eager_flag : 0) | (s.gated ? gated_flag : 0));
+        const std::uint8_t f = static_cast<std::uint8_t>((fold ? fold_flag | (s.virtual_time ? virtual_flag : 0)
+                                                               : (s.observer != nullptr || s.traced ? hooked_flag : 0)) |
+                                                         (s.eager ? eager_flag : 0) | (s.gated ? gated_flag : 0));
         // Dekker with the engine's stop (raise_stop after stopping is set): either we see stopping
         // here, or its raise_stop comes after this store and is not overwritten.
         slow_.store(f, std::memory_order_seq_cst);

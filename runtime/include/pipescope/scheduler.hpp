@@ -16,10 +16,20 @@ class scheduler_impl;
 namespace trace {
 class recorder;
 }
+class node_cost_source;
 
 // What a scheduler's own steps cost a virtual worker (docs/virtual.md). Stage bodies and the rest
 // of a job cost their measured CPU time; these are the steps a real machine spends between jobs.
+// `pipescope calibrate` measures them on the machine at hand; `--param NAME_ns=V` and `--cost-file`
+// set them to model another (cli/cost_table.hpp).
 struct virtual_costs {
+    // Taken off every measured job at its yield point: what reading the thread CPU clock there
+    // adds to the measurement (about one clock read per interval).
+    std::uint64_t clock_read_ns = 0;
+    // Not charged yet (stage graphs and bind-to-stage do not run on virtual workers yet): a graph
+    // queue's reserve plus commit, and one thread handing its core to another (thread-bound policies).
+    std::uint64_t queue_op_ns = 0;
+    std::uint64_t context_switch_ns = 0;
     std::uint64_t failed_steal_ns = 60;   // looking at a victim's deque and finding it empty
     std::uint64_t steal_ns = 250;         // taking a job from another worker's deque
     std::uint64_t yield_ns = 500;         // an idle worker yielding its core
@@ -36,6 +46,9 @@ struct scheduler_options {
     // virtual_work() (deterministic, for tests and cost tables); true adds their measured CPU time.
     bool measure_jobs = true;
     virtual_costs costs = {};
+    // Virtual time only: what each node costs, in place of everything its job measured or declared
+    // since the previous yield point (node_costs.hpp). Not owned; must outlive the scheduler's runs.
+    const node_cost_source* node_costs = nullptr;
 };
 
 // Counters the core keeps per worker (relaxed, read after a program finishes).

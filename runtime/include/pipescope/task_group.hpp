@@ -45,13 +45,13 @@ private:
         task(task_group& g, const F& f) : group_(&g), fn_(f) {}
         void run() noexcept override {
             task_group* g = group_;
-            detail::task_started(this);
+            const std::uint64_t id = detail::task_started();
             try {
                 fn_();
             } catch (...) {
                 g->errors_.capture(std::current_exception());
             }
-            detail::task_finished(this);
+            detail::task_finished(id);
             delete this;   // before arrive(): the group may be gone right after it
             g->latch_.arrive();
         }

@@ -33,6 +33,8 @@ void throw_bad_stage(std::uint64_t index, std::uint64_t current, std::uint64_t n
 bool iteration::enter_slow(std::uint64_t j, bool wait) {
     const std::uint8_t f = slow_.load(std::memory_order_relaxed);
     if (f & fold_flag) {
+        // On virtual workers every node end is a yield point, also inside a folded run.
+        if (f & virtual_flag) detail::virtual_pipeline_node_end(index_, stage_);
         // A folded run holds consecutive stage numbers only, so that it names its nodes exactly:
         // a skip (a null node, the final stage) or a stop ends it here.
         if (run_open_ && (j != stage_ + 1 || (f & stop_flag))) engine_->notify_run_end(*this, stage_);
@@ -61,8 +63,9 @@ namespace detail {
 // A stage boundary that does not suspend ends one node and begins the next at the same instant:
 // the end's clock read is kept in the iteration and reused for the begin (suspend() drops it).
 void pipeline_engine::notify_node_end(iteration& handle, std::uint64_t next_stage) noexcept {
-    virtual_yield_point();   // on virtual time the node ends here, before the boundary publishes it
     engine_iteration& it = engine_side(handle);
+    // On virtual time the node ends here, before the boundary publishes it.
+    virtual_pipeline_node_end(it.index(), it.current_stage());
     if (auto* o = it.observer()) o->on_node_end(it.index(), it.current_stage(), next_stage, this_worker_index());
     const std::uint64_t began = it.boundary_ticks();
     const std::uint64_t now = trace_event_at(0, trace::event_kind::node_end, it.index(), it.current_stage());

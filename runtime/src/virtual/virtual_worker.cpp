@@ -6,7 +6,10 @@
 // costs the thread CPU time it used since the previous yield point (measure_jobs) plus what it
 // declared with virtual_work(); a search costs the steal attempts it made, at the calibrated costs.
 #include "../scheduler_impl.hpp"
+#include "../trace_hooks.hpp"
 #include "virtual_executor.hpp"
+
+#include <pipescope/node_costs.hpp>
 
 #include <ctime>
 
@@ -28,10 +31,40 @@ void worker::virtual_job_begin() noexcept {
 void worker::virtual_yield(std::uint64_t extra_ns) {
     std::uint64_t cost = extra_ns + virtual_declared_ns_;
     const bool measure = sched_.options().measure_jobs;
-    if (measure) cost += thread_cpu_ns() - virtual_mark_ns_;
+    if (measure) {
+        // The interval holds about one clock read (the end of the read that set the mark, the start
+        // of this one): the calibrated cost of a read comes off (cli: pipescope calibrate).
+        const std::uint64_t used = thread_cpu_ns() - virtual_mark_ns_;
+        const std::uint64_t read = sched_.options().costs.clock_read_ns;
+        cost += used > read ? used - read : 0;
+    }
     virtual_declared_ns_ = 0;
     sched_.virtual_time()->advance(index_, cost);
     if (measure) virtual_mark_ns_ = thread_cpu_ns();   // waiting for the token is not the job's time
+}
+
+void worker::virtual_yield_fixed(std::uint64_t cost_ns) {
+    virtual_declared_ns_ = 0;   // the source's cost holds what the node declared
+    sched_.virtual_time()->advance(index_, cost_ns);
+    if (sched_.options().measure_jobs) virtual_mark_ns_ = thread_cpu_ns();
+}
+
+// A node ends on a virtual worker: with a cost source it costs what the source says, else what its
+// job measured and declared since the last yield point.
+void virtual_pipeline_node_end(std::uint64_t iteration, std::uint64_t stage) noexcept {
+    worker* w = tls_worker;
+    if (!w || !w->sched().virtual_time()) return;
+    if (const node_cost_source* src = w->sched().options().node_costs)
+        w->virtual_yield_fixed(src->pipeline_node_ns(iteration, stage));
+    else w->virtual_yield();
+}
+
+void virtual_graph_node_end(std::uint64_t stage, std::uint64_t instance) noexcept {
+    worker* w = tls_worker;
+    if (!w || !w->sched().virtual_time()) return;
+    if (const node_cost_source* src = w->sched().options().node_costs)
+        w->virtual_yield_fixed(src->graph_node_ns(stage, instance));
+    else w->virtual_yield();
 }
 
 void worker::virtual_search_cost(const worker_counters& before) {

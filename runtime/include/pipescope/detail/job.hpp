@@ -32,8 +32,11 @@ void submit(scheduler& s, job* j);
 
 // A fork-join task's body begins and ends: the tracer records task_begin/task_end (if the calling
 // worker records), and a virtual worker ends the task's step in virtual time before it is published.
-void task_started(const void* task) noexcept;
-void task_finished(const void* task) noexcept;
+// task_started returns the id the trace names the task by: (worker + 1) << 40 | the worker's count
+// of tasks begun — unique in a run (an address is reused) and the same every time on virtual
+// workers with fixed costs. 0 when nothing records.
+std::uint64_t task_started() noexcept;
+void task_finished(std::uint64_t id) noexcept;
 
 // Counts outstanding work and lets one party wait until all of it is done. A worker of the
 // scheduler waits by running other work ("helping"); any other thread blocks on a condition variable.

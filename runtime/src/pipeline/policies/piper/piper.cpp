@@ -108,7 +108,8 @@ void piper_engine::start_iteration(std::uint64_t i) noexcept {
                                         .folding = folding_,
                                         .eager = !lazy_,
                                         .traced = traced_,
-                                        .fold = traced_ && fold_new_iterations()};
+                                        .fold = traced_ && fold_new_iterations(),
+                                        .virtual_time = sched_.impl().virtual_time() != nullptr};
     if (!make_frame(*this, r, setup, body_)) {
         sched_.impl().current()->push(&control_);   // lets the control see `stopping` and end the loop
         outstanding_.arrive();
