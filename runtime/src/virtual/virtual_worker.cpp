@@ -49,22 +49,24 @@ void worker::virtual_yield_fixed(std::uint64_t cost_ns) {
     if (sched_.options().measure_jobs) virtual_mark_ns_ = thread_cpu_ns();
 }
 
-// A node ends on a virtual worker: with a cost source it costs what the source says, else what its
-// job measured and declared since the last yield point.
-void virtual_pipeline_node_end(std::uint64_t iteration, std::uint64_t stage) noexcept {
+namespace {
+// A node ends on a virtual worker: with a cost source it costs what `price` asks the source, else
+// what its job measured and declared since the last yield point.
+template <class Price>
+void virtual_node_end(Price price) noexcept {
     worker* w = tls_worker;
     if (!w || !w->sched().virtual_time()) return;
-    if (const node_cost_source* src = w->sched().options().node_costs)
-        w->virtual_yield_fixed(src->pipeline_node_ns(iteration, stage));
+    if (const node_cost_source* src = w->sched().options().node_costs) w->virtual_yield_fixed(price(*src));
     else w->virtual_yield();
+}
+}   // namespace
+
+void virtual_pipeline_node_end(std::uint64_t iteration, std::uint64_t stage) noexcept {
+    virtual_node_end([&](const node_cost_source& s) { return s.pipeline_node_ns(iteration, stage); });
 }
 
 void virtual_graph_node_end(std::uint64_t stage, std::uint64_t instance) noexcept {
-    worker* w = tls_worker;
-    if (!w || !w->sched().virtual_time()) return;
-    if (const node_cost_source* src = w->sched().options().node_costs)
-        w->virtual_yield_fixed(src->graph_node_ns(stage, instance));
-    else w->virtual_yield();
+    virtual_node_end([&](const node_cost_source& s) { return s.graph_node_ns(stage, instance); });
 }
 
 void worker::virtual_search_cost(const worker_counters& before) {
