@@ -1,0 +1,32 @@
+# pipescope calibrate writes a calibration file that run --virtual then uses from the default place
+# (printed, with its values); a bad file there fails the run naming it. No timing value is asserted.
+# -DCLI=pipescope -DDIR=<scratch dir>
+set(config ${DIR}/calibrate-config)
+file(REMOVE_RECURSE ${config})
+set(ENV{XDG_CONFIG_HOME} ${config})
+execute_process(COMMAND ${CLI} calibrate --repetitions 3 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+set(file ${config}/pipescope/calibration.json)
+if(NOT rc EQUAL 0 OR NOT EXISTS ${file} OR NOT out MATCHES "steal .*wake .*context_switch")
+  message(FATAL_ERROR "calibrate failed (${rc}):\n${out}${err}")
+endif()
+file(READ ${file} json)
+foreach(name clock_read failed_steal steal queue_op wake context_switch yield)
+  string(JSON value GET "${json}" costs_ns ${name})
+  if(NOT value MATCHES "^[0-9]+$")
+    message(FATAL_ERROR "costs_ns.${name} is '${value}', not a whole number of ns:\n${json}")
+  endif()
+  string(JSON lo GET "${json}" spread_ns ${name} min)
+endforeach()
+string(JSON steal GET "${json}" costs_ns steal)
+execute_process(COMMAND ${CLI} run pipe-fib-256 --size tiny --workers 4 --virtual RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "calibration [^\n]*calibration.json: [^\n]*steal ${steal} ns")
+  message(FATAL_ERROR "run --virtual did not use the calibration (${rc}):\n${out}${err}")
+endif()
+file(WRITE ${file} "{\"costs_ns\": {\"steal\": \"fast\"}}")
+execute_process(COMMAND ${CLI} run pipe-fib-256 --size tiny --workers 4 --virtual RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                ERROR_VARIABLE err)
+if(NOT rc EQUAL 3 OR NOT err MATCHES "calibration.json: costs_ns.steal: \"fast\" is not a whole number of ns")
+  message(FATAL_ERROR "a bad calibration file was not refused (${rc}):\n${out}${err}")
+endif()
+message(STATUS "ok: calibrated, used, refused when bad")
