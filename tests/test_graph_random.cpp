@@ -1,7 +1,7 @@
 // Random stage graphs (tests/support/random_graph.hpp: fan-out, fan-in, variable rates, ordered and
 // unordered queues, peeking, serial and parallel stages) under every graph policy: the sink receives
 // exactly the multiset the plain recursion computes, and no packet is left in use.
-#include "support/random_graph.hpp"
+#include "support/random_graph_check.hpp"
 
 #include <pipescope/graph/program.hpp>
 #include <pipescope/scheduler.hpp>
@@ -20,17 +20,7 @@ TEST_CASE("random stage graphs give the recursion's result under every graph pol
             for (unsigned workers : {1u, 2u, 4u, 8u}) {
                 INFO(g->describe() << " under " << p.name << ", P = " << workers);
                 scheduler s({workers});
-                g->reset();
-                graph::run_options o;
-                o.policy = p.name;
-                o.seed = seed;
-                const graph::run_stats st = graph::run(s, g->program(), o);
-                CHECK(g->result() == want);
-                for (const auto& q : st.queues) {
-                    INFO("queue " << q.name);
-                    CHECK(q.stats.packets_in_use == 0);
-                    if (!q.unbounded) CHECK(q.stats.peak_packets_in_use <= q.capacity_packets);
-                }
+                testing::check_random_graph_run(*g, s, p.name, seed, want);
             }
         }
     }

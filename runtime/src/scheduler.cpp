@@ -274,8 +274,8 @@ std::uint64_t task_started() noexcept {
 #endif
     return 0;
 }
-void virtual_yield_point() noexcept {
-    if (worker* w = tls_worker; w && w->sched().virtual_time()) w->virtual_yield();
+void virtual_yield_point(std::uint64_t extra_ns) noexcept {
+    if (worker* w = tls_worker; w && w->sched().virtual_time()) w->virtual_yield(extra_ns);
 }
 
 void task_finished(std::uint64_t id) noexcept {

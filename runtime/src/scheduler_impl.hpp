@@ -266,8 +266,9 @@ private:
 };
 
 // On a virtual worker, a node or task ends here, before its effects are published: the worker's
-// clock advances by what the job cost so far and the workers behind it run first. Elsewhere nothing.
-void virtual_yield_point() noexcept;
+// clock advances by what the job cost so far (plus `extra_ns`) and the workers behind it run first.
+// Elsewhere nothing.
+void virtual_yield_point(std::uint64_t extra_ns = 0) noexcept;
 // ... where the node that ends is known: a cost source (scheduler_options::node_costs) then says
 // what it cost (virtual/virtual_worker.cpp).
 void virtual_pipeline_node_end(std::uint64_t iteration, std::uint64_t stage) noexcept;

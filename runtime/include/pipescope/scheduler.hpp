@@ -34,6 +34,8 @@ struct virtual_costs {
     std::uint64_t steal_ns = 250;         // taking a job from another worker's deque
     std::uint64_t yield_ns = 500;         // an idle worker yielding its core
     std::uint64_t wake_ns = 5000;         // from an unpark until the parked worker runs
+    std::uint64_t spin_ns = 2000;         // how long a waiting worker spins before it sleeps: woken
+                                          // within it, it runs at once (no wake_ns)
 };
 
 struct scheduler_options {

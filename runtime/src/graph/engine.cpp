@@ -64,6 +64,7 @@ const char* detail::step_status_name(step_status s) noexcept {
 
 graph_engine::graph_engine(scheduler& s, const program& g, engine_config config) : sched_(s), graph_(g), config_(config) {
     g.validate();
+    virtual_ = s.impl().virtual_time();
 #if PIPESCOPE_TRACING
     traced_ = s.impl().tracing();
     if (traced_) {
@@ -312,9 +313,15 @@ bool graph_engine::runnable(stage_id s) const noexcept {
 
 step_result graph_engine::step(stage_id s) {
     stage_state& st = *stages_[s];
-    if (stopping()) return {step_status::failed};
-    if (st.finished.load(std::memory_order_acquire)) return {step_status::finished};
-    return st.spec->kind == stage_kind::parallel ? step_parallel(st) : step_serial(st);
+    step_result r{step_status::failed};
+    if (stopping()) r = {step_status::failed};
+    else if (st.finished.load(std::memory_order_acquire)) r = {step_status::finished};
+    else r = st.spec->kind == stage_kind::parallel ? step_parallel(st) : step_serial(st);
+    // On virtual workers a step that ran nothing still costs a try and lets the others run first: a
+    // policy retrying a stage that another worker holds would otherwise spin with the token while
+    // the holder waits for it (docs/virtual.md, "Stage graphs").
+    if (virtual_ && !r.progressed) pipescope::detail::virtual_yield_point(sched_.impl().options().costs.failed_steal_ns);
+    return r;
 }
 
 namespace {
@@ -460,7 +467,10 @@ step_result graph_engine::step_parallel(stage_state& st) {
     const node_mark mark = node_begin(st, instance);
     try {
         spec.parallel(ctx);
+        // On virtual time the instance ends here, before its commits publish it.
+        pipescope::detail::virtual_graph_node_end(st.id, instance);
     } catch (...) {
+        pipescope::detail::virtual_graph_node_end(st.id, instance);
         if (traced_) {
             node_end(st, instance, mark);
             trace_event(event_kind::stage_exception, instance, st.id);
@@ -549,6 +559,7 @@ step_result graph_engine::step_serial(stage_state& st) {
         const std::uint64_t run = st.runs.fetch_add(1, std::memory_order_relaxed);
         const node_mark mark = node_begin(st, run);
         st.task->handle().resume();
+        pipescope::detail::virtual_graph_node_end(st.id, run);   // on virtual time the resumption ends here
         node_end(st, run, mark);
         r.progressed = true;
         r.packets_out = static_cast<std::uint32_t>(ctx.outputs_since_resume_);
@@ -690,12 +701,14 @@ graph_engine::deferred_bumps::~deferred_bumps() {
 void graph_engine::bump() noexcept {
     epoch_.fetch_add(1, std::memory_order_seq_cst);
     if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+        if (virtual_) return wake_virtual_sleepers();
         std::lock_guard lock(wait_mutex_);
         wait_cv_.notify_all();
     }
 }
 
 void graph_engine::wait(std::uint64_t seen) {
+    if (virtual_) return wait_virtual(seen);
     // Spin a little first: on a busy graph the epoch moves again within microseconds (another
     // worker commits a packet), and a sleep and wake-up would cost more than the wait itself.
     for (int i = 0; i < wait_spin_rounds; ++i) {
@@ -708,25 +721,28 @@ void graph_engine::wait(std::uint64_t seen) {
         ~leave_sleep() { n.fetch_sub(1, std::memory_order_seq_cst); }
     } guard{sleepers_};
     std::unique_lock lock(wait_mutex_);
-    // Finished: nothing to wait for. (The last stage's bump may have come before `seen` was read, so
-    // the epoch alone would not say so — and the loops still running would look deadlocked.)
-    if (epoch() != seen || stopping() || all_finished()) return;
-    // Every running loop waiting on the current epoch: nothing can move it any more.
-    if (waiting_epoch_ != seen) {
-        waiting_epoch_ = seen;
-        waiting_ = 0;
-    }
-    if (++waiting_ >= loops_) {
-        lock.unlock();
-        fail(std::make_exception_ptr(std::runtime_error(describe_deadlock())));
-        return;
-    }
+    if (!should_sleep(lock, seen)) return;
     trace_event(event_kind::idle_begin);   // (closes the worker's folded run)
     // The timeout is a safety net for policies whose own state changes without a queue signal.
     wait_cv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return epoch() != seen || stopping(); });
     if (waiting_epoch_ == seen && waiting_ > 0) --waiting_;
     lock.unlock();
     trace_event(event_kind::idle_end);
+}
+
+bool graph_engine::should_sleep(std::unique_lock<std::mutex>& lock, std::uint64_t seen) {
+    // Finished: nothing to wait for. (The last stage's bump may have come before `seen` was read, so
+    // the epoch alone would not say so — and the loops still running would look deadlocked.)
+    if (epoch() != seen || stopping() || all_finished()) return false;
+    // Every running loop waiting on the current epoch: nothing can move it any more.
+    if (waiting_epoch_ != seen) {
+        waiting_epoch_ = seen;
+        waiting_ = 0;
+    }
+    if (++waiting_ < loops_) return true;
+    lock.unlock();
+    fail(std::make_exception_ptr(std::runtime_error(describe_deadlock())));
+    return false;
 }
 
 std::string graph_engine::describe_deadlock() const {

@@ -35,6 +35,10 @@
 #include <string>
 #include <vector>
 
+namespace pipescope::detail {
+class virtual_executor;
+}
+
 namespace pipescope::graph::detail {
 
 // What one step did.
@@ -291,6 +295,22 @@ private:
     unsigned waiting_ = 0, loops_ = 0;   // guarded by wait_mutex_
     std::uint64_t waiting_epoch_ = 0;    // the epoch waiting_ loops wait on
     std::atomic<int> sleepers_{0};
+
+    // Virtual workers (docs/virtual.md) park in the virtual executor instead of the condition
+    // variable, and bump() unparks them (engine_virtual.cpp).
+    struct virtual_sleeper {
+        unsigned worker;
+        std::uint64_t parked_at_ns;   // its virtual clock when it began waiting
+    };
+    pipescope::detail::virtual_executor* virtual_ = nullptr;
+    std::vector<virtual_sleeper> virtual_sleepers_;   // guarded by wait_mutex_
+    void wait_virtual(std::uint64_t seen_epoch);
+    void wake_virtual_sleepers() noexcept;
+    // Under wait_mutex_ (`lock`), before a loop sleeps waiting for the epoch to move from `seen`:
+    // false when it need not (the epoch moved, the run stops or finished) or must not (every running
+    // loop waits on `seen`, so nothing can move it: the run fails as deadlocked, `lock` released).
+    // True counts the caller as waiting.
+    bool should_sleep(std::unique_lock<std::mutex>& lock, std::uint64_t seen);
 
     std::mutex error_mutex_;
     std::exception_ptr error_;

@@ -125,8 +125,6 @@ std::vector<bool> unbounded_queues(const program& g, const run_options& options,
 
 run_stats run(scheduler& s, const program& g, const run_options& options) {
     g.validate();
-    // Its waiting workers block on a condition variable, outside the token (virtual_executor.hpp).
-    if (s.impl().virtual_time()) throw std::invalid_argument("graph::run: stage graphs do not run on virtual workers yet");
     const detail::policy_entry& entry = registry().find(options.policy);
     detail::policy_params params(options.policy, options.params);
     std::unique_ptr<detail::graph_policy> policy = entry.make(params, options.seed);

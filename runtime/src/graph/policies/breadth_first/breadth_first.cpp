@@ -34,10 +34,10 @@
 // Queues are unbounded and serial stages are never preempted (preempt_after = 0): a serial stage
 // runs until its input is empty or it returns.
 #include "../../engine.hpp"
+#include "../../worker_barrier.hpp"
 
 #include <algorithm>
 #include <atomic>
-#include <barrier>
 #include <cstdint>
 #include <exception>
 #include <limits>
@@ -171,7 +171,8 @@ public:
         plan_ = plan_for(e.graph());
         engine_ = &e;
         position_ = -1;
-        std::barrier sync(static_cast<std::ptrdiff_t>(e.workers()), advance{this});
+        // The barrier's completion runs on one worker while the others wait, so it owns the plan state.
+        worker_barrier sync(e.sched(), static_cast<std::ptrdiff_t>(e.workers()), [this] { pick_next(); });
         e.run_workers([&](unsigned) {
             for (;;) {
                 sync.arrive_and_wait();   // lock-step: the completion picked what comes next
@@ -191,12 +192,6 @@ public:
 
 private:
     enum class mode { run_stage, wait_for_change, stop };
-
-    // The barrier's completion: runs on one worker while the others wait, so it owns the plan state.
-    struct advance {
-        breadth_first_scheduler* self;
-        void operator()() noexcept { self->pick_next(); }
-    };
 
     bool runnable_in_pass(stage_id s) const {
         if (engine_->finished(s)) return false;
