@@ -6,6 +6,9 @@
 // (serial, in order) appends it to OUTPUT as [raw size, compressed size, bytes]. The program then
 // reads OUTPUT back, inflates every block and exits 1 unless that gives INPUT byte for byte. Each
 // deflate node carries its block's sizes as annotations (pipescope::annotate).
+//
+// A model of a user's own program: it needs nothing but pipescope, so it prints with the standard
+// library (the project itself writes text with fmt).
 #include <pipescope/pipescope.hpp>
 
 #include <zlib.h>

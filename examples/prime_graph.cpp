@@ -5,6 +5,9 @@
 // "numbers" (a serial source) pushes 2..N into the queue `candidates`; "test" (a parallel stage,
 // one instance per packet) pushes the primes among them into `primes`; "tally" (serial) counts and
 // sums them. The program checks both against a sieve of Eratosthenes and exits 1 if they differ.
+//
+// A model of a user's own program: it needs nothing but pipescope, so it prints with the standard
+// library (the project itself writes text with fmt).
 #include <pipescope/graph/program.hpp>
 #include <pipescope/pipescope.hpp>
 

@@ -6,6 +6,9 @@
 // stage 2 (serial, in order) merges the block's counts into the total. The program then counts the
 // file again serially and exits 1 if the two disagree. With -o the run is recorded with the stage
 // names below; without it, PIPESCOPE_TRACE=trace.pftrace records it just the same.
+//
+// A model of a user's own program: it needs nothing but pipescope, so it prints with the standard
+// library (the project itself writes text with fmt).
 #include <pipescope/pipescope.hpp>
 
 #include <algorithm>

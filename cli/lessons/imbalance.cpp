@@ -100,7 +100,7 @@ std::string stage_label(const an::stage_rate& s) {
 
 std::string stage_word(const an::stage_rate& s) {
     const auto dot = s.name.find("· ");
-    return dot == std::string::npos ? "stage " + std::to_string(s.index) : s.name.substr(dot + 3);
+    return dot == std::string::npos ? an::vocab::numbered(an::vocab::stage_prefix, s.index) : s.name.substr(dot + 3);
 }
 
 std::string busy_of(const thread_time* t) { return t ? t->name + " " + percent(t->busy()) : "none"; }

@@ -57,7 +57,8 @@ struct measured {
 std::string stage_label(const std::string& name, long index) {
     const auto dot = name.find("· ");
     const std::string word = dot == std::string::npos ? "" : name.substr(dot + 3);
-    return word.empty() ? "stage " + std::to_string(index) : word + " (stage " + std::to_string(index) + ")";
+    const std::string stage = an::vocab::numbered(an::vocab::stage_prefix, static_cast<std::uint64_t>(index));
+    return word.empty() ? stage : word + " (" + stage + ")";
 }
 
 measured measure(const recorded& r) {

@@ -13,6 +13,8 @@
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -55,31 +57,31 @@ struct options {
 };
 
 void usage(std::FILE* out) {
-    std::fprintf(
+    fmt::print(
         out,
         "usage: pipescope-viewer [trace.pftrace ...] [--screenshot out.png] [--view NAME] [--range A:B]\n"
         "                        [--size WxH] [--bench N] [--time T] [--select I:J]\n"
         "                        [--lesson lesson.json [--lesson-step K] [--screenshot-steps DIR]] [--script FILE] [--ui-scale S]\n"
         "  --screenshot PNG  render a few frames headless-capable and write them to PNG, then exit\n"
         "  --view NAME       the view to show (");
-    for (const auto& v : view_registry()) std::fprintf(out, " %s", v.name);
-    std::fprintf(out,
-                 " )\n"
-                 "  --range A:B       time range in ns relative to the trace start (e.g. 0:2000000)\n"
-                 "  --size WxH        window size (default 1600x1000)\n"
-                 "  --time T          time cursor in ns relative to the trace start (the DAG and stage graph replay)\n"
-                 "  --select I:J      select pipeline node (iteration I, stage J) of the first run that has it;\n"
-                 "                    without --range the timeline frames it\n"
-                 "  --bench N         replay a scripted pan/zoom over N frames; print load time, frame times, RSS\n"
-                 "  --lesson FILE     open a lesson written by `pipescope lesson NAME` (its lesson.json): load its\n"
-                 "                    traces and show the lesson panel at its first step\n"
-                 "  --lesson-step K   start at step K (1-based) of the lesson\n"
-                 "  --screenshot-steps DIR  write DIR/step-1.png ... step-N.png, one per step of the lesson, then exit\n"
-                 "  --script FILE     run FILE's input events and checks in the window (docs/viewer.md), then exit\n"
-                 "  --ui-scale S      size of text and controls (default: the monitor's content scale; View > UI scale)\n"
-                 "exit status: 0 ok, 1 usage (or a script that does not parse), 2 a trace or the lesson could not be\n"
-                 "             loaded (the message names the file and the field), 3 no window/OpenGL, 4 PNG not written,\n"
-                 "             5 a script's expectation failed\n");
+    for (const auto& v : view_registry()) fmt::print(out, " {}", v.name);
+    fmt::print(out,
+               " )\n"
+               "  --range A:B       time range in ns relative to the trace start (e.g. 0:2000000)\n"
+               "  --size WxH        window size (default 1600x1000)\n"
+               "  --time T          time cursor in ns relative to the trace start (the DAG and stage graph replay)\n"
+               "  --select I:J      select pipeline node (iteration I, stage J) of the first run that has it;\n"
+               "                    without --range the timeline frames it\n"
+               "  --bench N         replay a scripted pan/zoom over N frames; print load time, frame times, RSS\n"
+               "  --lesson FILE     open a lesson written by `pipescope lesson NAME` (its lesson.json): load its\n"
+               "                    traces and show the lesson panel at its first step\n"
+               "  --lesson-step K   start at step K (1-based) of the lesson\n"
+               "  --screenshot-steps DIR  write DIR/step-1.png ... step-N.png, one per step of the lesson, then exit\n"
+               "  --script FILE     run FILE's input events and checks in the window (docs/viewer.md), then exit\n"
+               "  --ui-scale S      size of text and controls (default: the monitor's content scale; View > UI scale)\n"
+               "exit status: 0 ok, 1 usage (or a script that does not parse), 2 a trace or the lesson could not be\n"
+               "             loaded (the message names the file and the field), 3 no window/OpenGL, 4 PNG not written,\n"
+               "             5 a script's expectation failed\n");
 }
 
 bool parse_double(std::string_view s, double& v) {
@@ -92,7 +94,7 @@ int parse_args(int argc, char** argv, options& o) {
         std::string a = argv[i];
         auto need = [&](const char* what) -> const char* {
             if (i + 1 >= argc) {
-                std::fprintf(stderr, "pipescope-viewer: %s needs a value\n", what);
+                fmt::print(stderr, "pipescope-viewer: {} needs a value\n", what);
                 return nullptr;
             }
             return argv[++i];
@@ -110,7 +112,7 @@ int parse_args(int argc, char** argv, options& o) {
             o.view = v;
             o.view_given = true;
             if (!find_view(o.view)) {
-                std::fprintf(stderr, "pipescope-viewer: unknown view '%s'\n", v);
+                fmt::print(stderr, "pipescope-viewer: unknown view '{}'\n", v);
                 usage(stderr);
                 return 1;
             }
@@ -121,21 +123,21 @@ int parse_args(int argc, char** argv, options& o) {
             const auto colon = s.find(':');
             if (colon == std::string_view::npos || !parse_double(s.substr(0, colon), o.range_a) ||
                 !parse_double(s.substr(colon + 1), o.range_b) || o.range_b <= o.range_a) {
-                std::fprintf(stderr, "pipescope-viewer: --range %s: expected A:B in ns with A < B\n", v);
+                fmt::print(stderr, "pipescope-viewer: --range {}: expected A:B in ns with A < B\n", v);
                 return 1;
             }
             o.has_range = true;
         } else if (a == "--size") {
             const char* v = need("--size");
             if (!v || std::sscanf(v, "%dx%d", &o.w, &o.h) != 2 || o.w < 200 || o.h < 150 || o.w > 8192 || o.h > 8192) {
-                std::fprintf(stderr, "pipescope-viewer: --size: expected WxH (200x150 to 8192x8192)\n");
+                fmt::print(stderr, "pipescope-viewer: --size: expected WxH (200x150 to 8192x8192)\n");
                 return 1;
             }
             o.size_given = true;
         } else if (a == "--time") {
             const char* v = need("--time");
             if (!v || !parse_double(v, o.time) || o.time < 0) {
-                std::fprintf(stderr, "pipescope-viewer: --time: expected a time >= 0 in ns\n");
+                fmt::print(stderr, "pipescope-viewer: --time: expected a time >= 0 in ns\n");
                 return 1;
             }
             o.has_time = true;
@@ -150,7 +152,7 @@ int parse_args(int argc, char** argv, options& o) {
             };
             if (colon == std::string_view::npos || !parse_u64(sv.substr(0, colon), o.select_iteration) ||
                 !parse_u64(sv.substr(colon + 1), o.select_stage)) {
-                std::fprintf(stderr, "pipescope-viewer: --select %s: expected ITERATION:STAGE, e.g. 12:3\n", v);
+                fmt::print(stderr, "pipescope-viewer: --select {}: expected ITERATION:STAGE, e.g. 12:3\n", v);
                 return 1;
             }
             o.has_select = true;
@@ -164,7 +166,7 @@ int parse_args(int argc, char** argv, options& o) {
             const std::string_view sv(v);
             auto r = std::from_chars(sv.data(), sv.data() + sv.size(), o.lesson_step);
             if (sv.empty() || r.ec != std::errc{} || r.ptr != sv.data() + sv.size() || o.lesson_step < 1) {
-                std::fprintf(stderr, "pipescope-viewer: --lesson-step %s: expected a step number >= 1\n", v);
+                fmt::print(stderr, "pipescope-viewer: --lesson-step {}: expected a step number >= 1\n", v);
                 return 1;
             }
             o.has_lesson_step = true;
@@ -176,7 +178,7 @@ int parse_args(int argc, char** argv, options& o) {
             const char* v = need("--ui-scale");
             double d = 0;
             if (!v || !parse_double(v, d) || d < 0.5 || d > 4) {
-                std::fprintf(stderr, "pipescope-viewer: --ui-scale: expected a scale from 0.5 to 4 (e.g. 1.5)\n");
+                fmt::print(stderr, "pipescope-viewer: --ui-scale: expected a scale from 0.5 to 4 (e.g. 1.5)\n");
                 return 1;
             }
             o.ui_scale = static_cast<float>(d);
@@ -187,11 +189,11 @@ int parse_args(int argc, char** argv, options& o) {
         } else if (a == "--bench") {
             const char* v = need("--bench");
             if (!v || std::sscanf(v, "%d", &o.bench) != 1 || o.bench < 2) {
-                std::fprintf(stderr, "pipescope-viewer: --bench: expected a number of frames >= 2\n");
+                fmt::print(stderr, "pipescope-viewer: --bench: expected a number of frames >= 2\n");
                 return 1;
             }
         } else if (a.starts_with("--")) {
-            std::fprintf(stderr, "pipescope-viewer: unknown option %s\n", a.c_str());
+            fmt::print(stderr, "pipescope-viewer: unknown option {}\n", a);
             usage(stderr);
             return 1;
         } else {
@@ -204,19 +206,19 @@ int parse_args(int argc, char** argv, options& o) {
         o.traces.clear();
     }
     if (o.lesson.empty() && (o.has_lesson_step || !o.screenshot_steps.empty())) {
-        std::fprintf(stderr, "pipescope-viewer: %s needs --lesson FILE.json\n",
-                     o.has_lesson_step ? "--lesson-step" : "--screenshot-steps");
+        fmt::print(stderr, "pipescope-viewer: {} needs --lesson FILE.json\n",
+                   o.has_lesson_step ? "--lesson-step" : "--screenshot-steps");
         return 1;
     }
     if (!o.screenshot_steps.empty() && (!o.screenshot.empty() || o.bench > 0)) {
-        std::fprintf(stderr,
-                     "pipescope-viewer: --screenshot-steps writes its own screenshots: not with --screenshot or --bench\n");
+        fmt::print(stderr,
+                   "pipescope-viewer: --screenshot-steps writes its own screenshots: not with --screenshot or --bench\n");
         return 1;
     }
     if (!o.script.empty() && (!o.screenshot.empty() || o.bench > 0 || !o.screenshot_steps.empty())) {
-        std::fprintf(stderr,
-                     "pipescope-viewer: --script runs in the window: not with --screenshot, --screenshot-steps or --bench "
-                     "(use the script's screenshot command)\n");
+        fmt::print(stderr,
+                   "pipescope-viewer: --script runs in the window: not with --screenshot, --screenshot-steps or --bench "
+                   "(use the script's screenshot command)\n");
         return 1;
     }
     return 0;
@@ -284,8 +286,7 @@ int screenshot_steps(gl_app& g, shell& sh, const std::string& dir) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) {
-        std::fprintf(stderr, "pipescope-viewer: --screenshot-steps: cannot create %s: %s\n", dir.c_str(),
-                     ec.message().c_str());
+        fmt::print(stderr, "pipescope-viewer: --screenshot-steps: cannot create {}: {}\n", dir, ec.message());
         return 4;
     }
     const std::size_t n = sh.lesson_loaded ? sh.lesson_loaded->steps.size() : 0;
@@ -296,10 +297,10 @@ int screenshot_steps(gl_app& g, shell& sh, const std::string& dir) {
         bool ok = true;
         run_frame(g, sh, [&] { ok = write_png(g.win, png); });
         if (!ok) {
-            std::fprintf(stderr, "pipescope-viewer: cannot write %s\n", png.c_str());
+            fmt::print(stderr, "pipescope-viewer: cannot write {}\n", png);
             return 4;
         }
-        std::printf("pipescope-viewer: wrote %s\n", png.c_str());
+        fmt::print("pipescope-viewer: wrote {}\n", png);
     }
     return 0;
 }
@@ -310,9 +311,9 @@ int screenshot_steps(gl_app& g, shell& sh, const std::string& dir) {
 bool apply_select(shell& sh, const options& o) {
     const selection node = select_node(sh.doc, o.select_iteration, o.select_stage);
     if (!node.valid()) {
-        std::fprintf(stderr, "pipescope-viewer: --select %llu:%llu: no run has pipeline node (iteration %llu, stage %llu)\n",
-                     (unsigned long long)o.select_iteration, (unsigned long long)o.select_stage,
-                     (unsigned long long)o.select_iteration, (unsigned long long)o.select_stage);
+        fmt::print(stderr, "pipescope-viewer: --select {}:{}: no run has pipeline node (iteration {}, stage {})\n",
+                   o.select_iteration, o.select_stage, (unsigned long long)o.select_iteration,
+                   (unsigned long long)o.select_stage);
         return false;
     }
     sh.state.select(sh.doc, node);
@@ -335,12 +336,12 @@ int main(int argc, char** argv) {
         try {
             lsn = load_lesson(o.lesson, [](std::string_view v) { return find_view(v) != nullptr; });
         } catch (const lesson_error& e) {
-            std::fprintf(stderr, "pipescope-viewer: %s\n", e.what());
+            fmt::print(stderr, "pipescope-viewer: {}\n", e.what());
             return 2;
         }
         if (o.lesson_step > lsn->steps.size()) {
-            std::fprintf(stderr, "pipescope-viewer: --lesson-step %zu: %s has %zu step%s\n", o.lesson_step, o.lesson.c_str(),
-                         lsn->steps.size(), lsn->steps.size() == 1 ? "" : "s");
+            fmt::print(stderr, "pipescope-viewer: --lesson-step {}: {} has {} step{}\n", o.lesson_step, o.lesson,
+                       lsn->steps.size(), lsn->steps.size() == 1 ? "" : "s");
             return 1;
         }
     }
@@ -350,7 +351,7 @@ int main(int argc, char** argv) {
         try {
             swp = load_sweep(o.traces[0]);
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "pipescope-viewer: %s\n", e.what());
+            fmt::print(stderr, "pipescope-viewer: {}\n", e.what());
             return 2;
         }
         o.traces.clear();
@@ -365,16 +366,16 @@ int main(int argc, char** argv) {
         try {
             script = load_script(o.script);
         } catch (const script_error& e) {
-            std::fprintf(stderr, "pipescope-viewer: %s\n", e.what());
+            fmt::print(stderr, "pipescope-viewer: {}\n", e.what());
             return 1;
         }
     }
     const bool scripted = !o.script.empty();
 
     glfwSetErrorCallback(
-        [](int code, const char* msg) { std::fprintf(stderr, "pipescope-viewer: GLFW error %d: %s\n", code, msg); });
+        [](int code, const char* msg) { fmt::print(stderr, "pipescope-viewer: GLFW error {}: {}\n", code, msg); });
     if (!glfwInit()) {
-        std::fprintf(stderr, "pipescope-viewer: cannot initialize GLFW (no display? try xvfb-run -a)\n");
+        fmt::print(stderr, "pipescope-viewer: cannot initialize GLFW (no display? try xvfb-run -a)\n");
         return 3;
     }
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
@@ -387,7 +388,7 @@ int main(int argc, char** argv) {
     const int W = fixed_size ? o.w : 1440, H = fixed_size ? o.h : 900;
     g.win = glfwCreateWindow(W, H, "pipescope-viewer", nullptr, nullptr);
     if (!g.win) {
-        std::fprintf(stderr, "pipescope-viewer: cannot create an OpenGL 3.3 window\n");
+        fmt::print(stderr, "pipescope-viewer: cannot create an OpenGL 3.3 window\n");
         glfwTerminate();
         return 3;
     }
@@ -432,11 +433,11 @@ int main(int argc, char** argv) {
         for (const auto& t : traces) {
             load_result r = loader::load_now(t);
             if (!r.file) {
-                std::fprintf(stderr, "pipescope-viewer: %s\n", r.error.c_str());
+                fmt::print(stderr, "pipescope-viewer: {}\n", r.error);
                 rc = 2;
             } else {
                 for (const std::string& note : {damage_note(*r.file), no_runs_note(*r.file)})   // shown, not errors: exit 0
-                    if (!note.empty()) std::fprintf(stderr, "pipescope-viewer: %s\n", note.c_str());
+                    if (!note.empty()) fmt::print(stderr, "pipescope-viewer: {}\n", note);
             }
             sh.add_loaded(std::move(r));
         }
@@ -454,7 +455,7 @@ int main(int argc, char** argv) {
         if (o.has_select && !apply_select(sh, o)) return 1;
         if (o.bench > 0) {
             if (sh.doc.empty()) {
-                std::fprintf(stderr, "pipescope-viewer: --bench needs a trace that loads\n");
+                fmt::print(stderr, "pipescope-viewer: --bench needs a trace that loads\n");
                 return 2;
             }
             for (int i = 0; i < 3; ++i) run_frame(g, sh);
@@ -473,25 +474,25 @@ int main(int argc, char** argv) {
             }
             const double rss = rss_mb();
             const double events = static_cast<double>(sh.doc.event_count());
-            std::printf(
-                "bench: load %.2f s, %.0f events, frames %d: zoomed-out p50 %.2f ms p99 %.2f ms, mid-zoom p50 %.2f ms p99 %.2f ms, "
-                "RSS %.0f MB (%.1f B/event)\n",
+            fmt::print(
+                "bench: load {:.2f} s, {:.0f} events, frames {}: zoomed-out p50 {:.2f} ms p99 {:.2f} ms, mid-zoom p50 {:.2f} ms p99 {:.2f} ms, "
+                "RSS {:.0f} MB ({:.1f} B/event)\n",
                 load_s, events, o.bench, percentile(out_ms, 0.5), percentile(out_ms, 0.99), percentile(mid_ms, 0.5),
                 percentile(mid_ms, 0.99), rss, events > 0 ? rss * 1048576.0 / events : 0.0);
-            std::printf("load_seconds %.3f\nevents %.0f\nframes %d\nzoomed_out_p50_ms %.3f\nzoomed_out_p99_ms %.3f\n"
-                        "mid_zoom_p50_ms %.3f\nmid_zoom_p99_ms %.3f\nrss_mb %.1f\nrss_bytes_per_event %.1f\n",
-                        load_s, events, o.bench, percentile(out_ms, 0.5), percentile(out_ms, 0.99), percentile(mid_ms, 0.5),
-                        percentile(mid_ms, 0.99), rss, events > 0 ? rss * 1048576.0 / events : 0.0);
+            fmt::print("load_seconds {:.3f}\nevents {:.0f}\nframes {}\nzoomed_out_p50_ms {:.3f}\nzoomed_out_p99_ms {:.3f}\n"
+                       "mid_zoom_p50_ms {:.3f}\nmid_zoom_p99_ms {:.3f}\nrss_mb {:.1f}\nrss_bytes_per_event {:.1f}\n",
+                       load_s, events, o.bench, percentile(out_ms, 0.5), percentile(out_ms, 0.99), percentile(mid_ms, 0.5),
+                       percentile(mid_ms, 0.99), rss, events > 0 ? rss * 1048576.0 / events : 0.0);
             return rc;
         }
         for (int i = 0; i < 3; ++i) run_frame(g, sh);
         bool ok = true;
         run_frame(g, sh, [&] { ok = write_png(g.win, o.screenshot); });
         if (!ok) {
-            std::fprintf(stderr, "pipescope-viewer: cannot write %s\n", o.screenshot.c_str());
+            fmt::print(stderr, "pipescope-viewer: cannot write {}\n", o.screenshot);
             return 4;
         }
-        std::printf("pipescope-viewer: wrote %s\n", o.screenshot.c_str());
+        fmt::print("pipescope-viewer: wrote {}\n", o.screenshot);
         return rc;
     }
 

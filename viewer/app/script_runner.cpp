@@ -3,6 +3,7 @@
 #include "state_dump.hpp"
 
 #include <GLFW/glfw3.h>
+#include <fmt/core.h>
 
 #include <chrono>
 #include <cstdio>
@@ -39,7 +40,7 @@ private:
     }
 
     void fail(const script_step& s, const std::string& why, int code = 5) {
-        std::fprintf(stderr, "pipescope-viewer: script line %d: %s: %s\n", s.line, s.text.c_str(), why.c_str());
+        fmt::print(stderr, "pipescope-viewer: script line {}: {}: {}\n", s.line, s.text, why);
         if (status_ == 0 || code == 4) status_ = code;
     }
 
@@ -63,14 +64,14 @@ private:
                 bool ok = true;
                 frame_([&] { ok = write_png(g_.win, s.path); });
                 if (!ok) fail(s, "cannot write " + s.path, 4);
-                else std::printf("pipescope-viewer: wrote %s\n", s.path.c_str());
+                else fmt::print("pipescope-viewer: wrote {}\n", s.path);
                 break;
             }
             case op::dump: {
                 std::ofstream out(s.path, std::ios::trunc);
                 out << dump_state(sh_, size()).dump(2) << '\n';
                 if (!out) fail(s, "cannot write " + s.path, 4);
-                else std::printf("pipescope-viewer: wrote %s\n", s.path.c_str());
+                else fmt::print("pipescope-viewer: wrote {}\n", s.path);
                 break;
             }
             case op::expect: expect(s); break;

@@ -4,6 +4,10 @@
 
 #include "../views/palette.hpp"
 
+#include <pipescope/analysis/numbers.hpp>
+
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -193,11 +197,12 @@ void shell::menus() {
         ImGui::MenuItem("All flows in view", nullptr, &state.all_flows);
         if (ImGui::BeginMenu("UI scale")) {
             char auto_label[48];
-            std::snprintf(auto_label, sizeof auto_label, "Monitor's (%.0f %%)", monitor_scale * 100);
+            *fmt::format_to_n(auto_label, sizeof auto_label - 1, "Monitor's ({})", analysis::numbers::percent(monitor_scale))
+                 .out = '\0';
             if (ImGui::MenuItem(auto_label, nullptr, !scale_override)) scale_override.reset();
             for (const float f : {0.75f, 1.f, 1.25f, 1.5f, 1.75f, 2.f, 2.5f, 3.f}) {
                 char label[16];
-                std::snprintf(label, sizeof label, "%.0f %%", f * 100);
+                *fmt::format_to_n(label, sizeof label - 1, "{}", analysis::numbers::percent(f)).out = '\0';
                 if (ImGui::MenuItem(label, nullptr, scale_override && std::abs(*scale_override - f) < 0.01f))
                     scale_override = f;
             }
@@ -209,8 +214,10 @@ void shell::menus() {
     }
     if (!doc.empty()) {
         char b[160];
-        std::snprintf(b, sizeof b, "%zu file%s, %zu run%s, %.2fM events", doc.files.size(), doc.files.size() == 1 ? "" : "s",
-                      doc.runs.size(), doc.runs.size() == 1 ? "" : "s", static_cast<double>(doc.event_count()) / 1e6);
+        *fmt::format_to_n(b, sizeof b - 1, "{} file{}, {} run{}, {:.2f}M events", doc.files.size(),
+                          doc.files.size() == 1 ? "" : "s", doc.runs.size(), doc.runs.size() == 1 ? "" : "s",
+                          static_cast<double>(doc.event_count()) / 1e6)
+             .out = '\0';
         ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(b).x - 20);
         ImGui::TextDisabled("%s", b);
     }
@@ -261,7 +268,7 @@ void shell::refresh_browser() {
         if (da != db) return da;
         return a.path().filename() < b.path().filename();
     });
-    std::snprintf(browser_path_, sizeof browser_path_, "%s", browser_dir_.string().c_str());
+    *fmt::format_to_n(browser_path_, sizeof browser_path_ - 1, "{}", browser_dir_.string()).out = '\0';
 }
 
 void shell::file_browser() {
@@ -301,7 +308,7 @@ void shell::file_browser() {
             std::string label = (dir ? "[dir] " : "      ") + e.path().filename().string();
             if (!dir) {
                 char b[32];
-                std::snprintf(b, sizeof b, "   %.1f MB", static_cast<double>(e.file_size(ec)) / 1e6);
+                *fmt::format_to_n(b, sizeof b - 1, "   {:.1f} MB", static_cast<double>(e.file_size(ec)) / 1e6).out = '\0';
                 label += b;
             }
             if (ImGui::Selectable(label.c_str(), false, ImGuiSelectableFlags_AllowDoubleClick) &&

@@ -2,6 +2,8 @@
 // panel itself (views/lesson_panel.cpp) only draws and says which step to go to.
 #include "shell.hpp"
 
+#include <fmt/core.h>
+
 #include <cstdio>
 
 namespace pipescope::viewer {
@@ -30,8 +32,7 @@ void shell::go_to_step(std::size_t k) {
     state.scroll_to_selection = m.sel.valid();
     lesson_note = m.problem;
     if (!m.problem.empty())
-        std::fprintf(stderr, "pipescope-viewer: %s: step %zu: %s\n", lesson_loaded->file.string().c_str(), lesson_step + 1,
-                     m.problem.c_str());
+        fmt::print(stderr, "pipescope-viewer: {}: step {}: {}\n", lesson_loaded->file.string(), lesson_step + 1, m.problem);
 }
 
 void shell::side_column(view_context& ctx) {

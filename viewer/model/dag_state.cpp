@@ -20,10 +20,10 @@ const char* to_string(node_state s) {
 }
 
 std::string stage_number_text(std::uint64_t stage) {
-    if (stage >> 32 == 0) return "stage " + std::to_string(stage);
+    if (stage >> 32 == 0) return vocab::numbered(vocab::stage_prefix, stage);
     const int power = std::bit_width(stage) - 1;
     const std::uint64_t above = stage - (std::uint64_t{1} << power);
-    if (above >= (std::uint64_t{1} << 16)) return "stage " + std::to_string(stage);
+    if (above >= (std::uint64_t{1} << 16)) return vocab::numbered(vocab::stage_prefix, stage);
     std::string s = "stage 2^" + std::to_string(power);
     if (above) s += " + " + std::to_string(above);
     return s;

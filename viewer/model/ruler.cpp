@@ -2,6 +2,8 @@
 
 #include "viewport.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -123,9 +125,7 @@ std::string format_offset(double offset, double magnitude, int decimals) {
     const double v = std::fabs(offset) / u.scale;
     decimals = std::clamp(decimals, 0, 12);
     if (v < 0.5 * std::pow(10.0, -decimals)) return "0";
-    char num[64];
-    std::snprintf(num, sizeof num, "%.*f", decimals, v);
-    return std::string(offset > 0 ? "+" : "\xE2\x88\x92") + num + " " + u.name;   // U+2212 minus
+    return fmt::format("{}{:.{}f} {}", offset > 0 ? "+" : "\xE2\x88\x92", v, decimals, u.name);   // U+2212 minus
 }
 
 std::string cursor_readout(double t, double base, double npp) {

@@ -4,6 +4,8 @@
 
 #include <pipescope/analysis/scope.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -184,10 +186,8 @@ std::string search_state::counter() const {
     if (parse_query(text).empty()) return "";
     if (total > matches.size()) return std::to_string(total) + " matches: add a word";
     if (matches.empty()) return "no match";
-    char b[64];
-    if (current < matches.size()) std::snprintf(b, sizeof b, "%zu / %zu", current + 1, matches.size());
-    else std::snprintf(b, sizeof b, "%zu match%s", matches.size(), matches.size() == 1 ? "" : "es");
-    return b;
+    if (current < matches.size()) return fmt::format("{} / {}", current + 1, matches.size());
+    return fmt::format("{} match{}", matches.size(), matches.size() == 1 ? "" : "es");
 }
 
 }   // namespace pipescope::viewer

@@ -1,15 +1,13 @@
 #include "speedup_note.hpp"
 
+#include <pipescope/analysis/numbers.hpp>
+
 #include <cstdio>
 
 namespace pipescope::viewer {
 
 namespace {
-std::string two(double v) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.2f", v);
-    return b;
-}
+std::string two(double v) { return analysis::numbers::fixed(v, 2); }
 }   // namespace
 
 std::string speedup_above_bound_note(const speedup_figures& f) {

@@ -2,6 +2,8 @@
 
 #include <pipescope/analysis/numbers.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -60,9 +62,7 @@ time_unit unit_for(double ns) {
 
 namespace {
 std::string trim_number(double v, int decimals) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", std::max(0, decimals), v);
-    std::string s = buf;
+    std::string s = fmt::format("{:.{}f}", v, std::max(0, decimals));
     if (s.find('.') != std::string::npos) {
         while (!s.empty() && s.back() == '0') s.pop_back();
         if (!s.empty() && s.back() == '.') s.pop_back();

@@ -10,6 +10,8 @@
 
 #include <pipescope/analysis/numbers.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -131,7 +133,6 @@ void breakdown_view::table(view_context& ctx, std::size_t ri, const run_breakdow
         }
     }
     if (ctx.mono) ImGui::PushFont(ctx.mono);
-    char buf[64];
     auto right = [&](const char* s) {
         ImGui::TableNextColumn();
         const float w = ImGui::CalcTextSize(s).x, avail = ImGui::GetContentRegionAvail().x;
@@ -144,13 +145,12 @@ void breakdown_view::table(view_context& ctx, std::size_t ri, const run_breakdow
         ImGui::TextUnformatted(w.name.c_str());
         for (int c = 0; c < time_category_count; ++c) {
             const double f = w.time.span ? static_cast<double>(w.time.ns[c]) / static_cast<double>(w.time.span) : 0.0;
-            std::snprintf(buf, sizeof buf, "%9s %6.1f%%", format_duration(static_cast<double>(w.time.ns[c]), 2).c_str(),
-                          100 * f);
-            right(buf);
+            right(fmt::format("{:>9} {:>8}", format_duration(static_cast<double>(w.time.ns[c]), 2),
+                              pipescope::analysis::numbers::percent(f, 1))
+                      .c_str());
         }
         for (std::uint64_t v : {w.nodes, w.steals, w.failed_steals}) {
-            std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(v));
-            right(buf);
+            right(pipescope::analysis::numbers::count(v).c_str());
         }
     };
     for (const auto& w : b.workers) row(w);

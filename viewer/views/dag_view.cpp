@@ -14,6 +14,8 @@
 #include "../model/dag_state.hpp"
 #include "../model/text_fit.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -547,25 +549,30 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
             if (!labels) continue;
             const ImVec4 clip(X(b.x0) + 1, Y(b.y0), X(b.x1) - 1, Y(b.y1));
             if (big && nd.folded()) {
-                std::snprintf(buf, sizeof buf, "(%llu, %llu\xE2\x80\x93%llu)", static_cast<unsigned long long>(nd.iteration),
-                              static_cast<unsigned long long>(nd.stage), static_cast<unsigned long long>(nd.last_stage));
+                *fmt::format_to_n(buf, sizeof buf - 1, "({}, {}\xE2\x80\x93{})",
+                                  static_cast<unsigned long long>(nd.iteration), static_cast<unsigned long long>(nd.stage),
+                                  static_cast<unsigned long long>(nd.last_stage))
+                     .out = '\0';
                 dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2), text_colour_on(c), buf, nullptr,
                             0, &clip);
-                std::snprintf(buf, sizeof buf, "%s%u nodes",
-                              nd.worker >= 0 ? ("w" + std::to_string(nd.worker) + ", ").c_str() : "", nd.nodes);
+                *fmt::format_to_n(buf, sizeof buf - 1, "{}{} nodes",
+                                  nd.worker >= 0 ? ("w" + std::to_string(nd.worker) + ", ") : "", nd.nodes)
+                     .out = '\0';
                 dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2 + fs), text_colour_on(c), buf,
                             nullptr, 0, &clip);
             } else if (big) {
-                std::snprintf(buf, sizeof buf, "(%llu, %llu)", static_cast<unsigned long long>(nd.iteration),
-                              static_cast<unsigned long long>(nd.stage));
+                *fmt::format_to_n(buf, sizeof buf - 1, "({}, {})", static_cast<unsigned long long>(nd.iteration),
+                                  static_cast<unsigned long long>(nd.stage))
+                     .out = '\0';
                 dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2), text_colour_on(c), buf, nullptr,
                             0, &clip);
-                std::snprintf(buf, sizeof buf, "%s%s", nd.worker >= 0 ? ("w" + std::to_string(nd.worker)).c_str() : "",
-                              b.state == node_state::running ? " running" : "");
+                *fmt::format_to_n(buf, sizeof buf - 1, "{}{}", nd.worker >= 0 ? ("w" + std::to_string(nd.worker)) : "",
+                                  b.state == node_state::running ? " running" : "")
+                     .out = '\0';
                 dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2 + fs), text_colour_on(c), buf,
                             nullptr, 0, &clip);
             } else if (b.state == node_state::running && nd.worker >= 0) {
-                std::snprintf(buf, sizeof buf, "w%d", nd.worker);
+                *fmt::format_to_n(buf, sizeof buf - 1, "w{}", nd.worker).out = '\0';
                 const ImVec2 ts = ImGui::CalcTextSize(buf);
                 dl->AddText(ImGui::GetFont(), fs, ImVec2((X(b.x0) + X(b.x1) - ts.x) * 0.5f, (Y(b.y0) + Y(b.y1) - fs) * 0.5f),
                             text_colour_on(c), buf, nullptr, 0, &clip);

@@ -10,7 +10,10 @@
 #include "../model/compare.hpp"
 #include "../model/speedup_note.hpp"
 
+#include <pipescope/analysis/numbers.hpp>
 #include <pipescope/analysis/report.hpp>
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -52,12 +55,6 @@ void explain_view::go_to(view_context& ctx, std::uint32_t run, const an::place& 
     }
     st.frame_request = std::pair{a, b};
     st.cursor = static_cast<double>(where.begin) - off;
-}
-
-std::string fmt(const char* f, double v) {
-    char b[96];
-    std::snprintf(b, sizeof b, f, v);
-    return b;
 }
 
 void explain_view::draw(view_context& ctx) {
@@ -152,10 +149,11 @@ void explain_view::draw(view_context& ctx) {
         }
         const auto& q = r.queueing;
         if (q.available) {
-            std::string line = "lambda_max " + fmt("%.4g", q.lambda_max) + "/s   bind-to-element " +
-                               fmt("%.4g", q.bound_element) + "/s   bind-to-stage " + fmt("%.4g", q.bound_stage) +
-                               "/s   observed " + fmt("%.4g", q.observed) + "/s (" + fmt("%.0f", 100 * q.efficiency) +
-                               " % of " + q.model + ")";
+            namespace num = pipescope::analysis::numbers;
+            const std::string line =
+                fmt::format("lambda_max {}/s   bind-to-element {}/s   bind-to-stage {}/s   observed {}/s ({} of {})",
+                            num::rate(q.lambda_max), num::rate(q.bound_element), num::rate(q.bound_stage),
+                            num::rate(q.observed), num::percent(q.efficiency), q.model);
             ImGui::TextUnformatted(line.c_str());
         }
         if (ImGui::CollapsingHeader("Full report (as `pipescope stats` prints it)"))

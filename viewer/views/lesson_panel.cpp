@@ -6,6 +6,8 @@
 #include "palette.hpp"
 #include "view.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -88,7 +90,7 @@ void runs(const lesson& l) {
     if (l.runs.empty()) return;
     ImGui::Dummy(ImVec2(0, 4));
     char label[48];
-    std::snprintf(label, sizeof label, "Runs (%zu)", l.runs.size());
+    *fmt::format_to_n(label, sizeof label - 1, "Runs ({})", l.runs.size()).out = '\0';
     if (!ImGui::CollapsingHeader(label)) return;
     for (const lesson_run& r : l.runs) {
         std::string what = r.workload + " under " + r.policy;

@@ -1,5 +1,7 @@
 #include "search_box.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 
 namespace pipescope::viewer {
@@ -16,7 +18,7 @@ void search_box::draw(view_context& ctx, bool focus, toolbar_flow& flow) {
     // ImGui's Esc reverts what was typed since the box took the keyboard; here it only leaves the box.
     if (ImGui::IsItemActive()) typed_ = query_;
     else if (ImGui::IsItemDeactivated() && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false))
-        std::snprintf(query_, sizeof query_, "%s", typed_.c_str());
+        *fmt::format_to_n(query_, sizeof query_ - 1, "{}", typed_).out = '\0';
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             "A slice name or part of it, a stage's name, \"stage 3\" / s3, \"iteration 12\" / i12; words combine.\n"

@@ -13,6 +13,8 @@
 #include "../model/compare.hpp"
 #include "../model/stage_graph.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -29,10 +31,7 @@ constexpr ImU32 col_queue_fill = rgb(0x4FC3F7), col_queue_full = rgb(0xFF7043), 
                 col_text = IM_COL32(230, 230, 236, 255), col_dim = IM_COL32(150, 150, 162, 255), col_select = rgb(0xFFFFFF);
 
 std::string count_text(double v) {
-    char b[32];
-    if (v == std::floor(v) && std::fabs(v) < 1e15) std::snprintf(b, sizeof b, "%.0f", v);
-    else std::snprintf(b, sizeof b, "%.2f", v);
-    return b;
+    return v == std::floor(v) && std::fabs(v) < 1e15 ? fmt::format("{:.0f}", v) : fmt::format("{:.2f}", v);
 }
 
 void arrow_head(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 c, float size) {
@@ -159,7 +158,7 @@ void stage_graph_view::legend(toolbar_flow& flow) {
     swatch(col_queue_full, "full", "the queue is at its capacity: the stage before it blocks");
     swatch(col_peak, "peak", "the largest value over the run", true);
     swatch(col_buffer_fill, "stage buffer", "a stage's reorder buffer (bind-to-stage) or input buffer (tbb) at the cursor");
-    swatch(col_live_fill, "live iterations", "iterations in flight at the cursor, against K");
+    swatch(col_live_fill, vocab::live_iterations.data(), "iterations in flight at the cursor, against K");
     swatch(col_tokens_fill, "tokens", "tbb: tokens in flight at the cursor, against N (program.K)");
     const char* boxes = "boxes: the timeline's stage colours";
     flow.next(toolbar_flow::text_width(boxes), boxes, h);
@@ -336,7 +335,8 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
         dl->AddRectFilled(a, z, c, 4);
         if (s == sel_stage) dl->AddRect(ImVec2(a.x - 3, a.y - 3), ImVec2(z.x + 3, z.y + 3), col_select, 5, 0, 2);
         const ImVec4 clip(a.x + 4, a.y, z.x - 4, z.y);
-        const std::string name = plain_relations(gs.name.empty() ? "stage " + std::to_string(gs.number) : gs.name);
+        const std::string name =
+            plain_relations(gs.name.empty() ? vocab::numbered(vocab::stage_prefix, gs.number) : gs.name);
         std::string head = name, rest;
         if (const auto dot = name.find(" \xC2\xB7 "); dot != std::string::npos) {
             head = name.substr(0, dot);
@@ -464,13 +464,13 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
     };
     if (!prog.graph)   // a stage graph has packets, not iterations
-        row("live iterations", g.live, g.live_peak, col_live_fill, "K",
+        row(vocab::live_iterations.data(), g.live, g.live_peak, col_live_fill, "K",
             "iterations in flight at the cursor (counter `live iterations`), against program.K");
     row("footprint", g.footprint, g.footprint_peak, col_live_fill, "K",
         "stage graphs: packets in use in all queues at the cursor (counter `footprint packets`: the sum of the queue "
         "counters, which the trace model derives unless the trace recorded it; seed 004 Table III)");
     if (tokens || g.tokens != tm::no_index)
-        row("tokens in flight", g.tokens, g.tokens_peak, col_tokens_fill, "N",
+        row(vocab::tokens_in_flight.data(), g.tokens, g.tokens_peak, col_tokens_fill, "N",
             "tbb: tokens taken at the cursor (counter `tokens in flight`), against N (program.K)");
     ImGui::Dummy(ImVec2(avail, 10));
 }

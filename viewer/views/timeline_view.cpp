@@ -18,6 +18,8 @@
 
 #include <pipescope/analysis/numbers.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -584,7 +586,7 @@ void timeline_view::draw(view_context& ctx) {
         if (!rr.lines.empty()) {
             // Collapsible group.
             char gl[64];
-            std::snprintf(gl, sizeof gl, "%s lines (%zu)", st.lines_open[ri] ? "v" : ">", rr.lines.size());
+            *fmt::format_to_n(gl, sizeof gl - 1, "{} lines ({})", st.lines_open[ri] ? "v" : ">", rr.lines.size()).out = '\0';
             ImGui::SetCursorScreenPos(ImVec2(x_labels, y));
             ImGui::PushID(static_cast<int>(ri));
             if (ImGui::InvisibleButton("##lines", ImVec2(sz_.label_w, sz_.group_h))) st.lines_open[ri] = !st.lines_open[ri];
@@ -598,7 +600,7 @@ void timeline_view::draw(view_context& ctx) {
                 else
                     dl->AddTriangleFilled(ImVec2(cx - 2 * u, cy - 4 * u), ImVec2(cx - 2 * u, cy + 4 * u),
                                           ImVec2(cx + 3 * u, cy), IM_COL32(200, 200, 210, 255));
-                std::snprintf(gl, sizeof gl, "lines (%zu)", rr.lines.size());
+                *fmt::format_to_n(gl, sizeof gl - 1, "lines ({})", rr.lines.size()).out = '\0';
                 label(y, sz_.group_h, gl, IM_COL32(180, 180, 190, 255));
             }
             for (auto ti : rr.lines) {
