@@ -3,7 +3,10 @@
 // compares a time against a threshold.
 #pragma once
 
+#include <pipescope/analysis/numbers.hpp>
 #include <pipescope/workloads/machine.hpp>
+
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <atomic>
@@ -20,6 +23,8 @@
 #include <vector>
 
 namespace bench {
+
+namespace num = pipescope::analysis::numbers;   // every figure a table shows, as the CLI writes it
 
 // ---------------------------------------------------------------------------------------------
 // Timing
@@ -62,27 +67,20 @@ inline summary summarize(std::vector<double> samples) {
 // ---------------------------------------------------------------------------------------------
 // Formatting
 
-inline std::string fmt(const char* format, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, format, v);
-    return buf;
-}
-
-// "0.4123 (2.1%)": median seconds with the relative spread of the runs.
+// "0.4123 (2.1 %)": median seconds with the relative spread of the runs.
 inline std::string fmt_time(const summary& s) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.4f (%.1f%%)", s.median, 100.0 * s.rel_spread());
-    return buf;
+    return fmt::format("{} ({})", num::fixed(s.median, 4), num::percent(s.rel_spread(), 1));
 }
 
-inline std::string fmt_ratio(double r) { return fmt("%.2f", r); }
+// "1.23×": a ratio of two medians.
+inline std::string fmt_ratio(double r) { return num::ratio(r, 2); }
 
-// "0.41 0.40 0.52": every sample in run order, for --raw output.
-inline std::string fmt_samples(const std::vector<double>& samples, const char* format = "%.4f") {
+// "0.4123 0.4011 0.5204": every sample in run order, for --raw output.
+inline std::string fmt_samples(const std::vector<double>& samples, int decimals = 4) {
     std::string out;
     for (double v : samples) {
         if (!out.empty()) out += ' ';
-        out += fmt(format, v);
+        out += num::fixed(v, decimals);
     }
     return out;
 }
@@ -107,9 +105,9 @@ public:
         for (auto w : width) total += w + 2;
         const std::string rule(total > 2 ? total - 2 : 0, '-');
         print_row(out, rows_.front(), width);
-        std::fprintf(out, "%s\n", rule.c_str());
+        fmt::print(out, "{}\n", rule);
         for (std::size_t i = 1; i < rows_.size(); ++i) {
-            if (rows_[i].empty()) std::fprintf(out, "%s\n", rule.c_str());
+            if (rows_[i].empty()) fmt::print(out, "{}\n", rule);
             else print_row(out, rows_[i], width);
         }
     }
@@ -122,7 +120,7 @@ private:
             line += c < left_ ? r[c] + pad : pad + r[c];
             if (c + 1 < r.size()) line += "  ";
         }
-        std::fprintf(out, "%s\n", line.c_str());
+        fmt::print(out, "{}\n", line);
     }
 
     std::size_t left_;
@@ -166,7 +164,7 @@ inline double parallel_capacity(unsigned p) {
     }
     std::uint64_t all = 0;
     for (auto v : sink) all ^= v;
-    if (all == 42) std::fprintf(stderr, " ");   // keeps the loops from being optimized away
+    if (all == 42) fmt::print(stderr, " ");   // keeps the loops from being optimized away
     return many > 0 ? p * one / many : 0;
 }
 
@@ -204,18 +202,18 @@ inline double core_round_trip_ns() {
 // One line for the start and the end of a benchmark: load average, measured parallel capacity and
 // core-to-core round trip.
 inline void print_conditions(const char* when, unsigned max_workers, std::FILE* out = stdout) {
-    std::fprintf(out,
-                 "%s: load average %s; %u threads of independent work ran at %.2fx one thread; "
-                 "core-to-core round trip %.0f ns\n",
-                 when, load_average().c_str(), max_workers, parallel_capacity(max_workers), core_round_trip_ns());
+    fmt::print(out,
+               "{}: load average {}; {} threads of independent work ran at {:.2f}x one thread; "
+               "core-to-core round trip {:.0f} ns\n",
+               when, load_average(), max_workers, parallel_capacity(max_workers), core_round_trip_ns());
 }
 
 inline void print_machine(std::FILE* out = stdout) {
     const auto m = pipescope::workloads::describe_machine();
-    std::fprintf(out, "machine: %u hardware threads (std::thread::hardware_concurrency), CPU: %s, %s\n", m.hardware_threads,
-                 m.cpu.c_str(), m.kernel.c_str());
+    fmt::print(out, "machine: {} hardware threads (std::thread::hardware_concurrency), CPU: {}, {}\n", m.hardware_threads,
+               m.cpu, m.kernel);
 #ifdef PIPESCOPE_BENCH_BUILD_TYPE
-    std::fprintf(out, "build type: %s\n", PIPESCOPE_BENCH_BUILD_TYPE);
+    fmt::print(out, "build type: {}\n", PIPESCOPE_BENCH_BUILD_TYPE);
 #endif
 }
 
@@ -256,8 +254,8 @@ struct option {
 // Returns false (after printing usage) on --help; exits with status 2 on a bad command line.
 inline bool parse_command_line(int argc, char** argv, const std::string& what, const std::vector<option>& options) {
     auto usage = [&](std::FILE* out) {
-        std::fprintf(out, "usage: %s [options]\n%s\n", argv[0], what.c_str());
-        for (const auto& o : options) std::fprintf(out, "  %-16s %s\n", o.name.c_str(), o.help.c_str());
+        fmt::print(out, "usage: {} [options]\n{}\n", argv[0], what);
+        for (const auto& o : options) fmt::print(out, "  {:<16} {}\n", o.name, o.help);
     };
     for (int a = 1; a < argc; ++a) {
         const std::string arg = argv[a];
@@ -267,15 +265,15 @@ inline bool parse_command_line(int argc, char** argv, const std::string& what, c
         }
         auto o = std::find_if(options.begin(), options.end(), [&](const option& x) { return x.name == arg; });
         if (o == options.end() || (o->takes_value && a + 1 >= argc)) {
-            std::fprintf(stderr, "%s: %s\n", argv[0],
-                         o == options.end() ? ("unknown option " + arg).c_str() : ("missing value for " + arg).c_str());
+            fmt::print(stderr, "{}: {}\n", argv[0],
+                       o == options.end() ? ("unknown option " + arg) : ("missing value for " + arg));
             usage(stderr);
             std::exit(2);
         }
         try {
             o->set(o->takes_value ? argv[++a] : "");
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "%s: %s: %s\n", argv[0], arg.c_str(), e.what());
+            fmt::print(stderr, "{}: {}: {}\n", argv[0], arg, e.what());
             std::exit(2);
         }
     }

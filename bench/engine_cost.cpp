@@ -48,15 +48,15 @@ int main(int argc, char** argv) {
              }},
         });
     if (!go) return 0;
-    std::printf("bench_engine_cost: the runtime's own cost per step\n");
+    fmt::print("bench_engine_cost: the runtime's own cost per step\n");
     bench::print_machine();
-    std::printf("%u measured runs per point\n", o.runs);
+    fmt::print("{} measured runs per point\n", o.runs);
     bench::print_conditions("at start", 2);
     try {
         if (graph) bench::print_graph_costs(o);
         if (pipeline) bench::print_pipeline_costs(o);
     } catch (const std::exception& e) {   // e.g. an unknown --policies name, refused by graph::run
-        std::fprintf(stderr, "bench_engine_cost: %s\n", e.what());
+        fmt::print(stderr, "bench_engine_cost: {}\n", e.what());
         return 2;
     }
     bench::print_conditions("at end", 2);

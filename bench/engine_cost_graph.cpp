@@ -104,12 +104,12 @@ void print_graph_costs(const engine_cost_options& o) {
                         }) *
                         1e9 / static_cast<double>(elements));
     }
-    std::printf("\n== stage graph: source | add | scale | sink, %llu elements of 8 bytes; the same arithmetic in a "
-                "plain loop: %.2f ns per element\n",
-                static_cast<unsigned long long>(elements), summarize(plain).median);
-    std::printf("ns per instance = run time / parallel instances (two per packet); ns per step also counts the serial "
-                "stages' resumptions;\nCPU ns per instance = the process's CPU time (every worker, spinning included) / "
-                "parallel instances\n\n");
+    fmt::print("\n== stage graph: source | add | scale | sink, {} elements of 8 bytes; the same arithmetic in a "
+               "plain loop: {:.2f} ns per element\n",
+               static_cast<unsigned long long>(elements), summarize(plain).median);
+    fmt::print("ns per instance = run time / parallel instances (two per packet); ns per step also counts the serial "
+               "stages' resumptions;\nCPU ns per instance = the process's CPU time (every worker, spinning included) / "
+               "parallel instances\n\n");
 
     for (unsigned p : o.workers) {
         pipescope::scheduler sched({p});
@@ -142,13 +142,13 @@ void print_graph_costs(const engine_cost_options& o) {
                 const summary a = summarize(pt.ns_per_instance), b = summarize(pt.ns_per_step),
                               c = summarize(pt.cpu_ns_per_instance);
                 t.add({std::to_string(p), std::to_string(packets[k]), policies[j],
-                       fmt("%.0f", a.median) + fmt(" (%.0f%%)", 100 * a.rel_spread()),
-                       fmt("%.0f", b.median) + fmt(" (%.0f%%)", 100 * b.rel_spread()),
-                       fmt("%.0f", c.median) + fmt(" (%.0f%%)", 100 * c.rel_spread()), pt.wrong ? "WRONG" : "ok"});
+                       fmt::format("{:.0f} ({})", a.median, num::percent(a.rel_spread())),
+                       fmt::format("{:.0f} ({})", b.median, num::percent(b.rel_spread())),
+                       fmt::format("{:.0f} ({})", c.median, num::percent(c.rel_spread())), pt.wrong ? "WRONG" : "ok"});
             }
         }
         t.print();
-        std::printf("\n");
+        fmt::print("\n");
     }
 }
 

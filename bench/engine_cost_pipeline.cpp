@@ -68,8 +68,7 @@ bool measure(group& g, const engine_cost_options& o) {
     const std::uint64_t want = g.cells[0].run();   // warm-up and reference
     for (std::size_t c = 1; c < g.cells.size(); ++c)
         if (g.cells[c].run() != want) {
-            std::printf("  %s: %s gave a different result from the serial program\n", g.title.c_str(),
-                        g.cells[c].name.c_str());
+            fmt::print("  {}: {} gave a different result from the serial program\n", g.title, g.cells[c].name);
             return false;
         }
     for (unsigned r = 0; r < o.runs; ++r)
@@ -80,7 +79,7 @@ bool measure(group& g, const engine_cost_options& o) {
             c.wall.push_back(time_seconds([&] { got = c.run(); }));
             c.cpu.push_back(process_cpu_seconds() - cpu0);
             if (got != want) {
-                std::printf("  %s: %s gave a different result from the serial program\n", g.title.c_str(), c.name.c_str());
+                fmt::print("  {}: {} gave a different result from the serial program\n", g.title, c.name);
                 return false;
             }
             settle(o.settle_ms);
@@ -94,14 +93,12 @@ std::string ns_per_step(const std::vector<double>& t, const std::vector<double>&
     std::vector<double> d;
     for (std::size_t r = 0; r < t.size() && r < ts.size(); ++r) d.push_back((t[r] - ts[r]) * 1e9 / steps);
     const summary s = summarize(d);
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.2f (%.0f%%)", s.median,
-                  s.median != 0 ? 100.0 * (s.max - s.min) / std::fabs(s.median) : 0.0);
-    return buf;
+    return fmt::format("{} ({})", num::fixed(s.median, 2),
+                       num::percent(s.median != 0 ? (s.max - s.min) / std::fabs(s.median) : 0.0));
 }
 
 void print_group(const group& g) {
-    std::printf("\n%s — %.3g steps per run\n", g.title.c_str(), g.steps);
+    fmt::print("\n{} — {:.3g} steps per run\n", g.title, g.steps);
     table t({"program", "P", "wall s (spread)", "CPU s (spread)", "ns/step wall", "ns/step CPU"}, 1);
     const cell& serial = g.cells[0];
     for (const cell& c : g.cells) {
@@ -212,8 +209,8 @@ std::uint64_t fib_checksum(const wl::fib_bits& b) {
 void print_pipeline_costs(const engine_cost_options& o) {
     std::map<unsigned, std::unique_ptr<pipescope::scheduler>> scheds;
     for (unsigned p : o.workers) scheds.emplace(p, std::make_unique<pipescope::scheduler>(pipescope::scheduler_options{p}));
-    std::printf("\n== pipe_while: cost per stage boundary (piper, K = 4P, lazy enabling, folding) ==\n");
-    std::printf("ns/step = (T_P - T_S) / boundaries; CPU: the same with process CPU time\n");
+    fmt::print("\n== pipe_while: cost per stage boundary (piper, K = 4P, lazy enabling, folding) ==\n");
+    fmt::print("ns/step = (T_P - T_S) / boundaries; CPU: the same with process CPU time\n");
 
     const std::uint64_t n_empty = o.quick ? 20'000 : 200'000, stages = 64;
     group empty{"empty stages: " + std::to_string(n_empty) + " iterations x " + std::to_string(stages) + " stage_waits",
@@ -236,8 +233,8 @@ void print_pipeline_costs(const engine_cost_options& o) {
              {}});
     if (measure(fib, o)) print_group(fib);
 
-    std::printf("\n== bind-to-stage: cost per queue hand-off (S P P S, c = P, Queue_size 20) ==\n");
-    std::printf("ns/step = (T - T_S) / (items x 3 queues)\n");
+    fmt::print("\n== bind-to-stage: cost per queue hand-off (S P P S, c = P, Queue_size 20) ==\n");
+    fmt::print("ns/step = (T - T_S) / (items x 3 queues)\n");
     const std::uint64_t n_items = o.quick ? 20'000 : 200'000;
     group hand{"cheap stages: " + std::to_string(n_items) + " items", double(n_items) * 3, {}};
     hand.cells.push_back({"plain loop", 0, [=] { return handoff_serial(n_items); }, {}, {}});

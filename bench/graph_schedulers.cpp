@@ -36,8 +36,8 @@ struct cell {
 };
 
 std::string bytes_text(std::size_t b) {
-    if (b >= 10u << 20) return bench::fmt("%.1f MiB", static_cast<double>(b) / (1 << 20));
-    if (b >= 10u << 10) return bench::fmt("%.1f KiB", static_cast<double>(b) / (1 << 10));
+    if (b >= 10u << 20) return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1 << 20));
+    if (b >= 10u << 10) return fmt::format("{:.1f} KiB", static_cast<double>(b) / (1 << 10));
     return std::to_string(b) + " B";
 }
 
@@ -65,8 +65,8 @@ int main(int argc, char** argv) {
     const auto policies = pipescope::graph::policies();
     bench::print_machine();
     bench::print_conditions("before", s.workers);
-    std::printf("graph schedulers, size %s, P = %u, %u runs per point (median, spread = (max - min) / median)\n\n",
-                s.size.c_str(), s.workers, s.runs);
+    fmt::print("graph schedulers, size {}, P = {}, {} runs per point (median, spread = (max - min) / median)\n\n", s.size,
+               s.workers, s.runs);
 
     pipescope::scheduler sched({s.workers});
     bool all_match = true;
@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
         std::map<std::string, cell> cells;
         for (unsigned run = 0; run < s.runs; ++run) {
             for (const auto& p : policies) {
-                std::fprintf(stderr, "\r%s: run %u/%u, %-14s", w->name().c_str(), run + 1, s.runs, p.name.c_str());
+                fmt::print(stderr, "\r{}: run {}/{}, {:<14}", w->name(), run + 1, s.runs, p.name);
                 wl::run_request r;
                 r.policy = p.name;
                 r.size = wl::parse_size(s.size);
@@ -90,12 +90,12 @@ int main(int argc, char** argv) {
                 bench::settle(s.settle_ms);
             }
         }
-        std::fprintf(stderr, "\r%60s\r", "");
+        fmt::print(stderr, "\r{:>60}\r", "");
         std::vector<double> all_reference;
         for (const auto& [name, c] : cells)
             all_reference.insert(all_reference.end(), c.reference.begin(), c.reference.end());
         const bench::summary ref = bench::summarize(all_reference);
-        std::printf("%s — serial reference %s s\n", w->name().c_str(), bench::fmt_time(ref).c_str());
+        fmt::print("{} — serial reference {} s\n", w->name(), bench::fmt_time(ref));
         bench::table t({"scheduler", "time s (spread)", "time / serial", "peak packets", "peak footprint", "output"});
         for (const auto& p : policies) {
             const cell& c = cells[p.name];
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
             all_match &= !c.mismatch;
         }
         t.print();
-        std::printf("\n");
+        fmt::print("\n");
     }
     bench::print_conditions("after", s.workers);
     return all_match ? 0 : 1;

@@ -26,6 +26,8 @@
 
 namespace {
 
+namespace num = pipescope::analysis::numbers;
+
 namespace wl = pipescope::workloads;
 
 struct settings {
@@ -71,8 +73,8 @@ scheduler_set make_schedulers(const std::vector<unsigned>& workers) {
 // wrong answer is worthless.
 void check_result(const wl::fib_bits& got, const wl::fib_bits& want, const row_config& row, unsigned p, unsigned n) {
     if (got == want) return;
-    std::fprintf(stderr, "MISMATCH: %s (folding %s, lazy %s) on P=%u, n=%u: %zu bits, serial has %zu bits\n",
-                 row.program.c_str(), row.folding ? "on" : "off", row.lazy ? "on" : "off", p, n, got.size(), want.size());
+    fmt::print(stderr, "MISMATCH: {} (folding {}, lazy {}) on P={}, n={}: {} bits, serial has {} bits\n", row.program,
+               row.folding ? "on" : "off", row.lazy ? "on" : "off", p, n, got.size(), want.size());
     std::exit(1);
 }
 
@@ -121,7 +123,7 @@ measurements measure(scheduler_set& scheds, const settings& cfg, const wl::fib_b
                 bench::settle(cfg.settle_ms);
             }
         }
-        std::fprintf(stderr, "  run %u/%u done\n", run + 1, cfg.runs);
+        fmt::print(stderr, "  run {}/{} done\n", run + 1, cfg.runs);
     }
     return m;
 }
@@ -168,7 +170,7 @@ void print_stats(const measurements& m) {
         for (const auto& [p, st] : m.stats[r]) {
             t.add({rows[r].program, rows[r].folding ? "yes" : "no", rows[r].lazy ? "yes" : "no", std::to_string(p),
                    std::to_string(st.throttle), std::to_string(st.iterations), std::to_string(st.suspensions),
-                   bench::fmt("%.3f", st.iterations ? double(st.suspensions) / double(st.iterations) : 0.0),
+                   num::fixed(st.iterations ? double(st.suspensions) / double(st.iterations) : 0.0, 3),
                    std::to_string(st.throttle_waits), std::to_string(st.tail_swaps), std::to_string(st.peak_live)});
         }
     }
@@ -177,10 +179,10 @@ void print_stats(const measurements& m) {
 
 // Every sample in run order: shows whether a large spread is one outlier or a bimodal cell.
 void print_raw(const measurements& m) {
-    std::printf("\nEvery run, in run order (seconds):\n\n");
+    fmt::print("\nEvery run, in run order (seconds):\n\n");
     bench::table t({"Program", "Folding", "Lazy", "P", "times"}, 3);
     t.add({"serial program", "", "", "", bench::fmt_samples(m.serial)});
-    t.add({"core round trip (ns)", "", "", "", bench::fmt_samples(m.round_trip_ns, "%.0f")});
+    t.add({"core round trip (ns)", "", "", "", bench::fmt_samples(m.round_trip_ns, 0)});
     for (std::size_t r = 0; r < rows.size(); ++r)
         for (const auto& [p, samples] : m.pipeline[r])
             t.add({rows[r].program, rows[r].folding ? "yes" : "no", rows[r].lazy ? "yes" : "no", std::to_string(p),
@@ -208,15 +210,15 @@ int main(int argc, char** argv) {
     std::sort(cfg.workers.begin(), cfg.workers.end());
     cfg.workers.erase(std::unique(cfg.workers.begin(), cfg.workers.end()), cfg.workers.end());
 
-    std::printf("bench_pipe_fib: seed 001 Fig. 14 on this machine\n");
+    fmt::print("bench_pipe_fib: seed 001 Fig. 14 on this machine\n");
     bench::print_machine();
-    std::printf("n = %u, %u runs per cell (interleaved), policy piper, K = 4P\n", cfg.n, cfg.runs);
+    fmt::print("n = {}, {} runs per cell (interleaved), policy piper, K = 4P\n", cfg.n, cfg.runs);
 
     const wl::fib_bits want = wl::pipe_fib_serial(cfg.n);
-    std::printf("F_%u has %zu bits\n", cfg.n, want.size());
+    fmt::print("F_{} has {} bits\n", cfg.n, want.size());
 
     bench::print_conditions("conditions at start", cfg.workers.back());
-    std::printf("\n");
+    fmt::print("\n");
     std::fflush(stdout);   // the header before the progress lines on stderr
 
     scheduler_set scheds = make_schedulers(cfg.workers);
@@ -224,12 +226,12 @@ int main(int argc, char** argv) {
     const measurements m = measure(scheds, cfg, want);
 
     bench::print_conditions("conditions at end", cfg.workers.back());
-    std::printf("Times in seconds: median over %u runs, (x%%) = (max - min) / median.\n", cfg.runs);
-    std::printf("T_1/T_S = serial overhead, T_1/T_P = scalability, T_S/T_P = speedup.\n\n");
+    fmt::print("Times in seconds: median over {} runs, (x%) = (max - min) / median.\n", cfg.runs);
+    fmt::print("T_1/T_S = serial overhead, T_1/T_P = scalability, T_S/T_P = speedup.\n\n");
     print_times(m, cfg);
-    std::printf("\nRuntime counters of the last run of each cell:\n\n");
+    fmt::print("\nRuntime counters of the last run of each cell:\n\n");
     print_stats(m);
     if (cfg.raw) print_raw(m);
-    std::printf("\nAll pipeline results matched the serial program.\n");
+    fmt::print("\nAll pipeline results matched the serial program.\n");
     return 0;
 }

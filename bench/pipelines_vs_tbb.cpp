@@ -64,7 +64,7 @@ bool set_threads_per_parallel_stage(Options& o, unsigned c) {
 // =============================================================================================
 
 [[noreturn]] void mismatch(const std::string& workload, const std::string& who) {
-    std::fprintf(stderr, "MISMATCH: %s under %s differs from the serial program's output\n", workload.c_str(), who.c_str());
+    fmt::print(stderr, "MISMATCH: {} under {} differs from the serial program's output\n", workload, who);
     std::exit(1);
 }
 
@@ -195,7 +195,7 @@ public:
     }
 
 private:
-    static std::string mib(std::uint64_t bytes) { return bench::fmt("%.1f MiB", double(bytes) / (1 << 20)); }
+    static std::string mib(std::uint64_t bytes) { return fmt::format("{:.1f} MiB", double(bytes) / (1 << 20)); }
 
     wl::dedup_config config_;
     wl::byte_vector corpus_;
@@ -352,7 +352,7 @@ void run_once(cell& c, bench_workload& w, runtimes& rt, const settings& cfg) {
                 // A policy that refuses this loop (or is half-written) loses its row, not the run.
                 c.failed = true;
                 c.failure = e.what();
-                std::fprintf(stderr, "  %s: %s threw: %s; row dropped\n", w.name().c_str(), who.c_str(), e.what());
+                fmt::print(stderr, "  {}: {} threw: {}; row dropped\n", w.name(), who, e.what());
                 return;
             }
             break;
@@ -374,7 +374,7 @@ std::vector<double> measure(std::vector<cell>& cells, bench_workload& w, runtime
     std::vector<double> round_trip_ns;
     for (unsigned round = 0; round < cfg.runs; ++round) {
         round_trip_ns.push_back(bench::core_round_trip_ns());
-        std::fprintf(stderr, "  %s: round %u/%u\n", w.name().c_str(), round + 1, cfg.runs);
+        fmt::print(stderr, "  {}: round {}/{}\n", w.name(), round + 1, cfg.runs);
         for (std::size_t i = 0; i < n; ++i) run_once(cells[(round + i) % n], w, rt, cfg);
     }
     for (cell& c : cells) c.sum = bench::summarize(c.samples);
@@ -411,7 +411,7 @@ void print_table(const std::vector<cell>& cells) {
 }
 
 void print_raw(const std::vector<cell>& cells) {
-    std::printf("\nEvery run, in run order (seconds):\n");
+    fmt::print("\nEvery run, in run order (seconds):\n");
     bench::table t({"configuration", "P", "times"}, 1);
     for (const cell& c : cells) t.add({c.config, c.p ? std::to_string(c.p) : "-", bench::fmt_samples(c.samples)});
     t.print();
@@ -449,11 +449,10 @@ int main(int argc, char** argv) {
     cfg.workers.erase(std::unique(cfg.workers.begin(), cfg.workers.end()), cfg.workers.end());
     const unsigned top_p = cfg.workers.back();
 
-    std::printf("bench_pipelines_vs_tbb: ferret and dedup, pipescope policies vs oneTBB %d.%d parallel_pipeline\n",
-                TBB_VERSION_MAJOR, TBB_VERSION_MINOR);
+    fmt::print("bench_pipelines_vs_tbb: ferret and dedup, pipescope policies vs oneTBB {}.{} parallel_pipeline\n",
+               TBB_VERSION_MAJOR, TBB_VERSION_MINOR);
     bench::print_machine();
-    std::printf("size %s; %u measured runs per cell, interleaved round-robin over a workload's cells\n", cfg.size.c_str(),
-                cfg.runs);
+    fmt::print("size {}; {} measured runs per cell, interleaved round-robin over a workload's cells\n", cfg.size, cfg.runs);
     bench::print_conditions("conditions at start", top_p);
     std::fflush(stdout);   // the header before the progress lines on stderr
 
@@ -463,7 +462,7 @@ int main(int argc, char** argv) {
 
     for (const std::string& name : cfg.workloads) {
         std::unique_ptr<bench_workload> w;
-        std::fprintf(stderr, "%s: building the input (not measured)\n", name.c_str());
+        fmt::print(stderr, "{}: building the input (not measured)\n", name);
         if (name == "dedup") {
             w = std::make_unique<dedup_bench>(dedup_bytes_for(cfg.size), dedup_config_for(cfg.size));
         } else {
@@ -481,12 +480,11 @@ int main(int argc, char** argv) {
         std::vector<cell> cells = make_cells(cfg, notes);
         const std::vector<double> round_trip_ns = measure(cells, *w, rt, cfg);
 
-        std::printf("\n== %s\n", w->description().c_str());
-        if (!notes.empty()) std::printf("%s", notes.c_str());
-        std::printf("\n");
+        fmt::print("\n== {}\n", w->description());
+        if (!notes.empty()) fmt::print("{}", notes);
+        fmt::print("\n");
         print_table(cells);
-        std::printf("core-to-core round trip before each round (ns): %s\n",
-                    bench::fmt_samples(round_trip_ns, "%.0f").c_str());
+        fmt::print("core-to-core round trip before each round (ns): {}\n", bench::fmt_samples(round_trip_ns, 0));
         if (cfg.raw) print_raw(cells);
         // The runs above take minutes: say what the machine was like after each workload too (after
         // the last one, "conditions at end" says it).
@@ -498,13 +496,13 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
     }
 
-    std::printf("\n");
+    fmt::print("\n");
     bench::print_conditions("conditions at end", top_p);
-    std::printf("Times in seconds: median over the runs, (x%%) = (max - min) / median. T_S/T: speedup over the serial\n"
-                "program. T/oneTBB: this row's median / oneTBB's median at the same P, below 1 means faster than oneTBB.\n"
-                "K: the limit on items in flight, as the pipescope runtime reports it (pipeline_stats::throttle: K = 4P,\n"
-                "or bind-to-stage's queue size; '-' if none), and oneTBB's max_number_of_live_tokens = 4P. oneTBB runs in\n"
-                "a task_arena of P threads under global_control(max_allowed_parallelism, P).\n");
-    std::printf("\nAll outputs matched the serial program's.\n");
+    fmt::print("Times in seconds: median over the runs, (x%) = (max - min) / median. T_S/T: speedup over the serial\n"
+               "program. T/oneTBB: this row's median / oneTBB's median at the same P, below 1 means faster than oneTBB.\n"
+               "K: the limit on items in flight, as the pipescope runtime reports it (pipeline_stats::throttle: K = 4P,\n"
+               "or bind-to-stage's queue size; '-' if none), and oneTBB's max_number_of_live_tokens = 4P. oneTBB runs in\n"
+               "a task_arena of P threads under global_control(max_allowed_parallelism, P).\n");
+    fmt::print("\nAll outputs matched the serial program's.\n");
     return 0;
 }

@@ -28,6 +28,8 @@ using trace::event_record;
 
 namespace {
 
+namespace num = pipescope::analysis::numbers;
+
 event_record rec(std::uint64_t ticks, event_kind k, std::uint64_t a = 0, std::uint64_t b = 0, std::uint32_t c = 0,
                  std::uint16_t d = 0) {
     return event_record{ticks, a, b, c, k, 0, d};
@@ -123,10 +125,8 @@ struct input {
 };
 
 std::string mevents(double events, const bench::summary& s) {
-    char buf[96];
     // events/s at the median time; the spread is that of the times.
-    std::snprintf(buf, sizeof buf, "%.2f M/s (%.1f%%)", events / s.median / 1e6, 100.0 * s.rel_spread());
-    return buf;
+    return fmt::format("{} M/s ({})", num::fixed(events / s.median / 1e6, 2), num::percent(s.rel_spread(), 1));
 }
 
 }   // namespace
@@ -165,12 +165,12 @@ int main(int argc, char** argv) {
         for (const auto& in : inputs) {
             const std::string path = save + (in.label == "synthetic, plain" ? "-plain" : "-compressed") + ".pftrace";
             std::ofstream(path, std::ios::binary) << in.bytes;
-            std::printf("wrote %s\n", path.c_str());
+            fmt::print("wrote {}\n", path);
         }
     for (const auto& f : files) {
         std::ifstream in(f, std::ios::binary);
         if (!in) {
-            std::fprintf(stderr, "%s: cannot read %s\n", argv[0], f.c_str());
+            fmt::print(stderr, "{}: cannot read {}\n", argv[0], f);
             return 1;
         }
         inputs.push_back({f, std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>())});
@@ -193,24 +193,22 @@ int main(int argc, char** argv) {
             nodes = 0;
             for (const auto& run : m.runs) nodes += run.dag.nodes.size();
             if (m.events != in.events)
-                std::fprintf(stderr, "%s: load_trace saw %llu events, decode %llu\n", in.label.c_str(),
-                             (unsigned long long)m.events, (unsigned long long)in.events);
+                fmt::print(stderr, "{}: load_trace saw {} events, decode {}\n", in.label, (unsigned long long)m.events,
+                           (unsigned long long)in.events);
         }
         const auto d = bench::summarize(decode), l = bench::summarize(load);
         const auto dc = bench::summarize(decode_cpu), lc = bench::summarize(load_cpu);
         tab.add({in.label, std::to_string(in.events), std::to_string(in.bytes.size()),
-                 bench::fmt("%.2f", double(in.bytes.size()) / double(in.events ? in.events : 1)),
-                 mevents(double(in.events), d), mevents(double(in.events), l), bench::fmt_time(d), bench::fmt_time(l),
-                 mevents(double(in.events), dc), mevents(double(in.events), lc)});
-        std::printf("%s: %llu slices, %llu DAG nodes, %llu problems\n", in.label.c_str(), (unsigned long long)slices,
-                    (unsigned long long)nodes, (unsigned long long)problems);
-        if (raw)
-            std::printf("  decode: %s\n  load:   %s\n", bench::fmt_samples(decode).c_str(),
-                        bench::fmt_samples(load).c_str());
+                 num::fixed(double(in.bytes.size()) / double(in.events ? in.events : 1), 2), mevents(double(in.events), d),
+                 mevents(double(in.events), l), bench::fmt_time(d), bench::fmt_time(l), mevents(double(in.events), dc),
+                 mevents(double(in.events), lc)});
+        fmt::print("{}: {} slices, {} DAG nodes, {} problems\n", in.label, (unsigned long long)slices,
+                   (unsigned long long)nodes, (unsigned long long)problems);
+        if (raw) fmt::print("  decode: {}\n  load:   {}\n", bench::fmt_samples(decode), bench::fmt_samples(load));
     }
-    std::printf("\nmedian of %d runs (spread = (max - min) / median of the times); (CPU): events per second of the\n"
-                "process's CPU time, less disturbed than wall time when the machine is shared\n",
-                runs);
+    fmt::print("\nmedian of {} runs (spread = (max - min) / median of the times); (CPU): events per second of the\n"
+               "process's CPU time, less disturbed than wall time when the machine is shared\n",
+               runs);
     tab.print();
     bench::print_conditions("after", 2);
 }

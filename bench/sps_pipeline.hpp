@@ -129,7 +129,7 @@ inline unsigned calibrate_rounds(double grain_us) {
         });
         best = std::min(best, t);
     }
-    if (item.digest == 42) std::printf(" ");   // keeps the probe from being optimized away
+    if (item.digest == 42) fmt::print(" ");   // keeps the probe from being optimized away
     const double us_per_round = best * 1e6 / (double(probe_items) * probe_rounds);
     return std::max(1u, static_cast<unsigned>(std::lround(grain_us / us_per_round)));
 }

@@ -32,6 +32,8 @@
 
 namespace {
 
+namespace num = pipescope::analysis::numbers;
+
 using namespace bench::sps;
 
 // Must be called inside the arena that limits TBB to P threads.
@@ -75,8 +77,8 @@ struct settings {
 };
 
 [[noreturn]] void mismatch(const char* who, unsigned p, std::uint64_t got, std::uint64_t want) {
-    std::fprintf(stderr, "MISMATCH: %s on P=%u: checksum %016llx, serial loop has %016llx\n", who, p,
-                 static_cast<unsigned long long>(got), static_cast<unsigned long long>(want));
+    fmt::print(stderr, "MISMATCH: {} on P={}: checksum {:016x}, serial loop has {:016x}\n", who, p,
+               static_cast<unsigned long long>(got), static_cast<unsigned long long>(want));
     std::exit(1);
 }
 
@@ -174,7 +176,7 @@ void print_cells(const std::vector<cell>& cells) {
         if (!last_grain.empty() && c.grain != last_grain) t.separator();
         last_grain = c.grain;
         const double items = double(c.work.items);
-        t.add({c.grain, bench::fmt("%.2f", c.serial.median * 1e6 / items), std::to_string(c.work.rounds),
+        t.add({c.grain, num::fixed(c.serial.median * 1e6 / items, 2), std::to_string(c.work.rounds),
                std::to_string(c.work.items), std::to_string(c.p), std::to_string(c.k), bench::fmt_time(c.serial),
                bench::fmt_time(c.pipescope), bench::fmt_time(c.tbb), bench::fmt_ratio(c.pipescope.median / c.tbb.median),
                bench::fmt_ratio(c.serial.median / c.pipescope.median), bench::fmt_ratio(c.serial.median / c.tbb.median)});
@@ -184,13 +186,13 @@ void print_cells(const std::vector<cell>& cells) {
 
 // Every sample in run order: shows whether a large spread is one outlier or a bimodal cell.
 void print_raw(const std::vector<cell>& cells) {
-    std::printf("\nEvery run, in run order (seconds; even runs started with pipescope):\n\n");
+    fmt::print("\nEvery run, in run order (seconds; even runs started with pipescope):\n\n");
     bench::table t({"grain", "P", "version", "times"}, 3);
     for (const cell& c : cells) {
         t.add({c.grain, std::to_string(c.p), "serial loop", bench::fmt_samples(c.serial_runs)});
         t.add({c.grain, std::to_string(c.p), "pipescope", bench::fmt_samples(c.pipescope_runs)});
         t.add({c.grain, std::to_string(c.p), "oneTBB", bench::fmt_samples(c.tbb_runs)});
-        t.add({c.grain, std::to_string(c.p), "round trip (ns)", bench::fmt_samples(c.round_trip_ns, "%.0f")});
+        t.add({c.grain, std::to_string(c.p), "round trip (ns)", bench::fmt_samples(c.round_trip_ns, 0)});
     }
     t.print();
 }
@@ -222,15 +224,15 @@ int main(int argc, char** argv) {
          {"--raw", "also print every run's time, in run order", [&](const std::string&) { cfg.raw = true; }, false}});
     if (!go) return 0;
 
-    std::printf("bench_sps_vs_tbb: serial-parallel-serial pipeline, pipescope vs oneTBB %d.%d\n", TBB_VERSION_MAJOR,
-                TBB_VERSION_MINOR);
+    fmt::print("bench_sps_vs_tbb: serial-parallel-serial pipeline, pipescope vs oneTBB {}.{}\n", TBB_VERSION_MAJOR,
+               TBB_VERSION_MINOR);
     bench::print_machine();
-    std::printf("%u measured runs per cell and runtime after one warm-up, order alternating; K = %u*P\n", cfg.runs,
-                cfg.throttle_factor);
-    std::printf("pipescope column: policy '%s'\n", cfg.policy.c_str());
+    fmt::print("{} measured runs per cell and runtime after one warm-up, order alternating; K = {}*P\n", cfg.runs,
+               cfg.throttle_factor);
+    fmt::print("pipescope column: policy '{}'\n", cfg.policy);
 
     bench::print_conditions("conditions at start", *std::max_element(cfg.workers.begin(), cfg.workers.end()));
-    std::printf("\n");
+    fmt::print("\n");
     std::fflush(stdout);   // the header before the progress lines on stderr
 
     std::vector<cell> cells;
@@ -241,17 +243,17 @@ int main(int argc, char** argv) {
             cell c{g.label, w, p, cfg.throttle_factor * p, {}, {}, {}, {}, {}, {}, {}};
             measure_cell(c, cfg, want);
             cells.push_back(c);
-            std::fprintf(stderr, "  grain %s, P=%u done\n", g.label.c_str(), p);
+            fmt::print(stderr, "  grain {}, P={} done\n", g.label, p);
         }
     }
 
     bench::print_conditions("conditions at end", *std::max_element(cfg.workers.begin(), cfg.workers.end()));
-    std::printf("Times in seconds: median over the runs, (x%%) = (max - min) / median.\n");
-    std::printf("ps/TBB = pipescope median / oneTBB median: below 1 means pipescope was faster.\n");
-    std::printf("grain = target stage-1 work per item; us/item = measured serial-loop time per item (all three\n"
-                "stages); speedup = serial loop / pipeline.\n\n");
+    fmt::print("Times in seconds: median over the runs, (x%) = (max - min) / median.\n");
+    fmt::print("ps/TBB = pipescope median / oneTBB median: below 1 means pipescope was faster.\n");
+    fmt::print("grain = target stage-1 work per item; us/item = measured serial-loop time per item (all three\n"
+               "stages); speedup = serial loop / pipeline.\n\n");
     print_cells(cells);
     if (cfg.raw) print_raw(cells);
-    std::printf("\nAll checksums matched the serial loop.\n");
+    fmt::print("\nAll checksums matched the serial loop.\n");
     return 0;
 }

@@ -66,9 +66,9 @@ void per_event_cost(unsigned writers, int runs) {
     std::vector<double> all;
     for (const auto& b : batch_ns) all.insert(all.end(), b.begin(), b.end());
     std::sort(all.begin(), all.end());
-    std::printf("  %u thread%s recording: %.2f ns per event (median of %zu batches of 1000), p99 %.2f ns; dropped %llu\n",
-                writers, writers == 1 ? " " : "s", all[all.size() / 2], all.size(), all[all.size() * 99 / 100],
-                static_cast<unsigned long long>(rec.dropped_total()));
+    fmt::print("  {} thread{} recording: {:.2f} ns per event (median of {} batches of 1000), p99 {:.2f} ns; dropped {}\n",
+               writers, writers == 1 ? " " : "s", all[all.size() / 2], all.size(), all[all.size() * 99 / 100],
+               static_cast<unsigned long long>(rec.dropped_total()));
 }
 
 // What it costs to read the clock alone, for comparison: the floor of any timestamped record.
@@ -78,7 +78,7 @@ void clock_cost() {
     const double t = bench::time_seconds([&] {
         for (int i = 0; i < n; ++i) sink += trace::now_ticks();
     });
-    std::printf("  reading the clock alone (now_ticks): %.2f ns%s\n", t * 1e9 / n, sink == 42 ? " " : "");
+    fmt::print("  reading the clock alone (now_ticks): {:.2f} ns{}\n", t * 1e9 / n, sink == 42 ? " " : "");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -142,9 +142,9 @@ void overhead(const program& p, unsigned workers, int runs) {
         dropped += a.dropped + b.dropped;
     }
     const auto o = bench::summarize(off), a = bench::summarize(rec), b = bench::summarize(write);
-    std::printf("  %-13s P=%u  off %s  record %s (%.3fx)  record+write %s (%.3fx)  %.1fM events/run%s\n", p.name, workers,
-                bench::fmt_time(o).c_str(), bench::fmt_time(a).c_str(), a.median / o.median, bench::fmt_time(b).c_str(),
-                b.median / o.median, static_cast<double>(events) / 1e6, dropped ? "  (some runs dropped events)" : "");
+    fmt::print("  {:<13} P={}  off {}  record {} ({:.3f}x)  record+write {} ({:.3f}x)  {:.1f}M events/run{}\n", p.name,
+               workers, bench::fmt_time(o), bench::fmt_time(a), a.median / o.median, bench::fmt_time(b), b.median / o.median,
+               static_cast<double>(events) / 1e6, dropped ? "  (some runs dropped events)" : "");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -191,11 +191,11 @@ void writer_cost(int runs, const std::vector<int>& levels) {
     for (const auto& c : configs) {
         const auto t = bench::summarize(c.seconds);
         const std::string name = c.compress ? "level " + std::to_string(c.level) : "plain";
-        std::printf("  %-10s %.2f bytes per event, %.1f M events/s converted (min %.1f, max %.1f; %s for %.2fM events)\n",
-                    name.c_str(), static_cast<double>(c.bytes) / static_cast<double>(events),
-                    static_cast<double>(events) / t.median / 1e6, static_cast<double>(events) / t.max / 1e6,
-                    static_cast<double>(events) / t.min / 1e6, bench::fmt_time(t).c_str(),
-                    static_cast<double>(events) / 1e6);
+        fmt::print(
+            "  {:<10} {:.2f} bytes per event, {:.1f} M events/s converted (min {:.1f}, max {:.1f}; {} for {:.2f}M events)\n",
+            name, static_cast<double>(c.bytes) / static_cast<double>(events), static_cast<double>(events) / t.median / 1e6,
+            static_cast<double>(events) / t.max / 1e6, static_cast<double>(events) / t.min / 1e6, bench::fmt_time(t),
+            static_cast<double>(events) / 1e6);
     }
     std::filesystem::remove(path);
 }
@@ -228,13 +228,13 @@ int main(int argc, char** argv) {
     bench::print_machine();
 
     if (!writer_only) {
-        std::printf("\n1. recording, per event\n");
+        fmt::print("\n1. recording, per event\n");
         clock_cost();
         per_event_cost(1, runs);
         const unsigned hw = std::max(2u, std::thread::hardware_concurrency());
         per_event_cost(hw, runs);
 
-        std::printf("\n2. run time, tracing off vs on (median (spread) of %d runs)\n", runs);
+        fmt::print("\n2. run time, tracing off vs on (median (spread) of {} runs)\n", runs);
         const unsigned rounds = bench::sps::calibrate_rounds(50.0);
         const bench::sps::workload coarse{4000, rounds};
         const std::uint64_t coarse_checksum = bench::sps::run_serial(coarse);
@@ -251,6 +251,6 @@ int main(int argc, char** argv) {
             for (unsigned workers : {1u, 2u}) overhead(p, workers, runs);
     }
 
-    std::printf("\n3. the Perfetto writer (a pipe-fib-64 run with K=4 on 2 workers; median of %d interleaved runs)\n", runs);
+    fmt::print("\n3. the Perfetto writer (a pipe-fib-64 run with K=4 on 2 workers; median of {} interleaved runs)\n", runs);
     writer_cost(runs, levels);
 }
