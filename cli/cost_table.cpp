@@ -39,6 +39,7 @@ const std::vector<cost_entry>& cost_entries() {
         {"failed_steal", &virtual_costs::failed_steal_ns, "a steal attempt that finds the victim's deque empty"},
         {"yield", &virtual_costs::yield_ns, "an idle worker yielding its core"},
         {"wake", &virtual_costs::wake_ns, "from unparking a worker until it runs"},
+        {"spin", &virtual_costs::spin_ns, "how long a waiting stage-graph worker spins before it sleeps"},
         {"queue_op", &virtual_costs::queue_op_ns, "a stage-graph queue reserve plus commit"},
         {"context_switch", &virtual_costs::context_switch_ns, "one thread handing the core to another"},
         {"clock_read", &virtual_costs::clock_read_ns, "reading the thread CPU clock, taken off each measured job"},

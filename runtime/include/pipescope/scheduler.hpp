@@ -26,8 +26,9 @@ struct virtual_costs {
     // Taken off every measured job at its yield point: what reading the thread CPU clock there
     // adds to the measurement (about one clock read per interval).
     std::uint64_t clock_read_ns = 0;
-    // Not charged yet (stage graphs and bind-to-stage do not run on virtual workers yet): a graph
-    // queue's reserve plus commit, and one thread handing its core to another (thread-bound policies).
+    // Not charged yet: a graph queue's reserve plus commit (a measured step's CPU time includes its
+    // queue operations; with a cost source they are not priced), and one thread handing its core to
+    // another (thread-bound policies: bind-to-stage does not run on virtual workers yet).
     std::uint64_t queue_op_ns = 0;
     std::uint64_t context_switch_ns = 0;
     std::uint64_t failed_steal_ns = 60;   // looking at a victim's deque and finding it empty

@@ -102,6 +102,7 @@ std::string with_virtual_time(const std::string& metadata_json, const scheduler_
                      {"steal", c.steal_ns},
                      {"yield", c.yield_ns},
                      {"wake", c.wake_ns},
+                     {"spin", c.spin_ns},
                      {"queue_op", c.queue_op_ns},
                      {"context_switch", c.context_switch_ns},
                      {"clock_read", c.clock_read_ns}};
