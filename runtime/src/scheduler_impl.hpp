@@ -106,6 +106,9 @@ public:
     // The same at a node's end with a cost source: the node costs `cost_ns`, whatever was measured.
     void virtual_yield_fixed(std::uint64_t cost_ns);
     void virtual_declare(std::uint64_t ns) noexcept { virtual_declared_ns_ += ns; }
+    // Back from a park inside a job (a stage graph's wait): what the thread spent getting the token
+    // back is the executor's, not the job's.
+    void virtual_restart_measure() noexcept;
 
 private:
     job* find_work();
@@ -273,6 +276,9 @@ void virtual_yield_point(std::uint64_t extra_ns = 0) noexcept;
 // what it cost (virtual/virtual_worker.cpp).
 void virtual_pipeline_node_end(std::uint64_t iteration, std::uint64_t stage) noexcept;
 void virtual_graph_node_end(std::uint64_t stage, std::uint64_t instance) noexcept;
+// A virtual worker back from a park inside a job (a stage graph's wait or barrier): its job's
+// measurement restarts (worker::virtual_restart_measure). Elsewhere nothing.
+void virtual_restart_measure() noexcept;
 
 // The futex-based primitives behind parking.
 void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::chrono::microseconds timeout) noexcept;

@@ -25,6 +25,7 @@ void worker_barrier::arrive_and_wait_virtual() {
     if (me < 0 || static_cast<unsigned>(me) >= virtual_->size())
         throw std::logic_error("worker_barrier: a virtual wait outside the scheduler's workers");
     const auto worker = static_cast<unsigned>(me);
+    pipescope::detail::virtual_yield_point();   // the loop's time since its last yield point is its own
     std::uint64_t phase;
     {
         std::unique_lock lock(mutex_);
@@ -46,6 +47,7 @@ void worker_barrier::arrive_and_wait_virtual() {
     // wake-up meant for something else (kept by the executor while the worker ran) parks it again.
     for (;;) {
         virtual_->park(worker, 0);
+        pipescope::detail::virtual_restart_measure();   // getting the token back is the executor's time
         std::lock_guard lock(mutex_);
         if (phase_ != phase) return;
     }

@@ -61,6 +61,14 @@ void virtual_node_end(Price price) noexcept {
 }
 }   // namespace
 
+void worker::virtual_restart_measure() noexcept {
+    if (sched_.options().measure_jobs) virtual_mark_ns_ = thread_cpu_ns();
+}
+
+void virtual_restart_measure() noexcept {
+    if (worker* w = tls_worker; w && w->sched().virtual_time()) w->virtual_restart_measure();
+}
+
 void virtual_pipeline_node_end(std::uint64_t iteration, std::uint64_t stage) noexcept {
     virtual_node_end([&](const node_cost_source& s) { return s.pipeline_node_ns(iteration, stage); });
 }
