@@ -87,7 +87,9 @@ run_config() {
             # record are the same code the other tests check here.
             ctest_args=(-LE "gui|lesson")
             cmake_args+=(-DPIPESCOPE_SANITIZE=address -DPIPESCOPE_BUILD_BENCH=OFF)
+            # lsan.supp: fontconfig's process-lifetime caches (cairo loads it for pipescope scale's PNG).
             env_args=(ASAN_OPTIONS="detect_leaks=1"
+                      LSAN_OPTIONS="suppressions=$repo_root/tests/lsan.supp"
                       UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1"
                       PIPESCOPE_TEST_SCALE=small) ;;
         thread)
