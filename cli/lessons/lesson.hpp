@@ -45,6 +45,10 @@ struct run_spec {
     // Lessons measure the DAG node by node (spans, critical paths, per-stage times), so they record
     // every node unless a run says otherwise (docs/tracing.md, "Detail levels").
     trace::trace_detail detail = trace::trace_detail::nodes;
+    // On `workers` virtual workers (docs/virtual.md): the real bodies and policy on more cores than
+    // the machine has, in virtual time, each node costing its measured CPU time. A lesson uses it to
+    // show a finding that needs 16 or 40 cores; its measurements read the virtual trace like any other.
+    bool virtual_time = false;
 };
 
 // A program the lesson shows being refused by a policy (the reason is part of the story).

@@ -39,7 +39,8 @@ run_spec resolved(run_spec s, const options& o) {
 }
 
 std::string describe(const run_spec& s) {
-    std::string d = s.workload + " · " + s.policy + " · P=" + std::to_string(s.workers) + " · " + s.size;
+    std::string d = s.workload + " · " + s.policy + " · P=" + std::to_string(s.workers) +
+                    (s.virtual_time ? " virtual" : "") + " · " + s.size;
     for (const auto& p : s.params) d += " · " + p;
     return d;
 }
@@ -52,6 +53,7 @@ recorded record(const run_spec& spec, const fs::path& dir, std::ostream* progres
     args.request.params = ws::param_set::parse(spec.params);
     args.params = spec.params;
     args.workers = spec.workers;
+    args.virtual_time = spec.virtual_time;
     args.trace_buffer_mib = spec.trace_buffer_mib;
     args.trace_detail = spec.detail;
     recorded r;
@@ -118,6 +120,7 @@ nlohmann::json to_json(const lesson& l, const lesson_result& r) {
                              {"policy", run.spec.policy},
                              {"params", run.spec.params},
                              {"workers", run.spec.workers},
+                             {"virtual", run.spec.virtual_time},
                              {"size", run.spec.size},
                              {"trace", run.trace_file}});
     j["refusals"] = nlohmann::json::array();
