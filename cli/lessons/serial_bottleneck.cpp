@@ -20,6 +20,11 @@
 // PARSEC's does, so with zlib at its default level the parallel stage carries ~25× the output's
 // work and the plateau would sit near 25 cores; with level=0 the proportions are the paper's
 // (plateau at a few cores, §3.4: c_optimal = 5). Coarse chunks of 32 KiB give 256 items at size small.
+//
+// The plateau needs more cores than P* (3-5), so the same program also runs on 1, 4, 8 and 16
+// virtual workers (docs/virtual.md): the real stage bodies and piper's real code, each node
+// charged its measured CPU time. The virtual traces are measured like the real ones; the curve
+// past P* comes from them.
 #include "lesson.hpp"
 
 #include <algorithm>
@@ -125,6 +130,13 @@ double critical_path_share(const recorded& r, long stage) {
     return total > 0 ? in_stage / total : 0.0;
 }
 
+// A stage's time per item (its Tser in the analysis' queueing bounds), 0 when the run has no such stage.
+double stage_time(const recorded& r, long stage) {
+    for (const an::stage_rate& s : r.report.queueing.stages)
+        if (static_cast<long>(s.index) == stage) return s.tser;
+    return 0.0;
+}
+
 std::string per_s(double items_per_s) {
     if (items_per_s >= 1e6) return fixed(items_per_s / 1e6, 2) + " M items/s";
     if (items_per_s >= 1e4) return fixed(items_per_s / 1e3, 0) + " k items/s";
@@ -142,8 +154,33 @@ double predicted(const measured& m, double P) { return m.W > 0 ? std::min(P / m.
 constexpr double bound_slack = 1.05;
 // A serial stage at least this busy is saturated: the plateau (the analysis' serial_busy is 0.75).
 constexpr double saturated = 0.80;
+// Past the plateau four times the workers (P=4 to P=16) add at most this much throughput; on the
+// rising part of the curve they would add up to 4x (the model: min(16, P*) / min(4, P*)).
+constexpr double flat_gain = 1.25;
+// On the plateau the throughput is at most this share of P/W, what P workers give without the serial stage.
+constexpr double far_below = 0.5;
 
-// What the story compares: the two runs' measures and what follows from them.
+// The virtual runs, by P (virtual_workers): where the plateau shows (seed 000 §3.4, Fig. 11(d)).
+constexpr unsigned virtual_workers[] = {1, 4, 8, 16};
+constexpr unsigned virtual_many = 16;   // the run past P* that the findings read
+constexpr unsigned virtual_few = 4;     // about P*: where the curve should already be flat
+
+struct virtual_curve {
+    std::vector<measured> runs;   // in the order of virtual_workers
+    const measured& at(unsigned P) const {
+        for (const measured& m : runs)
+            if (m.P == P) return m;
+        throw std::out_of_range("no virtual run at P=" + std::to_string(P));
+    }
+    double vs_lambda = 0;           // observed / lambda_max of the P=16 run
+    double vs_linear = 0;           // observed at P=16 / (16 / W), W from the P=1 virtual run
+    double gain = 0;                // throughput at P=16 / at P=4
+    double path_share = 0;          // of the P=16 run's critical path, in the output's nodes
+    double input_over_output = 0;   // stage 0's time per item / the output's (P=1 virtual)
+    std::uint64_t suspended = 0;    // iterations of the P=16 run that suspended (at the output)
+};
+
+// What the story compares: the two real runs' measures, the virtual curve, and what follows from them.
 struct comparison {
     unsigned N = 0;         // workers of the run with more than one
     measured mn, m1;        // P=N, P=1
@@ -156,6 +193,7 @@ struct comparison {
     double path_share = 0;        // of the P=N run's critical path, in the output's nodes
     double parallelism = 0;       // of the P=N run's DAG
     double output_share = 0;      // the output's share of the work (1/P*)
+    virtual_curve v;
 };
 
 // Where the steps look: the output node of the middle item of the run with more workers.
@@ -172,6 +210,20 @@ std::string model_curve(const measured& m1) {
     for (double P : {1.0, 2.0, 4.0, 8.0}) {
         if (!curve.empty()) curve += ", ";
         curve += "P=" + fixed(P, 0) + " " + per_s(predicted(m1, P));
+    }
+    return curve;
+}
+
+// The throughput on each virtual P: its speedup over the P=1 virtual run and how near its own
+// lambda_max it came.
+std::string virtual_curve_text(const virtual_curve& v) {
+    std::string curve;
+    const double base = v.at(1).observed;
+    for (const measured& m : v.runs) {
+        curve += curve.empty() ? "" : "; ";
+        curve += "P=" + std::to_string(m.P) + " " + per_s(m.observed) + " (";
+        if (m.P > 1 && base > 0) curve += ratio(m.observed / base) + ", ";
+        curve += percent(m.lambda_max > 0 ? m.observed / m.lambda_max : 0.0) + " of its lambda_max)";
     }
     return curve;
 }
@@ -193,7 +245,7 @@ std::string plateau_sentence(const comparison& c) {
     if (c.below_plateau)
         return " P=" + Ns + " is below P* = " + fixed(c.m1.plateau_at, 1) +
                ": the plateau itself, throughput flat at lambda_max, needs about " + fixed(std::ceil(c.m1.plateau_at), 0) +
-               " cores.";
+               " cores (the step \"On 16 virtual workers\" has them).";
     return " P=" + Ns + " is past P*: the output stage sets the pace.";
 }
 
@@ -226,6 +278,25 @@ story_values values_of(const comparison& c, const output_node& at) {
     v.push_back(fmt::arg("chain", chain_sentence(c)));
     v.push_back(fmt::arg("plateau_sentence", plateau_sentence(c)));
     v.push_back(fmt::arg("mid", at.mid));
+    const measured &v1 = c.v.at(1), &vn = c.v.at(virtual_many);
+    v.push_back(fmt::arg("v_many", virtual_many));
+    v.push_back(fmt::arg("v_few", virtual_few));
+    v.push_back(fmt::arg("v_W", us(v1.W)));
+    v.push_back(fmt::arg("v_S", us(v1.S)));
+    v.push_back(fmt::arg("v_S_many", us(vn.S)));
+    v.push_back(fmt::arg("v_suspended", c.v.suspended));
+    v.push_back(fmt::arg("v_items", vn.items));
+    v.push_back(fmt::arg("v_Tin", us(c.v.input_over_output * v1.S)));
+    v.push_back(fmt::arg("v_in_out", percent(c.v.input_over_output)));
+    v.push_back(fmt::arg("v_plateau", fixed(v1.plateau_at, 1)));
+    v.push_back(fmt::arg("v_curve", virtual_curve_text(c.v)));
+    v.push_back(fmt::arg("v_gain", ratio(c.v.gain)));
+    v.push_back(fmt::arg("v_vs_lambda", percent(c.v.vs_lambda)));
+    v.push_back(fmt::arg("v_lambda", per_s(vn.lambda_max)));
+    v.push_back(fmt::arg("v_vs_linear", percent(c.v.vs_linear)));
+    v.push_back(fmt::arg("v_linear", per_s(v1.W > 0 ? virtual_many / v1.W : 0.0)));
+    v.push_back(fmt::arg("v_busy", percent(vn.critical_busy)));
+    v.push_back(fmt::arg("v_path", percent(c.v.path_share)));
     return v;
 }
 
@@ -240,6 +311,10 @@ std::vector<finding_measure> findings_of(const comparison& c) {
         {"output_utilisation", mn.critical_busy, percent(mn.critical_busy), mn.critical_busy >= saturated},
         {"hidden_input_over_output", m1.S > 0 ? c.hidden_in / m1.S : 0.0, us(c.hidden_in) + " vs " + us(m1.S),
          m1.S > 0 && c.hidden_in < m1.S},
+        {"virtual_plateau", c.v.vs_lambda, percent(c.v.vs_lambda),
+         c.v.vs_lambda >= saturated && c.v.vs_lambda <= bound_slack},
+        {"virtual_gain_past_plateau", c.v.gain, ratio(c.v.gain), c.v.gain <= flat_gain},
+        {"virtual_below_linear", c.v.vs_linear, percent(c.v.vs_linear), c.v.vs_linear <= far_below},
     };
 }
 
@@ -253,8 +328,8 @@ const finding_text findings[] = {
      "§3.4 (Fig. 11(d)): TBB dedup reaches lambda_max at c_optimal = 5 threads; §2.2: the Pthreads dedup hits the output "
      "bottleneck for c between 4 and 8; §4.1: past 8 cores dynamic scheduling stops helping",
      "P={N} is below P* = {plateau}: this run is on the rising part of the curve, where throughput grows as P/W; the "
-     "plateau at lambda_max needs about {plateau_cores} cores (pipescope lesson serial-bottleneck --workers 4 on a "
-     "larger machine)"},
+     "plateau at lambda_max needs about {plateau_cores} cores, and shows on virtual ones (step \"On 16 virtual "
+     "workers\": P={v_many} reaches {v_vs_lambda} of lambda_max)"},
     {"observed_over_lambda_max", "the highest observed throughput / lambda_max of its run (P=1 and P={N})",
      "eq. 8 and 10: lambda_max = min(1/Tin, 1/Tout) is an upper bound of the effective throughput",
      "the observed throughput exceeded lambda_max: a serial stage overlapped itself"},
@@ -273,13 +348,29 @@ const finding_text findings[] = {
      "eq. 1: a serial stage's utilisation lambda·Tser reaches 1 at the plateau (§3.4: the throughput grows \"until the "
      "effective throughput reaches lambda_max, i.e. until the I/O bottleneck\")",
      "below P* the serial stage still has idle moments between items; the model has it saturate once P ≥ P* = "
-     "{plateau}"},
+     "{plateau}, as it does on {v_many} virtual workers ({v_busy})"},
     {"hidden_input_over_output",
      "input time per item (the coarse-chunk read in the loop condition, median gap before stage 0 at P=1) / the "
      "output's time per item",
      "eq. 10 takes the larger of Tin and Tout; in PARSEC's dedup the output is the larger (§4.2)",
      "the input stage's read, which runs in the loop condition outside stage 0's node slices, took longer per item than "
      "the output here: the true lambda_max is nearer 1/{hidden_in}"},
+    {"virtual_plateau",
+     "observed throughput / lambda_max of the run on {v_many} virtual workers (past P*): also the {out_word} stage's "
+     "utilisation, lambda·S (eq. 1)",
+     "§3.4 (Fig. 11(d)): the effective throughput grows until it reaches lambda_max, at c_optimal = 5 threads for TBB "
+     "dedup, and stays there; eq. 8: min(P/W, lambda_max) = lambda_max once P ≥ P*; eq. 1: the serial stage's "
+     "utilisation reaches 1 there",
+     "the run on {v_many} virtual workers stayed below its lambda_max: the parallel work and the scheduler's steps "
+     "between output nodes left the output stage idle ({v_path} of its critical path is {out_word} nodes)"},
+    {"virtual_gain_past_plateau", "throughput on {v_many} virtual workers / on {v_few} (four times the workers)",
+     "§2.2: the output bottleneck from c between 4 and 8 threads; §4.1: past 8 cores dynamic scheduling stops helping",
+     "P* = {v_plateau} on the virtual runs: the curve still rises past {v_few} workers, as min(P/W, lambda_max) says"},
+    {"virtual_below_linear",
+     "throughput on {v_many} virtual workers / {v_many}/W = {v_linear}, what they would reach without the serial stage",
+     "eq. 8: with work stealing the throughput grows as P/W only until it meets lambda_max",
+     "the output is so light next to the parallel work on the virtual runs (P* = {v_plateau}) that {v_many} workers are "
+     "still on the rising part of the curve"},
 };
 
 std::vector<step_text> steps(const output_node& at) {
@@ -315,11 +406,29 @@ std::vector<step_text> steps(const output_node& at) {
          "row above, items leave at most one per S = {S_n} ({lambda_max_n}). {path_share} of the run's critical path "
          "(red) is {out_word} nodes.",
          {"dag", at.cursor, std::nullopt, at.node, true}},
+        {"On 16 virtual workers",
+         "The plateau needs more cores than this machine has, so the lesson also ran dedup on 1, 4, 8 and {v_many} "
+         "virtual workers (the runs the viewer marks \"virtual N cores\"; docs/virtual.md): the same stage bodies "
+         "and piper's own scheduling code, one worker at a time in virtual time, each node charged its measured CPU "
+         "time — what a machine with that many cores would do, less its memory contention. A node there costs all "
+         "the CPU time its worker used since its previous yield point, so the read in the loop condition lands in "
+         "stage 0's node and Tin is in the trace too: {v_Tin} per item, {v_in_out} of {out_word}'s S = {v_S}. From "
+         "the P=1 virtual trace W = {v_W} and P* = W/S = {v_plateau}. But a write costs more as P grows: S = {v_S} "
+         "at P=1, {v_S_many} at P={v_many}, where {v_suspended} of the {v_items} items suspended before their write "
+         "and were resumed (none at P=1), so lambda_max falls as workers are added. Throughput: {v_curve}. The curve "
+         "stops rising past {v_few} workers: {v_many} workers reach {v_gain} of {v_few} workers' throughput, "
+         "{v_vs_lambda} of their lambda_max ({v_lambda}) and {v_vs_linear} of the {v_many}/W = {v_linear} they would "
+         "reach without the serial stage. So the {out_word} stage is busy {v_busy} of the P={v_many} run's span (eq. "
+         "1: its utilisation nears 1 at the plateau), and {v_path} of that run's critical path is {out_word} nodes: "
+         "the serial chain is the span, as §3.4 found for dedup.",
+         compare_runs},
         {"Try next",
          "Compress the chunks (`pipescope run dedup --param form=fanout --param coarse=32768 -o d6.pftrace`, then "
          "`pipescope stats d6.pftrace`): the parallel work per item grows about tenfold and P* moves to some 25 workers, "
-         "with the same output stage. On a machine with more cores, `pipescope lesson serial-bottleneck --workers 4` (or "
-         "8) records past P* and shows the plateau: throughput stops at lambda_max however many workers steal.",
+         "with the same output stage. The whole curve on virtual workers: `pipescope scale dedup --policies piper "
+         "--workers 1,2,4,8,16,32 --param form=fanout --param level=0 --param coarse=32768` (without `--param level=0` P* "
+         "moves). On a machine with more cores, `pipescope lesson serial-bottleneck --workers 8` records past P* on "
+         "real ones.",
          compare_runs},
     };
 }
@@ -334,13 +443,21 @@ public:
 
     static unsigned many(const options& o) { return o.workers > 1 ? o.workers : 2; }
     static std::string key_for(unsigned P) { return "piper-P" + std::to_string(P); }
-    static run_spec dedup_run(unsigned P) {
-        return {.key = key_for(P), .workload = "dedup", .policy = "piper", .params = dedup_params, .workers = P};
+    static std::string virtual_key(unsigned P) { return key_for(P) + "-virtual"; }
+    static run_spec dedup_run(unsigned P, bool virtual_time = false) {
+        return {.key = virtual_time ? virtual_key(P) : key_for(P),
+                .workload = "dedup",
+                .policy = "piper",
+                .params = dedup_params,
+                .workers = P,
+                .virtual_time = virtual_time};
     }
 
     std::vector<run_spec> runs(const options& o) const override {
         // The run with more workers first: the DAG and a selected node go to the first run that has it.
-        return {dedup_run(many(o)), dedup_run(1)};
+        std::vector<run_spec> v = {dedup_run(many(o)), dedup_run(1)};
+        for (unsigned P : virtual_workers) v.push_back(dedup_run(P, true));
+        return v;
     }
 
     story tell(const lesson_data& data) const override {
@@ -374,7 +491,24 @@ private:
         c.parallelism = rn.report.dag.parallelism;
         // The output's share of the work (1/P*): what the critical path would hold if the chain did not matter.
         c.output_share = m1.plateau_at > 0 ? 1.0 / m1.plateau_at : 0.0;
+        c.v = compare_virtual(data, m1.critical);
         return c;
+    }
+
+    // The virtual curve. Each run is measured against its own lambda_max (stage times differ a little
+    // from run to run: they are CPU times measured now); W and P* come from the P=1 virtual run, as the
+    // real curve's come from the real P=1 run. The critical stage is the real runs' (write).
+    static virtual_curve compare_virtual(const lesson_data& data, long critical) {
+        virtual_curve v;
+        for (unsigned P : virtual_workers) v.runs.push_back(measure(data.run(virtual_key(P))));
+        const measured &v1 = v.at(1), &vn = v.at(virtual_many), &vf = v.at(virtual_few);
+        v.vs_lambda = vn.lambda_max > 0 ? vn.observed / vn.lambda_max : 0.0;
+        v.vs_linear = v1.W > 0 ? vn.observed / (virtual_many / v1.W) : 0.0;
+        v.gain = vf.observed > 0 ? vn.observed / vf.observed : 0.0;
+        v.path_share = critical_path_share(data.run(virtual_key(virtual_many)), critical);
+        v.input_over_output = v1.S > 0 ? stage_time(data.run(virtual_key(1)), 0) / v1.S : 0.0;
+        v.suspended = data.run(virtual_key(virtual_many)).report.stats.suspensions;
+        return v;
     }
 
     static output_node middle_output(const lesson_data& data, const comparison& c) {
