@@ -464,8 +464,8 @@ const step_text steps[] = {
     {"Try next",
      "Between 2 workers (all busy) and 16 (most idle) lies the range where a late resumption could cost idle time: "
      "the scaling sweep on virtual workers, `pipescope scale x264 --policies piper,piper-earliest --workers "
-     "1,2,4,6,8,16 --param bframes=0 --param frames=60`, draws both policies' speedups (they stay within a few "
-     "percent of each other here). Turn lazy enabling off and PIPER checks the next iteration at every stage, so the lag "
+     "1,2,4,6,8,16 --param bframes=0 --param frames=60`, draws both policies' speedups (within about 10 % of "
+     "each other at every P here). Turn lazy enabling off and PIPER checks the next iteration at every stage, so the lag "
      "vanishes under both policies: `pipescope run x264 --policy piper --param bframes=0 --param frames=60 --param "
      "K=32 --param lazy=off -o eager.pftrace`. The workloads whose iterations only wait to retire in order (ferret, "
      "dedup, pipe-fib-256) resume identically under both.",
