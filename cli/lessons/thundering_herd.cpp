@@ -39,6 +39,14 @@ namespace ptm = pipescope::trace;
 // once (§IV-A: max(P·T, C·T)); deep queues leave QES room to keep a worker on one kernel.
 constexpr const char* workload = "fm-radio";
 constexpr const char* queue_capacity = "capacity=64";
+// The paper's 40 threads, on virtual workers (docs/virtual.md). 40 workers drain 64-packet queues
+// within a few instances each; 256 packets give QES's visits room again (§IV-A: DANBI sizes a queue
+// for all its threads).
+constexpr unsigned herd_workers = 40;
+constexpr const char* herd_capacity = "capacity=256";
+// When the virtual runs count as Fig. 5c against 5d: QES has this many times the workers per running
+// kernel, and PSS this many times the kernels running at once (measured 1.16-1.29 and 1.11-1.70).
+constexpr double crowd_holds = 1.1, kernels_holds = 1.05;
 
 // What one run shows, all counted from its trace.
 struct herd_measures {
@@ -47,6 +55,8 @@ struct herd_measures {
     double steps_per_visit = 0;
     double overlap_share = 0;                 // share of the run with two or more nodes running at once
     double same_kernel_share = 0;             // of that time, the share with two or more on one kernel
+    double kernels_at_once = 0;               // of that time, the mean number of kernels running
+    double workers_per_kernel = 0;            // ... and of nodes running per running kernel
     double full_share = 0, empty_share = 0;   // of bounded queues' time: completely full / empty
     double outside_bodies = 0;                // breakdown: worker time not in stage bodies (queue ops, decisions, waiting)
     std::uint64_t commits = 0, held_commits = 0;   // "commit push" instants; published = 0 (behind a ticket)
@@ -97,25 +107,31 @@ void sweep_concurrency(const ptm::trace_model& m, const an::run_scope& scope, co
             }
     std::sort(edges.begin(), edges.end(),
               [](const edge& a, const edge& b) { return a.ts < b.ts || (a.ts == b.ts && a.delta < b.delta); });
-    std::map<long, int> running;   // kernel -> nodes running now
-    int busy = 0, crowded = 0;     // nodes running; kernels with two or more
+    std::map<long, int> running;             // kernel -> nodes running now
+    int busy = 0, crowded = 0, active = 0;   // nodes running; kernels with two or more; kernels with one or more
     std::uint64_t previous = scope.start;
-    double overlap = 0, same = 0;
+    double overlap = 0, same = 0, kernels = 0, nodes = 0;   // time, and time-weighted counts, while two or more run
     for (const edge& e : edges) {
         const double dt = e.ts > previous ? static_cast<double>(e.ts - previous) : 0;
         if (busy >= 2) {
             overlap += dt;
             if (crowded > 0) same += dt;
+            kernels += dt * active;
+            nodes += dt * busy;
         }
         previous = std::max(previous, e.ts);
         int& n = running[e.stage];
         if (e.delta > 0 && ++n == 2) ++crowded;
+        if (e.delta > 0 && n == 1) ++active;
         if (e.delta < 0 && n-- == 2) --crowded;
+        if (e.delta < 0 && n == 0) --active;
         busy += e.delta;
     }
     const double span = static_cast<double>(scope.makespan());
     out.overlap_share = span > 0 ? overlap / span : 0;
     out.same_kernel_share = overlap > 0 ? same / overlap : 0;
+    out.kernels_at_once = overlap > 0 ? kernels / overlap : 0;
+    out.workers_per_kernel = kernels > 0 ? nodes / kernels : 0;
 }
 
 // Time each bounded queue spent completely full or completely empty (its packets-in-use counter),
@@ -223,13 +239,17 @@ std::pair<double, double> busy_window(const recorded& r, double longest) {
 
 // What the story compares: both runs' measures, and the ratios and positions drawn from them.
 struct comparison {
-    herd_measures q, p;   // QES, QES+PSS
+    herd_measures q, p;     // QES, QES+PSS
+    herd_measures vq, vp;   // the same on 40 virtual workers
     unsigned workers = 0;
     double stay = 0, full = 0, outside = 0;   // QES ÷ QES+PSS (outside: QES+PSS ÷ QES)
     bool herd = false;                        // the herd showed under QES (Fig. 5c vs 5d)
     double held_q = 0, held_p = 0;            // commits held behind an earlier ticket, share of all
     std::pair<double, double> zoom;           // a busy 2 ms of the QES run, on the aligned axis
     double mid = 0.5;                         // halfway through the shorter run
+    // On 40 virtual workers: visits QES ÷ QES+PSS, kernels running at once QES+PSS ÷ QES, workers
+    // per running kernel QES ÷ QES+PSS.
+    double v_stay = 0, v_kernels = 0, v_crowd = 0;
 };
 
 double held_share(const herd_measures& m) {
@@ -250,6 +270,11 @@ comparison compare(const lesson_data& data) {
         c.q.overlap_share >= 0.2 && c.q.same_kernel_share >= 0.25 && c.q.same_kernel_share >= 1.5 * c.p.same_kernel_share;
     c.held_q = held_share(c.q);
     c.held_p = held_share(c.p);
+    c.vq = measure(data.run("qes-40"));
+    c.vp = measure(data.run("qes-pss-40"));
+    c.v_stay = ratio_of(c.vq.steps_per_visit, c.vp.steps_per_visit);
+    c.v_kernels = ratio_of(c.vp.kernels_at_once, c.vq.kernels_at_once);
+    c.v_crowd = ratio_of(c.vq.workers_per_kernel, c.vp.workers_per_kernel);
     // Positions on the aligned axis (fractions of the longer run).
     const double longest = static_cast<double>(std::max(qes_run.report.makespan(), pss_run.report.makespan()));
     const double shortest = static_cast<double>(std::min(qes_run.report.makespan(), pss_run.report.makespan()));
@@ -283,6 +308,24 @@ story_values values_of(const comparison& c) {
     v.push_back(fmt::arg("stay", ratio(c.stay)));
     v.push_back(fmt::arg("full", ratio(std::min(c.full, 999.0))));
     v.push_back(fmt::arg("herd_or_not", c.herd ? "So does the herd: " : "The herd does not: "));
+    const herd_measures &vq = c.vq, &vp = c.vp;
+    v.push_back(fmt::arg("herd_workers", herd_workers));
+    v.push_back(fmt::arg("vq_steps", fixed(vq.steps_per_visit, 1)));
+    v.push_back(fmt::arg("vp_steps", fixed(vp.steps_per_visit, 1)));
+    v.push_back(fmt::arg("v_stay", ratio(c.v_stay)));
+    v.push_back(fmt::arg("vq_kernels", fixed(vq.kernels_at_once, 1)));
+    v.push_back(fmt::arg("vp_kernels", fixed(vp.kernels_at_once, 1)));
+    v.push_back(fmt::arg("v_kernels", ratio(c.v_kernels)));
+    v.push_back(fmt::arg("vq_crowd", fixed(vq.workers_per_kernel, 2)));
+    v.push_back(fmt::arg("vp_crowd", fixed(vp.workers_per_kernel, 2)));
+    v.push_back(fmt::arg("v_crowd", ratio(c.v_crowd)));
+    v.push_back(fmt::arg("v_herd", c.v_crowd >= crowd_holds && c.v_kernels >= kernels_holds
+                                       ? "QES crowds its workers onto fewer kernels, PSS spreads them — Fig. 5c against 5d"
+                                       : "in this run QES crowded its workers hardly more than PSS did"));
+    v.push_back(fmt::arg("vq_same", share(vq.same_kernel_share)));
+    v.push_back(fmt::arg("vp_same", share(vp.same_kernel_share)));
+    v.push_back(fmt::arg("vq_full", share(vq.full_share)));
+    v.push_back(fmt::arg("vp_full", share(vp.full_share)));
     return v;
 }
 
@@ -296,6 +339,10 @@ std::vector<finding_measure> findings_of(const comparison& c) {
         {"outside_bodies_ratio", c.outside, ratio(c.outside), c.outside <= 0.5},
         {"held_commit_share_qes", c.held_q, share(c.held_q),
          c.held_q >= 0.05 && c.held_q >= 10 * c.held_p},   // 13.3% -> 0.03%
+        // On 40 virtual workers. The margins are above the run-to-run spread measured (docs/lessons).
+        {"virtual_steps_per_visit_ratio", c.v_stay, ratio(c.v_stay), c.v_stay >= 1.4},
+        {"virtual_kernels_at_once_ratio", c.v_kernels, ratio(c.v_kernels), c.v_kernels >= kernels_holds},
+        {"virtual_workers_per_kernel_ratio", c.v_crowd, ratio(c.v_crowd), c.v_crowd >= crowd_holds},
     };
 }
 
@@ -324,8 +371,8 @@ const finding_text findings[] = {
      "{workers} among 47 kernels: each QES worker settles on a kernel of its own, so no two crowd one (two nodes ran at "
      "once {q_overlap} of the run, mostly of different kernels; where they shared one it was mostly the antenna, a "
      "parallel source kernel that carries about half the work, under QES and PSS alike). The herd needs more threads "
-     "than kernels with work: the paper's 40 threads on RG's 6 kernels, with queues sized for all of them. On a "
-     "many-core machine try --workers 40"},
+     "than kernels with work: the paper's 40 threads on RG's 6 kernels, with queues sized for all of them. The step "
+     "\"On 40 virtual workers\" measures what {herd_workers} threads do"},
     // 4. Queue operations and stalls in the breakdown (Fig. 4).
     {"outside_bodies_ratio",
      "worker time outside stage bodies (queue operations, decisions, failed steps, waiting), QES+PSS ÷ QES (QES "
@@ -341,6 +388,25 @@ const finding_text findings[] = {
      "synchronization\" (13.3% stall on RG; 0.03% with PSS)",
      "ticket stalls come from many instances of one kernel finishing out of order; without a herd there are few of them "
      "under either configuration"},
+    // 6-8. The same on 40 virtual workers (the paper's thread count), queues of 256 packets.
+    {"virtual_steps_per_visit_ratio",
+     "on {herd_workers} virtual workers: parallel-kernel instances a worker runs in a row, QES ÷ QES+PSS (QES {vq_steps}, "
+     "QES+PSS {vp_steps})",
+     "§III-A3: QES keeps a thread on its kernel until a queue event; PSS moves on before the queue is completely empty "
+     "or full",
+     "with {herd_workers} workers on one kernel its queues fill and drain within a few instances, under QES as under "
+     "PSS"},
+    {"virtual_kernels_at_once_ratio",
+     "on {herd_workers} virtual workers, while two or more ran nodes: kernels running at once, QES+PSS ÷ QES (QES "
+     "{vq_kernels}, QES+PSS {vp_kernels})",
+     "Fig. 5d (RG, 40 cores): under PSS \"various kernels are executed at the same time\"",
+     "the workers spread over as many kernels under QES as under PSS in this run"},
+    {"virtual_workers_per_kernel_ratio",
+     "on {herd_workers} virtual workers: nodes running per running kernel, QES ÷ QES+PSS (QES {vq_crowd}, QES+PSS "
+     "{vp_crowd})",
+     "Fig. 5c (RG, 40 cores): under QES \"most threads work for a kernel at the same time\" — the thundering herd",
+     "QES did not crowd its workers onto fewer kernels than PSS in this run; the antenna, a parallel kernel with about "
+     "half the work, holds the largest crowd under both"},
 };
 
 std::vector<step_text> steps(const comparison& c) {
@@ -355,7 +421,8 @@ std::vector<step_text> steps(const comparison& c) {
         "A herd needs more threads than kernels with work, running at the same time. Here {workers} share 47 kernels on "
         "a {cores}-core machine, so QES parks each worker on a kernel of its own instead of piling them onto one. With no "
         "contention to remove, PSS's extra switches cost queue operations instead (failed reserves {q_failed} vs "
-        "{p_failed}; commits held behind a ticket {held_q} vs {held_p}).",
+        "{p_failed}; commits held behind a ticket {held_q} vs {held_p}). The next step runs {herd_workers} virtual "
+        "workers.",
         aligned("breakdown")};
     return {
         {"What to look at",
@@ -388,9 +455,22 @@ std::vector<step_text> steps(const comparison& c) {
          "{q_empty} vs {p_empty}).",
          aligned("graph", c.mid)},
         c.herd ? the_herd : no_herd,
+        {"On 40 virtual workers",
+         "The last two runs put QES and QES+PSS on {herd_workers} virtual workers (docs/virtual.md), the paper's thread "
+         "count, with queues of 256 packets: the real stage bodies and DANBI's real decisions, one worker running at a "
+         "time, each node charged its measured CPU time, so this {cores}-core machine shows {herd_workers} rows (the "
+         "viewer marks them \"virtual 40 cores\"). QES keeps a worker on a kernel for {vq_steps} instances, QES+PSS for "
+         "{vp_steps} ({v_stay}). While two or more workers ran, QES had {vq_kernels} kernels running at once with "
+         "{vq_crowd} workers on each, QES+PSS {vp_kernels} kernels with {vp_crowd} ({v_kernels} more kernels, {v_crowd} "
+         "fewer workers per kernel): {v_herd}, milder than on RG because fm-radio's 47 kernels leave room and its antenna, "
+         "half the work, draws a crowd under both (two workers on one kernel: {vq_same} of the time under QES, {vp_same} under QES+PSS). Queues "
+         "completely full: {vq_full} against {vp_full}. Virtual workers have no cache and no lock contention, so the "
+         "herd's cost in queue operations (Fig. 4) is not charged.",
+         aligned("compare")},
         {"Try next",
-         "On a many-core machine: `pipescope lesson thundering-herd --workers 40` (the paper's 40 threads). Here, "
-         "oversubscribed: `--workers 4` keeps the mechanism but the OS time-slices the threads. With queues sized for few "
+         "On a many-core machine: `pipescope lesson thundering-herd --workers 40` (the paper's 40 threads). On virtual "
+         "workers, other queue depths: `pipescope run fm-radio --policy danbi --param config=qes --param capacity=1024 "
+         "--workers 40 --virtual`. Here, oversubscribed: `--workers 4` keeps the mechanism but the OS time-slices the threads. With queues sized for few "
          "threads the difference between QES and PSS shrinks: `pipescope run fm-radio --policy danbi --param config=qes "
          "--param capacity=4 --workers 2`. The random work-stealing baseline of Fig. 3a: `--param config=ws`.",
          aligned("compare")},
@@ -405,7 +485,19 @@ public:
 
     std::vector<run_spec> runs(const options&) const override {
         return {{.key = "qes", .workload = workload, .policy = "danbi", .params = {"config=qes", queue_capacity}},
-                {.key = "qes-pss", .workload = workload, .policy = "danbi", .params = {"config=qes+pss", queue_capacity}}};
+                {.key = "qes-pss", .workload = workload, .policy = "danbi", .params = {"config=qes+pss", queue_capacity}},
+                {.key = "qes-40",
+                 .workload = workload,
+                 .policy = "danbi",
+                 .params = {"config=qes", herd_capacity},
+                 .workers = herd_workers,
+                 .virtual_time = true},
+                {.key = "qes-pss-40",
+                 .workload = workload,
+                 .policy = "danbi",
+                 .params = {"config=qes+pss", herd_capacity},
+                 .workers = herd_workers,
+                 .virtual_time = true}};
     }
 
     story tell(const lesson_data& data) const override {
