@@ -3,6 +3,7 @@
 // every node boundary. The synchronization counts are read (replayed) from the traces' DAGs; the
 // work per bit is a ratio of two runs of this lesson, asserted with a wide margin. The one finding
 // that needs adjacent iterations on different cores (T1 without / with folding) is not asserted.
+// On 16 virtual workers: T1/T16 of pipe-fib and pipe-fib-256, ratios of virtual makespans.
 #include "lesson_test.hpp"
 
 using lesson_test::finding;
@@ -62,6 +63,30 @@ TEST_CASE("lesson fine-grained: coarsening, folding and lazy enabling cut the sy
         CHECK(dag.node_count == folded.report.dag.nodes);
         CHECK(finding(r, "folded_nodes_per_slice").value >= 10);
         CHECK(finding(r, "folded_nodes_per_slice").holds);
+    }
+
+    {   // on 16 virtual workers (docs/virtual.md): T1/T16 from the virtual makespans, Fig. 14's
+        // scalability. pipe-fib has the parallelism for it (its DAG: 39-70) and scales far beyond the
+        // 2 real cores (measured 7.8-10.9x over 6 runs); pipe-fib-256 at n = 24 000 is bounded by its DAG
+        // (parallelism 20-25, measured 3.4-4.5x), which its finding must say when it does not hold.
+        const auto& v16 = r.data.run("pipe-fib-virtual-16");
+        CHECK(v16.spec.virtual_time);
+        CHECK(v16.spec.workers == 16);
+        CHECK(r.data.run("pipe-fib-256-virtual-1").spec.workers == 1);
+        CHECK(v16.report.meta.params.at("n") == "1500");
+        CHECK(r.data.run("pipe-fib-256-virtual-16").report.meta.params.at("n") == "24000");
+        const auto& fine = finding(r, "virtual_scalability_fine");
+        CHECK(fine.value > 6);
+        CHECK(fine.value <= 16.5);
+        CHECK(fine.holds);
+        const auto& coarse = finding(r, "virtual_scalability_coarse");
+        CHECK(coarse.value > 2);   // beyond the 2 real cores
+        CHECK(coarse.value <= 16.5);
+        if (!coarse.holds) CHECK(coarse.why_not.find("parallelism") != std::string::npos);
+        bool step = false;
+        for (const auto& s : r.told.steps)
+            if (s.title == "On 16 virtual workers") step = s.text.find("virtual 16 cores") != std::string::npos;
+        CHECK(step);
     }
 
     {   // measured but not asserted: T1 without / with folding depends on whether iterations overlapped
