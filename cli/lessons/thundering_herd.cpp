@@ -12,7 +12,9 @@
 // What a 2-core machine can show, from the traces: the mechanism — how long a worker stays on a
 // kernel, and how much of the time queues sit completely full — but not the herd itself, which
 // needs more threads than the graph has kernels with work. The herd is still measured (workers on
-// the same kernel at the same moment) and reported honestly.
+// the same kernel at the same moment) and reported honestly. Two more runs put QES and QES+PSS on 40
+// virtual workers (docs/virtual.md), the paper's thread count, where it does show: QES runs fewer
+// kernels at once with more workers on each.
 #include "lesson.hpp"
 
 #include <pipescope/analysis/scope.hpp>
