@@ -272,6 +272,10 @@ int calibrate_command(const std::vector<std::string>& args) {
         how[m.name] = m.how;
         fmt::print("  {:<15} {:>9.1f} ns   {:>9.1f} - {:<9.1f}  {}\n", m.name, med, *lo, *hi, m.how);
     }
+    // The quantum is the modelled OS scheduler's choice, not a cost of this machine: not measured,
+    // not written (a calibration file does not override it); --param quantum_ns=V sets it.
+    fmt::print("  {:<15} {:>9} ns   {:^21}  {}\n", "quantum", pipescope::virtual_costs{}.quantum_ns, "(default)",
+               "not measured: the round-robin timeslice of threads on virtual cores (--param quantum_ns=V)");
     const nlohmann::json doc = {
         {"format", "pipescope-calibration/1"},
         {"machine", {{"cpu", machine.cpu}, {"hardware_threads", machine.hardware_threads}, {"kernel", machine.kernel}}},

@@ -41,7 +41,9 @@ const std::vector<cost_entry>& cost_entries() {
         {"wake", &virtual_costs::wake_ns, "from unparking a worker until it runs"},
         {"spin", &virtual_costs::spin_ns, "how long a waiting stage-graph worker spins before it sleeps"},
         {"queue_op", &virtual_costs::queue_op_ns, "a stage-graph queue reserve plus commit"},
-        {"context_switch", &virtual_costs::context_switch_ns, "one thread handing the core to another"},
+        {"context_switch", &virtual_costs::context_switch_ns, "a virtual core switching to another thread (bind-to-stage)"},
+        {"quantum", &virtual_costs::quantum_ns,
+         "a thread's round-robin timeslice on a virtual core while others wait (a model parameter, not measured)"},
         {"clock_read", &virtual_costs::clock_read_ns, "reading the thread CPU clock, taken off each measured job"},
     };
     return entries;

@@ -4,6 +4,7 @@
 #include "support/random_pipeline.hpp"
 #include "support/test_scale.hpp"
 #include "support/test_traces.hpp"
+#include "support/virtual_loops.hpp"
 
 #include <pipescope/trace/trace_model.hpp>
 #include <pipescope/trace_session.hpp>
@@ -24,33 +25,13 @@ namespace {
 
 scheduler_options virtual_pool(unsigned p) { return {.workers = p, .virtual_time = true, .measure_jobs = false}; }
 
-// n iterations (256 unless given): serial stage 0 (10 µs), parallel stage 1 (1 ms), serial stage 2 (10 µs), costs
-// declared in virtual time. Returns the virtual makespan; checks the in-order sum.
+// The three-stage loop (support/virtual_loops.hpp) under `policy`, its stages declared.
 std::uint64_t three_stage_loop(scheduler& s, const std::string& policy, std::uint64_t n = 256) {
-    std::uint64_t next = 0, sum = 0, order_violations = 0, last = 0;
-    std::vector<std::uint64_t> squares(n);
-    pipe_while(
-        s, [&] { return next < n; },
-        [&](iteration& it) -> pipe_task {
-            const std::uint64_t i = next++;
-            virtual_work(10000);
-            co_await it.stage(1);
-            squares[i] = i * i;
-            virtual_work(1000000);
-            co_await it.stage_wait(2);
-            if (i > 0 && last != i - 1) ++order_violations;
-            last = i;
-            sum += squares[i];
-            virtual_work(10000);
-        },
-        {.policy = policy,
-         .declared_stages = {stage_kind::serial_in_order, stage_kind::parallel, stage_kind::serial_in_order}});
-    std::uint64_t want = 0;
-    for (std::uint64_t i = 0; i < n; ++i) want += i * i;
-    CHECK(sum == want);
-    CHECK(order_violations == 0);
-    const auto span = s.last_virtual_span();
-    return span.end_ns - span.begin_ns;
+    return testing::three_stage_loop(s,
+                                     {.policy = policy,
+                                      .declared_stages = {stage_kind::serial_in_order, stage_kind::parallel,
+                                                          stage_kind::serial_in_order}},
+                                     n);
 }
 
 }   // namespace

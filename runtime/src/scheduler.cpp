@@ -31,7 +31,11 @@ constexpr std::chrono::microseconds helping_poll{100};
 }   // namespace
 
 worker::worker(scheduler_impl& s, unsigned index)
-    : sched_(s), index_(index), rng_(0x9E3779B97F4A7C15ull * (index + 1)), frames_(std::make_unique<frame_cache>()) {}
+    : sched_(s),
+      index_(index),
+      rng_(0x9E3779B97F4A7C15ull * (index + 1)),
+      frames_(std::make_unique<frame_cache>()),
+      virtual_{.executor = s.virtual_time(), .index = index, .options = &s.options()} {}
 
 worker::~worker() = default;
 
@@ -95,9 +99,9 @@ void worker::run_until(const std::function<bool()>& done, bool helping) {
                 trace_event(*this, trace::event_kind::idle_end,
                             counters.steal_attempts.load(std::memory_order_relaxed) - attempts_at_idle);
             live_counters::bump(counters.jobs_run);
-            if (virtual_time) virtual_job_begin();
+            if (virtual_time) virtual_.begin();
             j->run();
-            if (virtual_time) virtual_yield();
+            if (virtual_time) virtual_.yield();
             idle_rounds = 0;
             continue;
         }
@@ -110,7 +114,7 @@ void worker::run_until(const std::function<bool()>& done, bool helping) {
             if (!virtual_time)   // a virtual worker's spin is the steal attempts' virtual cost
                 for (int i = 0; i < 32; ++i) cpu_relax();
         } else if (idle_rounds < spin_rounds + yield_rounds) {
-            if (virtual_time) virtual_yield(sched_.options().costs.yield_ns);
+            if (virtual_time) virtual_.yield(sched_.options().costs.yield_ns);
             else std::this_thread::yield();
         } else if (sched_.enter_sleep(*this)) {
             const bool poll = helping || sched_.has_registered_sources();
@@ -138,10 +142,12 @@ scheduler_impl::scheduler_impl(const scheduler_options& options) : options_(opti
             tls_worker = &w;
             if (virtual_) {
                 trace::tls_virtual_ticks = virtual_->clock_address(i);   // its events in virtual time
+                tls_virtual_actor = &w.virtual_state();
                 virtual_->enter(i);
             }
             w.run_until([this] { return stopping(); }, false);
             if (virtual_) virtual_->leave(i);
+            tls_virtual_actor = nullptr;
             tls_worker = nullptr;
         });
     }
@@ -275,7 +281,7 @@ std::uint64_t task_started() noexcept {
     return 0;
 }
 void virtual_yield_point(std::uint64_t extra_ns) noexcept {
-    if (worker* w = tls_worker; w && w->sched().virtual_time()) w->virtual_yield(extra_ns);
+    if (virtual_actor* a = tls_virtual_actor) a->yield(extra_ns);
 }
 
 void task_finished(std::uint64_t id) noexcept {
@@ -288,6 +294,12 @@ void submit(scheduler& s, job* j) {
     if (worker* w = impl.current()) {
         w->push(j);
     } else {
+        // The thread runs on virtual cores of its own (bind-to-stage): the workers' time is held
+        // still by the loop's caller, so a task submitted to them would never run.
+        if (tls_virtual_actor)
+            throw std::invalid_argument(
+                "bind-to-stage on virtual workers: a stage forked tasks onto the workers; tasks inside a "
+                "thread-bound stage are not modelled on virtual cores");
         impl.external_spawn();   // a recording session may open a run for it (loop_listener.hpp)
         impl.inject(j);
     }
@@ -359,7 +371,7 @@ scheduler::virtual_span scheduler::last_virtual_span() const noexcept {
 }
 
 void virtual_work(std::uint64_t ns) noexcept {
-    if (detail::worker* w = detail::tls_worker; w && w->sched().virtual_time()) w->virtual_declare(ns);
+    if (detail::virtual_actor* a = detail::tls_virtual_actor) a->declared_ns += ns;
 }
 
 int this_worker_index() noexcept {

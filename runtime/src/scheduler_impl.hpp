@@ -43,6 +43,29 @@ protected:
 class frame_cache;
 class virtual_executor;
 
+// A thread that runs on virtual time — a virtual worker, or a thread of a thread-bound policy on
+// virtual cores (bind-to-stage) — and what it spent since its last yield point
+// (virtual/virtual_worker.cpp). A yield point charges it to the actor's slot of `executor`: the
+// thread CPU time used since the last one (scheduler_options::measure_jobs) less a clock read, plus
+// what was declared with virtual_work(), plus `extra_ns`; or, at a node's end with a cost source,
+// the source's price instead.
+struct virtual_actor {
+    virtual_executor* executor = nullptr;
+    unsigned index = 0;
+    const scheduler_options* options = nullptr;
+    std::uint64_t mark_ns = 0;       // thread CPU time at the last yield point
+    std::uint64_t declared_ns = 0;   // virtual_work() since the last yield point
+
+    void begin() noexcept;   // a job begins: measure from here, nothing declared
+    void yield(std::uint64_t extra_ns = 0);
+    void yield_fixed(std::uint64_t cost_ns);   // a node priced by the cost source
+    // Back from a park inside a job: what the thread spent getting the token back is the
+    // executor's, not the job's.
+    void restart_measure() noexcept;
+};
+// The calling thread's actor, or nullptr (not on virtual time).
+extern thread_local virtual_actor* tls_virtual_actor;
+
 // Per-worker counters: written only by their worker (plain load + store, no locked instruction),
 // read by anyone.
 struct live_counters {
@@ -101,22 +124,13 @@ public:
     live_counters counters;
 
     // Virtual time (virtual/virtual_worker.cpp): a yield point charges what the running job cost
-    // since the last one, plus `extra_ns`, and lets the workers whose clocks are behind run first.
-    void virtual_yield(std::uint64_t extra_ns = 0);
-    // The same at a node's end with a cost source: the node costs `cost_ns`, whatever was measured.
-    void virtual_yield_fixed(std::uint64_t cost_ns);
-    void virtual_declare(std::uint64_t ns) noexcept { virtual_declared_ns_ += ns; }
-    // Back from a park inside a job (a stage graph's wait): what the thread spent getting the token
-    // back is the executor's, not the job's.
-    void virtual_restart_measure() noexcept;
+    // since the last one and lets the workers whose clocks are behind run first.
+    virtual_actor& virtual_state() noexcept { return virtual_; }
 
 private:
     job* find_work();
     job* steal_somewhere();
-    void virtual_job_begin() noexcept;
     void virtual_search_cost(const worker_counters& before);   // what the last find_work cost
-    std::uint64_t virtual_mark_ns_ = 0;                        // thread CPU time at the last yield point
-    std::uint64_t virtual_declared_ns_ = 0;                    // virtual_work() since the last yield point
     std::uint64_t park(std::chrono::microseconds timeout);     // returns the wake id that ended it
     std::uint64_t next_random() noexcept;
 
@@ -132,6 +146,7 @@ private:
     alignas(64) std::atomic<std::uint32_t> wake_token_{0};
     std::atomic<std::uint64_t> woken_by_{0};   // wake id of the last unpark, taken by park()
     std::unique_ptr<frame_cache> frames_;
+    virtual_actor virtual_;
 };
 
 class scheduler_impl {
@@ -172,6 +187,9 @@ public:
     // Virtual time then stands still for `waiter` (which holds it until it waits again or leaves its
     // loop), so what the outside thread does next happens at the program's end, whatever its speed.
     void virtual_outside_finished(worker& w, std::thread::id waiter) noexcept;
+    // A program run from outside on threads of its own (bind-to-stage on virtual cores) ended at
+    // `end_ns`: its virtual span ends there, and the workers' time goes on from there.
+    void virtual_outside_ran(std::uint64_t end_ns);
     std::uint64_t virtual_begin_ns() const noexcept { return virtual_begin_ns_; }
     std::uint64_t virtual_now() const;   // the executor's current time (virtual time only)
     // Virtual time stands still for the calling outside thread while this lives (nothing on a
@@ -277,8 +295,14 @@ void virtual_yield_point(std::uint64_t extra_ns = 0) noexcept;
 void virtual_pipeline_node_end(std::uint64_t iteration, std::uint64_t stage) noexcept;
 void virtual_graph_node_end(std::uint64_t stage, std::uint64_t instance) noexcept;
 // A virtual worker back from a park inside a job (a stage graph's wait or barrier): its job's
-// measurement restarts (worker::virtual_restart_measure). Elsewhere nothing.
+// measurement restarts (virtual_actor::restart_measure). Elsewhere nothing.
 void virtual_restart_measure() noexcept;
+// A thread of a thread-bound policy on virtual cores blocks (a bind-to-stage queue is empty or full):
+// what it spent so far is charged, then it leaves its core until virtual_actor_unpark wakes it.
+void virtual_actor_park();
+// Wakes actor `target` of `executor`, from the calling actor of the same executor at its time plus
+// the wake-up latency, or from any other thread at the executor's current time.
+void virtual_actor_unpark(virtual_executor& executor, unsigned target) noexcept;
 
 // The futex-based primitives behind parking.
 void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::chrono::microseconds timeout) noexcept;

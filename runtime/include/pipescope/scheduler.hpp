@@ -27,10 +27,15 @@ struct virtual_costs {
     // adds to the measurement (about one clock read per interval).
     std::uint64_t clock_read_ns = 0;
     // Not charged yet: a graph queue's reserve plus commit (a measured step's CPU time includes its
-    // queue operations; with a cost source they are not priced), and one thread handing its core to
-    // another (thread-bound policies: bind-to-stage does not run on virtual workers yet).
+    // queue operations; with a cost source they are not priced).
     std::uint64_t queue_op_ns = 0;
-    std::uint64_t context_switch_ns = 0;
+    // Threads on virtual cores (bind-to-stage, docs/virtual.md): a core starting to run another
+    // thread than the one it ran last (Linux: 1-3 us; `pipescope calibrate` measures it), and the
+    // round-robin timeslice of a running thread while others wait for a core. The quantum is a
+    // model parameter, not measured: 4 ms, the order of Linux CFS's timeslice with a few runnable
+    // threads per core (sched_latency 6-24 ms shared among them, at least 0.75-3 ms each).
+    std::uint64_t context_switch_ns = 2000;
+    std::uint64_t quantum_ns = 4'000'000;
     std::uint64_t failed_steal_ns = 60;   // looking at a victim's deque and finding it empty
     std::uint64_t steal_ns = 250;         // taking a job from another worker's deque
     std::uint64_t yield_ns = 500;         // an idle worker yielding its core

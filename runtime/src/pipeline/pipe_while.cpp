@@ -178,9 +178,6 @@ pipeline_stats pipe_while(scheduler& s, const pipe_condition& condition, const p
     if (!condition) throw std::invalid_argument("pipe_while: the loop condition is empty");
     if (!body) throw std::invalid_argument("pipe_while: the iteration body is empty");
     const detail::policy_entry& p = policies().find(options.policy);
-    // Its stage threads block on condition variables, outside the token (virtual_executor.hpp).
-    if (s.impl().virtual_time() && options.policy == "bind-to-stage")
-        throw std::invalid_argument("pipe_while: bind-to-stage does not run on virtual workers yet");
     // A recording session makes the loop a run of its trace (trace_session.hpp).
     detail::loop_scope loop(s.impl(), {.pipeline = &options});
     return loop.run([&] { return p.run(s, condition, body, options); });

@@ -105,6 +105,7 @@ std::string with_virtual_time(const std::string& metadata_json, const scheduler_
                      {"spin", c.spin_ns},
                      {"queue_op", c.queue_op_ns},
                      {"context_switch", c.context_switch_ns},
+                     {"quantum", c.quantum_ns},
                      {"clock_read", c.clock_read_ns}};
     return m.dump();
 }

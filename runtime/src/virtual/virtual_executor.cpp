@@ -1,6 +1,7 @@
 // The token that lets one virtual worker run at a time (virtual_executor.hpp).
 #include "virtual_executor.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -10,23 +11,53 @@ virtual_executor::virtual_executor(unsigned workers) : slots_(workers) {
     if (workers == 0) throw std::invalid_argument("virtual_executor: no workers");
 }
 
+virtual_executor::virtual_executor(unsigned threads, core_model model, std::uint64_t start_ns)
+    : slots_(threads), now_(start_ns), model_(model), cores_(model.cores) {
+    if (threads == 0) throw std::invalid_argument("virtual_executor: no threads");
+    if (model.cores == 0) throw std::invalid_argument("virtual_executor: no cores");
+    for (slot& s : slots_) s.clock = start_ns;
+}
+
 void virtual_executor::enter(unsigned i) {
     lock_t lock(mutex_);
+    slots_[i].entered = true;
     // The token moves only once every worker thread is here, so the schedule never depends on how
     // fast the operating system started the threads.
-    if (++entered_ == static_cast<int>(slots_.size())) hand_over(lock);
+    if (++entered_ == static_cast<int>(slots_.size())) all_entered(lock);
     wait_turn(lock, i);
+}
+
+void virtual_executor::all_entered(lock_t& lock) {
+    // Threads on cores: all ready at the start, in index order (the first ones take the cores).
+    if (!cores_.empty())
+        for (unsigned j = 0; j < slots_.size(); ++j)
+            if (slots_[j].st != state::gone) make_ready(j, now_);
+    hand_over(lock);
 }
 
 void virtual_executor::leave(unsigned i) {
     lock_t lock(mutex_);
-    slots_[i].st = state::gone;
+    slot& s = slots_[i];
+    s.st = state::gone;
+    if (!cores_.empty()) release_core(i, s.clock);
+    if (!s.entered) {   // its thread never started: the others must not wait for it
+        s.entered = true;
+        if (++entered_ == static_cast<int>(slots_.size())) all_entered(lock);
+        return;
+    }
     if (holder_ == static_cast<int>(i)) hand_over(lock);
 }
 
 void virtual_executor::advance(unsigned i, std::uint64_t cost_ns) {
     lock_t lock(mutex_);
-    slots_[i].clock += cost_ns;
+    slot& s = slots_[i];
+    if (cores_.empty()) {
+        s.clock += cost_ns;
+    } else {   // a demand for its core, served in one or more slices
+        s.in_step = true;
+        s.remaining = cost_ns;
+        s.run_from = s.clock;
+    }
     hand_over(lock);
     wait_turn(lock, i);
 }
@@ -39,8 +70,14 @@ bool virtual_executor::park(unsigned i, std::uint64_t timeout_ns) {
         return true;
     }
     s.st = state::parked;
-    s.wake_at = timeout_ns > 0 ? s.clock + timeout_ns : 0;
     s.woken = false;
+    if (cores_.empty()) {
+        s.wake_at = timeout_ns > 0 ? s.clock + timeout_ns : 0;
+    } else {   // a blocked thread leaves its core
+        s.ready_timer = timeout_ns > 0;
+        s.ready_at = s.clock + timeout_ns;
+        release_core(i, s.clock);
+    }
     hand_over(lock);
     wait_turn(lock, i);
     return s.woken;
@@ -54,11 +91,16 @@ void virtual_executor::unpark(unsigned target, std::optional<unsigned> waker, st
         t.wake_pending = true;
         return;
     }
-    const std::uint64_t at = waker ? slots_[*waker].clock + latency_ns : now_;
-    t.clock = std::max(t.clock, at);
-    t.st = state::runnable;
-    t.wake_at = 0;
+    const std::uint64_t at = std::max(t.clock, waker ? slots_[*waker].clock + latency_ns : now_);
     t.woken = true;
+    if (cores_.empty()) {
+        t.clock = at;
+        t.st = state::runnable;
+        t.wake_at = 0;
+    } else {   // ready (wanting a core) once the wake-up's latency has passed
+        t.ready_at = t.ready_timer ? std::min(t.ready_at, at) : at;
+        t.ready_timer = true;
+    }
     // An outside thread may wake a quiescent executor: nobody holds the token to pass it on.
     if (holder_ < 0 && !held_ && entered_ == static_cast<int>(slots_.size())) hand_over(lock);
 }
@@ -90,6 +132,21 @@ void virtual_executor::freeze() {
     held_ = true;
 }
 
+void virtual_executor::move_now(std::uint64_t t) {
+    std::lock_guard lock(mutex_);
+    now_ = std::max(now_, t);
+}
+
+std::uint64_t virtual_executor::context_switches() const {
+    std::lock_guard lock(mutex_);
+    return switches_;
+}
+
+std::uint64_t virtual_executor::preemptions() const {
+    std::lock_guard lock(mutex_);
+    return preemptions_;
+}
+
 void virtual_executor::release() {
     lock_t lock(mutex_);
     held_ = false;
@@ -97,6 +154,7 @@ void virtual_executor::release() {
 }
 
 void virtual_executor::hand_over(lock_t&) {
+    if (!cores_.empty()) return hand_over_cores();
     if (held_) {   // an outside thread is submitting: the workers wait for its release()
         holder_ = -1;
         return;
@@ -123,6 +181,114 @@ void virtual_executor::hand_over(lock_t&) {
     }
     now_ = std::max(now_, s.clock);
     s.turn.notify_one();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Threads on cores (core_model): a discrete-event simulation of a round-robin OS scheduler. The
+// events, in time order (ties: the lowest thread index): a thread on a core reaches the end of its
+// step (it gets the token: its effects are published now) or the start of its first step after it
+// was dispatched (the token too); its quantum ends while its step goes on (preempted if another
+// thread is ready, else a new quantum); a parked thread's wake-up latency or timeout passes (ready).
+
+void virtual_executor::hand_over_cores() {
+    constexpr std::uint64_t none = std::numeric_limits<std::uint64_t>::max();
+    enum class event { token, slice, ready };
+    for (;;) {
+        int next = -1;
+        std::uint64_t best = none;
+        event what = event::token;
+        for (unsigned j = 0; j < slots_.size(); ++j) {
+            const slot& s = slots_[j];
+            std::uint64_t at;
+            event e;
+            if (s.st == state::runnable && s.core >= 0) {
+                const std::uint64_t end = s.in_step ? s.run_from + s.remaining : s.run_from;
+                e = end <= s.slice_end ? event::token : event::slice;
+                at = std::min(end, s.slice_end);
+            } else if (s.st == state::parked && s.ready_timer) {
+                e = event::ready;
+                at = s.ready_at;
+            } else {
+                continue;
+            }
+            if (at < best) best = at, next = static_cast<int>(j), what = e;   // strict: ties to the lowest index
+        }
+        if (next < 0) {
+            holder_ = -1;
+            quiescent_.notify_all();
+            return;
+        }
+        const auto j = static_cast<unsigned>(next);
+        slot& s = slots_[j];
+        switch (what) {
+            case event::token:
+                s.clock = best;
+                s.in_step = false;
+                s.remaining = 0;
+                holder_ = next;
+                now_ = std::max(now_, best);
+                s.turn.notify_one();
+                return;
+            case event::slice:
+                s.remaining -= s.slice_end - s.run_from;
+                s.run_from = s.slice_end;
+                if (ready_.empty()) {   // nobody waits: it runs on for another quantum
+                    s.slice_end += model_.quantum_ns;
+                } else {   // round robin: to the tail of the ready queue, the head gets the core
+                    ++preemptions_;
+                    const auto c = static_cast<unsigned>(s.core);
+                    s.core = -1;
+                    cores_[c].thread = -1;
+                    ready_.push_back(j);
+                    const unsigned head = ready_.front();
+                    ready_.pop_front();
+                    dispatch(c, head, best);
+                }
+                break;
+            case event::ready:
+                s.ready_timer = false;
+                s.st = state::runnable;
+                make_ready(j, best);
+                break;
+        }
+    }
+}
+
+void virtual_executor::make_ready(unsigned thread, std::uint64_t at) {
+    const slot& s = slots_[thread];
+    int c = s.last_core >= 0 && cores_[static_cast<unsigned>(s.last_core)].thread < 0 ? s.last_core : -1;
+    for (unsigned k = 0; c < 0 && k < cores_.size(); ++k)
+        if (cores_[k].thread < 0) c = static_cast<int>(k);
+    if (c < 0) ready_.push_back(thread);
+    else dispatch(static_cast<unsigned>(c), thread, at);
+}
+
+void virtual_executor::dispatch(unsigned core_index, unsigned thread, std::uint64_t at) {
+    core& c = cores_[core_index];
+    slot& s = slots_[thread];
+    std::uint64_t switch_ns = 0;
+    if (c.last >= 0 && c.last != static_cast<int>(thread)) {
+        switch_ns = model_.context_switch_ns;
+        ++switches_;
+    }
+    c.thread = static_cast<int>(thread);
+    c.last = static_cast<int>(thread);
+    s.core = static_cast<int>(core_index);
+    s.last_core = s.core;
+    s.run_from = at + switch_ns;
+    s.slice_end = model_.quantum_ns > 0 ? s.run_from + model_.quantum_ns : std::numeric_limits<std::uint64_t>::max();
+}
+
+void virtual_executor::release_core(unsigned thread, std::uint64_t at) {
+    slot& s = slots_[thread];
+    if (s.core < 0) return;
+    const auto c = static_cast<unsigned>(s.core);
+    s.core = -1;
+    cores_[c].thread = -1;
+    if (ready_.empty()) return;
+    const unsigned head = ready_.front();
+    ready_.pop_front();
+    dispatch(c, head, at);
 }
 
 void virtual_executor::wait_turn(lock_t& lock, unsigned i) {

@@ -16,10 +16,23 @@
 //
 // This class only orders the workers and keeps their clocks; what a step costs is decided by the
 // caller (measured CPU time of a stage body, a calibrated cost for a steal attempt).
+//
+// Threads on fewer cores (core_model; docs/virtual.md, "Threads on virtual cores"). A thread-bound
+// policy (bind-to-stage) runs T threads on C virtual cores. Then a slot is a thread, and a step's
+// cost is its CPU demand: the thread needs a core to spend it. The executor simulates a simple OS
+// scheduler: a thread that becomes ready takes an idle core (the one it ran on last, if idle, else
+// the lowest-numbered one) or waits at the tail of one global FIFO ready queue; a running thread
+// keeps its core until it parks (blocks) or, while others are ready, its quantum runs out — then it
+// goes to the tail of the ready queue with the rest of its step (round robin). A core that starts
+// running a thread other than the one it ran last first spends `context_switch_ns`. A step's
+// effects are still published at its end, which is now when its demand has been served, however
+// many slices that took. With T <= C no thread ever waits for a core and no switch is charged (each
+// thread finds the core it ran on last idle): the model reduces to the plain one.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -28,7 +41,16 @@ namespace pipescope::detail {
 
 class virtual_executor {
 public:
+    // The OS scheduler of threads on fewer cores (see above).
+    struct core_model {
+        unsigned cores = 1;
+        std::uint64_t quantum_ns = 0;   // a running thread's timeslice; 0: never preempted
+        std::uint64_t context_switch_ns = 0;
+    };
+
     explicit virtual_executor(unsigned workers);
+    // `threads` threads on model.cores cores, every clock starting at `start_ns`.
+    virtual_executor(unsigned threads, core_model model, std::uint64_t start_ns);
     virtual_executor(const virtual_executor&) = delete;
     virtual_executor& operator=(const virtual_executor&) = delete;
 
@@ -37,6 +59,7 @@ public:
     // Worker i's thread starts: every worker begins runnable at time 0. Returns holding the token.
     void enter(unsigned i);
     // Worker i stops for good (its scheduler shuts down): gives the token up and never takes it again.
+    // Also for a worker whose thread never started (it counts as entered and gone).
     void leave(unsigned i);
 
     // Worker i spent `cost_ns` of virtual time. Returns holding the token again.
@@ -65,6 +88,14 @@ public:
     // The token holder hands the hold to an outside thread (the program it waits for just ended):
     // the workers stop at their next yield point until that thread's release().
     void freeze();
+    // The holding outside thread moves virtual time on to `t` (a program that ran elsewhere — on
+    // the threads of a core_model executor — ended then): the next hand-over happens no earlier.
+    void move_now(std::uint64_t t);
+
+    // core_model only: how many times a core switched from one thread to another (each charged
+    // context_switch_ns), and how many times a thread was preempted at the end of its quantum.
+    std::uint64_t context_switches() const;
+    std::uint64_t preemptions() const;
 
 private:
     enum class state { runnable, parked, gone };
@@ -74,13 +105,33 @@ private:
         std::uint64_t wake_at = 0;   // parked with a timer: the time it expires (0: no timer)
         bool wake_pending = false;   // unparked while not parked
         bool woken = false;          // the last park ended by an unpark
+        bool entered = false;
         std::condition_variable turn;
+        // core_model only.
+        int core = -1;              // the core it holds, or -1
+        int last_core = -1;         // the core it ran on last
+        bool ready_timer = false;   // parked, ready at ready_at (a wake-up's latency, a timeout)
+        std::uint64_t ready_at = 0;
+        bool in_step = false;   // advance() called: `remaining` of its demand still to serve
+        std::uint64_t remaining = 0;
+        std::uint64_t run_from = 0;    // on a core: it runs (or will, after a switch) from here
+        std::uint64_t slice_end = 0;   // on a core: its quantum ends here
+    };
+    struct core {
+        int thread = -1;   // running (or switching to) it, or -1: idle
+        int last = -1;     // the thread it ran last, or -1
     };
     using lock_t = std::unique_lock<std::mutex>;
 
     // Picks the next holder: the runnable or timed worker with the smallest time, else nobody.
     void hand_over(lock_t& lock);
     void wait_turn(lock_t& lock, unsigned i);
+    void all_entered(lock_t& lock);
+    // core_model: runs the simulated OS scheduler up to the next thread that gets the token.
+    void hand_over_cores();
+    void dispatch(unsigned core, unsigned thread, std::uint64_t at);
+    void release_core(unsigned thread, std::uint64_t at);
+    void make_ready(unsigned thread, std::uint64_t at);
 
     mutable std::mutex mutex_;
     std::vector<slot> slots_;
@@ -89,6 +140,11 @@ private:
     int entered_ = 0;     // workers that have called enter(): the token moves once all have
     bool held_ = false;   // an outside thread holds the token (hold)
     std::condition_variable quiescent_;
+    // core_model only (cores_ empty otherwise).
+    core_model model_;
+    std::vector<core> cores_;
+    std::deque<unsigned> ready_;   // threads waiting for a core, FIFO
+    std::uint64_t switches_ = 0, preemptions_ = 0;
 };
 
 }   // namespace pipescope::detail

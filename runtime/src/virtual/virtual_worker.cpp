@@ -1,5 +1,6 @@
 // What a worker and its scheduler do differently on virtual time (scheduler_options::virtual_time,
-// virtual_executor.hpp): where the workers give up the token, and what each step costs.
+// virtual_executor.hpp): where the workers give up the token, and what each step costs. The same
+// yield points serve the threads of a thread-bound policy on virtual cores (virtual_actor).
 //
 // Yield points: after every job, after a search for work that cost something, an idle worker's
 // yield, and the hooks that end a node before its effects are published (task_finished). A job
@@ -12,6 +13,7 @@
 #include <pipescope/node_costs.hpp>
 
 #include <ctime>
+#include <optional>
 
 namespace pipescope::detail {
 
@@ -23,50 +25,66 @@ std::uint64_t thread_cpu_ns() noexcept {
 }
 }   // namespace
 
-void worker::virtual_job_begin() noexcept {
-    virtual_mark_ns_ = sched_.options().measure_jobs ? thread_cpu_ns() : 0;
-    virtual_declared_ns_ = 0;
+thread_local virtual_actor* tls_virtual_actor = nullptr;
+
+void virtual_actor::begin() noexcept {
+    mark_ns = options->measure_jobs ? thread_cpu_ns() : 0;
+    declared_ns = 0;
 }
 
-void worker::virtual_yield(std::uint64_t extra_ns) {
-    std::uint64_t cost = extra_ns + virtual_declared_ns_;
-    const bool measure = sched_.options().measure_jobs;
+void virtual_actor::yield(std::uint64_t extra_ns) {
+    std::uint64_t cost = extra_ns + declared_ns;
+    const bool measure = options->measure_jobs;
     if (measure) {
         // The interval holds about one clock read (the end of the read that set the mark, the start
         // of this one): the calibrated cost of a read comes off (cli: pipescope calibrate).
-        const std::uint64_t used = thread_cpu_ns() - virtual_mark_ns_;
-        const std::uint64_t read = sched_.options().costs.clock_read_ns;
+        const std::uint64_t used = thread_cpu_ns() - mark_ns;
+        const std::uint64_t read = options->costs.clock_read_ns;
         cost += used > read ? used - read : 0;
     }
-    virtual_declared_ns_ = 0;
-    sched_.virtual_time()->advance(index_, cost);
-    if (measure) virtual_mark_ns_ = thread_cpu_ns();   // waiting for the token is not the job's time
+    declared_ns = 0;
+    executor->advance(index, cost);
+    if (measure) mark_ns = thread_cpu_ns();   // waiting for the token is not the job's time
 }
 
-void worker::virtual_yield_fixed(std::uint64_t cost_ns) {
-    virtual_declared_ns_ = 0;   // the source's cost holds what the node declared
-    sched_.virtual_time()->advance(index_, cost_ns);
-    if (sched_.options().measure_jobs) virtual_mark_ns_ = thread_cpu_ns();
+void virtual_actor::yield_fixed(std::uint64_t cost_ns) {
+    declared_ns = 0;   // the source's cost holds what the node declared
+    executor->advance(index, cost_ns);
+    if (options->measure_jobs) mark_ns = thread_cpu_ns();
+}
+
+void virtual_actor::restart_measure() noexcept {
+    if (options->measure_jobs) mark_ns = thread_cpu_ns();
 }
 
 namespace {
-// A node ends on a virtual worker: with a cost source it costs what `price` asks the source, else
+// A node ends on a virtual actor: with a cost source it costs what `price` asks the source, else
 // what its job measured and declared since the last yield point.
 template <class Price>
 void virtual_node_end(Price price) noexcept {
-    worker* w = tls_worker;
-    if (!w || !w->sched().virtual_time()) return;
-    if (const node_cost_source* src = w->sched().options().node_costs) w->virtual_yield_fixed(price(*src));
-    else w->virtual_yield();
+    virtual_actor* a = tls_virtual_actor;
+    if (!a) return;
+    if (const node_cost_source* src = a->options->node_costs) a->yield_fixed(price(*src));
+    else a->yield();
 }
 }   // namespace
 
-void worker::virtual_restart_measure() noexcept {
-    if (sched_.options().measure_jobs) virtual_mark_ns_ = thread_cpu_ns();
+void virtual_restart_measure() noexcept {
+    if (virtual_actor* a = tls_virtual_actor) a->restart_measure();
 }
 
-void virtual_restart_measure() noexcept {
-    if (worker* w = tls_worker; w && w->sched().virtual_time()) w->virtual_restart_measure();
+void virtual_actor_park() {
+    virtual_actor* a = tls_virtual_actor;
+    a->yield();   // what it did since its last yield point is its own time, spent on its core
+    a->executor->park(a->index, 0);
+    a->restart_measure();
+}
+
+void virtual_actor_unpark(virtual_executor& executor, unsigned target) noexcept {
+    const virtual_actor* a = tls_virtual_actor;
+    const bool inside = a && a->executor == &executor;
+    executor.unpark(target, inside ? std::optional<unsigned>(a->index) : std::nullopt,
+                    inside ? a->options->costs.wake_ns : 0);
 }
 
 void virtual_pipeline_node_end(std::uint64_t iteration, std::uint64_t stage) noexcept {
@@ -101,6 +119,11 @@ void scheduler_impl::virtual_outside_wait() {
     if (virtual_holder_ != std::this_thread::get_id()) return;
     virtual_holder_ = {};
     virtual_->release();
+}
+
+void scheduler_impl::virtual_outside_ran(std::uint64_t end_ns) {
+    virtual_end_ns_.store(end_ns, std::memory_order_release);
+    virtual_->move_now(end_ns);
 }
 
 std::uint64_t scheduler_impl::virtual_now() const { return virtual_->now(); }

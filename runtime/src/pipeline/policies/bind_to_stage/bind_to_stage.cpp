@@ -3,6 +3,8 @@
 #include "../../start_iteration.hpp"
 
 #include "../../../trace_hooks.hpp"
+
+#include <pipescope/trace/clock.hpp>
 #include "../../declared_stages.hpp"
 
 #include <algorithm>
@@ -71,6 +73,24 @@ bind_to_stage_engine::bind_to_stage_engine(scheduler& s, const pipe_condition& c
         st.threads = st.kind == stage_kind::parallel ? c_ : 1;
         if (j > 0) st.in = std::make_unique<stage_queue<item*>>(queue_size_);
     }
+    scheduler_impl& impl = s.impl();
+    if (impl.virtual_time()) {
+        // The threads' time starts where the outside thread holds the workers' (loop_scope).
+        if (impl.current())
+            throw std::invalid_argument(
+                "pipe_while: bind-to-stage on virtual workers runs only from outside the pool, not nested in a task");
+        const virtual_costs& c = impl.options().costs;
+        unsigned threads = 0;
+        for (const stage& st : stages_) threads += st.threads;
+        virtual_ =
+            std::make_unique<virtual_executor>(threads,
+                                               virtual_executor::core_model{s.workers(), c.quantum_ns, c.context_switch_ns},
+                                               impl.virtual_now());
+        for (unsigned t = 0; t < threads; ++t)
+            actors_.push_back({.executor = virtual_.get(), .index = t, .options = &impl.options()});
+        for (stage& st : stages_)
+            if (st.in) st.in->use_virtual(virtual_.get());
+    }
 }
 
 bind_to_stage_engine::~bind_to_stage_engine() {
@@ -98,9 +118,16 @@ pipeline_stats bind_to_stage_engine::run() {
                 buffers.emplace_back(role, buf);
                 const int index = static_cast<int>(first_index + threads.size());
                 const auto kind = static_cast<std::uint32_t>(stages_[j].kind);
-                threads.emplace_back([this, j, t, buf, index, kind] {
+                virtual_actor* actor = virtual_ ? &actors_[threads.size()] : nullptr;
+                threads.emplace_back([this, j, t, buf, index, kind, actor] {
                     tls_trace_buffer = buf;
                     tls_thread_index = index;
+                    if (actor) {   // its events in its virtual time; it runs when the executor says
+                        trace::tls_virtual_ticks = virtual_->clock_address(actor->index);
+                        tls_virtual_actor = actor;
+                        virtual_->enter(actor->index);
+                        actor->begin();
+                    }
                     trace_event(trace::event_kind::thread_name, j, t, kind);
                     try {
                         if (j == 0) input_thread();
@@ -109,6 +136,12 @@ pipeline_stats bind_to_stage_engine::run() {
                         record_exception(std::current_exception());
                     }
                     thread_exits(j);
+                    if (actor) {
+                        actor->yield();   // its last steps (the retirement it made) are its time too
+                        virtual_->leave(actor->index);
+                        tls_virtual_actor = nullptr;
+                        trace::tls_virtual_ticks = nullptr;
+                    }
                     tls_trace_buffer = nullptr;
                     tls_thread_index = -1;
                 });
@@ -119,8 +152,12 @@ pipeline_stats bind_to_stage_engine::run() {
         // The stages whose threads never started never exit: close every queue from here instead.
         for (stage& st : stages_)
             if (st.in) st.in->close();
+        // Nor do they enter the executor: the others must not wait for them.
+        for (std::size_t k = threads.size(); k < actors_.size(); ++k) virtual_->leave(static_cast<unsigned>(k));
     }
     for (auto& t : threads) t.join();
+    // The loop ended when its last thread did: the workers' virtual time goes on from there.
+    if (virtual_) sched_.impl().virtual_outside_ran(virtual_->now());
     for (auto& [role, buf] : buffers) sched_.impl().release_thread_buffer(role, buf);
 
     if (bind_to_stage_check* c = installed_check.load(std::memory_order_acquire)) {
@@ -338,6 +375,9 @@ void bind_to_stage_engine::forward(item* r) {
 // suspend: finish_iteration follows.
 bool bind_to_stage_engine::admit(iteration& it) {
     const std::uint64_t stage = it.current_stage();
+    // On virtual cores the node that ended (stage r->at) is a yield point: notify_node_end made it
+    // one when the loop is traced or observed, else it is made here, before forward() publishes it.
+    if (virtual_ && !traced_ && !observer_) virtual_pipeline_node_end(it.index(), item_of(it)->at);
     if (stage >= final_stage) return true;
     if (stage >= n_) throw_undeclared_stage("bind-to-stage", it.index(), stage, n_);
     item_of(it)->target = stage;

@@ -27,6 +27,13 @@
 //                           iteration's last node retires, in order, under a lock, every finished
 //                           iteration from the oldest on.
 //
+// On virtual workers (scheduler_options::virtual_time; docs/virtual.md, "Threads on virtual cores"):
+// the same threads run the same code, but as the actors of an executor of their own that models an
+// OS scheduling them on P virtual cores (virtual_executor::core_model: round robin with a quantum,
+// context switches). Every node's end is a yield point (its CPU time is the thread's demand for a
+// core), and a thread that waits on a queue parks there and leaves its core (stage_queue). The
+// scheduler's own workers stay idle, held still by the outside thread that runs the loop.
+//
 // Termination: when stage 0 finds the loop condition false its thread exits; when the last thread
 // of stage j exits, queue j+1 is closed; its threads drain it and exit in turn. An exception (a
 // stage, the condition, an undeclared stage) sets `stopping` and aborts every queue: every thread
@@ -39,6 +46,8 @@
 #include "../../../scheduler_impl.hpp"
 
 #include "../../engine_iteration.hpp"
+
+#include "../../../virtual/virtual_executor.hpp"
 
 #include <pipescope/pipeline.hpp>
 
@@ -118,6 +127,10 @@ private:
     std::uint64_t peak_live_ = 0;
     std::vector<std::uint16_t> free_lines_;   // tracer: line slots given back, reused smallest first
     std::uint16_t next_line_ = 0;
+
+    // Virtual workers: the threads' executor (one actor per thread, in start order), else empty.
+    std::unique_ptr<virtual_executor> virtual_;
+    std::vector<virtual_actor> actors_;
 
     std::atomic<std::uint64_t> blocks_{0}, full_blocks_{0};
     std::mutex error_mutex_;

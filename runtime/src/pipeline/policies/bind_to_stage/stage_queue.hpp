@@ -18,6 +18,12 @@
 // notifies only when a consumer is parked (and vice versa), so while both sides keep running no
 // system call is made at all.
 //
+// On virtual cores (bind-to-stage on virtual workers, use_virtual): a thread that must wait parks in
+// the virtual executor instead — a real spin or sleep would keep the token, and the thread that could
+// end the wait would never run — and leaves its virtual core until a push, pop, mark, close or abort
+// wakes it (virtual_actor_unpark: ready after the wake-up latency). Only the token holder runs, and
+// a waiter registers before it gives the token up, so no wake-up is lost here either.
+//
 // Locking rules: every change to the ring, the marks and the flags is made under m_; the atomics
 // mirror them (stored under m_, read anywhere) and serve only as hints for spinning — the decision
 // to wait and the take itself are made under m_ again. parked_consumers_ / parked_producers_ are
@@ -25,6 +31,8 @@
 // have to notify, so a wake-up cannot be lost: whoever changes the state under m_ after a waiter
 // registered sees it registered.
 #pragma once
+
+#include "../../../scheduler_impl.hpp"
 
 #include <pipescope/detail/cpu_relax.hpp>
 
@@ -74,6 +82,9 @@ public:
 
     std::size_t capacity() const noexcept { return ring_.size(); }
 
+    // Waiting threads are actors of `executor` (virtual cores): they park there. Before any use.
+    void use_virtual(virtual_executor* executor) noexcept { vx_ = executor; }
+
     // Waits while the queue is full. blocked(true) is called when the thread starts waiting and
     // blocked(false) when it stops, whether it spun, yielded or parked: a wait is a wait in the
     // trace (the imbalance lesson measures bind-to-stage threads by it), however cheaply it was
@@ -84,19 +95,26 @@ public:
         const auto room = [&] {
             return size_.load(std::memory_order_acquire) < ring_.size() || aborted_.load(std::memory_order_acquire);
         };
+        const auto has_room = [&] { return count_ < ring_.size() || aborted_.load(std::memory_order_relaxed); };
         bool waiting = false;
-        if (!room()) {
-            blocked(true);
-            waiting = true;
-            queue_spin::wait_for(room);
-        }
-        std::unique_lock lock(m_);
-        if (count_ == ring_.size() && !aborted_.load(std::memory_order_relaxed)) {
-            if (!waiting) blocked(true);
-            waiting = true;
-            ++parked_producers_;
-            not_full_.wait(lock, [&] { return count_ < ring_.size() || aborted_.load(std::memory_order_relaxed); });
-            --parked_producers_;
+        std::unique_lock lock(m_, std::defer_lock);
+        if (vx_) {
+            lock.lock();
+            wait_virtual(lock, virtual_producers_, has_room, blocked, waiting);
+        } else {
+            if (!room()) {
+                blocked(true);
+                waiting = true;
+                queue_spin::wait_for(room);
+            }
+            lock.lock();
+            if (!has_room()) {
+                if (!waiting) blocked(true);
+                waiting = true;
+                ++parked_producers_;
+                not_full_.wait(lock, has_room);
+                --parked_producers_;
+            }
         }
         if (waiting) blocked(false);
         if (aborted_.load(std::memory_order_relaxed)) return false;
@@ -105,6 +123,7 @@ public:
         size_.store(count_, std::memory_order_release);
         if (count_ > peak_) peak_ = count_;
         moved(count_);
+        wake_virtual(virtual_consumers_, false);
         const bool wake = parked_consumers_ > 0;
         lock.unlock();
         if (wake) not_empty_.notify_one();
@@ -118,6 +137,7 @@ public:
             std::lock_guard lock(m_);
             marks_.push_back(i);
             attention_.store(true, std::memory_order_release);
+            wake_virtual(virtual_consumers_, false);
             wake = parked_consumers_ > 0;
         }
         if (wake) not_empty_.notify_one();
@@ -134,22 +154,28 @@ public:
         const auto work = [&] {
             return size_.load(std::memory_order_acquire) > 0 || attention_.load(std::memory_order_acquire);
         };
-        bool waiting = false;
-        if (!work()) {
-            blocked(true);
-            waiting = true;
-            queue_spin::wait_for(work);
-        }
-        std::unique_lock lock(m_);
         const auto ready = [&] {
             return count_ > 0 || !marks_.empty() || closed_ || aborted_.load(std::memory_order_relaxed);
         };
-        if (!ready()) {
-            if (!waiting) blocked(true);
-            waiting = true;
-            ++parked_consumers_;
-            not_empty_.wait(lock, ready);
-            --parked_consumers_;
+        bool waiting = false;
+        std::unique_lock lock(m_, std::defer_lock);
+        if (vx_) {
+            lock.lock();
+            wait_virtual(lock, virtual_consumers_, ready, blocked, waiting);
+        } else {
+            if (!work()) {
+                blocked(true);
+                waiting = true;
+                queue_spin::wait_for(work);
+            }
+            lock.lock();
+            if (!ready()) {
+                if (!waiting) blocked(true);
+                waiting = true;
+                ++parked_consumers_;
+                not_empty_.wait(lock, ready);
+                --parked_consumers_;
+            }
         }
         if (waiting) blocked(false);
         if (aborted_.load(std::memory_order_relaxed)) return false;
@@ -166,6 +192,7 @@ public:
             moved(out.back(), count_);
         }
         size_.store(count_, std::memory_order_release);
+        if (taken > 0) wake_virtual(virtual_producers_, taken > 1);
         const int parked = parked_producers_;
         lock.unlock();
         if (parked > 0) {
@@ -180,6 +207,7 @@ public:
             std::lock_guard lock(m_);
             closed_ = true;
             attention_.store(true, std::memory_order_release);
+            wake_virtual(virtual_consumers_, true);
         }
         not_empty_.notify_all();
     }
@@ -188,6 +216,8 @@ public:
             std::lock_guard lock(m_);
             aborted_.store(true, std::memory_order_release);
             attention_.store(true, std::memory_order_release);
+            wake_virtual(virtual_consumers_, true);
+            wake_virtual(virtual_producers_, true);
         }
         not_empty_.notify_all();
         not_full_.notify_all();
@@ -200,6 +230,28 @@ public:
     }
 
 private:
+    // Virtual cores: park until ready() holds (under m_, held by `lock`).
+    template <class Ready, class Blocked>
+    void wait_virtual(std::unique_lock<std::mutex>& lock, std::vector<unsigned>& waiters, Ready& ready, Blocked& blocked,
+                      bool& waiting) {
+        while (!ready()) {
+            if (!waiting) blocked(true);
+            waiting = true;
+            waiters.push_back(tls_virtual_actor->index);
+            lock.unlock();
+            virtual_actor_park();
+            lock.lock();
+        }
+    }
+    // Under m_: wakes the first waiter, or all of them. Each woken waiter left the list; one that
+    // finds nothing to do when it runs registers again.
+    void wake_virtual(std::vector<unsigned>& waiters, bool all) noexcept {
+        if (waiters.empty()) return;
+        const std::size_t n = all ? waiters.size() : 1;
+        for (std::size_t k = 0; k < n; ++k) virtual_actor_unpark(*vx_, waiters[k]);
+        waiters.erase(waiters.begin(), waiters.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+
     mutable std::mutex m_;
     std::condition_variable not_full_, not_empty_;
     std::vector<T> ring_;
@@ -207,6 +259,8 @@ private:
     std::vector<std::uint64_t> marks_;
     bool closed_ = false;
     int parked_consumers_ = 0, parked_producers_ = 0;
+    virtual_executor* vx_ = nullptr;                                // use_virtual
+    std::vector<unsigned> virtual_consumers_, virtual_producers_;   // parked there, in order
     // Lock-free mirrors for spinning (see the locking rules above).
     alignas(64) std::atomic<std::size_t> size_{0};   // count_
     std::atomic<bool> attention_{false};             // marks waiting, closed or aborted
