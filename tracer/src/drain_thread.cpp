@@ -6,8 +6,10 @@
 namespace pipescope::trace {
 
 drain_thread::drain_thread(recorder& rec, recorder::sink_fn sink) : rec_(rec), sink_(std::move(sink)) {
-    thread_ = std::thread([this] {
-        const std::size_t backlog = rec_.chunks_in_pool() / 2;
+    // Read here, not on the thread: the pool grows when a thread that is not a worker takes a buffer
+    // (recorder::add_writer, e.g. bind-to-stage's stage threads), possibly while the thread starts.
+    const std::size_t backlog = rec_.chunks_in_pool() / 2;
+    thread_ = std::thread([this, backlog] {
         try {
             while (!stop_.load(std::memory_order_acquire)) {
                 // The timeout only bounds a wait whose wake-up was missed; a timed-out wait drains
