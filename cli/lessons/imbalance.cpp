@@ -6,6 +6,11 @@
 // waiting on an empty one, a worker with nothing to steal). Waiting shares are robust on a loaded
 // machine: a thread the OS preempts in the middle of a node still shows as working, so load can
 // only shrink the contrast, never create it. Makespans enter only as a ratio between the runs.
+//
+// The step "On 6 virtual cores" runs ferret again on 6 virtual cores (docs/virtual.md): one thread
+// per stage under bind-to-stage (Table 1's first row) against piper on 6 virtual workers. In virtual
+// time the machine's load is gone, so there the efficiency itself is measured: the DAG's work (its
+// nodes' virtual durations, their CPU time) over P times the pipeline's span.
 #include "lesson.hpp"
 
 #include <algorithm>
@@ -114,6 +119,16 @@ std::string rules_of(const recorded& r) {
 
 std::string points(double fraction) { return fixed(fraction * 100, 0) + " points"; }
 
+// The efficiency of a virtual run: its work (the nodes' durations: their CPU time, no core being
+// shared with six threads on six cores) / (P x the pipeline's span), seed 000's speedup / cores with
+// the serial time taken as the work.
+double virtual_efficiency(const recorded& r) {
+    double work = 0;
+    for (const auto& n : r.model->runs.at(r.report.run).dag.nodes) work += static_cast<double>(n.end - n.start);
+    const double span = pipeline_span(r);
+    return span > 0 && r.spec.workers > 0 ? work / (span * r.spec.workers) : 0.0;
+}
+
 // Thresholds of `holds`. The paper's bind-to-stage ferret kept its threads about 20 % busy
 // (Table 1: efficiency 19.65 % with 6 threads on 6 cores) and its work-stealing ferret about 76 %
 // (Table 2, 2 cores); the margins leave room for a loaded 2-core machine.
@@ -121,6 +136,10 @@ constexpr double bts_waiting_at_least = 0.40;
 constexpr double ws_waiting_at_most = 0.20;
 constexpr double bts_spread_at_least = 0.50;
 constexpr double ws_spread_at_most = 0.20;
+// On 6 virtual cores: Table 1's 19.65 % for bind-to-stage, Table 2's 72-77 % for work stealing.
+constexpr double bts_virtual_efficiency_at_most = 0.35;
+constexpr double ws_virtual_efficiency_at_least = 0.60;
+constexpr unsigned virtual_cores = 6;
 
 // What the story quotes, measured from the three runs.
 struct measures {
@@ -130,6 +149,8 @@ struct measures {
     double slow_share = 0;                  // its share of the work per item
     double speedup = 0, tbb_speedup = 0;    // bind-to-stage pipeline span / piper's (tbb's)
     std::string rules_bts, rules_piper, rules_tbb;
+    double bts_virtual = 0, piper_virtual = 0;   // efficiencies on 6 virtual cores
+    double bts_virtual_span = 0, piper_virtual_span = 0;
 };
 
 measures measure(const lesson_data& data) {
@@ -150,6 +171,12 @@ measures measure(const lesson_data& data) {
     m.rules_bts = rules_of(bts);
     m.rules_piper = rules_of(piper);
     m.rules_tbb = rules_of(tbb);
+    const recorded& bts_v = data.run("bind-to-stage-virtual");
+    const recorded& piper_v = data.run("piper-virtual");
+    m.bts_virtual = virtual_efficiency(bts_v);
+    m.piper_virtual = virtual_efficiency(piper_v);
+    m.bts_virtual_span = pipeline_span(bts_v);
+    m.piper_virtual_span = pipeline_span(piper_v);
     return m;
 }
 
@@ -179,6 +206,11 @@ story_values values_of(const measures& m) {
     v.push_back(fmt::arg("rules_bts", m.rules_bts));
     v.push_back(fmt::arg("rules_piper", m.rules_piper));
     v.push_back(fmt::arg("rules_tbb", m.rules_tbb));
+    v.push_back(fmt::arg("V", virtual_cores));
+    v.push_back(fmt::arg("bts_virtual", percent(m.bts_virtual)));
+    v.push_back(fmt::arg("piper_virtual", percent(m.piper_virtual)));
+    v.push_back(fmt::arg("bts_virtual_ms", fixed(m.bts_virtual_span / 1e6, 1) + " ms"));
+    v.push_back(fmt::arg("piper_virtual_ms", fixed(m.piper_virtual_span / 1e6, 1) + " ms"));
     return v;
 }
 
@@ -193,6 +225,10 @@ std::vector<finding_measure> findings_of(const measures& m) {
         {"bottleneck_stage", m.slow ? static_cast<double>(m.slow->index) : -1.0, m.slow ? stage_word(*m.slow) : "unknown",
          m.slow && !m.slow->serial && m.slow_share >= 0.5},
         {"speedup_ws_over_bts", m.speedup, ratio(m.speedup), m.speedup >= 1.2},
+        {"bts_virtual_efficiency", m.bts_virtual, percent(m.bts_virtual),
+         m.bts_virtual > 0 && m.bts_virtual <= bts_virtual_efficiency_at_most},
+        {"piper_virtual_efficiency", m.piper_virtual, percent(m.piper_virtual),
+         m.piper_virtual >= ws_virtual_efficiency_at_least},
     };
 }
 
@@ -227,6 +263,14 @@ const finding_text findings[] = {
      "needs 186.7 s on 10 cores (23.4 %) and 370.7 s on 6 (19.65 %)",
      "on a loaded machine the two runs do not get the same cores; the waiting shares above still show the imbalance, "
      "since a preempted thread counts as working"},
+    {"bts_virtual_efficiency",
+     "bind-to-stage efficiency on {V} virtual cores, one thread per stage (work / ({V} x pipeline span: {bts_virtual_ms}))",
+     "Table 1: 6 threads on 6 cores, speedup 1.18, efficiency 19.65 % (§4.1)",
+     "the threads kept more than a third of the cores busy: the stages were more even on this input than in the paper"},
+    {"piper_virtual_efficiency",
+     "piper efficiency on {V} virtual workers (work / ({V} x pipeline span: {piper_virtual_ms}))",
+     "Table 2: work stealing keeps 72-77 % efficiency on 1 to 8 cores (§4.1)",
+     "the workers idled: too few items in flight for {V} workers on this input (a tiny size)"},
 };
 
 // Every step shows the runs aligned at their starts.
@@ -235,7 +279,8 @@ const view_move timeline{"timeline", std::nullopt, std::nullopt, std::nullopt, t
 
 const step_text steps[] = {
     {"What to look at",
-     "Three runs of ferret on one axis, each from its own start. The top one binds a thread to each of the six stages "
+     "Ferret's runs on one axis, each from its own start (the last two, on virtual cores, are for the step 'On 6 "
+     "virtual cores'). The top one binds a thread to each of the six stages "
      "(bind-to-stage, c=1: {bts_threads} threads; the pool's {bts_workers} workers above them stay parked). Only the "
      "{slow_word} thread (stage 1's orange) is solid with work; the load thread is blocked on a full queue and the "
      "threads of the light stages wait on empty queues. Below, piper and tbb run the same program on {P} workers that "
@@ -270,6 +315,14 @@ const step_text steps[] = {
      "queue are the imbalance itself; the queueing model (seed 000 eq. 2, case 1) bounds that run by its slowest stage, "
      "c/Tser of {slow_name}. Under work stealing the bound is P/W, the cores themselves.",
      {"explain", std::nullopt, std::nullopt, std::nullopt, true}},
+    {"On 6 virtual cores",
+     "The machine has fewer cores than the paper's, so ferret runs again on {V} virtual cores (docs/virtual.md): the "
+     "real threads and workers in virtual time, each node costing its CPU time, the machine's load gone. With one "
+     "thread per stage on {V} cores (Table 1's first row) bind-to-stage keeps {bts_virtual} of the cores busy "
+     "(its pipeline took {bts_virtual_ms}); piper on {V} virtual workers keeps {piper_virtual} ({piper_virtual_ms}). "
+     "The paper measured 19.65 % for the Pthreads pipeline and 72-77 % for TBB's work stealing. Efficiency here is "
+     "the work (the nodes' CPU time) over {V} cores times the pipeline's span.",
+     compare},
     {"Try next",
      "Oversubscribe instead (Table 1, right half: 10 threads on 2 cores reached 98.9 % efficiency): `pipescope run "
      "ferret --policy bind-to-stage --param c=2 -o bts-c2.pftrace`, then `pipescope stats bts-c2.pftrace` — the OS now "
@@ -293,7 +346,20 @@ public:
         // Each run is named after its policy, at the lesson's workers and size.
         return {{.key = "bind-to-stage", .workload = "ferret", .policy = "bind-to-stage", .params = {"stages=6", "c=1"}},
                 {.key = "piper", .workload = "ferret", .policy = "piper", .params = {"stages=6"}},
-                {.key = "tbb", .workload = "ferret", .policy = "tbb", .params = {"stages=6"}}};
+                {.key = "tbb", .workload = "ferret", .policy = "tbb", .params = {"stages=6"}},
+                // Table 1's 6 threads on 6 cores, on virtual cores: the efficiency, free of the machine's load.
+                {.key = "bind-to-stage-virtual",
+                 .workload = "ferret",
+                 .policy = "bind-to-stage",
+                 .params = {"stages=6", "c=1"},
+                 .workers = virtual_cores,
+                 .virtual_time = true},
+                {.key = "piper-virtual",
+                 .workload = "ferret",
+                 .policy = "piper",
+                 .params = {"stages=6"},
+                 .workers = virtual_cores,
+                 .virtual_time = true}};
     }
 
     story tell(const lesson_data& data) const override {
