@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,12 +22,8 @@
 namespace pipescope::cli {
 
 // One entry of virtual_costs: its name in files ("steal"), in --param ("steal_ns"), and what it is.
-struct cost_entry {
-    const char* name;
-    std::uint64_t virtual_costs::*field;
-    const char* meaning;
-};
-const std::vector<cost_entry>& cost_entries();
+using cost_entry = virtual_cost_entry;
+inline std::span<const cost_entry> cost_entries() noexcept { return virtual_cost_entries(); }
 const cost_entry* find_cost(std::string_view name);   // by file name; nullptr if unknown
 
 // virtual_costs as {"steal": 250, ...}.

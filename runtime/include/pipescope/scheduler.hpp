@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 
 namespace pipescope {
 
@@ -43,6 +44,15 @@ struct virtual_costs {
     std::uint64_t spin_ns = 2000;         // how long a waiting worker spins before it sleeps: woken
                                           // within it, it runs at once (no wake_ns)
 };
+
+// virtual_costs by name: how cost files, `--param NAME_ns=V` and the trace metadata spell each
+// field ("steal" is steal_ns), and what it is. The one list of them (runtime/src/virtual/virtual_costs.cpp).
+struct virtual_cost_entry {
+    const char* name;
+    std::uint64_t virtual_costs::*field;
+    const char* meaning;
+};
+std::span<const virtual_cost_entry> virtual_cost_entries() noexcept;
 
 struct scheduler_options {
     unsigned workers = 0;   // 0: one worker per hardware thread

@@ -98,15 +98,9 @@ std::string with_virtual_time(const std::string& metadata_json, const scheduler_
     v["job_costs"] = jobs;
     if (options.node_costs)
         v["node_costs"]["charged"] = "each node from the cost source; the rest of its job: " + std::string(jobs);
-    v["costs_ns"] = {{"failed_steal", c.failed_steal_ns},
-                     {"steal", c.steal_ns},
-                     {"yield", c.yield_ns},
-                     {"wake", c.wake_ns},
-                     {"spin", c.spin_ns},
-                     {"queue_op", c.queue_op_ns},
-                     {"context_switch", c.context_switch_ns},
-                     {"quantum", c.quantum_ns},
-                     {"clock_read", c.clock_read_ns}};
+    json& costs = v["costs_ns"];
+    costs = json::object();
+    for (const virtual_cost_entry& e : virtual_cost_entries()) costs[e.name] = c.*e.field;
     return m.dump();
 }
 
