@@ -309,6 +309,13 @@ void compare_view::draw(view_context& ctx) {
         vp_.frame(0, dom, 0.01);
         framed_ = true;
     }
+    // A range asked for by a lesson step (or --select) is in the timeline's display units: ns from
+    // each run's start when runs are aligned, else from the document's start. Those are this
+    // view's units too, unless its axis is normalised or disagrees about alignment.
+    if (st.frame_request && mode_ != axis_mode::normalised && (mode_ == axis_mode::from_start) == st.align_runs) {
+        vp_.frame(st.frame_request->first, st.frame_request->second, 0.01);
+        st.frame_request.reset();
+    }
     vp_.clamp(0, dom);
 
     const float row_text_h = ImGui::GetTextLineHeightWithSpacing() + 4;
