@@ -3,6 +3,7 @@
 #include "support/random_graph_check.hpp"
 
 #include <pipescope/graph/program.hpp>
+#include <pipescope/node_costs.hpp>
 #include <pipescope/scheduler.hpp>
 #include <pipescope/workloads/workload.hpp>
 
@@ -77,6 +78,33 @@ TEST_CASE("virtual workers: a graph with a 1 ms parallel stage speeds up on 16 v
         const std::uint64_t t16 = source_work_sink(sixteen, policy);
         CHECK(t16 >= 16'000'000);
         CHECK(t1 > 12 * t16);   // at least 12x of the ideal 16x
+    }
+}
+
+// Prices every stage-graph node at `ns` (a recording's node slices, as `pipescope run --costs` reads them).
+struct flat_graph_costs final : node_cost_source {
+    explicit flat_graph_costs(std::uint64_t n) : ns(n) {}
+    std::uint64_t pipeline_node_ns(std::uint64_t, std::uint64_t) const noexcept override { return 0; }
+    std::uint64_t graph_node_ns(std::uint64_t, std::uint64_t) const noexcept override { return ns; }
+    std::uint64_t ns;
+};
+
+TEST_CASE("virtual workers: priced from a cost source, a parallel instance is charged its queue operations",
+          "[virtual][graph][costs]") {
+    // A recorded instance's slice holds its body only; its reserve and commit on the input and on
+    // its output are charged queue_op_ns each. On one worker every charge adds to the span: 256
+    // instances of "square", two queue operations each.
+    const flat_graph_costs costs(1000);
+    auto span = [&](const char* policy, std::uint64_t queue_op_ns) {
+        scheduler_options o = virtual_pool(1);
+        o.node_costs = &costs;
+        o.costs.queue_op_ns = queue_op_ns;
+        scheduler s(o);
+        return source_work_sink(s, policy);
+    };
+    for (const char* policy : {"gramps", "task-stealing", "danbi", "breadth-first"}) {
+        INFO(policy);
+        CHECK(span(policy, 700) - span(policy, 0) == 256 * 2 * 700);
     }
 }
 

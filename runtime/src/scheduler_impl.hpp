@@ -293,7 +293,7 @@ void virtual_yield_point(std::uint64_t extra_ns = 0) noexcept;
 // ... where the node that ends is known: a cost source (scheduler_options::node_costs) then says
 // what it cost (virtual/virtual_worker.cpp).
 void virtual_pipeline_node_end(std::uint64_t iteration, std::uint64_t stage) noexcept;
-void virtual_graph_node_end(std::uint64_t stage, std::uint64_t instance) noexcept;
+void virtual_graph_node_end(std::uint64_t stage, std::uint64_t instance, std::uint64_t queue_ops = 0) noexcept;
 // A virtual worker back from a park inside a job (a stage graph's wait or barrier): its job's
 // measurement restarts (virtual_actor::restart_measure). Elsewhere nothing.
 void virtual_restart_measure() noexcept;

@@ -27,8 +27,9 @@ struct virtual_costs {
     // Taken off every measured job at its yield point: what reading the thread CPU clock there
     // adds to the measurement (about one clock read per interval).
     std::uint64_t clock_read_ns = 0;
-    // Not charged yet: a graph queue's reserve plus commit (a measured step's CPU time includes its
-    // queue operations; with a cost source they are not priced).
+    // A stage-graph queue's reserve plus its commit, charged per queue operation of a parallel
+    // instance priced from a cost source (its recorded slice holds the body only). Measured live,
+    // they are in the thread CPU time already; a serial stage's resumption holds its own.
     std::uint64_t queue_op_ns = 0;
     // Threads on virtual cores (bind-to-stage, docs/virtual.md): a core starting to run another
     // thread than the one it ran last (Linux: 1-3 us; `pipescope calibrate` measures it), and the

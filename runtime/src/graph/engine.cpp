@@ -397,6 +397,7 @@ step_result graph_engine::step_parallel(stage_state& st) {
     if (traced_) reserved.emplace(n_out);
     pop_window in;
     std::uint64_t instance = 0;
+    std::uint64_t queue_ops = 1;   // each a reserve and its commit: the input and every output reserved
     // Reserve under the stage's lock (never call leave() inside: finishing takes the same lock).
     auto reserve = [&]() -> std::optional<step_result> {
         std::lock_guard lock(st.reserve_mutex);
@@ -426,7 +427,10 @@ step_result graph_engine::step_parallel(stage_state& st) {
         }
         instance = st.next_instance++;
         for (std::size_t k = 0; k < n_out; ++k)
-            if (outs[k]) st.output_reservations(k).fetch_add(1, std::memory_order_seq_cst);
+            if (outs[k]) {
+                st.output_reservations(k).fetch_add(1, std::memory_order_seq_cst);
+                ++queue_ops;
+            }
         return std::nullopt;
     };
     if (std::optional<step_result> r = reserve()) {
@@ -468,9 +472,9 @@ step_result graph_engine::step_parallel(stage_state& st) {
     try {
         spec.parallel(ctx);
         // On virtual time the instance ends here, before its commits publish it.
-        pipescope::detail::virtual_graph_node_end(st.id, instance);
+        pipescope::detail::virtual_graph_node_end(st.id, instance, queue_ops);
     } catch (...) {
-        pipescope::detail::virtual_graph_node_end(st.id, instance);
+        pipescope::detail::virtual_graph_node_end(st.id, instance, queue_ops);
         if (traced_) {
             node_end(st, instance, mark);
             trace_event(event_kind::stage_exception, instance, st.id);

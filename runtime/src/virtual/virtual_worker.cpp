@@ -91,8 +91,13 @@ void virtual_pipeline_node_end(std::uint64_t iteration, std::uint64_t stage) noe
     virtual_node_end([&](const node_cost_source& s) { return s.pipeline_node_ns(iteration, stage); });
 }
 
-void virtual_graph_node_end(std::uint64_t stage, std::uint64_t instance) noexcept {
-    virtual_node_end([&](const node_cost_source& s) { return s.graph_node_ns(stage, instance); });
+void virtual_graph_node_end(std::uint64_t stage, std::uint64_t instance, std::uint64_t queue_ops) noexcept {
+    // A recorded instance's slice holds its body only: its queue reservations come before it and
+    // its commits after. Measured live, they are in the thread CPU time around the node; priced from
+    // a source, each one is charged queue_op_ns (a reserve plus its commit, pipescope calibrate).
+    virtual_node_end([&](const node_cost_source& s) {
+        return s.graph_node_ns(stage, instance) + queue_ops * tls_virtual_actor->options->costs.queue_op_ns;
+    });
 }
 
 void worker::virtual_search_cost(const worker_counters& before) {
