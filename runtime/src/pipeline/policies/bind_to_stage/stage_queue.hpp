@@ -96,27 +96,8 @@ public:
             return size_.load(std::memory_order_acquire) < ring_.size() || aborted_.load(std::memory_order_acquire);
         };
         const auto has_room = [&] { return count_ < ring_.size() || aborted_.load(std::memory_order_relaxed); };
-        bool waiting = false;
         std::unique_lock lock(m_, std::defer_lock);
-        if (vx_) {
-            lock.lock();
-            wait_virtual(lock, virtual_producers_, has_room, blocked, waiting);
-        } else {
-            if (!room()) {
-                blocked(true);
-                waiting = true;
-                queue_spin::wait_for(room);
-            }
-            lock.lock();
-            if (!has_room()) {
-                if (!waiting) blocked(true);
-                waiting = true;
-                ++parked_producers_;
-                not_full_.wait(lock, has_room);
-                --parked_producers_;
-            }
-        }
-        if (waiting) blocked(false);
+        if (wait_locked(lock, room, has_room, not_full_, parked_producers_, virtual_producers_, blocked)) blocked(false);
         if (aborted_.load(std::memory_order_relaxed)) return false;
         ring_[(head_ + count_) % ring_.size()] = std::move(v);
         ++count_;
@@ -157,27 +138,8 @@ public:
         const auto ready = [&] {
             return count_ > 0 || !marks_.empty() || closed_ || aborted_.load(std::memory_order_relaxed);
         };
-        bool waiting = false;
         std::unique_lock lock(m_, std::defer_lock);
-        if (vx_) {
-            lock.lock();
-            wait_virtual(lock, virtual_consumers_, ready, blocked, waiting);
-        } else {
-            if (!work()) {
-                blocked(true);
-                waiting = true;
-                queue_spin::wait_for(work);
-            }
-            lock.lock();
-            if (!ready()) {
-                if (!waiting) blocked(true);
-                waiting = true;
-                ++parked_consumers_;
-                not_empty_.wait(lock, ready);
-                --parked_consumers_;
-            }
-        }
-        if (waiting) blocked(false);
+        if (wait_locked(lock, work, ready, not_empty_, parked_consumers_, virtual_consumers_, blocked)) blocked(false);
         if (aborted_.load(std::memory_order_relaxed)) return false;
         marks.insert(marks.end(), marks_.begin(), marks_.end());
         const bool had_marks = !marks_.empty();
@@ -230,6 +192,34 @@ public:
     }
 
 private:
+    // Takes `lock` (on m_) and returns holding it once ready() holds, ready() being checked under it:
+    // on virtual cores the thread parks in the executor; otherwise it spins on the lock-free hint()
+    // (queue_spin), then sleeps on `cv`, counted in `parked` so that the other side knows to notify.
+    // blocked(true) once if it had to wait at all; returns whether it did.
+    template <class Hint, class Ready, class Blocked>
+    bool wait_locked(std::unique_lock<std::mutex>& lock, Hint& hint, Ready& ready, std::condition_variable& cv, int& parked,
+                     std::vector<unsigned>& virtual_waiters, Blocked& blocked) {
+        bool waiting = false;
+        if (vx_) {
+            lock.lock();
+            wait_virtual(lock, virtual_waiters, ready, blocked, waiting);
+            return waiting;
+        }
+        if (!hint()) {
+            blocked(true);
+            waiting = true;
+            queue_spin::wait_for(hint);
+        }
+        lock.lock();
+        if (!ready()) {
+            if (!waiting) blocked(true);
+            waiting = true;
+            ++parked;
+            cv.wait(lock, ready);
+            --parked;
+        }
+        return waiting;
+    }
     // Virtual cores: park until ready() holds (under m_, held by `lock`).
     template <class Ready, class Blocked>
     void wait_virtual(std::unique_lock<std::mutex>& lock, std::vector<unsigned>& waiters, Ready& ready, Blocked& blocked,
