@@ -145,6 +145,7 @@ private:
     std::vector<core> cores_;
     std::deque<unsigned> ready_;   // threads waiting for a core, FIFO
     std::uint64_t switches_ = 0, preemptions_ = 0;
+    int cpu_ = -1;   // the real CPU its threads run on (enter() pins them), or -1
 };
 
 }   // namespace pipescope::detail
