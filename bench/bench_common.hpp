@@ -5,6 +5,7 @@
 
 #include <pipescope/analysis/numbers.hpp>
 #include <pipescope/workloads/machine.hpp>
+#include <pipescope/workloads/workload.hpp>
 
 #include <fmt/core.h>
 
@@ -250,6 +251,18 @@ struct option {
     std::function<void(const std::string&)> set;
     bool takes_value = true;
 };
+
+// The two options most workload benchmarks take: --size (tiny, small or large, checked) and --runs.
+inline option size_option(std::string& size) {
+    return {"--size", "tiny, small (default) or large", [&size](const std::string& v) {
+                pipescope::workloads::parse_size(v);   // throws for a size nobody knows
+                size = v;
+            }};
+}
+inline option runs_option(unsigned& runs) {
+    return {"--runs", "runs per point (default 5; the median is reported)",
+            [&runs](const std::string& v) { runs = static_cast<unsigned>(parse_positive(v)); }};
+}
 
 // Returns false (after printing usage) on --help; exits with status 2 on a bad command line.
 inline bool parse_command_line(int argc, char** argv, const std::string& what, const std::vector<option>& options) {

@@ -46,9 +46,8 @@ std::string bytes_text(std::size_t b) {
 int main(int argc, char** argv) {
     settings s;
     const std::vector<bench::option> options = {
-        {"--size", "tiny, small (default) or large", [&](const std::string& v) { wl::parse_size(v), s.size = v; }},
-        {"--runs", "runs per point (default 5; the median is reported)",
-         [&](const std::string& v) { s.runs = bench::parse_positive(v); }},
+        bench::size_option(s.size),
+        bench::runs_option(s.runs),
         {"--workers", "P (default 2)", [&](const std::string& v) { s.workers = bench::parse_positive(v); }},
         {"--workload", "only this workload (repeatable)", [&](const std::string& v) { s.only.push_back(v); }},
     };

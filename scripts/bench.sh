@@ -16,6 +16,7 @@
 #   bench_graph_schedulers  every stage-graph workload under every graph scheduler: time, peak footprint
 #   bench_engine_cost       the runtime's own cost per step: graph instance, pipe_while boundary, hand-off
 #   bench_trace_cost        tracing on vs off, ns and bytes per event
+#   bench_virtual_validation  virtual makespans against measured runs at P = 1 and 2 (docs/virtual.md)
 #   trace_detail.py         fine-grained runs traced with the default options vs untraced (through the CLI)
 #   bench_reader_speed      trace reading speed (decode, full model)
 #   pipescope-viewer        --bench on a generated 10-million-event trace: open time, frame time, memory
@@ -56,6 +57,7 @@ case "$mode" in
         detail=(--quick)
         reader=(--runs 3 --iterations 125000)   # about 2 M events; the viewer opens the same trace
         engine=(--runs 3 --quick)
+        virtual=(--size tiny --runs 3)
         ;;
     default)
         pipelines=(--size small --runs 5)
@@ -66,6 +68,7 @@ case "$mode" in
         detail=(--runs 5)
         reader=(--runs 5 --iterations 625000)   # about 10 M events; the viewer opens the same trace
         engine=(--runs 5)
+        virtual=(--size small --runs 5)
         ;;
     full)
         pipelines=(--size large --runs 5)
@@ -76,6 +79,7 @@ case "$mode" in
         detail=(--runs 5)
         reader=(--runs 5 --iterations 625000)
         engine=(--runs 7)
+        virtual=(--size small --runs 7)
         ;;
 esac
 
@@ -107,6 +111,7 @@ add_step "bench_pipe_fib" "$b/bench_pipe_fib" "${fib[@]}"
 add_step "bench_graph_schedulers" "$b/bench_graph_schedulers" "${graphs[@]}"
 add_step "bench_engine_cost" "$b/bench_engine_cost" "${engine[@]}"
 add_step "bench_trace_cost" "$b/bench_trace_cost" "${trace[@]}"
+add_step "bench_virtual_validation" "$b/bench_virtual_validation" "${virtual[@]}"
 add_step "trace_detail.py" python3 "$repo_root/bench/trace_detail.py" --cli "$build_dir/cli/pipescope" "${detail[@]}"
 add_step "bench_reader_speed" "$b/bench_reader_speed" "${reader[@]}" --save "$work/synthetic"
 viewer="$build_dir/viewer/pipescope-viewer"
