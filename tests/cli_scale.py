@@ -5,7 +5,8 @@ A sweep of ferret (tiny) under piper and piper-earliest at P = 1, 2, 4: the mani
 with its trace, each trace exists, each speedup is the serial time over the row's makespan and each
 efficiency the speedup over P; the SVG parses as XML with one polyline per policy (three points each)
 and the ideal line; the PNG has the PNG signature and the plot's size. pipe-fib under tbb is refused
-(its stages are decided on the fly) and listed as such, exit 1. Bad input: an unknown policy, P = 0,
+(its stages are decided on the fly) and listed as such, exit 1. bind-to-stage's idle share is its cores'
+idle time, not its threads'. Bad input: an unknown policy, P = 0,
 a directory that cannot be created, a DIR that is not a sweep; each exits with a message naming it
 and leaves no directory behind.
 usage: cli_scale.py PIPESCOPE_CLI WORK_DIR
@@ -100,6 +101,19 @@ if p.returncode != 1 or [r["policy"] for r in m["refused"]] != ["tbb"] or len(m[
     fail(f"refusal: exit {p.returncode}, manifest {m['refused']}, {len(m['rows'])} rows")
 if "refused: pipe-fib cannot run under tbb" not in p.stdout:
     fail(f"no refusal in the output:\n{p.stdout}")
+
+
+# bind-to-stage runs 6 threads (one per stage) on P virtual cores: its idle share is the cores' idle
+# time, not its threads' (which wait most of the time). The cores were busy at least for the nodes,
+# about the serial time, so idle <= 1 - efficiency (with room for the measured costs' noise).
+bound = os.path.join(work, "bound")
+p = scale("ferret", "--policies", "bind-to-stage", "--workers", "1,2", "--size", "tiny", "--param", "c=1", "--out", bound)
+m = json.load(open(os.path.join(bound, "scale.json")))
+if p.returncode != 0 or len(m["rows"]) != 2:
+    fail(f"bind-to-stage sweep: exit {p.returncode}: {p.stderr}")
+for r in m["rows"]:
+    if not 0 <= r["idle_share"] <= 1 - r["efficiency"] + 0.2:
+        fail(f"bind-to-stage idle share {r['idle_share']:.2f} with efficiency {r['efficiency']:.2f} at P = {r['workers']}")
 
 
 # A stage graph's serial time comes from graph-serial; its policies run on virtual workers too.

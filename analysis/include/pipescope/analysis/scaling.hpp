@@ -24,8 +24,10 @@ struct scale_row {
     double makespan_ns = 0;      // the run's span in its trace (virtual ns)
     double speedup = 0;          // serial time / makespan
     double efficiency = 0;       // speedup / P
-    // Worker time with nothing to run: (idle + stall + parked + untraced) / (P x makespan)
-    // (breakdown.hpp; a worker parked before the run began records nothing until it is woken).
+    // Core time with nothing running: 1 - busy / (P x makespan), busy = every track's time outside
+    // idle, stall, parked and untraced (breakdown.hpp; a worker parked before the run began records
+    // nothing until woken). For a pool, (idle + stall + parked + untraced) / (P x makespan); for
+    // bind-to-stage, whose threads outnumber the P cores, the cores' idle time.
     double idle_share = 0;
     std::uint64_t steals = 0;               // successful steals
     std::optional<double> peak_live;        // pipelines: peak live iterations
