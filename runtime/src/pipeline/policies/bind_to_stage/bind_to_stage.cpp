@@ -221,7 +221,8 @@ void bind_to_stage_engine::input_thread() {
     while (loop_goes_on(condition_)) {
         auto* r = new item;   // an allocation failure ends the loop like any exception
         const std::uint64_t i = created_;
-        if (!make_frame(*this, *r, gated_setup(this, &r->sync, i, observer_, traced_), body_)) {
+        // On virtual cores every node end is a yield point (notify_node_end), traced or not.
+        if (!make_frame(*this, *r, gated_setup(this, &r->sync, i, observer_, traced_ || virtual_), body_)) {
             delete r;
             break;
         }
@@ -375,9 +376,6 @@ void bind_to_stage_engine::forward(item* r) {
 // suspend: finish_iteration follows.
 bool bind_to_stage_engine::admit(iteration& it) {
     const std::uint64_t stage = it.current_stage();
-    // On virtual cores the node that ended (stage r->at) is a yield point: notify_node_end made it
-    // one when the loop is traced or observed, else it is made here, before forward() publishes it.
-    if (virtual_ && !traced_ && !observer_) virtual_pipeline_node_end(it.index(), item_of(it)->at);
     if (stage >= final_stage) return true;
     if (stage >= n_) throw_undeclared_stage("bind-to-stage", it.index(), stage, n_);
     item_of(it)->target = stage;
