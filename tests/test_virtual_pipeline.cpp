@@ -9,7 +9,11 @@
 #include <pipescope/trace/trace_model.hpp>
 #include <pipescope/trace_session.hpp>
 
+#include <sched.h>
+
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <tuple>
 
 #include <catch2/catch.hpp>
@@ -158,4 +162,46 @@ TEST_CASE("virtual workers: the automatic detail level measures nodes in virtual
     std::uint64_t nodes = 0;
     for (const auto& [name, b, e] : worker_slices(path)) nodes += name.rfind("stage ", 0) == 0;
     CHECK(nodes == 3 * 512);
+}
+
+// Only the token holder runs, so the executor keeps its threads on one CPU (virtual_executor.cpp,
+// pin_to): every node of a run on 8 virtual workers, bind-to-stage's threads on 4 virtual cores
+// included, runs on a thread allowed one CPU, the same one. Skipped where the process may use a single CPU anyway.
+TEST_CASE("virtual workers: every thread of a virtual run runs on one CPU", "[virtual][pipeline]") {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+    if (CPU_COUNT(&allowed) < 2) {
+        WARN("the process may use one CPU only: nothing to check");
+        return;
+    }
+    for (const char* policy : {"piper", "tbb", "bind-to-stage"}) {
+        INFO(policy);
+        scheduler s(virtual_pool(policy == std::string("bind-to-stage") ? 4 : 8));
+        std::mutex m;
+        std::set<int> cpus;
+        int widest = 0;   // the most CPUs a node's thread was allowed on
+        std::uint64_t next = 0;
+        pipe_while(
+            s, [&] { return next < 64; },
+            [&](iteration& it) -> pipe_task {
+                ++next;
+                virtual_work(1000);
+                co_await it.stage(1);
+                cpu_set_t mine;
+                CPU_ZERO(&mine);
+                sched_getaffinity(0, sizeof mine, &mine);
+                {
+                    std::lock_guard lock(m);
+                    widest = std::max(widest, CPU_COUNT(&mine));
+                    cpus.insert(sched_getcpu());
+                }
+                virtual_work(20000);
+                co_await it.stage_wait(2);
+            },
+            {.policy = policy,
+             .declared_stages = {stage_kind::serial_in_order, stage_kind::parallel, stage_kind::serial_in_order}});
+        CHECK(widest == 1);
+        CHECK(cpus.size() == 1);
+    }
 }
