@@ -252,12 +252,16 @@ struct option {
     bool takes_value = true;
 };
 
-// The two options most workload benchmarks take: --size (tiny, small or large, checked) and --runs.
+// Options most workload benchmarks take: --size (tiny, small or large, checked), --runs, --workload.
 inline option size_option(std::string& size) {
     return {"--size", "tiny, small (default) or large", [&size](const std::string& v) {
                 pipescope::workloads::parse_size(v);   // throws for a size nobody knows
                 size = v;
             }};
+}
+// --workload W, repeatable: only these workloads.
+inline option workload_option(std::vector<std::string>& only) {
+    return {"--workload", "only this workload (repeatable)", [&only](const std::string& v) { only.push_back(v); }};
 }
 inline option runs_option(unsigned& runs) {
     return {"--runs", "runs per point (default 5; the median is reported)",

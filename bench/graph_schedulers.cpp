@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
         bench::size_option(s.size),
         bench::runs_option(s.runs),
         {"--workers", "P (default 2)", [&](const std::string& v) { s.workers = bench::parse_positive(v); }},
-        {"--workload", "only this workload (repeatable)", [&](const std::string& v) { s.only.push_back(v); }},
+        bench::workload_option(s.only),
     };
     if (!bench::parse_command_line(argc, argv, "stage-graph workloads under every graph scheduler: time and peak footprint",
                                    options))

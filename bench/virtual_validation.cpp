@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
         bench::size_option(s.size),
         bench::runs_option(s.runs),
         {"--workers", "P values (default 1,2)", [&](const std::string& v) { s.workers = bench::parse_list(v); }},
-        {"--workload", "only this workload (repeatable)", [&](const std::string& v) { s.only.push_back(v); }},
+        bench::workload_option(s.only),
     };
     if (!bench::parse_command_line(argc, argv, "virtual makespans against measured wall times, P = 1 and 2", options))
         return 0;
