@@ -248,3 +248,16 @@ TEST_CASE("breakdown and compare of the example traces", "[viewer][breakdown][co
     }
     CHECK(rows[1].suspensions > 0);
 }
+
+TEST_CASE("compare table: a bind-to-stage run's P is its workers, not its threads' tracks", "[viewer][compare]") {
+    // Recorded by `pipescope scale` on 2 virtual cores: the pool's 2 workers and ferret's stage
+    // threads (c = P = 2 per parallel stage: 4 x 2 + 2), 12 tracks.
+    const fs::path file = fs::path(PIPESCOPE_SOURCE_DIR) / "tests/data/scale-ferret-tiny/ferret-bind-to-stage-P2.pftrace";
+    document d;
+    d.add(load_file(file));
+    REQUIRE(d.runs.size() == 1);
+    CHECK(d.runs[0].workers.size() == 12);
+    const auto rows = compute_compare(d);
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].workers == 2);
+}

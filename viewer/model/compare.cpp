@@ -18,7 +18,10 @@ std::vector<compare_row> compute_compare(const document& d) {
         compare_row row;
         row.name = rr.title;
         row.run = ri;
-        row.workers = rr.workers.size();
+        const analysis::run_meta meta = analysis::read_meta(scope_of(f, rr));
+        // P as the run was asked for (its metadata), not its tracks: bind-to-stage's threads (one per
+        // stage and more) run on P workers' cores, and their tracks come on top of the pool's.
+        row.workers = meta.workers ? meta.workers : rr.workers.size();
         row.makespan = rr.end > rr.start ? rr.end - rr.start : 0;
         std::uint64_t stage_slices = 0;
         for (auto ti : rr.workers) {
@@ -44,8 +47,7 @@ std::vector<compare_row> compute_compare(const document& d) {
         }
         const run_breakdown b = compute_breakdown(f, rr);
         row.work_fraction = b.total.time.fraction(time_category::work);
-        if (const auto ref = analysis::read_meta(scope_of(f, rr)).reference_seconds)
-            row.serial_ns = static_cast<std::uint64_t>(*ref * 1e9);
+        if (const auto ref = meta.reference_seconds) row.serial_ns = static_cast<std::uint64_t>(*ref * 1e9);
         if (row.serial_ns && row.makespan)
             row.speedup = static_cast<double>(*row.serial_ns) / static_cast<double>(row.makespan);
         rows.push_back(std::move(row));
