@@ -260,4 +260,9 @@ TEST_CASE("compare table: a bind-to-stage run's P is its workers, not its thread
     const auto rows = compute_compare(d);
     REQUIRE(rows.size() == 1);
     CHECK(rows[0].workers == 2);
+    // work over 2 cores x makespan, not over the 12 tracks' time
+    const run_breakdown b = compute_breakdown(*d.files[0], d.runs[0]);
+    CHECK(rows[0].work_fraction ==
+          Approx(static_cast<double>(b.total.time[time_category::work]) / (2.0 * static_cast<double>(rows[0].makespan))));
+    CHECK(rows[0].work_fraction > 3 * b.total.time.fraction(time_category::work));
 }

@@ -229,6 +229,15 @@ TEST_CASE("a lesson file is told apart from traces and other JSON by its format"
     CHECK_FALSE(looks_like_lesson(other));
     fs::remove(other);
     CHECK_FALSE(looks_like_lesson(fs::temp_directory_path() / "pipescope-no-such-dir" / "lesson.json"));
+    // The runner writes keys sorted: long findings put "format" far from the start (the imbalance
+    // lesson's came after 5 KB, and `pipescope-viewer OUT/lesson.json` opened it as a trace).
+    nlohmann::json long_one = good_lesson();
+    long_one["findings"][0]["paper"] = std::string(20000, 'x');
+    const fs::path late = fs::temp_directory_path() / "pipescope-test-late-format.json";
+    { std::ofstream(late) << long_one.dump(2); }
+    CHECK(long_one.dump(2).find("pipescope-lesson/") > 16384);
+    CHECK(looks_like_lesson(late));
+    fs::remove(late);
 }
 
 TEST_CASE("a step's fractions become display time on the document's axis", "[viewer][lesson]") {

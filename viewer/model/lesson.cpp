@@ -216,11 +216,18 @@ lesson load_lesson(const std::filesystem::path& file, const view_name_check& kno
 
 bool looks_like_lesson(const std::filesystem::path& file) {
     if (file.extension() != ".json") return false;
+    // The whole file, parsed: its keys are written sorted, so "format" comes after the findings,
+    // which can run past any fixed-size head (the imbalance lesson's did, at 5 KB). A lesson is a
+    // few tens of KB; anything above the bound is some other JSON.
+    constexpr std::uintmax_t most = 16u << 20;
+    std::error_code ec;
+    const std::uintmax_t size = std::filesystem::file_size(file, ec);
+    if (ec || size > most) return false;
     std::ifstream in(file, std::ios::binary);
-    std::string head(4096, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    head.resize(static_cast<std::size_t>(in.gcount()));
-    return head.find("\"pipescope-lesson/") != std::string::npos;
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_object()) return false;
+    const auto format = j.find("format");
+    return format != j.end() && format->is_string() && format->get<std::string>().starts_with("pipescope-lesson/");
 }
 
 double display_span(const document& d, bool aligned) {

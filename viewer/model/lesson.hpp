@@ -81,7 +81,7 @@ lesson parse_lesson(std::string_view json_text, const std::filesystem::path& fil
 // Reads and parses `file`; an unreadable file is a lesson_error too.
 lesson load_lesson(const std::filesystem::path& file, const view_name_check& known_view = {});
 
-// Whether `file` looks like a lesson (a .json whose first bytes name the pipescope-lesson format),
+// Whether `file` looks like a lesson (a .json whose "format" names the pipescope-lesson format),
 // so that opening, dropping or passing it on the command line opens the lesson, not a trace.
 bool looks_like_lesson(const std::filesystem::path& file);
 
