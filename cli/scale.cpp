@@ -157,7 +157,7 @@ an::run_report analyze_trace(const fs::path& path) {
 std::string peak_text(const an::scale_row& r) {
     namespace numbers = an::numbers;
     if (r.peak_live) return numbers::value(*r.peak_live) + " live";
-    if (r.peak_footprint) return numbers::value(*r.peak_footprint) + " footprint";
+    if (r.peak_footprint) return numbers::bytes(*r.peak_footprint) + " footprint";
     return "-";
 }
 

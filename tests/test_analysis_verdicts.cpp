@@ -9,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <optional>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -490,4 +492,21 @@ TEST_CASE("verdicts: cautions first, then limits by severity, and no balanced ve
     std::vector<std::string> rules;
     for (const auto& x : v) rules.push_back(x.rule);
     CHECK(rules == std::vector<std::string>{"events_lost", "serial_bottleneck", "parked_heavy"});
+}
+
+TEST_CASE("a stage graph's peak footprint is the peak of its footprint bytes counter", "[analysis][stages]") {
+    // ray-1 under gramps, recorded with the footprint counters (traces/README.md): packets and bytes.
+    const tr::trace_model m = tr::load_trace_file(std::string(PIPESCOPE_SOURCE_DIR) + "/traces/ray-1-gramps.pftrace");
+    REQUIRE(!m.runs.empty());
+    const an::run_report rep = an::analyze(an::scope_of(m, 0));
+    std::optional<double> bytes, packets;
+    for (const auto& c : rep.stats.counters) {
+        if (c.name == "footprint bytes") bytes = c.peak;
+        if (c.name == "footprint packets") packets = c.peak;
+    }
+    REQUIRE(bytes);
+    REQUIRE(packets);
+    REQUIRE(rep.stats.peak_footprint);
+    CHECK(*rep.stats.peak_footprint == *bytes);
+    CHECK(*bytes > *packets);   // a packet is more than a byte: the two are told apart
 }

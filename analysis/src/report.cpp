@@ -433,7 +433,7 @@ void events_text(text_out& o, const run_report& r) {
     if (is_graph(r)) return;   // a graph's limits and counters are its queues and footprint (graph_text)
     o.add("limits: peak live {} of K {}", opt_num(st.peak_live), opt_num(st.K));
     if (st.peak_tokens) o.add(", tokens {} of N {}", opt_num(st.peak_tokens), opt_num(st.N));
-    if (st.peak_footprint) o.add(", peak footprint {}", opt_num(st.peak_footprint));
+    if (st.peak_footprint) o.add(", peak footprint {}", numbers::bytes(*st.peak_footprint));
     o.line("");
     for (const auto& c : st.counters)
         o.line("  counter {:<24} peak {:<8g}{}", c.name, c.peak,

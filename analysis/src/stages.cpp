@@ -203,6 +203,7 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
 
     // Counters.
     if (meta.K) out.K = static_cast<double>(meta.K);
+    bool footprint_in_bytes = false;   // the "footprint bytes" counter decides once seen
     for (auto ti : r.counters) {
         const tm::track& t = m.tracks[ti];
         if (t.counters.empty()) continue;
@@ -220,7 +221,10 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
         } else if (n == vocab::tokens_in_flight) {
             if (meta.K) c.capacity = static_cast<double>(meta.K), c.capacity_from = "program.K";
             out.peak_tokens = std::max(out.peak_tokens.value_or(c.peak), c.peak);
-        } else if (n.find(vocab::footprint) != std::string::npos) {
+        } else if (n == vocab::footprint_bytes) {
+            out.peak_footprint = c.peak;
+            footprint_in_bytes = true;
+        } else if (n.find(vocab::footprint) != std::string::npos && !footprint_in_bytes) {
             out.peak_footprint = std::max(out.peak_footprint.value_or(c.peak), c.peak);
         }
         if (!c.capacity) {   // a limit written in the name: "… of 8", "… / 8", "… capacity 8"

@@ -143,7 +143,7 @@ void scaling_view::draw(view_context& ctx) {
                 numbers::percent(x.efficiency).c_str());
     ImGui::Text("idle       %s   steals %s", numbers::percent(x.idle_share).c_str(), numbers::count(x.steals).c_str());
     if (x.peak_live) ImGui::Text("peak live  %s", numbers::value(*x.peak_live).c_str());
-    if (x.peak_footprint) ImGui::Text("footprint  %s", numbers::value(*x.peak_footprint).c_str());
+    if (x.peak_footprint) ImGui::Text("footprint  %s", numbers::bytes(*x.peak_footprint).c_str());
     ImGui::TextDisabled("%s — click to show it in the timeline", x.trace.c_str());
     ImGui::EndTooltip();
     if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) show_run(ctx, s, row);

@@ -31,7 +31,7 @@ struct scale_row {
     double idle_share = 0;
     std::uint64_t steals = 0;               // successful steals
     std::optional<double> peak_live;        // pipelines: peak live iterations
-    std::optional<double> peak_footprint;   // stage graphs: peak footprint
+    std::optional<double> peak_footprint;   // stage graphs: peak footprint, bytes
     std::string trace;                      // the run's trace, a file name in the sweep's directory
 };
 

@@ -94,7 +94,9 @@ struct run_stats {
     std::vector<counter_stats> counters;    // every counter track of the run
     std::optional<double> peak_live, K;     // "live iterations" and program.K
     std::optional<double> peak_tokens, N;   // "tokens in flight" and program.K (tbb's N)
-    std::optional<double> peak_footprint;   // the largest "footprint…" counter
+    // Bytes: the peak of the "footprint bytes" counter (stage graphs); a trace with other footprint
+    // counters only (none of pipescope's) gives the largest of those.
+    std::optional<double> peak_footprint;
 };
 
 run_stats compute_stats(const run_scope& scope, const run_meta& meta);
