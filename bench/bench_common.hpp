@@ -221,26 +221,33 @@ inline void print_machine(std::FILE* out = stdout) {
 // ---------------------------------------------------------------------------------------------
 // Command line
 
+inline unsigned long parse_positive(const std::string& text) {
+    std::size_t used = 0;
+    unsigned long v = 0;
+    try {
+        v = std::stoul(text, &used);
+    } catch (const std::exception&) {   // std::stoul says only "stoul"
+        used = 0;
+    }
+    if (used == 0 || used != text.size() || v == 0 || text.front() == '-')
+        throw std::invalid_argument("expected a positive integer, got '" + text + "'");
+    return v;
+}
+
 // Parses "1,2,4" into {1, 2, 4}; every value must be a positive integer.
 inline std::vector<unsigned> parse_list(const std::string& text) {
     std::vector<unsigned> out;
     std::stringstream ss(text);
     std::string item;
     while (std::getline(ss, item, ',')) {
-        std::size_t used = 0;
-        const unsigned long v = std::stoul(item, &used);
-        if (used != item.size() || v == 0) throw std::invalid_argument("bad list element '" + item + "'");
-        out.push_back(static_cast<unsigned>(v));
+        try {
+            out.push_back(static_cast<unsigned>(parse_positive(item)));
+        } catch (const std::invalid_argument&) {
+            throw std::invalid_argument("bad list element '" + item + "' (expected positive integers: 1,2,4)");
+        }
     }
     if (out.empty()) throw std::invalid_argument("empty list");
     return out;
-}
-
-inline unsigned long parse_positive(const std::string& text) {
-    std::size_t used = 0;
-    const unsigned long v = std::stoul(text, &used);
-    if (used != text.size() || v == 0) throw std::invalid_argument("expected a positive integer, got '" + text + "'");
-    return v;
 }
 
 // Minimal "--name value" parser: each option is a name and a handler for its value. A flag
