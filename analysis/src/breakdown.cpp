@@ -43,6 +43,13 @@ std::uint64_t time_split::sum() const {
     return s;
 }
 
+std::uint64_t run_breakdown::busy_ns() const noexcept {
+    const time_split& t = total.time;
+    const std::uint64_t waiting =
+        t[time_category::idle] + t[time_category::stall] + t[time_category::parked] + t[time_category::untraced];
+    return t.span > waiting ? t.span - waiting : 0;
+}
+
 namespace {
 
 struct interval {

@@ -25,16 +25,11 @@ scale_row scale_row_of(const run_report& r, double serial_ns) {
     row.makespan_ns = static_cast<double>(r.makespan());
     row.speedup = row.makespan_ns > 0 ? serial_ns / row.makespan_ns : 0;
     row.efficiency = row.workers ? row.speedup / static_cast<double>(row.workers) : 0;
-    // Idle share = 1 - busy / (P x makespan), busy = the tracks' time doing anything at all. Untraced
-    // time is idle too: a worker parked before the run started records nothing until woken. Counted
-    // this way, not as the tracks' idle fraction, because a thread-bound policy has more tracks than
-    // cores: bind-to-stage's threads (and the pool's parked workers) on P virtual cores.
-    const time_split& t = r.breakdown.total.time;
-    const std::uint64_t waiting =
-        t[time_category::idle] + t[time_category::stall] + t[time_category::parked] + t[time_category::untraced];
-    const double busy = static_cast<double>(t.span > waiting ? t.span - waiting : 0);
-    const double capacity = static_cast<double>(row.workers) * row.makespan_ns;
-    row.idle_share = capacity > 0 ? std::clamp(1.0 - busy / capacity, 0.0, 1.0) : 0;
+    // The cores' idle share, not the tracks' (run_breakdown::core_share): bind-to-stage's threads
+    // outnumber its P virtual cores. Untraced time is idle too: a worker parked before the run
+    // started records nothing until woken.
+    const run_breakdown& b = r.breakdown;
+    row.idle_share = b.span ? std::clamp(1.0 - b.core_share(b.busy_ns(), row.workers), 0.0, 1.0) : 0;
     row.steals = r.stats.steals_made;
     row.peak_live = r.stats.peak_live;
     row.peak_footprint = r.stats.peak_footprint;

@@ -203,7 +203,8 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
 
     // Counters.
     if (meta.K) out.K = static_cast<double>(meta.K);
-    bool footprint_in_bytes = false;   // the "footprint bytes" counter decides once seen
+    // The "footprint bytes" counter's peak; other footprint counters' only for a trace without it.
+    std::optional<double> footprint_bytes, other_footprint;
     for (auto ti : r.counters) {
         const tm::track& t = m.tracks[ti];
         if (t.counters.empty()) continue;
@@ -222,10 +223,9 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
             if (meta.K) c.capacity = static_cast<double>(meta.K), c.capacity_from = "program.K";
             out.peak_tokens = std::max(out.peak_tokens.value_or(c.peak), c.peak);
         } else if (n == vocab::footprint_bytes) {
-            out.peak_footprint = c.peak;
-            footprint_in_bytes = true;
-        } else if (n.find(vocab::footprint) != std::string::npos && !footprint_in_bytes) {
-            out.peak_footprint = std::max(out.peak_footprint.value_or(c.peak), c.peak);
+            footprint_bytes = c.peak;
+        } else if (n.find(vocab::footprint) != std::string::npos) {
+            other_footprint = std::max(other_footprint.value_or(c.peak), c.peak);
         }
         if (!c.capacity) {   // a limit written in the name: "… of 8", "… / 8", "… capacity 8"
             for (std::string_view key : {"capacity", " of ", "/"})
@@ -246,6 +246,7 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
         }
         out.counters.push_back(std::move(c));
     }
+    out.peak_footprint = footprint_bytes ? footprint_bytes : other_footprint;
     if (out.peak_tokens && meta.K) out.N = static_cast<double>(meta.K);
     return out;
 }

@@ -46,10 +46,8 @@ std::vector<compare_row> compute_compare(const document& d) {
             if (!r.dag.nodes.empty()) row.nodes = std::max<std::uint64_t>(r.dag.node_count, r.dag.nodes.size());
         }
         const run_breakdown b = compute_breakdown(f, rr);
-        // Over P cores, as the tooltip says: for a pool the same as the workers' work share; for
-        // bind-to-stage the cores' (the lesson's efficiency), not a share of its many threads' time.
-        const double capacity = static_cast<double>(row.workers) * static_cast<double>(row.makespan);
-        row.work_fraction = capacity > 0 ? static_cast<double>(b.total.time[time_category::work]) / capacity : 0;
+        // Over P cores, as the tooltip says (for bind-to-stage the lesson's efficiency).
+        row.work_fraction = b.core_share(b.total.time[time_category::work], row.workers);
         if (const auto ref = meta.reference_seconds) row.serial_ns = static_cast<std::uint64_t>(*ref * 1e9);
         if (row.serial_ns && row.makespan)
             row.speedup = static_cast<double>(*row.serial_ns) / static_cast<double>(row.makespan);

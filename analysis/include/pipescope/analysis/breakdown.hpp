@@ -72,6 +72,16 @@ struct run_breakdown {
     std::vector<worker_breakdown> workers;
     worker_breakdown total;       // sums over the workers (span = workers x makespan)
     bool stall_derived = false;   // the run has line tracks with running/waiting/throttled states
+
+    // `ns` of track time as a share of `cores` cores over the makespan: for a pool (a track per
+    // worker) the same as total.time.fraction; for a thread-bound policy (bind-to-stage), whose
+    // threads outnumber its cores, a share of the cores, not of the threads' time. 0 when empty.
+    double core_share(std::uint64_t ns, std::uint64_t cores) const noexcept {
+        const double capacity = static_cast<double>(cores) * static_cast<double>(span);
+        return capacity > 0 ? static_cast<double>(ns) / capacity : 0.0;
+    }
+    // Track time spent on anything: every category but idle, stall, parked and untraced.
+    std::uint64_t busy_ns() const noexcept;
 };
 
 // O(slices + instants of the run's tracks + w log w for the waiting states).
