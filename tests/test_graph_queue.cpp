@@ -142,6 +142,29 @@ TEST_CASE("queue: a short commit packs into partial packets; close drains then e
     CHECK(q.try_reserve_pop(1).status() == reserve_status::end_of_stream);
 }
 
+// A parallel stage finishes when its input is drained (engine.cpp, try_finish_parallel): the end of
+// the stream alone is not enough while a consumer still holds a window it may give back.
+TEST_CASE("queue: drained means ended and no pop reservation open, which end_of_stream does not wait for",
+          "[graph][queue]") {
+    packet_queue q(ints(2, 4));
+    push_values(q, 1, 10, 2);
+    q.close();
+    CHECK_FALSE(q.drained());   // a packet is still published
+    pop_window w = q.try_reserve_pop(1);
+    REQUIRE(w);
+    CHECK(q.end_of_stream());   // every element handed out...
+    CHECK_FALSE(q.drained());   // ...but the window is open
+    q.cancel_pop(w);            // and it can come back
+    CHECK_FALSE(q.end_of_stream());
+    CHECK_FALSE(q.drained());
+    pop_window again = q.try_reserve_pop(1);
+    REQUIRE(again);
+    CHECK(values(again) == std::vector<int>{10, 11});
+    q.commit_pop(again);
+    CHECK(q.drained());
+    CHECK(q.end_of_stream());
+}
+
 TEST_CASE("queue: a commit of zero elements publishes nothing and frees its packets", "[graph][queue]") {
     packet_queue q(ints(2, 2));
     push_values(q, 2, 0, 0);

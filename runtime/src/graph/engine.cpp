@@ -381,12 +381,11 @@ step_result graph_engine::step_parallel(stage_state& st) {
     const stage_spec& spec = *st.spec;
     const queue_id in_id = spec.inputs[0];
     packet_queue& in_q = *queues_[in_id];
-    // in_flight covers the reservation too: a closing producer must not finish the stage between a
-    // successful reserve and the instance's outputs.
-    st.in_flight.fetch_add(1, std::memory_order_acq_rel);
+    // An instance is in flight from its input reservation to that reservation's commit, its last:
+    // the input queue's open pop reservations count the instances, so finishing asks the queue
+    // (try_finish_parallel) and an instance writes no counter of its own (issue 17).
     auto leave = [&] {
-        if (st.in_flight.fetch_sub(1, std::memory_order_acq_rel) == 1 && st.input_ended.load(std::memory_order_acquire))
-            try_finish_parallel(st);
+        if (st.input_ended.load(std::memory_order_acquire)) try_finish_parallel(st);
     };
 
     const std::size_t n_out = spec.outputs.size();
@@ -668,14 +667,16 @@ void graph_engine::finish_stage(stage_state& st) {
 }
 
 void graph_engine::try_finish_parallel(stage_state& st) {
-    if (!st.input_ended.load(std::memory_order_acquire) || st.in_flight.load(std::memory_order_acquire) != 0) return;
+    const packet_queue& in = *queues_[st.spec->inputs[0]];
+    if (!st.input_ended.load(std::memory_order_acquire) || !in.end_of_stream()) return;
     {
         std::lock_guard lock(st.reserve_mutex);   // steppers reserve under it, and look at `finishing` first
-        if (st.in_flight.load(std::memory_order_acquire) != 0 || st.finishing.load(std::memory_order_acquire)) return;
+        if (st.finishing.load(std::memory_order_acquire)) return;
         // input_ended is a hint set outside this lock, where a stepper's tentative reservation may
         // have emptied the input for a moment (cancel_pop puts the packet back). Only here, with no
-        // stepper inside, is "closed and drained" the truth.
-        if (!queues_[st.spec->inputs[0]]->end_of_stream()) return;
+        // stepper inside, is "closed, drained and no instance holding its input" the truth; the
+        // instance that commits the last input reservation calls here again after its commit.
+        if (!in.drained()) return;
         st.finishing.store(true, std::memory_order_release);
     }
     finish_stage(st);   // outside the lock: closing may finish other stages, even this one's consumers

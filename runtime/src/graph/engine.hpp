@@ -111,7 +111,6 @@ struct stage_state {
     // parallel: written by every instance
     alignas(64) pipescope::detail::spin_mutex reserve_mutex;   // reservations in input order (ordered outputs)
     std::uint64_t next_instance = 0;                           // guarded by reserve_mutex
-    std::atomic<int> in_flight{0};                             // steps between their first reserve and their last commit
     // output_reservations(k): with the lock they are counted under; a stage with more outputs than
     // fit here keeps the rest on the heap.
     static constexpr std::size_t inline_outputs = 4;

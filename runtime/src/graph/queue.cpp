@@ -519,6 +519,11 @@ void packet_queue::emit(signals s) const {
     if (s.space) config_.on_signal(*this, queue_signal::space);
 }
 
+bool packet_queue::drained() const {
+    std::lock_guard lock(mutex_);
+    return ended_locked() && ready_.empty() && pop_open_.empty();
+}
+
 queue_stats packet_queue::stats() const {
     std::lock_guard lock(mutex_);
     queue_stats s = stats_;

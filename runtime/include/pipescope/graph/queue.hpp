@@ -359,6 +359,9 @@ public:
     bool closed() const noexcept { return closed_hint_.load(std::memory_order_acquire); }   // every producer closed
     // Closed and every element handed out to consumers.
     bool end_of_stream() const noexcept { return end_hint_.load(std::memory_order_acquire); }
+    // Closed, every element handed out, and every pop reservation committed: nothing a consumer holds
+    // can come back (cancel_pop). Takes the lock; exact at the moment it answers.
+    bool drained() const;
     queue_stats stats() const;
 
     const std::string& name() const noexcept { return config_.name; }
@@ -407,7 +410,7 @@ private:
     std::size_t packet_bytes_;
     std::shared_ptr<packet_allocator> allocator_;   // config_.allocator, or the queue's own pool
 
-    alignas(64) mutable pipescope::detail::spin_mutex mutex_;   // short bookkeeping only: spins before it parks
+    alignas(64) mutable pipescope::detail::spin_mutex mutex_;   // short bookkeeping only: spins, never sleeps
     detail::ring<detail::packet_ref> ready_;                    // published, not yet reserved by a consumer
     std::size_t ready_elements_ = 0;
     detail::ring<pending> push_open_, pop_open_;   // front has ticket push_base_ / pop_base_
