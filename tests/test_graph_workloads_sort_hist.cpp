@@ -150,17 +150,19 @@ TEST_CASE("histogram counts exactly under every graph policy, with and without c
     // tiny: 256×256 pixels = 64 blocks of 1024; packet=8192 puts them in 8 packets; packet=3072 (3
     // blocks) leaves a short last packet (22 packets, the last with one block); block=1000 leaves a
     // short last block in every packet (9 blocks per packet of 8192: 72 partials); packet=1000 with
-    // block=1024 makes one short block per packet (66 packets, the last of 536 pixels).
+    // block=1024 makes one short block per packet (66 packets, the last of 536 pixels). The defaults
+    // (tiny: packet=4096, block=8192) make one short block per packet: 16 packets of one partial.
     struct form {
         std::vector<std::string> params;
         bool combine;
         std::uint64_t packets, partials;
     };
-    const std::vector<form> forms = {{{"packet=8192", "combine=on"}, true, 8, 64},
-                                     {{"packet=8192", "combine=off"}, false, 8, 64},
-                                     {{"packet=3072"}, true, 22, 64},
+    const std::vector<form> forms = {{{"packet=8192", "block=1024", "combine=on"}, true, 8, 64},
+                                     {{"packet=8192", "block=1024", "combine=off"}, false, 8, 64},
+                                     {{"packet=3072", "block=1024"}, true, 22, 64},
                                      {{"packet=8192", "block=1000", "combine=off"}, false, 8, 72},
-                                     {{"packet=1000"}, true, 66, 66}};
+                                     {{"packet=1000", "block=1024"}, true, 66, 66},
+                                     {{"combine=on"}, true, 16, 16}};
     for (const form& f : forms) {
         for (const auto& p : graph::policies()) {
             for (unsigned workers : {1u, 2u}) {

@@ -122,10 +122,16 @@ void count_pixels(const rgb* px, std::size_t n, Counts& c) {
 // tiny image (65536 pixels) keeps 4096-pixel packets, 16 of them, so that it is still a stream.
 constexpr std::uint64_t default_packet = 32768, tiny_packet = 4096, max_packet = std::uint64_t{1} << 20;
 constexpr std::uint64_t max_partials_per_packet = 64;   // a packet of partials is 3 KiB each
+// A partial costs its map instance 3 KiB zeroed and copied into the packet and its combine 768 adds,
+// whatever the block: with blocks of 1024 pixels (3 KiB of image each) that was a third more work
+// than the serial loop, and graph-serial ran 1.24-1.87x the serial reference at size large (issue
+// 17 asks <= 1.10). 8192 pixels per partial (4 per 32768-pixel packet) costs 1.01-1.05x
+// (docs/runtime.md, "Packet sizes of the graph workloads").
+constexpr std::uint64_t default_block = 8192;
 
 struct options {
     bool combine = true;
-    std::uint64_t block = 1024;              // pixels per partial histogram (the map unit)
+    std::uint64_t block = default_block;     // pixels per partial histogram (the map unit)
     std::uint64_t packet = default_packet;   // pixels per packet: one map instance (by size)
     // Partial histograms per packet of partials: what one map instance makes, one combine sums.
     std::uint64_t partials_per_packet() const { return (packet + block - 1) / block; }
@@ -244,7 +250,9 @@ public:
     std::string parameters() const override {
         return "combine=on: a parallel combine stage sums each packet of partials before the serial reduce (off: "
                "reduce-only)\n"
-               "block=1024: pixels per partial histogram (16 to 2^20)\n"
+               "block=" +
+               std::to_string(default_block) +
+               ": pixels per partial histogram (16 to 2^20)\n"
                "packet=<by size: tiny " +
                std::to_string(tiny_packet) + ", small and large " + std::to_string(default_packet) +
                ">: pixels per packet, i.e. per map instance (1 to 2^20, at most 64 blocks); its ceil(packet/block) "
