@@ -6,9 +6,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 using namespace pipescope;
@@ -113,6 +116,52 @@ TEST_CASE("an exception in a stage reaches the caller of graph::run", "[graph][p
             FAIL("the exception was lost");
         } catch (const std::domain_error& e) {
             CHECK(std::string(e.what()) == "stage boom saw 400");
+        }
+    }
+}
+
+// instance_context::close_output on a queue the stage alone feeds: the instance that handles the
+// last element closes the output while instances that reserved room before it are still running. The queue must close only after they commit — every element
+// reaches the sink exactly once — and the run must end (the sink sees the end of its stream).
+TEST_CASE("a parallel instance closes its only output while earlier instances still hold room in it", "[graph][program]") {
+    constexpr std::uint64_t n = 600;
+    for (const auto& p : graph::policies()) {
+        for (unsigned workers : {1u, 2u, 4u}) {
+            INFO("policy " << p.name << ", P = " << workers);
+            scheduler s({workers});
+            graph::program g;
+            const auto in = g.add_queue<std::uint64_t>("in", {.packet_elements = 1, .capacity_packets = 8});
+            const auto out = g.add_queue<std::uint64_t>("out", {.packet_elements = 1, .capacity_packets = 8});
+            g.add_serial("source", {}, {in}, [](graph::thread_context& ctx) -> graph::stage_task {
+                for (std::uint64_t v = 0; v < n; ++v) co_await ctx.push(0, v);
+            });
+            g.add_parallel("pass", in, {{out, 1}}, [](graph::instance_context& ctx) {
+                const std::uint64_t v = ctx.in<std::uint64_t>(0);
+                // Slow instances just before the last: with two workers or more, the last one reserves
+                // after them, finishes first and closes while they still hold their room.
+                if (v + 4 >= n && v + 1 < n) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                ctx.push(0, v);
+                if (v == n - 1) ctx.close_output(0);   // the source is done: nothing after this one
+            });
+            std::uint64_t count = 0, sum = 0;
+            std::vector<int> seen(n, 0);
+            g.add_serial("sink", {out}, {}, [&](graph::thread_context& ctx) -> graph::stage_task {
+                for (;;) {
+                    graph::pop_window w = co_await ctx.pop(0);
+                    if (!w) break;
+                    for (std::size_t i = 0; i < w.size(); ++i) {
+                        const std::uint64_t v = w.at<std::uint64_t>(i);
+                        ++count;
+                        sum += v;
+                        if (v < n) ++seen[v];
+                    }
+                    ctx.commit(w);
+                }
+            });
+            graph::run(s, g, under(p.name));
+            CHECK(count == n);
+            CHECK(sum == n * (n - 1) / 2);
+            CHECK(std::count(seen.begin(), seen.end(), 1) == static_cast<std::ptrdiff_t>(n));
         }
     }
 }
