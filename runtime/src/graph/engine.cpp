@@ -119,6 +119,9 @@ graph_engine::graph_engine(scheduler& s, const program& g, engine_config config)
         // its upstream producer still sees the capacity, or it would flood the queue whenever the
         // stages downstream are backpressured (a cycle is bounded "due to stage priorities" only if
         // what enters it from upstream is).
+        st->counts_reservations.assign(st->spec->outputs.size(), false);
+        for (std::size_t k = 0; k < st->spec->outputs.size(); ++k)
+            st->counts_reservations[k] = g.producers(st->spec->outputs[k].queue).size() > 1;
         st->forward_bound.assign(st->spec->outputs.size(), 0);
         for (std::size_t k = 0; k < st->spec->outputs.size(); ++k) {
             const queue_id q = st->spec->outputs[k].queue;
@@ -427,7 +430,7 @@ step_result graph_engine::step_parallel(stage_state& st) {
         instance = st.next_instance++;
         for (std::size_t k = 0; k < n_out; ++k)
             if (outs[k]) {
-                st.output_reservations(k).fetch_add(1, std::memory_order_seq_cst);
+                if (st.counts_reservations[k]) st.output_reservations(k).fetch_add(1, std::memory_order_seq_cst);
                 ++queue_ops;
             }
         return std::nullopt;
@@ -499,9 +502,13 @@ step_result graph_engine::step_parallel(stage_state& st) {
                 queue_changed(spec.outputs[k].queue, change);
             }
             // The last reservation on an output another instance closed: close the queue now.
-            if (st.output_reservations(k).fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-                st.output_closing[k].load(std::memory_order_seq_cst))
+            if (st.counts_reservations[k]) {
+                if (st.output_reservations(k).fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+                    st.output_closing[k].load(std::memory_order_seq_cst))
+                    close_output(st, k);
+            } else if (st.output_closing[k].load(std::memory_order_seq_cst) && unreserved(st, k)) {
                 close_output(st, k);
+            }
         }
         const std::size_t consumed = in.size();
         queue_change change;
@@ -648,7 +655,16 @@ void graph_engine::close_output_when_unreserved(stage_state& st, std::size_t k) 
         std::lock_guard lock(st.reserve_mutex);
         st.output_closing[k].store(true, std::memory_order_seq_cst);
     }
-    if (st.output_reservations(k).load(std::memory_order_seq_cst) == 0) close_output(st, k);
+    if (unreserved(st, k)) close_output(st, k);
+}
+
+// No instance of the stage holds a reservation on output k. Without a count of its own the stage
+// asks the queue, under the queue's lock: a committer lowers the queue's count under that lock and
+// then reads output_closing, a closer sets output_closing and then takes that lock, so one of the
+// two sees the other's change (close_output runs once either way).
+bool graph_engine::unreserved(stage_state& st, std::size_t k) {
+    if (st.counts_reservations[k]) return st.output_reservations(k).load(std::memory_order_seq_cst) == 0;
+    return queues_[st.spec->outputs[k].queue]->push_reservations() == 0;
 }
 
 bool graph_engine::over_forward_bound(const stage_state& st, std::size_t k, std::size_t packets) const noexcept {

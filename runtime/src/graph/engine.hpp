@@ -99,6 +99,10 @@ struct stage_state {
     std::atomic<int>& output_reservations(std::size_t k) noexcept {
         return k < inline_outputs ? reservations_inline[k] : reservations_beyond[k - inline_outputs];
     }
+    // Per output: does the stage count its reservations itself? Only where the queue has other
+    // producers too. Where the stage is the only one, the queue's open push reservations are the
+    // stage's, so it asks the queue when it closes and an instance writes no counter (issue 17).
+    std::vector<bool> counts_reservations;
     // Per output: the capacity this stage still respects in a queue that grows only for the
     // producers that close a cycle (GRAMPS, seed 004 §III-A), 0 if none; see graph_engine().
     std::vector<std::size_t> forward_bound;
@@ -235,6 +239,7 @@ private:
     void try_finish_parallel(stage_state& st);
     void close_output(stage_state& st, std::size_t k);
     void close_output_when_unreserved(stage_state& st, std::size_t k);   // a parallel instance's close_output
+    bool unreserved(stage_state& st, std::size_t k);                     // no instance holds room in output k
     // Output k of st is a forward edge into a queue unbounded for its cycle, and `packets` more would
     // pass the capacity: backpressure for this producer.
     bool over_forward_bound(const stage_state& st, std::size_t k, std::size_t packets) const noexcept;

@@ -524,6 +524,11 @@ bool packet_queue::drained() const {
     return ended_locked() && ready_.empty() && pop_open_.empty();
 }
 
+std::size_t packet_queue::push_reservations() const {
+    std::lock_guard lock(mutex_);
+    return push_outstanding_;
+}
+
 queue_stats packet_queue::stats() const {
     std::lock_guard lock(mutex_);
     queue_stats s = stats_;

@@ -362,6 +362,8 @@ public:
     // Closed, every element handed out, and every pop reservation committed: nothing a consumer holds
     // can come back (cancel_pop). Takes the lock; exact at the moment it answers.
     bool drained() const;
+    // Push reservations not yet committed or cancelled, all producers together. Takes the lock.
+    std::size_t push_reservations() const;
     queue_stats stats() const;
 
     const std::string& name() const noexcept { return config_.name; }

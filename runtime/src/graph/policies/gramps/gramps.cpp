@@ -181,7 +181,10 @@ private:
         stage_plan& p = plans_[r];
         if (p.has_task.load(std::memory_order_seq_cst) || e.finished(p.id) || !e.runnable(p.id)) return false;
         if (p.has_task.exchange(true, std::memory_order_seq_cst)) return false;
-        tasks(w, r).push(p.enqueued.fetch_add(1, std::memory_order_relaxed));
+        // Only the worker that set has_task gets here, so a load and a store count without a locked add.
+        const std::uint64_t n = p.enqueued.load(std::memory_order_relaxed);
+        p.enqueued.store(n + 1, std::memory_order_relaxed);
+        tasks(w, r).push(n);
         return true;
     }
 
