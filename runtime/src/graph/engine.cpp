@@ -113,15 +113,15 @@ graph_engine::graph_engine(scheduler& s, const program& g, engine_config config)
         if (st->spec->outputs.size() > stage_state::inline_outputs)
             st->reservations_beyond =
                 std::make_unique<std::atomic<int>[]>(st->spec->outputs.size() - stage_state::inline_outputs);
+        st->counts_reservations.assign(st->spec->outputs.size(), false);
+        for (std::size_t k = 0; k < st->spec->outputs.size(); ++k)
+            st->counts_reservations[k] = g.producers(st->spec->outputs[k].queue).size() > 1;
         // GRAMPS exempts from backpressure "queues that feed a lower-priority stage from a
         // higher-priority stage" (seed 004 §III-A). A queue fed both from upstream and from a cycle
         // (the ray tracer's rays, from camera and from shade) grows for the cycle's producer only:
         // its upstream producer still sees the capacity, or it would flood the queue whenever the
         // stages downstream are backpressured (a cycle is bounded "due to stage priorities" only if
         // what enters it from upstream is).
-        st->counts_reservations.assign(st->spec->outputs.size(), false);
-        for (std::size_t k = 0; k < st->spec->outputs.size(); ++k)
-            st->counts_reservations[k] = g.producers(st->spec->outputs[k].queue).size() > 1;
         st->forward_bound.assign(st->spec->outputs.size(), 0);
         for (std::size_t k = 0; k < st->spec->outputs.size(); ++k) {
             const queue_id q = st->spec->outputs[k].queue;
