@@ -395,8 +395,7 @@ step_result graph_engine::step_parallel(stage_state& st) {
     step_scratch<push_window> outs(n_out);
     // Traced: what each output reservation did to its queue's fill (its counters are recorded once
     // the step holds all of them; a tentative reservation given back changes nothing in the end).
-    std::optional<step_scratch<queue_change>> reserved;
-    if (traced_) reserved.emplace(n_out);
+    step_scratch<queue_change> reserved(traced_ ? n_out : 0);
     pop_window in;
     std::uint64_t instance = 0;
     std::uint64_t queue_ops = 1;   // each a reserve and its commit: the input and every output reserved
@@ -419,7 +418,7 @@ step_result graph_engine::step_parallel(stage_state& st) {
             const output_spec& o = spec.outputs[k];
             if (st.output_closing[k].load(std::memory_order_seq_cst)) continue;   // closed: no room taken
             if (!over_forward_bound(st, k, o.max_packets))
-                outs[k] = queues_[o.queue]->try_reserve_push(o.max_packets, reserved ? &(*reserved)[k] : nullptr);
+                outs[k] = queues_[o.queue]->try_reserve_push(o.max_packets, traced_ ? &reserved[k] : nullptr);
             if (!outs[k]) {   // backpressure: this stage is not runnable until the queue drains
                 release_outputs(st, outs.data(), k);
                 in_q.cancel_pop(in);
@@ -448,15 +447,18 @@ step_result graph_engine::step_parallel(stage_state& st) {
                 trace_queue_op(event_kind::graph_reserve, spec.outputs[k].queue, spec.outputs[k].max_packets, false, true,
                                st.id);
         for (std::size_t k = 0; k < n_out; ++k)
-            if (outs[k]) queue_changed(spec.outputs[k].queue, (*reserved)[k]);
+            if (outs[k]) queue_changed(spec.outputs[k].queue, reserved[k]);
     }
 
     step_scratch<std::size_t> counts(n_out);
     step_scratch<bool> close(n_out);
     step_scratch<instance_context::cursor> cursors(n_out);
+    // Every field is set with no call in between, so the compiler drops the zeroing that the
+    // fields' initialisers imply (a `rep stos` over the context otherwise).
+    const std::span<const std::byte> packet = in.packet_bytes(0);
+    const int worker = this_worker_index();
     instance_context ctx;
     ctx.input_ = &in;
-    const std::span<const std::byte> packet = in.packet_bytes(0);
     ctx.in_data_ = packet.data();
     ctx.in_count_ = in.size();
     ctx.in_element_ = in_q.element_size();
@@ -468,7 +470,7 @@ step_result graph_engine::step_parallel(stage_state& st) {
     ctx.state_ = &st;
     ctx.stage_ = st.id;
     ctx.instance_ = instance;
-    ctx.worker_ = this_worker_index();
+    ctx.worker_ = worker;
 
     const node_mark mark = node_begin(st, instance);
     try {

@@ -260,6 +260,11 @@ protected:
 // A producer's reservation: packets() whole packets, all writable.
 class push_window : public detail::window_base {
 public:
+    // Written out, not defaulted: value-initialising (`push_window{}`, `T()`) a class whose
+    // constructor is implicit zeroes the whole object before the member initialisers run, and a
+    // window is ~90 bytes, so every empty window a step or an awaiter made was a `rep stos` (tens of
+    // cycles to start up on x86; issue 17's profile). Likewise pop_window.
+    push_window() noexcept {}
     std::size_t capacity() const noexcept;   // elements
     std::span<std::byte> element(std::size_t i) const;
     std::span<std::byte> packet_bytes(std::size_t p) const;   // packet p's memory, all N elements
@@ -273,6 +278,7 @@ public:
 // them to read only (StreamIt/DANBI peeking; seed 002 §II, reserve_peek_pop).
 class pop_window : public detail::window_base {
 public:
+    pop_window() noexcept {}   // not defaulted: see push_window()
     std::size_t size() const noexcept { return size_; }
     std::size_t peek_size() const noexcept { return peek_size_; }
     std::size_t packet_size(std::size_t p) const;
