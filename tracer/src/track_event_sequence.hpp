@@ -72,9 +72,11 @@ struct track_event_packet {
     std::uint64_t track = 0;   // 0: the sequence's default track
     event_type type = event_type::instant;
     std::uint32_t name = 0;   // name_table id; 0 for ends and counters (never name an END)
-    uint_arg args[6]{};
+    // Only the first arg_count / text_count are read, so the arrays are left uninitialised: zeroing
+    // them made every packet the writer built a `rep stos` over ~150 bytes.
+    uint_arg args[6];
     std::uint8_t arg_count = 0;
-    text_arg texts[2]{};
+    text_arg texts[2];
     std::uint8_t text_count = 0;
     std::uint64_t flow = 0;               // flow_ids (0: none)
     std::uint64_t terminating_flow = 0;   // terminating_flow_ids (0: none)
