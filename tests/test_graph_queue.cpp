@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <random>
 #include <thread>
@@ -301,6 +302,9 @@ TEST_CASE("queue: bad use gets an exception that says what is wrong", "[graph][q
     CHECK_THROWS_WITH(q.try_reserve_pop(0), Catch::Contains("try_reserve_pop(0)"));
     CHECK_THROWS_WITH(q.try_reserve_pop(1, 5),
                       Catch::Contains("needs 1 + ceil(5 / 4) packets, more than the capacity of 2"));
+    // The packet count of a peek must not wrap around: SIZE_MAX elements are too many, not zero packets.
+    CHECK_THROWS_WITH(q.try_reserve_pop(1, std::numeric_limits<std::size_t>::max()),
+                      Catch::Contains("more than the capacity of 2"));
 
     push_window w = q.try_reserve_push(1);
     CHECK_THROWS_WITH(w.at<int>(4), Catch::Contains("element(4): the window holds only 4 elements"));

@@ -1,7 +1,6 @@
 // What stage bodies call: a parallel instance's pushes (instance_context) and a serial stage's
 // reserves, pops, pushes and commits (thread_context), on top of the engine (engine.hpp).
 #include "engine.hpp"
-#include "engine_ops.hpp"
 
 #include <cstring>
 

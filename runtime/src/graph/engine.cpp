@@ -1,7 +1,7 @@
 // The graph engine shared by every graph scheduler (engine.hpp).
 #include "engine.hpp"
 
-#include "engine_ops.hpp"
+#include "../trace_hooks.hpp"
 
 #include <pipescope/detail/job.hpp>
 #include <pipescope/trace/recorder.hpp>

@@ -376,9 +376,8 @@ void packet_queue::close() {
 pop_window packet_queue::try_reserve_pop(std::size_t packets, std::size_t peek) {
     const std::size_t n = config_.packet_elements;
     if (packets == 0) fail("try_reserve_pop(0): reserve at least one packet");
-    // (Most reserves peek at nothing: they skip the division, a 64-bit `div` of tens of cycles.)
-    if (!config_.unbounded && (packets > config_.capacity_packets ||
-                               (peek != 0 && peek / n + (peek % n != 0) > config_.capacity_packets - packets)))
+    if (!config_.unbounded &&
+        (packets > config_.capacity_packets || detail::packets_for(peek, n) > config_.capacity_packets - packets))
         fail("try_reserve_pop(" + std::to_string(packets) + ", peek " + std::to_string(peek) + "): needs " +
              std::to_string(packets) + " + ceil(" + std::to_string(peek) + " / " + std::to_string(n) +
              ") packets, more than the capacity of " + std::to_string(config_.capacity_packets));

@@ -19,6 +19,14 @@ struct packet_ref {
     std::uint32_t count;   // elements it holds
 };
 
+// Packets that `elements` fill, the last one possibly short. Exact up to SIZE_MAX, so the queue can
+// check a caller's argument with it. Zero elements — the usual peek of a reserve, the usual push
+// count of an instance that wrote nothing — cost no division (a 64-bit `div` is tens of cycles).
+inline std::size_t packets_for(std::size_t elements, std::size_t per_packet) noexcept {
+    if (elements == 0) return 0;
+    return elements / per_packet + (elements % per_packet != 0);
+}
+
 class packet_list {
 public:
     static constexpr std::size_t inline_capacity = 2;
