@@ -101,6 +101,47 @@ TEST_CASE("recorder: several writers and a concurrent consumer lose nothing sile
     CHECK(seen.dropped <= rec.dropped_total());   // drops at a buffer's very end have no marker
 }
 
+TEST_CASE("recorder: a snapshot while writers record holds each one's events so far and takes none away",
+          "[tracer][stress]") {
+    // The watchdog's view of a hung run: writers keep recording while the snapshot is written.
+    constexpr unsigned writers = 2;
+    constexpr std::uint64_t per_writer = 100000;
+    recorder rec(writers, 2 * writers * per_writer * sizeof(event_record), 256);   // room for all
+    std::atomic<std::uint64_t> recorded[writers] = {};
+    std::vector<std::thread> ts;
+    for (unsigned w = 0; w < writers; ++w)
+        ts.emplace_back([&, w] {
+            for (std::uint64_t i = 0; i < per_writer; ++i) {
+                rec.buffer(w).record(event_kind::node_begin, i);
+                recorded[w].store(i + 1, std::memory_order_release);
+            }
+        });
+    std::uint64_t last[writers] = {};
+    int snapshots = 0;
+    for (bool done = false; !done; ++snapshots) {
+        done = recorded[0].load() == per_writer && recorded[1].load() == per_writer;
+        std::uint64_t before[writers];
+        for (unsigned w = 0; w < writers; ++w) before[w] = recorded[w].load(std::memory_order_acquire);
+        collector seen;   // each writer's events from 0 on, in order, with no gap
+        const std::size_t n = rec.snapshot([&](unsigned w, const event_record* r, std::size_t k) { seen(w, r, k); });
+        REQUIRE(seen.errors == 0);
+        REQUIRE(seen.dropped == 0);
+        REQUIRE(n == seen.events);
+        for (unsigned w = 0; w < writers; ++w) {
+            REQUIRE(seen.next[w] >= before[w]);   // what was recorded before the snapshot is in it
+            REQUIRE(seen.next[w] >= last[w]);     // and no later snapshot loses it
+            last[w] = seen.next[w];
+        }
+    }
+    for (auto& t : ts) t.join();
+    CHECK(snapshots >= 1);
+    collector all;   // the snapshots took nothing: everything is still there, once
+    rec.flush([&](unsigned w, const event_record* r, std::size_t k) { all(w, r, k); });
+    CHECK(all.errors == 0);
+    CHECK(all.events == writers * per_writer);
+    CHECK(rec.dropped_total() == 0);
+}
+
 TEST_CASE("recorder: a lazy consumer waits until the backlog it asked for is full", "[tracer]") {
     recorder rec(1, 0, 16);   // 2 chunks of 16 events: the writer holds one, one is free
     REQUIRE(rec.chunks_in_pool() == 2);

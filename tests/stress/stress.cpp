@@ -138,15 +138,16 @@ private:
             hung();
         }
     }
-    // Under m_. The workers are stuck (parked or spinning), so reading their buffers is a best
-    // effort: what they recorded last is what explains the hang.
+    // Under m_. The workers are stuck, not stopped: an idle one still records (idle, park), so the
+    // trace is a snapshot of the live recorder (flush() would hand a chunk one worker still writes
+    // to another). What they recorded last is what explains the hang.
     [[noreturn]] void hung() {
         std::fprintf(stderr, "pipescope_stress: HANG: %s did not finish within %.0f s\n", what_.c_str(), timeout_);
         try {
             trace::perfetto_writer writer(trace_path_);
             writer.begin_run({"hung: " + what_, recorder_->writers(), "{}", {}},
                              trace::run_clock::calibrating(recorder_->start_clock()));
-            recorder_->flush(writer.sink());
+            recorder_->snapshot(writer.sink());
             writer.end_run();
             writer.finish();
             std::fprintf(stderr, "pipescope_stress: the trace of the hung run is %s\n", trace_path_.c_str());

@@ -121,40 +121,41 @@ event_buffer& recorder::add_writer() {
     return *buffers_.back();
 }
 
-chunk* recorder::exchange_full(chunk* full) {
+bool recorder::exchange_full(event_buffer& b) {
     std::lock_guard lock(mutex_);
-    if (full) {
+    if (chunk* full = b.current_) {
         full_.push_back(full);
         // Exactly at the crossing: one wake-up (a system call only if the consumer sleeps) per
         // backlog, not one per chunk.
         if (full_.size() == backlog_wanted_) backlog_cv_.notify_one();
     }
-    if (free_.empty()) return nullptr;
-    chunk* c = free_.back();
-    free_.pop_back();
-    free_count_.store(free_.size(), std::memory_order_relaxed);
-    return c;
+    // The buffer changes chunks under the lock, so that snapshot() sees its chunk and position agree.
+    chunk* next = nullptr;
+    if (!free_.empty()) {
+        next = free_.back();
+        free_.pop_back();
+        free_count_.store(free_.size(), std::memory_order_relaxed);
+        next->writer = b.writer_;
+        next->used = 0;
+    }
+    b.current_ = next;
+    event_record* first = next ? next->records.get() : nullptr;
+    b.end_ = next ? first + chunk_events_ : nullptr;
+    b.pos_.store(first, std::memory_order_relaxed);
+    return next != nullptr;
 }
 
 bool event_buffer::refill() noexcept {
     // While the pool is dry, every event comes here: look without taking the lock (dropping an
     // event must stay as cheap as recording one, or a backlog would slow the run down).
     if (!current_ && dropped_ && owner_.free_count_.load(std::memory_order_relaxed) == 0) return false;
-    if (current_) current_->used = static_cast<std::size_t>(pos_ - current_->records.get());
     // current_ is full here (or null: the first event, or the pool ran dry last time).
-    chunk* next = owner_.exchange_full(current_);
-    current_ = next;
-    if (!next) {
-        pos_ = end_ = nullptr;
-        return false;
-    }
-    next->writer = writer_;
-    next->used = 0;
-    pos_ = next->records.get();
-    end_ = pos_ + owner_.chunk_events_;
+    if (current_) current_->used = owner_.chunk_events_;
+    if (!owner_.exchange_full(*this)) return false;
     if (dropped_) {   // say how much was lost, right where it was lost
-        event_record& r = *pos_++;
-        r = event_record{now_ticks(), dropped_, 0, 0, event_kind::dropped, 0, 0};
+        event_record* p = pos_.load(std::memory_order_relaxed);
+        *p = event_record{now_ticks(), dropped_, 0, 0, event_kind::dropped, 0, 0};
+        pos_.store(p + 1, std::memory_order_release);
         dropped_total_ += dropped_;
         dropped_ = 0;
     }
@@ -204,20 +205,37 @@ std::size_t recorder::flush(const sink_fn& sink) {
         for (auto& b : buffers_) buffers.push_back(b.get());
     }
     for (event_buffer* b : buffers) {
-        if (!b->current_) continue;
-        b->current_->used = static_cast<std::size_t>(b->pos_ - b->current_->records.get());
-        {
-            std::lock_guard lock(mutex_);
-            if (b->current_->used) full_.push_back(b->current_);
-            else free_.push_back(b->current_);
-            free_count_.store(free_.size(), std::memory_order_relaxed);
-        }
-        b->current_ = nullptr;
-        b->pos_ = b->end_ = nullptr;
         b->dropped_total_ += b->dropped_;   // lost at the very end: nothing followed to carry a marker
         b->dropped_ = 0;
+        std::lock_guard lock(mutex_);
+        chunk* c = b->current_;
+        if (!c) continue;
+        c->used = b->records_in_current();
+        if (c->used) full_.push_back(c);
+        else free_.push_back(c);
+        free_count_.store(free_.size(), std::memory_order_relaxed);
+        b->current_ = nullptr;
+        b->end_ = nullptr;
+        b->pos_.store(nullptr, std::memory_order_relaxed);
     }
     return drain(sink);
+}
+
+std::size_t recorder::snapshot(const sink_fn& sink) {
+    std::lock_guard buffers_lock(buffers_mutex_);
+    std::lock_guard lock(mutex_);
+    std::size_t events = 0;
+    for (const chunk* c : full_) {
+        sink(c->writer, c->records.get(), c->used);
+        events += c->used;
+    }
+    for (const auto& b : buffers_) {
+        if (!b->current_) continue;
+        const std::size_t n = b->records_in_current();
+        if (n) sink(b->writer_, b->current_->records.get(), n);
+        events += n;
+    }
+    return events;
 }
 
 std::uint64_t recorder::dropped_total() const noexcept {

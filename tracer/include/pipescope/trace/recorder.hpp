@@ -60,19 +60,23 @@ public:
     // With a timestamp the caller already has (two events of one instant share one clock read).
     void record_at(std::uint64_t ticks, event_kind kind, std::uint64_t a = 0, std::uint64_t b = 0, std::uint32_t c = 0,
                    std::uint16_t d = 0) noexcept {
-        if (pos_ == end_) [[unlikely]] {
+        event_record* p = pos_.load(std::memory_order_relaxed);
+        if (p == end_) [[unlikely]] {
             if (!refill()) {
                 ++dropped_;
                 return;
             }
+            p = pos_.load(std::memory_order_relaxed);
         }
-        event_record& r = *pos_++;
-        r.ticks = ticks;
-        r.a = a;
-        r.b = b;
-        r.c = c;
-        r.kind = kind;
-        r.d = d;
+        p->ticks = ticks;
+        p->a = a;
+        p->b = b;
+        p->c = c;
+        p->kind = kind;
+        p->d = d;
+        // Release, so that recorder::snapshot() may read the records before pos_ while this thread
+        // goes on recording (on x86 a plain store: it only keeps the compiler from reordering).
+        pos_.store(p + 1, std::memory_order_release);
     }
 
     unsigned writer() const noexcept { return writer_; }
@@ -82,11 +86,17 @@ private:
     friend class recorder;
     event_buffer(recorder& owner, unsigned writer) : owner_(owner), writer_(writer) {}
     bool refill() noexcept;   // hands the full chunk over, takes a free one; false when none is free
+    // Complete records in current_ (acquire: pairs with record_at's release).
+    std::size_t records_in_current() const noexcept {
+        return static_cast<std::size_t>(pos_.load(std::memory_order_acquire) - current_->records.get());
+    }
 
     recorder& owner_;
     unsigned writer_;
+    // current_ and end_ change only under the recorder's mutex (in refill and flush); pos_ moves
+    // within current_ without it, published with release (see recorder::snapshot).
     chunk* current_ = nullptr;
-    event_record* pos_ = nullptr;
+    std::atomic<event_record*> pos_{nullptr};
     event_record* end_ = nullptr;
     std::uint64_t dropped_ = 0;   // lost since the last `dropped` record
     std::uint64_t dropped_total_ = 0;
@@ -119,6 +129,12 @@ public:
     std::size_t drain(const sink_fn& sink);
     // After every writer has stopped: hands over the partly filled chunks too, then drains.
     std::size_t flush(const sink_fn& sink);
+    // While writers may still be recording (a watchdog writing the trace of a hung run): calls
+    // `sink` for every full chunk, then for each buffer's partly filled chunk up to its last
+    // complete record, and gives nothing back, so no chunk a writer still holds is handed to
+    // another. Holds the pool's lock throughout: a writer that fills its chunk meanwhile waits.
+    // Chunks a consumer is draining at that moment are not included. Returns the events passed.
+    std::size_t snapshot(const sink_fn& sink);
     // For a consumer thread that drains lazily: blocks until at least `backlog` chunks are full
     // (a writer that fills the chunk reaching that count wakes it, once), wake_consumer() is called,
     // or `timeout` passes. Returns whether `backlog` chunks are full. Draining only when a part of
@@ -149,7 +165,8 @@ public:
 
 private:
     friend class event_buffer;
-    chunk* exchange_full(chunk* full);   // under the mutex: queue `full`, pop a free chunk (or nullptr)
+    // Under the mutex: queues b's full chunk (if any) and gives b a free one (false: none is free).
+    bool exchange_full(event_buffer& b);
 
     std::size_t chunk_events_;
     std::size_t chunk_count_;
