@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -124,12 +125,19 @@ int show(const lesson_args& a, const ls::lesson_result& r) {
     }
     fmt::print("Writing one screenshot per step to {} ...\n", shots.string());
     std::fflush(stdout);
-    if (std::system((cmd + " >/dev/null").c_str()) != 0) {
-        fmt::print(stderr, "pipescope: lesson: the viewer could not write the screenshots ({})\n", cmd);
+    const int status = std::system((cmd + " >/dev/null").c_str());
+    // The pictures are the result, not the status alone: xvfb-run exits 5 when it cannot remove its
+    // temporary directory after the viewer has ended, whatever the viewer did (seen in CI).
+    std::vector<fs::path> pictures;
+    for (std::size_t i = 1; i <= r.told.steps.size(); ++i)
+        pictures.push_back(shots / ("step-" + std::to_string(i) + ".png"));
+    const auto missing = std::find_if(pictures.begin(), pictures.end(), [](const fs::path& p) { return !fs::exists(p); });
+    if (missing != pictures.end()) {
+        fmt::print(stderr, "pipescope: lesson: the viewer could not write the screenshots (exit status {}, no {}): {}\n",
+                   status, missing->string(), cmd);
         return 1;
     }
-    for (std::size_t i = 1; i <= r.told.steps.size(); ++i)
-        fmt::print("  {}\n", (shots / ("step-" + std::to_string(i) + ".png")).string());
+    for (const fs::path& p : pictures) fmt::print("  {}\n", p.string());
     return 0;
 }
 

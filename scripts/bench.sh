@@ -118,7 +118,7 @@ viewer="$build_dir/viewer/pipescope-viewer"
 viewer_cmd=("$viewer" "$work/synthetic-compressed.pftrace" --bench 200)
 if [[ -z "${DISPLAY:-}" ]]; then
     command -v xvfb-run >/dev/null || die "no display and no xvfb-run: cannot run the viewer benchmark"
-    viewer_cmd=(xvfb-run -a -s "-screen 0 1600x1000x24" "${viewer_cmd[@]}")
+    viewer_cmd=("$repo_root/scripts/under-xvfb.sh" xvfb-run "-screen 0 1600x1000x24" "${viewer_cmd[@]}")
 fi
 
 machine() {

@@ -109,7 +109,7 @@ show_comparison() {
     mkdir -p "$shot_dir"
     local view
     for view in compare timeline breakdown dag; do
-        xvfb-run -a -s "-screen 0 1600x1000x24" "$viewer" "${traces[@]}" --view "$view" \
+        "$repo_root/scripts/under-xvfb.sh" xvfb-run "-screen 0 1600x1000x24" "$viewer" "${traces[@]}" --view "$view" \
             --screenshot "$shot_dir/ferret-$view.png" || die "the viewer failed on view $view"
     done
 }
@@ -141,7 +141,7 @@ show_graph() {
     mkdir -p "$shot_dir"
     local view
     for view in graph timeline; do
-        xvfb-run -a -s "-screen 0 1600x1000x24" "$viewer" "${traces[@]}" --view "$view" --time 20000000 \
+        "$repo_root/scripts/under-xvfb.sh" xvfb-run "-screen 0 1600x1000x24" "$viewer" "${traces[@]}" --view "$view" --time 20000000 \
             --screenshot "$shot_dir/$graph_workload-$view.png" || die "the viewer failed on view $view"
     done
 }

@@ -6,7 +6,7 @@
 if(NOT XVFB_RUN)
   message(FATAL_ERROR "xvfb-run not found (Debian package xvfb)")
 endif()
-set(xvfb ${XVFB_RUN} -a -s "-screen 0 1600x1000x24")
+set(xvfb sh ${CMAKE_CURRENT_LIST_DIR}/../../scripts/under-xvfb.sh ${XVFB_RUN} "-screen 0 1600x1000x24")
 set(dir ${OUT_DIR}/lesson-steps)
 file(REMOVE_RECURSE ${dir})
 execute_process(COMMAND ${xvfb} ${VIEWER} --lesson ${LESSON} --screenshot-steps ${dir}

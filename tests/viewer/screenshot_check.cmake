@@ -29,7 +29,7 @@
 if(NOT XVFB_RUN)
   message(FATAL_ERROR "xvfb-run not found (Debian package xvfb)")
 endif()
-set(xvfb ${XVFB_RUN} -a -s "-screen 0 1600x1000x24")
+set(xvfb sh ${CMAKE_CURRENT_LIST_DIR}/../../scripts/under-xvfb.sh ${XVFB_RUN} "-screen 0 1600x1000x24")
 set(k2 ${TRACES}/pipe-fib-256-piper-K2.pftrace)
 
 function(run_viewer png)

@@ -25,7 +25,7 @@ if(NOT DEFINED EXPECT_RC)
   set(EXPECT_RC 0)
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -E env XDG_CONFIG_HOME=${OUT_DIR}/config
-                        ${XVFB_RUN} -a -s "-screen 0 2600x1500x24" ${VIEWER} ${FILES} ${ARGS} --script ${OUT_DIR}/script.txt
+                        sh ${CMAKE_CURRENT_LIST_DIR}/../../scripts/under-xvfb.sh ${XVFB_RUN} "-screen 0 2600x1500x24" ${VIEWER} ${FILES} ${ARGS} --script ${OUT_DIR}/script.txt
                 WORKING_DIRECTORY ${OUT_DIR} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 240)
 message(STATUS "viewer exit ${rc}\n${out}${err}")
 if(NOT rc EQUAL EXPECT_RC)
