@@ -134,7 +134,7 @@ int compare_command(const std::vector<std::string>& args) {
         fmt::print("#{}  {}{}  ({})\n", i + 1, reports[i].title, badge.empty() ? "" : "  [" + badge + "]", origin[i]);
     }
     fmt::print("\n{:18}", "");
-    for (std::size_t i = 0; i < reports.size(); ++i) fmt::print(" {:>24}", "#" + std::to_string(i + 1));
+    for (std::size_t i = 0; i < reports.size(); ++i) fmt::print(" {:>24}", fmt::format("#{}", i + 1));
     fmt::print("\n");
     for (const auto& m : metrics) {
         fmt::print("{:<18}", m.name);

@@ -19,6 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -222,7 +224,7 @@ int perfetto_command(const std::vector<std::string>& args) {
         return 1;
     }
     const std::string name = a.trace.filename().string();
-    const std::string path = "/" + url_encode(name);
+    const std::string path = fmt::format("/{}", url_encode(name));
     const std::string origin = origin_of(a.ui);
     pipescope::cli::interrupt_guard interrupt("stopping the server");   // Ctrl-C: exit 130
     const socket_fd server = listen_on_loopback(a.port);

@@ -79,7 +79,7 @@ std::string bytes(double b) {
 
 std::string value(double v) {
     if (v == std::floor(v) && std::fabs(v) < 1e15)
-        return (v < 0 ? "-" : "") + count(static_cast<std::uint64_t>(std::fabs(v)));
+        return fmt::format("{}{}", v < 0 ? "-" : "", count(static_cast<std::uint64_t>(std::fabs(v))));
     return fmt::format("{:.3g}", v);
 }
 

@@ -274,7 +274,7 @@ std::string idle_difference(const comparison& c) {
 }
 
 // "+1.2 pt": a change of shares in percentage points.
-std::string points(double change) { return (change <= 0 ? "" : "+") + fixed(change * 100, 1) + " pt"; }
+std::string points(double change) { return fmt::format("{}{} pt", change <= 0 ? "" : "+", fixed(change * 100, 1)); }
 
 // What the 16 virtual workers add to the story's values (names v_...).
 void add_virtual_values(story_values& v, const comparison& c) {

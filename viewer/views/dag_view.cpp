@@ -300,7 +300,7 @@ void dag_view::legend(view_context& ctx, std::uint64_t t) {
     swatch(state_colour(node_state::ready), "ready", "", "every predecessor has finished; the node has not started");
     if (w) {
         for (int k = 0; k < std::min(idx_.workers, 10); ++k)
-            swatch(worker_colour(k), ("w" + std::to_string(k)).c_str(), "", "ran on this worker");
+            swatch(worker_colour(k), fmt::format("w{}", k).c_str(), "", "ran on this worker");
     } else {
         swatch(state_colour(node_state::running), "running", "", "started, not finished (label: the worker)");
     }
@@ -555,8 +555,8 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
                      .out = '\0';
                 dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2), text_colour_on(c), buf, nullptr,
                             0, &clip);
-                *fmt::format_to_n(buf, sizeof buf - 1, "{}{} nodes",
-                                  nd.worker >= 0 ? ("w" + std::to_string(nd.worker) + ", ") : "", nd.nodes)
+                *(nd.worker >= 0 ? fmt::format_to_n(buf, sizeof buf - 1, "w{}, {} nodes", nd.worker, nd.nodes)
+                                 : fmt::format_to_n(buf, sizeof buf - 1, "{} nodes", nd.nodes))
                      .out = '\0';
                 dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2 + fs), text_colour_on(c), buf,
                             nullptr, 0, &clip);
@@ -566,8 +566,9 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
                      .out = '\0';
                 dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2), text_colour_on(c), buf, nullptr,
                             0, &clip);
-                *fmt::format_to_n(buf, sizeof buf - 1, "{}{}", nd.worker >= 0 ? ("w" + std::to_string(nd.worker)) : "",
-                                  b.state == node_state::running ? " running" : "")
+                const char* running = b.state == node_state::running ? " running" : "";
+                *(nd.worker >= 0 ? fmt::format_to_n(buf, sizeof buf - 1, "w{}{}", nd.worker, running)
+                                 : fmt::format_to_n(buf, sizeof buf - 1, "{}", running))
                      .out = '\0';
                 dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2 + fs), text_colour_on(c), buf,
                             nullptr, 0, &clip);

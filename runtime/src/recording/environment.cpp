@@ -49,7 +49,7 @@ std::filesystem::path environment_trace_path(const std::string& path, unsigned n
     std::filesystem::path p(path);
     const std::string ext = p.extension().string();
     p.replace_extension();
-    p += "." + std::to_string(n) + ext;
+    p += fmt::format(".{}{}", n, ext);
     return p;
 }
 
