@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -119,7 +120,7 @@ TEST_CASE("recorder: a snapshot while writers record holds each one's events so 
     std::uint64_t last[writers] = {};
     int snapshots = 0;
     for (bool done = false; !done; ++snapshots) {
-        done = recorded[0].load() == per_writer && recorded[1].load() == per_writer;
+        done = std::all_of(std::begin(recorded), std::end(recorded), [](const auto& r) { return r.load() == per_writer; });
         std::uint64_t before[writers];
         for (unsigned w = 0; w < writers; ++w) before[w] = recorded[w].load(std::memory_order_acquire);
         collector seen;   // each writer's events from 0 on, in order, with no gap

@@ -138,10 +138,7 @@ bool recorder::exchange_full(event_buffer& b) {
         next->writer = b.writer_;
         next->used = 0;
     }
-    b.current_ = next;
-    event_record* first = next ? next->records.get() : nullptr;
-    b.end_ = next ? first + chunk_events_ : nullptr;
-    b.pos_.store(first, std::memory_order_relaxed);
+    b.use_chunk(next, chunk_events_);
     return next != nullptr;
 }
 
@@ -152,12 +149,10 @@ bool event_buffer::refill() noexcept {
     // current_ is full here (or null: the first event, or the pool ran dry last time).
     if (current_) current_->used = owner_.chunk_events_;
     if (!owner_.exchange_full(*this)) return false;
-    if (dropped_) {   // say how much was lost, right where it was lost
-        event_record* p = pos_.load(std::memory_order_relaxed);
-        *p = event_record{now_ticks(), dropped_, 0, 0, event_kind::dropped, 0, 0};
-        pos_.store(p + 1, std::memory_order_release);
-        dropped_total_ += dropped_;
+    if (const std::uint64_t lost = dropped_) {   // say how much was lost, right where it was lost
+        dropped_total_ += lost;
         dropped_ = 0;
+        record(event_kind::dropped, lost);   // the fresh chunk has room: no second refill
     }
     return true;
 }
@@ -214,9 +209,7 @@ std::size_t recorder::flush(const sink_fn& sink) {
         if (c->used) full_.push_back(c);
         else free_.push_back(c);
         free_count_.store(free_.size(), std::memory_order_relaxed);
-        b->current_ = nullptr;
-        b->end_ = nullptr;
-        b->pos_.store(nullptr, std::memory_order_relaxed);
+        b->use_chunk(nullptr, chunk_events_);
     }
     return drain(sink);
 }

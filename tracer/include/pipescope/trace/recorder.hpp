@@ -86,6 +86,13 @@ private:
     friend class recorder;
     event_buffer(recorder& owner, unsigned writer) : owner_(owner), writer_(writer) {}
     bool refill() noexcept;   // hands the full chunk over, takes a free one; false when none is free
+    // Under the recorder's mutex: writes into `c` from its start from now on (nullptr: no chunk).
+    void use_chunk(chunk* c, std::size_t chunk_events) noexcept {
+        current_ = c;
+        event_record* first = c ? c->records.get() : nullptr;
+        end_ = c ? first + chunk_events : nullptr;
+        pos_.store(first, std::memory_order_relaxed);
+    }
     // Complete records in current_ (acquire: pairs with record_at's release).
     std::size_t records_in_current() const noexcept {
         return static_cast<std::size_t>(pos_.load(std::memory_order_acquire) - current_->records.get());
