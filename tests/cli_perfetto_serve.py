@@ -3,7 +3,11 @@
 
 Checks that the server answers on 127.0.0.1 only (127.0.1.1, another loopback address, is refused),
 that an unknown path is a 404 and a CORS preflight a 204 (the server keeps waiting after both), that
-the trace's exact bytes come with the CORS headers the UI needs, and that the command then exits 0.
+a request with a foreign Host header (DNS rebinding) is a 403, that an idle connection does not hold
+up other requests, that the trace's exact bytes come with the CORS headers the UI needs, and that the
+command then exits 0. Then, on copies of the trace: a file swapped for a symbolic link to another
+file after the server started is not what is served (the bytes opened at the start are), and a file
+truncated in place under the server is reported as a failure (exit 1), never served short.
 usage: cli_perfetto_serve.py PIPESCOPE_CLI TRACE
 """
 import hashlib
@@ -11,8 +15,9 @@ import http.client
 import os
 import socket
 import subprocess
+import shutil
 import sys
-import time
+import tempfile
 
 cli, trace = sys.argv[1], sys.argv[2]
 name = os.path.basename(trace)
@@ -28,20 +33,36 @@ def free_port():
         return s.getsockname()[1]
 
 
-port = free_port()
-env = dict(os.environ, DISPLAY="", WAYLAND_DISPLAY="")   # no browser: it prints the URL
-server = subprocess.Popen([cli, "perfetto", trace, "--port", str(port), "--timeout", "120"],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-first = server.stdout.readline()   # "serving ..." once it listens
-if "serving" not in first:
-    fail(f"unexpected first line: {first!r}")
-url_line = server.stdout.readline()
-expected_url = f"https://ui.perfetto.dev/#!/?url=http://127.0.0.1:{port}/{name}"
-if expected_url not in url_line:
-    fail(f"the URL line does not hold {expected_url}: {url_line!r}")
+def start_server(path):
+    """Starts `pipescope perfetto path` and returns (process, port) once it listens."""
+    port = free_port()
+    env = dict(os.environ, DISPLAY="", WAYLAND_DISPLAY="")   # no browser: it prints the URL
+    server = subprocess.Popen([cli, "perfetto", path, "--port", str(port), "--timeout", "120"],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    first = server.stdout.readline()   # "serving ..." once it listens
+    if "serving" not in first:
+        fail(f"unexpected first line: {first!r}")
+    url_line = server.stdout.readline()
+    expected_url = f"https://ui.perfetto.dev/#!/?url=http://127.0.0.1:{port}/{os.path.basename(path)}"
+    if expected_url not in url_line:
+        fail(f"the URL line does not hold {expected_url}: {url_line!r}")
+    return server, port
 
 
-def request(method, path, headers=None):
+def wait_exit(server, what):
+    try:
+        rc = server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        fail(f"the server did not stop {what}")
+    return rc, server.stdout.read()
+
+
+server, port = start_server(trace)
+
+
+def request(method, path, headers=None, port=None):
+    port = port or globals()["port"]
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     c.request(method, path, headers=headers or {})
     r = c.getresponse()
@@ -57,9 +78,25 @@ try:
 except (ConnectionRefusedError, OSError):
     pass
 
+# An idle connection (opened, nothing sent) must not hold up the others: the 404 below is answered
+# while it is still open (a server handling one connection at a time would first time it out).
+idle = socket.create_connection(("127.0.0.1", port), timeout=30)
 r, body = request("GET", "/something-else")
 if r.status != 404:
     fail(f"GET /something-else: expected 404, got {r.status}")
+idle.setblocking(False)
+try:
+    if idle.recv(1, socket.MSG_PEEK) == b"":
+        fail("the idle connection was closed before another request was answered: connections are served one by one")
+except BlockingIOError:
+    pass   # still open, nothing sent: as expected
+idle.close()
+
+# DNS rebinding: a page of evil.example resolved to 127.0.0.1 sends Host: evil.example:PORT.
+for host in (f"evil.example:{port}", "127.0.0.1.evil.example", f"localhost:{port + 1}"):
+    r, body = request("GET", f"/{name}", {"Host": host, "Origin": "https://ui.perfetto.dev"})
+    if r.status != 403 or b"127.0.0.1" not in body:
+        fail(f"GET with Host: {host}: expected 403, got {r.status} {body!r}")
 r, body = request("OPTIONS", f"/{name}", {"Origin": "https://ui.perfetto.dev",
                                            "Access-Control-Request-Method": "GET"})
 if r.status != 204 or r.getheader("Access-Control-Allow-Origin") != "https://ui.perfetto.dev":
@@ -76,12 +113,43 @@ if int(r.getheader("Content-Length")) != len(want):
 if hashlib.sha256(body).digest() != hashlib.sha256(want).digest():
     fail(f"served {len(body)} bytes that differ from the file's {len(want)}")
 
-try:
-    rc = server.wait(timeout=30)
-except subprocess.TimeoutExpired:
-    server.kill()
-    fail("the server did not stop after the trace was fetched")
-rest = server.stdout.read()
+rc, rest = wait_exit(server, "after the trace was fetched")
 if rc != 0 or "fetched the trace" not in rest:
     fail(f"exit {rc} after the fetch: {rest!r}")
-print(f"perfetto command: served {len(want)} bytes on 127.0.0.1:{port} only, then stopped")
+
+scratch = tempfile.mkdtemp(prefix="perfetto-serve-")
+try:
+    # The path swapped for a symbolic link to another file: the server still serves what it opened.
+    served = os.path.join(scratch, "swapped.pftrace")
+    secret = os.path.join(scratch, "secret")
+    shutil.copyfile(trace, served)
+    with open(secret, "wb") as f:
+        f.write(b"not yours\n" * 1000)
+    server, swap_port = start_server(served)
+    os.replace(served, served + ".old")
+    os.symlink(secret, served)
+    r, body = request("GET", "/swapped.pftrace", port=swap_port)
+    if r.status != 200 or body != want:
+        fail(f"after the swap: {r.status}, {len(body)} bytes, {'the other file' if b'not yours' in body else 'not the trace'}")
+    rc, rest = wait_exit(server, "after the swapped trace was fetched")
+    if rc != 0:
+        fail(f"exit {rc} after serving the swapped trace: {rest!r}")
+
+    # Truncated in place: what was opened is gone; the server says so and fails instead of serving it short.
+    shrunk = os.path.join(scratch, "shrunk.pftrace")
+    shutil.copyfile(trace, shrunk)
+    server, shrink_port = start_server(shrunk)
+    os.truncate(shrunk, len(want) // 2)
+    try:
+        r, body = request("GET", "/shrunk.pftrace", port=shrink_port)
+        if r.status == 200 and body == want:
+            fail("a truncated file was served as if whole")
+    except http.client.HTTPException:
+        pass   # a short body: the client sees the transfer fail
+    rc, rest = wait_exit(server, "after its file was truncated")
+    if rc != 1 or "changed on disk" not in rest and "shrank" not in rest:
+        fail(f"a trace truncated under the server: exit {rc}, {rest!r} (expected exit 1 naming the change)")
+finally:
+    shutil.rmtree(scratch, ignore_errors=True)
+print(f"perfetto command: served {len(want)} bytes on 127.0.0.1:{port} only, then stopped; "
+      "a swapped file served as opened, a truncated one refused")
