@@ -108,7 +108,8 @@ fs::path unique_directory(const fs::path& base, const char* suffix, const fs::pa
     std::string name = base.string() + ".XXXXXX";
     if (!::mkdtemp(name.data())) {
         const int e = errno;
-        throw pipescope::trace::output_error(shown, e, "creating the sweep's directory next to it");
+        throw std::runtime_error(fmt::format("cannot create the sweep's directory next to {}: {}", shown.string(),
+                                             std::generic_category().message(e)));
     }
     fs::path dir = name + suffix;
     if (::rename(name.c_str(), dir.c_str()) != 0) {   // mkdtemp wants the X's last

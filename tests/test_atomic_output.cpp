@@ -276,7 +276,7 @@ TEST_CASE("atomic output: two processes writing one path leave one process's com
     CHECK(temporaries_of(target).empty());
 }
 
-TEST_CASE("atomic output: the file keeps its mode; a new one gets 0666 minus the umask", "[atomic-output]") {
+TEST_CASE("atomic output: the file keeps its mode, a new one gets 0666 minus the umask", "[atomic-output]") {
     scratch_dir d("mode");
     const fs::path target = d.path / "private.pftrace";
     const umask_guard usual(022);
