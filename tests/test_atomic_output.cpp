@@ -351,6 +351,13 @@ TEST_CASE("atomic output: an injected full disk names the file and keeps the old
             g.sync();
             what = error_of([&] { session.end_run(); });
         }
+        CHECK(what == expected);
+        {   // full from the run's first packets on
+            scheduler sched({.workers = 2});
+            trace_session session(sched, target, {.loops_are_runs = false});
+            const injected_write_failure full(1, ENOSPC);
+            what = error_of([&] { session.begin_run({.name = "full disk"}); });
+        }
         std::fflush(stderr);
         ::dup2(saved, 2);
         ::close(saved);

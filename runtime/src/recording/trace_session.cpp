@@ -7,6 +7,7 @@
 #include "../scheduler_impl.hpp"
 #include "run_metadata.hpp"
 
+#include <pipescope/trace/atomic_output.hpp>
 #include <pipescope/trace/drain_thread.hpp>
 
 #include <fmt/format.h>
@@ -33,7 +34,7 @@ public:
         recorder_.set_detail(options_.detail);
     }
     ~impl() {
-        // A write error already thrown to the caller (end_run) is the one message the user sees:
+        // A write error already thrown to the caller (begin_run, end_run) is the one message the user sees:
         // closing would only say it again. The writer removes its temporary file.
         if (!closed_ && !write_error_thrown_) {
             try {
@@ -61,6 +62,10 @@ public:
             } else {
                 writer_.begin_run(std::move(run), trace::run_clock::calibrating(recorder_.start_clock()));
             }
+        } catch (const trace::output_error&) {   // e.g. the disk was full for the run's first packets
+            core_.attach_recorder(nullptr);
+            write_error_thrown_ = true;   // the writer is done; the caller has its error
+            throw;
         } catch (...) {
             core_.attach_recorder(nullptr);
             throw;
@@ -146,7 +151,7 @@ public:
     std::optional<trace::drain_thread> drainer_;   // while a run is open
     bool open_ = false, closed_ = false;
     bool tasks_run_ = false;            // the open run holds task groups spawned from outside the pool
-    bool write_error_thrown_ = false;   // end_run threw the writer's error (e.g. the disk is full)
+    bool write_error_thrown_ = false;   // begin_run/end_run threw the writer's error (e.g. the disk is full)
     std::exception_ptr failure_;        // a run that could not be ended from loop_finished
 
 private:
