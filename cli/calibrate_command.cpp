@@ -11,6 +11,7 @@
 #include <pipescope/detail/chase_lev_deque.hpp>
 #include <pipescope/graph/queue.hpp>
 #include <pipescope/pipescope.hpp>
+#include <pipescope/trace/atomic_output.hpp>
 #include <pipescope/workloads/machine.hpp>
 
 #include <fmt/format.h>
@@ -198,20 +199,10 @@ double median(std::vector<double> v) {
     return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-// Writes `doc` to `path` whole or not at all (FILE.tmp, renamed).
+// Writes `doc` to `path` whole or not at all (atomic_output.hpp).
 void write_file(const std::filesystem::path& path, const nlohmann::json& doc) {
     if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
-    const std::filesystem::path tmp = path.string() + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << doc.dump(2) << "\n";
-        out.flush();
-        if (!out) {
-            std::filesystem::remove(tmp);
-            throw std::runtime_error(fmt::format("{}: cannot write the calibration", tmp.string()));
-        }
-    }
-    std::filesystem::rename(tmp, path);
+    pipescope::trace::write_file_atomically(path, doc.dump(2) + "\n");
 }
 
 unsigned parse_repetitions(const std::string& text) {
@@ -233,12 +224,18 @@ int calibrate_command(const std::vector<std::string>& args) {
         const std::string& a = args[i];
         if (i + 1 >= args.size() && (a == "--out" || a == "--repetitions"))
             throw pipescope::cli::usage_error(a + " needs a value");
-        if (a == "--out") out = args[++i];
-        else if (a == "--repetitions") repetitions = parse_repetitions(args[++i]);
+        if (a == "--out") {
+            out = args[++i];
+            if (out.empty()) pipescope::trace::check_output_path(out);   // refused, not taken for the default
+        } else if (a == "--repetitions") repetitions = parse_repetitions(args[++i]);
         else throw pipescope::cli::usage_error("calibrate: unexpected argument " + a);
     }
     if (out.empty())
         throw pipescope::cli::usage_error("calibrate: neither XDG_CONFIG_HOME nor HOME is set: give --out FILE");
+    // The default file's directory is made if missing; then a directory, device or link there is
+    // refused before the minute of measurements.
+    if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
+    pipescope::trace::check_output_path(out);
 
     pipescope::scheduler one_worker({.workers = 1});
     std::vector<measured> costs = {

@@ -7,16 +7,18 @@
 
 // pipescope export-json <in.pftrace> <out.json>
 // Exit 0 on success, 1 if the trace cannot be read or is malformed (the message names the byte
-// offset), 2 on a usage error.
+// offset) or the output cannot be written, 2 on a usage error or an output path that cannot be a
+// file (refused before the trace is read).
 int export_json_command(const std::vector<std::string>& args);
 
 // pipescope list [--json]
 int list_command(const std::vector<std::string>& args);
 
 // pipescope dedup-restore <archive> <out>
-// Rebuilds the file a `dedup` archive was made from (written to out.tmp, then renamed). Exit 0 on
-// success, 1 if the archive is corrupt (the message names the byte offset) or a file cannot be read
-// or written, 2 on a usage error.
+// Rebuilds the file a `dedup` archive was made from (written whole or not at all: a temporary file
+// renamed into place). Exit 0 on success, 1 if the archive is corrupt (the message names the byte
+// offset) or a file cannot be read or written, 2 on a usage error or an output path that cannot be
+// a file (a directory, a device, a FIFO, a symbolic link, a missing directory).
 int dedup_restore_command(const std::vector<std::string>& args);
 
 // pipescope stats <trace.pftrace>... [--run NAME] [--json]

@@ -2,6 +2,7 @@
 #include "commands.hpp"
 
 #include <pipescope/analysis/numbers.hpp>
+#include <pipescope/trace/atomic_output.hpp>
 #include <pipescope/workloads/dedup.hpp>
 
 #include <fmt/format.h>
@@ -12,6 +13,12 @@
 int dedup_restore_command(const std::vector<std::string>& args) {
     if (args.size() != 2 || args[0].empty() || args[1].empty() || args[0][0] == '-' || args[1][0] == '-') {
         std::cerr << "usage: pipescope dedup-restore <archive> <out>\n";
+        return 2;
+    }
+    try {   // before reading the archive: a directory, device or link there is refused at once
+        pipescope::trace::check_output_path(args[1]);
+    } catch (const pipescope::trace::output_path_error& e) {
+        std::cerr << "pipescope: dedup-restore: " << e.what() << "\n";
         return 2;
     }
     namespace ws = pipescope::workloads;

@@ -2,6 +2,7 @@
 #include "commands.hpp"
 
 #include <pipescope/analysis/numbers.hpp>
+#include <pipescope/trace/atomic_output.hpp>
 #include <pipescope/trace/chrome_json.hpp>
 #include <pipescope/trace/trace_model.hpp>
 
@@ -13,6 +14,12 @@
 int export_json_command(const std::vector<std::string>& args) {
     if (args.size() != 2 || args[0].empty() || args[1].empty() || args[0][0] == '-' || args[1][0] == '-') {
         std::cerr << "usage: pipescope export-json <in.pftrace> <out.json>\n";
+        return 2;
+    }
+    try {   // before loading the trace: a directory, device or link there is refused at once
+        pipescope::trace::check_output_path(args[1]);
+    } catch (const pipescope::trace::output_path_error& e) {
+        std::cerr << "pipescope: export-json: " << e.what() << "\n";
         return 2;
     }
     pipescope::trace::trace_model model;

@@ -13,6 +13,7 @@
 
 #include <pipescope/analysis/numbers.hpp>
 #include <pipescope/pipescope.hpp>
+#include <pipescope/trace/atomic_output.hpp>
 #include <pipescope/trace/perfetto_reader.hpp>
 #include <pipescope/workloads/workload.hpp>
 
@@ -124,8 +125,11 @@ run_args parse_run(const std::vector<std::string>& args) {
         else if (a == "--size") r.request.size = ws::parse_size(value());
         else if (a == "--seed") r.request.seed = parse_seed(value());
         else if (a == "--param") params.push_back(value());
-        else if (a == "-o" || a == "--output") r.trace_path = value();
-        else if (a == "--no-trace") r.trace = false;
+        else if (a == "-o" || a == "--output") {
+            r.trace_path = value();
+            // Refused now ("" included), not after the run: a directory, device, FIFO or link there.
+            pipescope::trace::check_output_path(r.trace_path);
+        } else if (a == "--no-trace") r.trace = false;
         else if (a == "--virtual") r.virtual_time = true;
         else if (a == "--costs") r.costs_trace = value();
         else if (a == "--cost-file") r.cost_file = value();
@@ -193,7 +197,7 @@ int validate_trace(const std::vector<std::string>& args) {
                    num::count(s.folded_slices));
     for (const auto& p : s.problems) fmt::print("  problem: {}\n", p);
     // A pipescope run begins with a "run" instant and ends with a "run summary": a recording that
-    // was cut short (the process killed, a NAME.tmp left behind) has the first without the second.
+    // was cut short (the process killed, a NAME.XXXXXX.tmp left behind) has the first without the second.
     const std::uint64_t runs = s.runs, summaries = s.run_summaries;
     if (runs > summaries)
         fmt::print("  PARTIAL: {} of {} recorded runs have no run summary: the recording was cut short (slices still "
@@ -239,6 +243,9 @@ int main(int argc, char** argv) {
         if (args[0] == "scale") return scale_command({args.begin() + 1, args.end()});
         if (args[0] == "run") return run_workload(parse_run({args.begin() + 1, args.end()}));
         throw usage_error("unknown command '" + args[0] + "'");
+    } catch (const pipescope::trace::output_path_error& e) {   // one line: the path and why
+        fmt::print(stderr, "pipescope: {}\n", e.what());
+        return 2;
     } catch (const usage_error& e) {
         fmt::print(stderr, "pipescope: {}\n{}", e.what(), usage_text(args.empty() ? "" : args[0]));
         return 2;

@@ -5,6 +5,7 @@
 #include "virtual_setup.hpp"
 
 #include <pipescope/analysis/numbers.hpp>
+#include <pipescope/trace/atomic_output.hpp>
 #include <pipescope/trace_session.hpp>
 #include <pipescope/trace/vocabulary.hpp>
 #include <pipescope/workloads/machine.hpp>
@@ -175,6 +176,8 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
     if (const std::string why = refusal_reason(args.workload, args.request.policy); !why.empty())
         throw usage_error(args.workload + " cannot run under policy '" + args.request.policy + "': " + why);
     const ws::workload* w = ws::find_workload(args.workload);
+    // A trace path that cannot be a file is refused before the workload runs, not after.
+    if (args.trace && !args.trace_path.empty()) pipescope::trace::check_output_path(args.trace_path);
 
     std::optional<virtual_setup> virt;
     if (args.virtual_time) virt.emplace(prepare_virtual(args));

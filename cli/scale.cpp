@@ -3,20 +3,24 @@
 // elision runs once (its CPU time is the serial time); then every (policy, P) is recorded as a
 // virtual run (recording.hpp, as `pipescope run --virtual -o` does) and measured from its trace by
 // the analysis (analysis/scaling.hpp). DIR gets the traces, scale.json and the speedup plot (SVG,
-// PNG), all written into a temporary directory renamed to DIR when complete.
+// PNG), all written into a temporary directory (DIR.XXXXXX.tmp) renamed to DIR when complete.
 #include "commands.hpp"
 #include "recording.hpp"
 #include "scale_chart.hpp"
 
 #include <pipescope/analysis/numbers.hpp>
 #include <pipescope/analysis/scaling.hpp>
+#include <pipescope/trace/atomic_output.hpp>
 #include <pipescope/trace/trace_model.hpp>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -78,8 +82,10 @@ scale_args parse_scale(const std::vector<std::string>& args) {
         } else if (a == "--size") s.base.request.size = ws::parse_size(value());
         else if (a == "--seed") s.base.request.seed = parse_number(a, value(), 0, UINT64_MAX, "a non-negative integer");
         else if (a == "--param") params.push_back(value());
-        else if (a == "--out" || a == "-o") s.out = value();
-        else if (!a.empty() && a[0] == '-') throw usage_error("unknown option " + a);
+        else if (a == "--out" || a == "-o") {
+            s.out = value();
+            if (s.out.empty()) pipescope::trace::check_output_path(s.out);   // refused, not taken for the default
+        } else if (!a.empty() && a[0] == '-') throw usage_error("unknown option " + a);
         else if (s.workload.empty()) s.workload = a;
         else throw usage_error("unexpected argument " + a + " (one workload per sweep)");
     }
@@ -96,22 +102,39 @@ scale_args parse_scale(const std::vector<std::string>& args) {
     return s;
 }
 
-// The sweep's files go into a directory next to DIR, renamed to DIR when complete; a failed sweep
-// removes it, so DIR is never half written. An existing DIR is replaced only if it is a sweep.
+// A fresh directory "<base>.XXXXXX<suffix>" (mkdtemp: its name was free, so nothing was planted in
+// it), mode 0700 until the sweep is complete.
+fs::path unique_directory(const fs::path& base, const char* suffix, const fs::path& shown) {
+    std::string name = base.string() + ".XXXXXX";
+    if (!::mkdtemp(name.data())) {
+        const int e = errno;
+        throw std::runtime_error(fmt::format("cannot create the sweep's directory next to {}: {}", shown.string(),
+                                             std::generic_category().message(e)));
+    }
+    fs::path dir = name + suffix;
+    if (::rename(name.c_str(), dir.c_str()) != 0) {   // mkdtemp wants the X's last
+        const int e = errno;
+        ::rmdir(name.c_str());
+        throw pipescope::trace::output_error(shown, e, "naming the sweep's directory " + dir.string());
+    }
+    return dir;
+}
+
+// The sweep's files go into a directory next to DIR ("DIR.XXXXXX.tmp"), renamed to DIR when
+// complete; a failed sweep removes it, so DIR is never half written. An existing DIR is replaced
+// only if it is a sweep. Each file in it is written through atomic_output too.
 class staging_dir {
 public:
     explicit staging_dir(const fs::path& target) : target_(fs::absolute(target).lexically_normal()) {
         if (target_.filename().empty()) target_ = target_.parent_path();
+        if (fs::is_symlink(target_))   // the swap would replace the link, not the sweep it points at
+            throw pipescope::trace::output_path_error(
+                fmt::format("cannot write {}: is a symbolic link (to {}); give the directory itself", target.string(),
+                            fs::read_symlink(target_).string()));
         if (fs::exists(target_) && !fs::exists(target_ / an::scale_manifest_name))
             throw std::runtime_error(fmt::format("{} exists and is not a sweep (no {}): choose another --out",
                                                  target.string(), an::scale_manifest_name));
-        staging_ = target_;
-        staging_ += fmt::format(".tmp-{}", ::getpid());
-        std::error_code ec;
-        fs::remove_all(staging_, ec);
-        if (!fs::create_directory(staging_, ec) || ec)
-            throw std::runtime_error(fmt::format("cannot create the sweep's directory next to {}: {}", target.string(),
-                                                 ec ? ec.message() : "it exists"));
+        staging_ = unique_directory(target_, ".tmp", target);
     }
     ~staging_dir() {
         std::error_code ec;
@@ -124,10 +147,12 @@ public:
 
     // Moves the finished sweep to DIR (a previous sweep there is removed once the new one is in place).
     void commit() {
+        const mode_t mode = 0777 & ~pipescope::trace::current_umask();   // what mkdir would have given
+        if (::chmod(staging_.c_str(), mode) != 0) throw pipescope::trace::output_error(target_, errno);
         fs::path old;
         if (fs::exists(target_)) {
-            old = target_;
-            old += fmt::format(".old-{}", ::getpid());
+            // Into an empty directory of a free name (rename may replace an empty directory).
+            old = unique_directory(target_, ".old", target_);
             fs::rename(target_, old);
         }
         fs::rename(staging_, target_);
@@ -240,12 +265,7 @@ int scale_command(const std::vector<std::string>& args) {
     const pipescope::cli::chart c = pipescope::cli::chart_of(sweep);
     pipescope::cli::write_svg(c, dir.file(sweep.svg));
     pipescope::cli::write_png(c, dir.file(sweep.png));
-    {
-        std::ofstream f(dir.file(an::scale_manifest_name), std::ios::binary);
-        f << an::to_json(sweep).dump(2) << "\n";
-        f.close();
-        if (!f) throw std::runtime_error(fmt::format("cannot write {}", dir.file(an::scale_manifest_name).string()));
-    }
+    pipescope::trace::write_file_atomically(dir.file(an::scale_manifest_name), an::to_json(sweep).dump(2) + "\n");
     dir.commit();
     fmt::print("\n{}: {} runs, {}, the plot {} and {}\n", s.out.string(), sweep.rows.size(), an::scale_manifest_name,
                sweep.svg, sweep.png);

@@ -3,10 +3,12 @@
 
 #include <pipescope/analysis/numbers.hpp>
 
+#include <pipescope/trace/atomic_output.hpp>
+
 #include <cairo.h>
 #include <fmt/format.h>
 
-#include <fstream>
+#include <exception>
 #include <memory>
 #include <stdexcept>
 
@@ -202,10 +204,7 @@ void write_svg(const chart& c, const std::filesystem::path& path) {
                                   c.width, c.height, xml_escape(c.title));
     for (const chart_shape& s : c.shapes) out += svg_shape(s) + "\n";
     out += "</svg>\n";
-    std::ofstream f(path, std::ios::binary);
-    f << out;
-    f.close();
-    if (!f) throw std::runtime_error(fmt::format("cannot write {}", path.string()));
+    pipescope::trace::write_file_atomically(path, out);
 }
 
 void write_png(const chart& c, const std::filesystem::path& path) {
@@ -217,8 +216,28 @@ void write_png(const chart& c, const std::filesystem::path& path) {
     if (cairo_status(cr.get()) != CAIRO_STATUS_SUCCESS)
         throw std::runtime_error(
             fmt::format("cannot draw {}: {}", path.string(), cairo_status_to_string(cairo_status(cr.get()))));
-    if (const cairo_status_t st = cairo_surface_write_to_png(surface.get(), path.c_str()); st != CAIRO_STATUS_SUCCESS)
+    // Through an atomic_output: the PNG is whole or absent, and a write error names the OS reason.
+    pipescope::trace::atomic_output file(path);
+    std::exception_ptr write_error;
+    struct closure_state {
+        pipescope::trace::atomic_output& file;
+        std::exception_ptr& error;
+    } state{file, write_error};
+    const cairo_write_func_t write = [](void* closure, const unsigned char* data, unsigned int length) {
+        auto& s = *static_cast<closure_state*>(closure);
+        try {
+            s.file.write(data, length);
+            return CAIRO_STATUS_SUCCESS;
+        } catch (...) {
+            s.error = std::current_exception();
+            return CAIRO_STATUS_WRITE_ERROR;
+        }
+    };
+    const cairo_status_t st = cairo_surface_write_to_png_stream(surface.get(), write, &state);
+    if (write_error) std::rethrow_exception(write_error);
+    if (st != CAIRO_STATUS_SUCCESS)
         throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), cairo_status_to_string(st)));
+    file.commit();
 }
 
 }   // namespace pipescope::cli

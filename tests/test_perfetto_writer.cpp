@@ -108,7 +108,7 @@ TEST_CASE("perfetto writer: a recorded pipe-fib run parses back and follows the 
     CHECK_FALSE(std::filesystem::exists(path));   // only the temporary file exists until finish()
     out.finish();
     REQUIRE(std::filesystem::exists(path));
-    CHECK_FALSE(std::filesystem::exists(path.string() + ".tmp"));
+    CHECK(pipescope::testing::temporaries_of(path).empty());
 
     const parsed_trace t = parse(read_file(path));
     for (const auto& p : t.problems) FAIL_CHECK(p);
@@ -236,7 +236,7 @@ TEST_CASE("perfetto writer: without finish() the target file is not created", "[
         out.end_run();
     }
     CHECK_FALSE(std::filesystem::exists(path));
-    CHECK_FALSE(std::filesystem::exists(path.string() + ".tmp"));
+    CHECK(pipescope::testing::temporaries_of(path).empty());
 }
 
 TEST_CASE("perfetto writer: line tracks, resumption flows and the live-iterations counter", "[perfetto][trace-file]") {

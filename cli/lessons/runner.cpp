@@ -3,6 +3,7 @@
 
 #include "../recording.hpp"
 
+#include <pipescope/trace/atomic_output.hpp>
 #include <pipescope/trace/trace_model.hpp>
 #include <pipescope/workloads/workload.hpp>
 
@@ -99,13 +100,8 @@ lesson_result run_lesson(const lesson& l, const options& o, const fs::path& dir,
     result.told = l.tell(result.data);
 
     result.json_path = dir / "lesson.json";
-    const fs::path tmp = dir / "lesson.json.tmp";   // written whole, then renamed: never half a file
-    {
-        std::ofstream out(tmp);
-        out << to_json(l, result).dump(2) << "\n";
-        if (!out) throw std::runtime_error("cannot write " + tmp.string());
-    }
-    fs::rename(tmp, result.json_path);
+    // Written whole, then renamed: never half a file (atomic_output.hpp).
+    trace::write_file_atomically(result.json_path, to_json(l, result).dump(2) + "\n");
     return result;
 }
 

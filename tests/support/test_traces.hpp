@@ -3,12 +3,12 @@
 // official schema and Perfetto's trace processor (tests/perfetto, docs/tracing.md).
 #pragma once
 
-#include <filesystem>
-#include <fstream>
-#include <stdexcept>
-#include <string>
+#include <pipescope/trace/atomic_output.hpp>
 
-#include <unistd.h>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
 
 namespace pipescope::testing {
 
@@ -20,19 +20,25 @@ inline std::filesystem::path checked_trace_path(const std::string& name) {
 #endif
 }
 
-// Written whole under another name, then renamed into place: ctest may run one test case twice at
-// once (the discovered test, and a check such as perfetto.annotations that runs it itself and reads
-// the file), and a reader must never find the file missing or half written.
+// Written whole under another name, then renamed into place (atomic_output.hpp): ctest may run one
+// test case twice at once (the discovered test, and a check such as perfetto.annotations that runs it
+// itself and reads the file), and a reader must never find the file missing or half written.
 inline void save_for_checks(const std::string& name, const std::string& bytes) {
-    const std::filesystem::path path = checked_trace_path(name);
-    std::filesystem::path tmp = path;
-    tmp += ".tmp." + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << bytes;
-        if (!out) throw std::runtime_error("cannot write " + tmp.string());
+    pipescope::trace::write_file_atomically(checked_trace_path(name), bytes);
+}
+
+// The temporary files an output `target` left next to it ("<name>.XXXXXX.tmp", and the older
+// "<name>.tmp"): a finished or abandoned writer leaves none.
+inline std::vector<std::filesystem::path> temporaries_of(const std::filesystem::path& target) {
+    std::vector<std::filesystem::path> found;
+    const std::string prefix = target.filename().string() + ".";
+    std::error_code ec;
+    const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.starts_with(prefix) && name.ends_with(".tmp")) found.push_back(e.path());
     }
-    std::filesystem::rename(tmp, path);
+    return found;
 }
 
 }   // namespace pipescope::testing

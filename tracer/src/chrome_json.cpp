@@ -1,5 +1,7 @@
 #include <pipescope/trace/chrome_json.hpp>
 
+#include <pipescope/trace/atomic_output.hpp>
+
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -259,25 +261,9 @@ chrome_json_stats write_chrome_json(const trace_model& m, std::ostream& out) {
 }
 
 chrome_json_stats write_chrome_json(const trace_model& m, const std::filesystem::path& path) {
-    std::filesystem::path tmp = path;
-    tmp += ".tmp";
-    chrome_json_stats stats;
-    try {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw std::runtime_error("cannot create " + tmp.string());
-        stats = write_chrome_json(m, out);
-        out.flush();
-        if (!out) throw std::runtime_error("write to " + tmp.string() + " failed");
-        out.close();
-        if (!out) throw std::runtime_error("closing " + tmp.string() + " failed");
-        std::filesystem::rename(tmp, path);
-    } catch (const std::exception& e) {
-        std::error_code ec;
-        std::filesystem::remove(tmp, ec);
-        if (dynamic_cast<const std::filesystem::filesystem_error*>(&e))
-            throw std::runtime_error("cannot rename " + tmp.string() + " to " + path.string() + ": " + e.what());
-        throw;
-    }
+    atomic_ostream out(path);   // removes its temporary file unless committed
+    const chrome_json_stats stats = write_chrome_json(m, out);
+    out.commit();
     return stats;
 }
 

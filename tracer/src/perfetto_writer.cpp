@@ -833,20 +833,10 @@ void perfetto_writer::run_state::on_annotation(worker_state& ws, const event_rec
 perfetto_writer::perfetto_writer(std::ostream& out, writer_options options) : out_(&out), options_(options) {}
 
 perfetto_writer::perfetto_writer(const std::filesystem::path& path, writer_options options)
-    : path_(path), tmp_path_(path), options_(options) {
-    tmp_path_ += ".tmp";
-    file_.open(tmp_path_, std::ios::binary | std::ios::trunc);
-    if (!file_) throw std::runtime_error("perfetto_writer: cannot create " + tmp_path_.string());
-    out_ = &file_;
-}
+    : file_(std::make_unique<atomic_output>(path)), options_(options) {}
 
-perfetto_writer::~perfetto_writer() {
-    if (!path_.empty() && !finished_) {
-        file_.close();
-        std::error_code ec;
-        std::filesystem::remove(tmp_path_, ec);
-    }
-}
+// Without finish() the atomic_output's destructor removes the temporary file.
+perfetto_writer::~perfetto_writer() = default;
 
 void perfetto_writer::begin_run(run_info info, run_clock clock) {
     if (finished_) throw std::logic_error("perfetto_writer: begin_run after finish");
@@ -882,7 +872,8 @@ void perfetto_writer::end_run(std::string_view outcome) {
 }
 
 // Writes the packets converted so far, as they are or as one compressed_packets packet, and
-// flushes: a run killed later leaves a readable partial file (".tmp", without its "run summary").
+// flushes: a run killed later leaves a readable partial file ("NAME.XXXXXX.tmp", without its "run
+// summary").
 void perfetto_writer::write_packets(std::vector<std::uint8_t>& packets) {
     if (packets.empty()) return;
     const std::vector<std::uint8_t>* payload = &packets;
@@ -899,27 +890,45 @@ void perfetto_writer::write_packets(std::vector<std::uint8_t>& packets) {
         h.varint(size);
         payload = &compressed_;
     }
-    out_->write(reinterpret_cast<const char*>(header.data()), static_cast<std::streamsize>(header.size()));
-    out_->write(reinterpret_cast<const char*>(payload->data()), static_cast<std::streamsize>(payload->size()));
-    out_->flush();
-    if (!*out_) {
-        std::string what = "perfetto_writer: write failed";
-        if (!path_.empty()) what += " (" + tmp_path_.string() + ")";
-        throw std::runtime_error(what);
-    }
+    write_bytes(header, *payload);
     stats_.bytes += header.size() + payload->size();
     packets.clear();
 }
 
+// One write(2) of whole packets per call (a killed process leaves whole packets only), straight to
+// the file: what the drain thread converted is on disk before it converts the next chunk.
+void perfetto_writer::write_bytes(const std::vector<std::uint8_t>& header, const std::vector<std::uint8_t>& payload) {
+    if (failure_) std::rethrow_exception(failure_);
+    try {
+        if (file_) {
+            file_->write({{header.data(), header.size()}, {payload.data(), payload.size()}});
+            return;
+        }
+        out_->write(reinterpret_cast<const char*>(header.data()), static_cast<std::streamsize>(header.size()));
+        out_->write(reinterpret_cast<const char*>(payload.data()), static_cast<std::streamsize>(payload.size()));
+        out_->flush();
+        if (!*out_) throw std::runtime_error("perfetto_writer: write failed");
+    } catch (...) {
+        failure_ = std::current_exception();
+        throw;
+    }
+}
+
 void perfetto_writer::finish() {
     if (finished_) return;
+    // A failed write is what the caller must hear about, not the run it left open.
+    if (failure_) std::rethrow_exception(failure_);
     if (run_) throw std::logic_error("perfetto_writer: finish with a run still open (call end_run)");
-    out_->flush();
-    if (!*out_) throw std::runtime_error("perfetto_writer: flush failed");
-    if (!path_.empty()) {
-        file_.close();
-        if (!file_) throw std::runtime_error("perfetto_writer: closing " + tmp_path_.string() + " failed");
-        std::filesystem::rename(tmp_path_, path_);
+    try {
+        if (file_) {
+            file_->commit();
+        } else {
+            out_->flush();
+            if (!*out_) throw std::runtime_error("perfetto_writer: flush failed");
+        }
+    } catch (...) {
+        failure_ = std::current_exception();
+        throw;
     }
     finished_ = true;
 }

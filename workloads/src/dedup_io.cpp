@@ -1,6 +1,8 @@
 // Reading dedup's input (from memory or streamed from a file) and writing archives to files.
 #include <pipescope/workloads/dedup.hpp>
 
+#include <pipescope/trace/atomic_output.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -46,23 +48,8 @@ byte_vector read_whole_file(const std::string& path) {
 }
 
 void write_file_atomically(const std::string& path, const byte_vector& bytes) {
-    // A crash or a full disk leaves path.tmp behind, never a truncated `path`.
-    const std::string tmp = path + ".tmp";
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw io_error("cannot create", tmp);
-    const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-    const bool closed = std::fclose(f) == 0;
-    if (!written || !closed) {
-        const auto e = io_error("cannot write", tmp);
-        std::remove(tmp.c_str());
-        throw e;
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::remove(tmp.c_str());
-        throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + ec.message());
-    }
+    // A crash or a full disk leaves `path` as it was, never truncated (atomic_output.hpp).
+    trace::write_file_atomically(path, bytes.data(), bytes.size());
 }
 
 }   // namespace pipescope::workloads

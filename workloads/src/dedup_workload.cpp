@@ -5,6 +5,8 @@
 #include <pipescope/workloads/graph_workload.hpp>
 #include <pipescope/workloads/workload.hpp>
 
+#include <pipescope/trace/atomic_output.hpp>
+
 #include "description.hpp"
 
 #include <chrono>
@@ -43,6 +45,7 @@ dedup_params take_params(param_set& params, input_size size) {
     p.form = parse_dedup_form(params.take_string("form").value_or("skip"));
     p.input = params.take_string("input");
     p.output = params.take_string("output");
+    if (p.output) trace::check_output_path(*p.output);   // before the run, not after it
     p.bytes = params.take_uint("bytes", default_bytes(size), 0, std::uint64_t{4} << 30);
     dedup_config& c = p.config;
     c.coarse_size = params.take_uint("coarse", default_coarse(size), 4096, 1u << 26);

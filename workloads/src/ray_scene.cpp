@@ -2,6 +2,8 @@
 // floating-point operation of the workload is in this file (see the header for why).
 #include "ray_scene.hpp"
 
+#include <pipescope/trace/atomic_output.hpp>
+
 #include <algorithm>
 #include <bit>
 #include <cerrno>
@@ -421,15 +423,11 @@ void write_ppm(const std::string& path, std::uint32_t width, std::uint32_t heigh
     if (rgb8.size() != std::size_t{width} * height * 3)
         throw std::invalid_argument("write_ppm: " + std::to_string(rgb8.size()) + " bytes for a " + std::to_string(width) +
                                     "×" + std::to_string(height) + " RGB image");
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error("cannot write the image to '" + path + "': " + std::strerror(errno));
-    f << "P6\n" << width << ' ' << height << "\n255\n";
-    f.write(reinterpret_cast<const char*>(rgb8.data()), static_cast<std::streamsize>(rgb8.size()));
-    f.close();
-    if (!f) {
-        std::remove(path.c_str());
-        throw std::runtime_error("cannot write the image to '" + path + "': the write failed (disk full?)");
-    }
+    // Whole or not at all, errors naming the file and the OS reason (trace/atomic_output.hpp).
+    const std::string header = "P6\n" + std::to_string(width) + ' ' + std::to_string(height) + "\n255\n";
+    trace::atomic_output out(path);
+    out.write({{header.data(), header.size()}, {rgb8.data(), rgb8.size()}});
+    out.commit();
 }
 
 }   // namespace pipescope::workloads::ray

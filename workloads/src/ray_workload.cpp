@@ -4,6 +4,7 @@
 #include "description.hpp"
 #include "ray_scene.hpp"
 
+#include <pipescope/trace/atomic_output.hpp>
 #include <pipescope/workloads/graph_workload.hpp>
 
 #include <cerrno>
@@ -112,6 +113,12 @@ private:
         if (!fs::is_directory(dir, ec))
             throw std::invalid_argument(name() + ": --param out=" + path + ": the directory '" + dir.string() +
                                         "' does not exist");
+        // A device, a FIFO or a symbolic link there is refused too (trace/atomic_output.hpp).
+        try {
+            trace::check_output_path(p);
+        } catch (const trace::output_path_error& e) {
+            throw trace::output_path_error(name() + ": --param out=" + path + ": " + e.what());
+        }
         // Open it now (appending, so an existing file keeps its content until the image replaces it)
         // rather than find out after rendering; a file made just for the test goes away again.
         const bool existed = fs::exists(p, ec);

@@ -54,8 +54,10 @@ struct trace_session_options {
 
 class trace_session {
 public:
-    // Opens the session (the file is created at close()). Throws std::invalid_argument for a bad
-    // option and std::logic_error if the scheduler already has a session.
+    // Opens the session: a temporary file next to `path`, renamed to `path` at close()
+    // (trace/atomic_output.hpp). Throws std::invalid_argument for a bad option,
+    // trace::output_path_error for a path that cannot be an output file (a directory, a device, a
+    // symbolic link, ...), and std::logic_error if the scheduler already has a session.
     trace_session(scheduler& sched, std::filesystem::path path, trace_session_options options = {});
     // Ends an open run and finishes the file; an error finishing it is reported on stderr (a
     // destructor must not throw): call close() to see it.

@@ -7,6 +7,7 @@
 #include "../scheduler_impl.hpp"
 #include "run_metadata.hpp"
 
+#include <pipescope/trace/atomic_output.hpp>
 #include <pipescope/trace/drain_thread.hpp>
 
 #include <fmt/format.h>
@@ -33,7 +34,9 @@ public:
         recorder_.set_detail(options_.detail);
     }
     ~impl() {
-        if (!closed_) {
+        // A write error already thrown to the caller (begin_run, end_run) is the one message the user sees:
+        // closing would only say it again. The writer removes its temporary file.
+        if (!closed_ && !write_error_thrown_) {
             try {
                 close();
             } catch (const std::exception& e) {
@@ -59,6 +62,10 @@ public:
             } else {
                 writer_.begin_run(std::move(run), trace::run_clock::calibrating(recorder_.start_clock()));
             }
+        } catch (const trace::output_error&) {   // e.g. the disk was full for the run's first packets
+            core_.attach_recorder(nullptr);
+            write_error_thrown_ = true;   // the writer is done; the caller has its error
+            throw;
         } catch (...) {
             core_.attach_recorder(nullptr);
             throw;
@@ -75,9 +82,14 @@ public:
             std::optional<trace::drain_thread>& d;
             ~joined() { d.reset(); }
         } drainer{drainer_};
-        drainer_->stop();   // rethrows a failure of the writer (e.g. the disk is full)
-        recorder_.flush(writer_.sink());
-        writer_.end_run(outcome);
+        try {
+            drainer_->stop();   // rethrows a failure of the writer (e.g. the disk is full)
+            recorder_.flush(writer_.sink());
+            writer_.end_run(outcome);
+        } catch (...) {
+            write_error_thrown_ = true;
+            throw;
+        }
     }
 
     void close() {
@@ -87,7 +99,8 @@ public:
         // A tasks run ends here normally; a loop's run only if the session was closed under it.
         if (open_) end_run(tasks_run_ ? "" : "the session was closed while the run was open");
         // A run that could not be ended leaves no file: the writer removes its temporary file.
-        if (!failure_.empty()) throw std::runtime_error("a run of " + path_.string() + " could not be written: " + failure_);
+        // Its error as it was ("cannot write PATH: no space left on device"), not a later symptom.
+        if (failure_) std::rethrow_exception(failure_);
         writer_.finish();
     }
 
@@ -104,9 +117,10 @@ public:
         if (!options_.loops_are_runs) return;
         try {
             if (open_) end_run(end.outcome);
-        } catch (const std::exception& e) {
+        } catch (const std::exception&) {
             // The loop's own result must reach its caller; the trace is lost, and close() says so.
-            failure_ = e.what();
+            failure_ = std::current_exception();
+            write_error_thrown_ = false;   // not thrown to anyone yet: close() and the destructor say it
         }
     }
 
@@ -136,8 +150,9 @@ public:
     trace::perfetto_writer writer_;
     std::optional<trace::drain_thread> drainer_;   // while a run is open
     bool open_ = false, closed_ = false;
-    bool tasks_run_ = false;   // the open run holds task groups spawned from outside the pool
-    std::string failure_;      // a run that could not be ended from loop_finished
+    bool tasks_run_ = false;            // the open run holds task groups spawned from outside the pool
+    bool write_error_thrown_ = false;   // begin_run/end_run threw the writer's error (e.g. the disk is full)
+    std::exception_ptr failure_;        // a run that could not be ended from loop_finished
 
 private:
     static const trace_session_options& checked(const trace_session_options& o) {

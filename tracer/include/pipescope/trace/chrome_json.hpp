@@ -23,8 +23,9 @@ struct chrome_json_stats {
 };
 
 chrome_json_stats write_chrome_json(const trace_model& m, std::ostream& out);
-// Writes "<path>.tmp" and renames it to `path`; on failure the temporary file is removed and
-// std::runtime_error names the file.
+// Writes `path` whole or not at all (atomic_output.hpp: a temporary file renamed into place); a
+// path that cannot be an output file throws output_path_error, a failed write output_error, both
+// naming the file and why.
 chrome_json_stats write_chrome_json(const trace_model& m, const std::filesystem::path& path);
 
 // The pid and tid a track is exported under.

@@ -25,15 +25,17 @@
 //   while (running) rec.drain(out.sink());
 //   rec.flush(out.sink());
 //   out.end_run();
-//   out.finish();                 // writes run.pftrace.tmp, then renames it
+//   out.finish();                 // run.pftrace.XXXXXX.tmp renamed to run.pftrace (atomic_output.hpp)
 #pragma once
 
+#include <pipescope/trace/atomic_output.hpp>
 #include <pipescope/trace/clock.hpp>
 #include <pipescope/trace/events.hpp>
 #include <pipescope/trace/recorder.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iosfwd>
@@ -89,8 +91,10 @@ class perfetto_writer {
 public:
     // Writes to `out`; the stream must outlive the writer.
     explicit perfetto_writer(std::ostream& out, writer_options options = {});
-    // Writes to "<path>.tmp" and renames it to `path` in finish(); without finish() the
-    // temporary file is removed and `path` is left untouched.
+    // Writes to a temporary file next to `path` (atomic_output: refused at once if `path` cannot be
+    // an output file) and renames it to `path` in finish(); without finish() the temporary file is
+    // removed and `path` is left untouched. Each drained chunk is one write(2) of whole packets, so
+    // the temporary file of a killed process holds a readable prefix of the trace.
     explicit perfetto_writer(const std::filesystem::path& path, writer_options options = {});
     ~perfetto_writer();
     perfetto_writer(const perfetto_writer&) = delete;
@@ -106,7 +110,9 @@ public:
     // Closes the slices still open and writes the run's summary; a non-empty `outcome` (how the run
     // ended when it did not complete: "cancelled", "exception: ...") goes into it.
     void end_run(std::string_view outcome = {});
-    // Flushes; for a path, renames the temporary file into place. Throws on I/O errors.
+    // Flushes; for a path, syncs and renames the temporary file into place. Throws on I/O errors
+    // (output_error, "cannot write PATH: no space left on device"). Once a write has failed, every
+    // later call that writes, and finish(), throws that error again: the trace is lost.
     void finish();
 
     const perfetto_write_stats& stats() const noexcept { return stats_; }
@@ -117,10 +123,11 @@ public:
 private:
     void write_packets(std::vector<std::uint8_t>& packets);
 
-    std::filesystem::path path_;
-    std::filesystem::path tmp_path_;
-    std::ofstream file_;
-    std::ostream* out_ = nullptr;
+    void write_bytes(const std::vector<std::uint8_t>& header, const std::vector<std::uint8_t>& payload);
+
+    std::unique_ptr<atomic_output> file_;   // for a path
+    std::ostream* out_ = nullptr;           // for a stream
+    std::exception_ptr failure_;            // the first write error: the writer is done
     writer_options options_;
     bool finished_ = false;
     unsigned run_index_ = 0;   // runs completed so far

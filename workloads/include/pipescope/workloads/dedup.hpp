@@ -88,8 +88,9 @@ private:
     std::FILE* f_ = nullptr;
 };
 
-byte_vector read_whole_file(const std::string& path);                            // throws naming the path
-void write_file_atomically(const std::string& path, const byte_vector& bytes);   // via path.tmp + rename
+byte_vector read_whole_file(const std::string& path);   // throws naming the path
+void write_file_atomically(const std::string& path,
+                           const byte_vector& bytes);   // whole or not at all (trace/atomic_output.hpp)
 
 // ---- chunking ---------------------------------------------------------------------------------
 
