@@ -13,7 +13,7 @@ rm -f "$out".*tmp
 # n = 200000: a serial reference of minutes, so the signal surely comes during it.
 "$cli" run pipe-fib-256 --size large --param n=200000 --workers 2 -o "$out" >"$dir/reference-interrupted.log" 2>&1 &
 pid=$!
-(sleep 600; kill -KILL $pid 2>/dev/null) &
+(sleep 600; kill -KILL $pid) >/dev/null 2>&1 &
 watchdog=$!
 caught_sigint() {   # the command's handler is installed (bit 2 of SigCgt: SIGINT)
     local mask
@@ -25,7 +25,7 @@ sleep 0.5   # into the serial reference
 ls "$out".*tmp >/dev/null 2>&1 && echo "note: a temporary file exists: the measured run had started"
 kill -INT $pid
 wait $pid; rc=$?
-kill $watchdog 2>/dev/null; wait $watchdog 2>/dev/null
+kill -- -$watchdog 2>/dev/null; wait $watchdog 2>/dev/null   # its own process group (set -m)
 cat "$dir/reference-interrupted.log"
 [[ $rc == 130 ]] || { echo "expected exit status 130 after SIGINT, got $rc"; exit 1; }
 cmp "$out" "$out.before" || { echo "the existing trace file was changed"; exit 1; }

@@ -21,7 +21,7 @@ run_case() {
         env "$@" "$prog" "$mode" "$out" >"$log" 2>&1 &
     fi
     local pid=$!
-    (sleep 240; kill -KILL $pid 2>/dev/null) &   # never hang: a program that ignores the signal dies here
+    (sleep 240; kill -KILL $pid) >/dev/null 2>&1 &   # never hang: a program that ignores the signal dies here
     local watchdog=$!
     for _ in $(seq 1 2400); do   # up to 120 s: its loop runs (and the handlers are installed)
         grep -q '^recording$' "$log" && break
@@ -32,7 +32,7 @@ run_case() {
     kill -"$sig" $pid
     wait $pid
     local rc=$?
-    kill $watchdog 2>/dev/null; wait $watchdog 2>/dev/null
+    kill -- -$watchdog 2>/dev/null; wait $watchdog 2>/dev/null   # its own process group (set -m)
     echo "--- $name: exit $rc"; cat "$log"
     local bad=0
     [[ $rc == "$want" ]] || { echo "FAIL $name: expected exit status $want after SIG$sig, got $rc"; bad=1; }
