@@ -268,6 +268,9 @@ int main(int argc, char** argv) {
     } catch (const std::invalid_argument& e) {   // a bad value, found while parsing it
         fmt::print(stderr, "pipescope: {}\n{}", e.what(), usage_text(args.empty() ? "" : args[0]));
         return 2;
+    } catch (const ws::interrupted_before_measured_run& e) {   // Ctrl-C in a serial reference (lesson, scale)
+        fmt::print(stderr, "pipescope: {}: nothing was written\n", e.what());
+        return 128 + SIGINT;
     } catch (const std::exception& e) {
         fmt::print(stderr, "pipescope: error: {}\n", e.what());
         return 3;
