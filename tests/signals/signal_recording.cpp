@@ -20,8 +20,11 @@
 
 namespace {
 
-volatile std::sig_atomic_t g_stop = 0;
-extern "C" void on_signal(int) { g_stop = 1; }
+// Lock-free atomic, not a volatile sig_atomic_t: the handler may run on another thread (the session's
+// watcher raises the signal again on itself) while the loop's condition reads the flag.
+std::atomic<int> g_stop{0};
+static_assert(std::atomic<int>::is_always_lock_free, "async-signal-safe only if lock-free");
+extern "C" void on_signal(int) { g_stop.store(1); }
 
 void spin_for(std::chrono::microseconds d) {
     const auto until = std::chrono::steady_clock::now() + d;
@@ -48,7 +51,7 @@ int main(int argc, char** argv) {
         rec.emplace(sched, argv[2], pipescope::trace_session_options{.name = "signalled", .finish_on_signal = true});
     std::atomic<bool> announced{false};
     pipescope::pipe_while(
-        sched, [&] { return g_stop == 0; },
+        sched, [&] { return g_stop.load() == 0; },
         [&](pipescope::iteration& it) -> pipescope::pipe_task {
             if (!announced.exchange(true)) {
                 std::printf("recording\n");
