@@ -4,7 +4,8 @@
 //     signal_recording session TRACE       trace_session with finish_on_signal; the default disposition
 //     signal_recording own-handler TRACE   the same, but the program has its own SIGINT/SIGTERM handler,
 //                                          which stops the loop; the program then exits 3
-//     signal_recording plain               no session of its own (run it under PIPESCOPE_TRACE=TRACE)
+//     signal_recording plain [SPIN_US]     no session of its own (run it under PIPESCOPE_TRACE=TRACE);
+//                                          SPIN_US: each iteration's work (default 50 µs)
 //
 // It prints "recording" once its loop runs (the handlers are installed by then), and loops until
 // its own handler stops it; without one, the signal ends the process.
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
         sigaction(SIGINT, &sa, nullptr);
         sigaction(SIGTERM, &sa, nullptr);
     }
+    const long spin_us = mode == "plain" && argc > 2 ? std::atol(argv[2]) : 50;
     pipescope::scheduler sched({2});
     std::optional<pipescope::trace_session> rec;
     if (mode != "plain")
@@ -58,7 +61,7 @@ int main(int argc, char** argv) {
                 std::fflush(stdout);
             }
             co_await it.stage(1);
-            spin_for(std::chrono::microseconds(50));
+            spin_for(std::chrono::microseconds(spin_us));
             co_await it.stage_wait(2);
         },
         {.name = "until signalled"});
