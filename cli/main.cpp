@@ -15,6 +15,7 @@
 #include <pipescope/pipescope.hpp>
 #include <pipescope/trace/atomic_output.hpp>
 #include <pipescope/trace/perfetto_reader.hpp>
+#include <pipescope/trace/recorder.hpp>
 #include <pipescope/workloads/workload.hpp>
 
 #include <fstream>
@@ -102,13 +103,19 @@ std::uint64_t parse_seed(const std::string& text) {
 }
 
 std::size_t parse_mib(const std::string& text) {
+    std::size_t mib = 0;
     try {
         std::size_t used = 0;
         const unsigned long v = std::stoul(text, &used);
-        if (used == text.size() && v >= 1 && v <= 65536) return v;
+        if (used == text.size() && v >= 1 && v <= 1048576) mib = v;
     } catch (const std::exception&) {
     }
-    throw usage_error("--trace-buffer " + text + ": expected a size in MiB between 1 and 65536");
+    if (mib == 0) throw usage_error("--trace-buffer " + text + ": expected a size in MiB between 1 and 1048576");
+    // The budget is reserved, not touched (docs/tracing.md, "Recording"), but more than the machine
+    // has cannot be meant.
+    if (const std::string why = pipescope::trace::budget_problem(mib); !why.empty())
+        throw usage_error("--trace-buffer " + text + " MiB" + why);
+    return mib;
 }
 
 run_args parse_run(const std::vector<std::string>& args) {
@@ -211,10 +218,26 @@ int validate_trace(const std::vector<std::string>& args) {
 
 int run_workload(const run_args& args) {
     pipescope::cli::interrupt_guard interrupt;   // Ctrl-C cancels the measured loop (interrupt.hpp)
-    const pipescope::cli::recorded_run r = pipescope::cli::record_run(args, interrupt.token());
+    const int interrupted_status = 128 + SIGINT;
+    // Interrupted before anything was recorded (the serial reference, or a measured run cancelled
+    // before its first iteration): no trace, and an existing file of that name stays as it was.
+    const auto not_written = [&] {
+        const std::string what = !args.trace_path.empty() && args.trace
+                                     ? ": " + args.trace_path + " not written (the existing file is unchanged)"
+                                     : std::string();
+        fmt::print(stderr, "pipescope: interrupted before the measured run{}\n", what);
+        return interrupt.signal_number() ? 128 + interrupt.signal_number() : interrupted_status;
+    };
+    pipescope::cli::recorded_run r;
+    try {
+        r = pipescope::cli::record_run(args, interrupt.token());
+    } catch (const ws::interrupted_before_measured_run&) {
+        return not_written();
+    }
+    if (r.nothing_recorded) return not_written();
     pipescope::cli::print_run(r, args.request.size);
     if (r.report.stats.cancelled || interrupt.interrupted())
-        return 128 + (interrupt.signal_number() ? interrupt.signal_number() : SIGINT);
+        return interrupt.signal_number() ? 128 + interrupt.signal_number() : interrupted_status;
     return r.report.matches_reference ? 0 : 1;
 }
 
@@ -252,6 +275,9 @@ int main(int argc, char** argv) {
     } catch (const std::invalid_argument& e) {   // a bad value, found while parsing it
         fmt::print(stderr, "pipescope: {}\n{}", e.what(), usage_text(args.empty() ? "" : args[0]));
         return 2;
+    } catch (const ws::interrupted_before_measured_run& e) {   // Ctrl-C in a serial reference (lesson, scale)
+        fmt::print(stderr, "pipescope: {}: nothing was written\n", e.what());
+        return 128 + SIGINT;
     } catch (const std::exception& e) {
         fmt::print(stderr, "pipescope: error: {}\n", e.what());
         return 3;

@@ -192,6 +192,8 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
     const bool recording = !args.trace_path.empty() && args.trace;
     double cpu_at_start = 0, process_cpu_at_start = 0;
     request.on_measured_start = [&](double reference_seconds) {
+        // A Ctrl-C during the set-up that no check of the workload's caught: nothing is recorded.
+        ws::throw_if_cancelled(cancel);
         if (recording) {
             session.emplace(sched, args.trace_path, session_options(args, *w));
             session->begin_run(measured_run(sched, args, *w, reference_seconds, virt ? &*virt : nullptr));
@@ -222,7 +224,17 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
         }
         throw std::runtime_error(missing);
     }
-    if (recording) {
+    // Cancelled before the first iteration (or a graph's first stage instance): the trace would hold
+    // nothing but a "cancelled" marker, and must not replace a trace the user has.
+    bool nothing_done = r.report.stats.iterations == 0;
+    if (const auto& g = r.report.graph) {
+        nothing_done = g->instances == 0 && g->resumptions == 0;
+        for (const auto& q : g->queues) nothing_done = nothing_done && q.stats.elements_pushed == 0;
+    }
+    if (r.report.stats.cancelled && nothing_done) {
+        r.nothing_recorded = true;
+        if (session) session->discard();
+    } else if (recording) {
         if (!session)
             throw std::logic_error("workload " + w->name() + " never called on_measured_start: nothing was recorded");
         session->end_run(r.report.stats.cancelled ? "cancelled" : "");

@@ -57,6 +57,8 @@ struct recorded_run {
     // instances on the one pool worker while the calling thread waits.
     double measured_process_cpu_seconds = 0;
     std::vector<std::string> virtual_lines;   // where its costs came from (virtual_setup)
+    // Cancelled before its first iteration: the trace was discarded (an existing file is untouched).
+    bool nothing_recorded = false;
 };
 
 // Why `workload` cannot run under `policy`, or "" if it can. Throws usage_error for a workload or
@@ -65,7 +67,9 @@ std::string refusal_reason(const std::string& workload, const std::string& polic
 
 // Runs args.workload (and its serial reference) and records the measured run when args ask for a
 // trace. Throws usage_error for an unknown workload or policy or a refused combination; the trace
-// file is written whole or not at all. `cancel` stops the measured loop early.
+// file is written whole or not at all. `cancel` stops the measured loop early; requested before the
+// measured run starts, record_run throws workloads::interrupted_before_measured_run and writes no
+// file; a measured run cancelled before its first iteration writes none either (nothing_recorded).
 recorded_run record_run(const run_args& args, std::stop_token cancel = {});
 
 // The metadata record_run stores for the measured run of `workload` on `sched` (docs/tracing.md,

@@ -74,9 +74,25 @@ int usage() {
     return 2;
 }
 
+int compress_file(int argc, char** argv);
+
 }   // namespace
 
+// A failure the program cannot fix (the trace or OUTPUT cannot be written, a block zlib refuses):
+// one line naming it, exit status 1. Leaving main through the exception unwinds the trace session,
+// which removes its temporary file.
 int main(int argc, char** argv) {
+    try {
+        return compress_file(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "compress: %s\n", e.what());
+        return 1;
+    }
+}
+
+namespace {
+
+int compress_file(int argc, char** argv) {
     std::vector<std::string> files;
     std::string trace_path;
     unsigned workers = 0;
@@ -94,12 +110,14 @@ int main(int argc, char** argv) {
     if (!in || !out) {
         std::fprintf(stderr, "compress: cannot %s %s: %s\n", !in ? "read" : "write", (!in ? files[0] : files[1]).c_str(),
                      std::strerror(errno));
-        return 2;
+        return 1;
     }
 
     pipescope::scheduler sched({workers});
     std::optional<pipescope::trace_session> rec;
-    if (!trace_path.empty()) rec.emplace(sched, trace_path, pipescope::trace_session_options{.name = "compress"});
+    // finish_on_signal: Ctrl-C finishes the trace (the run's outcome says so), then ends the program.
+    if (!trace_path.empty())
+        rec.emplace(sched, trace_path, pipescope::trace_session_options{.name = "compress", .finish_on_signal = true});
 
     const std::size_t block_size = block_kib << 10;
     std::uint64_t raw_total = 0, packed_total = 0;
@@ -125,7 +143,7 @@ int main(int argc, char** argv) {
     out.close();
     if (rec) rec->close();
     if (!out) {
-        std::fprintf(stderr, "compress: writing %s failed\n", files[1].c_str());
+        std::fprintf(stderr, "compress: writing %s failed: %s\n", files[1].c_str(), std::strerror(errno));
         return 1;
     }
 
@@ -147,3 +165,5 @@ int main(int argc, char** argv) {
     std::printf("inflates back to the input byte for byte\n");
     return 0;
 }
+
+}   // namespace

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <exception>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -72,15 +73,20 @@ int main(int argc, char** argv) {
     pipescope::scheduler sched({workers});
     try {
         std::optional<pipescope::trace_session> rec;
-        if (!trace_path.empty()) rec.emplace(sched, trace_path, pipescope::trace_session_options{.name = "primes"});
+        // finish_on_signal: Ctrl-C finishes the trace (the run's outcome says so), then ends the program.
+        if (!trace_path.empty())
+            rec.emplace(sched, trace_path, pipescope::trace_session_options{.name = "primes", .finish_on_signal = true});
         graph::run(sched, g, {.policy = policy});
         if (rec) {
             rec->close();
             std::fputs(rec->report("trace: ").c_str(), stdout);
         }
-    } catch (const std::exception& e) {   // an unknown policy or parameter, a trace that cannot be written
+    } catch (const std::invalid_argument& e) {   // an unknown policy or parameter: the user's mistake
         std::fprintf(stderr, "prime_graph: %s\n", e.what());
         return 2;
+    } catch (const std::exception& e) {   // a trace that cannot be written (the disk is full, ...)
+        std::fprintf(stderr, "prime_graph: %s\n", e.what());
+        return 1;   // the session was unwound: its temporary file is removed
     }
 
     // The reference: a sieve.

@@ -13,8 +13,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -54,9 +56,25 @@ int usage() {
     return 2;
 }
 
+int count_file(int argc, char** argv);
+
 }   // namespace
 
+// What a program should do with a failure it cannot fix (a trace that cannot be written because the
+// disk is full, an exception of a stage): one line naming it, exit status 1. Leaving main through
+// the exception unwinds the trace session, which removes its temporary file.
 int main(int argc, char** argv) {
+    try {
+        return count_file(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "word_count: %s\n", e.what());
+        return 1;
+    }
+}
+
+namespace {
+
+int count_file(int argc, char** argv) {
     std::string file, trace_path;
     unsigned workers = 0;
     for (int i = 1; i < argc; ++i) {
@@ -69,13 +87,15 @@ int main(int argc, char** argv) {
     std::ifstream in(file);
     if (!in) {
         std::fprintf(stderr, "word_count: cannot read %s: %s\n", file.c_str(), std::strerror(errno));
-        return 2;
+        return 1;
     }
 
     pipescope::scheduler sched({workers});
     // One line records every loop on `sched` until `rec` goes out of scope.
     std::optional<pipescope::trace_session> rec;
-    if (!trace_path.empty()) rec.emplace(sched, trace_path, pipescope::trace_session_options{.name = "word count"});
+    // finish_on_signal: Ctrl-C finishes the trace (the run's outcome says so), then ends the program.
+    if (!trace_path.empty())
+        rec.emplace(sched, trace_path, pipescope::trace_session_options{.name = "word count", .finish_on_signal = true});
 
     counts total;
     std::optional<std::string> next = read_block(in, 64);
@@ -92,7 +112,7 @@ int main(int argc, char** argv) {
             for (const auto& [word, n] : mine) total[word] += n;   // stage 2: merge counts (serial, in order)
         },
         options);
-    if (rec) rec->close();   // the file is complete here (the destructor would do it too)
+    if (rec) rec->close();   // the file is complete here; throws if it could not be written
 
     // The serial reference: the whole file at once.
     std::ifstream again(file);
@@ -118,3 +138,5 @@ int main(int argc, char** argv) {
     std::printf("matches the serial count\n");
     return 0;
 }
+
+}   // namespace

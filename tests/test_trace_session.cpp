@@ -13,6 +13,8 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -200,6 +202,50 @@ TEST_CASE("trace_session: wrong use is refused with a reason", "[trace_session]"
     const trace::trace_model m = trace::load_trace_file(path);
     CHECK(m.runs.size() == 1);
     std::filesystem::remove(path);
+}
+
+TEST_CASE("trace_session: a budget above the machine's memory is refused with the figure", "[trace_session]") {
+    scheduler sched({1});
+    const auto path = std::filesystem::temp_directory_path() / "pipescope-trace-session-too-big.pftrace";
+    std::filesystem::remove(path);
+    const std::size_t above = static_cast<std::size_t>(trace::physical_memory_bytes() >> 20) + 1;
+    if (above > (std::size_t{1} << 20)) {   // more than 1 TiB of memory: the range check refuses first
+        WARN("this machine has more than 1 TiB of memory: not checked");
+        return;
+    }
+    CHECK_THROWS_WITH(trace_session(sched, path, {.buffer_mib = above}),
+                      Catch::Contains("buffer_mib " + std::to_string(above) + " MiB is more than this machine's") &&
+                          Catch::Contains("GiB of memory"));
+    CHECK_FALSE(std::filesystem::exists(path));
+}
+
+TEST_CASE("trace_session: discard() leaves an existing file as it was and no temporary file", "[trace_session]") {
+    scheduler sched({2});
+    const auto dir = std::filesystem::temp_directory_path() / "pipescope-trace-session-discard";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const auto path = dir / "kept.pftrace";
+    const std::string before = "the trace the user already has\n";
+    {
+        std::ofstream out(path, std::ios::binary);
+        out << before;
+    }
+    {
+        trace_session rec(sched, path, {.loops_are_runs = false});
+        rec.begin_run({.name = "cancelled at once"});
+        CHECK(run_squares(sched, 100, {}) == squares_reference(100));
+        rec.discard();
+        CHECK_FALSE(rec.run_open());
+        rec.discard();   // idempotent
+        rec.close();     // nothing left to finish
+    }
+    std::ifstream in(path, std::ios::binary);
+    const std::string after{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    CHECK(after == before);
+    std::size_t files = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++files;
+    CHECK(files == 1);   // no temporary file left
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("trace_session: task groups spawned while no loop runs are a run of their own", "[trace_session][trace-file]") {

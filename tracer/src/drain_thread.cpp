@@ -1,22 +1,33 @@
 #include <pipescope/trace/drain_thread.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
 namespace pipescope::trace {
 
-drain_thread::drain_thread(recorder& rec, recorder::sink_fn sink) : rec_(rec), sink_(std::move(sink)) {
+drain_thread::drain_thread(recorder& rec, recorder::sink_fn sink, std::chrono::milliseconds staleness)
+    : rec_(rec), sink_(std::move(sink)) {
     // Read here, not on the thread: the pool grows when a thread that is not a worker takes a buffer
     // (recorder::add_writer, e.g. bind-to-stage's stage threads), possibly while the thread starts.
     const std::size_t backlog = rec_.chunks_in_pool() / 2;
-    thread_ = std::thread([this, backlog] {
+    staleness = std::max(staleness, std::chrono::milliseconds(1));
+    thread_ = std::thread([this, backlog, staleness] {
+        using clock = std::chrono::steady_clock;
         try {
+            auto due = clock::now() + staleness;
             while (!stop_.load(std::memory_order_acquire)) {
-                // The timeout only bounds a wait whose wake-up was missed; a timed-out wait drains
-                // nothing (the pool still has room), so it costs a wake-up per second at most.
-                if (rec_.wait_for_backlog(backlog, std::chrono::seconds(1))) {
+                const auto left = std::chrono::ceil<std::chrono::milliseconds>(due - clock::now());
+                if (left.count() > 0 && rec_.wait_for_backlog(backlog, left)) {
                     rec_.drain(sink_);
                     bursts_.fetch_add(1, std::memory_order_relaxed);
+                } else if (clock::now() >= due) {
+                    // Everything recorded so far reaches the file, partly filled chunks too: what a
+                    // SIGKILL loses is bounded by `staleness`, not by the pool's size. One wake-up
+                    // per period; the conversion is work the run's end would have done anyway.
+                    rec_.drain_recorded(sink_);
+                    catch_ups_.fetch_add(1, std::memory_order_relaxed);
+                    due = clock::now() + staleness;
                 }
             }
         } catch (...) {

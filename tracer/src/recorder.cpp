@@ -1,6 +1,10 @@
 #include <pipescope/trace/recorder.hpp>
+#include <pipescope/trace/trace_model.hpp>
+
+#include <fmt/format.h>
 
 #include <algorithm>
+#include <new>
 #include <stdexcept>
 
 namespace pipescope::trace {
@@ -62,19 +66,50 @@ recorder::recorder(unsigned writers, std::size_t budget_bytes, std::size_t chunk
     if (chunk_events == 0) throw std::invalid_argument("recorder: chunks must hold at least one event");
     const std::size_t chunk_bytes = chunk_events * sizeof(event_record);
     chunk_count_ = std::max<std::size_t>(budget_bytes / chunk_bytes, 2 * std::size_t{writers});
-    storage_.reserve(chunk_count_);
-    for (std::size_t i = 0; i < chunk_count_; ++i) {
-        auto c = std::make_unique<chunk>();
-        c->records = std::make_unique<event_record[]>(chunk_events);
-        free_.push_back(c.get());
-        storage_.push_back(std::move(c));
-    }
-    free_count_.store(free_.size(), std::memory_order_relaxed);
+    // Nothing is allocated yet: the budget is reserved, and chunks come as writers need them
+    // (take_free_chunk). A 1 TiB budget once zero-filled 1 TiB of chunks up front.
+    free_count_.store(chunk_count_, std::memory_order_relaxed);
     buffers_.reserve(writers);
     for (unsigned w = 0; w < writers; ++w) buffers_.push_back(std::unique_ptr<event_buffer>(new event_buffer(*this, w)));
 }
 
 recorder::~recorder() = default;
+
+std::string budget_problem(std::size_t mib) {
+    const std::uint64_t memory = physical_memory_bytes();
+    if (memory == 0 || mib <= memory >> 20) return {};
+    return fmt::format(" is more than this machine's {:.1f} GiB of memory", static_cast<double>(memory) / (1 << 30));
+}
+
+void recorder::update_free_count() noexcept {
+    free_count_.store(free_.size() + (chunk_count_ - storage_.size()), std::memory_order_relaxed);
+}
+
+std::size_t recorder::chunks_allocated() const noexcept {
+    std::lock_guard lock(mutex_);
+    return storage_.size();
+}
+
+chunk* recorder::take_free_chunk() {
+    chunk* c = nullptr;
+    if (!free_.empty()) {
+        c = free_.back();
+        free_.pop_back();
+    } else if (storage_.size() < chunk_count_) {
+        // Once per chunk of the budget, under the lock: the records are left unzeroed (only those
+        // before `used` are ever read), so the pages are touched when a writer records into them.
+        try {
+            auto fresh = std::make_unique<chunk>();
+            fresh->records = std::make_unique_for_overwrite<event_record[]>(chunk_events_);
+            storage_.push_back(std::move(fresh));
+            c = storage_.back().get();
+        } catch (const std::bad_alloc&) {
+            return nullptr;   // the events are dropped and counted, as when the pool is dry
+        }
+    }
+    update_free_count();
+    return c;
+}
 
 void recorder::set_detail(trace_detail level, std::uint64_t fold_below_ns) noexcept {
     detail_ = level;
@@ -106,14 +141,8 @@ std::optional<trace_detail> parse_trace_detail(std::string_view s) noexcept {
 event_buffer& recorder::add_writer() {
     {
         std::lock_guard lock(mutex_);
-        for (int k = 0; k < 2; ++k) {
-            auto c = std::make_unique<chunk>();
-            c->records = std::make_unique<event_record[]>(chunk_events_);
-            free_.push_back(c.get());
-            storage_.push_back(std::move(c));
-        }
-        chunk_count_ += 2;
-        free_count_.store(free_.size(), std::memory_order_relaxed);
+        chunk_count_ += 2;   // allocated when needed, like the rest of the pool
+        update_free_count();
     }
     std::lock_guard lock(buffers_mutex_);
     const auto w = static_cast<unsigned>(buffers_.size());
@@ -130,13 +159,11 @@ bool recorder::exchange_full(event_buffer& b) {
         if (full_.size() == backlog_wanted_) backlog_cv_.notify_one();
     }
     // The buffer changes chunks under the lock, so that snapshot() sees its chunk and position agree.
-    chunk* next = nullptr;
-    if (!free_.empty()) {
-        next = free_.back();
-        free_.pop_back();
-        free_count_.store(free_.size(), std::memory_order_relaxed);
+    chunk* next = take_free_chunk();
+    if (next) {
         next->writer = b.writer_;
         next->used = 0;
+        next->taken = 0;
     }
     b.use_chunk(next, chunk_events_);
     return next != nullptr;
@@ -157,6 +184,16 @@ bool event_buffer::refill() noexcept {
     return true;
 }
 
+void recorder::consume(chunk* c, const sink_fn& sink, std::size_t& events) {
+    if (c->used > c->taken) sink(c->writer, c->records.get() + c->taken, c->used - c->taken);
+    events += c->used - std::min(c->taken, c->used);
+    c->used = 0;
+    c->taken = 0;
+    std::lock_guard lock(mutex_);
+    free_.push_back(c);
+    update_free_count();
+}
+
 std::size_t recorder::drain(const sink_fn& sink) {
     std::size_t events = 0;
     for (;;) {
@@ -167,12 +204,41 @@ std::size_t recorder::drain(const sink_fn& sink) {
             c = full_.front();
             full_.pop_front();
         }
-        sink(c->writer, c->records.get(), c->used);
-        events += c->used;
-        c->used = 0;
+        consume(c, sink, events);
+    }
+    return events;
+}
+
+std::size_t recorder::drain_recorded(const sink_fn& sink) {
+    struct range {
+        unsigned writer;
+        const event_record* first;
+        std::size_t count;
+    };
+    std::vector<chunk*> full;
+    std::vector<range> partial;
+    {
+        // One critical section for both, so that no worker's chunk can move from "current" to
+        // "full" between them: each worker's full chunks are older than its current one.
+        std::lock_guard buffers_lock(buffers_mutex_);
         std::lock_guard lock(mutex_);
-        free_.push_back(c);
-        free_count_.store(free_.size(), std::memory_order_relaxed);
+        full.assign(full_.begin(), full_.end());
+        full_.clear();
+        for (const auto& b : buffers_) {
+            chunk* c = b->current_;
+            if (!c) continue;
+            const std::size_t n = b->records_in_current();
+            if (n > c->taken) partial.push_back({b->writer_, c->records.get() + c->taken, n - c->taken});
+            c->taken = n;
+        }
+    }
+    // Without the lock: a worker only writes past the records taken (after its published
+    // position), and only this consumer gives chunks back to the pool.
+    std::size_t events = 0;
+    for (chunk* c : full) consume(c, sink, events);
+    for (const range& r : partial) {
+        sink(r.writer, r.first, r.count);
+        events += r.count;
     }
     return events;
 }
@@ -206,9 +272,12 @@ std::size_t recorder::flush(const sink_fn& sink) {
         chunk* c = b->current_;
         if (!c) continue;
         c->used = b->records_in_current();
-        if (c->used) full_.push_back(c);
-        else free_.push_back(c);
-        free_count_.store(free_.size(), std::memory_order_relaxed);
+        if (c->used > c->taken) full_.push_back(c);
+        else {
+            c->used = c->taken = 0;
+            free_.push_back(c);
+        }
+        update_free_count();
         b->use_chunk(nullptr, chunk_events_);
     }
     return drain(sink);
@@ -218,15 +287,16 @@ std::size_t recorder::snapshot(const sink_fn& sink) {
     std::lock_guard buffers_lock(buffers_mutex_);
     std::lock_guard lock(mutex_);
     std::size_t events = 0;
+    // From `taken` on: what a consumer's drain_recorded passed already is not passed twice.
     for (const chunk* c : full_) {
-        sink(c->writer, c->records.get(), c->used);
-        events += c->used;
+        if (c->used > c->taken) sink(c->writer, c->records.get() + c->taken, c->used - c->taken);
+        events += c->used - std::min(c->taken, c->used);
     }
     for (const auto& b : buffers_) {
         if (!b->current_) continue;
-        const std::size_t n = b->records_in_current();
-        if (n) sink(b->writer_, b->current_->records.get(), n);
-        events += n;
+        const std::size_t n = b->records_in_current(), from = b->current_->taken;
+        if (n > from) sink(b->writer_, b->current_->records.get() + from, n - from);
+        events += n - std::min(from, n);
     }
     return events;
 }

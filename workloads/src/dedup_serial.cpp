@@ -2,14 +2,17 @@
 // the other, with an ordinary hash map. Its archive is the reference the pipelines must equal.
 #include "dedup_table.hpp"
 
+#include <pipescope/workloads/workload.hpp>
+
 namespace pipescope::workloads {
 
-byte_vector dedup_serial(byte_reader& in, const dedup_config& c, dedup_stats* stats) {
+byte_vector dedup_serial(byte_reader& in, const dedup_config& c, dedup_stats* stats, std::stop_token cancel) {
     validate(c);
     dedup_stats st;
     archive_writer out(c);
     std::unordered_map<sha1_digest, std::uint64_t, dedup_detail::digest_hash> stored;   // SHA-1 -> chunk index
     for (;;) {
+        throw_if_cancelled(cancel);
         const byte_vector coarse = read_coarse_chunk(in, c);
         if (coarse.empty()) break;
         ++st.coarse_chunks;

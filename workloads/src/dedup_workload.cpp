@@ -104,7 +104,7 @@ public:
             std::unique_ptr<byte_reader> reader;
             run_graph_workload(
                 name(), s, request, request.params, chain.program(),
-                [&] { reference = dedup_serial(*make_reader(), p.config); },
+                [&] { reference = dedup_serial(*make_reader(), p.config, nullptr, request.cancel); },
                 [&] {
                     reader = make_reader();
                     chain.reset(*reader);
@@ -113,7 +113,7 @@ public:
             archive = chain.finish(&st);
         } else {
             auto t0 = std::chrono::steady_clock::now();
-            reference = dedup_serial(*make_reader(), p.config);
+            reference = dedup_serial(*make_reader(), p.config, nullptr, request.cancel);
             report.reference_seconds = seconds_since(t0);
 
             auto reader = make_reader();

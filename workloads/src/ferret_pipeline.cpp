@@ -1,5 +1,6 @@
 // ferret's two programs: the serial loop (T_S) and the pipe_while pipeline in either form.
 #include <pipescope/workloads/ferret.hpp>
+#include <pipescope/workloads/workload.hpp>
 
 #include <stdexcept>
 
@@ -13,11 +14,12 @@ void check_database(const database& db) {
 
 }   // namespace
 
-std::vector<top_list> search_serial(const database& db) {
+std::vector<top_list> search_serial(const database& db, std::stop_token cancel) {
     check_database(db);
     std::vector<top_list> results;
     results.reserve(db.corpus.queries);
     for (unsigned q = 0; q < db.corpus.queries; ++q) {
+        throw_if_cancelled(cancel);
         const image img = query_image(db.corpus, q);
         const signature sig = extract_features(img, segment(img, db.search.regions));
         results.push_back(rank(*db.index, sig, db.index->candidates(sig, db.search.candidates), db.search.top));

@@ -91,12 +91,12 @@ public:
             // The chain graph (issue 6): the same stages, scheduled by a graph policy.
             ferret::search_chain chain(&db, form, shape);
             run_graph_workload(
-                name(), s, request, params, chain.program(), [&] { reference = ferret::search_serial(db); },
+                name(), s, request, params, chain.program(), [&] { reference = ferret::search_serial(db, request.cancel); },
                 [&] { chain.reset(); }, report);
             result = chain.results();
         } else {
             auto t0 = std::chrono::steady_clock::now();
-            reference = ferret::search_serial(db);
+            reference = ferret::search_serial(db, request.cancel);
             report.reference_seconds = seconds_since(t0);
 
             if (request.on_measured_start) request.on_measured_start(report.reference_seconds);

@@ -138,9 +138,11 @@ void run_graph_workload(const std::string& workload, scheduler& s, run_request& 
     const graph::run_options options = graph_options_from(request, params);
     params.reject_unknown(workload);
     auto t0 = std::chrono::steady_clock::now();
+    throw_if_cancelled(request.cancel);
     reference();
     report.reference_seconds = seconds_since(t0);
     if (reset) reset();
+    throw_if_cancelled(request.cancel);   // references that do not check it stop here
     if (request.on_measured_start) request.on_measured_start(report.reference_seconds);
     t0 = std::chrono::steady_clock::now();
     report.graph = graph::run(s, g, options);

@@ -33,7 +33,7 @@ public:
 
         run_report report;
         auto t0 = std::chrono::steady_clock::now();
-        const fib_bits reference = pipe_fib_serial(n);
+        const fib_bits reference = pipe_fib_serial(n, request.cancel);
         report.reference_seconds = seconds_since(t0);
 
         if (request.on_measured_start) request.on_measured_start(report.reference_seconds);

@@ -3,6 +3,7 @@
 #include "ray_scene.hpp"
 
 #include <pipescope/trace/atomic_output.hpp>
+#include <pipescope/workloads/workload.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -398,10 +399,11 @@ std::vector<std::uint8_t> frame::image() const {
     return out;
 }
 
-frame render_serial(const render_setup& r) {
+frame render_serial(const render_setup& r, std::stop_token cancel) {
     const settings& s = r.config();
     frame out(s.width, s.height, s.samples, s.bounces);
     for (std::uint32_t path = 0; path < r.paths(); ++path) {
+        if (path % 4096 == 0) throw_if_cancelled(cancel);
         ray_item ray = camera_ray(r, path);
         for (;;) {
             const shaded sh = shade(r.world(), trace(r.world(), ray), s.bounces);

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -189,7 +190,7 @@ private:
 };
 
 // The serial reference: each path traced to the end, one after the other.
-frame render_serial(const render_setup& r);
+frame render_serial(const render_setup& r, std::stop_token cancel = {});   // cancel: every 4096 paths
 
 // FNV-1a over the bytes (the description's image checksum).
 std::uint64_t checksum(const std::vector<std::uint8_t>& bytes);

@@ -54,7 +54,7 @@ public:
         ray::frame reference;
         run_report report;
         run_graph_workload(
-            name(), s, request, request.params, g, [&] { reference = ray::render_serial(setup); },
+            name(), s, request, request.params, g, [&] { reference = ray::render_serial(setup, request.cancel); },
             [&] { state.reset(setup); }, report);
 
         // Every ray's contribution bit for bit, and so the image byte for byte.

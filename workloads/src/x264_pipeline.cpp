@@ -11,6 +11,7 @@
 #include "x264_internal.hpp"
 
 #include <pipescope/task_group.hpp>
+#include <pipescope/workloads/workload.hpp>
 
 #include <memory>
 #include <stdexcept>
@@ -29,13 +30,14 @@ void check(const x264_video_params& v, const x264_encoder_params& e) {
 
 }   // namespace
 
-x264_output x264_serial(const x264_video_params& video_params, const x264_encoder_params& enc) {
+x264_output x264_serial(const x264_video_params& video_params, const x264_encoder_params& enc, std::stop_token cancel) {
     check(video_params, enc);
     const synthetic_video video(video_params);
     gop_reader reader(video, enc);
     x264_output out;
     std::shared_ptr<const plane> previous;   // the previous I/P frame, reconstructed
     while (reader.more()) {
+        throw_if_cancelled(cancel);
         const coding_group g = reader.next();
         auto recon = std::make_shared<plane>(video.width(), video.height());
         const x264_frame_record ref = frame_coder(g.ref, *recon, previous.get(), nullptr, enc).encode_all();

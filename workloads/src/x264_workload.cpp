@@ -56,7 +56,7 @@ public:
 
         run_report report;
         auto t0 = std::chrono::steady_clock::now();
-        const x264_output reference = x264_serial(video, enc);
+        const x264_output reference = x264_serial(video, enc, request.cancel);
         report.reference_seconds = seconds_since(t0);
 
         if (request.on_measured_start) request.on_measured_start(report.reference_seconds);

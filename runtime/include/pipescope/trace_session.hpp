@@ -16,7 +16,9 @@
 //
 // The file is written as `pipescope run -o` writes it: a streaming writer fed by a drain thread
 // (memory bounded by buffer_mib), events lost when the writer falls behind are counted and marked,
-// and the file appears whole or not at all (written to FILE.tmp, renamed by close()). A loop that
+// and the file appears whole or not at all (written to a temporary file, renamed by close()): what
+// was recorded reaches the temporary file at least once a second, so a process killed with SIGKILL
+// leaves everything up to about a second before (docs/tracing.md, "Signals"). A loop that
 // ends in an exception or a cancellation still ends its run; the run's summary says how it ended.
 //
 // Destroy (or close) the session after its loops have returned and before its scheduler.
@@ -44,12 +46,19 @@ struct run_options;
 struct trace_session_options {
     std::string name = {};                                         // names runs whose loop has no name ("pipeline" if empty)
     trace::trace_detail detail = trace::trace_detail::automatic;   // docs/tracing.md, "Detail levels"
-    std::size_t buffer_mib = 64;                                   // the recorder's memory budget (≥ 1)
-    bool compress = true;                                          // zlib-compressed packets
-    std::uint64_t counter_quantum_ns = 1000;                       // docs/tracing.md, "Counters"
+    // The recorder's memory budget (1 ≤ MiB ≤ the machine's memory): reserved, not touched; memory
+    // grows with what is recorded (docs/tracing.md, "Recording").
+    std::size_t buffer_mib = 64;
+    bool compress = true;                      // zlib-compressed packets
+    std::uint64_t counter_quantum_ns = 1000;   // docs/tracing.md, "Counters"
     // false: loops make no runs of their own; the owner opens and closes runs with begin_run() and
     // end_run() (tools that know more about a run than the runtime, like `pipescope run`).
     bool loops_are_runs = true;
+    // true: SIGINT and SIGTERM end the open run ("interrupted by SIGINT"), finish the file and rename
+    // it into place, then the program's previous handling of the signal proceeds (by default the
+    // process dies of it; a handler of its own is called). PIPESCOPE_TRACE sessions do this.
+    // docs/tracing.md, "Signals".
+    bool finish_on_signal = false;
 };
 
 class trace_session {
@@ -75,6 +84,9 @@ public:
     // the caller's mistake; see above) and renames the file into place. Throws on I/O errors (the
     // temporary file is then removed). Idempotent.
     void close();
+    // Ends an open run and removes the temporary file: no trace is written, and an existing file
+    // at path() is left as it was (a run interrupted before it did anything). Idempotent.
+    void discard();
 
     const std::filesystem::path& path() const noexcept;
     unsigned runs() const noexcept;   // runs written so far

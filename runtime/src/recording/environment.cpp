@@ -39,6 +39,8 @@ std::size_t parse_buffer(std::string_view v) {
     const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), mib);
     if (ec != std::errc{} || end != v.data() + v.size() || mib == 0 || mib > (std::size_t{1} << 20))
         throw std::invalid_argument("PIPESCOPE_TRACE_BUFFER is '" + std::string(v) + "', not a size in MiB (1..1048576)");
+    if (const std::string why = trace::budget_problem(mib); !why.empty())
+        throw std::invalid_argument("PIPESCOPE_TRACE_BUFFER " + std::string(v) + " MiB" + why);
     return mib;
 }
 
@@ -59,6 +61,8 @@ std::unique_ptr<trace_session> open_environment_session(scheduler_impl& s) {
     try {
         trace_session_options o;
         o.name = program_invocation_short_name;   // glibc: the program's name, as `ps` shows it
+        // Ctrl-C or a SIGTERM finishes the trace, then the program's own handling proceeds.
+        o.finish_on_signal = true;
         if (const char* d = variable("PIPESCOPE_TRACE_DETAIL")) o.detail = parse_detail(d);
         if (const char* b = variable("PIPESCOPE_TRACE_BUFFER")) o.buffer_mib = parse_buffer(b);
         return std::make_unique<trace_session>(s.owner(), environment_trace_path(path, ++recording_schedulers), o);

@@ -6,22 +6,36 @@
 #include "../loop_listener.hpp"
 #include "../scheduler_impl.hpp"
 #include "run_metadata.hpp"
+#include "signal_finish.hpp"
 
 #include <pipescope/trace/atomic_output.hpp>
 #include <pipescope/trace/drain_thread.hpp>
 
 #include <fmt/format.h>
 
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <iterator>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <utility>
 
 namespace pipescope {
 
-class trace_session::impl final : public detail::loop_listener {
+namespace {
+
+// What a discarded session (no writer any more) reports: nothing written.
+const trace::perfetto_write_stats& stats_of(const std::optional<trace::perfetto_writer>& w) {
+    static const trace::perfetto_write_stats none{};
+    return w ? w->stats() : none;
+}
+unsigned runs_of(const std::optional<trace::perfetto_writer>& w) { return w ? w->runs() : 0; }
+
+}   // namespace
+
+class trace_session::impl final : public detail::loop_listener, public detail::signal_client {
 public:
     impl(scheduler& sched, std::filesystem::path path, const trace_session_options& options)
         : core_(sched.impl()),
@@ -29,94 +43,120 @@ public:
           options_(checked(options)),
           claim_(core_, *this),
           path_(std::move(path)),
-          recorder_(workers_, options_.buffer_mib << 20),
-          writer_(path_, {options_.compress, 1, options_.counter_quantum_ns}) {
+          recorder_(workers_, options_.buffer_mib << 20) {
+        writer_.emplace(path_, trace::writer_options{options_.compress, 1, options_.counter_quantum_ns});
         recorder_.set_detail(options_.detail);
+        if (options_.finish_on_signal) detail::watch_signals(*this);
     }
     ~impl() {
-        // A write error already thrown to the caller (begin_run, end_run) is the one message the user sees:
-        // closing would only say it again. The writer removes its temporary file.
-        if (!closed_ && !write_error_thrown_) {
-            try {
-                close();
-            } catch (const std::exception& e) {
-                fmt::print(stderr, "pipescope: the trace {} could not be written: {}\n", path_.string(), e.what());
-            }
+        // First: a signal being handled finishes this session before it goes on.
+        if (options_.finish_on_signal) detail::unwatch_signals(*this);
+        // A write error already thrown to the caller (begin_run, end_run) is the one message the user
+        // sees: closing would only say it again. The writer removes its temporary file.
+        if (write_error_thrown_) return;
+        try {
+            close();
+        } catch (const std::exception& e) {
+            fmt::print(stderr, "pipescope: the trace {} could not be written: {}\n", path_.string(), e.what());
         }
     }
 
+    // The public calls take the session's lock: a signal may finish the session from the watcher
+    // thread (finish_for_signal) while the program runs. The loop callbacks come under the
+    // scheduler's loops lock and take this one inside it; nothing here takes that lock while holding
+    // this one (close() releases the claim first).
     void begin_run(trace::run_info run) {
-        if (closed_) throw std::logic_error("trace_session: begin_run after close (" + path_.string() + ")");
-        if (open_) throw std::logic_error("trace_session: begin_run while a run is open (" + path_.string() + ")");
-        run.workers = workers_;
-        // Attach first: attaching waits for every worker to pass a safe point (waking parked ones),
-        // which can take milliseconds that belong to no run. The clock starts once it is done.
-        recorder_.set_ticks_are_ns(core_.virtual_time() != nullptr);   // automatic detail measures nodes
-        core_.attach_recorder(&recorder_);
-        recorder_.restart_clock();
-        try {
-            if (core_.virtual_time()) {   // the workers stamp events with their virtual clocks, in ns
-                run.metadata_json = detail::with_virtual_time(run.metadata_json, core_.options());
-                writer_.begin_run(std::move(run),
-                                  trace::run_clock::fixed(trace::tick_converter::identity(), core_.virtual_now()));
-            } else {
-                writer_.begin_run(std::move(run), trace::run_clock::calibrating(recorder_.start_clock()));
-            }
-        } catch (const trace::output_error&) {   // e.g. the disk was full for the run's first packets
-            core_.attach_recorder(nullptr);
-            write_error_thrown_ = true;   // the writer is done; the caller has its error
-            throw;
-        } catch (...) {
-            core_.attach_recorder(nullptr);
-            throw;
-        }
-        open_ = true;
-        drainer_.emplace(recorder_, writer_.sink());
+        std::lock_guard lock(mutex_);
+        begin_run_locked(std::move(run));
     }
-
     void end_run(std::string_view outcome) {
-        if (!open_) throw std::logic_error("trace_session: end_run without an open run (" + path_.string() + ")");
-        open_ = false;
-        core_.attach_recorder(nullptr);   // the workers stop recording
-        struct joined {                   // the drain thread is gone however stop() ends
-            std::optional<trace::drain_thread>& d;
-            ~joined() { d.reset(); }
-        } drainer{drainer_};
-        try {
-            drainer_->stop();   // rethrows a failure of the writer (e.g. the disk is full)
-            recorder_.flush(writer_.sink());
-            writer_.end_run(outcome);
-        } catch (...) {
-            write_error_thrown_ = true;
-            throw;
-        }
+        std::lock_guard lock(mutex_);
+        end_run_locked(outcome);
+    }
+    bool run_open() const {
+        std::lock_guard lock(mutex_);
+        return open_;
     }
 
     void close() {
+        claim_.release();
+        std::lock_guard lock(mutex_);
+        if (closed_) {
+            detach();   // finished by a signal while a loop ran: the loop has returned since
+            return;
+        }
+        closed_ = true;
+        // A tasks run ends here normally; a loop's run only if the session was closed under it.
+        if (open_) end_run_locked(tasks_run_ ? "" : "the session was closed while the run was open");
+        // A run that could not be ended leaves no file: the writer removes its temporary file. Its
+        // error as it was ("cannot write PATH: no space left on device"), not a later symptom.
+        if (failure_) {
+            writer_.reset();
+            std::rethrow_exception(failure_);
+        }
+        writer_->finish();
+    }
+
+    void discard() {
+        claim_.release();
+        std::lock_guard lock(mutex_);
+        detach();
         if (closed_) return;
         closed_ = true;
-        claim_.release();
-        // A tasks run ends here normally; a loop's run only if the session was closed under it.
-        if (open_) end_run(tasks_run_ ? "" : "the session was closed while the run was open");
-        // A run that could not be ended leaves no file: the writer removes its temporary file.
-        // Its error as it was ("cannot write PATH: no space left on device"), not a later symptom.
-        if (failure_) std::rethrow_exception(failure_);
-        writer_.finish();
+        open_ = false;
+        drainer_.reset();   // an error of the writer no longer matters: nothing is kept
+        writer_.reset();    // unfinished: the temporary file is removed, path_ untouched
+    }
+
+    // signal_client: on the watcher thread, after SIGINT or SIGTERM (signal_finish.hpp).
+    void finish_for_signal(int sig) noexcept override {
+        std::lock_guard lock(mutex_);
+        if (closed_) return;
+        closed_ = true;
+        const char* name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+        try {
+            if (open_) {
+                open_ = false;
+                // The loop may still run and its workers record on: nothing waits for them (a worker
+                // inside a long stage would hold the signal up). What they recorded until now goes
+                // to the writer, each worker's records in order; the recorder stays attached until
+                // the loop returns (loop_finished) or the session closes.
+                struct joined {
+                    std::optional<trace::drain_thread>& d;
+                    ~joined() { d.reset(); }
+                } drainer{drainer_};
+                drainer_->stop();
+                recorder_.drain_recorded(writer_->sink());
+                writer_->end_run(std::string("interrupted by ") + name);
+            }
+            writer_->finish();
+            fmt::print(stderr, "pipescope: {}: {}", name, report_locked("trace "));
+        } catch (const std::exception& e) {
+            writer_.reset();
+            fmt::print(stderr, "pipescope: {}: the trace {} could not be finished: {}\n", name, path_.string(), e.what());
+        }
     }
 
     // loop_listener: each loop started from outside the pool is a run.
     void loop_started(const detail::loop_start& loop) override {
         if (!options_.loops_are_runs) return;
+        std::lock_guard lock(mutex_);
+        if (closed_) return;   // finished by a signal: the program goes on unrecorded
         const detail::session_settings s{options_.name, options_.detail, options_.counter_quantum_ns};
-        begin_run(loop.pipeline ? detail::pipeline_run(*loop.pipeline, workers_, s)
-                  : loop.graph  ? detail::graph_run(*loop.graph, *loop.graph_options, workers_, s)
-                                : detail::tasks_run(workers_, s));
+        begin_run_locked(loop.pipeline ? detail::pipeline_run(*loop.pipeline, workers_, s)
+                         : loop.graph  ? detail::graph_run(*loop.graph, *loop.graph_options, workers_, s)
+                                       : detail::tasks_run(workers_, s));
         tasks_run_ = !loop.pipeline && !loop.graph;
     }
     void loop_finished(const detail::loop_finish& end) noexcept override {
         if (!options_.loops_are_runs) return;
+        std::lock_guard lock(mutex_);
+        if (closed_) {
+            detach();   // the loop a signal interrupted has returned: its workers stop recording
+            return;
+        }
         try {
-            if (open_) end_run(end.outcome);
+            if (open_) end_run_locked(end.outcome);
         } catch (const std::exception&) {
             // The loop's own result must reach its caller; the trace is lost, and close() says so.
             failure_ = std::current_exception();
@@ -124,7 +164,11 @@ public:
         }
     }
 
-    std::string report(std::string_view indent) const;
+    std::string report_locked(std::string_view indent) const;
+    std::string report(std::string_view indent) const {
+        std::lock_guard lock(mutex_);
+        return report_locked(indent);
+    }
 
     // The scheduler's one session, from before the file is opened (a refused session must not touch
     // the file of the one that has it) until close().
@@ -147,29 +191,87 @@ public:
     claim claim_;
     std::filesystem::path path_;
     trace::recorder recorder_;
-    trace::perfetto_writer writer_;
-    std::optional<trace::drain_thread> drainer_;   // while a run is open
+    std::optional<trace::perfetto_writer> writer_;   // reset: discarded (its temporary file removed)
+    std::optional<trace::drain_thread> drainer_;     // while a run is open
+    mutable std::mutex mutex_;
     bool open_ = false, closed_ = false;
+    bool attached_ = false;    // the recorder is attached to the scheduler
     bool tasks_run_ = false;            // the open run holds task groups spawned from outside the pool
     bool write_error_thrown_ = false;   // begin_run/end_run threw the writer's error (e.g. the disk is full)
     std::exception_ptr failure_;        // a run that could not be ended from loop_finished
 
 private:
+    void begin_run_locked(trace::run_info run) {
+        if (closed_) throw std::logic_error("trace_session: begin_run after close (" + path_.string() + ")");
+        if (open_) throw std::logic_error("trace_session: begin_run while a run is open (" + path_.string() + ")");
+        run.workers = workers_;
+        // Attach first: attaching waits for every worker to pass a safe point (waking parked ones),
+        // which can take milliseconds that belong to no run. The clock starts once it is done.
+        recorder_.set_ticks_are_ns(core_.virtual_time() != nullptr);   // automatic detail measures nodes
+        core_.attach_recorder(&recorder_);
+        attached_ = true;
+        recorder_.restart_clock();
+        try {
+            if (core_.virtual_time()) {   // the workers stamp events with their virtual clocks, in ns
+                run.metadata_json = detail::with_virtual_time(run.metadata_json, core_.options());
+                writer_->begin_run(std::move(run),
+                                   trace::run_clock::fixed(trace::tick_converter::identity(), core_.virtual_now()));
+            } else {
+                writer_->begin_run(std::move(run), trace::run_clock::calibrating(recorder_.start_clock()));
+            }
+        } catch (const trace::output_error&) {   // e.g. the disk was full for the run's first packets
+            detach();
+            write_error_thrown_ = true;   // the writer is done; the caller has its error
+            throw;
+        } catch (...) {
+            detach();
+            throw;
+        }
+        open_ = true;
+        drainer_.emplace(recorder_, writer_->sink());
+    }
+
+    void end_run_locked(std::string_view outcome) {
+        if (!open_) throw std::logic_error("trace_session: end_run without an open run (" + path_.string() + ")");
+        open_ = false;
+        detach();         // the workers stop recording
+        struct joined {   // the drain thread is gone however stop() ends
+            std::optional<trace::drain_thread>& d;
+            ~joined() { d.reset(); }
+        } drainer{drainer_};
+        try {
+            drainer_->stop();   // rethrows a failure of the writer (e.g. the disk is full)
+            recorder_.flush(writer_->sink());
+            writer_->end_run(outcome);
+        } catch (...) {
+            write_error_thrown_ = true;
+            throw;
+        }
+    }
+
+    void detach() {
+        if (!attached_) return;
+        core_.attach_recorder(nullptr);
+        attached_ = false;
+    }
+
     static const trace_session_options& checked(const trace_session_options& o) {
         if (o.buffer_mib == 0 || o.buffer_mib > (std::size_t{1} << 20))
             throw std::invalid_argument("trace_session: buffer_mib must be 1..1048576, not " + std::to_string(o.buffer_mib));
+        if (const std::string why = trace::budget_problem(o.buffer_mib); !why.empty())
+            throw std::invalid_argument("trace_session: buffer_mib " + std::to_string(o.buffer_mib) + " MiB" + why);
         return o;
     }
 };
 
-std::string trace_session::impl::report(std::string_view indent) const {
-    const trace::perfetto_write_stats& st = writer_.stats();
+std::string trace_session::impl::report_locked(std::string_view indent) const {
+    const trace::perfetto_write_stats& st = stats_of(writer_);
     std::string out;
     auto line = std::back_inserter(out);
     // Bytes per event count a folded run as the 2 x nodes events it replaces.
     const double events = static_cast<double>(st.records + 2 * (st.folded_nodes - st.folded_runs));
     fmt::format_to(line, "{}{}: {} run{}, {} slices, {} flows, {} counter values; {:.1f} MB, {:.2f} bytes per event\n",
-                   indent, path_.string(), writer_.runs(), writer_.runs() == 1 ? "" : "s", st.slices, st.flows,
+                   indent, path_.string(), runs_of(writer_), runs_of(writer_) == 1 ? "" : "s", st.slices, st.flows,
                    st.counter_values, static_cast<double>(st.bytes) / 1e6,
                    st.records ? static_cast<double>(st.bytes) / events : 0.0);
     if (st.folded_runs)
@@ -202,12 +304,13 @@ trace_session::~trace_session() = default;
 
 void trace_session::begin_run(trace::run_info run) { impl_->begin_run(std::move(run)); }
 void trace_session::end_run(std::string_view outcome) { impl_->end_run(outcome); }
-bool trace_session::run_open() const noexcept { return impl_->open_; }
+bool trace_session::run_open() const noexcept { return impl_->run_open(); }
 void trace_session::close() { impl_->close(); }
+void trace_session::discard() { impl_->discard(); }
 const std::filesystem::path& trace_session::path() const noexcept { return impl_->path_; }
-unsigned trace_session::runs() const noexcept { return impl_->writer_.runs(); }
-const trace::perfetto_write_stats& trace_session::stats() const noexcept { return impl_->writer_.stats(); }
-std::uint64_t trace_session::dropped_events() const noexcept { return impl_->writer_.stats().dropped_events; }
+unsigned trace_session::runs() const noexcept { return runs_of(impl_->writer_); }
+const trace::perfetto_write_stats& trace_session::stats() const noexcept { return stats_of(impl_->writer_); }
+std::uint64_t trace_session::dropped_events() const noexcept { return stats_of(impl_->writer_).dropped_events; }
 std::size_t trace_session::buffer_mib() const noexcept { return impl_->options_.buffer_mib; }
 std::string trace_session::report(std::string_view indent) const { return impl_->report(indent); }
 

@@ -9,11 +9,16 @@
 // pipeline felt it (pipe-fib-256 at P = 2 on 2 cores ran 1.23x slower traced; lazily, 1.00x).
 // The work is not gone: what is left is converted when the run ends (recorder::flush), which the
 // run's measured time does not include. docs/tracing.md, "When the writer works".
+//
+// It also wakes once per `staleness` (default 1 s) and passes everything recorded so far — the
+// partly filled chunks too (recorder::drain_recorded) — so that the file on disk never lags the
+// run by more than that: a process killed with SIGKILL loses at most its last second.
 #pragma once
 
 #include <pipescope/trace/recorder.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <thread>
 
@@ -22,7 +27,8 @@ namespace pipescope::trace {
 class drain_thread {
 public:
     // Starts draining `rec` into `sink`. The sink runs on this thread only, one chunk at a time.
-    drain_thread(recorder& rec, recorder::sink_fn sink);
+    drain_thread(recorder& rec, recorder::sink_fn sink,
+                 std::chrono::milliseconds staleness = std::chrono::milliseconds(1000));
     ~drain_thread();   // stops it if stop() was not called (an error of the sink is then dropped)
     drain_thread(const drain_thread&) = delete;
     drain_thread& operator=(const drain_thread&) = delete;
@@ -33,6 +39,8 @@ public:
     void stop();
     // Bursts the pool was drained in so far (each wake-up at half full).
     std::uint64_t bursts() const noexcept { return bursts_.load(std::memory_order_relaxed); }
+    // Times it passed everything recorded because `staleness` had passed since the last time.
+    std::uint64_t catch_ups() const noexcept { return catch_ups_.load(std::memory_order_relaxed); }
 
 private:
     void join();   // asks the thread to stop, wakes it and waits for it
@@ -41,6 +49,7 @@ private:
     recorder::sink_fn sink_;
     std::atomic<bool> stop_{false};
     std::atomic<std::uint64_t> bursts_{0};
+    std::atomic<std::uint64_t> catch_ups_{0};
     std::exception_ptr error_;
     std::thread thread_;
 };

@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -45,8 +46,16 @@ std::optional<trace_detail> parse_trace_detail(std::string_view s) noexcept;
 struct chunk {
     unsigned writer = 0;    // which event_buffer filled it
     std::size_t used = 0;   // records in use
-    std::unique_ptr<event_record[]> records;
+    // Records the consumer already passed to its sink while the chunk was still being filled
+    // (recorder::drain_recorded); a later drain passes only the rest, so each record goes once.
+    std::size_t taken = 0;
+    std::unique_ptr<event_record[]> records;   // not zeroed: only records before `used` are read
 };
+
+// Why a recorder budget of `mib` MiB cannot be had, or "": " is more than this machine's 23.5 GiB of
+// memory" (physical_memory_bytes, trace_model.hpp; the caller puts what it names first: "--trace-buffer 65536 MiB"). Above the physical
+// memory a budget is refused; below, it is only reserved (docs/tracing.md, "Recording").
+std::string budget_problem(std::size_t mib);
 
 class recorder;
 
@@ -111,7 +120,9 @@ private:
 
 class recorder {
 public:
-    // budget_bytes is the whole pool; at least two chunks per writer are kept.
+    // budget_bytes is the whole pool; at least two chunks per writer are kept. The budget is
+    // reserved, not touched: a chunk is allocated (without zeroing) the first time a writer needs
+    // one and no drained chunk is free, so memory grows with what is recorded, up to the budget.
     recorder(unsigned writers, std::size_t budget_bytes = 64u << 20, std::size_t chunk_events = 4096);
     ~recorder();
     recorder(const recorder&) = delete;
@@ -142,6 +153,13 @@ public:
     // another. Holds the pool's lock throughout: a writer that fills its chunk meanwhile waits.
     // Chunks a consumer is draining at that moment are not included. Returns the events passed.
     std::size_t snapshot(const sink_fn& sink);
+    // While writers may still be recording: passes every full chunk (then returns it to the pool)
+    // and each buffer's partly filled chunk from what was passed before up to its last complete
+    // record, so the sink has everything recorded so far, each worker's records in order and each
+    // exactly once (a later drain, drain_recorded or flush passes only the rest). The lock is held
+    // only to collect the ranges; the sink runs without it. One consumer at a time (like drain).
+    // The drain thread calls it at least once a second, which bounds what a killed process loses.
+    std::size_t drain_recorded(const sink_fn& sink);
     // For a consumer thread that drains lazily: blocks until at least `backlog` chunks are full
     // (a writer that fills the chunk reaching that count wakes it, once), wake_consumer() is called,
     // or `timeout` passes. Returns whether `backlog` chunks are full. Draining only when a part of
@@ -155,6 +173,8 @@ public:
     std::uint64_t dropped_total() const noexcept;
     std::size_t chunk_events() const noexcept { return chunk_events_; }
     std::size_t chunks_in_pool() const noexcept { return chunk_count_; }
+    // Chunks allocated so far (at most chunks_in_pool()): what the recorder's memory really is.
+    std::size_t chunks_allocated() const noexcept;
     clock_sample start_clock() const noexcept { return start_; }
     // Takes the start sample again (when recording really begins later than construction).
     void restart_clock() noexcept { start_ = clock_sample::take(); }
@@ -174,15 +194,20 @@ private:
     friend class event_buffer;
     // Under the mutex: queues b's full chunk (if any) and gives b a free one (false: none is free).
     bool exchange_full(event_buffer& b);
+    // Under the mutex: a free chunk, allocating one while the budget allows; nullptr when dry.
+    chunk* take_free_chunk();
+    // Passes c's records not passed yet, then returns it to the pool.
+    void consume(chunk* c, const sink_fn& sink, std::size_t& events);
 
     std::size_t chunk_events_;
     std::size_t chunk_count_;
     std::vector<std::unique_ptr<chunk>> storage_;
     std::vector<std::unique_ptr<event_buffer>> buffers_;   // guarded by buffers_mutex_ (add_writer)
     mutable std::mutex buffers_mutex_;
-    std::mutex mutex_;
-    std::vector<chunk*> free_;
-    std::atomic<std::size_t> free_count_{0};   // free_.size(), readable without the lock
+    mutable std::mutex mutex_;
+    void update_free_count() noexcept;         // under the mutex
+    std::vector<chunk*> free_;                 // allocated chunks nobody holds
+    std::atomic<std::size_t> free_count_{0};   // free_ + chunks not allocated yet, readable without the lock
     std::deque<chunk*> full_;
     std::condition_variable backlog_cv_;      // the lazy consumer waits here (under mutex_)
     std::size_t backlog_wanted_ = SIZE_MAX;   // full chunks that wake it (SIZE_MAX: no one waits)

@@ -25,6 +25,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <stop_token>
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
@@ -165,7 +166,8 @@ struct dedup_stats {
 };
 
 // The serial program (T_S): plain loops and an ordinary hash map, no runtime.
-byte_vector dedup_serial(byte_reader& in, const dedup_config& c, dedup_stats* stats = nullptr);
+// cancel: checked per coarse chunk (interrupted_before_measured_run, workload.hpp).
+byte_vector dedup_serial(byte_reader& in, const dedup_config& c, dedup_stats* stats = nullptr, std::stop_token cancel = {});
 
 // The pipeline in either form; `options.policy` selects the schedule. Returns the same bytes as
 // dedup_serial.

@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cstdint>
+#include <stop_token>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -176,7 +177,7 @@ void search_query(const database& db, query_work& w);               // the SPS f
 void output_query(query_work& w, std::vector<top_list>& results);   // output: append, in query order
 
 // The serial program (T_S): one query after the other, no runtime.
-std::vector<top_list> search_serial(const database& db);
+std::vector<top_list> search_serial(const database& db, std::stop_token cancel = {});   // cancel: per query
 
 // The pipeline in the chosen form; `options.policy` selects the scheduling policy.
 std::vector<top_list> search_pipeline(scheduler& s, const database& db, program_form form, const pipeline_options& options,

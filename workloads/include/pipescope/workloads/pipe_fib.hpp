@@ -7,6 +7,8 @@
 // pipe-fib-256 coarsens to 256.
 #pragma once
 
+#include <stop_token>
+
 #include <pipescope/pipeline.hpp>
 
 #include <cstdint>
@@ -18,7 +20,7 @@ namespace pipescope::workloads {
 using fib_bits = std::vector<std::uint8_t>;
 
 // The serial program (T_S): the same additions as plain loops, no runtime at all.
-fib_bits pipe_fib_serial(unsigned n);
+fib_bits pipe_fib_serial(unsigned n, std::stop_token cancel = {});   // cancel: checked per number
 
 // The pipeline; `options.policy` selects piper or the serial elision. n >= 1.
 fib_bits pipe_fib_pipeline(scheduler& s, unsigned n, unsigned bits_per_stage, const pipeline_options& options,

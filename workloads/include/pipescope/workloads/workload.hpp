@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -50,9 +51,22 @@ struct run_request {
     // recording here, so a trace shows just that run, and records T_S in its metadata.
     std::function<void(double reference_seconds)> on_measured_start;
     // Stops the measured run early (pipeline_options::cancel): its output is then incomplete, and
-    // run_report::stats.cancelled says so. The serial reference is not interrupted.
+    // run_report::stats.cancelled says so. Requested before the measured run starts (during the
+    // serial reference or the set-up), it makes run() throw interrupted_before_measured_run without
+    // calling on_measured_start: the serial references check it between items, so Ctrl-C is prompt.
     std::stop_token cancel;
 };
+
+// What a workload throws when its request's cancel is requested before its measured run starts:
+// nothing was measured (and nothing recorded: on_measured_start was not called).
+struct interrupted_before_measured_run : std::runtime_error {
+    interrupted_before_measured_run() : std::runtime_error("interrupted before the measured run") {}
+};
+// Throws interrupted_before_measured_run if `cancel` was requested (one relaxed load otherwise):
+// what the serial references call between items, iterations or blocks, never in an inner loop.
+inline void throw_if_cancelled(const std::stop_token& cancel) {
+    if (cancel.stop_requested()) throw interrupted_before_measured_run();
+}
 
 struct run_report {
     bool matches_reference = false;

@@ -17,6 +17,7 @@
 #include <pipescope/pipeline.hpp>
 
 #include <cstdint>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,7 +74,8 @@ struct x264_output {
 };
 
 // The serial program (T_S): the same encoder as plain loops, no runtime at all.
-x264_output x264_serial(const x264_video_params& video, const x264_encoder_params& enc);
+x264_output x264_serial(const x264_video_params& video, const x264_encoder_params& enc,
+                        std::stop_token cancel = {});   // cancel: per group of frames
 
 // The pipeline (Fig. 2); `options.policy` selects piper or the serial elision.
 x264_output x264_pipeline(scheduler& s, const x264_video_params& video, const x264_encoder_params& enc,
