@@ -11,6 +11,8 @@
 #include "interrupt.hpp"
 #include "recording.hpp"
 
+#include <pipescope/trace/trace_file.hpp>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -180,15 +182,12 @@ std::string response_head(const std::string& status, const std::string& origin, 
            "Content-Length: " + std::to_string(length) + "\r\n" + "Connection: close\r\n\r\n";
 }
 
-// Sends the file's bytes as they are on disk, in pieces (a trace may be large).
-bool send_file(int fd, const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::vector<char> buf(1 << 20);
-    while (in) {
-        in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-        if (in.gcount() > 0 && !send_all(fd, buf.data(), static_cast<std::size_t>(in.gcount()))) return false;
-    }
-    return in.eof();
+// Sends the file's bytes as they are on disk (mapped, not copied), in pieces (a trace may be large).
+bool send_file(int fd, std::string_view bytes) {
+    constexpr std::size_t piece = std::size_t{1} << 20;
+    for (std::size_t at = 0; at < bytes.size(); at += piece)
+        if (!send_all(fd, bytes.data() + at, std::min(piece, bytes.size() - at))) return false;
+    return true;
 }
 
 bool have_display() {
@@ -216,13 +215,16 @@ bool start_browser(const std::string& url) {
 
 int perfetto_command(const std::vector<std::string>& args) {
     const perfetto_args a = parse(args);
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(a.trace, ec);
-    if (ec || !std::filesystem::is_regular_file(a.trace)) {
-        std::cerr << "pipescope: perfetto: cannot read " << a.trace.string() << (ec ? ": " + ec.message() : ": not a file")
-                  << "\n";
+    // The file is opened as every reader does (trace_file.hpp), once: what is served is the mapping
+    // opened here. Its contents are not checked: the UI also reads JSON and other traces.
+    pipescope::trace::mapped_file file;
+    try {
+        file = pipescope::trace::mapped_file(a.trace);
+    } catch (const std::runtime_error& e) {
+        std::cerr << "pipescope: " << e.what() << "\n";
         return 1;
     }
+    const std::uint64_t size = file.size();
     const std::string name = a.trace.filename().string();
     const std::string path = fmt::format("/{}", url_encode(name));
     const std::string origin = origin_of(a.ui);
@@ -270,7 +272,7 @@ int perfetto_command(const std::vector<std::string>& args) {
             continue;
         }
         const std::string head = response_head("200 OK", origin, size, "application/octet-stream");
-        if (send_all(client.get(), head.data(), head.size()) && send_file(client.get(), a.trace)) {
+        if (send_all(client.get(), head.data(), head.size()) && send_file(client.get(), file.bytes())) {
             std::cout << "the UI fetched the trace (" << size << " bytes); done\n";
             return 0;
         }
