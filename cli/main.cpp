@@ -195,7 +195,7 @@ int validate_trace(const std::vector<std::string>& args) {
         fmt::print("  {} of the slices are folded node runs (trace detail folded or auto: docs/tracing.md)\n",
                    num::count(s.folded_slices));
     for (const auto& p : s.problems) fmt::print("  problem: {}\n", p);
-    if (s.cut_short_at)
+    if (s.cut_short)
         fmt::print("  CUT SHORT: the recording was cut short at byte {} (last packet incomplete: {} bytes not read); "
                    "`pipescope recover {}` writes the complete packets to a clean file\n",
                    s.cut_short_at, num::count(s.file_bytes - s.cut_short_at), file);
@@ -207,7 +207,7 @@ int validate_trace(const std::vector<std::string>& args) {
                    "open were left unterminated)\n",
                    num::count(runs - summaries), num::count(runs));
     if (s.packets == 0) fmt::print("  EMPTY: the file holds no packets (a recording that never wrote anything)\n");
-    const bool partial = runs > summaries || s.packets == 0 || s.cut_short_at;
+    const bool partial = runs > summaries || s.packets == 0 || s.cut_short;
     const bool ok = s.problems.empty() && s.open_slices == 0 && s.unmatched_ends == 0 && !partial;
     fmt::print("{}\n", ok ? "ok" : partial ? "NOT OK (partial)" : "NOT OK");
     return ok ? 0 : 1;

@@ -136,7 +136,7 @@ int recover_command(const std::vector<std::string>& args) {
         fmt::print(stderr, "pipescope: {}\n", e.what());
         return 1;
     }
-    const std::uint64_t kept = m.cut_short_at ? m.cut_short_at : file.size();
+    const std::uint64_t kept = m.cut_short ? m.cut_short_at : file.size();
     try {
         write_whole_file(a.out, file.bytes().substr(0, kept), a.force);
     } catch (const std::runtime_error& e) {

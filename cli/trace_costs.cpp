@@ -51,7 +51,7 @@ trace::trace_model load(const std::filesystem::path& path) {
     } catch (const trace::proto::decode_error& e) {
         throw std::runtime_error(fmt::format("{}: not a readable Perfetto trace: malformed at {}", path.string(), e.what()));
     }
-    if (m.cut_short_at)
+    if (m.cut_short)
         throw std::runtime_error(fmt::format("{}: the recording was cut short at byte {} of {} (last packet "
                                              "incomplete): --costs needs a complete recording",
                                              path.string(), m.cut_short_at, m.file_bytes));

@@ -955,6 +955,7 @@ public:
     void on_track(const decoded_track& t) override { tracks_.insert(t.uuid); }
     void on_event(const decoded_event& d) override { counter_.add(d.type, d.track, s_[d.name], d.flows, d.terminating); }
     void on_cut_short(std::uint64_t intact_bytes, std::uint64_t file_bytes) override {
+        out_.cut_short = true;
         out_.cut_short_at = intact_bytes;
         out_.file_bytes = file_bytes;
     }

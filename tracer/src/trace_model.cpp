@@ -221,7 +221,10 @@ public:
         m_.damage_offset = e.offset();
         m_.damage_intact_bytes = intact_bytes;
     }
-    void on_cut_short(std::uint64_t intact_bytes, std::uint64_t) override { m_.cut_short_at = intact_bytes; }
+    void on_cut_short(std::uint64_t intact_bytes, std::uint64_t) override {
+        m_.cut_short = true;
+        m_.cut_short_at = intact_bytes;
+    }
 
     void on_track(const decoded_track& d) override {
         const std::uint32_t i = track_index(d.uuid);
@@ -928,7 +931,7 @@ trace_model load_trace_file(const std::filesystem::path& path, const read_option
 
 std::vector<std::string> incomplete_notes(const trace_model& m, const std::string& file) {
     std::vector<std::string> notes;
-    if (m.cut_short_at)
+    if (m.cut_short)
         notes.push_back(file + ": the recording was cut short at byte " + std::to_string(m.cut_short_at) + " of " +
                         std::to_string(m.file_bytes) +
                         " (last packet incomplete: " + std::to_string(m.file_bytes - m.cut_short_at) + " bytes not read)");

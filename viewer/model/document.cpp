@@ -188,6 +188,9 @@ std::unique_ptr<loaded_file> load_file(const std::filesystem::path& path) {
     tm::trace_model model = tm::load_trace_file(path, options);
     if (!model.damage.empty() && model.packets == 0)
         throw std::runtime_error(path.string() + ": not a Perfetto trace: no packet could be read (" + model.damage + ")");
+    if (model.packets == 0 && model.cut_short)
+        throw std::runtime_error(path.string() + ": not a Perfetto trace: no packet could be read (its first packet is " +
+                                 "cut short: the file ends at byte " + std::to_string(model.file_bytes) + ")");
     auto f = prepare_file(std::move(model), path);
     std::error_code ec;
     f->file_bytes = std::filesystem::file_size(path, ec);
@@ -245,7 +248,7 @@ namespace {
 // A run cut short (no run summary: the recording was killed) is incomplete too.
 void mark_incomplete(run_ref& rr, const loaded_file& f, std::span<const std::uint32_t> tracks, bool unfinished = false) {
     rr.events_lost = events_lost(f, tracks);
-    const bool cut = f.model.damage.empty() && f.model.cut_short_at > 0;
+    const bool cut = f.model.damage.empty() && f.model.cut_short;
     rr.truncated = !f.model.damage.empty() || cut || unfinished;
     if (rr.events_lost == 0 && !rr.truncated) return;
     rr.title += " \xC2\xB7 incomplete: ";

@@ -208,8 +208,9 @@ struct perfetto_summary {
                   counter_values = 0, runs = 0, run_summaries = 0;
     std::uint64_t folded_slices = 0;     // slices of folded node runs ("stage 3–40", "stage 2 ×17")
     std::vector<std::string> problems;   // as perfetto_file::problems
-    // Read with read_options::accept_cut_short: the file ends inside the packet starting at
-    // cut_short_at (0: it does not); the summary counts the packets before it.
+    // Read with read_options::accept_cut_short: `cut_short` when the file ends inside the packet
+    // starting at cut_short_at; the summary counts the packets before it.
+    bool cut_short = false;
     std::uint64_t cut_short_at = 0, file_bytes = 0;
 };
 perfetto_summary summarize(const perfetto_file& f);

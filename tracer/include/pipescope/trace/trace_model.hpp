@@ -205,9 +205,10 @@ struct trace_model {
     // that) and the file's size. Empty: the file was read to its end.
     std::string damage;
     std::uint64_t damage_offset = 0, damage_intact_bytes = 0, damage_file_bytes = 0;
-    // Read with read_options::accept_cut_short: the file ends inside the packet starting at
-    // cut_short_at (a recording killed mid-write); the model holds every packet before it. 0: it
-    // does not. file_bytes: the size of what was read.
+    // Read with read_options::accept_cut_short: `cut_short` when the file ends inside the packet
+    // starting at cut_short_at (a recording killed mid-write); the model holds every packet before
+    // it. file_bytes: the size of what was read.
+    bool cut_short = false;
     std::uint64_t cut_short_at = 0, file_bytes = 0;
     std::uint64_t packets = 0, events = 0, slices = 0, instants = 0, counter_values = 0;
     std::uint64_t unterminated_slices = 0, unmatched_ends = 0;
