@@ -47,6 +47,7 @@ foreach(cut ${third} ${half} ${near_end})
     message(FATAL_ERROR "recover --force (exit ${rc}): ${err}")
   endif()
   file(GLOB leftovers ${out}.*.tmp)
+  list(REMOVE_ITEM leftovers ${tmp})   # the input
   if(leftovers)
     message(FATAL_ERROR "recover left temporary files: ${leftovers}")
   endif()
