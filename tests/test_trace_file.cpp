@@ -121,13 +121,11 @@ TEST_CASE("trace files: a 2 GiB file with a bad first byte is rejected without b
     sparse_file(big, std::uint64_t{2} << 30, "x");
     const std::uint64_t before = peak_rss();
     const std::string error = load_error(big);
-    CHECK(error.find(big.string() + ": not a Perfetto trace: a Perfetto trace starts with a packet (the byte 0x0A)") ==
-          0);
+    CHECK(error.find(big.string() + ": not a Perfetto trace: a Perfetto trace starts with a packet (the byte 0x0A)") == 0);
     CHECK(peak_rss() - before < (std::uint64_t{64} << 20));   // a copy of the file would be 2 GiB
 }
 
-TEST_CASE("trace files: a 2 GiB file that starts like a trace is read in bounded memory up to its damage",
-          "[trace][file]") {
+TEST_CASE("trace files: a 2 GiB file that starts like a trace is read in bounded memory up to its damage", "[trace][file]") {
     temp_dir dir;
     const fs::path big = dir.path / "big.pftrace";
     // One packet holding a timestamp (TracePacket.timestamp = 8: field 8 varint), then zeros: the
@@ -160,8 +158,8 @@ TEST_CASE("trace files: a recording cut short anywhere gives its complete packet
     REQUIRE(starts.size() > 20);
     // Cuts inside a packet's tag, inside its length, inside its payload, and on packet boundaries.
     const std::uint64_t mid = starts[starts.size() / 2], late = starts[starts.size() - 3];
-    for (const std::uint64_t cut : {mid + 1, mid + 2, mid + 5, late + 1, late + 3, std::uint64_t(bytes.size() - 1),
-                                    mid, late}) {
+    for (const std::uint64_t cut :
+         {mid + 1, mid + 2, mid + 5, late + 1, late + 3, std::uint64_t(bytes.size() - 1), mid, late}) {
         CAPTURE(cut);
         const std::string_view prefix = std::string_view(bytes).substr(0, cut);
         const bool on_boundary = cut == mid || cut == late;
@@ -182,8 +180,8 @@ TEST_CASE("trace files: a recording cut short anywhere gives its complete packet
         REQUIRE(notes.size() == (on_boundary ? 1u : 2u));
         if (!on_boundary)
             CHECK(notes[0] == "run.pftrace.3Xk9aa.tmp: the recording was cut short at byte " + std::to_string(kept) +
-                                  " of " + std::to_string(cut) + " (last packet incomplete: " +
-                                  std::to_string(cut - kept) + " bytes not read)");
+                                  " of " + std::to_string(cut) + " (last packet incomplete: " + std::to_string(cut - kept) +
+                                  " bytes not read)");
         CHECK(notes.back().find("run '" + m.runs[0].name + "' has no summary") == 0);
         // The streaming summary (validate) agrees.
         const perfetto_summary s = summarize_perfetto(prefix, cut_short_ok());
@@ -215,10 +213,10 @@ TEST_CASE("trace files: damage before the end is still a decode error naming its
 
 TEST_CASE("trace files: top_level_field_end finds packet ends and cut-off framing", "[trace][file][cut]") {
     CHECK(top_level_field_end(std::string_view("\x0a\x02xy", 4), 0) == 4);
-    CHECK(top_level_field_end(std::string_view("\x0a\x03xy", 4), 0) == 0);       // payload cut off
-    CHECK(top_level_field_end(std::string_view("\x0a", 1), 0) == 0);              // length missing
-    CHECK(top_level_field_end(std::string_view("\x0a\x80\x80", 3), 0) == 0);      // length cut off
-    CHECK(top_level_field_end(std::string_view("\x08\x80", 2), 0) == 0);          // varint value cut off
-    CHECK(top_level_field_end(std::string_view("\x0b\x00", 2), 0) == 1);          // wire type 3: malformed
-    CHECK(top_level_field_end(std::string(12, '\xff'), 0) == 1);                  // an 11-byte varint
+    CHECK(top_level_field_end(std::string_view("\x0a\x03xy", 4), 0) == 0);     // payload cut off
+    CHECK(top_level_field_end(std::string_view("\x0a", 1), 0) == 0);           // length missing
+    CHECK(top_level_field_end(std::string_view("\x0a\x80\x80", 3), 0) == 0);   // length cut off
+    CHECK(top_level_field_end(std::string_view("\x08\x80", 2), 0) == 0);       // varint value cut off
+    CHECK(top_level_field_end(std::string_view("\x0b\x00", 2), 0) == 1);       // wire type 3: malformed
+    CHECK(top_level_field_end(std::string(12, '\xff'), 0) == 1);               // an 11-byte varint
 }

@@ -99,13 +99,12 @@ TEST_CASE("a trace cut short loads its complete packets, says where, and its run
     REQUIRE(m.cut_short);
     CHECK(m.packets > 0);
     const std::string cut = std::to_string(m.cut_short_at), size = std::to_string(bytes.size() / 2 + 7);
-    CHECK(damage_note(*f) == "pipescope-viewer-truncated.pftrace: the recording was cut short at byte " + cut + " of " +
-                                 size + " (last packet incomplete: " +
-                                 std::to_string(bytes.size() / 2 + 7 - m.cut_short_at) + " bytes not read); run '" +
-                                 m.runs.at(0).name + "' has no summary: its " +
-                                 std::to_string(m.runs[0].open_slices) +
-                                 (m.runs[0].open_slices == 1 ? " slice" : " slices") +
-                                 " still open were closed at their track's last event");
+    CHECK(damage_note(*f) ==
+          "pipescope-viewer-truncated.pftrace: the recording was cut short at byte " + cut + " of " + size +
+              " (last packet incomplete: " + std::to_string(bytes.size() / 2 + 7 - m.cut_short_at) +
+              " bytes not read); run '" + m.runs.at(0).name + "' has no summary: its " +
+              std::to_string(m.runs[0].open_slices) + (m.runs[0].open_slices == 1 ? " slice" : " slices") +
+              " still open were closed at their track's last event");
     document d;
     d.add(load_file(tmp));
     REQUIRE(d.runs.size() == 1);
