@@ -11,6 +11,14 @@
 // file (refused before the trace is read).
 int export_json_command(const std::vector<std::string>& args);
 
+// pipescope recover <cut-short trace> [-o OUT] [--force]
+// Writes the complete packets of a trace whose last packet was cut short (a killed recording's
+// NAME.XXXXXX.tmp) to OUT (default: the name without its .XXXXXX.tmp / .tmp suffix; an existing file
+// is kept unless --force), through a temporary file renamed when complete, and prints what was
+// recovered and what is missing. Exit 0 when written, 1 if the file cannot be read or written or is
+// damaged elsewhere than at its end, 2 on a usage error.
+int recover_command(const std::vector<std::string>& args);
+
 // pipescope list [--json]
 int list_command(const std::vector<std::string>& args);
 

@@ -1,10 +1,13 @@
 // The scheduler's costs as a table (cost_table.hpp).
 #include "cost_table.hpp"
 
+#include <pipescope/trace/trace_file.hpp>
+
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
-#include <fstream>
+#include <string_view>
 #include <stdexcept>
 
 namespace pipescope::cli {
@@ -23,6 +26,16 @@ std::optional<std::uint64_t> parse_ns(std::string_view text) {
     }
     if (v > max_cost_ns) return std::nullopt;
     return v;
+}
+
+// nlohmann's message without its "[json.exception.parse_error.101] " prefix.
+std::string json_reason(const nlohmann::json::exception& e) {
+    std::string_view w = e.what();
+    if (w.starts_with("[json.exception.")) {
+        const auto end = w.find("] ");
+        if (end != std::string_view::npos) w.remove_prefix(end + 2);
+    }
+    return std::string(w);
 }
 
 std::string known_names() {
@@ -46,13 +59,19 @@ nlohmann::json costs_json(const virtual_costs& c) {
 }
 
 nlohmann::json read_cost_file(const std::filesystem::path& path, virtual_costs& costs) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error(fmt::format("{}: cannot open the cost file", path.string()));
+    // Opened as the traces are (trace_file.hpp): "cannot open F: no such file or directory",
+    // "F: is a directory (not a regular file)", never a FIFO that blocks.
+    const trace::mapped_file file(path);
     nlohmann::json doc;
     try {
-        doc = nlohmann::json::parse(in);
+        doc = nlohmann::json::parse(file.bytes());
     } catch (const nlohmann::json::parse_error& e) {
-        throw std::runtime_error(fmt::format("{}: not JSON, at byte {}: {}", path.string(), e.byte, e.what()));
+        throw std::runtime_error(fmt::format("{}: not JSON, at byte {} of {}: {}", path.string(),
+                                             std::min<std::size_t>(e.byte, file.size()), file.size(), json_reason(e)));
+    } catch (const nlohmann::json::out_of_range& e) {   // 1e400: no double holds it
+        throw std::runtime_error(fmt::format("{}: a number is out of range ({})", path.string(), json_reason(e)));
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(fmt::format("{}: not readable JSON: {}", path.string(), json_reason(e)));
     }
     if (!doc.is_object() || !doc.contains("costs_ns") || !doc["costs_ns"].is_object())
         throw std::runtime_error(fmt::format("{}: expected a JSON object with a \"costs_ns\" object, e.g. "

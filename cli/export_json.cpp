@@ -1,5 +1,6 @@
 // `pipescope export-json in.pftrace out.json`: the trace model as Chrome trace-event JSON.
 #include "commands.hpp"
+#include "trace_loading.hpp"
 
 #include <pipescope/analysis/numbers.hpp>
 #include <pipescope/trace/atomic_output.hpp>
@@ -22,16 +23,9 @@ int export_json_command(const std::vector<std::string>& args) {
         std::cerr << "pipescope: export-json: " << e.what() << "\n";
         return 2;
     }
-    pipescope::trace::trace_model model;
-    try {
-        model = pipescope::trace::load_trace_file(args[0]);
-    } catch (const pipescope::trace::proto::decode_error& e) {
-        std::cerr << "pipescope: " << args[0] << ": malformed at " << e.what() << "\n";
-        return 1;
-    } catch (const std::exception& e) {
-        std::cerr << "pipescope: " << e.what() << "\n";
-        return 1;
-    }
+    std::optional<pipescope::trace::trace_model> loaded = load_one_trace(args[0]);
+    if (!loaded) return 1;
+    const pipescope::trace::trace_model& model = *loaded;
     try {
         const auto st = pipescope::trace::write_chrome_json(model, std::filesystem::path(args[1]));
         using pipescope::analysis::numbers::count;

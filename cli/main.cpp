@@ -1,7 +1,7 @@
 // The `pipescope` command: run a workload (and record it), read traces (validate, export-json,
 // stats, compare), open one in the Perfetto UI, tell a lesson, restore a dedup archive, list what
 // runs where. `usages` below lists every subcommand with its options; each lives in its own file
-// (commands.hpp) except `run` and `validate`, here.
+// (commands.hpp) except `run` and `validate`, here. `pipescope CMD --help` prints CMD's usage.
 //
 // Exit status: 0 success, 1 a failed check (the output differs from the serial reference, a trace
 // is unsound, a file cannot be read), 2 a usage error (one line naming what is wrong, then that
@@ -10,16 +10,15 @@
 #include "cost_table.hpp"
 #include "interrupt.hpp"
 #include "recording.hpp"
+#include "trace_loading.hpp"
 
 #include <pipescope/analysis/numbers.hpp>
 #include <pipescope/pipescope.hpp>
 #include <pipescope/trace/atomic_output.hpp>
 #include <pipescope/trace/perfetto_reader.hpp>
 #include <pipescope/trace/recorder.hpp>
+#include <pipescope/trace/trace_file.hpp>
 #include <pipescope/workloads/workload.hpp>
-
-#include <fstream>
-#include <iterator>
 
 #include <fmt/core.h>
 
@@ -59,6 +58,9 @@ constexpr command_usage usages[] = {
                   "         here; writes $XDG_CONFIG_HOME/pipescope/calibration.json (else ~/.config/...), which\n"
                   "         run --virtual then uses (docs/virtual.md, \"Calibration\")"},
     {"validate", "pipescope validate <trace.pftrace>"},
+    {"recover", "pipescope recover <cut-short trace> [-o OUT] [--force]\n"
+                "         writes the complete packets of a recording that was cut short (a NAME.XXXXXX.tmp left by\n"
+                "         a killed run) into OUT (default: the name without .XXXXXX.tmp / .tmp) and says what is missing"},
     {"export-json", "pipescope export-json <trace.pftrace> <out.json>"},
     {"stats", "pipescope stats <trace.pftrace>... [--run NAME] [--json]"},
     {"compare", "pipescope compare <a.pftrace> <b.pftrace>... [--json]"},
@@ -178,31 +180,36 @@ run_args parse_run(const std::vector<std::string>& args) {
 }
 
 // Reads a trace and says what it holds, or what is wrong with it and where. Exit 0 when it follows
-// the importer's rules and every slice closes, 1 otherwise.
+// the importer's rules and every slice closes, 1 otherwise. A file whose last packet was cut short
+// (a killed recording) is read up to that packet and reported as partial.
 int validate_trace(const std::vector<std::string>& args) {
     if (args.size() != 1) throw usage_error("validate: give exactly one trace file");
-    std::ifstream in(args[0], std::ios::binary);
-    if (!in) {
-        fmt::print(stderr, "pipescope: validate: cannot open {}\n", args[0]);
-        return 1;
-    }
-    const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (!args[0].empty() && args[0][0] == '-') throw usage_error("unknown option " + args[0]);
+    const std::string& file = args[0];
     pipescope::trace::perfetto_summary s;
     try {
-        s = pipescope::trace::summarize_perfetto(bytes);
+        const pipescope::trace::mapped_file f = pipescope::trace::open_trace_file(file);
+        s = pipescope::trace::summarize_perfetto(f.bytes(), cli_read_options());
     } catch (const pipescope::trace::proto::decode_error& e) {
-        fmt::print(stderr, "pipescope: {}: malformed at {}\n", args[0], e.what());
+        fmt::print(stderr, "pipescope: {}: malformed at {}\n", file, e.what());
+        return 1;
+    } catch (const std::runtime_error& e) {
+        fmt::print(stderr, "pipescope: {}\n", e.what());
         return 1;
     }
     fmt::print("{}: {} bytes, {} packets, {} tracks, {} slices ({} open, {} unmatched ends), {} instants, {} flows, {} "
                "counter values\n",
-               args[0], num::count(bytes.size()), num::count(s.packets), num::count(s.tracks), num::count(s.slices),
+               file, num::count(s.file_bytes), num::count(s.packets), num::count(s.tracks), num::count(s.slices),
                num::count(s.open_slices), num::count(s.unmatched_ends), num::count(s.instants), num::count(s.flows),
                num::count(s.counter_values));
     if (s.folded_slices)
         fmt::print("  {} of the slices are folded node runs (trace detail folded or auto: docs/tracing.md)\n",
                    num::count(s.folded_slices));
     for (const auto& p : s.problems) fmt::print("  problem: {}\n", p);
+    if (s.cut_short)
+        fmt::print("  CUT SHORT: the recording was cut short at byte {} (last packet incomplete: {} bytes not read); "
+                   "`pipescope recover {}` writes the complete packets to a clean file\n",
+                   s.cut_short_at, num::count(s.file_bytes - s.cut_short_at), file);
     // A pipescope run begins with a "run" instant and ends with a "run summary": a recording that
     // was cut short (the process killed, a NAME.XXXXXX.tmp left behind) has the first without the second.
     const std::uint64_t runs = s.runs, summaries = s.run_summaries;
@@ -211,8 +218,9 @@ int validate_trace(const std::vector<std::string>& args) {
                    "open were left unterminated)\n",
                    num::count(runs - summaries), num::count(runs));
     if (s.packets == 0) fmt::print("  EMPTY: the file holds no packets (a recording that never wrote anything)\n");
-    const bool ok = s.problems.empty() && s.open_slices == 0 && s.unmatched_ends == 0 && runs == summaries && s.packets > 0;
-    fmt::print("{}\n", ok ? "ok" : runs > summaries || s.packets == 0 ? "NOT OK (partial)" : "NOT OK");
+    const bool partial = runs > summaries || s.packets == 0 || s.cut_short;
+    const bool ok = s.problems.empty() && s.open_slices == 0 && s.unmatched_ends == 0 && !partial;
+    fmt::print("{}\n", ok ? "ok" : partial ? "NOT OK (partial)" : "NOT OK");
     return ok ? 0 : 1;
 }
 
@@ -254,8 +262,17 @@ int main(int argc, char** argv) {
             fmt::print("pipescope {}\n", PIPESCOPE_VERSION);
             return 0;
         }
+        // `pipescope CMD --help` / `-h`: that command's usage (never a file named --help).
+        if (args.size() >= 2 && (args[1] == "--help" || args[1] == "-h")) {
+            for (const auto& u : usages)
+                if (args[0] == u.command) {
+                    fmt::print("{}", usage_text(args[0]));
+                    return 0;
+                }
+        }
         if (args[0] == "list") return list_command({args.begin() + 1, args.end()});
         if (args[0] == "validate") return validate_trace({args.begin() + 1, args.end()});
+        if (args[0] == "recover") return recover_command({args.begin() + 1, args.end()});
         if (args[0] == "export-json") return export_json_command({args.begin() + 1, args.end()});
         if (args[0] == "stats") return stats_command({args.begin() + 1, args.end()});
         if (args[0] == "calibrate") return calibrate_command({args.begin() + 1, args.end()});

@@ -133,6 +133,7 @@ int perfetto_command(const std::vector<std::string>& args) {
         std::cerr << "pipescope: perfetto: " << e.what() << "\n";
         return 1;
     }
+    const std::uint64_t size = file.size();
     const std::string name = a.trace.filename().string();
     const std::string path = fmt::format("/{}", url_encode(name));
     pipescope::cli::interrupt_guard interrupt("stopping the server");   // Ctrl-C: exit 130

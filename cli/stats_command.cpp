@@ -57,6 +57,9 @@ int stats_command(const std::vector<std::string>& args) {
         if (t != last) {
             std::cout << "# " << t->path << "\n";
             for (const auto& p : t->model.problems) std::cout << "  problem: " << p << "\n";
+            // A recording cut short: its figures are lower bounds (the note also went to stderr).
+            for (const auto& n : pipescope::trace::incomplete_notes(t->model, t->path))
+                std::cout << "  incomplete: " << n << "\n";
             last = t;
         }
         std::cout << an::to_text(an::analyze(s)) << "\n";

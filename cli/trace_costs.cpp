@@ -39,10 +39,29 @@ std::string node_name(bool graph, std::uint64_t a, std::uint64_t b) {
     return graph ? fmt::format("node (stage {}, instance {})", a, b) : fmt::format("node (iteration {}, stage {})", a, b);
 }
 
+// The recording, or an error naming it: "F: not a readable Perfetto trace: malformed at byte N: ..."
+// (a decode error alone names only the offset). A recording cut short is refused too: the nodes it
+// lost would have no cost.
+trace::trace_model load(const std::filesystem::path& path) {
+    trace::read_options o;
+    o.accept_cut_short = true;
+    trace::trace_model m;
+    try {
+        m = trace::load_trace_file(path, o);
+    } catch (const trace::proto::decode_error& e) {
+        throw std::runtime_error(fmt::format("{}: not a readable Perfetto trace: malformed at {}", path.string(), e.what()));
+    }
+    if (m.cut_short)
+        throw std::runtime_error(fmt::format("{}: the recording was cut short at byte {} of {} (last packet "
+                                             "incomplete): --costs needs a complete recording",
+                                             path.string(), m.cut_short_at, m.file_bytes));
+    return m;
+}
+
 }   // namespace
 
 trace_node_costs::trace_node_costs(const std::filesystem::path& path, const costs_wanted& wanted) : path_(path.string()) {
-    const trace::trace_model m = trace::load_trace_file(path);
+    const trace::trace_model m = load(path);
     if (m.runs.size() != 1)
         throw std::runtime_error(fmt::format("{}: holds {} runs; --costs needs the recording of one run "
                                              "(pipescope run -o)",

@@ -1,11 +1,16 @@
 // Loading the trace files a command reads, with one clear message per file that cannot be read
-// (shared by `stats` and `compare`).
+// (shared by `stats`, `compare`, `export-json` and `recover`): every message names the file, and the
+// system's refusals give the OS reason ("cannot open run.pftrace: no such file or directory").
+//
+// A file whose last packet was cut short (a recording killed mid-write, docs/trace-format.md) is
+// read up to that packet: the commands say so on stderr ("pipescope: note: ...") and go on.
 #pragma once
 
 #include <pipescope/trace/trace_model.hpp>
 
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,26 +19,50 @@ struct loaded_trace {
     pipescope::trace::trace_model model;
 };
 
+// How the commands read a trace: a torn last packet is accepted, any other damage is an error.
+inline pipescope::trace::read_options cli_read_options() {
+    pipescope::trace::read_options o;
+    o.accept_cut_short = true;
+    return o;
+}
+
+// "FILE: the recording was cut short at byte N ...; run 'X' has no summary: ...", or "".
+inline std::string incomplete_note(const pipescope::trace::trace_model& m, const std::string& file) {
+    std::string out;
+    for (const std::string& n : pipescope::trace::incomplete_notes(m, file)) out += (out.empty() ? "" : "; ") + n;
+    return out;
+}
+
+// Loads one file; prints "pipescope: what is wrong" (naming the file) and returns nothing on failure.
+inline std::optional<pipescope::trace::trace_model> load_one_trace(const std::string& f) {
+    try {
+        pipescope::trace::trace_model m = pipescope::trace::load_trace_file(f, cli_read_options());
+        if (const std::string note = incomplete_note(m, f); !note.empty()) std::cerr << "pipescope: note: " << note << "\n";
+        return m;
+    } catch (const pipescope::trace::proto::decode_error& e) {
+        std::cerr << "pipescope: " << f << ": not a readable Perfetto trace: malformed at " << e.what() << "\n";
+    } catch (const std::exception& e) {
+        std::cerr << "pipescope: " << e.what() << "\n";
+    }
+    return std::nullopt;
+}
+
 // Loads every file; prints "pipescope: FILE: what is wrong" for each failure. False if any failed.
 inline bool load_traces(const std::vector<std::string>& files, std::vector<loaded_trace>& out) {
     bool ok = true;
     out.reserve(files.size());
     for (const auto& f : files) {
-        try {
-            loaded_trace t{f, pipescope::trace::load_trace_file(f)};
-            if (t.model.tracks.empty() && t.model.events == 0) {
-                std::cerr << "pipescope: " << f << ": holds no trace events (empty, or not a Perfetto trace)\n";
-                ok = false;
-                continue;
-            }
-            out.push_back(std::move(t));
-        } catch (const pipescope::trace::proto::decode_error& e) {
-            std::cerr << "pipescope: " << f << ": not a readable Perfetto trace: malformed at " << e.what() << "\n";
+        std::optional<pipescope::trace::trace_model> m = load_one_trace(f);
+        if (!m) {
             ok = false;
-        } catch (const std::exception& e) {
-            std::cerr << "pipescope: " << e.what() << "\n";
-            ok = false;
+            continue;
         }
+        if (m->tracks.empty() && m->events == 0) {
+            std::cerr << "pipescope: " << f << ": holds no trace events (empty, or not a Perfetto trace)\n";
+            ok = false;
+            continue;
+        }
+        out.push_back({f, std::move(*m)});
     }
     return ok;
 }

@@ -2,12 +2,13 @@
 #include "trace_server.hpp"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <pipescope/trace/trace_file.hpp>
 
 #include <fmt/format.h>
 
@@ -28,22 +29,6 @@ constexpr auto request_deadline = std::chrono::seconds(5);
 
 std::int64_t mtime_ns(const struct stat& st) {
     return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-}
-
-const char* file_kind(mode_t mode) {
-    if (S_ISDIR(mode)) return "a directory";
-    if (S_ISFIFO(mode)) return "a FIFO";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISSOCK(mode)) return "a socket";
-    return "not a regular file";
-}
-
-// strerror's text as a message continues it: "no such file or directory".
-std::string os_reason(int error) {
-    std::string s = std::strerror(error);
-    if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
-    return s;
 }
 
 std::string lower(std::string s) {
@@ -136,16 +121,15 @@ int listen_on_loopback(unsigned port) {
 }   // namespace
 
 served_file::served_file(const std::filesystem::path& path) : name_(path.string()) {
-    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below anyway.
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd_ < 0) throw std::runtime_error(fmt::format("cannot open {}: {}", name_, os_reason(errno)));
+    // Opened as every reader opens a file (one message for a missing file, a FIFO never blocks, only
+    // a regular file is taken): trace_file.hpp. Not checked as a trace: the UI also reads JSON.
+    fd_ = trace::open_regular_file(path, size_);
     struct stat st {};
-    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-        const std::string why = S_ISREG(st.st_mode) ? os_reason(errno) : file_kind(st.st_mode);
+    if (::fstat(fd_, &st) != 0) {
+        const int e = errno;
         ::close(fd_);
-        throw std::runtime_error(fmt::format("cannot serve {}: {}", name_, why));
+        throw std::runtime_error(trace::os_error_message(name_, "fstat", e));
     }
-    size_ = static_cast<std::uint64_t>(st.st_size);
     mtime_ns_ = mtime_ns(st);
 }
 
@@ -153,7 +137,7 @@ served_file::~served_file() { ::close(fd_); }
 
 std::string served_file::changed_since_open() const {
     struct stat st {};
-    if (::fstat(fd_, &st) != 0) return os_reason(errno);
+    if (::fstat(fd_, &st) != 0) return trace::os_reason(errno);
     if (static_cast<std::uint64_t>(st.st_size) != size_)
         return fmt::format("its size went from {} to {} bytes", size_, st.st_size);
     if (mtime_ns(st) != mtime_ns_) return "it was rewritten in place";
@@ -268,7 +252,7 @@ bool trace_server::send_trace(int client) {
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0)
             return fail(fmt::format("{} shrank while it was being served: sent {} of {} bytes{}", file_.name(), sent,
-                                    file_.size(), k < 0 ? fmt::format(" ({})", os_reason(errno)) : ""));
+                                    file_.size(), k < 0 ? fmt::format(" ({})", trace::os_reason(errno)) : ""));
         if (!send_all(client, buf.data(), static_cast<std::size_t>(k))) return false;   // the client left: may retry
         sent += static_cast<std::uint64_t>(k);
     }

@@ -31,7 +31,8 @@ namespace pipescope::cli {
 // A trace opened for serving: its descriptor and what fstat said when it was opened.
 class served_file {
 public:
-    // Throws std::runtime_error "cannot open PATH: reason" (or "PATH: not a regular file (a FIFO)").
+    // Throws std::runtime_error "cannot open PATH: reason" (or "PATH: not a regular file (a FIFO)"),
+    // as every reader does (trace_file.hpp).
     explicit served_file(const std::filesystem::path& path);
     ~served_file();
     served_file(const served_file&) = delete;

@@ -1,6 +1,7 @@
 #!/bin/bash
-# SIGKILL during recording: the NAME.XXXXXX.tmp left behind is readable and says it is partial, and
-# no complete-looking NAME appears. Usage: cli_killed_recording.sh PIPESCOPE_CLI DIR
+# SIGKILL during recording: the NAME.XXXXXX.tmp left behind is readable and says it is partial, no
+# complete-looking NAME appears, and `pipescope recover` turns it into a clean trace.
+# Usage: cli_killed_recording.sh PIPESCOPE_CLI DIR
 set -u
 cli=$1; dir=$2
 rm -f "$dir/killed.pftrace" "$dir"/killed.pftrace.*.tmp
@@ -22,4 +23,11 @@ out=$("$cli" validate "$tmp"); rc=$?
 rm -f "$tmp"
 echo "$out"
 [[ $rc == 1 && $out == *"PARTIAL: 1 of 1 recorded runs"* ]] || { echo "validate did not report a partial recording (exit $rc)"; exit 1; }
+# recover writes its complete packets to a clean file that validate reads without a cut.
+rm -f "$dir/killed-recovered.pftrace"
+rec=$("$cli" recover "$dir/killed.pftrace.tmp" -o "$dir/killed-recovered.pftrace"); rc=$?
+echo "$rec"
+[[ $rc == 0 && $rec == *"recovered $dir/killed-recovered.pftrace: "* ]] || { echo "recover failed (exit $rc)"; exit 1; }
+out=$("$cli" validate "$dir/killed-recovered.pftrace")
+[[ $out == *"PARTIAL: 1 of 1 recorded runs"* && $out != *"CUT SHORT"* ]] || { echo "the recovered file: $out"; exit 1; }
 echo "killed recording: readable partial file"

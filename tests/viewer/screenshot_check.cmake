@@ -23,8 +23,8 @@
 #                  the end: one box per stage of each run (12, in the six stage palette colours), the
 #                  queues' peak marks, no queue fill left (the queues drained); the K=2 example: two
 #                  boxes (stage 0 and the family "stage j >= 1"), no queue, the live-iterations bar.
-#   MODE=corrupt:  a truncated copy of a trace: exit status 0, the damage's offset on stderr, and the
-#                  screenshot shows the packets before it under the damage banner; a text file: exit 2,
+#   MODE=corrupt:  a truncated copy of a trace: exit status 0, where it was cut short on stderr, and the
+#                  screenshot shows the packets before it under the banner; a text file: exit 2,
 #                  "not a Perfetto trace" and the reason on stderr, the error box.
 if(NOT XVFB_RUN)
   message(FATAL_ERROR "xvfb-run not found (Debian package xvfb)")
@@ -239,13 +239,13 @@ elseif(MODE STREQUAL "corrupt")
   endif()
   set(png ${OUT_DIR}/corrupt.png)
   file(REMOVE ${png})
-  # What was read before the damage is shown (exit 0), under a banner naming the offset.
+  # The complete packets are shown (exit 0), under a banner naming where the file was cut short.
   run_viewer(${png} ${bad})
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "expected exit status 0 for a truncated trace (shown up to the damage), got ${rc}")
   endif()
-  if(NOT err MATCHES "truncated.pftrace is damaged at byte [0-9]+ of 100000: showing the [0-9]+ packets of its first [0-9]+ bytes")
-    message(FATAL_ERROR "expected the damage named on stderr")
+  if(NOT err MATCHES "truncated.pftrace: the recording was cut short at byte [0-9]+ of 100000 \\(last packet incomplete")
+    message(FATAL_ERROR "expected the cut named on stderr")
   endif()
   check_png(${png} --colour 5C4212:5000 --stage-colours 2:1500)
   # A file that is not a trace at all: exit 2, the reason on stderr, the error box.

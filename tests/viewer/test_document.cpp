@@ -82,7 +82,8 @@ TEST_CASE("select_node finds a pipeline node's slice, and nothing for a node no 
     CHECK(!select_node(d, want.iteration, want.stage, 7).valid());   // no run 7
 }
 
-TEST_CASE("a truncated trace loads up to the damage, says where, and its run says it is incomplete", "[viewer][document]") {
+TEST_CASE("a trace cut short loads its complete packets, says where, and its run says it is incomplete",
+          "[viewer][document]") {
     const fs::path tmp = fs::temp_directory_path() / "pipescope-viewer-truncated.pftrace";
     std::string bytes;
     {
@@ -94,11 +95,45 @@ TEST_CASE("a truncated trace loads up to the damage, says where, and its run say
     const auto f = load_file(tmp);
     REQUIRE(f);
     const tm::trace_model& m = f->model;
-    REQUIRE(!m.damage.empty());
+    CHECK(m.damage.empty());
+    REQUIRE(m.cut_short);
     CHECK(m.packets > 0);
+    const std::string cut = std::to_string(m.cut_short_at), size = std::to_string(bytes.size() / 2 + 7);
+    CHECK(damage_note(*f) ==
+          "pipescope-viewer-truncated.pftrace: the recording was cut short at byte " + cut + " of " + size +
+              " (last packet incomplete: " + std::to_string(bytes.size() / 2 + 7 - m.cut_short_at) +
+              " bytes not read); run '" + m.runs.at(0).name + "' has no summary: its " +
+              std::to_string(m.runs[0].open_slices) + (m.runs[0].open_slices == 1 ? " slice" : " slices") +
+              " still open were closed at their track's last event");
+    document d;
+    d.add(load_file(tmp));
+    REQUIRE(d.runs.size() == 1);
+    CHECK(d.runs[0].truncated);
+    CHECK(d.runs[0].title.ends_with(" \xC2\xB7 incomplete: recording cut short at byte " + cut));
+    fs::remove(tmp);
+}
+
+TEST_CASE("a trace damaged before its end loads up to the damage, says where, and its run says it is incomplete",
+          "[viewer][document]") {
+    const fs::path tmp = fs::temp_directory_path() / "pipescope-viewer-damaged.pftrace";
+    std::string bytes;
+    {
+        std::ifstream in(k2, std::ios::binary);
+        bytes.assign((std::istreambuf_iterator<char>(in)), {});
+        // Two complete packets whose content is a field number 0: damage that is not a cut.
+        bytes += std::string("\x0a\x01\x00\x0a\x01\x00", 6);
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    const auto f = load_file(tmp);
+    REQUIRE(f);
+    const tm::trace_model& m = f->model;
+    REQUIRE(!m.damage.empty());
+    CHECK(!m.cut_short);
+    CHECK(m.damage_offset == bytes.size() - 4);
     const std::string note = damage_note(*f);
-    CHECK(note.starts_with("pipescope-viewer-truncated.pftrace is damaged at byte " + std::to_string(m.damage_offset) +
-                           " of " + std::to_string(bytes.size() / 2 + 7) + ": showing the " + std::to_string(m.packets) +
+    CHECK(note.starts_with("pipescope-viewer-damaged.pftrace is damaged at byte " + std::to_string(m.damage_offset) +
+                           " of " + std::to_string(bytes.size()) + ": showing the " + std::to_string(m.packets) +
                            " packets of its first "));
     CHECK(note.find("as Perfetto does (byte " + std::to_string(m.damage_offset) + ": ") != std::string::npos);
     document d;
@@ -116,7 +151,8 @@ TEST_CASE("a file that is not a trace fails to load saying so", "[viewer][docume
                       Catch::Contains("pipescope-viewer-not-a-trace.pftrace: not a Perfetto trace: a Perfetto trace "
                                       "starts with a packet (the byte 0x0A); this is text"));
     std::ofstream(tmp, std::ios::binary | std::ios::trunc) << std::string("\x0a\xff\xff", 3);   // a first packet cut short
-    CHECK_THROWS_WITH(load_file(tmp), Catch::Contains("not a Perfetto trace: no packet could be read (byte 1: "));
+    CHECK_THROWS_WITH(load_file(tmp), Catch::Contains("not a Perfetto trace: no packet could be read (its first packet "
+                                                      "is cut short: the file ends at byte 3)"));
     fs::remove(tmp);
 }
 

@@ -245,7 +245,13 @@ private:
         proto::reader file(bytes, base);
         proto::field pf;
         while (!file.done()) {
-            if (!in_compressed_) packet_start_ = file.offset();
+            if (!in_compressed_) {
+                packet_start_ = file.offset();
+                if (opt_.accept_cut_short && top_level_field_end(bytes, packet_start_ - base) == 0) {
+                    v_.on_cut_short(packet_start_, base + bytes.size());
+                    return;
+                }
+            }
             file.next(pf);
             if (pf.number != fields::trace_packet)
                 continue;   // unknown Trace-level fields are ignored, like the importer does
@@ -816,6 +822,35 @@ private:
 
 }   // namespace
 
+std::uint64_t top_level_field_end(std::string_view bytes, std::uint64_t offset) {
+    const std::uint64_t size = bytes.size();
+    std::uint64_t p = offset;
+    // Reads a varint at p: 1 read, 0 the data ends inside it, -1 malformed (more than ten bytes).
+    const auto varint = [&](std::uint64_t& value) -> int {
+        value = 0;
+        for (int shift = 0; shift < 70; shift += 7) {
+            if (p >= size) return 0;
+            const auto b = static_cast<unsigned char>(bytes[p++]);
+            value |= static_cast<std::uint64_t>(b & 0x7F) << (shift < 64 ? shift : 63);
+            if (!(b & 0x80)) return 1;
+        }
+        return -1;
+    };
+    std::uint64_t key = 0, value = 0;
+    if (const int r = varint(key); r <= 0) return r == 0 ? 0 : offset + 1;
+    switch (key & 7) {
+        case 0:
+            if (const int r = varint(value); r <= 0) return r == 0 ? 0 : offset + 1;
+            return p;
+        case 1: return size - p < 8 ? 0 : p + 8;
+        case 5: return size - p < 4 ? 0 : p + 4;
+        case 2:
+            if (const int r = varint(value); r <= 0) return r == 0 ? 0 : offset + 1;
+            return value > size - p ? 0 : p + value;
+        default: return offset + 1;
+    }
+}
+
 void decode_perfetto(std::string_view bytes, perfetto_visitor& visitor, string_table& strings, const read_options& options) {
     decoder d(visitor, strings, options);
     d.run(bytes);
@@ -919,6 +954,11 @@ public:
     void on_problem(std::string p) override { out_.problems.push_back(std::move(p)); }
     void on_track(const decoded_track& t) override { tracks_.insert(t.uuid); }
     void on_event(const decoded_event& d) override { counter_.add(d.type, d.track, s_[d.name], d.flows, d.terminating); }
+    void on_cut_short(std::uint64_t intact_bytes, std::uint64_t file_bytes) override {
+        out_.cut_short = true;
+        out_.cut_short_at = intact_bytes;
+        out_.file_bytes = file_bytes;
+    }
     void finish() {
         counter_.finish();
         out_.tracks = tracks_.size();
@@ -950,6 +990,7 @@ perfetto_summary summarize_perfetto(std::string_view bytes, const read_options& 
     summary_builder b(s, strings);
     decode_perfetto(bytes, b, strings, options);
     b.finish();
+    s.file_bytes = bytes.size();
     return s;
 }
 

@@ -3,6 +3,7 @@
 #include "graph_footprint.hpp"
 #include "perfetto_fields.hpp"
 
+#include <pipescope/trace/trace_file.hpp>
 #include <pipescope/trace/vocabulary.hpp>
 
 #include <unistd.h>
@@ -219,6 +220,10 @@ public:
         m_.damage = e.what();
         m_.damage_offset = e.offset();
         m_.damage_intact_bytes = intact_bytes;
+    }
+    void on_cut_short(std::uint64_t intact_bytes, std::uint64_t) override {
+        m_.cut_short = true;
+        m_.cut_short_at = intact_bytes;
     }
 
     void on_track(const decoded_track& d) override {
@@ -828,6 +833,9 @@ private:
             std::stable_sort(r.tracks.begin(), r.tracks.end(),
                              [&](auto a, auto b) { return (a == r.track) > (b == r.track); });
             read_run_instant(r);
+            for (const instant& in : tracks[r.track].instants) r.summarized |= m_.strings[in.name] == v::run_summary;
+            for (std::uint32_t t : r.tracks)
+                for (const slice& sl : tracks[t].slices) r.open_slices += sl.unterminated;
             r.dag = build_pipeline_dag(m_, r, &m_.problems);
         }
     }
@@ -899,6 +907,7 @@ trace_model load_trace(std::string_view bytes, const read_options& options) {
     b.reserve_for(bytes.size());
     decode_perfetto(bytes, b, b.strings_, options);
     if (!m.damage.empty()) m.damage_file_bytes = bytes.size();
+    m.file_bytes = bytes.size();
     b.finish(b.strings_);
     detail::derive_graph_footprints(m);
     return m;
@@ -910,31 +919,32 @@ std::uint64_t physical_memory_bytes() {
 }
 
 trace_model load_trace_file(const std::filesystem::path& path, const read_options& options, std::uint64_t max_bytes) {
-    std::error_code ec;
-    const auto status = std::filesystem::status(path, ec);
-    if (ec || !std::filesystem::exists(status)) throw std::runtime_error(path.string() + ": cannot open (no such file)");
-    if (std::filesystem::is_directory(status))
-        throw std::runtime_error(path.string() + ": is a directory, not a trace file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error(path.string() + ": cannot open for reading");
-    in.seekg(0, std::ios::end);
-    const std::streamoff size = in.tellg();
-    if (size < 0) throw std::runtime_error(path.string() + ": cannot determine its size");
-    if (static_cast<std::uint64_t>(size) > max_bytes)
-        throw std::runtime_error(path.string() + ": " + std::to_string(size) + " bytes is larger than the limit of " +
-                                 std::to_string(max_bytes) + " bytes");
-    // The file is read whole and its model is larger still: a file larger than the memory can
-    // never load, so say so before trying (instead of swapping the machine to a halt).
-    if (const std::uint64_t memory = physical_memory_bytes(); memory && static_cast<std::uint64_t>(size) > memory)
-        throw std::runtime_error(path.string() + ": " + std::to_string(size) +
+    const mapped_file file = open_trace_file(path, max_bytes);
+    // The model is larger than the file: a file larger than the memory can never load, so say so
+    // before reading it (mapping it read nothing) instead of swapping the machine to a halt.
+    if (const std::uint64_t memory = physical_memory_bytes(); memory && file.size() > memory)
+        throw std::runtime_error(path.string() + ": " + std::to_string(file.size()) +
                                  " bytes is larger than this machine's memory (" + std::to_string(memory) +
                                  " bytes): it cannot be loaded here");
-    in.seekg(0, std::ios::beg);
-    std::string bytes(static_cast<std::size_t>(size), '\0');
-    if (!in.read(bytes.data(), size)) throw std::runtime_error(path.string() + ": read error");
-    if (const std::string why = not_a_trace_reason(bytes); !why.empty())
-        throw std::runtime_error(path.string() + ": not a Perfetto trace: " + why);
-    return load_trace(bytes, options);
+    return load_trace(file.bytes(), options);
+}
+
+std::vector<std::string> incomplete_notes(const trace_model& m, const std::string& file) {
+    std::vector<std::string> notes;
+    if (m.cut_short)
+        notes.push_back(file + ": the recording was cut short at byte " + std::to_string(m.cut_short_at) + " of " +
+                        std::to_string(m.file_bytes) +
+                        " (last packet incomplete: " + std::to_string(m.file_bytes - m.cut_short_at) + " bytes not read)");
+    for (const run& r : m.runs) {
+        // Only pipescope's runs (they begin with a "run" instant) end with a summary.
+        if (r.summarized || !r.metadata_valid) continue;
+        std::string note = "run '" + r.name + "' has no summary";
+        if (r.open_slices)
+            note += ": its " + std::to_string(r.open_slices) + " slice" + (r.open_slices == 1 ? "" : "s") +
+                    " still open were closed at their track's last event";
+        notes.push_back(std::move(note));
+    }
+    return notes;
 }
 
 }   // namespace pipescope::trace

@@ -180,12 +180,17 @@ std::unique_ptr<loaded_file> prepare_file(tm::trace_model model, std::filesystem
 
 std::unique_ptr<loaded_file> load_file(const std::filesystem::path& path) {
     const auto t0 = std::chrono::steady_clock::now();
-    // A damaged file shows what was read before the damage, as Perfetto's UI does (damage_note).
+    // A damaged file shows what was read before the damage, as Perfetto's UI does (damage_note); a
+    // recording cut short in its last packet shows its complete packets (a killed run's .tmp file).
     tm::read_options options;
     options.stop_at_damage = true;
+    options.accept_cut_short = true;
     tm::trace_model model = tm::load_trace_file(path, options);
     if (!model.damage.empty() && model.packets == 0)
         throw std::runtime_error(path.string() + ": not a Perfetto trace: no packet could be read (" + model.damage + ")");
+    if (model.packets == 0 && model.cut_short)
+        throw std::runtime_error(path.string() + ": not a Perfetto trace: no packet could be read (its first packet is " +
+                                 "cut short: the file ends at byte " + std::to_string(model.file_bytes) + ")");
     auto f = prepare_file(std::move(model), path);
     std::error_code ec;
     f->file_bytes = std::filesystem::file_size(path, ec);
@@ -195,7 +200,11 @@ std::unique_ptr<loaded_file> load_file(const std::filesystem::path& path) {
 
 std::string damage_note(const loaded_file& f) {
     const tm::trace_model& m = f.model;
-    if (m.damage.empty()) return {};
+    if (m.damage.empty()) {
+        std::string note;   // cut short, runs without a summary (trace_model.hpp, incomplete_notes)
+        for (const std::string& n : tm::incomplete_notes(m, f.name)) note += (note.empty() ? "" : "; ") + n;
+        return note;
+    }
     return f.name + " is damaged at byte " + std::to_string(m.damage_offset) + " of " + std::to_string(m.damage_file_bytes) +
            ": showing the " + std::to_string(m.packets) + " packets of its first " + std::to_string(m.damage_intact_bytes) +
            " bytes, as Perfetto does (" + m.damage + ")";
@@ -236,14 +245,18 @@ std::uint64_t document::event_count() const {
 namespace {
 // Counts read from a run that lost events, or from a damaged file, are lower bounds: the title,
 // which every view's header shows, says so.
-void mark_incomplete(run_ref& rr, const loaded_file& f, std::span<const std::uint32_t> tracks) {
+// A run cut short (no run summary: the recording was killed) is incomplete too.
+void mark_incomplete(run_ref& rr, const loaded_file& f, std::span<const std::uint32_t> tracks, bool unfinished = false) {
     rr.events_lost = events_lost(f, tracks);
-    rr.truncated = !f.model.damage.empty();
+    const bool cut = f.model.damage.empty() && f.model.cut_short;
+    rr.truncated = !f.model.damage.empty() || cut || unfinished;
     if (rr.events_lost == 0 && !rr.truncated) return;
     rr.title += " \xC2\xB7 incomplete: ";
     if (rr.events_lost > 0) rr.title += std::to_string(rr.events_lost) + " events lost";
     if (rr.events_lost > 0 && rr.truncated) rr.title += ", ";
-    if (rr.truncated) rr.title += "file damaged at byte " + std::to_string(f.model.damage_offset);
+    if (!f.model.damage.empty()) rr.title += "file damaged at byte " + std::to_string(f.model.damage_offset);
+    else if (cut) rr.title += "recording cut short at byte " + std::to_string(f.model.cut_short_at);
+    else if (unfinished) rr.title += "no run summary (recording cut short)";
 }
 }   // namespace
 
@@ -261,7 +274,8 @@ void document::rebuild_runs() {
             }
             if (rr.run != tm::no_index && files.size() > 1) rr.title += "  [" + f.name + "]";
             if (rr.run != tm::no_index) {
-                mark_incomplete(rr, f, f.model.runs[rr.run].tracks);
+                const tm::run& r = f.model.runs[rr.run];
+                mark_incomplete(rr, f, r.tracks, r.metadata_valid && !r.summarized);
             } else {   // a foreign trace: every track with events is in the scope
                 std::vector<std::uint32_t> all = rr.workers;
                 for (const auto* group : {&rr.lines, &rr.counters, &rr.others})

@@ -195,7 +195,7 @@ public:
     std::optional<trace::drain_thread> drainer_;     // while a run is open
     mutable std::mutex mutex_;
     bool open_ = false, closed_ = false;
-    bool attached_ = false;    // the recorder is attached to the scheduler
+    bool attached_ = false;             // the recorder is attached to the scheduler
     bool tasks_run_ = false;            // the open run holds task groups spawned from outside the pool
     bool write_error_thrown_ = false;   // begin_run/end_run threw the writer's error (e.g. the disk is full)
     std::exception_ptr failure_;        // a run that could not be ended from loop_finished

@@ -47,6 +47,11 @@ struct read_options {
     // kept and the visitor's on_damage gets the error, as Perfetto's UI shows a truncated trace up
     // to the damage with an error naming it (the viewer reads files so). Off: decode_error is thrown.
     bool stop_at_damage = false;
+    // A last top-level packet that runs past the end of the file (its tag, length or payload cut
+    // off: a recording killed mid-write) ends the decoding instead of throwing: every packet before
+    // it is decoded and the visitor's on_cut_short gets where it starts. Damage anywhere else is
+    // still a decode error. Off: decode_error is thrown, as for any malformed data.
+    bool accept_cut_short = false;
 };
 
 // A decode error raised inside the payload of a compressed packet: offset() is the compressed
@@ -136,7 +141,16 @@ public:
     // `intact_bytes`: where the top-level packet holding the damage starts; every packet before it
     // was read whole (a damaged compressed packet's inner packets before the damage were too).
     virtual void on_damage(const proto::decode_error&, std::uint64_t /*intact_bytes*/) {}
+    // With read_options::accept_cut_short: the file ends inside the top-level packet starting at
+    // `intact_bytes` (every packet before it was read whole); `file_bytes` is the file's size.
+    virtual void on_cut_short(std::uint64_t /*intact_bytes*/, std::uint64_t /*file_bytes*/) {}
 };
+
+// Where the top-level packet (Trace field) at `offset` of `bytes` ends, or 0 when its tag, length or
+// payload runs past the end of `bytes` (a file cut short inside it). Malformed framing that does not
+// run past the end (a varint of more than ten bytes, a bad wire type) returns the offset itself + 1
+// so that the decoder reports it as it always does.
+std::uint64_t top_level_field_end(std::string_view bytes, std::uint64_t offset);
 
 // Why `bytes` cannot be a Perfetto protobuf trace, or "" if it may be one. Like Perfetto's trace
 // processor, which guesses a file's type from its first bytes, a protobuf trace must start with the
@@ -194,6 +208,10 @@ struct perfetto_summary {
                   counter_values = 0, runs = 0, run_summaries = 0;
     std::uint64_t folded_slices = 0;     // slices of folded node runs ("stage 3–40", "stage 2 ×17")
     std::vector<std::string> problems;   // as perfetto_file::problems
+    // Read with read_options::accept_cut_short: `cut_short` when the file ends inside the packet
+    // starting at cut_short_at; the summary counts the packets before it.
+    bool cut_short = false;
+    std::uint64_t cut_short_at = 0, file_bytes = 0;
 };
 perfetto_summary summarize(const perfetto_file& f);
 // The same, computed while decoding: memory grows with tracks and flows, not with events, so a

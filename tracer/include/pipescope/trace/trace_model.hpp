@@ -186,6 +186,11 @@ struct run {
     std::vector<std::uint32_t> lines;     // "line k" tracks, by k (no_index if missing)
     std::vector<std::uint32_t> tracks;    // every track of the run (the process track first)
     pipeline_dag dag;
+    // Its "run summary" instant was read: the recording of the run was finished. A run without one
+    // was cut short (the recording killed, the file's tail lost): its counts are lower bounds and
+    // the slices still open (`open_slices`, on its tracks) end at their track's last event.
+    bool summarized = false;
+    std::uint64_t open_slices = 0;
 };
 
 struct trace_model {
@@ -200,6 +205,11 @@ struct trace_model {
     // that) and the file's size. Empty: the file was read to its end.
     std::string damage;
     std::uint64_t damage_offset = 0, damage_intact_bytes = 0, damage_file_bytes = 0;
+    // Read with read_options::accept_cut_short: `cut_short` when the file ends inside the packet
+    // starting at cut_short_at (a recording killed mid-write); the model holds every packet before
+    // it. file_bytes: the size of what was read.
+    bool cut_short = false;
+    std::uint64_t cut_short_at = 0, file_bytes = 0;
     std::uint64_t packets = 0, events = 0, slices = 0, instants = 0, counter_values = 0;
     std::uint64_t unterminated_slices = 0, unmatched_ends = 0;
     std::uint64_t first_ts = 0, last_ts = 0;   // over all events (0, 0 if none)
@@ -226,13 +236,21 @@ struct trace_model {
 
 trace_model load_trace(std::string_view bytes, const read_options& options = {});
 
-// Reads a whole file; throws std::runtime_error naming the file if it cannot be read, is larger
-// than max_bytes or than the machine's memory, or is not a Perfetto trace at all ("FILE: not a
-// Perfetto trace: REASON", not_a_trace_reason in perfetto_reader.hpp), proto::decode_error for
-// malformed contents (unless options.stop_at_damage: see trace_model::damage).
+// Reads a file (opened and mapped by open_trace_file, trace_file.hpp: never copied whole into
+// memory); throws std::runtime_error naming the file if it cannot be opened ("cannot open FILE:
+// REASON"), is no regular file, is larger than max_bytes or than the machine's memory, or is not a
+// Perfetto trace at all ("FILE: not a Perfetto trace: REASON", not_a_trace_reason in
+// perfetto_reader.hpp), proto::decode_error for malformed contents (unless options.stop_at_damage:
+// see trace_model::damage; or options.accept_cut_short for a torn last packet: cut_short_at).
 inline constexpr std::uint64_t default_max_trace_file = std::uint64_t{16} << 30;
 trace_model load_trace_file(const std::filesystem::path& path, const read_options& options = {},
                             std::uint64_t max_bytes = default_max_trace_file);
+
+// What a reader says about a trace that was cut short or holds unfinished runs, one line each
+// (empty when there is nothing to say):
+//   "run.pftrace.3Xk9aa.tmp: the recording was cut short at byte 123456 (last packet incomplete)"
+//   "run 'pipe-fib · piper · P=2' has no summary: its 3 slices still open were closed at their last event"
+std::vector<std::string> incomplete_notes(const trace_model& m, const std::string& file);
 
 // The machine's physical memory in bytes (0 if unknown).
 std::uint64_t physical_memory_bytes();
