@@ -130,10 +130,9 @@ int perfetto_command(const std::vector<std::string>& args) {
     try {
         file.emplace(a.trace);   // opened once: every request is answered from this descriptor
     } catch (const std::exception& e) {
-        std::cerr << "pipescope: perfetto: " << e.what() << "\n";
+        std::cerr << "pipescope: " << e.what() << "\n";   // as every reader says it (trace_file.hpp)
         return 1;
     }
-    const std::uint64_t size = file.size();
     const std::string name = a.trace.filename().string();
     const std::string path = fmt::format("/{}", url_encode(name));
     pipescope::cli::interrupt_guard interrupt("stopping the server");   // Ctrl-C: exit 130
