@@ -124,6 +124,7 @@ nlohmann::json to_json(const run_report& r) {
         stages.push_back({{"index", s.index},
                           {"name", s.name},
                           {"kind", s.kind},
+                          {"kind_source", s.kind_source},
                           {"serial", s.serial},
                           {"executions", s.service.count},
                           {"shares", s.shares},

@@ -46,6 +46,7 @@ public:
         if (closed_) throw std::logic_error("trace_session: begin_run after close (" + path_.string() + ")");
         if (open_) throw std::logic_error("trace_session: begin_run while a run is open (" + path_.string() + ")");
         run.workers = workers_;
+        run_stages_ = {};
         // Attach first: attaching waits for every worker to pass a safe point (waking parked ones),
         // which can take milliseconds that belong to no run. The clock starts once it is done.
         recorder_.set_ticks_are_ns(core_.virtual_time() != nullptr);   // automatic detail measures nodes
@@ -77,7 +78,8 @@ public:
         } drainer{drainer_};
         drainer_->stop();   // rethrows a failure of the writer (e.g. the disk is full)
         recorder_.flush(writer_.sink());
-        writer_.end_run(outcome);
+        writer_.end_run(outcome, end_metadata());
+        run_stages_ = {};
     }
 
     void close() {
@@ -101,9 +103,15 @@ public:
         tasks_run_ = !loop.pipeline && !loop.graph;
     }
     void loop_finished(const detail::loop_finish& end) noexcept override {
-        if (!options_.loops_are_runs) return;
+        if (!options_.loops_are_runs) {   // a run the caller ends: its loops' stages go into its summary
+            if (open_) note_stages(end.stages);
+            return;
+        }
         try {
-            if (open_) end_run(end.outcome);
+            if (open_) {
+                note_stages(end.stages);
+                end_run(end.outcome);
+            }
         } catch (const std::exception& e) {
             // The loop's own result must reach its caller; the trace is lost, and close() says so.
             failure_ = e.what();
@@ -111,6 +119,20 @@ public:
     }
 
     std::string report(std::string_view indent) const;
+
+    // The stages the run's loops used (every loop of a run the caller begins and ends).
+    void note_stages(const detail::stage_use& u) noexcept {
+        if (!u.noted) return;
+        run_stages_.waited |= u.waited;
+        run_stages_.free |= u.free;
+        run_stages_.noted = true;
+    }
+    // The run summary's metadata (docs/tracing.md, "Run summary"): the stage kinds the loops used.
+    std::string end_metadata() const {
+        const std::string stages = detail::used_stage_kinds_json(run_stages_);
+        if (stages.empty()) return {};
+        return R"({"stages":)" + stages + "}";
+    }
 
     // The scheduler's one session, from before the file is opened (a refused session must not touch
     // the file of the one that has it) until close().
@@ -136,8 +158,9 @@ public:
     trace::perfetto_writer writer_;
     std::optional<trace::drain_thread> drainer_;   // while a run is open
     bool open_ = false, closed_ = false;
-    bool tasks_run_ = false;   // the open run holds task groups spawned from outside the pool
-    std::string failure_;      // a run that could not be ended from loop_finished
+    bool tasks_run_ = false;         // the open run holds task groups spawned from outside the pool
+    detail::stage_use run_stages_;   // how the open run's loops entered their stages
+    std::string failure_;            // a run that could not be ended from loop_finished
 
 private:
     static const trace_session_options& checked(const trace_session_options& o) {
