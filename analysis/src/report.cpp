@@ -72,6 +72,10 @@ json worker_json(const worker_breakdown& w, int worker) {
     j["folded_runs"] = w.folded_runs;
     j["steals"] = w.steals;
     j["failed_steals"] = w.failed_steals;
+    j["cpu_ns"] = w.cpu_ns ? json(*w.cpu_ns) : json(nullptr);
+    j["descheduled_ns"] = w.descheduled_ns ? json(*w.descheduled_ns) : json(nullptr);
+    j["descheduled"] = w.descheduled_ns ? json(w.descheduled_fraction()) : json(nullptr);
+    j["core_share"] = w.core_share() ? json(*w.core_share()) : json(nullptr);
     return j;
 }
 
@@ -364,6 +368,11 @@ void breakdown_text(text_out& o, const run_report& r) {
     for (const auto& w : r.breakdown.workers) row(w);
     row(r.breakdown.total);
     if (!r.breakdown.stall_derived) o.line("  (no line tracks: idle time is not split into idle and stall)");
+    if (const auto share = r.breakdown.total.core_share()) {
+        o.add("  descheduled (runnable, waiting for a CPU; inside the shares above):");
+        for (const auto& w : r.breakdown.workers) o.add(" {} {}", w.name, percent(w.descheduled_fraction(), 1));
+        o.line("; the workers got {} of a core", percent(*share, 1));
+    }
     if (r.stats.folded_runs)
         o.line("  (nodes: a folded run counts the nodes it holds; the stage boundaries inside a folded run are inside "
                "its slice, so they count as work, not scheduler)");

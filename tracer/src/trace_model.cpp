@@ -872,6 +872,18 @@ private:
                                          later != s.end() && later->is_boolean() && later->get<bool>(),
                                          kind->get<std::string>()});
             }
+        if (auto ws = meta.find("workers"); ws != meta.end() && ws->is_array())
+            for (const auto& w : *ws) {
+                auto field = [&](const char* key) -> std::optional<std::uint64_t> {
+                    if (!w.is_object()) return std::nullopt;
+                    auto it = w.find(key);
+                    if (it == w.end() || !it->is_number_unsigned()) return std::nullopt;
+                    return it->get<std::uint64_t>();
+                };
+                const auto worker = field("worker"), cpu = field("cpu_ns"), off = field("descheduled_ns");
+                if (!worker || !cpu || !off) continue;
+                r.worker_times.push_back({*worker, *cpu, *off, field("timeslices").value_or(0)});
+            }
     }
 
     void parse_metadata(run& r) {

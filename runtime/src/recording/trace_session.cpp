@@ -6,6 +6,7 @@
 #include "../loop_listener.hpp"
 #include "../scheduler_impl.hpp"
 #include "run_metadata.hpp"
+#include "thread_times.hpp"
 
 #include <pipescope/trace/drain_thread.hpp>
 
@@ -65,6 +66,7 @@ public:
             throw;
         }
         open_ = true;
+        workers_at_start_ = worker_times();
         drainer_.emplace(recorder_, writer_.sink());
     }
 
@@ -76,6 +78,7 @@ public:
             std::optional<trace::drain_thread>& d;
             ~joined() { d.reset(); }
         } drainer{drainer_};
+        workers_at_end_ = worker_times();
         drainer_->stop();   // rethrows a failure of the writer (e.g. the disk is full)
         recorder_.flush(writer_.sink());
         writer_.end_run(outcome, end_metadata());
@@ -127,11 +130,27 @@ public:
         run_stages_.free |= u.free;
         run_stages_.noted = true;
     }
-    // The run summary's metadata (docs/tracing.md, "Run summary"): the stage kinds the loops used.
+    // Each worker thread's CPU and run-queue time so far (none on virtual workers, whose time is not
+    // the machine's): read from /proc at the run's start and end, off the workers' path.
+    std::vector<std::optional<detail::thread_times>> worker_times() const {
+        std::vector<std::optional<detail::thread_times>> out(workers_);
+        if (core_.virtual_time()) return out;
+        for (unsigned w = 0; w < workers_; ++w) out[w] = detail::read_thread_times(core_.at(w).os_thread_id());
+        return out;
+    }
+    // The run summary's metadata (docs/tracing.md, "Run summary"): the stage kinds the loops used,
+    // what the machine gave each worker.
     std::string end_metadata() const {
-        const std::string stages = detail::used_stage_kinds_json(run_stages_);
-        if (stages.empty()) return {};
-        return R"({"stages":)" + stages + "}";
+        std::string out;
+        if (const std::string stages = detail::used_stage_kinds_json(run_stages_); !stages.empty())
+            out += R"("stages":)" + stages;
+        std::string workers;
+        for (unsigned w = 0; w < workers_ && w < workers_at_start_.size() && w < workers_at_end_.size(); ++w)
+            if (const auto t = detail::times_between(workers_at_start_[w], workers_at_end_[w]))
+                workers += fmt::format(R"({}{{"worker":{},"cpu_ns":{},"descheduled_ns":{},"timeslices":{}}})",
+                                       workers.empty() ? "" : ",", w, t->cpu_ns, t->runnable_ns, t->timeslices);
+        if (!workers.empty()) out += (out.empty() ? "" : ",") + std::string(R"("workers":[)") + workers + "]";
+        return out.empty() ? out : "{" + out + "}";
     }
 
     // The scheduler's one session, from before the file is opened (a refused session must not touch
@@ -160,7 +179,8 @@ public:
     bool open_ = false, closed_ = false;
     bool tasks_run_ = false;         // the open run holds task groups spawned from outside the pool
     detail::stage_use run_stages_;   // how the open run's loops entered their stages
-    std::string failure_;            // a run that could not be ended from loop_finished
+    std::vector<std::optional<detail::thread_times>> workers_at_start_, workers_at_end_;   // of the open run
+    std::string failure_;   // a run that could not be ended from loop_finished
 
 private:
     static const trace_session_options& checked(const trace_session_options& o) {

@@ -106,7 +106,8 @@ public:
     // Closes the slices still open and writes the run's summary; a non-empty `outcome` (how the run
     // ended when it did not complete: "cancelled", "exception: ...") goes into it, and so does a
     // non-empty `end_metadata`, a JSON object of what the runtime saw during the run (its "metadata"
-    // annotation: the stage kinds the loops used; docs/tracing.md, "Run summary").
+    // annotation: the stage kinds the loops used, the CPU time each worker got; docs/tracing.md, "Run
+    // summary").
     void end_run(std::string_view outcome = {}, std::string_view end_metadata = {});
     // Flushes; for a path, renames the temporary file into place. Throws on I/O errors.
     void finish();

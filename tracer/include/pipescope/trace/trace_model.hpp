@@ -180,6 +180,14 @@ struct used_stage {
     std::string kind;
 };
 
+// What one worker thread got from the machine's scheduler during the run (the "workers" of the
+// run summary's metadata; docs/tracing.md, "Run summary"): time on a CPU, time runnable but waiting
+// for one (descheduled), and how many times it was put on one.
+struct worker_time {
+    std::uint64_t worker = 0;
+    std::uint64_t cpu_ns = 0, descheduled_ns = 0, timeslices = 0;
+};
+
 // A run: one process track (pipescope writes one process per run, "workload · policy · P=n").
 struct run {
     std::uint32_t track = no_index;   // the process track
@@ -189,13 +197,14 @@ struct run {
     std::string metadata_json;            // the "metadata" annotation, verbatim
     bool metadata_valid = false;          // it parsed as a JSON object
     std::string workload, policy, program_kind;
-    std::vector<stage_info> stages;        // program.stages
-    std::string end_metadata_json;         // the "metadata" annotation of the "run summary", verbatim
-    std::vector<used_stage> used_stages;   // its "stages"
-    std::vector<std::uint32_t> workers;    // thread tracks "worker w", indexed by w (no_index if missing), then the
-                                           // run's other thread tracks (bind-to-stage's stage threads) in tid order
-    std::vector<std::uint32_t> lines;      // "line k" tracks, by k (no_index if missing)
-    std::vector<std::uint32_t> tracks;     // every track of the run (the process track first)
+    std::vector<stage_info> stages;          // program.stages
+    std::string end_metadata_json;           // the "metadata" annotation of the "run summary", verbatim
+    std::vector<used_stage> used_stages;     // its "stages"
+    std::vector<worker_time> worker_times;   // its "workers" (none: not recorded)
+    std::vector<std::uint32_t> workers;      // thread tracks "worker w", indexed by w (no_index if missing), then the
+                                             // run's other thread tracks (bind-to-stage's stage threads) in tid order
+    std::vector<std::uint32_t> lines;        // "line k" tracks, by k (no_index if missing)
+    std::vector<std::uint32_t> tracks;       // every track of the run (the process track first)
     pipeline_dag dag;
 };
 
