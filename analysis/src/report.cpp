@@ -370,7 +370,9 @@ void breakdown_text(text_out& o, const run_report& r) {
     if (!r.breakdown.stall_derived) o.line("  (no line tracks: idle time is not split into idle and stall)");
     if (const auto share = r.breakdown.total.core_share()) {
         o.add("  descheduled (runnable, waiting for a CPU; inside the shares above):");
-        for (const auto& w : r.breakdown.workers) o.add(" {} {}", w.name, percent(w.descheduled_fraction(), 1));
+        for (std::size_t i = 0; i < r.breakdown.workers.size(); ++i)
+            o.add("{} {} {}", i ? "," : "", r.breakdown.workers[i].name,
+                  percent(r.breakdown.workers[i].descheduled_fraction(), 1));
         o.line("; the workers got {} of a core", percent(*share, 1));
     }
     if (r.stats.folded_runs)

@@ -354,8 +354,8 @@ std::vector<verdict> busy_machine(const verdict_inputs& in) {
     verdict v = caution("busy_machine");
     v.severity = 1.0 - *share;
     const worker_breakdown& t = in.breakdown.total;
-    v.text = fmt::format("workers got {} of a core each: the machine was busy (descheduled {} of the workers' time while "
-                         "runnable; node times are wall-clock and include it); this run says nothing about more workers",
+    v.text = fmt::format("workers got {} of a core each: the machine was busy (they waited for a CPU {} of their time, "
+                         "which their wall-clock node times include); this run says nothing about more workers",
                          numbers::percent(*share), numbers::percent(t.descheduled_fraction()));
     v.suggestion = "record again on a quiet machine (or with at most as many workers as idle cores)";
     v.where = whole_run(in.scope);
