@@ -323,7 +323,7 @@ TEST_CASE("verdict rules: every rule is in a table, once", "[analysis][verdicts]
     const std::vector<std::string_view> expected = {"serial_bottleneck", "throttle_limited", "low_parallelism",
                                                     "stall_heavy",       "blocked_heavy",    "input_starved",
                                                     "steal_heavy",       "parked_heavy",     "scheduler_heavy",
-                                                    "events_lost",       "folded_trace"};
+                                                    "busy_machine",      "events_lost",      "folded_trace"};
     CHECK(ids == expected);
     CHECK_FALSE(an::find_verdict_rule("balanced"));   // not a rule: what is said when none fires
 }

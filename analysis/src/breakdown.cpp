@@ -91,6 +91,15 @@ struct open_slice {
 
 }   // namespace
 
+std::optional<double> worker_breakdown::core_share() const noexcept {
+    if (!cpu_ns || !descheduled_ns || *cpu_ns + *descheduled_ns == 0) return std::nullopt;
+    return static_cast<double>(*cpu_ns) / static_cast<double>(*cpu_ns + *descheduled_ns);
+}
+
+double worker_breakdown::descheduled_fraction() const noexcept {
+    return descheduled_ns && time.span ? static_cast<double>(*descheduled_ns) / static_cast<double>(time.span) : 0.0;
+}
+
 run_breakdown compute_breakdown(const run_scope& r) {
     const tm::trace_model& m = *r.model;
     const std::vector<slice_kind> kinds = classify_strings(m);
@@ -234,6 +243,26 @@ run_breakdown compute_breakdown(const run_scope& r) {
         out.total.steals += w.steals;
         out.total.failed_steals += w.failed_steals;
         out.workers.push_back(std::move(w));
+    }
+    // CPU and descheduled time per worker, from the run summary: the total only when every worker has them.
+    if (const tm::run* ri = r.run_info(); ri && !ri->worker_times.empty()) {
+        bool all = !out.workers.empty();
+        std::uint64_t cpu = 0, off = 0;
+        for (std::size_t i = 0; i < out.workers.size(); ++i) {
+            const tm::track& t = m.tracks[r.workers[i]];
+            const std::uint64_t w = t.worker >= 0 ? static_cast<std::uint64_t>(t.worker) : i;
+            const auto x = std::find_if(ri->worker_times.begin(), ri->worker_times.end(),
+                                        [&](const tm::worker_time& wt) { return wt.worker == w; });
+            if (x == ri->worker_times.end()) {
+                all = false;
+                continue;
+            }
+            out.workers[i].cpu_ns = x->cpu_ns;
+            out.workers[i].descheduled_ns = x->descheduled_ns;
+            cpu += x->cpu_ns;
+            off += x->descheduled_ns;
+        }
+        if (all) out.total.cpu_ns = cpu, out.total.descheduled_ns = off;
     }
     return out;
 }

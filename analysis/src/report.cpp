@@ -72,6 +72,10 @@ json worker_json(const worker_breakdown& w, int worker) {
     j["folded_runs"] = w.folded_runs;
     j["steals"] = w.steals;
     j["failed_steals"] = w.failed_steals;
+    j["cpu_ns"] = w.cpu_ns ? json(*w.cpu_ns) : json(nullptr);
+    j["descheduled_ns"] = w.descheduled_ns ? json(*w.descheduled_ns) : json(nullptr);
+    j["descheduled"] = w.descheduled_ns ? json(w.descheduled_fraction()) : json(nullptr);
+    j["core_share"] = w.core_share() ? json(*w.core_share()) : json(nullptr);
     return j;
 }
 
@@ -124,6 +128,7 @@ nlohmann::json to_json(const run_report& r) {
         stages.push_back({{"index", s.index},
                           {"name", s.name},
                           {"kind", s.kind},
+                          {"kind_source", s.kind_source},
                           {"serial", s.serial},
                           {"executions", s.service.count},
                           {"shares", s.shares},
@@ -363,6 +368,13 @@ void breakdown_text(text_out& o, const run_report& r) {
     for (const auto& w : r.breakdown.workers) row(w);
     row(r.breakdown.total);
     if (!r.breakdown.stall_derived) o.line("  (no line tracks: idle time is not split into idle and stall)");
+    if (const auto share = r.breakdown.total.core_share()) {
+        o.add("  descheduled (runnable, waiting for a CPU; inside the shares above):");
+        for (std::size_t i = 0; i < r.breakdown.workers.size(); ++i)
+            o.add("{} {} {}", i ? "," : "", r.breakdown.workers[i].name,
+                  percent(r.breakdown.workers[i].descheduled_fraction(), 1));
+        o.line("; the workers got {} of a core", percent(*share, 1));
+    }
     if (r.stats.folded_runs)
         o.line("  (nodes: a folded run counts the nodes it holds; the stage boundaries inside a folded run are inside "
                "its slice, so they count as work, not scheduler)");

@@ -189,8 +189,22 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
                           static_cast<long>(j), x->longest.iteration, x->longest.track};
         }
         st.busy_fraction = makespan > 0 ? static_cast<double>(st.service.total) / makespan : 0.0;
-        if (!st.kind.empty()) {
+        // The kind the run's summary recorded wins (how the iterations entered the stage); else the
+        // declared one; an on-the-fly stage of an older trace (or none named) is inferred.
+        const tm::run* ri = r.run_info();
+        if (std::string used = ri ? tm::recorded_stage_kind(*ri, j) : std::string(); !used.empty()) {
+            st.kind = std::move(used);
+            st.kind_source = "recorded";
+        } else if (!st.kind.empty() && st.kind != on_the_fly_kind) {
+            st.kind_source = "declared";
+        } else {
+            st.kind.clear();
+            st.kind_source = "inferred";
+        }
+        if (st.kind_source != "inferred") {
             st.serial = is_serial_kind(st.kind);
+        } else if (const std::string seen = ri ? tm::inferred_stage_kind(*ri, j) : std::string(); !seen.empty()) {
+            st.serial = seen == "serial";
         } else {
             const auto& wv = waited[j];   // seed 001 §1: serial if every node but the first has a cross edge
             st.serial = j == 0 || (wv.second > 1 && wv.first + 1 >= wv.second);

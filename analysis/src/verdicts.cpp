@@ -347,6 +347,21 @@ std::vector<verdict> folded_trace(const verdict_inputs& in) {
     return {v};
 }
 
+// The workers did not get their cores (docs/analysis.md, "Descheduled time"): the machine was busy.
+std::vector<verdict> busy_machine(const verdict_inputs& in) {
+    const std::optional<double> share = in.breakdown.total.core_share();
+    if (!share || *share >= threshold::busy_machine_core_share) return {};
+    verdict v = caution("busy_machine");
+    v.severity = 1.0 - *share;
+    const worker_breakdown& t = in.breakdown.total;
+    v.text = fmt::format("workers got {} of a core each: the machine was busy (they waited for a CPU {} of their time, "
+                         "which their wall-clock node times include); this run says nothing about more workers",
+                         numbers::percent(*share), numbers::percent(t.descheduled_fraction()));
+    v.suggestion = "record again on a quiet machine (or with at most as many workers as idle cores)";
+    v.where = whole_run(in.scope);
+    return {v};
+}
+
 constexpr verdict_rule limits[] = {
     {"serial_bottleneck", serial_bottleneck},
     {"throttle_limited", throttle_limited},
@@ -360,6 +375,7 @@ constexpr verdict_rule limits[] = {
 };
 
 constexpr verdict_rule cautions[] = {
+    {"busy_machine", busy_machine},
     {"events_lost", events_lost},
     {"folded_trace", folded_trace},
 };
@@ -406,8 +422,11 @@ verdict nothing_limiting(const verdict_inputs& in) {
         v.text += fmt::format("; with more workers the throttle K = {} would limit (parallelism {:.2f} with throttling "
                               "edges, {:.2f} without)",
                               dag.K, dag.parallelism, dag.parallelism_unthrottled);
-    v.suggestion = balanced ? "more workers (if the DAG's parallelism allows) is the next step"
-                            : "no rule fired: look at the breakdown and the stage table";
+    const std::optional<double> share = in.breakdown.total.core_share();
+    const bool busy = share && *share < threshold::busy_machine_core_share;
+    v.suggestion = busy       ? "the machine was busy (busy_machine): record again on a quiet one before judging"
+                   : balanced ? "more workers (if the DAG's parallelism allows) is the next step"
+                              : "no rule fired: look at the breakdown and the stage table";
     v.where = whole_run(in.scope);
     return v;
 }

@@ -3,6 +3,7 @@
 // tells the scheduler's listener, which makes each such loop a run of its own in the trace.
 #pragma once
 
+#include "pipeline/stage_use.hpp"
 #include "scheduler_impl.hpp"
 
 #include <pipescope/graph/program.hpp>
@@ -24,6 +25,7 @@ struct loop_start {
 // How it ended: "" (completed), "cancelled", or "exception: <what()>".
 struct loop_finish {
     std::string outcome;
+    stage_use stages;   // a pipe_while's stage kinds as its iterations used them (noted: reported)
 };
 
 class loop_listener {
@@ -59,6 +61,9 @@ public:
             throw;
         }
     }
+
+    // Where the loop's engine reports the stages it saw used: only a loop that is a run of its own.
+    stage_use* stage_use_sink() noexcept { return notified_ ? &finish_.stages : nullptr; }
 
 private:
     void failed(std::exception_ptr e);

@@ -1,3 +1,4 @@
+#include "recording/thread_times.hpp"
 #include "scheduler_impl.hpp"
 
 #include "frame_cache.hpp"
@@ -139,6 +140,7 @@ scheduler_impl::scheduler_impl(const scheduler_options& options) : options_(opti
     for (unsigned i = 0; i < n; ++i) {
         threads_.emplace_back([this, i] {
             worker& w = *workers_[i];
+            w.os_thread_id_.store(this_os_thread_id(), std::memory_order_release);
             tls_worker = &w;
             if (virtual_) {
                 trace::tls_virtual_ticks = virtual_->clock_address(i);   // its events in virtual time

@@ -115,6 +115,9 @@ public:
         return (std::uint64_t{index_} + 1) << 40 | (++tasks_begun_ & ((std::uint64_t{1} << 40) - 1));
     }
     unsigned index() const noexcept { return index_; }
+    // The kernel's id of the worker's thread (0 until it started): a recording reads what CPU time
+    // the thread got (recording/thread_times.hpp).
+    int os_thread_id() const noexcept { return os_thread_id_.load(std::memory_order_acquire); }
     scheduler_impl& sched() noexcept { return sched_; }
     frame_cache& frames() noexcept { return *frames_; }
     trace::event_buffer* trace_buffer() const noexcept { return trace_.load(std::memory_order_acquire); }
@@ -136,6 +139,7 @@ private:
 
     scheduler_impl& sched_;
     unsigned index_;
+    std::atomic<int> os_thread_id_{0};
     job* next_ = nullptr;
     std::uint64_t rng_;
     std::atomic<trace::event_buffer*> trace_{nullptr};

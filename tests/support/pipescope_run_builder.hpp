@@ -62,6 +62,17 @@ struct pipescope_run_builder {
     void end_marker(std::uint64_t ts) {   // the run summary instant: the run's last event
         b.mark(ts, process(), "run summary", {}, {}, {}, run_seq());
     }
+    // ... with the runtime's end metadata (docs/tracing.md, "Run summary").
+    void end_marker(std::uint64_t ts, const std::string& end_metadata) {
+        trace_builder::event e;
+        e.ts = ts;
+        e.seq = run_seq();
+        e.type = trace_builder::instant;
+        e.track = process();
+        e.name = "run summary";
+        e.str_args = {{"metadata", end_metadata}};
+        b.add(e);
+    }
 };
 
 }   // namespace pipescope::test

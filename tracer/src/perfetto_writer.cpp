@@ -211,7 +211,7 @@ public:
         stats_.records += count;
     }
 
-    void write_end(std::string_view outcome, proto::writer& w) {
+    void write_end(std::string_view outcome, std::string_view end_metadata, proto::writer& w) {
         for (worker_state& ws : workers_) flush_counters(ws, w);
         std::uint64_t end_ts = clock_.start_ns();
         for (const worker_state& ws : workers_) end_ts = std::max(end_ts, ws.last_ts);
@@ -232,6 +232,7 @@ public:
             .arg(arg_key::counter_values, stats_.counter_values)
             .arg(arg_key::dropped_events, stats_.dropped_events);
         if (!outcome.empty()) e.text(arg_key::outcome, outcome);
+        if (!end_metadata.empty()) e.text(arg_key::metadata, end_metadata);
         emit(run_seq_, e, w);
     }
 
@@ -861,10 +862,10 @@ recorder::sink_fn perfetto_writer::sink() {
     return [this](unsigned worker, const event_record* records, std::size_t count) { add_chunk(worker, records, count); };
 }
 
-void perfetto_writer::end_run(std::string_view outcome) {
+void perfetto_writer::end_run(std::string_view outcome, std::string_view end_metadata) {
     if (!run_) throw std::logic_error("perfetto_writer: end_run without begin_run");
     proto::writer w(packets_);
-    run_->write_end(outcome, w);
+    run_->write_end(outcome, end_metadata, w);
     write_packets(packets_);
     add(stats_, run_->stats());
     run_.reset();

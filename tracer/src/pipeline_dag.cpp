@@ -339,3 +339,29 @@ pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<
 }
 
 }   // namespace pipescope::trace
+
+namespace pipescope::trace {
+
+std::string recorded_stage_kind(const run& r, std::uint64_t j) {
+    for (const used_stage& u : r.used_stages)
+        if (u.index == j || (u.and_later && j >= u.index)) return u.kind;
+    return {};
+}
+
+std::string inferred_stage_kind(const run& r, std::uint64_t j) {
+    if (j == 0) return "serial";   // where the loop condition runs and each iteration starts, in order
+    std::uint64_t nodes = 0, waited = 0;
+    const dag_node* prev = nullptr;   // the stage's node of the previous iteration that has one
+    bool overlap = false;
+    for (const dag_node& n : r.dag.nodes) {   // sorted by (iteration, stage)
+        if (n.stage != j || n.folded()) continue;
+        ++nodes;
+        waited += n.waited;
+        if (prev && prev->iteration + 1 == n.iteration && n.start < prev->end) overlap = true;
+        prev = &n;
+    }
+    if (nodes < 2) return {};
+    return overlap || waited + 1 < nodes ? "parallel" : "serial";
+}
+
+}   // namespace pipescope::trace

@@ -842,16 +842,56 @@ private:
 
     void read_run_instant(run& r) {
         const track& pt = m_.tracks[r.track];
+        bool seen_run = false;   // the first "run" instant describes the run
         for (const instant& in : pt.instants) {
-            if (m_.strings[in.name] != v::run) continue;
+            if (m_.strings[in.name] == v::run_summary) {
+                if (auto md = m_.string_arg(in, v::arg_key::metadata)) {
+                    r.end_metadata_json = std::string(*md);
+                    parse_end_metadata(r);
+                }
+                continue;
+            }
+            if (m_.strings[in.name] != v::run || seen_run) continue;
+            seen_run = true;
             if (auto n = m_.string_arg(in, v::arg_key::name)) r.name = std::string(*n);
             if (auto w = m_.uint_arg(in, v::arg_key::workers)) r.declared_workers = *w;
             if (auto md = m_.string_arg(in, v::arg_key::metadata)) {
                 r.metadata_json = std::string(*md);
                 parse_metadata(r);
             }
-            break;
         }
+    }
+
+    // What the runtime saw during the run (docs/tracing.md, "Run summary"); malformed parts are skipped.
+    void parse_end_metadata(run& r) {
+        const auto meta = nlohmann::json::parse(r.end_metadata_json, nullptr, false);
+        if (meta.is_discarded() || !meta.is_object()) {
+            m_.problems.push_back("run '" + r.name + "': the metadata of its run summary is not a JSON object");
+            return;
+        }
+        if (auto st = meta.find("stages"); st != meta.end() && st->is_array())
+            for (const auto& s : *st) {
+                if (!s.is_object()) continue;
+                auto idx = s.find("index");
+                auto kind = s.find("kind");
+                if (idx == s.end() || !idx->is_number_unsigned() || kind == s.end() || !kind->is_string()) continue;
+                auto later = s.find("and_later");
+                r.used_stages.push_back({idx->get<std::uint64_t>(),
+                                         later != s.end() && later->is_boolean() && later->get<bool>(),
+                                         kind->get<std::string>()});
+            }
+        if (auto ws = meta.find("workers"); ws != meta.end() && ws->is_array())
+            for (const auto& w : *ws) {
+                auto field = [&](const char* key) -> std::optional<std::uint64_t> {
+                    if (!w.is_object()) return std::nullopt;
+                    auto it = w.find(key);
+                    if (it == w.end() || !it->is_number_unsigned()) return std::nullopt;
+                    return it->get<std::uint64_t>();
+                };
+                const auto worker = field("worker"), cpu = field("cpu_ns"), off = field("descheduled_ns");
+                if (!worker || !cpu || !off) continue;
+                r.worker_times.push_back({*worker, *cpu, *off, field("timeslices").value_or(0)});
+            }
     }
 
     void parse_metadata(run& r) {

@@ -204,6 +204,15 @@ program_structure program_structure_of(const tm::run& r) {
     if (r.metadata_valid) p = read_program_structure(r.metadata_json);
     if (p.policy.empty()) p.policy = r.policy;
     if (p.workload.empty()) p.workload = r.workload;
+    if (!p.graph)   // how the iterations used each stage, as recorded, else as the DAG shows (a "?")
+        for (graph_stage& g : p.stages) {
+            if (g.formula || g.all_from) continue;
+            if (std::string used = tm::recorded_stage_kind(r, g.number); !used.empty()) {
+                g.kind = std::move(used);
+            } else if (g.kind.empty() || g.kind == "on the fly") {
+                if (const std::string seen = tm::inferred_stage_kind(r, g.number); !seen.empty()) g.kind = seen + "?";
+            }
+        }
     if (!p.stages.empty()) return p;
     p.edges.clear();
     std::vector<std::uint64_t> numbers;

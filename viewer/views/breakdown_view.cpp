@@ -230,6 +230,8 @@ void breakdown_view::draw(view_context& ctx) {
             if (total)
                 r +=
                     "  (" + std::to_string(b.workers.size()) + " x " + format_duration(static_cast<double>(b.span), 2) + ")";
+            // Wall-clock time the worker was runnable but waiting for a CPU (inside the bar's shares).
+            if (w.descheduled_ns) r += "  descheduled " + pipescope::analysis::numbers::percent(w.descheduled_fraction(), 1);
             const float bar_end = p.x + label_w + std::max(2.f, static_cast<float>(full_w * len));
             dl->AddText(ImVec2(bar_end + 8, p.y + (bh - fs) * 0.5f), IM_COL32(170, 170, 180, 255), r.c_str());
             ImGui::Dummy(ImVec2(avail, bh + 3));

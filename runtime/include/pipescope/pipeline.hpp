@@ -176,6 +176,7 @@ private:
             detail::throw_bad_stage(index_, stage_, j);
         if (const std::uint8_t f = slow_.load(std::memory_order_relaxed)) [[unlikely]] {
             if (f != fold_flag || j != stage_ + 1) return enter_slow(j, wait);
+            note_entry(j, wait);   // folded runs pass here: the stage's kind is still the run's
         }
         const std::uint64_t was = stage_;
         stage_ = j;
@@ -189,6 +190,15 @@ private:
     }
     // The same with hooks, eager enabling, gating or a stop pending (pipe_while.cpp).
     bool enter_slow(std::uint64_t j, bool wait);
+    // A recorded (or observed) boundary into stage j: marks how the stage was entered, for the
+    // run's stage kinds (pipeline_engine::stages_waited). A load of a line that is written once per
+    // stage and kind, so it stays in every worker's cache.
+    [[gnu::always_inline]] void note_entry(std::uint64_t j, bool wait) noexcept {
+        if (j >= detail::final_stage) return;
+        const std::uint64_t bit = std::uint64_t{1} << (j < 63 ? j : 63);
+        std::atomic<std::uint64_t>& seen = wait ? engine_->stages_waited : engine_->stages_free;
+        if (!(seen.load(std::memory_order_relaxed) & bit)) seen.fetch_or(bit, std::memory_order_relaxed);
+    }
     // A boundary was resumed (or passed) while slow_ has stop, hooked or gated set.
     void resumed_slow(bool waited);
 

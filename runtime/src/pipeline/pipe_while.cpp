@@ -15,6 +15,8 @@ namespace pipescope {
 
 namespace detail {
 
+thread_local stage_use* tls_stage_use = nullptr;
+
 void throw_bad_stage(std::uint64_t index, std::uint64_t current, std::uint64_t next) {
     if (next >= final_stage)
         throw std::invalid_argument("pipe_while: iteration " + std::to_string(index) + " asked for stage " +
@@ -32,6 +34,7 @@ void throw_bad_stage(std::uint64_t index, std::uint64_t current, std::uint64_t n
 // gated boundary is decided by the engine (construct-and-run).
 bool iteration::enter_slow(std::uint64_t j, bool wait) {
     const std::uint8_t f = slow_.load(std::memory_order_relaxed);
+    if (!(f & gated_flag)) note_entry(j, wait);   // a gated boundary behaves as its stage was declared
     if (f & fold_flag) {
         // On virtual workers every node end is a yield point, also inside a folded run.
         if (f & virtual_flag) detail::virtual_pipeline_node_end(index_, stage_);
@@ -180,7 +183,10 @@ pipeline_stats pipe_while(scheduler& s, const pipe_condition& condition, const p
     const detail::policy_entry& p = policies().find(options.policy);
     // A recording session makes the loop a run of its trace (trace_session.hpp).
     detail::loop_scope loop(s.impl(), {.pipeline = &options});
-    return loop.run([&] { return p.run(s, condition, body, options); });
+    return loop.run([&] {
+        const detail::stage_use_capture capture(loop.stage_use_sink());
+        return p.run(s, condition, body, options);
+    });
 }
 
 }   // namespace pipescope

@@ -4,6 +4,7 @@
 
 #include "../cancel_on_stop.hpp"
 #include "../policy_registry.hpp"
+#include "stage_use.hpp"
 
 #include <pipescope/pipeline.hpp>
 
@@ -11,6 +12,7 @@
 #include <span>
 #include <stop_token>
 #include <type_traits>
+#include <utility>
 
 namespace pipescope::detail {
 
@@ -31,7 +33,10 @@ std::span<const policy_folder<policy_entry>> pipeline_policy_folders();
 // stopping it when options.cancel asks.
 template <class Engine>
 pipeline_stats run_engine(scheduler& s, const pipe_condition& c, const pipe_body& b, const pipeline_options& o) {
+    // Taken before any stage runs: a loop nested in one of this loop's stages finds none.
+    stage_use* const use = std::exchange(tls_stage_use, nullptr);
     auto run = [&](Engine& engine) {
+        const stage_use_note<Engine> note(use, engine);
         const std::stop_callback on_cancel(o.cancel, cancel_engine{&engine});
         pipeline_stats st = engine.run();
         st.cancelled = engine.cancelled.load(std::memory_order_acquire);

@@ -104,6 +104,22 @@ std::string with_virtual_time(const std::string& metadata_json, const scheduler_
     return m.dump();
 }
 
+std::string used_stage_kinds_json(const stage_use& use) {
+    if (!use.noted || (use.waited | use.free) == 0) return {};
+    json stages = json::array();
+    // Stage 0 is entered by starting an iteration, in order (seed 001 §2): serial by construction.
+    stages.push_back({{"index", 0}, {"kind", "serial"}});
+    for (unsigned j = 1; j < 64; ++j) {
+        const std::uint64_t bit = std::uint64_t{1} << j;
+        const bool waited = use.waited & bit, free = use.free & bit;
+        if (!waited && !free) continue;
+        json e = {{"index", j}, {"kind", waited && free ? "mixed" : waited ? "serial" : "parallel"}};
+        if (j == 63) e["and_later"] = true;
+        stages.push_back(std::move(e));
+    }
+    return stages.dump();
+}
+
 trace::run_info tasks_run(unsigned workers, const session_settings& s) {
     session_settings named = s;
     if (named.name.empty()) named.name = "tasks";

@@ -8,6 +8,8 @@
 #include <pipescope/trace/perfetto_writer.hpp>
 #include <pipescope/trace/recorder.hpp>
 
+#include "../pipeline/stage_use.hpp"
+
 #include <cstdint>
 #include <string>
 
@@ -26,6 +28,11 @@ trace::run_info graph_run(const graph::program& g, const graph::run_options& opt
                           const session_settings& s);
 // A run's metadata marked as a run on virtual workers, with the costs it was simulated with.
 std::string with_virtual_time(const std::string& metadata_json, const scheduler_options& options);
+// The stage kinds a loop's iterations used (loop_finish::stages), as the "stages" entry of the run's
+// end metadata (the "metadata" of its "run summary"; docs/tracing.md): [{"index": j, "kind":
+// "serial" | "parallel" | "mixed"}], stage 0 always serial; the entry of bit 63 has "and_later": true.
+// Empty when the engine reported nothing.
+std::string used_stage_kinds_json(const stage_use& use);
 // ... and fork-join tasks spawned from outside the pool while no loop runs ("name · tasks · P=n").
 trace::run_info tasks_run(unsigned workers, const session_settings& s);
 

@@ -7,6 +7,7 @@
 #include "../scheduler_impl.hpp"
 #include "run_metadata.hpp"
 #include "signal_finish.hpp"
+#include "thread_times.hpp"
 
 #include <pipescope/trace/atomic_output.hpp>
 #include <pipescope/trace/drain_thread.hpp>
@@ -21,6 +22,7 @@
 #include <optional>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 namespace pipescope {
 
@@ -125,9 +127,10 @@ public:
                     std::optional<trace::drain_thread>& d;
                     ~joined() { d.reset(); }
                 } drainer{drainer_};
+                workers_at_end_ = worker_times();
                 drainer_->stop();
                 recorder_.drain_recorded(writer_->sink());
-                writer_->end_run(std::string("interrupted by ") + name);
+                writer_->end_run(std::string("interrupted by ") + name, end_metadata());
             }
             writer_->finish();
             fmt::print(stderr, "pipescope: {}: {}", name, report_locked("trace "));
@@ -149,14 +152,20 @@ public:
         tasks_run_ = !loop.pipeline && !loop.graph;
     }
     void loop_finished(const detail::loop_finish& end) noexcept override {
-        if (!options_.loops_are_runs) return;
         std::lock_guard lock(mutex_);
+        if (!options_.loops_are_runs) {   // a run the caller ends: its loops' stages go into its summary
+            if (open_) note_stages(end.stages);
+            return;
+        }
         if (closed_) {
             detach();   // the loop a signal interrupted has returned: its workers stop recording
             return;
         }
         try {
-            if (open_) end_run_locked(end.outcome);
+            if (open_) {
+                note_stages(end.stages);
+                end_run_locked(end.outcome);
+            }
         } catch (const std::exception&) {
             // The loop's own result must reach its caller; the trace is lost, and close() says so.
             failure_ = std::current_exception();
@@ -165,6 +174,36 @@ public:
     }
 
     std::string report_locked(std::string_view indent) const;
+
+    // The stages the run's loops used (every loop of a run the caller begins and ends).
+    void note_stages(const detail::stage_use& u) noexcept {
+        if (!u.noted) return;
+        run_stages_.waited |= u.waited;
+        run_stages_.free |= u.free;
+        run_stages_.noted = true;
+    }
+    // Each worker thread's CPU and run-queue time so far (none on virtual workers, whose time is not
+    // the machine's): read from /proc at the run's start and end, off the workers' path.
+    std::vector<std::optional<detail::thread_times>> worker_times() const {
+        std::vector<std::optional<detail::thread_times>> out(workers_);
+        if (core_.virtual_time()) return out;
+        for (unsigned w = 0; w < workers_; ++w) out[w] = detail::read_thread_times(core_.at(w).os_thread_id());
+        return out;
+    }
+    // The run summary's metadata (docs/tracing.md, "Run summary"): the stage kinds the loops used,
+    // what the machine gave each worker.
+    std::string end_metadata() const {
+        std::string out;
+        if (const std::string stages = detail::used_stage_kinds_json(run_stages_); !stages.empty())
+            out += R"("stages":)" + stages;
+        std::string workers;
+        for (unsigned w = 0; w < workers_ && w < workers_at_start_.size() && w < workers_at_end_.size(); ++w)
+            if (const auto t = detail::times_between(workers_at_start_[w], workers_at_end_[w]))
+                workers += fmt::format(R"({}{{"worker":{},"cpu_ns":{},"descheduled_ns":{},"timeslices":{}}})",
+                                       workers.empty() ? "" : ",", w, t->cpu_ns, t->runnable_ns, t->timeslices);
+        if (!workers.empty()) out += (out.empty() ? "" : ",") + std::string(R"("workers":[)") + workers + "]";
+        return out.empty() ? out : "{" + out + "}";
+    }
     std::string report(std::string_view indent) const {
         std::lock_guard lock(mutex_);
         return report_locked(indent);
@@ -199,12 +238,15 @@ public:
     bool tasks_run_ = false;            // the open run holds task groups spawned from outside the pool
     bool write_error_thrown_ = false;   // begin_run/end_run threw the writer's error (e.g. the disk is full)
     std::exception_ptr failure_;        // a run that could not be ended from loop_finished
+    detail::stage_use run_stages_;      // how the open run's loops entered their stages
+    std::vector<std::optional<detail::thread_times>> workers_at_start_, workers_at_end_;   // of the open run
 
 private:
     void begin_run_locked(trace::run_info run) {
         if (closed_) throw std::logic_error("trace_session: begin_run after close (" + path_.string() + ")");
         if (open_) throw std::logic_error("trace_session: begin_run while a run is open (" + path_.string() + ")");
         run.workers = workers_;
+        run_stages_ = {};
         // Attach first: attaching waits for every worker to pass a safe point (waking parked ones),
         // which can take milliseconds that belong to no run. The clock starts once it is done.
         recorder_.set_ticks_are_ns(core_.virtual_time() != nullptr);   // automatic detail measures nodes
@@ -228,6 +270,7 @@ private:
             throw;
         }
         open_ = true;
+        workers_at_start_ = worker_times();
         drainer_.emplace(recorder_, writer_->sink());
     }
 
@@ -239,14 +282,16 @@ private:
             std::optional<trace::drain_thread>& d;
             ~joined() { d.reset(); }
         } drainer{drainer_};
+        workers_at_end_ = worker_times();
         try {
             drainer_->stop();   // rethrows a failure of the writer (e.g. the disk is full)
             recorder_.flush(writer_->sink());
-            writer_->end_run(outcome);
+            writer_->end_run(outcome, end_metadata());
         } catch (...) {
             write_error_thrown_ = true;
             throw;
         }
+        run_stages_ = {};
     }
 
     void detach() {

@@ -34,6 +34,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,14 @@ struct worker_breakdown {
     std::uint64_t folded_runs = 0;     // folded slices among them (0 in a trace that records every node)
     std::uint64_t steals = 0;          // successful steals (`steal` instants)
     std::uint64_t failed_steals = 0;   // sum of the `failed_steals` annotations of its idle slices
+    // What the machine gave the worker's thread, if the run summary records it (tm::worker_time): CPU
+    // time, and time runnable but descheduled (waiting for a CPU). Node and idle times are wall-clock,
+    // so descheduled time inside a node counts as work above: this says how much of it was not.
+    std::optional<std::uint64_t> cpu_ns, descheduled_ns;
+    // cpu / (cpu + descheduled): the share of a core it got while it wanted one (nullopt if unknown).
+    std::optional<double> core_share() const noexcept;
+    // descheduled as a share of the worker's time (time.span).
+    double descheduled_fraction() const noexcept;
 };
 
 struct run_breakdown {

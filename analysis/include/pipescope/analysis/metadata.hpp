@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pipescope::analysis {
@@ -76,5 +77,10 @@ const stage_meta* find_stage(const run_meta& meta, std::uint64_t j);
 // Whether a stage kind is serial: "serial", "serial_in_order", "serial_out_of_order", ..., and
 // "stage_wait" (serial through a cross edge to iteration i-1).
 bool is_serial_kind(const std::string& kind);
+
+// The kind trace_session's metadata gives an undeclared stage j >= 1 of a pipe_while ("whether it
+// waits is each iteration's choice"): says nothing of the stage, whose kind the run's summary
+// records or the DAG shows.
+inline constexpr std::string_view on_the_fly_kind = "on the fly";
 
 }   // namespace pipescope::analysis

@@ -37,8 +37,12 @@ struct place {
 // shares, not measurements (`shares` counts them).
 struct stage_stats {
     std::uint64_t index = 0;
-    std::string name, kind;                 // from the metadata ("" if not recorded)
-    bool serial = false;                    // metadata kind, else inferred (stage 0, or every later node waited)
+    std::string name, kind;   // kind: recorded or declared ("" when inferred)
+    // Where `serial` comes from: "recorded" (the run summary: how the iterations entered the stage),
+    // "declared" (the metadata's program.stages), "inferred" (the DAG: tm::inferred_stage_kind, else
+    // stage 0 or every node but the first waited). docs/analysis.md, "Per stage and per run".
+    std::string kind_source;
+    bool serial = false;
     service_stats service;                  // node durations (shares for the nodes of folded slices)
     std::uint64_t shares = 0;               // executions that are shares of a folded slice
     double busy_fraction = 0;               // service.total / makespan (> 1 possible for parallel stages)

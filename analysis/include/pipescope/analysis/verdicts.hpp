@@ -39,13 +39,19 @@ inline constexpr double scheduler = 0.15;
 inline constexpr double busy_enough = 0.90;
 // "Balanced": workers worked at least this much of their time.
 inline constexpr double balanced_work = 0.75;
+// Workers that got less than this share of a core while runnable (CPU time / (CPU time + time
+// descheduled)) ran on a busy machine: their wall-clock node times hold time other threads ran, so
+// the run says nothing about more workers. A quiet machine gives > 0.95; a competitor on every
+// worker's core 0.5 or less; 0.70 leaves room for a CI box that is itself somewhat loaded.
+inline constexpr double busy_machine_core_share = 0.70;
 }   // namespace threshold
 
 struct verdict {
     std::string rule;       // stable id: serial_bottleneck, throttle_limited, low_parallelism,
                             // stall_heavy, steal_heavy, parked_heavy, scheduler_heavy, balanced, no_single_limit,
                             // blocked_heavy, input_starved, events_lost (a caution, listed first),
-                            // folded_trace (a caution: the span rules are not applied to a folded trace)
+                            // folded_trace (a caution: the span rules are not applied to a folded trace),
+                            // busy_machine (a caution: the workers did not get their cores)
     bool limiting = true;   // false for balanced / no_single_limit
     double severity = 0;    // for ordering: the fraction of the run (or machine) it concerns
     std::string text;       // the finding, with its evidence, in plain words

@@ -95,6 +95,13 @@ public:
     std::atomic<bool> cancelled{false};      // cancel() was called
     std::atomic<std::uint64_t> retired{0};   // iterations [0, retired) have retired
 
+    // The stages the loop's iterations entered through stage_wait (stages_waited) and through stage
+    // (stages_free): bit j for stage j < 63, bit 63 for every later one. Noted on the paths a traced
+    // or observed boundary takes (iteration::note_entry), each bit stored once, so the line stays
+    // shared between the workers; its own line, away from `retired`, which every retirement writes.
+    alignas(64) std::atomic<std::uint64_t> stages_waited{0};
+    std::atomic<std::uint64_t> stages_free{0};
+
 protected:
     ~pipeline_engine() = default;
 

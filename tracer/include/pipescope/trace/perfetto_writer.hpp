@@ -108,8 +108,11 @@ public:
     // A recorder sink that forwards to add_chunk.
     recorder::sink_fn sink();
     // Closes the slices still open and writes the run's summary; a non-empty `outcome` (how the run
-    // ended when it did not complete: "cancelled", "exception: ...") goes into it.
-    void end_run(std::string_view outcome = {});
+    // ended when it did not complete: "cancelled", "exception: ...") goes into it, and so does a
+    // non-empty `end_metadata`, a JSON object of what the runtime saw during the run (its "metadata"
+    // annotation: the stage kinds the loops used, the CPU time each worker got; docs/tracing.md, "Run
+    // summary").
+    void end_run(std::string_view outcome = {}, std::string_view end_metadata = {});
     // Flushes; for a path, syncs and renames the temporary file into place. Throws on I/O errors
     // (output_error, "cannot write PATH: no space left on device"). Once a write has failed, every
     // later call that writes, and finish(), throws that error again: the trace is lost.

@@ -171,6 +171,23 @@ struct stage_info {
     std::string name, kind;
 };
 
+// How the program used a stage, as the runtime saw it while the run went on (the "stages" of the
+// "metadata" of the run's "run summary"; docs/tracing.md, "Run summary"): "serial" (every
+// iteration entered it through stage_wait), "parallel" (through stage), "mixed" (both).
+struct used_stage {
+    std::uint64_t index = 0;
+    bool and_later = false;   // the kind of every stage from `index` on (the runtime counts 63 apart)
+    std::string kind;
+};
+
+// What one worker thread got from the machine's scheduler during the run (the "workers" of the
+// run summary's metadata; docs/tracing.md, "Run summary"): time on a CPU, time runnable but waiting
+// for one (descheduled), and how many times it was put on one.
+struct worker_time {
+    std::uint64_t worker = 0;
+    std::uint64_t cpu_ns = 0, descheduled_ns = 0, timeslices = 0;
+};
+
 // A run: one process track (pipescope writes one process per run, "workload · policy · P=n").
 struct run {
     std::uint32_t track = no_index;   // the process track
@@ -180,11 +197,14 @@ struct run {
     std::string metadata_json;            // the "metadata" annotation, verbatim
     bool metadata_valid = false;          // it parsed as a JSON object
     std::string workload, policy, program_kind;
-    std::vector<stage_info> stages;       // program.stages
-    std::vector<std::uint32_t> workers;   // thread tracks "worker w", indexed by w (no_index if missing), then the
-                                          // run's other thread tracks (bind-to-stage's stage threads) in tid order
-    std::vector<std::uint32_t> lines;     // "line k" tracks, by k (no_index if missing)
-    std::vector<std::uint32_t> tracks;    // every track of the run (the process track first)
+    std::vector<stage_info> stages;          // program.stages
+    std::string end_metadata_json;           // the "metadata" annotation of the "run summary", verbatim
+    std::vector<used_stage> used_stages;     // its "stages"
+    std::vector<worker_time> worker_times;   // its "workers" (none: not recorded)
+    std::vector<std::uint32_t> workers;      // thread tracks "worker w", indexed by w (no_index if missing), then the
+                                             // run's other thread tracks (bind-to-stage's stage threads) in tid order
+    std::vector<std::uint32_t> lines;        // "line k" tracks, by k (no_index if missing)
+    std::vector<std::uint32_t> tracks;       // every track of the run (the process track first)
     pipeline_dag dag;
     // Its "run summary" instant was read: the recording of the run was finished. A run without one
     // was cut short (the recording killed, the file's tail lost): its counts are lower bounds and
@@ -257,6 +277,15 @@ std::uint64_t physical_memory_bytes();
 
 // Builds (or rebuilds) the DAG of a run from its worker tracks; called by load_trace.
 pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<std::string>* problems = nullptr);
+
+// Stage j's kind as the run's summary recorded it ("serial", "parallel", "mixed"), or "" for a run
+// without it (traces of older versions, construct-and-run policies, whose stages are declared).
+std::string recorded_stage_kind(const run& r, std::uint64_t j);
+// Stage j's kind as the run's DAG shows it: "serial" for stage 0, and for a stage of at least two
+// nodes (folded blocks say nothing) of which every one but at most the first waited on its cross
+// edge and none overlaps the node of the previous iteration; "parallel" when nodes of consecutive
+// iterations overlap or more than one entered without waiting; "" when the DAG cannot tell.
+std::string inferred_stage_kind(const run& r, std::uint64_t j);
 
 const char* to_string(dag_edge_kind k);
 const char* to_string(track_kind k);
