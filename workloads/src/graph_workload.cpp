@@ -144,6 +144,7 @@ void run_graph_workload(const std::string& workload, scheduler& s, run_request& 
     if (request.on_measured_start) request.on_measured_start(report.reference_seconds);
     t0 = std::chrono::steady_clock::now();
     report.graph = graph::run(s, g, options);
+    if (request.on_measured_end) request.on_measured_end();
     report.seconds = seconds_since(t0);
     report.stats.cancelled = report.graph->cancelled;
 }

@@ -49,6 +49,10 @@ struct run_request {
     // reference and any set-up), with the serial reference's time in seconds: the CLI starts
     // recording here, so a trace shows just that run, and records T_S in its metadata.
     std::function<void(double reference_seconds)> on_measured_start;
+    // Called as soon as the measured run returns, before its output is checked against the
+    // reference: the CLI's CPU time of the measured run stops here (checking, e.g. dedup's restore
+    // of its archive, is not the program's work).
+    std::function<void()> on_measured_end;
     // Stops the measured run early (pipeline_options::cancel): its output is then incomplete, and
     // run_report::stats.cancelled says so. The serial reference is not interrupted.
     std::stop_token cancel;
