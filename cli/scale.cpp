@@ -89,11 +89,34 @@ scale_args parse_scale(const std::vector<std::string>& args) {
     std::sort(s.workers.begin(), s.workers.end());
     s.workers.erase(std::unique(s.workers.begin(), s.workers.end()), s.workers.end());
     for (const std::string& p : s.policies) (void)pipescope::cli::refusal_reason(s.workload, p);   // unknown names
+    (void)ws::param_set::parse(params);   // "k" without "=": a usage error
+    // A scheduler parameter goes to the policies that take it (DANBI's config not to gramps), so
+    // one no swept policy takes is a mistake.
+    for (const std::string& kv : params) {
+        const std::string key = kv.substr(0, kv.find('='));
+        if (ws::is_policy_parameter(key) && std::none_of(s.policies.begin(), s.policies.end(), [&](const std::string& p) {
+                return ws::policy_takes_parameter(p, key);
+            }))
+            throw usage_error(fmt::format("--param {}: a scheduler parameter none of the policies swept takes", kv));
+    }
     s.base.workload = s.workload;
-    s.base.request.params = ws::param_set::parse(params);
     s.base.params = params;
     if (s.out.empty()) s.out = "scale-" + s.workload;
     return s;
+}
+
+// The run of `policy` with the sweep's --param values it takes: every program parameter, and the
+// scheduler parameters of that policy (docs/virtual.md, "Parameters: the program's or the policy's").
+pipescope::cli::run_args with_params_of(const scale_args& s, const std::string& policy) {
+    pipescope::cli::run_args run = s.base;
+    run.request.policy = policy;
+    run.params.clear();
+    for (const std::string& kv : s.base.params) {
+        const std::string key = kv.substr(0, kv.find('='));
+        if (!ws::is_policy_parameter(key) || ws::policy_takes_parameter(policy, key)) run.params.push_back(kv);
+    }
+    run.request.params = ws::param_set::parse(run.params);
+    return run;
 }
 
 // The sweep's files go into a directory next to DIR, renamed to DIR when complete; a failed sweep
@@ -176,9 +199,12 @@ void print_row(const an::scale_row& r) {
 // (graph-serial), while the calling thread waits. The run records no trace, so no drain thread
 // runs; the progress line and the interrupt watcher sleep (docs/virtual.md, "Scaling sweeps").
 double serial_ns(const scale_args& s, bool& matches) {
-    pipescope::cli::run_args serial = s.base;
     const ws::workload* w = ws::find_workload(s.workload);
+    // The program's parameters only: the swept policies' (DANBI's config, K) are not graph-serial's.
+    pipescope::cli::run_args serial = s.base;
     serial.request.policy = w && w->is_graph() ? "graph-serial" : "serial";
+    serial.params = ws::program_parameters(s.base.params);
+    serial.request.params = ws::param_set::parse(serial.params);
     serial.workers = 1;
     const pipescope::cli::recorded_run r = pipescope::cli::record_run(serial);
     matches = r.report.matches_reference;
@@ -209,8 +235,7 @@ int scale_command(const std::vector<std::string>& args) {
             continue;
         }
         for (unsigned p : s.workers) {
-            pipescope::cli::run_args run = s.base;
-            run.request.policy = policy;
+            pipescope::cli::run_args run = with_params_of(s, policy);
             run.workers = p;
             run.virtual_time = true;
             const std::string name = trace_name(s.workload, policy, p);

@@ -9,6 +9,12 @@ usage: cli_scale_truth.py PIPESCOPE_CLI WORK_DIR CHECK, CHECK one of:
           within a factor of 1.5 (the old serial time was 3x off); both are ratios of CPU-time
           costs, so this is no timing test. dedup's fan-out form (tasks too) at P = 1: speedup
           within a factor of 1.5 of 1.
+  params  a policy parameter can be swept: `scale mergesort --policies danbi,gramps --param
+          config=ws` runs (the serial elision, graph-serial, gets only the program's parameters;
+          gramps does not get DANBI's config) and prints its rows; a parameter no swept policy
+          takes is a usage error. `run --costs` takes a recording made under another DANBI config
+          (a scheduler parameter) and refuses one of another packet size (a program parameter),
+          naming it.
 """
 import json
 import os
@@ -64,6 +70,32 @@ if check == "serial":
              f"(serial {m['serial_ns'] / 1e6:.3f} ms, makespan {one['makespan_ns'] / 1e6:.3f} ms)")
     print(f"x264 speedup at P = 4 {rows[4]['speedup']:.2f} against T1/T4 {self_relative:.2f}; "
           f"dedup fan-out at P = 1 {one['speedup']:.2f}")
+elif check == "params":
+    p = run("scale", "mergesort", "--policies", "danbi,gramps", "--param", "config=ws", "--workers", "1,2",
+            "--size", "tiny", "--out", os.path.join(work, "config"))
+    m = json.load(open(os.path.join(work, "config", "scale.json")))
+    if [(r["policy"], r["workers"]) for r in m["rows"]] != [("danbi", 1), ("danbi", 2), ("gramps", 1), ("gramps", 2)]:
+        fail(f"the config sweep's rows: {m['rows']}")
+    if "danbi on virtual workers" not in p.stdout or m["params"] != ["config=ws"]:
+        fail(f"the config sweep: params {m['params']}, output\n{p.stdout}")
+    p = run("scale", "mergesort", "--policies", "gramps", "--param", "config=ws", "--workers", "1", "--size", "tiny",
+            "--out", os.path.join(work, "nobody"), expect=2)
+    if "--param config=ws: a scheduler parameter none of the policies swept takes" not in p.stderr:
+        fail(f"config for gramps alone: {p.stderr}")
+
+    # On one worker, qes+pss resumes mergesort's serial stages as ws does (a serial stage's nodes are
+    # its resumptions, numbered in the order they happen: other configs at other P differ in them).
+    costs = os.path.join(work, "qes+pss.pftrace")
+    run("run", "mergesort", "--policy", "danbi", "--param", "config=qes+pss", "--workers", "1", "--virtual", "--size",
+        "tiny", "--trace-detail", "nodes", "-o", costs)
+    priced = os.path.join(work, "priced.pftrace")
+    run("run", "mergesort", "--policy", "danbi", "--param", "config=ws", "--workers", "1", "--virtual", "--size", "tiny",
+        "--costs", costs, "-o", priced)
+    p = run("run", "mergesort", "--policy", "danbi", "--param", "packet=2048", "--workers", "1", "--virtual", "--size",
+            "tiny", "--costs", costs, expect=3)
+    if "recorded mergesort (size tiny, seed 1), but this run is mergesort (size tiny, seed 1, packet=2048)" not in p.stderr:
+        fail(f"another packet size: {p.stderr}")
+    print("danbi config sweep ran; --costs across configs taken, across packet sizes refused")
 else:
     fail(f"unknown check {check}")
 print(f"scale truth: {check} checked")

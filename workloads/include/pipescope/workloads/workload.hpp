@@ -138,4 +138,17 @@ inline constexpr const char* pipeline_parameters =
     "c=0: bind-to-stage: threads per parallel stage (0 = P)\n"
     "queue=0: bind-to-stage: Queue_size, the bound of each queue between stages (0 = 20)";
 
+// Every --param key belongs to the program or to the scheduler. The program's (a workload's own
+// keys: size-like counts, form, packet, capacity, ...) decide what is computed and so the nodes;
+// the scheduler's decide only how they are scheduled: the pipe_while policies' keys above (K,
+// lazy, folding, c, queue) and every graph policy's own table (graph::policies(): gramps' preempt
+// and buffers, DANBI's config and C, static's profile and costs). The serial elision gets only the
+// program's; a node cost recording carries over between runs that differ in the scheduler's only.
+bool is_policy_parameter(const std::string& key);
+// Whether `policy` takes the scheduler parameter `key` (a pipe_while policy takes all the pipe_while
+// keys; a graph policy those of its own table).
+bool policy_takes_parameter(const std::string& policy, const std::string& key);
+// The "key=value" texts whose key is the program's (in their order).
+std::vector<std::string> program_parameters(const std::vector<std::string>& key_values);
+
 }   // namespace pipescope::workloads
