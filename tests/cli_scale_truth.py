@@ -15,6 +15,11 @@ usage: cli_scale_truth.py PIPESCOPE_CLI WORK_DIR CHECK, CHECK one of:
           takes is a usage error. `run --costs` takes a recording made under another DANBI config
           (a scheduler parameter) and refuses one of another packet size (a program parameter),
           naming it.
+  stats   `stats --json` of a virtual trace (ferret tiny, 8 virtual workers, K = 4) and of one priced
+          from it (`--costs`, 16 workers): the observed speedup is T1 / makespan (not the serial
+          reference's wall time over the virtual makespan), never above the parallelism T1/Tinf or
+          P; a verdict saying the throttle "would limit with more workers" only when the throttled
+          parallelism is at least P, "already limits" only when it is below.
 """
 import json
 import os
@@ -96,6 +101,24 @@ elif check == "params":
     if "recorded mergesort (size tiny, seed 1), but this run is mergesort (size tiny, seed 1, packet=2048)" not in p.stderr:
         fail(f"another packet size: {p.stderr}")
     print("danbi config sweep ran; --costs across configs taken, across packet sizes refused")
+elif check == "stats":
+    measured = os.path.join(work, "ferret-8.pftrace")
+    run("run", "ferret", "--size", "tiny", "--workers", "8", "--virtual", "--param", "K=4", "-o", measured)
+    priced = os.path.join(work, "ferret-16.pftrace")
+    run("run", "ferret", "--size", "tiny", "--workers", "16", "--virtual", "--param", "K=4", "--costs", measured, "-o", priced)
+    for trace in (measured, priced):
+        r = json.loads(run("stats", trace, "--json").stdout)["runs"][0]
+        d, P = r["dag"], r["run"]["workers"]
+        if d["observed_from_reference"] or abs(d["observed_speedup"] - d["work_ns"] / d["makespan_ns"]) > 1e-6:
+            fail(f"{trace}: observed speedup {d['observed_speedup']:.2f} is not T1 / makespan "
+                 f"({d['work_ns'] / d['makespan_ns']:.2f}); from the reference: {d['observed_from_reference']}")
+        if d["observed_speedup"] > d["parallelism"] * (1 + 1e-9) or d["observed_speedup"] > P * (1 + 1e-9):
+            fail(f"{trace}: observed speedup {d['observed_speedup']:.2f} above the parallelism {d['parallelism']:.2f} "
+                 f"or P = {P}")
+        for v in r["verdicts"]:
+            if "would limit" in v["text"] and d["parallelism"] < P or "already limits" in v["text"] and d["parallelism"] >= P:
+                fail(f"{trace}: the throttle hint '{v['text']}' with parallelism {d['parallelism']:.2f} at P = {P}")
+        print(f"{os.path.basename(trace)}: observed {d['observed_speedup']:.2f}, parallelism {d['parallelism']:.2f}, P {P}")
 else:
     fail(f"unknown check {check}")
 print(f"scale truth: {check} checked")
