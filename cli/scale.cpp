@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "recording.hpp"
 #include "scale_chart.hpp"
+#include "trace_costs.hpp"
 
 #include <pipescope/analysis/numbers.hpp>
 #include <pipescope/analysis/scaling.hpp>
@@ -36,6 +37,7 @@ struct scale_args {
     std::vector<unsigned> workers;
     pipescope::cli::run_args base;   // size, seed, params
     fs::path out;
+    std::string costs;   // --costs FILE: every point's node costs, and the serial time, from one recording
 };
 
 std::vector<std::string> split_list(const std::string& option, const std::string& text) {
@@ -79,6 +81,7 @@ scale_args parse_scale(const std::vector<std::string>& args) {
         else if (a == "--seed") s.base.request.seed = parse_number(a, value(), 0, UINT64_MAX, "a non-negative integer");
         else if (a == "--param") params.push_back(value());
         else if (a == "--out" || a == "-o") s.out = value();
+        else if (a == "--costs") s.costs = value();
         else if (!a.empty() && a[0] == '-') throw usage_error("unknown option " + a);
         else if (s.workload.empty()) s.workload = a;
         else throw usage_error("unexpected argument " + a + " (one workload per sweep)");
@@ -101,6 +104,7 @@ scale_args parse_scale(const std::vector<std::string>& args) {
     }
     s.base.workload = s.workload;
     s.base.params = params;
+    s.base.costs_trace = s.costs;
     if (s.out.empty()) s.out = "scale-" + s.workload;
     return s;
 }
@@ -198,7 +202,18 @@ void print_row(const an::scale_row& r) {
 // what the program forks (x264's B-frame tasks, dedup's fan-out) and a stage graph's instances
 // (graph-serial), while the calling thread waits. The run records no trace, so no drain thread
 // runs; the progress line and the interrupt watcher sleep (docs/virtual.md, "Scaling sweeps").
+//
+// With --costs the serial time is the recording's work T1, the sum of the node costs every point is
+// priced with: nothing is measured, so the same sweep prints the same table.
 double serial_ns(const scale_args& s, bool& matches) {
+    if (!s.costs.empty()) {
+        const pipescope::cli::trace_node_costs recorded(s.costs, {.workload = s.workload,
+                                                                  .size = ws::size_name(s.base.request.size),
+                                                                  .seed = s.base.request.seed,
+                                                                  .params = s.base.params});
+        matches = true;
+        return static_cast<double>(recorded.total_ns());
+    }
     const ws::workload* w = ws::find_workload(s.workload);
     // The program's parameters only: the swept policies' (DANBI's config, K) are not graph-serial's.
     pipescope::cli::run_args serial = s.base;
@@ -223,8 +238,10 @@ int scale_command(const std::vector<std::string>& args) {
     sweep.params = s.base.params;
     bool all_match = true;
     sweep.serial_ns = serial_ns(s, all_match);
-    fmt::print("{} · size {} · seed {} · serial {} (CPU time of the serial elision)\n", s.workload, sweep.size, sweep.seed,
-               an::numbers::duration(sweep.serial_ns));
+    fmt::print("{} · size {} · seed {} · serial {} ({})\n", s.workload, sweep.size, sweep.seed,
+               an::numbers::duration(sweep.serial_ns),
+               s.costs.empty() ? "CPU time of the serial elision"
+                               : fmt::format("the node costs {} recorded, which price every point", s.costs));
 
     for (const std::string& policy : s.policies) {
         fmt::print("\n{} on virtual workers\n  {:>5}  {:>12}  {:>8}  {:>10}  {:>6}  {:>9}  {}\n", policy, "P", "makespan",

@@ -20,6 +20,10 @@ usage: cli_scale_truth.py PIPESCOPE_CLI WORK_DIR CHECK, CHECK one of:
           reference's wall time over the virtual makespan), never above the parallelism T1/Tinf or
           P; a verdict saying the throttle "would limit with more workers" only when the throttled
           parallelism is at least P, "already limits" only when it is below.
+  costs   `scale --costs RECORDING`: a sweep of ferret (tiny) under piper and piper-earliest at
+          P = 1, 2, 4, 16, every point priced from one virtual recording, run twice: the two
+          scale.json have the same serial time (the recording's T1) and the same rows
+          (makespans, steals, peaks); a recording of another seed is refused (exit 3, no DIR).
 """
 import json
 import os
@@ -119,6 +123,28 @@ elif check == "stats":
             if "would limit" in v["text"] and d["parallelism"] < P or "already limits" in v["text"] and d["parallelism"] >= P:
                 fail(f"{trace}: the throttle hint '{v['text']}' with parallelism {d['parallelism']:.2f} at P = {P}")
         print(f"{os.path.basename(trace)}: observed {d['observed_speedup']:.2f}, parallelism {d['parallelism']:.2f}, P {P}")
+elif check == "costs":
+    recording = os.path.join(work, "ferret-2.pftrace")
+    run("run", "ferret", "--size", "tiny", "--workers", "2", "--virtual", "-o", recording)
+    sweeps = []
+    for n in (1, 2):
+        m, out = sweep(f"priced-{n}", "ferret", "--policies", "piper,piper-earliest", "--workers", "1,2,4,16",
+                       "--size", "tiny", "--costs", recording)
+        sweeps.append(m)
+    a, b = sweeps
+    if len(a["rows"]) != 8 or a["serial_ns"] != b["serial_ns"]:
+        fail(f"{len(a['rows'])} rows, serial times {a['serial_ns']} and {b['serial_ns']}")
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "trace"} for r in rows]
+    if strip(a["rows"]) != strip(b["rows"]):
+        fail(f"two sweeps priced from one recording differ:\n{a['rows']}\n{b['rows']}")
+    one = rows_by_workers(a, "piper")[1]
+    print(f"serial {a['serial_ns'] / 1e6:.3f} ms (the recording's T1), makespans "
+          + ", ".join(f"{r['makespan_ns'] / 1e6:.3f}" for r in a["rows"]) + " ms, twice")
+    where = os.path.join(work, "other-seed")
+    p = run("scale", "ferret", "--policies", "piper", "--workers", "1", "--size", "tiny", "--seed", "2", "--costs",
+            recording, "--out", where, expect=3)
+    if "but this run is ferret (size tiny, seed 2)" not in p.stderr or os.path.exists(where):
+        fail(f"a recording of another seed: {p.stderr}")
 else:
     fail(f"unknown check {check}")
 print(f"scale truth: {check} checked")
