@@ -191,6 +191,7 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
     std::optional<pipescope::trace_session> session;
     const bool recording = !args.trace_path.empty() && args.trace;
     double cpu_at_start = 0, process_cpu_at_start = 0;
+    std::optional<double> cpu_at_end, process_cpu_at_end;   // the measured run's end, if the workload says
     request.on_measured_start = [&](double reference_seconds) {
         // A Ctrl-C during the set-up that no check of the workload's caught: nothing is recorded.
         ws::throw_if_cancelled(cancel);
@@ -200,6 +201,10 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
         }
         cpu_at_start = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
         process_cpu_at_start = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+    };
+    request.on_measured_end = [&] {
+        cpu_at_end = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+        process_cpu_at_end = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     };
     request.cancel = cancel;
     recorded_run r;
@@ -213,8 +218,9 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
         if (session && session->run_open()) session->end_run(std::string("exception: ") + e.what());
         throw;
     }
-    r.measured_cpu_seconds = cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - cpu_at_start;
-    r.measured_process_cpu_seconds = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - process_cpu_at_start;
+    r.measured_cpu_seconds = cpu_at_end.value_or(cpu_seconds(CLOCK_THREAD_CPUTIME_ID)) - cpu_at_start;
+    r.measured_process_cpu_seconds =
+        process_cpu_at_end.value_or(cpu_seconds(CLOCK_PROCESS_CPUTIME_ID)) - process_cpu_at_start;
     // Nodes the costs recording did not have cost nothing: the run is not the one asked for.
     if (const std::string missing = virt && virt->node_costs ? virt->node_costs->missing_error() : ""; !missing.empty()) {
         if (session) {

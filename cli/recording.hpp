@@ -50,11 +50,11 @@ struct recorded_run {
     std::string trace_line;             // "  trace     FILE: ..." (empty when nothing was recorded)
     bool virtual_time = false;
     std::uint64_t virtual_makespan_ns = 0;   // the measured loop's span in virtual time
-    // CPU time of the calling thread from the measured run's start until the workload returned:
-    // under the serial policy, whose iterations run on that thread, the serial elision's cost.
+    // CPU time of the calling thread over the measured run (from its start until the workload says
+    // it ended, before checking its output; else until the workload returned).
     double measured_cpu_seconds = 0;
-    // The same span in the whole process's CPU time: a stage graph's graph-serial policy runs its
-    // instances on the one pool worker while the calling thread waits.
+    // The same span in the whole process's CPU time: what the serial elision cost, counting what
+    // its pool worker ran (forked tasks, graph-serial's instances) while the calling thread waited.
     double measured_process_cpu_seconds = 0;
     std::vector<std::string> virtual_lines;   // where its costs came from (virtual_setup)
     // Cancelled before its first iteration: the trace was discarded (an existing file is untouched).

@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "recording.hpp"
 #include "scale_chart.hpp"
+#include "trace_costs.hpp"
 
 #include <pipescope/analysis/numbers.hpp>
 #include <pipescope/analysis/scaling.hpp>
@@ -40,6 +41,7 @@ struct scale_args {
     std::vector<unsigned> workers;
     pipescope::cli::run_args base;   // size, seed, params
     fs::path out;
+    std::string costs;   // --costs FILE: every point's node costs, and the serial time, from one recording
 };
 
 std::vector<std::string> split_list(const std::string& option, const std::string& text) {
@@ -85,7 +87,8 @@ scale_args parse_scale(const std::vector<std::string>& args) {
         else if (a == "--out" || a == "-o") {
             s.out = value();
             if (s.out.empty()) pipescope::trace::check_output_path(s.out);   // refused, not taken for the default
-        } else if (!a.empty() && a[0] == '-') throw usage_error("unknown option " + a);
+        } else if (a == "--costs") s.costs = value();
+        else if (!a.empty() && a[0] == '-') throw usage_error("unknown option " + a);
         else if (s.workload.empty()) s.workload = a;
         else throw usage_error("unexpected argument " + a + " (one workload per sweep)");
     }
@@ -95,11 +98,35 @@ scale_args parse_scale(const std::vector<std::string>& args) {
     std::sort(s.workers.begin(), s.workers.end());
     s.workers.erase(std::unique(s.workers.begin(), s.workers.end()), s.workers.end());
     for (const std::string& p : s.policies) (void)pipescope::cli::refusal_reason(s.workload, p);   // unknown names
+    (void)ws::param_set::parse(params);   // "k" without "=": a usage error
+    // A scheduler parameter goes to the policies that take it (DANBI's config not to gramps), so
+    // one no swept policy takes is a mistake.
+    for (const std::string& kv : params) {
+        const std::string key = kv.substr(0, kv.find('='));
+        if (ws::is_policy_parameter(key) && std::none_of(s.policies.begin(), s.policies.end(), [&](const std::string& p) {
+                return ws::policy_takes_parameter(p, key);
+            }))
+            throw usage_error(fmt::format("--param {}: a scheduler parameter none of the policies swept takes", kv));
+    }
     s.base.workload = s.workload;
-    s.base.request.params = ws::param_set::parse(params);
     s.base.params = params;
+    s.base.costs_trace = s.costs;
     if (s.out.empty()) s.out = "scale-" + s.workload;
     return s;
+}
+
+// The run of `policy` with the sweep's --param values it takes: every program parameter, and the
+// scheduler parameters of that policy (docs/virtual.md, "Parameters: the program's or the policy's").
+pipescope::cli::run_args with_params_of(const scale_args& s, const std::string& policy) {
+    pipescope::cli::run_args run = s.base;
+    run.request.policy = policy;
+    run.params.clear();
+    for (const std::string& kv : s.base.params) {
+        const std::string key = kv.substr(0, kv.find('='));
+        if (!ws::is_policy_parameter(key) || ws::policy_takes_parameter(policy, key)) run.params.push_back(kv);
+    }
+    run.request.params = ws::param_set::parse(run.params);
+    return run;
 }
 
 // A fresh directory "<base>.XXXXXX<suffix>" (mkdtemp: its name was free, so nothing was planted in
@@ -194,19 +221,34 @@ void print_row(const an::scale_row& r) {
     std::fflush(stdout);
 }
 
-// The serial elision's cost: its CPU time, the currency of a virtual run's job costs (measured
-// thread CPU time), so that a loaded machine does not inflate the speedups. A stage graph's serial
-// elision is the graph-serial policy, whose one pool worker runs the instances while the calling
-// thread waits: its cost is the process's CPU time.
+// The serial elision's cost: the CPU time the whole process spent on its measured run, the
+// currency of a virtual run's job costs (measured thread CPU time), so that a loaded machine does
+// not inflate the speedups. Not the calling thread's alone: the serial elision's pool worker runs
+// what the program forks (x264's B-frame tasks, dedup's fan-out) and a stage graph's instances
+// (graph-serial), while the calling thread waits. The run records no trace, so no drain thread
+// runs; the progress line and the interrupt watcher sleep (docs/virtual.md, "Scaling sweeps").
+//
+// With --costs the serial time is the recording's work T1, the sum of the node costs every point is
+// priced with: nothing is measured, so the same sweep prints the same table.
 double serial_ns(const scale_args& s, bool& matches) {
-    pipescope::cli::run_args serial = s.base;
+    if (!s.costs.empty()) {
+        const pipescope::cli::trace_node_costs recorded(s.costs, {.workload = s.workload,
+                                                                  .size = ws::size_name(s.base.request.size),
+                                                                  .seed = s.base.request.seed,
+                                                                  .params = s.base.params});
+        matches = true;
+        return static_cast<double>(recorded.total_ns());
+    }
     const ws::workload* w = ws::find_workload(s.workload);
-    const bool graph = w && w->is_graph();
-    serial.request.policy = graph ? "graph-serial" : "serial";
+    // The program's parameters only: the swept policies' (DANBI's config, K) are not graph-serial's.
+    pipescope::cli::run_args serial = s.base;
+    serial.request.policy = w && w->is_graph() ? "graph-serial" : "serial";
+    serial.params = ws::program_parameters(s.base.params);
+    serial.request.params = ws::param_set::parse(serial.params);
     serial.workers = 1;
     const pipescope::cli::recorded_run r = pipescope::cli::record_run(serial);
     matches = r.report.matches_reference;
-    return (graph ? r.measured_process_cpu_seconds : r.measured_cpu_seconds) * 1e9;
+    return r.measured_process_cpu_seconds * 1e9;
 }
 
 }   // namespace
@@ -221,8 +263,10 @@ int scale_command(const std::vector<std::string>& args) {
     sweep.params = s.base.params;
     bool all_match = true;
     sweep.serial_ns = serial_ns(s, all_match);
-    fmt::print("{} · size {} · seed {} · serial {} (CPU time of the serial elision)\n", s.workload, sweep.size, sweep.seed,
-               an::numbers::duration(sweep.serial_ns));
+    fmt::print("{} · size {} · seed {} · serial {} ({})\n", s.workload, sweep.size, sweep.seed,
+               an::numbers::duration(sweep.serial_ns),
+               s.costs.empty() ? "CPU time of the serial elision"
+                               : fmt::format("the node costs {} recorded, which price every point", s.costs));
 
     for (const std::string& policy : s.policies) {
         fmt::print("\n{} on virtual workers\n  {:>5}  {:>12}  {:>8}  {:>10}  {:>6}  {:>9}  {}\n", policy, "P", "makespan",
@@ -233,8 +277,7 @@ int scale_command(const std::vector<std::string>& args) {
             continue;
         }
         for (unsigned p : s.workers) {
-            pipescope::cli::run_args run = s.base;
-            run.request.policy = policy;
+            pipescope::cli::run_args run = with_params_of(s, policy);
             run.workers = p;
             run.virtual_time = true;
             const std::string name = trace_name(s.workload, policy, p);

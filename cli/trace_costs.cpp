@@ -3,6 +3,7 @@
 
 #include <pipescope/trace/trace_model.hpp>
 #include <pipescope/trace/vocabulary.hpp>
+#include <pipescope/workloads/workload.hpp>
 
 #include <fmt/format.h>
 
@@ -15,17 +16,13 @@ namespace {
 
 namespace vocab = trace::vocab;
 
-// The parameters that choose how a loop is scheduled, not what it computes: a recording under any
-// policy has the same nodes (workloads::pipeline_parameters).
-bool schedules_only(const std::string& key_value) {
-    const std::string key = key_value.substr(0, key_value.find('='));
-    return key == "K" || key == "lazy" || key == "folding" || key == "c" || key == "queue";
-}
-
-std::vector<std::string> program_params(std::vector<std::string> params) {
-    std::erase_if(params, schedules_only);
-    std::sort(params.begin(), params.end());
-    return params;
+// The program's parameters only: the scheduler's (workloads::is_policy_parameter: K, lazy, DANBI's
+// config, ...) choose how the nodes are scheduled, not what they are, so a recording under any
+// policy and any of its parameters has the same nodes.
+std::vector<std::string> program_params(const std::vector<std::string>& params) {
+    std::vector<std::string> out = workloads::program_parameters(params);
+    std::sort(out.begin(), out.end());
+    return out;
 }
 
 std::string describe_program(const std::string& workload, const std::string& size, std::uint64_t seed,

@@ -418,10 +418,16 @@ verdict nothing_limiting(const verdict_inputs& in) {
     if (dag.available)
         v.text += fmt::format("; observed speedup {:.2f} against a bound of {}{:.2f}", dag.observed_speedup,
                               dag.approximate ? "at least " : "", dag.speedup_bound);
+    // Throttling edges lengthen the span: below P that already costs this run parallelism, above it
+    // only more workers would feel it.
     if (in.span_known() && dag.K && in.throttle_span_ratio() >= threshold::throttle_span_ratio)
-        v.text += fmt::format("; with more workers the throttle K = {} would limit (parallelism {:.2f} with throttling "
-                              "edges, {:.2f} without)",
-                              dag.K, dag.parallelism, dag.parallelism_unthrottled);
+        v.text += dag.parallelism < in.workers()
+                      ? fmt::format("; the throttle K = {} already limits: parallelism {:.2f} with throttling edges, "
+                                    "below P = {:.0f} ({:.2f} without)",
+                                    dag.K, dag.parallelism, in.workers(), dag.parallelism_unthrottled)
+                      : fmt::format("; with more workers the throttle K = {} would limit (parallelism {:.2f} with "
+                                    "throttling edges, {:.2f} without)",
+                                    dag.K, dag.parallelism, dag.parallelism_unthrottled);
     const std::optional<double> share = in.breakdown.total.core_share();
     const bool busy = share && *share < threshold::busy_machine_core_share;
     v.suggestion = busy       ? "the machine was busy (busy_machine): record again on a quiet one before judging"

@@ -120,6 +120,7 @@ public:
             if (request.on_measured_start) request.on_measured_start(report.reference_seconds);
             t0 = std::chrono::steady_clock::now();
             archive = dedup_pipeline(s, *reader, p.config, p.form, options, &report.stats, &st);
+            if (request.on_measured_end) request.on_measured_end();
             report.seconds = seconds_since(t0);
         }
 

@@ -102,6 +102,7 @@ public:
             if (request.on_measured_start) request.on_measured_start(report.reference_seconds);
             t0 = std::chrono::steady_clock::now();
             result = ferret::search_pipeline(s, db, form, options, &report.stats);
+            if (request.on_measured_end) request.on_measured_end();
             report.seconds = seconds_since(t0);
         }
 

@@ -30,6 +30,26 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }   // namespace
 
+bool is_policy_parameter(const std::string& key) {
+    if (parameter_keys(pipeline_parameters).count(key)) return true;
+    for (const auto& p : graph::policies())
+        if (parameter_keys(p.parameters).count(key)) return true;
+    return false;
+}
+
+bool policy_takes_parameter(const std::string& policy, const std::string& key) {
+    for (const auto& p : graph::policies())
+        if (p.name == policy) return parameter_keys(p.parameters).count(key) > 0;
+    return parameter_keys(pipeline_parameters).count(key) > 0;
+}
+
+std::vector<std::string> program_parameters(const std::vector<std::string>& key_values) {
+    std::vector<std::string> out;
+    for (const std::string& kv : key_values)
+        if (!is_policy_parameter(kv.substr(0, kv.find('=')))) out.push_back(kv);
+    return out;
+}
+
 std::vector<std::string> all_policy_names() {
     std::vector<std::string> names;
     for (const auto& p : pipeline_policies()) names.push_back(p.name);
@@ -146,6 +166,7 @@ void run_graph_workload(const std::string& workload, scheduler& s, run_request& 
     if (request.on_measured_start) request.on_measured_start(report.reference_seconds);
     t0 = std::chrono::steady_clock::now();
     report.graph = graph::run(s, g, options);
+    if (request.on_measured_end) request.on_measured_end();
     report.seconds = seconds_since(t0);
     report.stats.cancelled = report.graph->cancelled;
 }

@@ -39,6 +39,7 @@ public:
         if (request.on_measured_start) request.on_measured_start(report.reference_seconds);
         t0 = std::chrono::steady_clock::now();
         const fib_bits result = pipe_fib_pipeline(s, n, bits_, options, &report.stats);
+        if (request.on_measured_end) request.on_measured_end();
         report.seconds = seconds_since(t0);
 
         report.matches_reference = result == reference;

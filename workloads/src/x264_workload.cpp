@@ -62,6 +62,7 @@ public:
         if (request.on_measured_start) request.on_measured_start(report.reference_seconds);
         t0 = std::chrono::steady_clock::now();
         const x264_output result = x264_pipeline(s, video, enc, options, &report.stats);
+        if (request.on_measured_end) request.on_measured_end();
         report.seconds = seconds_since(t0);
 
         report.matches_reference = result == reference;

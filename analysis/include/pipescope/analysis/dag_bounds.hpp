@@ -64,7 +64,9 @@ struct dag_bounds {
     unsigned workers = 0;                 // P
     double speedup_bound = 0;             // min(P, T1/T∞)
     std::uint64_t makespan = 0;
-    double observed_speedup = 0;   // reference / makespan if recorded, else T1 / makespan
+    // reference / makespan if recorded (and the run is real: a virtual run's is always T1 /
+    // makespan, report.cpp), else T1 / makespan, never above the bound then (makespan >= span).
+    double observed_speedup = 0;
     bool observed_from_reference = false;
 };
 

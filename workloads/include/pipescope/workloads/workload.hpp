@@ -50,6 +50,10 @@ struct run_request {
     // reference and any set-up), with the serial reference's time in seconds: the CLI starts
     // recording here, so a trace shows just that run, and records T_S in its metadata.
     std::function<void(double reference_seconds)> on_measured_start;
+    // Called as soon as the measured run returns, before its output is checked against the
+    // reference: the CLI's CPU time of the measured run stops here (checking, e.g. dedup's restore
+    // of its archive, is not the program's work).
+    std::function<void()> on_measured_end;
     // Stops the measured run early (pipeline_options::cancel): its output is then incomplete, and
     // run_report::stats.cancelled says so. Requested before the measured run starts (during the
     // serial reference or the set-up), it makes run() throw interrupted_before_measured_run without
@@ -147,5 +151,18 @@ inline constexpr const char* pipeline_parameters =
     "folding=on: dynamic dependency folding\n"
     "c=0: bind-to-stage: threads per parallel stage (0 = P)\n"
     "queue=0: bind-to-stage: Queue_size, the bound of each queue between stages (0 = 20)";
+
+// Every --param key belongs to the program or to the scheduler. The program's (a workload's own
+// keys: size-like counts, form, packet, capacity, ...) decide what is computed and so the nodes;
+// the scheduler's decide only how they are scheduled: the pipe_while policies' keys above (K,
+// lazy, folding, c, queue) and every graph policy's own table (graph::policies(): gramps' preempt
+// and buffers, DANBI's config and C, static's profile and costs). The serial elision gets only the
+// program's; a node cost recording carries over between runs that differ in the scheduler's only.
+bool is_policy_parameter(const std::string& key);
+// Whether `policy` takes the scheduler parameter `key` (a pipe_while policy takes all the pipe_while
+// keys; a graph policy those of its own table).
+bool policy_takes_parameter(const std::string& policy, const std::string& key);
+// The "key=value" texts whose key is the program's (in their order).
+std::vector<std::string> program_parameters(const std::vector<std::string>& key_values);
 
 }   // namespace pipescope::workloads
