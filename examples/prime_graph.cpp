@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
             rec->close();
             std::fputs(rec->report("trace: ").c_str(), stdout);
         }
-    } catch (const std::invalid_argument& e) {   // an unknown policy or parameter: the user's mistake
+    } catch (const std::invalid_argument& e) {   // an unknown policy or parameter, a -o that cannot be a file
         std::fprintf(stderr, "prime_graph: %s\n", e.what());
         return 2;
     } catch (const std::exception& e) {   // a trace that cannot be written (the disk is full, ...)

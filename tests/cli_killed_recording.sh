@@ -20,12 +20,12 @@ kill -KILL $pid; wait $pid 2>/dev/null
 tmp=$(partial)
 [[ -n $tmp && -f $tmp ]] || { echo "no partial file left"; exit 1; }
 out=$("$cli" validate "$tmp"); rc=$?
-rm -f "$tmp"
 echo "$out"
 [[ $rc == 1 && $out == *"PARTIAL: 1 of 1 recorded runs"* ]] || { echo "validate did not report a partial recording (exit $rc)"; exit 1; }
 # recover writes its complete packets to a clean file that validate reads without a cut.
 rm -f "$dir/killed-recovered.pftrace"
-rec=$("$cli" recover "$dir/killed.pftrace.tmp" -o "$dir/killed-recovered.pftrace"); rc=$?
+rec=$("$cli" recover "$tmp" -o "$dir/killed-recovered.pftrace"); rc=$?
+rm -f "$tmp"
 echo "$rec"
 [[ $rc == 0 && $rec == *"recovered $dir/killed-recovered.pftrace: "* ]] || { echo "recover failed (exit $rc)"; exit 1; }
 out=$("$cli" validate "$dir/killed-recovered.pftrace")
