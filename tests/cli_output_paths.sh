@@ -27,7 +27,7 @@ refused "pipescope: cannot write $dir/adir: is a directory" "${run[@]}" -o "$dir
 refused "pipescope: cannot write /dev/null: is a character device" "${run[@]}" -o /dev/null
 [[ -c /dev/null ]] || fail "/dev/null is no longer a character device"
 mkfifo "$dir/fifo"
-refused "pipescope: cannot write $dir/fifo: is a FIFO (named pipe)" "${run[@]}" -o "$dir/fifo"
+refused "pipescope: cannot write $dir/fifo: is a FIFO" "${run[@]}" -o "$dir/fifo"
 [[ -p $dir/fifo ]] || fail "the FIFO was replaced"
 refused "pipescope: cannot write $dir/missing/run.pftrace: the directory $dir/missing does not exist" \
     "${run[@]}" -o "$dir/missing/run.pftrace"
@@ -42,7 +42,7 @@ refused "pipescope: dedup-restore: cannot write $dir/adir: is a directory" dedup
 refused "pipescope: cannot write $dir/adir: is a directory" calibrate --out "$dir/adir"
 refused 'pipescope: cannot write "": the output path is empty' calibrate --out ""
 refused 'pipescope: cannot write "": the output path is empty' scale pipe-fib --policies piper --workers 1 --out ""
-refused "pipescope: cannot write $dir/fifo: is a FIFO (named pipe)" run dedup --size tiny --param "output=$dir/fifo"
+refused "pipescope: cannot write $dir/fifo: is a FIFO" run dedup --size tiny --param "output=$dir/fifo"
 
 # A link planted at the old fixed temporary name is neither followed nor replaced.
 ln -s "$dir/victim" "$dir/planted.pftrace.tmp"

@@ -1,6 +1,8 @@
 // Output files written whole or not at all (pipescope/trace/atomic_output.hpp).
 #include <pipescope/trace/atomic_output.hpp>
 
+#include "file_type.hpp"
+
 #include <atomic>
 #include <cctype>
 #include <cerrno>
@@ -39,15 +41,6 @@ std::string reason(int errno_value) {
 fs::path directory_of(const fs::path& path) {
     const fs::path parent = path.parent_path();
     return parent.empty() ? fs::path(".") : parent;
-}
-
-const char* kind_of(mode_t mode) {
-    if (S_ISDIR(mode)) return "is a directory";
-    if (S_ISCHR(mode)) return "is a character device";
-    if (S_ISBLK(mode)) return "is a block device";
-    if (S_ISFIFO(mode)) return "is a FIFO (named pipe)";
-    if (S_ISSOCK(mode)) return "is a socket";
-    return "is not a regular file";
 }
 
 // The test seam (testing::fail_nth_write): the countdown of write calls, and the errno to fail with.
@@ -101,7 +94,7 @@ void check_output_path(const fs::path& path) {
             refuse(path, "is a symbolic link (to " + (ec ? std::string("?") : to.string()) + "); write to " +
                              (ec ? std::string("its target") : to.string()) + " itself");
         }
-        if (!S_ISREG(st.st_mode)) refuse(path, kind_of(st.st_mode));
+        if (!S_ISREG(st.st_mode)) refuse(path, std::string("is ") + detail::file_type_name(st.st_mode));
     } else if (errno == ENOENT || errno == ENOTDIR) {
         const fs::path dir = directory_of(path);
         struct stat ds {};

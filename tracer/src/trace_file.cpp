@@ -2,6 +2,8 @@
 #include <pipescope/trace/perfetto_reader.hpp>
 #include <pipescope/trace/trace_file.hpp>
 
+#include "file_type.hpp"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -16,16 +18,6 @@
 namespace pipescope::trace {
 
 namespace {
-
-// What a file that is not a regular file is, for the refusal.
-const char* file_type_name(mode_t mode) {
-    if (S_ISFIFO(mode)) return "a FIFO";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISDIR(mode)) return "a directory";
-    if (S_ISSOCK(mode)) return "a socket";
-    return "not a plain file";
-}
 
 // Closes a descriptor on every path out of a function that may throw.
 struct fd_guard {
@@ -60,7 +52,8 @@ int open_regular_file(const std::filesystem::path& path, std::uint64_t& size) {
     struct stat st {};
     if (::fstat(fd.fd, &st) != 0) throw std::runtime_error(os_error_message(name, "cannot stat it", errno));
     if (S_ISDIR(st.st_mode)) throw std::runtime_error(name + ": is a directory (not a regular file)");
-    if (!S_ISREG(st.st_mode)) throw std::runtime_error(name + ": not a regular file (" + file_type_name(st.st_mode) + ")");
+    if (!S_ISREG(st.st_mode))
+        throw std::runtime_error(name + ": not a regular file (" + detail::file_type_name(st.st_mode) + ")");
     const int flags = ::fcntl(fd.fd, F_GETFL);
     if (flags >= 0) ::fcntl(fd.fd, F_SETFL, flags & ~O_NONBLOCK);
     size = static_cast<std::uint64_t>(st.st_size);
