@@ -384,9 +384,13 @@ public:
     // Reserves the annotation pool from the file's size (about one annotation per 8 bytes at most
     // for our files, fewer for compressed ones): address space only, pages are touched as used, and
     // no reallocation copies the pool while it grows.
+    // Reserves the annotation pool for a file of this size (about one annotation per 8 bytes in our
+    // traces), up to 16 M annotations (192 MB): a bigger file grows it as it goes. Reserved, not
+    // touched — but a 2 GB file of garbage must not reserve 3 GB of address space (a machine without
+    // overcommit refuses that, and ASan writes shadow memory for all of it).
     void reserve_for(std::size_t file_bytes) {
         total_bytes_ = file_bytes;
-        m_.args.reserve(std::min<std::size_t>(file_bytes / 8, std::size_t{1} << 28));
+        m_.args.reserve(std::min<std::size_t>(file_bytes / 8, std::size_t{1} << 24));
     }
 
     void finish(string_table& strings_table) {
