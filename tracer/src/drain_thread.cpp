@@ -11,7 +11,8 @@ drain_thread::drain_thread(recorder& rec, recorder::sink_fn sink, std::chrono::m
     // Read here, not on the thread: the pool grows when a thread that is not a worker takes a buffer
     // (recorder::add_writer, e.g. bind-to-stage's stage threads), possibly while the thread starts.
     const std::size_t backlog = rec_.chunks_in_pool() / 2;
-    staleness = std::max(staleness, std::chrono::milliseconds(1));
+    // 0: no catch-ups at all (a period far beyond any run's length).
+    if (staleness.count() <= 0) staleness = std::chrono::hours(24 * 365);
     thread_ = std::thread([this, backlog, staleness] {
         using clock = std::chrono::steady_clock;
         try {

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <exception>
@@ -271,7 +272,10 @@ private:
         }
         open_ = true;
         workers_at_start_ = worker_times();
-        drainer_.emplace(recorder_, writer_->sink());
+        // Virtual time: no once-a-second catch-up, whose timing would decide where packets begin and
+        // the same replay must write the same file (docs/virtual.md, "Determinism").
+        const auto staleness = core_.virtual_time() ? std::chrono::milliseconds(0) : std::chrono::milliseconds(1000);
+        drainer_.emplace(recorder_, writer_->sink(), staleness);
     }
 
     void end_run_locked(std::string_view outcome) {

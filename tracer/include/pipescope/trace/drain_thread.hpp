@@ -12,7 +12,9 @@
 //
 // It also wakes once per `staleness` (default 1 s) and passes everything recorded so far — the
 // partly filled chunks too (recorder::drain_recorded) — so that the file on disk never lags the
-// run by more than that: a process killed with SIGKILL loses at most its last second.
+// run by more than that: a process killed with SIGKILL loses at most its last second. A staleness
+// of 0 turns this off: the packets' boundaries then depend only on the records (full chunks), not
+// on when the thread woke, which a virtual-time run needs (its file is the same every time).
 #pragma once
 
 #include <pipescope/trace/recorder.hpp>
