@@ -4,6 +4,7 @@
 // "more workers" advice. A real run pinned to one CPU with busy threads beside it gets it; a run
 // whose workers got their cores (hand-built) does not.
 #include "support/pipescope_run_builder.hpp"
+#include "support/spin.hpp"
 
 #include <pipescope/analysis/report.hpp>
 #include <pipescope/pipescope.hpp>
@@ -24,16 +25,11 @@
 #include <vector>
 
 using namespace pipescope;
+using pipescope::testing::spin_for;
 namespace an = pipescope::analysis;
 namespace tr = pipescope::trace;
 
 namespace {
-
-void spin_for(std::chrono::microseconds d) {
-    const auto until = std::chrono::steady_clock::now() + d;
-    while (std::chrono::steady_clock::now() < until) {
-    }
-}
 
 bool kernel_keeps_schedstat() { return std::ifstream("/proc/thread-self/schedstat").good(); }
 

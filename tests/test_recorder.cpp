@@ -51,6 +51,20 @@ void wait_until(F done) {
     REQUIRE(done());
 }
 
+// Starts `writers` threads, each recording node_begin with a = 0 .. per_writer - 1 into its own
+// buffer (what collector checks); `running`, if given, counts those not done yet.
+std::vector<std::thread> start_writers(recorder& rec, unsigned writers, std::uint64_t per_writer,
+                                       std::atomic<int>* running = nullptr) {
+    if (running) running->store(static_cast<int>(writers));
+    std::vector<std::thread> ts;
+    for (unsigned w = 0; w < writers; ++w)
+        ts.emplace_back([&rec, w, per_writer, running] {
+            for (std::uint64_t i = 0; i < per_writer; ++i) rec.buffer(w).record(event_kind::node_begin, i);
+            if (running) running->fetch_sub(1);
+        });
+    return ts;
+}
+
 }   // namespace
 
 TEST_CASE("recorder: events arrive in order, chunk by chunk, while the writer records", "[tracer]") {
@@ -92,13 +106,8 @@ TEST_CASE("recorder: several writers and a concurrent consumer lose nothing sile
     recorder rec(writers, 256u << 10, 512);   // small pool: drops are likely under load
     collector seen;
     auto sink = [&](unsigned w, const event_record* r, std::size_t n) { seen(w, r, n); };
-    std::atomic<int> running{writers};
-    std::vector<std::thread> ts;
-    for (unsigned w = 0; w < writers; ++w)
-        ts.emplace_back([&, w] {
-            for (std::uint64_t i = 0; i < per_writer; ++i) rec.buffer(w).record(event_kind::node_begin, i);
-            running.fetch_sub(1);
-        });
+    std::atomic<int> running{0};
+    std::vector<std::thread> ts = start_writers(rec, writers, per_writer, &running);
     while (running.load() > 0) rec.drain(sink);
     for (auto& t : ts) t.join();
     rec.flush(sink);
@@ -187,11 +196,7 @@ TEST_CASE("drain_thread: drains in bursts while writers record, and loses nothin
     recorder rec(writers, 128 * 256 * sizeof(event_record), 256);   // 128 chunks: bursts at 64 full
     collector seen;
     drain_thread drainer(rec, [&](unsigned w, const event_record* r, std::size_t n) { seen(w, r, n); });
-    std::vector<std::thread> ts;
-    for (unsigned w = 0; w < writers; ++w)
-        ts.emplace_back([&, w] {
-            for (std::uint64_t i = 0; i < per_writer; ++i) rec.buffer(w).record(event_kind::node_begin, i);
-        });
+    std::vector<std::thread> ts = start_writers(rec, writers, per_writer);
     for (auto& t : ts) t.join();
     // 600 000 events fill 2343 chunks, more than the pool: the drain thread is woken at least once
     // (and events it could not make room for in time were dropped, and counted).
@@ -242,13 +247,8 @@ TEST_CASE("recorder: drain_recorded while writers record passes each writer's re
     recorder rec(writers, 64 * 256 * sizeof(event_record), 256);
     collector seen;
     auto sink = [&](unsigned w, const event_record* r, std::size_t n) { seen(w, r, n); };
-    std::atomic<int> running{writers};
-    std::vector<std::thread> ts;
-    for (unsigned w = 0; w < writers; ++w)
-        ts.emplace_back([&, w] {
-            for (std::uint64_t i = 0; i < per_writer; ++i) rec.buffer(w).record(event_kind::node_begin, i);
-            running.fetch_sub(1);
-        });
+    std::atomic<int> running{0};
+    std::vector<std::thread> ts = start_writers(rec, writers, per_writer, &running);
     std::size_t passes = 0;
     while (running.load() > 0) {
         rec.drain_recorded(sink);

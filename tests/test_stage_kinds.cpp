@@ -4,6 +4,7 @@
 // so a stage_wait merge is serial (c = 1) and bounds λmax. A trace without that record (older
 // versions) gets the kind the DAG shows.
 #include "support/pipescope_run_builder.hpp"
+#include "support/spin.hpp"
 
 #include <pipescope/analysis/report.hpp>
 #include <pipescope/pipescope.hpp>
@@ -17,17 +18,11 @@
 #include <unistd.h>
 
 using namespace pipescope;
+using pipescope::testing::spin_for;
 namespace an = pipescope::analysis;
 namespace tr = pipescope::trace;
 
 namespace {
-
-// Keeps the CPU busy for `d` (a node's work: the analysis compares service times).
-void spin_for(std::chrono::microseconds d) {
-    const auto until = std::chrono::steady_clock::now() + d;
-    while (std::chrono::steady_clock::now() < until) {
-    }
-}
 
 std::filesystem::path temp_trace(const std::string& name) {
     return std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()) + ".pftrace");
