@@ -1,5 +1,6 @@
 // Output files written whole or not at all (pipescope/trace/atomic_output.hpp).
 #include <pipescope/trace/atomic_output.hpp>
+#include <pipescope/trace/trace_file.hpp>   // os_reason: one wording of the OS reasons
 
 #include "file_type.hpp"
 
@@ -24,14 +25,6 @@ namespace pipescope::trace {
 namespace fs = std::filesystem;
 
 namespace {
-
-// "No space left on device" -> "no space left on device": the message reads as one sentence.
-std::string reason(int errno_value) {
-    std::string s = std::generic_category().message(errno_value);
-    if (!s.empty() && s.size() > 1 && !std::isupper(static_cast<unsigned char>(s[1])))
-        s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
-    return s;
-}
 
 [[noreturn]] void refuse(const fs::path& path, std::string_view why) {
     throw output_path_error("cannot write " + path.string() + ": " + std::string(why));
@@ -79,7 +72,7 @@ unsigned current_umask() {
 
 output_error::output_error(const fs::path& file, int errno_value, std::string_view detail)
     : std::system_error(errno_value, std::generic_category()),
-      message_("cannot write " + file.string() + ": " + reason(errno_value)) {
+      message_("cannot write " + file.string() + ": " + os_reason(errno_value)) {
     if (!detail.empty()) message_ += " (" + std::string(detail) + ")";
 }
 
@@ -102,14 +95,14 @@ void check_output_path(const fs::path& path) {
         if (dir_errno == ENOENT) refuse(path, "the directory " + dir.string() + " does not exist");
         if (dir_errno == ENOTDIR || (dir_errno == 0 && !S_ISDIR(ds.st_mode)))
             refuse(path, dir.string() + " is not a directory");
-        if (dir_errno != 0) refuse(path, reason(dir_errno) + " (" + dir.string() + ")");
+        if (dir_errno != 0) refuse(path, os_reason(dir_errno) + " (" + dir.string() + ")");
     } else {
-        refuse(path, reason(errno));
+        refuse(path, os_reason(errno));
     }
     // The temporary file is created next to the target: the directory must take new files.
     const fs::path dir = directory_of(path);
     if (::faccessat(AT_FDCWD, dir.c_str(), W_OK | X_OK, AT_EACCESS) != 0)
-        refuse(path, reason(errno) + " (the directory " + dir.string() + ")");
+        refuse(path, os_reason(errno) + " (the directory " + dir.string() + ")");
 }
 
 atomic_output::atomic_output(fs::path target) : target_(std::move(target)) {
