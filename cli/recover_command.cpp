@@ -61,7 +61,8 @@ recover_args parse(const std::vector<std::string>& args) {
     if (r.in.empty()) throw usage_error("recover: which file? (a NAME.XXXXXX.tmp left by a killed recording)");
     if (r.out.empty()) r.out = name_without_temporary_suffix(r.in);
     if (r.out.empty())
-        throw usage_error("recover: no output name follows from " + r.in + " (it is not NAME.XXXXXX.tmp or NAME.tmp): give -o OUT");
+        throw usage_error("recover: no output name follows from " + r.in +
+                          " (it is not NAME.XXXXXX.tmp or NAME.tmp): give -o OUT");
     return r;
 }
 
