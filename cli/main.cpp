@@ -52,7 +52,9 @@ constexpr command_usage usages[] = {
             "         says: then the same command writes the same file, byte for byte. bind-to-stage's threads run on\n"
             "         N virtual cores, time-sliced (quantum, context_switch) when they outnumber them."},
     {"scale", "pipescope scale <workload> --policies a,b,... --workers 1,2,4,... [--size tiny|small|large] [--seed N]\n"
-              "                     [--param key=value]... [--costs RECORDING.pftrace] [--out DIR]"},
+              "                     [--param key=value]... [--costs RECORDING.pftrace] [--serial-runs N] [--out DIR]\n"
+              "         the serial time is the median CPU time of N serial runs (default 3), or with --costs the\n"
+              "         recording's T1; every point is a virtual run (docs/virtual.md, \"Scaling sweeps\")"},
     {"calibrate", "pipescope calibrate [--out FILE] [--repetitions N]\n"
                   "         measures what steals, wake-ups, queue operations, context switches and clock reads cost\n"
                   "         here; writes $XDG_CONFIG_HOME/pipescope/calibration.json (else ~/.config/...), which\n"

@@ -1,6 +1,6 @@
 // `pipescope scale <workload> --policies a,b --workers 1,2,4 [--size S] [--seed N] [--param k=v]...
 // [--out DIR]`: a scaling sweep on virtual workers (docs/virtual.md, "Scaling sweeps"). The serial
-// elision runs once (its CPU time is the serial time); then every (policy, P) is recorded as a
+// elision runs three times (the median of its CPU times is the serial time); then every (policy, P) is recorded as a
 // virtual run (recording.hpp, as `pipescope run --virtual -o` does) and measured from its trace by
 // the analysis (analysis/scaling.hpp). DIR gets the traces, scale.json and the speedup plot (SVG,
 // PNG), all written into a temporary directory (DIR.XXXXXX.tmp) renamed to DIR when complete.
@@ -41,7 +41,8 @@ struct scale_args {
     std::vector<unsigned> workers;
     pipescope::cli::run_args base;   // size, seed, params
     fs::path out;
-    std::string costs;   // --costs FILE: every point's node costs, and the serial time, from one recording
+    std::string costs;          // --costs FILE: every point's node costs, and the serial time, from one recording
+    unsigned serial_runs = 3;   // --serial-runs N: the serial time is the median of N measurements
 };
 
 std::vector<std::string> split_list(const std::string& option, const std::string& text) {
@@ -88,6 +89,8 @@ scale_args parse_scale(const std::vector<std::string>& args) {
             s.out = value();
             if (s.out.empty()) pipescope::trace::check_output_path(s.out);   // refused, not taken for the default
         } else if (a == "--costs") s.costs = value();
+        else if (a == "--serial-runs")
+            s.serial_runs = static_cast<unsigned>(parse_number(a, value(), 1, 99, "a number of runs between 1 and 99"));
         else if (!a.empty() && a[0] == '-') throw usage_error("unknown option " + a);
         else if (s.workload.empty()) s.workload = a;
         else throw usage_error("unexpected argument " + a + " (one workload per sweep)");
@@ -227,17 +230,18 @@ void print_row(const an::scale_row& r) {
 // what the program forks (x264's B-frame tasks, dedup's fan-out) and a stage graph's instances
 // (graph-serial), while the calling thread waits. The run records no trace, so no drain thread
 // runs; the progress line and the interrupt watcher sleep (docs/virtual.md, "Scaling sweeps").
+// It is measured --serial-runs times and the median taken: on a VM one run can be a third off.
 //
 // With --costs the serial time is the recording's work T1, the sum of the node costs every point is
 // priced with: nothing is measured, so the same sweep prints the same table.
-double serial_ns(const scale_args& s, bool& matches) {
+std::vector<double> serial_samples_ns(const scale_args& s, bool& matches) {
     if (!s.costs.empty()) {
         const pipescope::cli::trace_node_costs recorded(s.costs, {.workload = s.workload,
                                                                   .size = ws::size_name(s.base.request.size),
                                                                   .seed = s.base.request.seed,
                                                                   .params = s.base.params});
         matches = true;
-        return static_cast<double>(recorded.total_ns());
+        return {static_cast<double>(recorded.total_ns())};
     }
     const ws::workload* w = ws::find_workload(s.workload);
     // The program's parameters only: the swept policies' (DANBI's config, K) are not graph-serial's.
@@ -246,9 +250,50 @@ double serial_ns(const scale_args& s, bool& matches) {
     serial.params = ws::program_parameters(s.base.params);
     serial.request.params = ws::param_set::parse(serial.params);
     serial.workers = 1;
-    const pipescope::cli::recorded_run r = pipescope::cli::record_run(serial);
-    matches = r.report.matches_reference;
-    return r.measured_process_cpu_seconds * 1e9;
+    std::vector<double> samples;
+    for (unsigned i = 0; i < s.serial_runs; ++i) {
+        const pipescope::cli::recorded_run r = pipescope::cli::record_run(serial);
+        matches = matches && r.report.matches_reference;
+        samples.push_back(r.measured_process_cpu_seconds * 1e9);
+    }
+    return samples;
+}
+
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Where the serial time came from, e.g. "CPU time of the serial elision, median of 3: 3.9 ms to 4.3 ms".
+std::string serial_source(const scale_args& s, const std::vector<double>& samples) {
+    namespace numbers = an::numbers;
+    if (!s.costs.empty()) return fmt::format("the node costs {} recorded, which price every point", s.costs);
+    if (samples.size() == 1) return "CPU time of the serial elision, one run";
+    const auto [lo, hi] = std::minmax_element(samples.begin(), samples.end());
+    return fmt::format("CPU time of the serial elision, median of {}: {} to {}", samples.size(), numbers::duration(*lo),
+                       numbers::duration(*hi));
+}
+
+// A machine noisier than what the sweep measures: the serial runs disagree by more than a quarter,
+// or one worker beat the serial elision by more than 5 % (it does the same work plus scheduling).
+// Either way the speedups carry that noise; pricing every point from one recording removes it.
+void warn_if_noisy(const scale_args& s, const an::scale_sweep& sweep) {
+    if (!s.costs.empty()) return;
+    std::vector<std::string> why;
+    const auto [lo, hi] = std::minmax_element(sweep.serial_samples_ns.begin(), sweep.serial_samples_ns.end());
+    if (*lo > 0 && *hi / *lo > 1.25)
+        why.push_back(fmt::format("the serial runs differ by {}", an::numbers::ratio(*hi / *lo, 2)));
+    for (const an::scale_row& r : sweep.rows)
+        if (r.workers == 1 && r.efficiency > 1.05)
+            why.push_back(fmt::format("{} on 1 worker ran {} faster than the serial elision", r.policy,
+                                      an::numbers::ratio(r.efficiency, 2)));
+    if (why.empty()) return;
+    std::string joined;
+    for (const std::string& w : why) joined += (joined.empty() ? "" : "; ") + w;
+    fmt::print("\nnote: the machine is noisy ({}): the speedups carry that noise. For a sweep priced from one "
+               "recording, record once (pipescope run {} --virtual -o costs.pftrace) and pass --costs costs.pftrace.\n",
+               joined, s.workload);
 }
 
 }   // namespace
@@ -262,11 +307,10 @@ int scale_command(const std::vector<std::string>& args) {
     sweep.seed = s.base.request.seed;
     sweep.params = s.base.params;
     bool all_match = true;
-    sweep.serial_ns = serial_ns(s, all_match);
+    sweep.serial_samples_ns = serial_samples_ns(s, all_match);
+    sweep.serial_ns = median_of(sweep.serial_samples_ns);
     fmt::print("{} · size {} · seed {} · serial {} ({})\n", s.workload, sweep.size, sweep.seed,
-               an::numbers::duration(sweep.serial_ns),
-               s.costs.empty() ? "CPU time of the serial elision"
-                               : fmt::format("the node costs {} recorded, which price every point", s.costs));
+               an::numbers::duration(sweep.serial_ns), serial_source(s, sweep.serial_samples_ns));
 
     for (const std::string& policy : s.policies) {
         fmt::print("\n{} on virtual workers\n  {:>5}  {:>12}  {:>8}  {:>10}  {:>6}  {:>9}  {}\n", policy, "P", "makespan",
@@ -312,6 +356,7 @@ int scale_command(const std::vector<std::string>& args) {
     dir.commit();
     fmt::print("\n{}: {} runs, {}, the plot {} and {}\n", s.out.string(), sweep.rows.size(), an::scale_manifest_name,
                sweep.svg, sweep.png);
+    warn_if_noisy(s, sweep);
     if (!sweep.refused.empty())
         fmt::print("{} of {} policies could not run on virtual workers (listed under \"refused\" in {})\n",
                    sweep.refused.size(), s.policies.size(), an::scale_manifest_name);

@@ -86,9 +86,16 @@ json to_json(const scale_sweep& s) {
                         {"trace", r.trace}});
     json refused = json::array();
     for (const scale_refusal& r : s.refused) refused.push_back({{"policy", r.policy}, {"reason", r.reason}});
-    return {{"format", scale_format}, {"workload", s.workload}, {"size", s.size},
-            {"seed", s.seed},         {"params", s.params},     {"serial_ns", s.serial_ns},
-            {"rows", rows},           {"refused", refused},     {"plot", {{"svg", s.svg}, {"png", s.png}}}};
+    return {{"format", scale_format},
+            {"workload", s.workload},
+            {"size", s.size},
+            {"seed", s.seed},
+            {"params", s.params},
+            {"serial_ns", s.serial_ns},
+            {"serial_samples_ns", s.serial_samples_ns},
+            {"rows", rows},
+            {"refused", refused},
+            {"plot", {{"svg", s.svg}, {"png", s.png}}}};
 }
 
 scale_sweep sweep_from_json(const json& j) {
@@ -101,6 +108,9 @@ scale_sweep sweep_from_json(const json& j) {
     for (const json& p : array_at(j, "params", "manifest"))
         if (p.is_string()) s.params.push_back(p.get<std::string>());
     s.serial_ns = number_at(j, "serial_ns", "manifest");
+    if (j.contains("serial_samples_ns"))   // manifests before it had one measurement
+        for (const json& v : array_at(j, "serial_samples_ns", "manifest"))
+            if (v.is_number()) s.serial_samples_ns.push_back(v.get<double>());
     const json& rows = array_at(j, "rows", "manifest");
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const std::string where = fmt::format("rows[{}]", i);

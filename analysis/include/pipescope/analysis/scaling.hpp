@@ -43,9 +43,11 @@ struct scale_refusal {
 struct scale_sweep {
     std::string workload, size;
     std::uint64_t seed = 0;
-    std::vector<std::string> params;   // --param key=value, as given
-    double serial_ns = 0;              // the serial elision's CPU time (docs/virtual.md, "Scaling sweeps")
-    std::vector<scale_row> rows;       // by policy, then P
+    std::vector<std::string> params;         // --param key=value, as given
+    double serial_ns = 0;                    // the serial elision's CPU time (docs/virtual.md, "Scaling sweeps"),
+                                             // the median of serial_samples_ns
+    std::vector<double> serial_samples_ns;   // every measurement of it, in order (one with --costs)
+    std::vector<scale_row> rows;             // by policy, then P
     std::vector<scale_refusal> refused;
     std::string svg, png;   // the plot, file names in the sweep's directory
 
