@@ -46,8 +46,12 @@ def run_cli(cli, args):
     if not m:
         sys.exit(f"trace_detail.py: no time in the output of pipescope run {' '.join(args)}:\n{out}")
     r = {"time": float(m.group(1)), "dropped": 0}
-    if (m := re.search(r"trace\s+\S+: (\d+) slices, (\d+) flows, (\d+) counter values; ([0-9.]+) MB, ([0-9.]+) bytes per event", out)):
-        r.update(slices=int(m.group(1)), counters=int(m.group(3)), mb=float(m.group(4)), bpe=float(m.group(5)))
+    # "trace  F: 1 run, 84 slices, 0 flows, 14 counter values; 2.9 KB, 16.98 bytes per event"
+    if (m := re.search(r"trace\s+\S+: \d+ runs?, ([0-9,]+) slices, ([0-9,]+) flows, ([0-9,]+) counter values; "
+                       r"([0-9.]+) (bytes|KB|MB|GB), ([0-9.]+) bytes per event", out)):
+        unit = {"bytes": 1e-6, "KB": 1e-3, "MB": 1.0, "GB": 1e3}[m.group(5)]
+        r.update(slices=int(m.group(1).replace(",", "")), counters=int(m.group(3).replace(",", "")),
+                 mb=float(m.group(4)) * unit, bpe=float(m.group(6)))
     if (m := re.search(r"WARNING\s+(\d+) events were dropped", out)):
         r["dropped"] = int(m.group(1))
     if (m := re.search(r"folded runs hold (\d+) nodes", out)):

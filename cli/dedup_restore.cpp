@@ -1,4 +1,5 @@
 // `pipescope dedup-restore ARCHIVE OUT`: the inverse of the dedup workload (run with output=PATH).
+#include "usage_error.hpp"
 #include "commands.hpp"
 
 #include <pipescope/analysis/numbers.hpp>
@@ -11,10 +12,8 @@
 #include <iostream>
 
 int dedup_restore_command(const std::vector<std::string>& args) {
-    if (args.size() != 2 || args[0].empty() || args[1].empty() || args[0][0] == '-' || args[1][0] == '-') {
-        std::cerr << "usage: pipescope dedup-restore <archive> <out>\n";
-        return 2;
-    }
+    if (args.size() != 2 || args[0].empty() || args[1].empty() || args[0][0] == '-' || args[1][0] == '-')
+        throw pipescope::cli::usage_error("dedup-restore: give the archive and the file to restore it into");
     try {   // before reading the archive: a directory, device or link there is refused at once
         pipescope::trace::check_output_path(args[1]);
     } catch (const pipescope::trace::output_path_error& e) {

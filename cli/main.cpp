@@ -4,12 +4,13 @@
 // (commands.hpp) except `run` and `validate`, here. `pipescope CMD --help` prints CMD's usage.
 //
 // Exit status: 0 success, 1 a failed check (the output differs from the serial reference, a trace
-// is unsound, a file cannot be read), 2 a usage error (one line naming what is wrong, then that
-// subcommand's usage), 3 any other error, 128 + signal when a run was interrupted.
+// is unsound, a file cannot be read), 2 a usage error (one line naming what is wrong, then where its
+// usage is: "see 'pipescope help run'"), 3 any other error, 128 + signal when a run was interrupted.
 #include "commands.hpp"
 #include "cost_table.hpp"
 #include "interrupt.hpp"
 #include "recording.hpp"
+#include "suggest.hpp"
 #include "trace_loading.hpp"
 
 #include <pipescope/analysis/numbers.hpp>
@@ -66,7 +67,10 @@ constexpr command_usage usages[] = {
     {"export-json", "pipescope export-json <trace.pftrace> <out.json>"},
     {"stats", "pipescope stats <trace.pftrace>... [--run NAME] [--json]"},
     {"compare", "pipescope compare <a.pftrace> <b.pftrace>... [--json]"},
-    {"perfetto", "pipescope perfetto <trace.pftrace> [--port N] [--ui URL] [--no-browser] [--timeout SECONDS]"},
+    {"perfetto", "pipescope perfetto <trace.pftrace> [--port N] [--ui URL] [--no-browser] [--timeout SECONDS]\n"
+                 "         serves the trace on 127.0.0.1 to the Perfetto UI (default https://ui.perfetto.dev; offline,\n"
+                 "         --ui a build served here) until it is fetched, Ctrl-C, or SECONDS without a fetch (default\n"
+                 "         300, 0: no limit)"},
     {"lesson", "pipescope lesson --list | <name> [--workers N] [--size tiny|small|large] [--out DIR] [--no-viewer]"},
     {"dedup-restore", "pipescope dedup-restore <archive> <out>"},
     {"list", "pipescope list [--json]"},
@@ -85,6 +89,37 @@ std::string usage_text(const std::string& command = {}) {
 
 using pipescope::cli::run_args;
 using pipescope::cli::usage_error;
+
+std::vector<std::string> command_names() {
+    std::vector<std::string> names;
+    for (const auto& u : usages) names.push_back(u.command);
+    names.push_back("help");
+    return names;
+}
+
+bool is_command(const std::string& name) {
+    for (const auto& u : usages)
+        if (name == u.command) return true;
+    return false;
+}
+
+// Where a usage error points, as git does: the command's own usage, or the list of commands.
+std::string see_help(const std::vector<std::string>& args) {
+    return !args.empty() && is_command(args[0]) ? "see 'pipescope help " + args[0] + "'" : "see 'pipescope help'";
+}
+
+// `pipescope help [CMD]`: every command's usage, or CMD's.
+int help_command(const std::vector<std::string>& args) {
+    if (args.size() > 1) throw usage_error("help takes one command, e.g. pipescope help run");
+    if (args.empty()) {
+        fmt::print("{}", usage_text());
+        return 0;
+    }
+    if (!is_command(args[0]))
+        throw usage_error("no command '" + args[0] + "'" + pipescope::cli::did_you_mean(args[0], command_names()));
+    fmt::print("{}", usage_text(args[0]));
+    return 0;
+}
 
 unsigned parse_workers(const std::string& text) {
     try {
@@ -256,10 +291,11 @@ int run_workload(const run_args& args) {
 int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
-        if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+        if (args.empty() || args[0] == "--help" || args[0] == "-h") {
             fmt::print("{}", usage_text());
             return args.empty() ? 2 : 0;
         }
+        if (args[0] == "help") return help_command({args.begin() + 1, args.end()});
         if (args[0] == "--version") {
             fmt::print("pipescope {}\n", PIPESCOPE_VERSION);
             return 0;
@@ -284,15 +320,15 @@ int main(int argc, char** argv) {
         if (args[0] == "dedup-restore") return dedup_restore_command({args.begin() + 1, args.end()});
         if (args[0] == "scale") return scale_command({args.begin() + 1, args.end()});
         if (args[0] == "run") return run_workload(parse_run({args.begin() + 1, args.end()}));
-        throw usage_error("unknown command '" + args[0] + "'");
+        throw usage_error("unknown command '" + args[0] + "'" + pipescope::cli::did_you_mean(args[0], command_names()));
     } catch (const pipescope::trace::output_path_error& e) {   // one line: the path and why
         fmt::print(stderr, "pipescope: {}\n", e.what());
         return 2;
-    } catch (const usage_error& e) {
-        fmt::print(stderr, "pipescope: {}\n{}", e.what(), usage_text(args.empty() ? "" : args[0]));
+    } catch (const usage_error& e) {   // two lines: what is wrong, and where the usage is
+        fmt::print(stderr, "pipescope: {}\n{}\n", e.what(), see_help(args));
         return 2;
     } catch (const std::invalid_argument& e) {   // a bad value, found while parsing it
-        fmt::print(stderr, "pipescope: {}\n{}", e.what(), usage_text(args.empty() ? "" : args[0]));
+        fmt::print(stderr, "pipescope: {}\n{}\n", e.what(), see_help(args));
         return 2;
     } catch (const ws::interrupted_before_measured_run& e) {   // Ctrl-C in a serial reference (lesson, scale)
         fmt::print(stderr, "pipescope: {}: nothing was written\n", e.what());

@@ -32,12 +32,16 @@ extern char** environ;
 
 namespace {
 
+constexpr const char* default_ui = "https://ui.perfetto.dev";
+
 struct perfetto_args {
     std::filesystem::path trace;
     unsigned port = 9001;
-    std::string ui = "https://ui.perfetto.dev";
+    std::string ui = default_ui;
     bool open_browser = true;
-    std::optional<double> timeout_seconds;
+    // Nobody fetching the trace for five minutes means no UI is coming (no browser, no network):
+    // the command ends rather than holding the port forever. --timeout 0 waits as long as it takes.
+    std::optional<double> timeout_seconds = 300;
 };
 
 [[noreturn]] void usage(const std::string& what) {
@@ -66,8 +70,10 @@ perfetto_args parse(const std::vector<std::string>& args) {
         if (s == "--port") a.port = static_cast<unsigned>(parse_number(s, value(), 1, 65535));
         else if (s == "--ui") a.ui = value();
         else if (s == "--no-browser") a.open_browser = false;
-        else if (s == "--timeout") a.timeout_seconds = static_cast<double>(parse_number(s, value(), 1, 86400));
-        else if (!s.empty() && s[0] == '-') usage("perfetto: unknown option " + s);
+        else if (s == "--timeout") {
+            const unsigned long t = parse_number(s, value(), 0, 86400);
+            a.timeout_seconds = t ? std::optional<double>(static_cast<double>(t)) : std::nullopt;
+        } else if (!s.empty() && s[0] == '-') usage("perfetto: unknown option " + s);
         else if (have_trace) usage("perfetto: one trace at a time (got " + a.trace.string() + " and " + s + ")");
         else a.trace = s, have_trace = true;
     }
@@ -144,7 +150,13 @@ int perfetto_command(const std::vector<std::string>& args) {
     std::cout << "serving " << a.trace.string() << " (" << file->size() << " bytes) at " << trace_url
               << " on 127.0.0.1 only\n"
               << (opened ? "opened the Perfetto UI: " : "open this in a browser: ") << ui_url << "\n"
-              << "waiting for the UI to fetch it (Ctrl-C stops)" << std::endl;
+              << "waiting for the UI to fetch it (Ctrl-C stops"
+              << (a.timeout_seconds ? fmt::format(", or {:.0f} s without a fetch", *a.timeout_seconds) : "") << ")\n";
+    // The public UI is a web page: without the internet it never loads, and nothing here can tell.
+    if (a.ui == default_ui)
+        std::cout << "offline? the public UI needs the internet: serve a Perfetto UI build on this machine and pass "
+                     "--ui http://127.0.0.1:PORT, or open the trace in pipescope-viewer\n";
+    std::cout << std::flush;
 
     using outcome = pipescope::cli::trace_server::outcome;
     switch (server.run(interrupt.token(), a.timeout_seconds)) {

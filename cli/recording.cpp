@@ -1,5 +1,6 @@
 // Running and recording a workload (recording.hpp).
 #include "recording.hpp"
+#include "suggest.hpp"
 
 #include "progress_line.hpp"
 #include "virtual_setup.hpp"
@@ -161,14 +162,19 @@ double cpu_seconds(clockid_t clock) {
 
 std::string refusal_reason(const std::string& workload, const std::string& policy) {
     const ws::workload* w = ws::find_workload(workload);
-    if (!w) throw usage_error("unknown workload '" + workload + "' (see `pipescope list`)");
-    std::string known;
-    bool policy_known = false;
-    for (const std::string& p : ws::all_policy_names()) {
-        policy_known = policy_known || p == policy;
-        known += (known.empty() ? "" : ", ") + p;
+    if (!w) {
+        std::vector<std::string> names;
+        for (const ws::workload* known : ws::all_workloads()) names.push_back(std::string(known->name()));
+        const std::string hint = did_you_mean(workload, names);
+        throw usage_error("unknown workload '" + workload + "'" + (hint.empty() ? " (see `pipescope list`)" : hint));
     }
-    if (!policy_known) throw usage_error("unknown policy '" + policy + "' (known: " + known + ")");
+    const std::vector<std::string> policies = ws::all_policy_names();
+    if (std::find(policies.begin(), policies.end(), policy) == policies.end()) {
+        const std::string hint = did_you_mean(policy, policies);
+        std::string known;
+        for (const std::string& p : policies) known += (known.empty() ? "" : ", ") + p;
+        throw usage_error("unknown policy '" + policy + "'" + (hint.empty() ? " (known: " + known + ")" : hint));
+    }
     return w->cannot_run_under(policy);
 }
 

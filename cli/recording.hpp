@@ -3,6 +3,8 @@
 // recording holds ("Metadata") and how it is written (a drainer thread keeps memory bounded).
 #pragma once
 
+#include "usage_error.hpp"
+
 #include <pipescope/pipescope.hpp>
 #include <pipescope/trace/recorder.hpp>
 #include <pipescope/workloads/workload.hpp>
@@ -17,11 +19,6 @@
 namespace pipescope::cli {
 
 namespace ws = pipescope::workloads;
-
-// A mistake in what the user asked for: the command prints it with the usage and exits 2.
-struct usage_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
 
 struct run_args {
     std::string workload;

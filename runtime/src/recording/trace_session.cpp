@@ -36,6 +36,16 @@ const trace::perfetto_write_stats& stats_of(const std::optional<trace::perfetto_
 }
 unsigned runs_of(const std::optional<trace::perfetto_writer>& w) { return w ? w->runs() : 0; }
 
+// A file's size as `ls -h` users read it, in the unit that fits: "612 bytes", "26.1 KB", "3.4 MB"
+// (decimal units, as file managers show sizes; never "0.0 MB" for a small trace).
+std::string file_size_text(std::uint64_t bytes) {
+    const double b = static_cast<double>(bytes);
+    if (bytes < 1000) return fmt::format("{} bytes", bytes);
+    if (b < 1e6) return fmt::format("{:.1f} KB", b / 1e3);
+    if (b < 1e9) return fmt::format("{:.1f} MB", b / 1e6);
+    return fmt::format("{:.2f} GB", b / 1e9);
+}
+
 }   // namespace
 
 class trace_session::impl final : public detail::loop_listener, public detail::signal_client {
@@ -319,10 +329,9 @@ std::string trace_session::impl::report_locked(std::string_view indent) const {
     auto line = std::back_inserter(out);
     // Bytes per event count a folded run as the 2 x nodes events it replaces.
     const double events = static_cast<double>(st.records + 2 * (st.folded_nodes - st.folded_runs));
-    fmt::format_to(line, "{}{}: {} run{}, {} slices, {} flows, {} counter values; {:.1f} MB, {:.2f} bytes per event\n",
-                   indent, path_.string(), runs_of(writer_), runs_of(writer_) == 1 ? "" : "s", st.slices, st.flows,
-                   st.counter_values, static_cast<double>(st.bytes) / 1e6,
-                   st.records ? static_cast<double>(st.bytes) / events : 0.0);
+    fmt::format_to(line, "{}{}: {} run{}, {} slices, {} flows, {} counter values; {}, {:.2f} bytes per event\n", indent,
+                   path_.string(), runs_of(writer_), runs_of(writer_) == 1 ? "" : "s", st.slices, st.flows,
+                   st.counter_values, file_size_text(st.bytes), st.records ? static_cast<double>(st.bytes) / events : 0.0);
     if (st.folded_runs)
         fmt::format_to(line,
                        "{}detail: {} folded runs hold {} nodes; {:.2f} bytes per record written (docs/tracing.md, "
