@@ -131,5 +131,19 @@ rc=0
 "$exe" || rc=$?
 [[ $rc -eq 0 ]] || die "the consumer program exited with status $rc (pipe_while/task_group result differs from the serial value, or it crashed)"
 
+# --- 6. a machine without libdeflate's development files ------------------------------------------
+# The package declares its dependencies: where pkg-config cannot find libdeflate (its search path
+# emptied, as on a machine without libdeflate-dev), find_package(pipescope) says so by name at
+# configure time, instead of the consumer failing to link against a bare -ldeflate.
+step "configuring the consumer where pkg-config finds no libdeflate"
+no_pc="$work_dir/empty-pkgconfig"
+rm -rf "$no_pc" "$consumer_build-nodeflate"
+mkdir -p "$no_pc"
+configure_args[3]="$consumer_build-nodeflate"   # -B's value
+out="$(PKG_CONFIG_LIBDIR="$no_pc" PKG_CONFIG_PATH="" "$cmake_cmd" "${configure_args[@]}" 2>&1)" && rc=0 || rc=$?
+[[ $rc -ne 0 ]] || die "find_package(pipescope) succeeded although pkg-config could not find libdeflate"
+grep -q "libdeflate-dev" <<<"$out" || { echo "$out" >&2; die "the failure does not name libdeflate-dev"; }
+echo "ok: find_package(pipescope) refused, naming libdeflate-dev"
+
 echo ""
 echo "$me: OK: installed pipescope was found, linked and ran correctly"
