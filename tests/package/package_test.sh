@@ -131,6 +131,27 @@ rc=0
 "$exe" || rc=$?
 [[ $rc -eq 0 ]] || die "the consumer program exited with status $rc (pipe_while/task_group result differs from the serial value, or it crashed)"
 
+# --- 6. the README's examples -------------------------------------------------------------------
+# Every complete example in README.md ("Writing your own pipeline") builds against the installed
+# package as a user would build it, and runs to exit 0 (each checks its own result).
+step "building and running the README's examples"
+examples_src="$work_dir/readme-examples"
+examples_build="$work_dir/readme-examples-build"
+rm -rf "$examples_src" "$examples_build"
+python3 "$source_dir/tests/package/readme/extract_examples.py" "$source_dir/README.md" "$examples_src" >"$work_dir/examples.txt" \
+    || die "cutting the examples out of README.md failed"
+examples_args=("${configure_args[@]}")
+examples_args[1]="$examples_src"     # -S's value
+examples_args[3]="$examples_build"   # -B's value
+"$cmake_cmd" "${examples_args[@]}" >/dev/null || die "configuring the README examples failed"
+"$cmake_cmd" --build "$examples_build" || die "a README example does not compile against the installed package"
+for name in $(cat "$work_dir/examples.txt"); do
+    exe="$(find "$examples_build" -type f -name "$name" -perm -u+x -print -quit)"
+    [[ -n "$exe" ]] || die "README example $name was not built"
+    "$exe" >"$work_dir/example-$name.out" || die "README example $name exited $? (output in $work_dir/example-$name.out)"
+    echo "ok: README example $name.cpp built and ran"
+done
+
 # --- 6. a machine without libdeflate's development files ------------------------------------------
 # The package declares its dependencies: where pkg-config cannot find libdeflate (its search path
 # emptied, as on a machine without libdeflate-dev), find_package(pipescope) says so by name at
