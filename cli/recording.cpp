@@ -46,6 +46,7 @@ nlohmann::json common_metadata(const pipescope::scheduler& sched, const run_args
             {"workers", sched.workers()},
             {"size", ws::size_name(args.request.size)},
             {"seed", args.request.seed},
+            {"recorded_by", "pipescope run"},   // the analysis phrases its advice as command-line options
             // The serial reference's time (T_S): analysis and the compare view take speedups against it.
             {"reference_seconds", reference_seconds},
             {"params", args.params},

@@ -141,6 +141,7 @@ run_meta read_meta(const run_scope& scope) {
     const auto meta = nlohmann::json::parse(r->metadata_json, nullptr, false);
     if (meta.is_discarded() || !meta.is_object()) return out;
     out.size = text(meta, "size");
+    out.recorded_by = text(meta, "recorded_by");
     if (auto w = number(meta, "workers"); w && *w >= 1) out.workers = static_cast<std::uint64_t>(*w);
     for (const char* key : {"reference_seconds", "serial_seconds", "T_S"})
         if (!out.reference_seconds) out.reference_seconds = number(meta, key);

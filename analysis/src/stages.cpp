@@ -96,7 +96,12 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
             if (waited_id != tm::no_index && x.waited) ++wv.first;
             if (x.iteration >= 0) iterations.insert(x.iteration);
             out.nodes += x.nodes;
-            if (x.folded()) ++out.folded_runs, out.folded_nodes += x.nodes;
+            if (x.folded()) {
+                ++out.folded_runs, out.folded_nodes += x.nodes;
+                out.folded_ns += static_cast<double>(s.duration());
+                if (x.last_stage > first)   // several stages share it (a graph's run holds one stage)
+                    out.folded_misplaceable_ns += share * static_cast<double>(x.nodes - 1);
+            }
         }
         for (const tm::instant& in : t.instants) {
             if (in.name == steal_id && steal_id != tm::no_index) {

@@ -36,6 +36,30 @@ verdict caution(std::string rule) {
     return v;
 }
 
+// A setting the advice asks to change, phrased for how the run was recorded (docs/analysis.md,
+// "Advice for how the run was recorded"): a `pipescope run` user changes options, a PIPESCOPE_TRACE
+// user environment variables, a program with its own trace_session its code. Traces without
+// "recorded_by" (older ones) came from `pipescope run`, whose options the advice used to name.
+enum class setting { throttle, stage_threads, trace_buffer, detail_nodes };
+
+std::string how_to_set(const run_meta& meta, setting what) {
+    const bool environment = meta.recorded_by == "PIPESCOPE_TRACE";
+    const bool code = environment || meta.recorded_by == "trace_session";
+    switch (what) {
+        case setting::throttle: return code ? "pipeline_options::throttle" : "--param K=...";
+        case setting::stage_threads: return code ? "pipeline_options::stage_threads" : "--param c=...";
+        case setting::trace_buffer:
+            return environment ? "PIPESCOPE_TRACE_BUFFER=MiB"
+                   : code      ? "trace_session_options::buffer_mib"
+                               : "--trace-buffer MiB";
+        case setting::detail_nodes:
+            return environment ? "PIPESCOPE_TRACE_DETAIL=nodes"
+                   : code      ? "trace_session_options::detail = pipescope::trace::trace_detail::nodes"
+                               : "--trace-detail nodes";
+    }
+    return {};
+}
+
 place whole_run(const run_scope& r) {
     place p;
     p.begin = r.start;
@@ -116,7 +140,7 @@ std::vector<verdict> throttle_limited(const verdict_inputs& in) {
                          "(parallelism {:.2f} instead of {:.2f}; {} throttling edges on the critical path)",
                          dag.K, numbers::ratio(span_ratio, 1), dag.parallelism, dag.parallelism_unthrottled,
                          dag.with_throttle.throttle_edges_on_path);
-    v.suggestion = "raise K (--param K=...)";
+    v.suggestion = fmt::format("raise K ({})", how_to_set(in.meta, setting::throttle));
     if (in.queueing.k_for_span > static_cast<double>(dag.K))
         v.suggestion += fmt::format("; from K >= W/S = {:.0f} throttling no longer lengthens the span (seed 001 §11)",
                                     in.queueing.k_for_span);
@@ -257,8 +281,9 @@ std::vector<verdict> input_starved(const verdict_inputs& in) {
                               items_per_second(slow->rate_stage));
         v.where.stage = static_cast<long>(slow->index);
     }
-    v.suggestion = "give the slowest stage more threads (--param c=...) or collapse stages (seed 000 §3.1), or use a "
-                   "work-stealing policy, which balances the load itself";
+    v.suggestion = fmt::format("give the slowest stage more threads ({}) or collapse stages (seed 000 §3.1), or use a "
+                               "work-stealing policy, which balances the load itself",
+                               how_to_set(in.meta, setting::stage_threads));
     return {v};
 }
 
@@ -320,7 +345,7 @@ std::vector<verdict> events_lost(const verdict_inputs& in) {
     v.text = fmt::format("{} events were lost while recording (the writer fell behind): slices around the losses were "
                          "closed where the loss was marked, so durations, service times and the DAG there are unreliable",
                          in.stats.events_lost);
-    v.suggestion = "record again with a bigger --trace-buffer";
+    v.suggestion = fmt::format("record again with a bigger buffer ({})", how_to_set(in.meta, setting::trace_buffer));
     v.where = in.stats.first_loss;
     return {v};
 }
@@ -335,8 +360,26 @@ std::vector<verdict> folded_trace(const verdict_inputs& in) {
                          "parallelism or the throttle limited this run cannot be told from this trace (those rules are "
                          "not applied)",
                          st.folded_runs, st.folded_nodes, st.nodes, in.dag.parallelism);
-    v.suggestion = "record again with --trace-detail nodes to measure the span, the critical path and per-node times "
-                   "(a larger trace, and slower to record for nodes this short)";
+    // Per-stage totals are equal shares of slices over several stages: up to this much of the time
+    // may be counted in another stage than the one that spent it (run_stats::folded_misplaceable_ns).
+    if (st.folded_misplaceable_ns > 0)
+        v.text += fmt::format("; per-stage times are equal shares of each folded slice, so up to {} ({} of the work) "
+                              "may be counted in another stage than the one that spent it",
+                              numbers::duration(st.folded_misplaceable_ns),
+                              numbers::percent(in.dag.work > 0 ? st.folded_misplaceable_ns / static_cast<double>(in.dag.work)
+                                                               : 0));
+    // Folding pays for nodes shorter than a clock read or two; above the auto threshold it only blurs.
+    const double mean_folded_node = st.folded_nodes ? st.folded_ns / static_cast<double>(st.folded_nodes) : 0;
+    const double pays_below = in.meta.fold_below_ns.value_or(2000);
+    if (mean_folded_node > 10 * pays_below)
+        v.text += fmt::format("; the folded nodes average {}, far above the {} below which folding saves recording cost "
+                              "(auto would have recorded every node): here it only blurs the stages",
+                              numbers::duration(mean_folded_node), numbers::duration(pays_below));
+    v.suggestion =
+        fmt::format("record again with {} to measure the span, the critical path and per-node times{}",
+                    how_to_set(in.meta, setting::detail_nodes),
+                    mean_folded_node > 10 * pays_below ? ""
+                                                       : " (a larger trace, and slower to record for nodes this short)");
     v.where = whole_run(in.scope);
     for (const auto& d : st.detail_decisions)
         if (d.folded) {

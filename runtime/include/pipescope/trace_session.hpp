@@ -59,6 +59,10 @@ struct trace_session_options {
     // process dies of it; a handler of its own is called). PIPESCOPE_TRACE sessions do this.
     // docs/tracing.md, "Signals".
     bool finish_on_signal = false;
+    // How the recording was asked for, in the runs' metadata ("recorded_by"): the analysis phrases its
+    // advice for it (docs/analysis.md, "Advice for how the run was recorded"). PIPESCOPE_TRACE
+    // sessions say "PIPESCOPE_TRACE"; `pipescope run` writes its own metadata ("pipescope run").
+    std::string recorded_by = "trace_session";
 };
 
 class trace_session {

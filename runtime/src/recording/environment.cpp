@@ -63,6 +63,7 @@ std::unique_ptr<trace_session> open_environment_session(scheduler_impl& s) {
         o.name = program_invocation_short_name;   // glibc: the program's name, as `ps` shows it
         // Ctrl-C or a SIGTERM finishes the trace, then the program's own handling proceeds.
         o.finish_on_signal = true;
+        o.recorded_by = "PIPESCOPE_TRACE";   // the analysis's advice names the variables, not the code
         if (const char* d = variable("PIPESCOPE_TRACE_DETAIL")) o.detail = parse_detail(d);
         if (const char* b = variable("PIPESCOPE_TRACE_BUFFER")) o.buffer_mib = parse_buffer(b);
         return std::make_unique<trace_session>(s.owner(), environment_trace_path(path, ++recording_schedulers), o);

@@ -38,7 +38,7 @@ json common(const std::string& policy, unsigned workers, const session_settings&
             {"policy", policy},
             {"workers", workers},
             {"params", json::array()},
-            {"recorded_by", "trace_session"},
+            {"recorded_by", s.recorded_by},
             {"trace",
              {{"detail", trace::to_string(s.detail)},
               {"fold_below_ns", trace::default_fold_below_ns},

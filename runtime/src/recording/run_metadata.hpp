@@ -19,6 +19,7 @@ struct session_settings {
     std::string name;   // trace_session_options::name ("" -> "pipeline" / "graph")
     trace::trace_detail detail;
     std::uint64_t counter_quantum_ns;
+    std::string recorded_by = "trace_session";   // trace_session_options::recorded_by
 };
 
 // The run a pipe_while loop of `options` on `workers` workers makes: its name, stage names, metadata.

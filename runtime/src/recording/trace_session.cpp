@@ -156,7 +156,7 @@ public:
         if (!options_.loops_are_runs) return;
         std::lock_guard lock(mutex_);
         if (closed_) return;   // finished by a signal: the program goes on unrecorded
-        const detail::session_settings s{options_.name, options_.detail, options_.counter_quantum_ns};
+        const detail::session_settings s{options_.name, options_.detail, options_.counter_quantum_ns, options_.recorded_by};
         begin_run_locked(loop.pipeline ? detail::pipeline_run(*loop.pipeline, workers_, s)
                          : loop.graph  ? detail::graph_run(*loop.graph, *loop.graph_options, workers_, s)
                                        : detail::tasks_run(workers_, s));

@@ -62,6 +62,9 @@ struct run_meta {
     std::string trace_detail;
     std::optional<double> fold_below_ns;
     std::optional<virtual_meta> virtual_run;   // set for a run on virtual workers
+    // How the recording was asked for (metadata "recorded_by"): "pipescope run", "PIPESCOPE_TRACE",
+    // "trace_session", or "" (older traces, and other writers).
+    std::string recorded_by;
     bool is_virtual() const { return virtual_run.has_value(); }
 };
 

@@ -86,6 +86,11 @@ struct run_stats {
     std::uint64_t nodes = 0;          // nodes, those inside folded slices included
     std::uint64_t folded_runs = 0;    // folded slices (nodes > 1)
     std::uint64_t folded_nodes = 0;   // the nodes they hold
+    // The error bound of per-stage totals in a folded trace: a folded slice of n nodes over several
+    // stages gives each node duration/n, but one node may have taken nearly all of it, so up to
+    // duration·(n-1)/n of it can be counted in the wrong stage. The sum over such slices, in ns.
+    double folded_misplaceable_ns = 0;
+    double folded_ns = 0;   // the folded slices' total duration
     std::vector<detail_decision> detail_decisions;
     std::vector<stage_stats> stages;       // by stage index (stages with no node and no metadata omitted)
     std::vector<worker_steals> steals;     // per worker
