@@ -141,6 +141,14 @@ void print_graph_stats(const pipescope::graph::run_stats& g) {
         fmt::print("  queue     {:<24} peak {} of {} packets{}, {} elements through\n", q.name,
                    num::count(q.stats.peak_packets_in_use), num::count(q.capacity_packets),
                    q.unbounded ? " (unbounded)" : "", num::count(q.stats.elements_pushed));
+    // A pinning policy's placement (static): a split stage lists its replicas' workers in turn order.
+    for (const auto& p : g.placement) {
+        std::string workers;
+        for (unsigned w : p.workers) workers += (workers.empty() ? "" : ",") + std::to_string(w);
+        const bool split = p.workers.size() > 1;
+        fmt::print("  placement {:<24} {} {}{}\n", p.stage, split ? "workers" : "worker", workers,
+                   split ? fmt::format(" (split: instance i on the (i mod {})-th)", p.workers.size()) : "");
+    }
 }
 
 // "1,204,331 jobs, 412 steals" so far (relaxed reads of counters the workers keep anyway).

@@ -1,7 +1,8 @@
 // The baseline graph schedulers of seed 004 §IV: task-stealing, breadth-first and static. Exact
 // results against serial references at P = 1, 2, 4 on a chain and a fan-out/fan-in graph; a feedback
 // cycle completes; breadth-first's footprint dwarfs the bounded baseline's (Table III); static runs
-// every stage on exactly the worker its partition names, from given costs or from a recorded trace;
+// every stage on exactly the workers its placement names, from given costs or from a recorded trace
+// (the data-parallel split itself: test_graph_static_split.cpp);
 // the partitioner on its own; bad parameters and bad profiles are refused by name.
 #include "support/graph_programs.hpp"
 #include "support/test_traces.hpp"
@@ -160,6 +161,13 @@ std::string workers_in(std::uint64_t mask) {
     for (unsigned w = 0; w < 64; ++w)
         if (mask >> w & 1) out += (out.empty() ? "" : ",") + std::to_string(w);
     return "{" + out + "}";
+}
+
+// The mask of a stage's workers (static's placement).
+std::uint64_t mask_of(const std::vector<unsigned>& workers) {
+    std::uint64_t m = 0;
+    for (unsigned w : workers) m |= std::uint64_t{1} << w;
+    return m;
 }
 
 // Records a run of `g` under `policy` into a .pftrace at `path`, with the program metadata that lets
@@ -383,19 +391,26 @@ TEST_CASE("the static partitioner balances the load, then cuts few queues", "[gr
     }
 }
 
-TEST_CASE("static runs every stage on exactly the worker its partition names", "[graph][baselines]") {
+TEST_CASE("static runs every stage on exactly the workers its placement names", "[graph][baselines]") {
     for (unsigned P : {1u, 2u, 3u, 4u}) {
         for (const std::string costs : {"1,1,1,1", "1,6,6,1", "10,1,1,1", "0,5,0,5"}) {
             INFO("P = " << P << ", costs = " << costs);
             scheduler s({P});
             chain4 prog(2000, {.packet_elements = 16, .capacity_packets = 3});
-            graph::run(s, prog.g, under("static", {{"costs", costs}}));
-            CHECK(prog.seen == prog.expected());
-            const auto assignment = gd::partition_stages(gd::parse_stage_costs(costs), gd::stage_edges(prog.g), P);
+            const graph::run_stats stats = graph::run(s, prog.g, under("static", {{"costs", costs}}));
+            // Unordered queues: a split stage's replicas may commit out of order.
+            std::vector<std::uint64_t> got = prog.seen;
+            std::sort(got.begin(), got.end());
+            CHECK(got == prog.expected());
+            // "1,6,6,1" at P = 4 splits both parallel stages in two (their 6 exceeds the mean 3.5).
+            const auto placement =
+                gd::place_stages(gd::parse_stage_costs(costs), gd::parallel_stages(prog.g), gd::stage_edges(prog.g), P);
+            REQUIRE(stats.placement.size() == 4);
             for (std::size_t st = 0; st < 4; ++st) {
                 INFO("stage " << st << " ran on workers " << workers_in(prog.log.masks[st]->load()) << ", partition says "
-                              << assignment[st]);
-                CHECK(prog.log.masks[st]->load() == std::uint64_t{1} << assignment[st]);
+                              << workers_in(mask_of(placement[st])));
+                CHECK(prog.log.masks[st]->load() == mask_of(placement[st]));
+                CHECK(stats.placement[st].workers == placement[st]);
             }
         }
     }
@@ -406,8 +421,9 @@ TEST_CASE("static runs every stage on exactly the worker its partition names", "
     std::vector<std::uint64_t> got = fan.seen;
     std::sort(got.begin(), got.end());
     CHECK(got == fan.expected());
-    const auto assignment = gd::partition_stages(std::vector<double>(4, 1.0), gd::stage_edges(fan.g), 2);
-    for (std::size_t st = 0; st < 4; ++st) CHECK(fan.log.masks[st]->load() == std::uint64_t{1} << assignment[st]);
+    const auto placement =
+        gd::place_stages(std::vector<double>(4, 1.0), gd::parallel_stages(fan.g), gd::stage_edges(fan.g), 2);
+    for (std::size_t st = 0; st < 4; ++st) CHECK(fan.log.masks[st]->load() == mask_of(placement[st]));
 }
 
 TEST_CASE("static takes its costs from a trace recorded earlier", "[graph][baselines][trace-file]") {
@@ -427,8 +443,8 @@ TEST_CASE("static takes its costs from a trace recorded earlier", "[graph][basel
         scheduler s({P});
         graph::run(s, run_prog.g, under("static", {{"profile", path.string()}}));
         CHECK(run_prog.seen == run_prog.expected());
-        const auto assignment = gd::partition_stages(costs, gd::stage_edges(run_prog.g), P);
-        for (std::size_t st = 0; st < 4; ++st) CHECK(run_prog.log.masks[st]->load() == std::uint64_t{1} << assignment[st]);
+        const auto placement = gd::place_stages(costs, gd::parallel_stages(run_prog.g), gd::stage_edges(run_prog.g), P);
+        for (std::size_t st = 0; st < 4; ++st) CHECK(run_prog.log.masks[st]->load() == mask_of(placement[st]));
     }
 }
 

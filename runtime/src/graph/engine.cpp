@@ -13,6 +13,7 @@
 #include <new>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 
 namespace pipescope::graph {
 
@@ -398,11 +399,14 @@ step_result graph_engine::step_parallel(stage_state& st) {
     step_scratch<queue_change> reserved(traced_ ? n_out : 0);
     pop_window in;
     std::uint64_t instance = 0;
+    const bool split = st.placed.size() > 1;
     std::uint64_t queue_ops = 1;   // each a reserve and its commit: the input and every output reserved
     // Reserve under the stage's lock (never call leave() inside: finishing takes the same lock).
     auto reserve = [&]() -> std::optional<step_result> {
         std::lock_guard lock(st.reserve_mutex);
         if (st.finishing.load(std::memory_order_acquire)) return step_result{step_status::finished};
+        if (split && st.placed[st.next_instance % st.placed.size()] != static_cast<unsigned>(this_worker_index()))
+            return step_result{step_status::busy};   // another replica's turn (place())
         // The input first: a stage without input touches nothing (no signal, no wake-up). Then room
         // in the outputs; if one is full, both are given back quietly (cancel_*: a signal only if
         // someone was refused meanwhile), so probing a blocked stage does not wake every worker.
@@ -440,6 +444,9 @@ step_result graph_engine::step_parallel(stage_state& st) {
             r->status = step_status::empty;   // instances still run; the last one finishes the stage
         return *r;
     }
+    // The turn moved on: the replica whose turn it is now may be waiting for the epoch, and nothing
+    // else need move it (a commit signals only those its queue refused).
+    if (split) bump();
     if (traced_) {
         trace_queue_op(event_kind::graph_reserve, in_id, 1, true, true, st.id);
         for (std::size_t k = 0; k < n_out; ++k)
@@ -872,8 +879,22 @@ void graph_engine::run_workers(const std::function<void(unsigned)>& loop, unsign
     latch.wait(sched_);
 }
 
+void graph_engine::place(stage_id s, std::vector<unsigned> workers) {
+    stage_state& st = *stages_.at(s);
+    for (unsigned w : workers)
+        if (w >= this->workers())
+            throw std::invalid_argument("graph: stage '" + st.spec->name + "' placed on worker " + std::to_string(w) +
+                                        " of " + std::to_string(this->workers()));
+    if (workers.size() > 1 && st.spec->kind != stage_kind::parallel)
+        throw std::invalid_argument("graph: serial stage '" + st.spec->name +
+                                    "' has one instance and cannot be split across workers");
+    st.placed = std::move(workers);
+}
+
 run_stats graph_engine::stats() const {
     run_stats r;
+    for (const auto& st : stages_)
+        if (!st->placed.empty()) r.placement.push_back({st->spec->name, st->placed});
     for (const auto& q : queues_) r.queues.push_back({q->name(), q->capacity_packets(), q->unbounded(), q->stats()});
     r.peak_packets = static_cast<std::size_t>(footprint_.peak_packets());
     r.peak_bytes = static_cast<std::size_t>(footprint_.peak_bytes());

@@ -48,7 +48,7 @@ enum class step_status : std::uint8_t {
     empty,       // nothing to consume in `queue` (a serial stage is now blocked on it)
     waiting,     // `queue` holds committed data waiting for an earlier ticket (DANBI "waiting")
     full,        // no room in output `queue` (backpressure)
-    busy,        // serial: another worker runs it right now
+    busy,        // serial: another worker runs it right now; split parallel: another worker's turn
     finished,    // the stage is done (now or before)
     failed,      // the body threw, or the run is stopping
 };
@@ -90,6 +90,8 @@ struct stage_state {
     std::atomic<bool> finishing{false};     // claimed by the one who closes the outputs
     std::atomic<bool> input_ended{false};   // a hint that the input ended; try_finish_parallel checks
     std::unique_ptr<std::atomic<bool>[]> output_closed;
+    // graph_engine::place: the workers a pinning policy gave the stage (empty: any), one per replica.
+    std::vector<unsigned> placed;
     // An instance closed output k (instance_context::close_output: a cycle's feedback queue). Later
     // instances no longer reserve room in it, and the queue is closed once no instance holds a
     // reservation on it any more (closing under another instance's open reservation would break
@@ -158,6 +160,14 @@ public:
     stage_state& stage(stage_id s) noexcept { return *stages_[s]; }
     packet_queue& queue(queue_id q) noexcept { return *queues_[q]; }
     const engine_config& config() const noexcept { return config_; }
+
+    // A policy that pins stages to workers (static) says where, before run_workers: stage s runs on
+    // `workers` only, and with several (a split parallel stage, seed 004 §II-C fission) instance i
+    // runs on workers[i % n] only — a fixed round-robin deal of the input packets, enforced under
+    // the stage's reservation lock: a step on another worker's turn does nothing (busy). The policy
+    // keeps unsplit stages on their worker itself. Reported in stats().placement. Throws
+    // std::invalid_argument for a serial stage given several workers or a worker out of range.
+    void place(stage_id s, std::vector<unsigned> workers);
 
     // One step of stage s on the calling worker. Never blocks.
     step_result step(stage_id s);

@@ -351,9 +351,17 @@ struct queue_run_stats {
     queue_stats stats;   // at the end of the run: peaks, totals
 };
 
+// Where a policy that pins stages to workers (static) put a stage: one worker per replica, in turn
+// order. A split parallel stage ran instance i on workers[i % workers.size()].
+struct stage_placement {
+    std::string stage;
+    std::vector<unsigned> workers;
+};
+
 struct run_stats {
     std::vector<queue_run_stats> queues;
-    std::size_t peak_packets = 0;   // most packets in use in all queues at once
+    std::vector<stage_placement> placement;   // per stage under a pinning policy; empty otherwise
+    std::size_t peak_packets = 0;             // most packets in use in all queues at once
     std::size_t peak_bytes = 0;
     std::uint64_t instances = 0;     // parallel instances run
     std::uint64_t resumptions = 0;   // serial stage resumptions

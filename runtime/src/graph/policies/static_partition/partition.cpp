@@ -156,6 +156,14 @@ private:
     std::vector<std::vector<stage_id>> adjacent_;
 };
 
+void check_edges(const std::vector<stage_edge>& edges, std::size_t stages) {
+    for (const stage_edge& e : edges)
+        if (e.producer >= stages || e.consumer >= stages)
+            throw std::invalid_argument("partition: an edge names stage " +
+                                        std::to_string(std::max(e.producer, e.consumer)) + ", but there are " +
+                                        std::to_string(stages) + " stages");
+}
+
 }   // namespace
 
 std::vector<unsigned> balance_stages(const std::vector<double>& costs, unsigned workers) {
@@ -182,11 +190,7 @@ std::vector<unsigned> balance_stages(const std::vector<double>& costs, unsigned 
 std::vector<unsigned> partition_stages(const std::vector<double>& costs, const std::vector<stage_edge>& edges,
                                        unsigned workers, double imbalance) {
     if (!(imbalance >= 0)) throw std::invalid_argument("partition: the imbalance must be >= 0");
-    for (const stage_edge& e : edges)
-        if (e.producer >= costs.size() || e.consumer >= costs.size())
-            throw std::invalid_argument("partition: an edge names stage " +
-                                        std::to_string(std::max(e.producer, e.consumer)) + ", but there are " +
-                                        std::to_string(costs.size()) + " stages");
+    check_edges(edges, costs.size());
     // 1. Longest processing time first.
     std::vector<unsigned> where = balance_stages(costs, workers);
     const std::vector<double> cost = effective_costs(costs);
@@ -197,6 +201,67 @@ std::vector<unsigned> partition_stages(const std::vector<double>& costs, const s
     const double limit = *std::max_element(load.begin(), load.end()) * (1 + imbalance);
     refiner(cost, edges, where, load, limit).run();
     return where;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The data-parallel split (partition.hpp; seed 004 §II-C "filter fusion and fission", §V-C)
+
+std::vector<bool> parallel_stages(const program& g) {
+    std::vector<bool> out;
+    for (const stage_spec& s : g.stages()) out.push_back(s.kind == stage_kind::parallel);
+    return out;
+}
+
+std::vector<unsigned> replica_counts(const std::vector<double>& costs, const std::vector<bool>& parallel, unsigned workers) {
+    if (parallel.size() != costs.size())
+        throw std::invalid_argument("partition: " + std::to_string(parallel.size()) + " stage kinds for " +
+                                    std::to_string(costs.size()) + " stages");
+    if (workers == 0) throw std::invalid_argument("partition: no workers");
+    const std::vector<double> cost = effective_costs(costs);
+    const double mean = std::accumulate(cost.begin(), cost.end(), 0.0) / workers;
+    std::vector<unsigned> out(cost.size(), 1);
+    for (std::size_t s = 0; s < cost.size(); ++s) {
+        if (!parallel[s] || cost[s] <= mean) continue;
+        // (the tolerance keeps a stage of exactly k means at k pieces despite rounding)
+        const double pieces = std::ceil(cost[s] / mean * (1 - 1e-12));
+        out[s] = static_cast<unsigned>(std::min(pieces, static_cast<double>(workers)));
+    }
+    return out;
+}
+
+std::vector<std::vector<unsigned>> place_stages(const std::vector<double>& costs, const std::vector<bool>& parallel,
+                                                const std::vector<stage_edge>& edges, unsigned workers, double imbalance) {
+    if (costs.empty()) throw std::invalid_argument("partition: no stages");
+    check_edges(edges, costs.size());
+    const std::vector<unsigned> k = replica_counts(costs, parallel, workers);
+    const std::vector<double> cost = effective_costs(costs);
+    // The items: stage s is pieces first[s] .. first[s] + k[s] - 1, each of an equal share of its cost.
+    std::vector<std::size_t> first(cost.size());
+    std::vector<double> piece_cost;
+    for (std::size_t s = 0; s < cost.size(); ++s) {
+        first[s] = piece_cost.size();
+        piece_cost.insert(piece_cost.end(), k[s], cost[s] / k[s]);
+    }
+    // Every piece of a producer feeds every piece of its consumer (the deal is round-robin); a stage
+    // feeding itself stays a piece feeding itself, never cut.
+    std::vector<stage_edge> piece_edges;
+    for (const stage_edge& e : edges) {
+        for (unsigned a = 0; a < k[e.producer]; ++a)
+            for (unsigned b = 0; b < k[e.consumer]; ++b)
+                if (e.producer != e.consumer || a == b)
+                    piece_edges.push_back(
+                        {static_cast<stage_id>(first[e.producer] + a), static_cast<stage_id>(first[e.consumer] + b)});
+    }
+    const std::vector<unsigned> where = partition_stages(piece_cost, piece_edges, workers, imbalance);
+    std::vector<std::vector<unsigned>> out(cost.size());
+    for (std::size_t s = 0; s < cost.size(); ++s) {
+        out[s].assign(where.begin() + static_cast<std::ptrdiff_t>(first[s]),
+                      where.begin() + static_cast<std::ptrdiff_t>(first[s] + k[s]));
+        std::sort(out[s].begin(), out[s].end());   // the turn order: any fixed one will do
+        // Every piece on one worker (the refinement joined them to a neighbour): not split after all.
+        if (out[s].front() == out[s].back()) out[s].resize(1);
+    }
+    return out;
 }
 
 // ---------------------------------------------------------------------------------------------------

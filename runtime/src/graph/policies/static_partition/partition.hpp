@@ -15,8 +15,17 @@
 //
 // So it minimises the maximum load first, then the number of producer-consumer edges that cross
 // workers, without letting the maximum load grow by more than `imbalance` (10 %) over step 1.
-// Every stage gets exactly one worker (a parallel stage is not split); with more workers than
-// stages some workers get none.
+//
+// The data-parallel split (place_stages): a stream scheduler splits a stateless, data-parallel
+// filter across cores ("filter fusion and fission [15]", seed 004 §II-C), which is how Static gets
+// near-linear speedups on the regular data-parallel applications (§V-C: pca, lr). A parallel
+// (Shader) stage whose cost exceeds the mean load per worker, total / workers, is cut into
+// k = ceil(cost / mean) equal pieces (at most one per worker), each piece an item of the partition
+// above; a serial (Thread) stage is always one item. The stage then has one replica per piece, on
+// that piece's worker, and replica r runs the instances i with i mod k == r: a fixed round-robin
+// deal of the input packets, as a stream compiler's round-robin splitter feeds the fissed copies.
+// A stage whose pieces all land on one worker (the refinement may join them to a neighbour's
+// worker) is not split after all. With more workers than items some workers get none.
 #pragma once
 
 #include <pipescope/graph/program.hpp>
@@ -45,6 +54,17 @@ std::vector<unsigned> partition_stages(const std::vector<double>& costs, const s
 // Step 1 alone (longest processing time first), for comparison: partition_stages never has a larger
 // cut than this, nor a maximum load more than `imbalance` above its maximum load.
 std::vector<unsigned> balance_stages(const std::vector<double>& costs, unsigned workers);
+
+// The data-parallel split: each stage's workers, one per replica, in turn order (instance i of a
+// split stage runs on the (i mod k)-th; an unsplit stage has one). `parallel[s]`: stage s may be
+// split. Same costs and errors as partition_stages, and a `parallel` of another length is refused.
+std::vector<std::vector<unsigned>> place_stages(const std::vector<double>& costs, const std::vector<bool>& parallel,
+                                                const std::vector<stage_edge>& edges, unsigned workers,
+                                                double imbalance = partition_imbalance);
+// How many pieces place_stages cuts each stage into (1 unless split).
+std::vector<unsigned> replica_counts(const std::vector<double>& costs, const std::vector<bool>& parallel, unsigned workers);
+// Which stages of g are parallel (may be split).
+std::vector<bool> parallel_stages(const program& g);
 
 // The costs partition_stages actually balances (the floor above applied).
 std::vector<double> effective_costs(const std::vector<double>& costs);

@@ -8,8 +8,12 @@
 //
 // - Costs: `profile` = a trace recorded earlier (per-stage total node time, partition.hpp); without
 //   it `costs` = one number per stage; without either, equal costs.
-// - Partition: partition_stages() (partition.hpp), our stand-in for METIS: balanced load first, then
-//   as few queues between workers as the balance allows. Each stage belongs to exactly one worker.
+// - Partition: place_stages() (partition.hpp): partition_stages(), our stand-in for METIS (balanced
+//   load first, then as few queues between workers as the balance allows), over the stages with
+//   each heavy parallel stage split into replicas — the fission of a data-parallel filter (§II-C,
+//   "filter fusion and fission [15]"). A serial stage belongs to exactly one worker; a split
+//   parallel stage to several, instance i on the (i mod k)-th of its k replicas (the engine
+//   enforces the deal, graph_engine::place): the packets are dealt out statically, not balanced.
 // - Execution: worker w only ever steps the stages of its partition, one step each in turn, the
 //   furthest downstream first, and waits for the engine's epoch when none of them could step.
 //   Queues are bounded and nothing is preempted: a serial stage runs until it blocks. A worker that
@@ -36,7 +40,7 @@ public:
         : profile_(std::move(profile)), costs_(std::move(costs)), costs_text_(std::move(costs_text)) {}
 
     engine_config configure(const program& g, unsigned workers) override {
-        assignment_ = partition_stages(stage_costs(g), stage_edges(g), std::max(workers, 1u));
+        placement_ = place_stages(stage_costs(g), parallel_stages(g), stage_edges(g), std::max(workers, 1u));
         workers_ = std::max(workers, 1u);
         engine_config c;
         c.bounds = queue_bounds::bounded;   // producer-consumer queues with backpressure
@@ -47,11 +51,16 @@ public:
     void run(graph_engine& e) override {
         const program& g = e.graph();
         if (workers_ != e.workers()) configure(g, e.workers());
-        // Per worker: its stages, furthest downstream first.
+        // Per worker: its stages (a split stage on each of its replicas' workers), furthest
+        // downstream first.
         std::vector<std::vector<stage_id>> mine(e.workers());
         auto order = g.topological_order();
         std::reverse(order.begin(), order.end());
-        for (stage_id s : order) mine[assignment_[s]].push_back(s);
+        for (stage_id s : order) {
+            e.place(s, placement_[s]);
+            for (unsigned w : placement_[s])
+                if (mine[w].empty() || mine[w].back() != s) mine[w].push_back(s);   // (sorted: repeats adjacent)
+        }
 
         e.run_workers([&](unsigned w) {
             const std::vector<stage_id>& stages = mine[w];
@@ -87,7 +96,7 @@ private:
     std::optional<std::string> profile_;
     std::optional<std::vector<double>> costs_;
     std::string costs_text_;
-    std::vector<unsigned> assignment_;
+    std::vector<std::vector<unsigned>> placement_;   // per stage: its replicas' workers
     unsigned workers_ = 0;
 };
 
@@ -113,7 +122,8 @@ std::unique_ptr<graph_policy> make(policy_params& params, std::uint64_t) {
 extern const policy_entry static_partition_policy{
     .name = "static",
     .summary = "stream-programming style (seed 004 §IV-C): stages partitioned across workers from measured costs, "
-               "no load balancing; bounded queues",
+               "heavy data-parallel stages split into replicas with a fixed deal of packets, no load balancing; "
+               "bounded queues",
     .parameters = "profile=: a .pftrace recorded earlier; per-stage cost = total time of its node slices\n"
                   "costs=: without profile, one cost per stage, comma-separated (default: equal costs)",
     .make = make,
