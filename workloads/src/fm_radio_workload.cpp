@@ -10,6 +10,7 @@
 #include <bit>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 
 namespace pipescope::workloads {
 
@@ -46,7 +47,13 @@ fm_params take_params(param_set& params, input_size size) {
     p.taps = params.take_uint("taps", fm_default_taps, fm_min_taps, fm_max_taps);
     p.packet = params.take_uint("packet", size == input_size::large ? fm_large_packet : fm_default_packet, fm_min_packet,
                                 fm_max_packet);
-    p.capacity = take_capacity(params, fm_max_capacity);   // build_fm_radio_graph refuses one below the minimum
+    p.capacity = take_capacity(params, fm_max_capacity);
+    if (const std::size_t least = fm_min_capacity(p.taps, p.packet); p.capacity && *p.capacity < least)
+        throw std::invalid_argument("--param capacity=" + std::to_string(*p.capacity) +
+                                    ": fm-radio's queues need at least " + std::to_string(least) + " packets: a " +
+                                    std::to_string(p.taps) + "-tap filter peeks " + std::to_string(p.taps - 1) +
+                                    " samples past its packet of " + std::to_string(p.packet) +
+                                    " and its producer needs a free packet meanwhile");
     return p;
 }
 
