@@ -86,8 +86,8 @@ public:
                "fire filters per sample: seed 002 §II, §IV-A)\n" +
                capacity_parameter(std::to_string(fm_default_capacity) + " packets per queue",
                                   "every rule and N at least 2 + ceil((taps-1)/packet): a FIR filter peeks taps-1 "
-                                  "samples past its packet and its producer needs a free packet meanwhile; N at most " +
-                                      std::to_string(fm_max_capacity)) +
+                                  "samples past its packet and its producer needs a free packet meanwhile",
+                                  fm_max_capacity) +
                "\n" + graph_policy_parameters();
     }
     bool is_graph() const override { return true; }

@@ -134,7 +134,7 @@ std::optional<std::size_t> take_capacity(param_set& params, std::size_t max) {
     return static_cast<std::size_t>(params.take_uint("capacity", 0, 1, max));
 }
 
-std::string capacity_parameter(const std::string& application, const std::string& bounds) {
+std::string capacity_parameter(const std::string& application, const std::string& bounds, std::size_t max) {
     std::string per_thread, others;
     for (const auto& p : graph::policies())
         ((p.capacity == graph::capacity_rule::per_thread) ? per_thread : others) +=
@@ -144,8 +144,8 @@ std::string capacity_parameter(const std::string& application, const std::string
            "the run's workers, virtual ones included (seed 002 §IV-A); " +
            others + ": the application's, " + application +
            " (GRAMPS: the application sizes each queue, seed 004 §II-C)>: packets every queue holds instead of the "
-           "rule, 1 to 65536; " +
-           bounds;
+           "rule, 1 to " +
+           std::to_string(max) + "; " + bounds;
 }
 
 unsigned request_workers(const run_request& request) {

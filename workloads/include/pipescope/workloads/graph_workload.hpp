@@ -40,8 +40,8 @@ std::optional<std::size_t> take_capacity(param_set& params, std::size_t max = 65
 
 // The capacity parameter's line for workload::parameters(): the default rule of each graph policy
 // (DANBI's per thread, the others the application's, `application` saying what that is here), then
-// the workload's own bounds (`bounds`, e.g. "at least 3").
-std::string capacity_parameter(const std::string& application, const std::string& bounds);
+// the workload's own bounds (`bounds`, e.g. "at least 3"); N is 1 to `max`.
+std::string capacity_parameter(const std::string& application, const std::string& bounds, std::size_t max = 65536);
 
 // The request's worker count (run_request::workers; 0: the hardware threads).
 unsigned request_workers(const run_request& request);
