@@ -136,9 +136,10 @@ std::optional<std::size_t> take_capacity(param_set& params, std::size_t max) {
 
 std::string capacity_parameter(const std::string& application, const std::string& bounds, std::size_t max) {
     std::string per_thread, others;
-    for (const auto& p : graph::policies())
-        ((p.capacity == graph::capacity_rule::per_thread) ? per_thread : others) +=
-            (((p.capacity == graph::capacity_rule::per_thread) ? per_thread : others).empty() ? "" : ", ") + p.name;
+    for (const auto& p : graph::policies()) {
+        std::string& names = p.capacity == graph::capacity_rule::per_thread ? per_thread : others;
+        names += (names.empty() ? "" : ", ") + p.name;
+    }
     return "capacity=<" + per_thread +
            ": max(P·T, C·T) packets, P and C the packets a producer and the consumer of the queue reserve at once, T "
            "the run's workers, virtual ones included (seed 002 §IV-A); " +
