@@ -74,13 +74,21 @@ std::string graph_metadata(const pipescope::scheduler& sched, const run_args& ar
     return meta.dump();
 }
 
+// The program as this run sizes it: rules that depend on the worker count (DANBI's queue
+// capacities) take the scheduler's, virtual workers included.
+ws::program_info program_of(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload) {
+    ws::run_request request = args.request;
+    request.workers = sched.workers();
+    return workload.program(request);
+}
+
 }   // namespace
 
 std::string run_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
                          double reference_seconds) {
     ws::param_set params = args.request.params;   // a copy: the workload takes its own later
     const pipescope::pipeline_options options = ws::pipeline_options_from(args.request, params);
-    const ws::program_info program = workload.program(args.request);
+    const ws::program_info program = program_of(sched, args, workload);
     if (program.kind == vocab::graph_program) return graph_metadata(sched, args, workload, program, reference_seconds);
     nlohmann::json meta = common_metadata(sched, args, workload, program, reference_seconds);
     // How the loop is scheduled, as the runtime's sessions describe any pipe_while (K, lazy enabling,
@@ -98,7 +106,7 @@ namespace {
 pipescope::trace::run_info measured_run(const pipescope::scheduler& sched, const run_args& args,
                                         const ws::workload& workload, double reference_seconds,
                                         const virtual_setup* virtual_costs) {
-    const ws::program_info program = workload.program(args.request);
+    const ws::program_info program = program_of(sched, args, workload);
     pipescope::trace::run_info run;
     run.name = fmt::format("{} · {} · P={}", workload.name(), args.request.policy, sched.workers());
     // With node costs from a recording, the serial reference's time is that recording's too: the

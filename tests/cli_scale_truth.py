@@ -93,16 +93,20 @@ elif check == "params":
         fail(f"config for gramps alone: {p.stderr}")
 
     # On one worker, qes+pss resumes mergesort's serial stages as ws does (a serial stage's nodes are
-    # its resumptions, numbered in the order they happen: other configs at other P differ in them).
+    # its resumptions, numbered in the order they happen: other configs at other P differ in them) —
+    # with queues that hold a few packets. DANBI's own rule gives one packet per queue at P = 1
+    # (docs/virtual.md, "Queue capacities"), where the two configs interleave source, pair and sink
+    # differently; the capacity is the program's parameter, the same in every run here.
     costs = os.path.join(work, "qes+pss.pftrace")
-    run("run", "mergesort", "--policy", "danbi", "--param", "config=qes+pss", "--workers", "1", "--virtual", "--size",
-        "tiny", "--trace-detail", "nodes", "-o", costs)
+    run("run", "mergesort", "--policy", "danbi", "--param", "config=qes+pss", "--param", "capacity=16", "--workers", "1",
+        "--virtual", "--size", "tiny", "--trace-detail", "nodes", "-o", costs)
     priced = os.path.join(work, "priced.pftrace")
-    run("run", "mergesort", "--policy", "danbi", "--param", "config=ws", "--workers", "1", "--virtual", "--size", "tiny",
-        "--costs", costs, "-o", priced)
-    p = run("run", "mergesort", "--policy", "danbi", "--param", "packet=2048", "--workers", "1", "--virtual", "--size",
-            "tiny", "--costs", costs, expect=3)
-    if "recorded mergesort (size tiny, seed 1), but this run is mergesort (size tiny, seed 1, packet=2048)" not in p.stderr:
+    run("run", "mergesort", "--policy", "danbi", "--param", "config=ws", "--param", "capacity=16", "--workers", "1",
+        "--virtual", "--size", "tiny", "--costs", costs, "-o", priced)
+    p = run("run", "mergesort", "--policy", "danbi", "--param", "capacity=16", "--param", "packet=2048", "--workers", "1",
+            "--virtual", "--size", "tiny", "--costs", costs, expect=3)
+    if ("recorded mergesort (size tiny, seed 1, capacity=16), but this run is mergesort (size tiny, seed 1, "
+            "capacity=16, packet=2048)") not in p.stderr:
         fail(f"another packet size: {p.stderr}")
     print("danbi config sweep ran; --costs across configs taken, across packet sizes refused")
 elif check == "stats":

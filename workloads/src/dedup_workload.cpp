@@ -73,7 +73,7 @@ public:
                "coarse=<by size: tiny 32768, else 524288>: coarse chunk bytes (4096..67108864)\n"
                "min_chunk=1024, avg_chunk=4096, max_chunk=32768: fine chunk sizes (64 <= min < avg < max)\n"
                "level=6: zlib level (0..9)\n" +
-               std::string(pipeline_parameters) + "\n" + chain_parameters + "\n" + graph_policy_parameters();
+               std::string(pipeline_parameters) + "\n" + chain_parameters() + "\n" + graph_policy_parameters();
     }
 
     run_report run(scheduler& s, run_request& request) const override {
@@ -109,7 +109,7 @@ public:
                     reader = make_reader();
                     chain.reset(*reader);
                 },
-                report);
+                report, chain_sizing(shape));
             archive = chain.finish(&st);
         } else {
             auto t0 = std::chrono::steady_clock::now();
@@ -181,13 +181,15 @@ private:
                                   {"next fine chunk; reads and cuts a coarse chunk when needed",
                                    "SHA-1 and a claim in the global chunk table",
                                    "zlib, unless the chunk is known to be a duplicate",
-                                   "in input order: new chunk or reference to an earlier one"});
+                                   "in input order: new chunk or reference to an earlier one"},
+                                  chain_sizing(shape));
         return describe_graph(chain.program(), request,
                               "chain graph, one element per coarse chunk (" + per_packet +
                                   "); every queue ordered, so the write stage sees chunks in input order",
                               {"next coarse chunk",
                                "Gear anchors, then SHA-1, table claim and zlib per fine chunk, one after the other",
-                               "the coarse chunk's records, in input order"});
+                               "the coarse chunk's records, in input order"},
+                              chain_sizing(shape));
     }
 };
 

@@ -55,7 +55,7 @@ public:
                "regions=8: k of the k-means segmentation (1..32)\n"
                "candidates=32: images the LSH index hands to the ranking (1..100000)\n"
                "top=10: length of each answer list (1..1000)\n" +
-               std::string(pipeline_parameters) + "\n" + chain_parameters + "\n" + graph_policy_parameters();
+               std::string(pipeline_parameters) + "\n" + chain_parameters() + "\n" + graph_policy_parameters();
     }
 
     run_report run(scheduler& s, run_request& request) const override {
@@ -92,7 +92,7 @@ public:
             ferret::search_chain chain(&db, form, shape);
             run_graph_workload(
                 name(), s, request, params, chain.program(), [&] { reference = ferret::search_serial(db, request.cancel); },
-                [&] { chain.reset(); }, report);
+                [&] { chain.reset(); }, report, chain_sizing(shape));
             result = chain.results();
         } else {
             auto t0 = std::chrono::steady_clock::now();
@@ -164,13 +164,15 @@ private:
                                   {"generate query image i, push its number", "k-means over colour and position",
                                    "a feature vector per region", "LSH index: candidate images by region votes",
                                    "earth-mover-like distance to each candidate, top-k",
-                                   "append query i's top-k after query i-1's (ordered input)"});
+                                   "append query i's top-k after query i-1's (ordered input)"},
+                                  chain_sizing(shape));
         return describe_graph(chain.program(), request,
                               "chain graph of the collapsed SPS form (seed 000 §3.1), " + packets +
                                   " per packet; every queue ordered, so the output sees queries in order",
                               {"generate query image i, push its number",
                                "segment, extract, LSH query and rank in one instance",
-                               "append query i's top-k after query i-1's (ordered input)"});
+                               "append query i's top-k after query i-1's (ordered input)"},
+                              chain_sizing(shape));
     }
 };
 

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <optional>
+#include <stdexcept>
 
 namespace pipescope::workloads {
 
@@ -34,7 +36,8 @@ bool identical(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 struct fm_params {
-    std::size_t samples, bands, taps, packet, capacity;
+    std::size_t samples, bands, taps, packet;
+    std::optional<std::size_t> capacity;   // --param capacity; else the policy's rule
 };
 
 fm_params take_params(param_set& params, input_size size) {
@@ -44,9 +47,25 @@ fm_params take_params(param_set& params, input_size size) {
     p.taps = params.take_uint("taps", fm_default_taps, fm_min_taps, fm_max_taps);
     p.packet = params.take_uint("packet", size == input_size::large ? fm_large_packet : fm_default_packet, fm_min_packet,
                                 fm_max_packet);
-    p.capacity = params.take_uint("capacity", std::max(fm_default_capacity, fm_min_capacity(p.taps, p.packet)),
-                                  fm_min_capacity(p.taps, p.packet), fm_max_capacity);
+    p.capacity = take_capacity(params, fm_max_capacity);
+    if (const std::size_t least = fm_min_capacity(p.taps, p.packet); p.capacity && *p.capacity < least)
+        throw std::invalid_argument("--param capacity=" + std::to_string(*p.capacity) +
+                                    ": fm-radio's queues need at least " + std::to_string(least) + " packets: a " +
+                                    std::to_string(p.taps) + "-tap filter peeks " + std::to_string(p.taps - 1) +
+                                    " samples past its packet of " + std::to_string(p.packet) +
+                                    " and its producer needs a free packet meanwhile");
     return p;
+}
+
+// The application's capacity (GRAMPS' rule), or the one asked for; the graph refuses one below the
+// peeking filters' minimum, saying why.
+std::size_t declared_capacity(const fm_params& p) {
+    return p.capacity.value_or(std::max(fm_default_capacity, fm_min_capacity(p.taps, p.packet)));
+}
+
+// Whatever a policy's rule says, every queue keeps the peeking filters' minimum.
+queue_sizing sizing_of(const fm_params& p, const graph::program& g) {
+    return {p.capacity, std::vector<std::size_t>(g.queues().size(), fm_min_capacity(p.taps, p.packet))};
 }
 
 class fm_radio_workload final : public workload {
@@ -64,10 +83,12 @@ public:
                std::to_string(fm_default_packet) + ", large " + std::to_string(fm_large_packet) +
                ">: audio samples per packet, 1 to " + std::to_string(fm_max_packet) +
                " (antenna packets hold 4× as many); at 1024 a FIR instance is 20-39 µs of work (StreamIt and DANBI "
-               "fire filters per sample: seed 002 §II, §IV-A)\n"
-               "capacity=<4, or more for small packets or many taps>: packets each queue holds, at least 2 + "
-               "ceil((taps-1)/packet)\n" +
-               graph_policy_parameters();
+               "fire filters per sample: seed 002 §II, §IV-A)\n" +
+               capacity_parameter(std::to_string(fm_default_capacity) + " packets per queue",
+                                  "every rule and N at least 2 + ceil((taps-1)/packet): a FIR filter peeks taps-1 "
+                                  "samples past its packet and its producer needs a free packet meanwhile",
+                                  fm_max_capacity) +
+               "\n" + graph_policy_parameters();
     }
     bool is_graph() const override { return true; }
 
@@ -76,7 +97,7 @@ public:
         fm_radio_state st;
         st.design = design_fm_radio(p.bands, p.taps);
         st.samples = p.samples;
-        st.capacity = p.capacity;
+        st.capacity = declared_capacity(p);
         st.packet = p.packet;
         st.seed = request.seed;
         const graph::program g = build_fm_radio_graph(st);
@@ -89,7 +110,7 @@ public:
                 st.audio.clear();
                 st.audio.reserve(reference.size());
             },
-            report);
+            report, sizing_of(p, g));
         report.matches_reference = !report.stats.cancelled && identical(st.audio, reference);
         report.description = fmt::format(
             "{} antenna samples (192 kHz) -> {} audio samples (48 kHz), {}-band equalizer, {}-tap filters, {} stages, "
@@ -103,7 +124,7 @@ public:
         const fm_params p = take_params(params, request.size);
         fm_radio_state st;
         st.design = design_fm_radio(p.bands, p.taps);
-        st.capacity = p.capacity;
+        st.capacity = declared_capacity(p);
         st.packet = p.packet;
         const graph::program g = build_fm_radio_graph(st);
         return describe_graph(
@@ -112,7 +133,7 @@ public:
                 std::to_string(p.bands) +
                 " × (upper/lower low-pass -> subtract -> gain) -> join -> sink; FIR stages peek "
                 "taps-1 samples; queues written by parallel stages are ordered",
-            fm_radio_stage_notes(st.design));
+            fm_radio_stage_notes(st.design), sizing_of(p, g));
     }
 };
 

@@ -3,8 +3,11 @@
 
 #include <pipescope/trace_session.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
+#include <stdexcept>
+#include <thread>
 
 namespace pipescope::workloads {
 
@@ -26,6 +29,17 @@ std::set<std::string> parameter_keys(const std::string& lines) {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Who reserves `packets` at once in q (a producer's declared output, or the consumer's input plus
+// its peek), for the refusal of a smaller capacity.
+std::string who_reserves(const graph::program& g, graph::queue_id q, std::size_t packets) {
+    for (graph::stage_id s : g.producers(q))
+        for (const graph::output_spec& o : g.stages()[s].outputs)
+            if (o.queue == q && o.max_packets == packets)
+                return "stage '" + g.stages()[s].name + "' reserves " + std::to_string(packets) + " at once";
+    const graph::stage_spec& reader = g.stages()[g.consumer(q)];
+    return "stage '" + reader.name + "' reads a packet and peeks " + std::to_string(reader.peek) + " elements past it";
 }
 
 }   // namespace
@@ -115,9 +129,55 @@ std::string graph_only(const std::string& policy) {
     return "it is a stage graph (stages joined by queues, not a pipe_while loop); graph policies run it: " + names;
 }
 
-program_info describe_graph(const graph::program& g, const run_request& request, std::string shape,
-                            const std::vector<std::string>& stage_notes) {
+std::optional<std::size_t> take_capacity(param_set& params, std::size_t max) {
+    if (param_set probe = params; !probe.take_string("capacity")) return std::nullopt;
+    return static_cast<std::size_t>(params.take_uint("capacity", 0, 1, max));
+}
+
+std::string capacity_parameter(const std::string& application, const std::string& bounds, std::size_t max) {
+    std::string per_thread, others;
+    for (const auto& p : graph::policies()) {
+        std::string& names = p.capacity == graph::capacity_rule::per_thread ? per_thread : others;
+        names += (names.empty() ? "" : ", ") + p.name;
+    }
+    return "capacity=<" + per_thread +
+           ": max(P·T, C·T) packets, P and C the packets a producer and the consumer of the queue reserve at once, T "
+           "the run's workers, virtual ones included (seed 002 §IV-A); " +
+           others + ": the application's, " + application +
+           " (GRAMPS: the application sizes each queue, seed 004 §II-C)>: packets every queue holds instead of the "
+           "rule, 1 to " +
+           std::to_string(max) + "; " + bounds;
+}
+
+unsigned request_workers(const run_request& request) {
+    return request.workers != 0 ? request.workers : std::max(1u, std::thread::hardware_concurrency());
+}
+
+graph::program sized_program(const graph::program& g, const std::string& policy, unsigned workers,
+                             const queue_sizing& sizing) {
     g.validate();
+    graph::capacity_rule rule = graph::capacity_rule::application;
+    for (const auto& p : graph::policies())
+        if (p.name == policy) rule = p.capacity;
+    graph::program out = g;
+    for (graph::queue_id q = 0; q < g.queues().size(); ++q) {
+        std::size_t packets = graph::rule_capacity(g, q, rule, workers);
+        if (sizing.capacity) {
+            packets = *sizing.capacity;
+            if (const std::size_t need = graph::packets_at_once(g, q); packets < need)
+                throw std::invalid_argument("--param capacity=" + std::to_string(packets) + ": queue '" +
+                                            g.queues()[q].name + "' needs at least " + std::to_string(need) +
+                                            " packets: " + who_reserves(g, q, need));
+        }
+        if (q < sizing.floors.size()) packets = std::max(packets, sizing.floors[q]);
+        out.set_capacity(q, packets);
+    }
+    return out;
+}
+
+program_info describe_graph(const graph::program& declared, const run_request& request, std::string shape,
+                            const std::vector<std::string>& stage_notes, const queue_sizing& sizing) {
+    const graph::program g = sized_program(declared, request.policy, request_workers(request), sizing);
     program_info p;
     p.kind = "graph";
     p.shape = std::move(shape);
@@ -153,10 +213,12 @@ program_info describe_graph(const graph::program& g, const run_request& request,
 }
 
 void run_graph_workload(const std::string& workload, scheduler& s, run_request& request, param_set& params,
-                        const graph::program& g, const std::function<void()>& reference, const std::function<void()>& reset,
-                        run_report& report) {
+                        const graph::program& declared, const std::function<void()>& reference,
+                        const std::function<void()>& reset, run_report& report, const queue_sizing& sizing) {
     const graph::run_options options = graph_options_from(request, params);
     params.reject_unknown(workload);
+    request.workers = s.workers();
+    const graph::program g = sized_program(declared, request.policy, request.workers, sizing);
     auto t0 = std::chrono::steady_clock::now();
     throw_if_cancelled(request.cancel);
     reference();

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <stdexcept>
 
 namespace pipescope::workloads {
@@ -128,11 +129,15 @@ constexpr std::uint64_t max_partials_per_packet = 64;   // a packet of partials 
 // 17 asks <= 1.10). 8192 pixels per partial (4 per 32768-pixel packet) costs 1.01-1.05x
 // (docs/runtime.md, "Packet sizes of the graph workloads").
 constexpr std::uint64_t default_block = 8192;
+// Packets per queue as the application sizes them (GRAMPS' rule, seed 004 §II-C): a few packets of
+// work per stage; under DANBI the queues hold packets_at_once × workers instead (graph_workload.hpp).
+constexpr std::size_t application_capacity = 16;
 
 struct options {
     bool combine = true;
     std::uint64_t block = default_block;     // pixels per partial histogram (the map unit)
     std::uint64_t packet = default_packet;   // pixels per packet: one map instance (by size)
+    std::optional<std::size_t> capacity;     // --param capacity: every queue; else the policy's rule
     // Partial histograms per packet of partials: what one map instance makes, one combine sums.
     std::uint64_t partials_per_packet() const { return (packet + block - 1) / block; }
 };
@@ -142,6 +147,7 @@ options take_options(param_set& params, input_size size) {
     o.combine = params.take_bool("combine", o.combine);
     o.block = params.take_uint("block", o.block, 16, std::uint64_t{1} << 20);
     o.packet = params.take_uint("packet", size == input_size::tiny ? tiny_packet : default_packet, 1, max_packet);
+    o.capacity = take_capacity(params);
     if (o.partials_per_packet() > max_partials_per_packet)
         throw std::invalid_argument("--param packet=" + std::to_string(o.packet) +
                                     ": with block=" + std::to_string(o.block) + " a packet makes " +
@@ -180,13 +186,15 @@ graph::program build_graph(histogram_state& st) {
     graph::program g;
     const std::size_t packet_pixels = static_cast<std::size_t>(st.opt.packet);
     // One range per packet: a range is one map instance.
-    const auto ranges = g.add_queue<pixel_range>("ranges", {.packet_elements = 1, .capacity_packets = 16, .ordered = false});
+    const auto ranges =
+        g.add_queue<pixel_range>("ranges",
+                                 {.packet_elements = 1, .capacity_packets = application_capacity, .ordered = false});
     // A map instance's partials fill one packet, so a combine instance sums the partials of one
     // pixel packet.
     const auto partials =
         g.add_queue<partial_histogram>("partials",
                                        {.packet_elements = static_cast<std::size_t>(st.opt.partials_per_packet()),
-                                        .capacity_packets = 16,
+                                        .capacity_packets = application_capacity,
                                         .ordered = false});
 
     g.add_serial("source", {}, {ranges}, [&st, packet_pixels](graph::thread_context& ctx) -> graph::stage_task {
@@ -213,8 +221,9 @@ graph::program build_graph(histogram_state& st) {
 
     graph::queue_id reduce_from = partials;
     if (st.opt.combine) {
-        reduce_from =
-            g.add_queue<partial_histogram>("combined", {.packet_elements = 1, .capacity_packets = 16, .ordered = false});
+        reduce_from = g.add_queue<partial_histogram>("combined", {.packet_elements = 1,
+                                                                  .capacity_packets = application_capacity,
+                                                                  .ordered = false});
         g.add_parallel("combine", partials, {{reduce_from, 1}}, [](graph::instance_context& ctx) {
             partial_histogram sum{};
             for (std::size_t i = 0; i < ctx.size(); ++i) {
@@ -258,6 +267,7 @@ public:
                ">: pixels per packet, i.e. per map instance (1 to 2^20, at most 64 blocks); its ceil(packet/block) "
                "partials are one combine instance. Replaces blocks (packet = block × blocks); 32768 pixels are "
                "about 32 µs of map work\n" +
+               capacity_parameter(std::to_string(application_capacity) + " packets per queue", "no other bound") + "\n" +
                graph_policy_parameters();
     }
     bool is_graph() const override { return true; }
@@ -278,7 +288,7 @@ public:
                 st.result.fill(0);
                 st.reduced = 0;
             },
-            report);
+            report, {st.opt.capacity, {}});
 
         const std::uint64_t pixels = st.img.pixels.size();
         const std::uint64_t blocks = partials_for(st.opt, pixels);
@@ -305,7 +315,7 @@ public:
         return describe_graph(g, request,
                               st.opt.combine ? "map-reduce with a combine stage (hist-c): a chain"
                                              : "map-reduce, reduce-only (hist-r): a chain",
-                              notes);
+                              notes, {st.opt.capacity, {}});
     }
 };
 

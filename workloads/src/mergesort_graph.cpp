@@ -82,24 +82,28 @@ std::uint64_t merge_split(const std::uint64_t* a, std::uint64_t na, const std::u
     return lo;
 }
 
+std::vector<std::size_t> queue_floors(const sort_state& st) {
+    const std::size_t c = static_cast<std::size_t>(st.chunks);
+    return {0, std::max<std::size_t>(2 * c, 2), std::max<std::size_t>(c, 1), 0};
+}
+
 graph::program build_graph(sort_state& st) {
     graph::program g;
     // One descriptor per packet everywhere: a parallel instance is then one chunk or one merge piece
     // (the unit of load balancing), and each instance pushes at most one run.
-    const std::size_t c = static_cast<std::size_t>(st.chunks);
+    const std::vector<std::size_t> floor = queue_floors(st);
+    // "chunks" and "sorted": the application's capacities (GRAMPS' rule, seed 004 §II-C); DANBI's
+    // rule and --param capacity resize every queue, down to these floors (graph_workload.hpp).
     // The feedback queue holds every run that has formed and waits for pair: at most C at once (runs
     // cover disjoint ranges), plus one reservation per running instance. 2C (at least 2) leaves room
     // for both, so a bounded policy never stops sort or merge on it for good — pair drains it as long
     // as "merges" has room, and merge drains "merges".
     const auto chunks = g.add_queue<run_desc>("chunks", {.packet_elements = 1, .capacity_packets = 16, .ordered = false});
-    const auto runs =
-        g.add_queue<run_desc>("runs",
-                              {.packet_elements = 1, .capacity_packets = std::max<std::size_t>(2 * c, 2), .ordered = false});
+    const auto runs = g.add_queue<run_desc>("runs", {.packet_elements = 1, .capacity_packets = floor[1], .ordered = false});
     // Pending pieces cover disjoint output ranges of pieces of 2·chunk keys: at most C/2, plus those
     // running. C (at least 1) leaves pair room to hand out a whole level at once.
     const auto merges =
-        g.add_queue<merge_piece>("merges",
-                                 {.packet_elements = 1, .capacity_packets = std::max<std::size_t>(c, 1), .ordered = false});
+        g.add_queue<merge_piece>("merges", {.packet_elements = 1, .capacity_packets = floor[2], .ordered = false});
     const auto sorted = g.add_queue<run_desc>("sorted", {.packet_elements = 1, .capacity_packets = 1, .ordered = false});
 
     g.add_serial("source", {}, {chunks}, [&st](graph::thread_context& ctx) -> graph::stage_task {

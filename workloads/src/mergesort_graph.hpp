@@ -106,4 +106,9 @@ std::uint64_t merge_split(const std::uint64_t* a, std::uint64_t na, const std::u
 // The graph over `st` (which must outlive it). Its structure depends only on the sizes.
 graph::program build_graph(sort_state& st);
 
+// By queue id, the least each queue of build_graph must hold for the feedback loop never to stop
+// for good, whatever a policy's capacity rule or --param capacity says: 2C in "runs" and C in
+// "merges" (why: build_graph), nothing in "chunks" and "sorted".
+std::vector<std::size_t> queue_floors(const sort_state& st);
+
 }   // namespace pipescope::workloads::mergesort

@@ -54,7 +54,10 @@ public:
                ": keys per packet: the leaf chunk one sort instance sorts; a merge piece writes 2·packet keys (a "
                "power of two, 64 to 2^26; at least the input: one chunk). Was chunk; chosen so that an instance is "
                "tens of µs of work or more\n" +
-               graph_policy_parameters();
+               capacity_parameter("chunks 16, runs 2C, merges C, sorted 1 packet (C = keys / packet chunks)",
+                                  "whatever N or the rule says, runs keeps at least 2C and merges C (the feedback "
+                                  "loop's room)") +
+               "\n" + graph_policy_parameters();
     }
     bool is_graph() const override { return true; }
 
@@ -62,6 +65,7 @@ public:
         const std::uint64_t keys = keys_for(request.size);
         const std::uint64_t chunk = take_packet(request.params, keys);
         sort_state st(keys, chunk);
+        const queue_sizing sizing{take_capacity(request.params), mergesort::queue_floors(st)};
         st.input = mergesort::make_keys(keys, request.seed);
         const graph::program g = mergesort::build_graph(st);
 
@@ -73,7 +77,7 @@ public:
                 reference = st.input;
                 std::sort(reference.begin(), reference.end());
             },
-            [&] { st.reset(); }, report);
+            [&] { st.reset(); }, report, sizing);
 
         // Exactly one run reached the sink, and it is the whole array at the top level.
         const bool one_run = st.delivered.size() == 1 && st.delivered[0].offset == 0 && st.delivered[0].length == keys &&
@@ -93,6 +97,7 @@ public:
         const std::uint64_t keys = keys_for(request.size);
         sort_state st(keys, take_packet(params, keys));
         const graph::program g = mergesort::build_graph(st);
+        const queue_sizing sizing{take_capacity(params), mergesort::queue_floors(st)};
         return describe_graph(
             g, request,
             "a cycle: sorted chunks and merged runs go round pair → merge until one run covers the array; the "
@@ -101,7 +106,8 @@ public:
              "matches adjacent runs of the same level; emits each merge as pieces of 2·chunk keys; forwards the "
              "whole array",
              "merges one piece (merge-path split); the last piece of a merge feeds the new run back",
-             "receives the sorted array"});
+             "receives the sorted array"},
+            sizing);
     }
 };
 

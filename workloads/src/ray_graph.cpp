@@ -42,9 +42,11 @@ namespace pipescope::workloads::ray {
 
 namespace {
 
-// Queue capacities: small GRAMPS-like bounds counted in packets of `packet` rays (seed 004 §II-C;
-// GRAMPS used 32-ray packets, see ray_scene.hpp for our default). Four packets between two parallel
-// stages keep two workers busy; `rays` has eight, as camera reserves two.
+// Queue capacities as the application declares them (GRAMPS' rule: the application sizes each
+// queue, seed 004 §II-C): small bounds counted in packets of `packet` rays (GRAMPS used 32-ray
+// packets, see ray_scene.hpp for our default). Four packets between two parallel stages keep two
+// workers busy; `rays` has eight, as camera reserves two. Under DANBI, and with --param capacity,
+// the workload resizes them (graph_workload.hpp, sized_program).
 graph::queue_shape shape(std::size_t elements, std::size_t capacity) {
     graph::queue_shape s;
     s.packet_elements = elements;

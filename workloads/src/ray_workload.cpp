@@ -37,6 +37,11 @@ public:
              std::to_string(ray::default_ray_packet) +
              ">: rays per packet in every ray queue, and camera paths per tile (1-" + std::to_string(ray::max_ray_packet) +
              "); GRAMPS used 32 for SIMD (seed 004 §II-C); 256 is about 43 µs of work per packet at size large\n";
+        p += capacity_parameter("tiles 4, rays 8 (camera reserves 2), hits, shadow rays and samples 4 packets",
+                                bouncing_
+                                    ? "N at least 2 (camera reserves 2 packets of rays at once, seed 004 Fig. 1's cycle)"
+                                    : "no other bound") +
+             "\n";
         p += "out=: write the image as a binary PPM (P6) to this path\n";
         return p + graph_policy_parameters();
     }
@@ -44,6 +49,7 @@ public:
 
     run_report run(scheduler& s, run_request& request) const override {
         const ray::settings cfg = settings_from(request, request.params);
+        const queue_sizing sizing{take_capacity(request.params), {}};
         const std::optional<std::string> out = request.params.take_string("out");
         if (out) check_writable(*out);
 
@@ -55,7 +61,7 @@ public:
         run_report report;
         run_graph_workload(
             name(), s, request, request.params, g, [&] { reference = ray::render_serial(setup, request.cancel); },
-            [&] { state.reset(setup); }, report);
+            [&] { state.reset(setup); }, report, sizing);
 
         // Every ray's contribution bit for bit, and so the image byte for byte.
         const std::vector<std::uint8_t> image = state.output.image();
@@ -74,12 +80,13 @@ public:
     program_info program(const run_request& request) const override {
         param_set params = request.params;   // a copy: the run takes its own
         const ray::settings cfg = settings_from(request, params);
+        const queue_sizing sizing{take_capacity(params), {}};
         ray::graph_state state;   // the bodies never run here
         const graph::program g = ray::build_graph(state, cfg.bounces, cfg.packet);
         return describe_graph(g, request,
                               bouncing_ ? "fixed graph with a cycle: shade feeds reflection rays back to intersect"
                                         : "fixed pipeline: tiler, camera, intersect, shade, shadow intersect, frame buffer",
-                              ray::graph_stage_notes(cfg.bounces, cfg.packet));
+                              ray::graph_stage_notes(cfg.bounces, cfg.packet), sizing);
     }
 
 private:

@@ -371,7 +371,8 @@ struct policy_entry {
     const char* summary;
     const char* parameters;   // "key=default: meaning" lines
     std::unique_ptr<graph_policy> (*make)(policy_params& params, std::uint64_t seed);
-    int order = 0;   // where listings put it: lower first (policy_registry.hpp)
+    int order = 0;                                         // where listings put it: lower first (policy_registry.hpp)
+    capacity_rule capacity = capacity_rule::application;   // its paper's default queue sizes
 };
 
 // Every folder of graph/policies/ with its entry, `FOLDER_policy` (e.g. `extern const policy_entry

@@ -25,6 +25,12 @@ queue_id program::add_queue(queue_spec spec) {
     return static_cast<queue_id>(queues_.size() - 1);
 }
 
+void program::set_capacity(queue_id q, std::size_t packets) {
+    if (q >= queues_.size()) invalid("set_capacity: queue id " + std::to_string(q) + " does not exist");
+    if (packets == 0) invalid("queue '" + queues_[q].name + "': capacity_packets is 0");
+    queues_[q].shape.capacity_packets = packets;
+}
+
 stage_id program::add_parallel(std::string name, queue_id input, std::vector<output_spec> outputs, parallel_body body,
                                std::size_t peek) {
     stage_spec s;
@@ -220,6 +226,27 @@ std::vector<std::string> counter_names(const program& g) {
     for (const queue_spec& q : g.queues())
         names.push_back(trace::vocab::queue_packets(q.name));   // the name readers classify
     return names;
+}
+
+std::size_t packets_at_once(const program& g, queue_id q) {
+    const queue_shape& sh = g.queues().at(q).shape;
+    std::size_t most = 1;   // a serial stage reserves and pops one packet at a time
+    for (stage_id s : g.producers(q))
+        if (g.stages()[s].kind == stage_kind::parallel)
+            for (const output_spec& o : g.stages()[s].outputs)
+                if (o.queue == q) most = std::max(most, o.max_packets);
+    const stage_spec& reader = g.stages()[g.consumer(q)];
+    if (reader.kind == stage_kind::parallel)
+        most = std::max(most, 1 + (reader.peek + sh.packet_elements - 1) / sh.packet_elements);
+    return most;
+}
+
+std::size_t rule_capacity(const program& g, queue_id q, capacity_rule rule, unsigned threads) {
+    switch (rule) {
+        case capacity_rule::application: return g.queues().at(q).shape.capacity_packets;
+        case capacity_rule::per_thread: return packets_at_once(g, q) * std::max(threads, 1u);
+    }
+    return g.queues().at(q).shape.capacity_packets;
 }
 
 }   // namespace pipescope::graph

@@ -106,7 +106,7 @@ const pipescope::detail::policy_registry<detail::policy_entry>& registry() {
 
 std::vector<policy_info> policies() {
     std::vector<policy_info> out;
-    for (const detail::policy_entry* p : registry()) out.push_back({p->name, p->summary, p->parameters});
+    for (const detail::policy_entry* p : registry()) out.push_back({p->name, p->summary, p->parameters, p->capacity});
     return out;
 }
 

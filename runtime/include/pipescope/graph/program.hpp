@@ -109,6 +109,8 @@ public:
 
     const std::vector<queue_spec>& queues() const noexcept { return queues_; }
     const std::vector<stage_spec>& stages() const noexcept { return stages_; }
+    // Resizes queue q (a capacity rule, below, applied to a built program). Throws on an unknown q or 0.
+    void set_capacity(queue_id q, std::size_t packets);
 
     // Derived structure (valid after validate()).
     // Throws std::invalid_argument naming the stage or queue: a queue without exactly one consumer or
@@ -370,12 +372,34 @@ struct run_stats {
     bool cancelled = false;
 };
 
+// How a policy's paper sizes the queues when the program's user does not (docs/virtual.md, "Queue
+// capacities").
+enum class capacity_rule : std::uint8_t {
+    // The application's own capacity per queue, in packets, whatever the number of workers: GRAMPS
+    // ("the application specifies the capacity of each queue in terms of packets", seed 004 §II-C),
+    // and the schedulers compared on its runtime, which keep its queues (§IV).
+    application,
+    // DANBI's max(P·T, C·T): P the most a producer of the queue reserves at once, C the most its
+    // consumer does, T the runtime's threads, "for all threads to work on a queue" (seed 002 §IV-A).
+    per_thread,
+};
+
 struct policy_info {
     std::string name;
     std::string summary;
     std::string parameters;   // "key=default: meaning" lines
+    capacity_rule capacity = capacity_rule::application;
 };
 std::vector<policy_info> policies();
+
+// The most packets one stage reserves in q at once: a parallel producer its output's max_packets, a
+// serial producer one (it fills one packet at a time), a parallel consumer its input packet plus
+// the packets its peek spans, a serial consumer one. DANBI's P and C of q, in packets. Needs a valid g.
+std::size_t packets_at_once(const program& g, queue_id q);
+
+// q's capacity under `rule` with `threads` threads: the declared one (application), or
+// packets_at_once(g, q) · threads (per_thread; threads 0 counts as 1).
+std::size_t rule_capacity(const program& g, queue_id q, capacity_rule rule, unsigned threads);
 
 // Runs the graph to completion on `s`'s workers. Rethrows the first exception a stage threw, after
 // every stage has stopped. A graph that can make no progress (every stage waits; a queue sized too

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <pipescope/graph/program.hpp>
+#include <pipescope/workloads/graph_workload.hpp>
 #include <pipescope/workloads/workload.hpp>
 
 #include <cstddef>
@@ -33,15 +34,16 @@ namespace pipescope::workloads {
 // stages (segment alone 0.7 ms), a dedup fine chunk about 60 µs (compress dominates), and packets of
 // 4 or 16 items ran no faster; so the default stays one item per packet.
 struct chain_shape {
-    std::size_t packet = 1;     // items per packet
-    std::size_t capacity = 8;   // packets per queue: the backpressure bound between two stages
+    std::size_t packet = 1;        // items per packet
+    std::size_t capacity = 8;      // packets per queue as built: the application's (GRAMPS' rule), or N
+    bool capacity_given = false;   // --param capacity=N: N overrides every policy's rule
 };
 
-// The chain's own parameters, as workload::parameters() lines.
-inline constexpr const char* chain_parameters =
-    "packet=1: graph policies: items per packet in the chain graph's queues (1..1024); one item is already "
-    "tens to hundreds of µs of work (a ferret query ~0.85 ms, a dedup chunk ~60 µs)\n"
-    "capacity=8: graph policies: packets each queue of the chain graph holds (1..65536)";
+// The chain's sizing for run_graph_workload and describe_graph: N if given, else the policy's rule.
+queue_sizing chain_sizing(const chain_shape& shape);
+
+// The chain's own parameters (packet, capacity), as workload::parameters() lines.
+std::string chain_parameters();
 
 // Takes the chain's parameters (packet, capacity) and refuses what does not fit the request's
 // policy, naming the key: under a graph policy, the pipe_while parameters (K, lazy, folding, c,

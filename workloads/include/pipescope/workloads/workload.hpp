@@ -59,6 +59,10 @@ struct run_request {
     // serial reference or the set-up), it makes run() throw interrupted_before_measured_run without
     // calling on_measured_start: the serial references check it between items, so Ctrl-C is prompt.
     std::stop_token cancel;
+    // The run's worker count, virtual workers included, for what depends on it (DANBI's queue
+    // capacities, graph_workload.hpp): a graph workload's run() takes its scheduler's, and whoever
+    // asks program() for the run's structure sets it. 0: one per hardware thread, as a scheduler's 0.
+    unsigned workers = 0;
 };
 
 // What a workload throws when its request's cancel is requested before its measured run starts:

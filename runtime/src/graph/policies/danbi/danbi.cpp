@@ -328,6 +328,9 @@ extern const policy_entry danbi_policy{
                   "random kernel with probability min(T/C, 1)",
     .make = make,
     .order = 30,
+    // "the size of Q is determined as max(P * T, C * T), where T is the number of native threads
+    // assigned for the DANBI runtime" (seed 002 §IV-A)
+    .capacity = capacity_rule::per_thread,
 };
 
 }   // namespace pipescope::graph::detail
