@@ -4,9 +4,9 @@
 //
 // Yield points: after every job, after a search for work that cost something, an idle worker's
 // yield, and the hooks that end a node before its effects are published (task_finished). A job
-// costs the thread CPU time it used since the previous yield point (measure_jobs) plus what it
+// costs the time its thread used since the previous yield point (measure_jobs) plus what it
 // declared with virtual_work(); a search costs the steal attempts it made, at the calibrated costs.
-// The CPU time is read with two nested clocks, so that nodes cheaper than a read of the thread CPU
+// That time is read with two nested clocks, so that nodes cheaper than a read of the thread CPU
 // clock are priced too (interval_price.hpp).
 #include "../scheduler_impl.hpp"
 #include "../trace_hooks.hpp"
@@ -46,6 +46,7 @@ void virtual_actor::yield(std::uint64_t extra_ns) {
     std::uint64_t cost = extra_ns + declared_ns;
     const bool measure = options->measure_jobs;
     if (measure) {
+        // The wall clock first: the end's reads mirror mark()'s, so that they nest.
         const std::uint64_t wall = clock_ns(CLOCK_MONOTONIC) - mark_wall_ns;
         const std::uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - mark_ns;
         cost +=
