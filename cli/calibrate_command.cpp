@@ -40,21 +40,24 @@ double since_ns(clock_type::time_point t0) {
     return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now() - t0).count());
 }
 
-std::uint64_t thread_cpu_ns() {
+std::uint64_t clock_ns(clockid_t clock) {
     timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    clock_gettime(clock, &ts);
     return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-// What reading the thread CPU clock adds to a measured job, as that clock itself sees it: the
-// virtual workers read it at every yield point (virtual/virtual_worker.cpp).
-double clock_read_ns() {
+// What reading a clock adds to a measured job: the virtual workers read both clocks at every yield
+// point (runtime/src/virtual/interval_price.hpp). Each is N back-to-back reads, timed by the thread
+// CPU clock — which sees its own reads, and which, unlike the wall clock, does not count the time
+// the thread lost to other threads among them (the two agree while the thread keeps its CPU).
+double read_cost_ns(clockid_t clock) {
     constexpr int reads = 20000;
-    const std::uint64_t first = thread_cpu_ns();
-    std::uint64_t last = first;
-    for (int i = 0; i < reads; ++i) last = thread_cpu_ns();
-    return static_cast<double>(last - first) / reads;
+    const std::uint64_t first = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    for (int i = 0; i < reads; ++i) clock_ns(clock);
+    return static_cast<double>(clock_ns(CLOCK_THREAD_CPUTIME_ID) - first) / reads;
 }
+double clock_read_ns() { return read_cost_ns(CLOCK_THREAD_CPUTIME_ID); }
+double wall_clock_read_ns() { return read_cost_ns(CLOCK_MONOTONIC); }
 
 // What reading steady_clock twice around nothing takes: taken off each timed steal below.
 double timer_ns() {
@@ -240,6 +243,7 @@ int calibrate_command(const std::vector<std::string>& args) {
     pipescope::scheduler one_worker({.workers = 1});
     std::vector<measured> costs = {
         {"clock_read", "N back-to-back reads of CLOCK_THREAD_CPUTIME_ID, as that clock sees them", clock_read_ns},
+        {"wall_clock_read", "N back-to-back reads of CLOCK_MONOTONIC, as that clock sees them", wall_clock_read_ns},
         {"failed_steal", "chase_lev_deque::steal on a deque its owner thread pushes and pops one job at a time",
          failed_steal_ns},
         {"steal", "chase_lev_deque::steal of jobs its owner thread keeps pushing", steal_ns},

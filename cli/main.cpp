@@ -48,8 +48,9 @@ constexpr command_usage usages[] = {
             "                     [--virtual [--costs EARLIER.pftrace] [--cost-file COSTS.json] [--param NAME_ns=V]...]\n"
             "         --virtual: N virtual workers in virtual time (docs/virtual.md). Scheduler costs: built in, then\n"
             "         the calibration file (pipescope calibrate), then --cost-file, then --param NAME_ns=V (NAME: steal,\n"
-            "         failed_steal, yield, wake, spin, queue_op, context_switch, quantum, clock_read). Nodes cost their\n"
-            "         CPU time, or with --costs what an earlier recording of the same workload, size, seed and params\n"
+            "         failed_steal, yield, wake, spin, queue_op, context_switch, quantum, clock_read, wall_clock_read).\n"
+            "         Nodes cost their measured time (wall clock while their thread kept its CPU, else thread CPU\n"
+            "         time), or with --costs what an earlier recording of the same workload, size, seed and params\n"
             "         says: then the same command writes the same file, byte for byte. bind-to-stage's threads run on\n"
             "         N virtual cores, time-sliced (quantum, context_switch) when they outnumber them."},
     {"scale", "pipescope scale <workload> --policies a,b,... --workers 1,2,4,... [--size tiny|small|large] [--seed N]\n"

@@ -10,7 +10,7 @@ if(NOT rc EQUAL 0 OR NOT EXISTS ${file} OR NOT out MATCHES "steal .*wake .*conte
   message(FATAL_ERROR "calibrate failed (${rc}):\n${out}${err}")
 endif()
 file(READ ${file} json)
-foreach(name clock_read failed_steal steal queue_op wake context_switch yield)
+foreach(name clock_read wall_clock_read failed_steal steal queue_op wake context_switch yield)
   string(JSON value GET "${json}" costs_ns ${name})
   if(NOT value MATCHES "^[0-9]+$")
     message(FATAL_ERROR "costs_ns.${name} is '${value}', not a whole number of ns:\n${json}")

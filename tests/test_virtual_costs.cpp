@@ -130,6 +130,7 @@ TEST_CASE("cost files: what is written reads back; bad files say what is wrong",
     virtual_costs written;
     written.steal_ns = 321;
     written.clock_read_ns = 42;
+    written.wall_clock_read_ns = 23;
     written.context_switch_ns = 1500;
     {
         std::ofstream out(dir / "costs.json");

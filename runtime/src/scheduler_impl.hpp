@@ -46,15 +46,18 @@ class virtual_executor;
 // A thread that runs on virtual time — a virtual worker, or a thread of a thread-bound policy on
 // virtual cores (bind-to-stage) — and what it spent since its last yield point
 // (virtual/virtual_worker.cpp). A yield point charges it to the actor's slot of `executor`: the
-// thread CPU time used since the last one (scheduler_options::measure_jobs) less a clock read, plus
+// time the thread used since the last one (scheduler_options::measure_jobs; interval_price.hpp), plus
 // what was declared with virtual_work(), plus `extra_ns`; or, at a node's end with a cost source,
 // the source's price instead.
 struct virtual_actor {
     virtual_executor* executor = nullptr;
     unsigned index = 0;
     const scheduler_options* options = nullptr;
-    std::uint64_t mark_ns = 0;       // thread CPU time at the last yield point
-    std::uint64_t declared_ns = 0;   // virtual_work() since the last yield point
+    std::uint64_t mark_ns = 0;        // thread CPU time at the last yield point
+    std::uint64_t mark_wall_ns = 0;   // wall time (CLOCK_MONOTONIC) there, read just after mark_ns
+    std::uint64_t declared_ns = 0;    // virtual_work() since the last yield point
+
+    void mark() noexcept;   // reads both clocks: a measured interval starts here
 
     void begin() noexcept;   // a job begins: measure from here, nothing declared
     void yield(std::uint64_t extra_ns = 0);

@@ -24,9 +24,11 @@ class node_cost_source;
 // `pipescope calibrate` measures them on the machine at hand; `--param NAME_ns=V` and `--cost-file`
 // set them to model another (cli/cost_table.hpp).
 struct virtual_costs {
-    // Taken off every measured job at its yield point: what reading the thread CPU clock there
-    // adds to the measurement (about one clock read per interval).
-    std::uint64_t clock_read_ns = 0;
+    // Taken off every measured job at its yield point: what reading the clocks there adds to the
+    // measurement (about one read per interval). A job is timed by the wall clock while its thread
+    // kept its CPU, else by the thread CPU clock (runtime/src/virtual/interval_price.hpp).
+    std::uint64_t clock_read_ns = 0;        // CLOCK_THREAD_CPUTIME_ID, a system call
+    std::uint64_t wall_clock_read_ns = 0;   // CLOCK_MONOTONIC, a vDSO read where the clock source allows
     // A stage-graph queue's reserve plus its commit, charged per queue operation of a parallel
     // instance priced from a cost source (its recorded slice holds the body only). Measured live,
     // they are in the thread CPU time already; a serial stage's resumption holds its own.

@@ -94,7 +94,9 @@ std::string with_virtual_time(const std::string& metadata_json, const scheduler_
     if (!v.is_object()) v = json::object();
     v["workers"] = options.workers;
     const char* jobs =
-        options.measure_jobs ? "measured thread CPU time less clock_read, plus virtual_work" : "virtual_work only";
+        options.measure_jobs
+            ? "measured time less a clock read (wall clock, or thread CPU clock if the thread lost its CPU), plus virtual_work"
+            : "virtual_work only";
     v["job_costs"] = jobs;
     if (options.node_costs)
         v["node_costs"]["charged"] = "each node from the cost source; the rest of its job: " + std::string(jobs);

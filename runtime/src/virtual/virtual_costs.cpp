@@ -16,7 +16,9 @@ constexpr virtual_cost_entry entries[] = {
     {"context_switch", &virtual_costs::context_switch_ns, "a virtual core switching to another thread (bind-to-stage)"},
     {"quantum", &virtual_costs::quantum_ns,
      "a thread's round-robin timeslice on a virtual core while others wait (a model parameter, not measured)"},
-    {"clock_read", &virtual_costs::clock_read_ns, "reading the thread CPU clock, taken off each measured job"},
+    {"clock_read", &virtual_costs::clock_read_ns,
+     "reading the thread CPU clock, taken off a measured job whose thread lost its CPU meanwhile"},
+    {"wall_clock_read", &virtual_costs::wall_clock_read_ns, "reading the wall clock, taken off every other measured job"},
 };
 }   // namespace
 

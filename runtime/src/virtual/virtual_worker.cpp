@@ -4,10 +4,13 @@
 //
 // Yield points: after every job, after a search for work that cost something, an idle worker's
 // yield, and the hooks that end a node before its effects are published (task_finished). A job
-// costs the thread CPU time it used since the previous yield point (measure_jobs) plus what it
+// costs the time its thread used since the previous yield point (measure_jobs) plus what it
 // declared with virtual_work(); a search costs the steal attempts it made, at the calibrated costs.
+// That time is read with two nested clocks, so that nodes cheaper than a read of the thread CPU
+// clock are priced too (interval_price.hpp).
 #include "../scheduler_impl.hpp"
 #include "../trace_hooks.hpp"
+#include "interval_price.hpp"
 #include "virtual_executor.hpp"
 
 #include <pipescope/node_costs.hpp>
@@ -18,17 +21,24 @@
 namespace pipescope::detail {
 
 namespace {
-std::uint64_t thread_cpu_ns() noexcept {
+std::uint64_t clock_ns(clockid_t clock) noexcept {
     timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    clock_gettime(clock, &ts);
     return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 }   // namespace
 
 thread_local virtual_actor* tls_virtual_actor = nullptr;
 
+// The wall clock is read inside the CPU clock's reads, at the mark and at the end alike
+// (interval_price.hpp): its interval then holds none of the CPU clock's system calls.
+void virtual_actor::mark() noexcept {
+    mark_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    mark_wall_ns = clock_ns(CLOCK_MONOTONIC);
+}
+
 void virtual_actor::begin() noexcept {
-    mark_ns = options->measure_jobs ? thread_cpu_ns() : 0;
+    if (options->measure_jobs) mark();
     declared_ns = 0;
 }
 
@@ -36,25 +46,26 @@ void virtual_actor::yield(std::uint64_t extra_ns) {
     std::uint64_t cost = extra_ns + declared_ns;
     const bool measure = options->measure_jobs;
     if (measure) {
-        // The interval holds about one clock read (the end of the read that set the mark, the start
-        // of this one): the calibrated cost of a read comes off (cli: pipescope calibrate).
-        const std::uint64_t used = thread_cpu_ns() - mark_ns;
-        const std::uint64_t read = options->costs.clock_read_ns;
-        cost += used > read ? used - read : 0;
+        // The wall clock first: the end's reads mirror mark()'s, so that they nest.
+        const std::uint64_t wall = clock_ns(CLOCK_MONOTONIC) - mark_wall_ns;
+        const std::uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - mark_ns;
+        cost +=
+            price_interval({.cpu_ns = cpu, .wall_ns = wall}, options->costs.clock_read_ns, options->costs.wall_clock_read_ns)
+                .ns;
     }
     declared_ns = 0;
     executor->advance(index, cost);
-    if (measure) mark_ns = thread_cpu_ns();   // waiting for the token is not the job's time
+    if (measure) mark();   // waiting for the token is not the job's time
 }
 
 void virtual_actor::yield_fixed(std::uint64_t cost_ns) {
     declared_ns = 0;   // the source's cost holds what the node declared
     executor->advance(index, cost_ns);
-    if (options->measure_jobs) mark_ns = thread_cpu_ns();
+    if (options->measure_jobs) mark();
 }
 
 void virtual_actor::restart_measure() noexcept {
-    if (options->measure_jobs) mark_ns = thread_cpu_ns();
+    if (options->measure_jobs) mark();
 }
 
 namespace {

@@ -1,0 +1,95 @@
+// Nodes cheaper than a read of the thread CPU clock, on virtual workers (docs/virtual.md, "Pricing
+// nodes cheaper than a clock read"): an interval is priced by the wall clock read inside the CPU
+// clock's reads while the thread kept its CPU, else by the CPU clock as before.
+#include "../runtime/src/virtual/interval_price.hpp"
+
+#include "support/test_traces.hpp"
+
+#include <pipescope/pipescope.hpp>
+#include <pipescope/trace/trace_model.hpp>
+#include <pipescope/trace_session.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <filesystem>
+
+using namespace pipescope;
+using detail::price_interval;
+
+TEST_CASE("cheap nodes: an interval the thread kept its CPU for is priced by the wall clock", "[virtual][cheap-nodes]") {
+    // A 150 ns node between two CPU-clock reads of ~430 ns and two wall reads of 20 ns: the CPU
+    // interval holds the node, one CPU read and both wall reads, the wall interval the node and one
+    // wall read. With clock_read calibrated at 434 ns (a read costs 418-531 ns on the loaded machine
+    // of docs/virtual.md) the CPU clock priced it 0; the wall clock prices what it took.
+    const auto cheap = price_interval({.cpu_ns = 420, .wall_ns = 170}, 434, 20);
+    CHECK(cheap.ns == 150);
+    CHECK_FALSE(cheap.by_cpu_clock);
+    // The same node, the CPU read dearer this time than calibrated: still 150, not inflated by it.
+    CHECK(price_interval({.cpu_ns = 700, .wall_ns = 170}, 434, 20).ns == 150);
+    // Equal intervals cannot hold another thread's time either.
+    CHECK(price_interval({.cpu_ns = 500, .wall_ns = 500}, 434, 20).ns == 480);
+    // Nothing between the wall reads: 0, not an underflow.
+    CHECK(price_interval({.cpu_ns = 440, .wall_ns = 15}, 434, 20).ns == 0);
+}
+
+TEST_CASE("cheap nodes: an interval the thread lost its CPU in is priced by the thread CPU clock",
+          "[virtual][cheap-nodes]") {
+    // Preempted for 4 ms: the wall interval holds the other thread's time, the CPU interval only
+    // the thread's own.
+    const auto preempted = price_interval({.cpu_ns = 3000, .wall_ns = 4'002'600}, 434, 20);
+    CHECK(preempted.ns == 2566);
+    CHECK(preempted.by_cpu_clock);
+    // One nanosecond more wall than CPU is enough to distrust the wall clock.
+    CHECK(price_interval({.cpu_ns = 600, .wall_ns = 601}, 434, 20).by_cpu_clock);
+    CHECK(price_interval({.cpu_ns = 300, .wall_ns = 400}, 434, 20).ns == 0);
+}
+
+TEST_CASE("cheap nodes: on a virtual worker, nodes cheaper than the CPU clock's read are not priced 0",
+          "[virtual][cheap-nodes][trace-file]") {
+    // clock_read_ns of 10 s: a read of the thread CPU clock dearer than any node here, as ~430 ns
+    // is dearer than pipe-fib's nodes. Taking it off every interval priced every node 0 (the
+    // makespan was 0); the wall clock prices each one but those whose thread lost its CPU meanwhile
+    // (a preemption, rare: the nodes are a few µs at most).
+    const auto path = testing::checked_trace_path("virtual-cheap-nodes.pftrace");
+    std::filesystem::remove(path);
+    scheduler_options options{.workers = 1, .virtual_time = true, .measure_jobs = true};
+    options.costs = {.clock_read_ns = 10'000'000'000,
+                     .wall_clock_read_ns = 0,
+                     .context_switch_ns = 0,
+                     .failed_steal_ns = 0,
+                     .steal_ns = 0,
+                     .yield_ns = 0,
+                     .wake_ns = 0};
+    constexpr unsigned iterations = 400;
+    std::uint64_t makespan = 0, sum = 0;
+    {
+        scheduler s(options);
+        trace_session rec(s, path, {.name = "cheap", .detail = trace::trace_detail::nodes});
+        unsigned next = 0;
+        pipe_while(
+            s, [&] { return next < iterations; },
+            [&](iteration& it) -> pipe_task {
+                const unsigned i = next++;
+                co_await it.stage_wait(1);
+                for (unsigned k = 0; k < 64; ++k) sum += (i ^ k) & 1u;   // a few dozen ns of work
+            },
+            {.policy = "piper"});
+        makespan = s.last_virtual_span().end_ns - s.last_virtual_span().begin_ns;
+    }
+    CHECK(sum == iterations * 32);
+    CHECK(makespan > 0);
+    const trace::trace_model m = trace::load_trace_file(path);
+    REQUIRE(m.runs.size() == 1);
+    std::uint64_t nodes = 0, free_nodes = 0;
+    for (std::uint32_t t : m.runs[0].workers)
+        if (t != trace::no_index)
+            for (const trace::slice& sl : m.tracks[t].slices)
+                if (m.str(sl.name).rfind("stage ", 0) == 0) {
+                    ++nodes;
+                    free_nodes += sl.end == sl.begin;
+                }
+    CHECK(nodes == 2 * iterations);
+    INFO(free_nodes << " of " << nodes << " nodes priced 0");
+    CHECK(free_nodes * 10 <= nodes);   // a few preempted ones at most
+}
