@@ -16,6 +16,10 @@ constexpr virtual_cost_entry entries[] = {
     {"context_switch", &virtual_costs::context_switch_ns, "a virtual core switching to another thread (bind-to-stage)"},
     {"quantum", &virtual_costs::quantum_ns,
      "a thread's round-robin timeslice on a virtual core while others wait (a model parameter, not measured)"},
+    {"handoff", &virtual_costs::handoff_ns,
+     "a cache line written on one core and read on another: a stolen job, a queue slot taken on another core"},
+    {"lock_hold", &virtual_costs::lock_hold_ns,
+     "a bind-to-stage queue push's critical section: a thread preempted inside it keeps the queue locked"},
     {"clock_read", &virtual_costs::clock_read_ns, "reading the thread CPU clock, taken off each measured job"},
 };
 }   // namespace
