@@ -86,17 +86,7 @@ bts_run three_threads(unsigned cores, std::uint64_t handoff, const std::string& 
     return r;
 }
 
-template <class Body>
-void run_threads(virtual_executor& ex, Body body) {
-    std::vector<std::thread> threads;
-    for (unsigned i = 0; i < ex.size(); ++i)
-        threads.emplace_back([&, i] {
-            ex.enter(i);
-            body(i, ex);
-            ex.leave(i);
-        });
-    for (auto& t : threads) t.join();
-}
+using testing::run_threads;
 
 }   // namespace
 
