@@ -23,6 +23,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using namespace pipescope;
@@ -201,4 +202,46 @@ TEST_CASE("calibration: the median is the cost, the spread is printed, a noisy c
     std::vector<double> tiny = {0, 0, 0, 2, 5, 5, 5, 5, 6, 40, 40};
     CHECK_FALSE(cli::noise_warning("failed_steal", cli::spread_of(tiny)));
     CHECK_THROWS(cli::spread_of({}));
+}
+
+TEST_CASE("sharing costs: an idle worker's 16 yields before it parks cost 16 x yield_ns, none at 0", "[virtual][costs]") {
+    // A task forking children of 1 ms and 10 ms on two virtual workers: the other worker, woken for
+    // them, steals the 1 ms one, runs it, then searches (failed steals), yields 16 times
+    // (scheduler.cpp, run_until) and parks. The time from its idle slice's start to the parked
+    // slice inside it grows by exactly 16 yields per park.
+    auto idle_and_parks = [](std::uint64_t yield, const std::string& name) {
+        const auto path = testing::checked_trace_path(name);
+        std::filesystem::remove(path);
+        {
+            scheduler_options o{.workers = 2, .virtual_time = true, .measure_jobs = false};
+            o.costs.yield_ns = yield;
+            scheduler s(o);
+            trace_session rec(s, path, {.name = "idle", .detail = trace::trace_detail::nodes});
+            task_group g(s);
+            g.spawn([&s] {   // its child wakes the parked worker, which takes it and is idle again
+                task_group inner(s);
+                inner.spawn([] { virtual_work(1'000'000); });    // stolen (the deque's oldest)
+                inner.spawn([] { virtual_work(10'000'000); });   // run here by the sync
+                inner.sync();
+            });
+            g.sync();
+        }
+        const trace::trace_model m = trace::load_trace_file(path);
+        std::pair<std::uint64_t, std::uint64_t> r{0, 0};
+        for (const trace::track& t : m.tracks)
+            for (std::size_t k = 0; k < t.slices.size(); ++k) {
+                const std::string& what = m.str(t.slices[k].name);
+                if (what == trace::vocab::idle && k + 1 < t.slices.size() &&
+                    m.str(t.slices[k + 1].name) == trace::vocab::parked) {
+                    r.first += t.slices[k + 1].begin - t.slices[k].begin;   // parked is nested in idle
+                    ++r.second;
+                }
+            }
+        return r;
+    };
+    const auto off = idle_and_parks(0, "sharing-yield-off.pftrace");
+    const auto on = idle_and_parks(700, "sharing-yield-on.pftrace");
+    REQUIRE(off.second > 0);
+    CHECK(on.second == off.second);
+    CHECK(on.first - off.first == off.second * 16 * 700);
 }
