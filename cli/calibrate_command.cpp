@@ -2,8 +2,11 @@
 // "Calibration") and writes it where `pipescope run --virtual` finds it (cost_table.hpp).
 //
 // Each cost is a real micro-measurement, through the runtime's own code where it has one (its
-// work-stealing deque, its graph queues, a scheduler's parked worker), repeated; the median of the
-// repetitions is the cost, their minimum and maximum its spread.
+// work-stealing deque, its graph queues, a scheduler's parked worker), repeated (21 times by
+// default, interleaved); the median of the repetitions is the cost, their 10th-90th percentiles and
+// extremes its spread, and a cost whose spread is too wide is named with the way out
+// (calibration_stats.hpp: a VM measured a wake-up of 788 us once and 57 us the next time).
+#include "calibration_stats.hpp"
 #include "commands.hpp"
 #include "cost_table.hpp"
 #include "recording.hpp"
@@ -21,7 +24,10 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cmath>
+#include <cstdio>
 #include <ctime>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -182,12 +188,83 @@ double context_switch_ns() {
     return since_ns(t0) / (2.0 * rounds);
 }
 
-// An idle worker yielding its core (std::this_thread::yield, as the worker loop does).
+// Two threads pinned to two different CPUs pass one cache line back and forth: each writes the
+// counter the other waits for, so every step moves the line from one core's cache to the other's.
+// A hand-off is half a round trip. Each round trip is timed on its own and the median one taken:
+// on a loaded machine a round trip in which either thread lost its CPU measures the OS's
+// scheduling, not the cache (a mean over all of them read 36 us at load 15; the median reads tens
+// of ns). NaN when the process may use only one CPU.
+double handoff_ns() {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return NAN;
+    int cpus[2] = {-1, -1};
+    for (int cpu = 0, found = 0; cpu < CPU_SETSIZE && found < 2; ++cpu)
+        if (CPU_ISSET(cpu, &allowed)) cpus[found++] = cpu;
+    if (cpus[1] < 0) return NAN;
+    struct alignas(64) line {
+        std::atomic<std::int64_t> value{0};
+    } shared;
+    constexpr std::int64_t round_trips = 20000;
+    const double timer = timer_ns();
+    std::vector<double> trips;
+    trips.reserve(round_trips);
+    auto pin = [](int cpu) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+    };
+    auto await = [&](std::int64_t v) {
+        while (shared.value.load(std::memory_order_acquire) != v) {
+        }
+    };
+    std::thread echo([&] {   // answers every odd value with the next even one
+        pin(cpus[1]);
+        for (std::int64_t v = 1; v < 2 * round_trips; v += 2) {
+            await(v);
+            shared.value.store(v + 1, std::memory_order_release);
+        }
+    });
+    pin(cpus[0]);
+    for (std::int64_t v = 0; v < 2 * round_trips; v += 2) {
+        await(v);
+        const auto t0 = clock_type::now();
+        shared.value.store(v + 1, std::memory_order_release);
+        await(v + 2);
+        trips.push_back(since_ns(t0));
+    }
+    echo.join();
+    // The calling thread was pinned for the measurement: give it back every CPU it may use.
+    pthread_setaffinity_np(pthread_self(), sizeof(allowed), &allowed);
+    std::nth_element(trips.begin(), trips.begin() + round_trips / 2, trips.end());
+    return std::max(0.0, trips[round_trips / 2] - timer) / 2;
+}
+
+// A bind-to-stage queue push's critical section, uncontended: lock a mutex, put an item into a
+// FIFO, unlock (stage_queue.hpp does that and a little bookkeeping under its lock).
+double lock_hold_ns() {
+    std::mutex m;
+    std::deque<int> fifo;
+    constexpr int pushes = 20000;
+    const auto t0 = clock_type::now();
+    for (int i = 0; i < pushes; ++i) {
+        std::lock_guard lock(m);
+        fifo.push_back(i);
+        if (fifo.size() > 64) fifo.pop_front();
+    }
+    return since_ns(t0) / pushes;
+}
+
+// An idle worker yielding its core (std::this_thread::yield, as the worker loop does): the
+// sched_yield system call, all of it kernel time. Timed on the thread's CPU clock: on a busy
+// machine a yield hands the CPU to other processes for their whole timeslice (a wall clock read
+// 157 us per yield at load 15), which a virtual worker with a core of its own does not wait for.
 double yield_ns() {
     constexpr int yields = 20000;
-    const auto t0 = clock_type::now();
+    const std::uint64_t t0 = thread_cpu_ns();
     for (int i = 0; i < yields; ++i) std::this_thread::yield();
-    return since_ns(t0) / yields;
+    return static_cast<double>(thread_cpu_ns() - t0) / yields;
 }
 
 struct measured {
@@ -196,11 +273,6 @@ struct measured {
     std::function<double()> once;
     std::vector<double> samples = {};
 };
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
 
 // Writes `doc` to `path` whole or not at all (atomic_output.hpp).
 void write_file(const std::filesystem::path& path, const nlohmann::json& doc) {
@@ -222,7 +294,7 @@ unsigned parse_repetitions(const std::string& text) {
 
 int calibrate_command(const std::vector<std::string>& args) {
     std::filesystem::path out = pipescope::cli::default_calibration_path();
-    unsigned repetitions = 9;
+    unsigned repetitions = 21;   // enough for a median and a 10th-90th percentile range
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         if (i + 1 >= args.size() && (a == "--out" || a == "--repetitions"))
@@ -251,27 +323,38 @@ int calibrate_command(const std::vector<std::string>& args) {
         {"wake", "a scheduler's parked worker: from an outside spawn to the task's start",
          [&] { return wake_ns(one_worker); }},
         {"context_switch", "two threads on one CPU handing it over through a condition variable", context_switch_ns},
-        {"yield", "std::this_thread::yield", yield_ns},
+        {"yield", "std::this_thread::yield (the sched_yield system call), on the thread's CPU clock", yield_ns},
+        {"handoff", "one cache line passed back and forth between threads pinned to two CPUs: half the median round trip",
+         handoff_ns},
+        {"lock_hold", "an uncontended mutex lock, a push into a FIFO, the unlock", lock_hold_ns},
     };
     // Interleaved: a burst of load on the machine spreads over every cost instead of hitting one.
     for (unsigned r = 0; r < repetitions; ++r)
         for (measured& m : costs) {
             const double ns = m.once();
+            if (std::isnan(ns)) continue;   // cannot be measured here (handoff on one CPU)
             if (ns < 0) throw std::runtime_error(fmt::format("calibrate: the {} measurement did not do its work", m.name));
             m.samples.push_back(ns);
         }
 
     const pipescope::workloads::machine_info machine = pipescope::workloads::describe_machine();
     nlohmann::json values = nlohmann::json::object(), spreads = nlohmann::json::object(), how = nlohmann::json::object();
-    fmt::print("calibration on {} ({} hardware threads), {} repetitions each (median, min-max)\n", machine.cpu,
+    nlohmann::json warnings = nlohmann::json::array();
+    fmt::print("calibration on {} ({} hardware threads), {} repetitions each (median; p10 - p90; min - max)\n", machine.cpu,
                machine.hardware_threads, repetitions);
     for (const measured& m : costs) {
-        const double med = median(m.samples);
-        const auto [lo, hi] = std::minmax_element(m.samples.begin(), m.samples.end());
-        values[m.name] = static_cast<std::uint64_t>(med + 0.5);
-        spreads[m.name] = {{"min", *lo}, {"max", *hi}};
+        if (m.samples.empty()) {   // not written: the cost keeps its default (0: off) or --param
+            fmt::print("  {:<15} {:>9} ns   {:^43}  not measured: the process may use only one CPU\n", m.name, "-", "");
+            continue;
+        }
+        const pipescope::cli::sample_spread s = pipescope::cli::spread_of(m.samples);
+        values[m.name] = static_cast<std::uint64_t>(s.median + 0.5);
+        spreads[m.name] = {{"median", s.median}, {"p10", s.p10}, {"p90", s.p90},
+                           {"min", s.min},       {"max", s.max}, {"samples", s.samples}};
         how[m.name] = m.how;
-        fmt::print("  {:<15} {:>9.1f} ns   {:>9.1f} - {:<9.1f}  {}\n", m.name, med, *lo, *hi, m.how);
+        fmt::print("  {:<15} {:>9.1f} ns   {:>9.1f} - {:<9.1f} {:>9.1f} - {:<9.1f}  {}\n", m.name, s.median, s.p10, s.p90,
+                   s.min, s.max, m.how);
+        if (auto w = pipescope::cli::noise_warning(m.name, s)) warnings.push_back(*w);
     }
     // The quantum is the modelled OS scheduler's choice, not a cost of this machine: not measured,
     // not written (a calibration file does not override it); --param quantum_ns=V sets it.
@@ -283,8 +366,12 @@ int calibrate_command(const std::vector<std::string>& args) {
         {"repetitions", repetitions},
         {"costs_ns", values},
         {"spread_ns", spreads},
+        {"noisy_factor", pipescope::cli::noisy_factor},
+        {"warnings", warnings},
         {"how", how}};
     write_file(out, doc);
+    std::fflush(stdout);   // the warnings come after the table they speak of
+    for (const auto& w : warnings) fmt::print(stderr, "warning: {}\n", w.get<std::string>());
     fmt::print("wrote {} (pipescope run --virtual uses it{})\n", out.string(),
                out == pipescope::cli::default_calibration_path() ? "" : " when it is at the default place");
     return 0;

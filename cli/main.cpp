@@ -48,18 +48,20 @@ constexpr command_usage usages[] = {
             "                     [--virtual [--costs EARLIER.pftrace] [--cost-file COSTS.json] [--param NAME_ns=V]...]\n"
             "         --virtual: N virtual workers in virtual time (docs/virtual.md). Scheduler costs: built in, then\n"
             "         the calibration file (pipescope calibrate), then --cost-file, then --param NAME_ns=V (NAME: steal,\n"
-            "         failed_steal, yield, wake, spin, queue_op, context_switch, quantum, clock_read, wall_clock_read).\n"
-            "         Nodes cost their measured time (wall clock while their thread kept its CPU, else thread CPU\n"
-            "         time), or with --costs what an earlier recording of the same workload, size, seed and params\n"
-            "         says: then the same command writes the same file, byte for byte. bind-to-stage's threads run on\n"
+            "         failed_steal, yield, wake, spin, queue_op, context_switch, quantum, handoff, lock_hold, clock_read,\n"
+            "         wall_clock_read; 0 turns a cost off). Nodes cost their measured time (wall clock while their\n"
+            "         thread kept its CPU, else thread CPU time), or with --costs what an earlier recording of the\n"
+            "         same workload, size, seed and params\n"            "         says: then the same command writes the same file, byte for byte. bind-to-stage's threads run on\n"
             "         N virtual cores, time-sliced (quantum, context_switch) when they outnumber them."},
     {"scale", "pipescope scale <workload> --policies a,b,... --workers 1,2,4,... [--size tiny|small|large] [--seed N]\n"
               "                     [--param key=value]... [--costs RECORDING.pftrace] [--serial-runs N] [--out DIR]\n"
               "         the serial time is the median CPU time of N serial runs (default 3), or with --costs the\n"
               "         recording's T1; every point is a virtual run (docs/virtual.md, \"Scaling sweeps\")"},
     {"calibrate", "pipescope calibrate [--out FILE] [--repetitions N]\n"
-                  "         measures what steals, wake-ups, queue operations, context switches and clock reads cost\n"
-                  "         here; writes $XDG_CONFIG_HOME/pipescope/calibration.json (else ~/.config/...), which\n"
+                  "         measures what steals, wake-ups, queue operations, context switches, yields, cache-line\n"
+                  "         hand-offs, queue locks and clock reads cost here (median of N repetitions, default 21,\n"
+                  "         with its spread; a warning names a cost that varied too much);\n"
+                  "         writes $XDG_CONFIG_HOME/pipescope/calibration.json (else ~/.config/...), which\n"
                   "         run --virtual then uses (docs/virtual.md, \"Calibration\")"},
     {"validate", "pipescope validate <trace.pftrace>"},
     {"recover", "pipescope recover <cut-short trace> [-o OUT] [--force]\n"

@@ -5,6 +5,7 @@
 // the analysis (analysis/scaling.hpp). DIR gets the traces, scale.json and the speedup plot (SVG,
 // PNG), all written into a temporary directory (DIR.XXXXXX.tmp) renamed to DIR when complete.
 #include "commands.hpp"
+#include "cost_table.hpp"
 #include "recording.hpp"
 #include "scale_chart.hpp"
 #include "trace_costs.hpp"
@@ -101,6 +102,8 @@ scale_args parse_scale(const std::vector<std::string>& args) {
     std::sort(s.workers.begin(), s.workers.end());
     s.workers.erase(std::unique(s.workers.begin(), s.workers.end()), s.workers.end());
     for (const std::string& p : s.policies) (void)pipescope::cli::refusal_reason(s.workload, p);   // unknown names
+    // --param NAME_ns=V sets a virtual cost of every point, as in `run --virtual` (docs/virtual.md).
+    s.base.cost_params = pipescope::cli::take_cost_params(params);
     (void)ws::param_set::parse(params);   // "k" without "=": a usage error
     // A scheduler parameter goes to the policies that take it (DANBI's config not to gramps), so
     // one no swept policy takes is a mistake.

@@ -27,18 +27,7 @@ using pipescope::detail::virtual_executor;
 
 namespace {
 
-// Runs `body(i, ex)` on one thread per slot of `ex`, each entering and leaving it.
-template <class Body>
-void run_threads(virtual_executor& ex, Body body) {
-    std::vector<std::thread> threads;
-    for (unsigned i = 0; i < ex.size(); ++i)
-        threads.emplace_back([&, i] {
-            ex.enter(i);
-            body(i, ex);
-            ex.leave(i);
-        });
-    for (auto& t : threads) t.join();
-}
+using testing::run_threads;
 
 // The three-stage loop (support/virtual_loops.hpp) under bind-to-stage, n items, its middle stage
 // serial (one thread) or parallel with c threads.

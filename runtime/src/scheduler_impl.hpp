@@ -56,12 +56,21 @@ struct virtual_actor {
     std::uint64_t mark_ns = 0;        // thread CPU time at the last yield point
     std::uint64_t mark_wall_ns = 0;   // wall time (CLOCK_MONOTONIC) there, read just after mark_ns
     std::uint64_t declared_ns = 0;    // virtual_work() since the last yield point
+    // Costs of sharing charged since the last yield point (a queue slot read from another core:
+    // virtual_costs::handoff_ns). Unlike declared_ns they are kept when a cost source prices the node.
+    std::uint64_t charged_ns = 0;
+    // bind-to-stage on virtual cores: a node's end is followed by a push under a queue's lock, lock
+    // `next stage` (or `queue_locks`, the retirement's, for the final stage); 0: no locks modelled.
+    std::uint64_t queue_locks = 0;
 
     void mark() noexcept;   // reads both clocks: a measured interval starts here
 
     void begin() noexcept;   // a job begins: measure from here, nothing declared
-    void yield(std::uint64_t extra_ns = 0);
-    void yield_fixed(std::uint64_t cost_ns);   // a node priced by the cost source
+    // `next_stage`: the stage a pipeline node's end leads to (its lock, queue_locks), or none.
+    void yield(std::uint64_t extra_ns = 0, std::uint64_t next_stage = no_stage);
+    void yield_fixed(std::uint64_t cost_ns, std::uint64_t next_stage = no_stage);   // a node priced by the cost source
+    static constexpr std::uint64_t no_stage = ~std::uint64_t{0};
+    int lock_after(std::uint64_t next_stage) const noexcept;   // the executor's lock id, or -1
     // Back from a park inside a job: what the thread spent getting the token back is the
     // executor's, not the job's.
     void restart_measure() noexcept;
@@ -299,7 +308,8 @@ private:
 void virtual_yield_point(std::uint64_t extra_ns = 0) noexcept;
 // ... where the node that ends is known: a cost source (scheduler_options::node_costs) then says
 // what it cost (virtual/virtual_worker.cpp).
-void virtual_pipeline_node_end(std::uint64_t iteration, std::uint64_t stage) noexcept;
+void virtual_pipeline_node_end(std::uint64_t iteration, std::uint64_t stage,
+                               std::uint64_t next_stage = virtual_actor::no_stage) noexcept;
 void virtual_graph_node_end(std::uint64_t stage, std::uint64_t instance, std::uint64_t queue_ops = 0) noexcept;
 // A virtual worker back from a park inside a job (a stage graph's wait or barrier): its job's
 // measurement restarts (virtual_actor::restart_measure). Elsewhere nothing.

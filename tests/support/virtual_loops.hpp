@@ -1,5 +1,6 @@
 // A pipeline with costs declared in virtual time, for the tests of virtual workers and virtual cores
-// (test_virtual_pipeline.cpp, test_virtual_threads.cpp).
+// (test_virtual_pipeline.cpp, test_virtual_threads.cpp, test_sharing_costs.cpp), and the threads that
+// drive a virtual_executor directly.
 #pragma once
 
 #include <pipescope/pipescope.hpp>
@@ -7,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 namespace pipescope::testing {
@@ -38,6 +40,19 @@ inline std::uint64_t three_stage_loop(scheduler& s, const pipeline_options& o, s
     CHECK(order_violations == 0);
     const auto span = s.last_virtual_span();
     return span.end_ns - span.begin_ns;
+}
+
+// Runs `body(i, ex)` on one thread per slot of a virtual_executor `ex`, each entering and leaving it.
+template <class Executor, class Body>
+void run_threads(Executor& ex, Body body) {
+    std::vector<std::thread> threads;
+    for (unsigned i = 0; i < ex.size(); ++i)
+        threads.emplace_back([&, i] {
+            ex.enter(i);
+            body(i, ex);
+            ex.leave(i);
+        });
+    for (auto& t : threads) t.join();
 }
 
 }   // namespace pipescope::testing

@@ -46,6 +46,16 @@ struct virtual_costs {
     std::uint64_t wake_ns = 5000;         // from an unpark until the parked worker runs
     std::uint64_t spin_ns = 2000;         // how long a waiting worker spins before it sleeps: woken
                                           // within it, it runs at once (no wake_ns)
+    // What the model charges for cache lines and locks moving between cores (issue 34; docs/virtual.md,
+    // "Costs of sharing"). 0 turns each off; `pipescope calibrate` measures them on the machine.
+    //  - handoff: a cache line written on one core read on another (a stolen job's frame, a
+    //    bind-to-stage queue slot pushed on one virtual core and taken on another). Paid by the reader.
+    //  - lock_hold: how long a thread holds a bind-to-stage queue's mutex to push an item (the last
+    //    lock_hold_ns of the step that ends with the push). On virtual cores a thread whose quantum
+    //    ends inside it is preempted holding the lock, and whoever needs that queue's lock waits
+    //    until it has run again; how often that happens follows from lock_hold_ns / quantum_ns.
+    std::uint64_t handoff_ns = 0;
+    std::uint64_t lock_hold_ns = 0;
 };
 
 // virtual_costs by name: how cost files, `--param NAME_ns=V` and the trace metadata spell each

@@ -37,7 +37,7 @@ bool iteration::enter_slow(std::uint64_t j, bool wait) {
     if (!(f & gated_flag)) note_entry(j, wait);   // a gated boundary behaves as its stage was declared
     if (f & fold_flag) {
         // On virtual workers every node end is a yield point, also inside a folded run.
-        if (f & virtual_flag) detail::virtual_pipeline_node_end(index_, stage_);
+        if (f & virtual_flag) detail::virtual_pipeline_node_end(index_, stage_, j);
         // A folded run holds consecutive stage numbers only, so that it names its nodes exactly:
         // a skip (a null node, the final stage) or a stop ends it here.
         if (run_open_ && (j != stage_ + 1 || (f & stop_flag))) engine_->notify_run_end(*this, stage_);
@@ -68,7 +68,7 @@ namespace detail {
 void pipeline_engine::notify_node_end(iteration& handle, std::uint64_t next_stage) noexcept {
     engine_iteration& it = engine_side(handle);
     // On virtual time the node ends here, before the boundary publishes it.
-    virtual_pipeline_node_end(it.index(), it.current_stage());
+    virtual_pipeline_node_end(it.index(), it.current_stage(), next_stage);
     if (auto* o = it.observer()) o->on_node_end(it.index(), it.current_stage(), next_stage, this_worker_index());
     const std::uint64_t began = it.boundary_ticks();
     const std::uint64_t now = trace_event_at(0, trace::event_kind::node_end, it.index(), it.current_stage());

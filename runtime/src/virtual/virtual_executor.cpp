@@ -81,7 +81,7 @@ void virtual_executor::leave(unsigned i) {
     if (holder_ == static_cast<int>(i)) hand_over(lock);
 }
 
-void virtual_executor::advance(unsigned i, std::uint64_t cost_ns) {
+void virtual_executor::advance(unsigned i, std::uint64_t cost_ns, int step_lock) {
     lock_t lock(mutex_);
     slot& s = slots_[i];
     if (cores_.empty()) {
@@ -90,9 +90,24 @@ void virtual_executor::advance(unsigned i, std::uint64_t cost_ns) {
         s.in_step = true;
         s.remaining = cost_ns;
         s.run_from = s.clock;
+        s.step_lock = step_lock;
+        s.hold = step_lock >= 0 ? std::min(model_.lock_hold_ns, cost_ns) : 0;
+        if (step_lock >= static_cast<int>(lock_holder_.size()))
+            lock_holder_.resize(static_cast<std::size_t>(step_lock) + 1, -1);
     }
     hand_over(lock);
     wait_turn(lock, i);
+}
+
+void virtual_executor::set_home_lock(unsigned i, int home) {
+    std::lock_guard lock(mutex_);
+    slots_[i].home_lock = home;
+    if (home >= static_cast<int>(lock_holder_.size())) lock_holder_.resize(static_cast<std::size_t>(home) + 1, -1);
+}
+
+int virtual_executor::core_of(unsigned i) const {
+    std::lock_guard lock(mutex_);
+    return slots_[i].core;
 }
 
 bool virtual_executor::park(unsigned i, std::uint64_t timeout_ns) {
@@ -120,7 +135,7 @@ void virtual_executor::unpark(unsigned target, std::optional<unsigned> waker, st
     lock_t lock(mutex_);
     slot& t = slots_[target];
     if (t.st == state::gone) return;
-    if (t.st != state::parked) {
+    if (t.st != state::parked || t.waits_for >= 0) {   // running, or blocked on a lock inside its step
         t.wake_pending = true;
         return;
     }
@@ -178,6 +193,16 @@ std::uint64_t virtual_executor::context_switches() const {
 std::uint64_t virtual_executor::preemptions() const {
     std::lock_guard lock(mutex_);
     return preemptions_;
+}
+
+std::uint64_t virtual_executor::lock_holder_preemptions() const {
+    std::lock_guard lock(mutex_);
+    return lock_preemptions_;
+}
+
+std::uint64_t virtual_executor::lock_waits() const {
+    std::lock_guard lock(mutex_);
+    return lock_waits_;
 }
 
 void virtual_executor::release() {
@@ -258,6 +283,16 @@ void virtual_executor::hand_over_cores() {
                 s.clock = best;
                 s.in_step = false;
                 s.remaining = 0;
+                release_locks(j, best);
+                if (const int held = lock_blocking(j); held >= 0) {   // its push or pop must wait for the lock
+                    ++lock_waits_;
+                    s.waits_for = held;
+                    s.st = state::parked;
+                    s.ready_timer = false;
+                    release_core(j, best);
+                    break;
+                }
+                s.step_lock = -1;   // its push is made now, with the token
                 holder_ = next;
                 now_ = std::max(now_, best);
                 s.turn.notify_one();
@@ -269,6 +304,11 @@ void virtual_executor::hand_over_cores() {
                     s.slice_end += model_.quantum_ns;
                 } else {   // round robin: to the tail of the ready queue, the head gets the core
                     ++preemptions_;
+                    // Inside the critical section that ends its step: it keeps the lock while it waits.
+                    if (s.step_lock >= 0 && s.remaining > 0 && s.remaining < s.hold) {
+                        ++lock_preemptions_;
+                        lock_holder_[static_cast<std::size_t>(s.step_lock)] = static_cast<int>(j);
+                    }
                     const auto c = static_cast<unsigned>(s.core);
                     s.core = -1;
                     cores_[c].thread = -1;
@@ -284,6 +324,29 @@ void virtual_executor::hand_over_cores() {
                 make_ready(j, best);
                 break;
         }
+    }
+}
+
+int virtual_executor::lock_blocking(unsigned j) const {
+    const slot& s = slots_[j];
+    for (const int l : {s.step_lock, s.home_lock}) {
+        if (l < 0) continue;
+        const int holder = lock_holder_[static_cast<std::size_t>(l)];
+        if (holder >= 0 && holder != static_cast<int>(j)) return l;
+    }
+    return -1;
+}
+
+void virtual_executor::release_locks(unsigned j, std::uint64_t at) {
+    for (std::size_t l = 0; l < lock_holder_.size(); ++l) {
+        if (lock_holder_[l] != static_cast<int>(j)) continue;
+        lock_holder_[l] = -1;
+        for (slot& w : slots_)
+            if (w.waits_for == static_cast<int>(l)) {   // ready once the wake-up has passed
+                w.waits_for = -1;
+                w.ready_timer = true;
+                w.ready_at = at + model_.lock_wake_ns;
+            }
     }
 }
 

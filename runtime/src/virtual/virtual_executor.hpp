@@ -28,6 +28,14 @@
 // effects are still published at its end, which is now when its demand has been served, however
 // many slices that took. With T <= C no thread ever waits for a core and no switch is charged (each
 // thread finds the core it ran on last idle): the model reduces to the plain one.
+//
+// Lock-holder preemption (issue 34; docs/virtual.md, "Costs of sharing"). A step may end with a
+// push under a lock (advance's `lock`): the last `lock_hold_ns` of its demand are spent holding it.
+// A thread preempted at the end of its quantum inside that window keeps the lock while it waits
+// for a core; a thread whose step ends (gets the token) needing a lock so held — the one its step
+// pushes under, or its home lock (the queue it takes from) — blocks: it leaves its core until the
+// holder's step ends, then is ready `lock_wake_ns` later (a futex wake-up). No probability is set:
+// how often a quantum ends inside a critical section follows from the hold time and the quantum.
 #pragma once
 
 #include <condition_variable>
@@ -46,6 +54,8 @@ public:
         unsigned cores = 1;
         std::uint64_t quantum_ns = 0;   // a running thread's timeslice; 0: never preempted
         std::uint64_t context_switch_ns = 0;
+        std::uint64_t lock_hold_ns = 0;   // the critical section ending a step with a lock; 0: none
+        std::uint64_t lock_wake_ns = 0;   // from the holder's release until a blocked waiter is ready
     };
 
     explicit virtual_executor(unsigned workers);
@@ -62,8 +72,14 @@ public:
     // Also for a worker whose thread never started (it counts as entered and gone).
     void leave(unsigned i);
 
-    // Worker i spent `cost_ns` of virtual time. Returns holding the token again.
-    void advance(unsigned i, std::uint64_t cost_ns);
+    // Worker i spent `cost_ns` of virtual time. Returns holding the token again. core_model: `lock`
+    // (>= 0) is the lock the step ends holding (see above), and when it returns the thread holds
+    // the token with neither that lock nor its home lock held by a preempted thread.
+    void advance(unsigned i, std::uint64_t cost_ns, int lock = -1);
+    // core_model: the lock thread i takes whenever it runs (the queue it takes from), or -1.
+    void set_home_lock(unsigned i, int lock);
+    // core_model: the core thread i holds (while it holds the token: the one it runs on), or -1.
+    int core_of(unsigned i) const;
 
     // Worker i sleeps until unparked, or (timeout_ns > 0) until its clock + timeout_ns. Returns holding
     // the token; true when an unpark ended the sleep. An unpark that came while i was running is kept
@@ -96,6 +112,10 @@ public:
     // context_switch_ns), and how many times a thread was preempted at the end of its quantum.
     std::uint64_t context_switches() const;
     std::uint64_t preemptions() const;
+    // core_model only: preemptions of a thread inside a lock's critical section, and the times a
+    // thread blocked on a lock so held.
+    std::uint64_t lock_holder_preemptions() const;
+    std::uint64_t lock_waits() const;
 
 private:
     enum class state { runnable, parked, gone };
@@ -116,6 +136,10 @@ private:
         std::uint64_t remaining = 0;
         std::uint64_t run_from = 0;    // on a core: it runs (or will, after a switch) from here
         std::uint64_t slice_end = 0;   // on a core: its quantum ends here
+        int step_lock = -1;            // the lock its step ends holding, or -1
+        std::uint64_t hold = 0;        // the step's last `hold` ns are inside step_lock
+        int home_lock = -1;            // set_home_lock
+        int waits_for = -1;            // blocked on this lock (parked until its holder runs)
     };
     struct core {
         int thread = -1;   // running (or switching to) it, or -1: idle
@@ -132,6 +156,10 @@ private:
     void dispatch(unsigned core, unsigned thread, std::uint64_t at);
     void release_core(unsigned thread, std::uint64_t at);
     void make_ready(unsigned thread, std::uint64_t at);
+    // At thread j's token event: the lock it needs held by a preempted thread, or -1.
+    int lock_blocking(unsigned j) const;
+    // Thread j's step ended at `at`: a lock it held preempted is free, its waiters ready.
+    void release_locks(unsigned j, std::uint64_t at);
 
     mutable std::mutex mutex_;
     std::vector<slot> slots_;
@@ -144,8 +172,9 @@ private:
     core_model model_;
     std::vector<core> cores_;
     std::deque<unsigned> ready_;   // threads waiting for a core, FIFO
-    std::uint64_t switches_ = 0, preemptions_ = 0;
-    int cpu_ = -1;   // the real CPU its threads run on (enter() pins them), or -1
+    std::uint64_t switches_ = 0, preemptions_ = 0, lock_preemptions_ = 0, lock_waits_ = 0;
+    std::vector<int> lock_holder_;   // by lock id: the preempted thread holding it, or -1
+    int cpu_ = -1;                   // the real CPU its threads run on (enter() pins them), or -1
 };
 
 }   // namespace pipescope::detail

@@ -15,6 +15,7 @@
 
 #include <pipescope/node_costs.hpp>
 
+#include <algorithm>
 #include <ctime>
 #include <optional>
 
@@ -42,8 +43,13 @@ void virtual_actor::begin() noexcept {
     declared_ns = 0;
 }
 
-void virtual_actor::yield(std::uint64_t extra_ns) {
-    std::uint64_t cost = extra_ns + declared_ns;
+int virtual_actor::lock_after(std::uint64_t next_stage) const noexcept {
+    if (queue_locks == 0 || next_stage == no_stage) return -1;
+    return static_cast<int>(std::min(next_stage, queue_locks));
+}
+
+void virtual_actor::yield(std::uint64_t extra_ns, std::uint64_t next_stage) {
+    std::uint64_t cost = extra_ns + declared_ns + charged_ns;
     const bool measure = options->measure_jobs;
     if (measure) {
         // The wall clock first: the end's reads mirror mark()'s, so that they nest.
@@ -54,13 +60,16 @@ void virtual_actor::yield(std::uint64_t extra_ns) {
                 .ns;
     }
     declared_ns = 0;
-    executor->advance(index, cost);
+    charged_ns = 0;
+    executor->advance(index, cost, lock_after(next_stage));
     if (measure) mark();   // waiting for the token is not the job's time
 }
 
-void virtual_actor::yield_fixed(std::uint64_t cost_ns) {
-    declared_ns = 0;   // the source's cost holds what the node declared
-    executor->advance(index, cost_ns);
+void virtual_actor::yield_fixed(std::uint64_t cost_ns, std::uint64_t next_stage) {
+    declared_ns = 0;   // the source's cost holds what the node declared, not what the scheduler charged
+    const std::uint64_t cost = cost_ns + charged_ns;
+    charged_ns = 0;
+    executor->advance(index, cost, lock_after(next_stage));
     if (options->measure_jobs) mark();
 }
 
@@ -72,11 +81,11 @@ namespace {
 // A node ends on a virtual actor: with a cost source it costs what `price` asks the source, else
 // what its job measured and declared since the last yield point.
 template <class Price>
-void virtual_node_end(Price price) noexcept {
+void virtual_node_end(Price price, std::uint64_t next_stage = virtual_actor::no_stage) noexcept {
     virtual_actor* a = tls_virtual_actor;
     if (!a) return;
-    if (const node_cost_source* src = a->options->node_costs) a->yield_fixed(price(*src));
-    else a->yield();
+    if (const node_cost_source* src = a->options->node_costs) a->yield_fixed(price(*src), next_stage);
+    else a->yield(0, next_stage);
 }
 }   // namespace
 
@@ -98,8 +107,8 @@ void virtual_actor_unpark(virtual_executor& executor, unsigned target) noexcept 
                     inside ? a->options->costs.wake_ns : 0);
 }
 
-void virtual_pipeline_node_end(std::uint64_t iteration, std::uint64_t stage) noexcept {
-    virtual_node_end([&](const node_cost_source& s) { return s.pipeline_node_ns(iteration, stage); });
+void virtual_pipeline_node_end(std::uint64_t iteration, std::uint64_t stage, std::uint64_t next_stage) noexcept {
+    virtual_node_end([&](const node_cost_source& s) { return s.pipeline_node_ns(iteration, stage); }, next_stage);
 }
 
 void virtual_graph_node_end(std::uint64_t stage, std::uint64_t instance, std::uint64_t queue_ops) noexcept {
@@ -115,7 +124,9 @@ void worker::virtual_search_cost(const worker_counters& before) {
     const virtual_costs& c = sched_.options().costs;
     const std::uint64_t steals = counters.steals.load(std::memory_order_relaxed) - before.steals;
     const std::uint64_t failed = counters.steal_attempts.load(std::memory_order_relaxed) - before.steal_attempts - steals;
-    const std::uint64_t cost = steals * c.steal_ns + failed * c.failed_steal_ns;
+    // A stolen job's frame was last written by the victim, on another core: each steal also moves
+    // its cache lines here (handoff_ns, issue 34).
+    const std::uint64_t cost = steals * (c.steal_ns + c.handoff_ns) + failed * c.failed_steal_ns;
     if (cost > 0) sched_.virtual_time()->advance(index_, cost);
 }
 

@@ -82,12 +82,20 @@ bind_to_stage_engine::bind_to_stage_engine(scheduler& s, const pipe_condition& c
         const virtual_costs& c = impl.options().costs;
         unsigned threads = 0;
         for (const stage& st : stages_) threads += st.threads;
-        virtual_ =
-            std::make_unique<virtual_executor>(threads,
-                                               virtual_executor::core_model{s.workers(), c.quantum_ns, c.context_switch_ns},
-                                               impl.virtual_now());
+        // A mutex waiter is woken like a parked one (wake_ns); locks: queue j's is j, retirement's n_.
+        virtual_ = std::make_unique<virtual_executor>(threads,
+                                                      virtual_executor::core_model{.cores = s.workers(),
+                                                                                   .quantum_ns = c.quantum_ns,
+                                                                                   .context_switch_ns = c.context_switch_ns,
+                                                                                   .lock_hold_ns = c.lock_hold_ns,
+                                                                                   .lock_wake_ns = c.wake_ns},
+                                                      impl.virtual_now());
         for (unsigned t = 0; t < threads; ++t)
-            actors_.push_back({.executor = virtual_.get(), .index = t, .options = &impl.options()});
+            actors_.push_back({.executor = virtual_.get(), .index = t, .options = &impl.options(), .queue_locks = n_});
+        unsigned t = 0;   // actors in thread start order: stage by stage
+        for (std::uint64_t j = 0; j < n_; ++j)
+            for (unsigned k = 0; k < stages_[j].threads; ++k, ++t)
+                virtual_->set_home_lock(t, j > 0 ? static_cast<int>(j) : -1);
         for (stage& st : stages_)
             if (st.in) st.in->use_virtual(virtual_.get());
     }
@@ -167,6 +175,11 @@ pipeline_stats bind_to_stage_engine::run() {
             report.queue_peak.push_back(st.in ? st.in->peak() : 0);
             report.reorder_peak.push_back(st.reorder_peak);
             report.threads.push_back(st.threads);
+            if (st.in) report.handoffs += st.in->handoffs();
+        }
+        if (virtual_) {
+            report.lock_holder_preemptions = virtual_->lock_holder_preemptions();
+            report.lock_waits = virtual_->lock_waits();
         }
         std::lock_guard lock(c->mutex);
         c->runs.push_back(std::move(report));

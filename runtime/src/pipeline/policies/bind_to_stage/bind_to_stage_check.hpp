@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <vector>
 
@@ -15,6 +16,8 @@ struct bind_to_stage_check {
         std::vector<std::size_t> queue_peak;     // per stage j (index 0: stage 0 has no queue, 0)
         std::vector<std::size_t> reorder_peak;   // per stage: items parked in its reorder buffer
         std::vector<unsigned> threads;           // per stage
+        std::uint64_t handoffs = 0;              // virtual cores: items taken on another core (all queues)
+        std::uint64_t lock_holder_preemptions = 0, lock_waits = 0;   // virtual cores (virtual_executor)
     };
     std::mutex mutex;
     std::vector<run> runs;

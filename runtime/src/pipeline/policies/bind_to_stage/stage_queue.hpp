@@ -23,6 +23,9 @@
 // end the wait would never run — and leaves its virtual core until a push, pop, mark, close or abort
 // wakes it (virtual_actor_unpark: ready after the wake-up latency). Only the token holder runs, and
 // a waiter registers before it gives the token up, so no wake-up is lost here either.
+// A slot pushed by a thread on one virtual core and taken by a thread on another moves its cache
+// lines between cores: the taker's next step pays virtual_costs::handoff_ns (issue 34), counted in
+// handoffs().
 //
 // Locking rules: every change to the ring, the marks and the flags is made under m_; the atomics
 // mirror them (stored under m_, read anywhere) and serve only as hints for spinning — the decision
@@ -33,6 +36,7 @@
 #pragma once
 
 #include "../../../scheduler_impl.hpp"
+#include "../../../virtual/virtual_executor.hpp"
 
 #include <pipescope/detail/cpu_relax.hpp>
 
@@ -83,7 +87,10 @@ public:
     std::size_t capacity() const noexcept { return ring_.size(); }
 
     // Waiting threads are actors of `executor` (virtual cores): they park there. Before any use.
-    void use_virtual(virtual_executor* executor) noexcept { vx_ = executor; }
+    void use_virtual(virtual_executor* executor) {
+        vx_ = executor;
+        pushed_on_.assign(ring_.size(), -1);
+    }
 
     // Waits while the queue is full. blocked(true) is called when the thread starts waiting and
     // blocked(false) when it stops, whether it spun, yielded or parked: a wait is a wait in the
@@ -99,6 +106,7 @@ public:
         std::unique_lock lock(m_, std::defer_lock);
         if (wait_locked(lock, room, has_room, not_full_, parked_producers_, virtual_producers_, blocked)) blocked(false);
         if (aborted_.load(std::memory_order_relaxed)) return false;
+        if (vx_) pushed_on_[(head_ + count_) % ring_.size()] = vx_->core_of(tls_virtual_actor->index);
         ring_[(head_ + count_) % ring_.size()] = std::move(v);
         ++count_;
         size_.store(count_, std::memory_order_release);
@@ -147,7 +155,12 @@ public:
         attention_.store(closed_, std::memory_order_relaxed);
         if (count_ == 0) return had_marks;   // closed: false once drained
         std::size_t taken = 0;
+        const int here = vx_ ? vx_->core_of(tls_virtual_actor->index) : -1;
         for (; taken < max && count_ > 0; ++taken) {
+            if (vx_ && pushed_on_[head_] >= 0 && pushed_on_[head_] != here) {
+                ++handoffs_;
+                tls_virtual_actor->charged_ns += tls_virtual_actor->options->costs.handoff_ns;
+            }
             out.push_back(std::move(ring_[head_]));
             head_ = (head_ + 1) % ring_.size();
             --count_;
@@ -189,6 +202,11 @@ public:
     std::size_t peak() const {
         std::lock_guard lock(m_);
         return peak_;
+    }
+    // Virtual cores: items taken on another core than the one they were pushed on.
+    std::uint64_t handoffs() const {
+        std::lock_guard lock(m_);
+        return handoffs_;
     }
 
 private:
@@ -249,7 +267,9 @@ private:
     std::vector<std::uint64_t> marks_;
     bool closed_ = false;
     int parked_consumers_ = 0, parked_producers_ = 0;
-    virtual_executor* vx_ = nullptr;                                // use_virtual
+    virtual_executor* vx_ = nullptr;   // use_virtual
+    std::vector<int> pushed_on_;       // per ring slot: the pusher's core
+    std::uint64_t handoffs_ = 0;
     std::vector<unsigned> virtual_consumers_, virtual_producers_;   // parked there, in order
     // Lock-free mirrors for spinning (see the locking rules above).
     alignas(64) std::atomic<std::size_t> size_{0};   // count_
