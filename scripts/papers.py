@@ -3,7 +3,7 @@
 workers, and writes a Markdown table: the paper's figure, pipescope's, whether they agree in shape,
 and the exact command (docs/papers.md explains each difference).
 
-    scripts/papers.py [--quick] [--out FILE] [--only ID[,ID...]] [--work DIR] [--cli PATH]
+    scripts/papers.py [--quick] [--out FILE] [--only ID[,ID...]] [--work DIR [--reuse]] [--cli PATH]
     scripts/papers.py --list            the experiments, their paper values and commands
     scripts/papers.py --self-test       plumbing check (ctest papers.script): judges, table, one run
 
@@ -33,14 +33,27 @@ TIE = 0.10  # a ratio within 10 % of 1 has no winner: the two are "indistinguish
 # ---------------------------------------------------------------------------------------------
 # Sweeps: one `pipescope scale` command each, run once however many experiments read it.
 
+# Keys of --param that belong to the scheduler, not the program (docs/virtual.md, "Parameters: the
+# program's or the policy's"): a recording prices runs that differ from it only in these.
+SCHEDULER_PARAMS = {"K", "lazy", "folding", "c", "queue", "config", "C", "preempt", "buffers",
+                    "profile", "costs"}
+
+
 class Sweep:
-    def __init__(self, workload, policies, workers, size="small", params=(), serial_runs=3):
+    """One `pipescope scale` command. A priced sweep first records the program once on one virtual
+    worker and prices every (policy, P) point from that recording (`scale --costs`): every point
+    then charges a node the same cost, so a loaded machine's run-to-run noise in the measured CPU
+    time of a node does not show between points (docs/papers.md, "Noise")."""
+
+    def __init__(self, workload, policies, workers, size="small", params=(), serial_runs=3,
+                 priced=False):
         self.workload = workload
         self.policies = list(policies)
         self.workers = list(workers)
         self.size = size
         self.params = list(params)  # "key=value"
         self.serial_runs = serial_runs
+        self.priced = priced
 
     def name(self, quick):
         parts = [self.workload, "-".join(p.replace("+", "") for p in self.policies),
@@ -48,19 +61,39 @@ class Sweep:
         parts += [p.replace("=", "").replace("+", "") for p in self.params]
         return "_".join(parts)
 
+    def program_params(self):
+        return [p for p in self.params if p.split("=", 1)[0] not in SCHEDULER_PARAMS]
+
+    def recording(self, quick):
+        """The file a priced sweep takes its node costs from: one per program (workload, size and
+        program parameters), shared by every sweep of that program."""
+        parts = [self.workload, "tiny" if quick else self.size] + self.program_params()
+        return "costs_" + "_".join(p.replace("=", "") for p in parts) + ".pftrace"
+
+    def record_args(self, quick):
+        args = ["run", self.workload, "--virtual", "--workers", "1", "--size",
+                "tiny" if quick else self.size]
+        for p in self.program_params():
+            args += ["--param", p]
+        return args + ["-o", self.recording(quick)]
+
     def args(self, quick):
         size = "tiny" if quick else self.size
         args = ["scale", self.workload, "--policies", ",".join(self.policies),
                 "--workers", ",".join(str(p) for p in self.workers), "--size", size]
         for p in self.params:
             args += ["--param", p]
-        runs = 1 if quick else self.serial_runs
-        if runs != 3:
-            args += ["--serial-runs", str(runs)]
+        if self.priced:
+            args += ["--costs", self.recording(quick)]
+        else:
+            runs = 1 if quick else self.serial_runs
+            if runs != 3:
+                args += ["--serial-runs", str(runs)]
         return args + ["--out", self.name(quick)]
 
-    def command(self, quick):
-        return "pipescope " + " ".join(self.args(quick))
+    def commands(self, quick):
+        first = ["pipescope " + " ".join(self.record_args(quick))] if self.priced else []
+        return first + ["pipescope " + " ".join(self.args(quick))]
 
 
 class Scale:
@@ -170,18 +203,21 @@ NAVARRO, CILKP, DANBI, KELLY, GRAMPS = ("seed 000 Navarro", "seed 001 Cilk-P", "
                                        "seed 003 Kelly", "seed 004 GRAMPS")
 
 # seed 000: ferret, 6-stage PARSEC pipeline, bind-to-stage (Pthreads) and TBB.
-ferret_bind = Sweep("ferret", ["bind-to-stage"], [1, 2, 4, 8, 16], params=["stages=6"])  # c = P
-ferret_bind6 = Sweep("ferret", ["bind-to-stage"], [6], params=["c=1", "stages=6"])
-ferret_bind34 = Sweep("ferret", ["bind-to-stage"], [34], params=["c=8", "stages=6"])
+ferret_bind = Sweep("ferret", ["bind-to-stage"], [1, 2, 4, 8, 16], params=["stages=6"],
+                    priced=True)  # c = P
+ferret_bind6 = Sweep("ferret", ["bind-to-stage"], [6], params=["c=1", "stages=6"], priced=True)
+ferret_bind34 = Sweep("ferret", ["bind-to-stage"], [34], params=["c=8", "stages=6"], priced=True)
 ferret_ws = Sweep("ferret", ["piper", "piper-earliest", "tbb"], [1, 2, 4, 8, 16, 32],
-                  params=["stages=6"])
-ferret_sps = Sweep("ferret", ["piper", "tbb"], [1, 16, 32], params=["stages=3"])
-dedup_all = Sweep("dedup", ["piper", "piper-earliest", "tbb", "bind-to-stage"], [1, 8, 16])
-x264 = Sweep("x264", ["piper"], [1, 16])
+                  params=["stages=6"], priced=True)
+ferret_sps = Sweep("ferret", ["piper", "tbb"], [1, 16, 32], params=["stages=3"], priced=True)
+dedup_all = Sweep("dedup", ["piper", "piper-earliest", "tbb", "bind-to-stage"], [1, 8, 16],
+                  priced=True)
+x264 = Sweep("x264", ["piper"], [1, 16], priced=True)
 fib = Sweep("pipe-fib", ["piper", "piper-earliest"], [1, 16], size="tiny")
 fib_nofold = Sweep("pipe-fib", ["piper"], [1, 16], size="tiny", params=["folding=off"])
-fib256 = Sweep("pipe-fib-256", ["piper"], [1, 16], size="tiny")
-fib256_nofold = Sweep("pipe-fib-256", ["piper"], [1, 16], size="tiny", params=["folding=off"])
+# pipe-fib's serial overhead T1/TS needs the serial elision: measured, not priced.
+fib256 = Sweep("pipe-fib-256", ["piper"], [1, 16])
+fib256_nofold = Sweep("pipe-fib-256", ["piper"], [1, 16], params=["folding=off"])
 DANBI_CONFIGS = ["ws", "qes", "qes+pss", "qes+pss+prs"]
 fm_danbi = {c: Sweep("fm-radio", ["danbi"], [1, 40], params=[f"config={c}"], serial_runs=1)
             for c in DANBI_CONFIGS}
@@ -374,16 +410,36 @@ def find_cli(arg):
     return os.path.abspath(cli)
 
 
-def run_sweep(cli, sweep, work, quick, log):
-    """Runs one sweep in `work`; returns (Scale or None, error text)."""
-    out = os.path.join(work, sweep.name(quick))
-    t0 = time.monotonic()
-    proc = subprocess.run([cli] + sweep.args(quick), cwd=work, capture_output=True, text=True)
-    log(f"  {time.monotonic() - t0:6.1f} s  {sweep.command(quick)}")
-    manifest = os.path.join(out, "scale.json")
-    if proc.returncode != 0 or not os.path.exists(manifest):
-        lines = (proc.stderr or proc.stdout).strip().splitlines()
-        return None, f"exit {proc.returncode}: {lines[-1] if lines else 'no output'}"
+def run_cli(cli, args, work):
+    """Runs the CLI in `work`; returns an error text, or "" when it succeeded."""
+    try:
+        proc = subprocess.run([cli] + args, cwd=work, capture_output=True, text=True)
+    except OSError as e:
+        return f"{cli}: {e.strerror}"
+    if proc.returncode == 0:
+        return ""
+    lines = (proc.stderr or proc.stdout).strip().splitlines()
+    return f"exit {proc.returncode}: {lines[-1] if lines else 'no output'}"
+
+
+def run_sweep(cli, sweep, work, quick, reuse, log):
+    """Runs one sweep in `work` (its recording first, if it is priced and the recording is not
+    there yet); returns (Scale or None, error text)."""
+    manifest = os.path.join(work, sweep.name(quick), "scale.json")
+    if reuse and os.path.exists(manifest):
+        log(f"  reused    {sweep.commands(quick)[-1]}")
+    else:
+        t0 = time.monotonic()
+        err = ""
+        if sweep.priced and not os.path.exists(os.path.join(work, sweep.recording(quick))):
+            err = run_cli(cli, sweep.record_args(quick), work)
+        if not err:
+            err = run_cli(cli, sweep.args(quick), work)
+        log(f"  {time.monotonic() - t0:6.1f} s  {' && '.join(sweep.commands(quick))}")
+        if err:
+            return None, err
+    if not os.path.exists(manifest):
+        return None, f"no {manifest}"
     with open(manifest) as f:
         return Scale(json.load(f)), ""
 
@@ -445,7 +501,7 @@ def select(only):
     return [known[i] for i in ids]
 
 
-def run(cli, exps, out, work, quick, log=lambda s: print(s, flush=True)):
+def run(cli, exps, out, work, quick, reuse=False, log=lambda s: print(s, flush=True)):
     if not (os.path.isfile(cli) and os.access(cli, os.X_OK)):
         fail(f"{cli}: no pipescope CLI there (build it, or set PIPESCOPE_CLI)", 2)
     os.makedirs(work, exist_ok=True)
@@ -458,14 +514,15 @@ def run(cli, exps, out, work, quick, log=lambda s: print(s, flush=True)):
     log(f"papers: {len(exps)} results from {len(sweeps)} sweeps{' (quick: size tiny)' if quick else ''}")
     results, errors = {}, {}
     for s in sweeps:
-        scale, err = run_sweep(cli, s, work, quick, log)
+        scale, err = run_sweep(cli, s, work, quick, reuse, log)
         if scale:
             results[s] = scale
         else:
             errors[s] = err
             log(f"          failed: {err}")
     took = time.monotonic() - t0
-    rows = [(e, *evaluate(e, results, errors), [s.command(quick) for s in e.sweeps]) for e in exps]
+    rows = [(e, *evaluate(e, results, errors), [c for s in e.sweeps for c in s.commands(quick)])
+            for e in exps]
     header = [f"Written by `scripts/papers.py{' --quick' if quick else ''}` on "
               f"{started:%Y-%m-%d %H:%M} UTC: {len(sweeps)} sweeps in {took:.0f} s of wall time on "
               f"{os.cpu_count()} CPUs (load average {load0[0]:.1f} at the start, "
@@ -500,7 +557,8 @@ def self_test(cli, work):
         check(e.value is not None or e.judge is judge_above_one, f"{e.id}: a paper value")
         check(e.sweeps, f"{e.id}: a command")
         for s in e.sweeps:
-            check(s.command(False).startswith(f"pipescope scale {s.workload} --policies "), e.id)
+            check(s.commands(False)[-1].startswith(f"pipescope scale {s.workload} --policies "), e.id)
+            check(not s.priced or f"--costs {s.recording(False)}" in s.commands(False)[-1], e.id)
     for args, said in [(["--only", "no-such-id"], "papers: no experiment 'no-such-id' (see --list)"),
                        (["--cli", os.path.join(work, "none")], "no pipescope CLI there")]:
         bad = subprocess.run([sys.executable, os.path.abspath(__file__), "--cli", cli, *args,
@@ -510,16 +568,23 @@ def self_test(cli, work):
         check(not os.path.exists(os.path.join(work, "never.md")), f"{args}: no table written")
     shutil.rmtree(work, ignore_errors=True)
     out = os.path.join(work, "table.md")
-    chosen = [e for e in EXPERIMENTS if e.id == "gramps-t3-msort-bf"]
+    # A measured sweep (mergesort) and a priced one (x264: a recording, then scale --costs).
+    chosen = [e for e in EXPERIMENTS if e.id in ("gramps-t3-msort-bf", "cilkp-f10-x264")]
     rows = run(cli, chosen, out, work, quick=True, log=lambda s: None)
     with open(out) as f:
         text = f.read()
     check(not [n for n in os.listdir(work) if n.endswith(".tmp")], "no temporary left")
-    lines = [l for l in text.splitlines() if l.startswith("| gramps-t3-msort-bf |")]
-    check(len(lines) == 1, "one table row for the experiment")
-    check("`pipescope scale mergesort --policies gramps,task-stealing,breadth-first,static "
-          "--workers 12 --size tiny" in lines[0], "the row names its command")
-    check(rows[0][2] is not None, f"the experiment was measured: {rows[0][3]}")
+    for exp, command in [("gramps-t3-msort-bf", "`pipescope scale mergesort --policies gramps,"
+                          "task-stealing,breadth-first,static --workers 12 --size tiny"),
+                         ("cilkp-f10-x264", "`pipescope run x264 --virtual --workers 1 --size tiny "
+                          "-o costs_x264_tiny.pftrace`<br>`pipescope scale x264 --policies piper "
+                          "--workers 1,16 --size tiny --costs costs_x264_tiny.pftrace")]:
+        lines = [l for l in text.splitlines() if l.startswith(f"| {exp} |")]
+        check(len(lines) == 1, f"one table row for {exp}")
+        check(command in lines[0], f"{exp}: the row names its commands")
+    check(os.path.exists(os.path.join(work, "costs_x264_tiny.pftrace")), "the priced sweep's recording")
+    for r in rows:
+        check(r[2] is not None, f"{r[0].id} was measured: {r[3]}")
     check(f"results agree in shape" in text, "the summary line")
     print("papers: self-test passed (judges, experiment table, one run written)")
 
@@ -530,6 +595,8 @@ def main():
     ap.add_argument("--out", default="papers-results.md", help="the Markdown table")
     ap.add_argument("--only", action="append", default=[], help="experiment ids (comma-separated)")
     ap.add_argument("--work", help="keep the sweeps (traces, scale.json) here")
+    ap.add_argument("--reuse", action="store_true",
+                    help="read a sweep whose scale.json is already in --work instead of rerunning it")
     ap.add_argument("--cli", help="the pipescope CLI (default $PIPESCOPE_CLI or build/cli/pipescope)")
     ap.add_argument("--list", action="store_true", help="list the experiments and exit")
     ap.add_argument("--self-test", action="store_true")
@@ -538,7 +605,8 @@ def main():
         for e in EXPERIMENTS:
             print(f"{e.id}: {e.paper}, {e.where}: {e.what}: {e.shown}")
             for s in e.sweeps:
-                print(f"    {s.command(a.quick)}")
+                for c in s.commands(a.quick):
+                    print(f"    {c}")
         return
     cli = find_cli(a.cli)
     if a.self_test:
@@ -546,7 +614,7 @@ def main():
         return
     work = a.work or tempfile.mkdtemp(prefix="papers.")
     try:
-        run(cli, select(a.only), a.out, os.path.abspath(work), a.quick)
+        run(cli, select(a.only), a.out, os.path.abspath(work), a.quick, a.reuse and bool(a.work))
     finally:
         if not a.work:
             shutil.rmtree(work, ignore_errors=True)
