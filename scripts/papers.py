@@ -472,7 +472,10 @@ def markdown(rows, header):
 def write_atomically(path, text):
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=d)
+    umask = os.umask(0)
+    os.umask(umask)
     try:
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes it 0600; the table is an ordinary file
         with os.fdopen(fd, "w") as f:
             f.write(text)
         os.replace(tmp, path)
@@ -532,7 +535,8 @@ def run(cli, exps, out, work, quick, reuse=False, log=lambda s: print(s, flush=T
               f"**{summary(rows)}** (same winner and within {pct(TOLERANCE)} for ratios, within "
               f"{pct(TOLERANCE)} for values; a ratio within {pct(TIE)} of 1 is a tie)."]
     write_atomically(out, markdown(rows, header))
-    log(f"papers: {summary(rows)}; {len(sweeps)} sweeps took {took:.0f} s; table in {out}")
+    log(f"papers: {summary(rows)}; {len(sweeps)} sweep{'s' * (len(sweeps) != 1)} took {took:.0f} s; "
+        f"table in {out}")
     return rows
 
 
@@ -578,6 +582,9 @@ def self_test(cli, work):
     with open(out) as f:
         text = f.read()
     check(not [n for n in os.listdir(work) if n.endswith(".tmp")], "no temporary left")
+    umask = os.umask(0)
+    os.umask(umask)
+    check(os.stat(out).st_mode & 0o777 == 0o666 & ~umask, "the table's mode follows the umask")
     for exp, command in [("gramps-t3-msort-bf", "`pipescope scale mergesort --policies gramps,"
                           "task-stealing,breadth-first,static --workers 12 --size tiny"),
                          ("cilkp-f10-x264", "`pipescope run x264 --virtual --workers 1 --size tiny "
