@@ -262,9 +262,9 @@ double lock_hold_ns() {
 // 157 us per yield at load 15), which a virtual worker with a core of its own does not wait for.
 double yield_ns() {
     constexpr int yields = 20000;
-    const std::uint64_t t0 = thread_cpu_ns();
+    const std::uint64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     for (int i = 0; i < yields; ++i) std::this_thread::yield();
-    return static_cast<double>(thread_cpu_ns() - t0) / yields;
+    return static_cast<double>(clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0) / yields;
 }
 
 struct measured {
