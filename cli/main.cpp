@@ -51,7 +51,8 @@ constexpr command_usage usages[] = {
             "         failed_steal, yield, wake, spin, queue_op, context_switch, quantum, handoff, lock_hold, clock_read,\n"
             "         wall_clock_read; 0 turns a cost off). Nodes cost their measured time (wall clock while their\n"
             "         thread kept its CPU, else thread CPU time), or with --costs what an earlier recording of the\n"
-            "         same workload, size, seed and params\n"            "         says: then the same command writes the same file, byte for byte. bind-to-stage's threads run on\n"
+            "         same workload, size, seed and params\n"
+            "         says: then the same command writes the same file, byte for byte. bind-to-stage's threads run on\n"
             "         N virtual cores, time-sliced (quantum, context_switch) when they outnumber them."},
     {"scale", "pipescope scale <workload> --policies a,b,... --workers 1,2,4,... [--size tiny|small|large] [--seed N]\n"
               "                     [--param key=value]... [--costs RECORDING.pftrace] [--serial-runs N] [--out DIR]\n"

@@ -105,7 +105,7 @@ TEST_CASE("the run uses the capacities the rule gives for its own workers", "[gr
           std::map<std::string, std::size_t>{{"ranges", 16}, {"partials", 16}, {"combined", 16}});
 }
 
-TEST_CASE("--param capacity is taken by ray-0, ray-1, mergesort and histogram and used", "[graph][capacity]") {
+TEST_CASE("capacity: the parameter is taken by ray-0, ray-1, mergesort and histogram and used", "[graph][capacity]") {
     // ray-0: every queue N, under any policy, whatever P.
     for (const char* policy : {"gramps", "danbi"}) {
         INFO(policy);
