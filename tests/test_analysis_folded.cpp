@@ -314,7 +314,7 @@ TEST_CASE("folded analysis: with the same times, per-stage totals and T1 equal a
     CHECK(j["dag"]["critical_path"][0]["last_stage"] == 2);
 }
 
-TEST_CASE("folded analysis: auto that kept every node says so; a node trace says nothing", "[analysis][folded]") {
+TEST_CASE("folded analysis: auto that kept every node says so, a node trace says nothing", "[analysis][folded]") {
     const tr::trace_model ma = tr::load_trace(hand_trace(false, "auto", "nodes")),
                           mn = tr::load_trace(hand_trace(false, "nodes"));
     const an::run_report ra = an::analyze(an::scope_of(ma, 0)), rn = an::analyze(an::scope_of(mn, 0));

@@ -142,7 +142,7 @@ TEST_CASE("annotations: a real pipeline's node slices hold exactly what its stag
     if (detail == trace::trace_detail::folded) CHECK(folded > 0);
 }
 
-TEST_CASE("annotations: the writer puts them on their slice's END; keys, unattached and excess ones",
+TEST_CASE("annotations: the writer puts them on their slice's END, keys, unattached and excess ones",
           "[annotations][trace-file]") {
     records_by_writer r(1);
     std::uint64_t t = 0;

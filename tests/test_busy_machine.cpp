@@ -165,7 +165,7 @@ TEST_CASE("busy machine: a recorded run says what each worker got", "[busy_machi
     CHECK(j["breakdown"]["total"].contains("descheduled"));
 }
 
-TEST_CASE("busy machine: workers that got their cores get no busy verdict; those that did not, no more-workers advice",
+TEST_CASE("busy machine: workers that got their cores get no busy verdict, those that did not, no more-workers advice",
           "[busy_machine][analysis][verdicts]") {
     constexpr std::uint64_t ms = 1000000;
     const tr::trace_model quiet = balanced_with_cpu(990 * ms, 10 * ms);

@@ -117,7 +117,7 @@ TEST_CASE("gramps computes the serial result with every buffer manager, P = 1, 2
     }
 }
 
-TEST_CASE("gramps runs a graph with a cycle; the backward queue is unbounded", "[graph][gramps]") {
+TEST_CASE("gramps runs a graph with a cycle, the backward queue is unbounded", "[graph][gramps]") {
     std::map<std::uint64_t, std::uint32_t> expected;
     const std::uint64_t n = 1500;
     for (std::uint64_t i = 1; i <= n; ++i) expected[i] = collatz_cycle::steps(i);

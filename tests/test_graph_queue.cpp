@@ -116,7 +116,7 @@ TEST_CASE("queue: reserve/commit windows, capacity in packets, stats", "[graph][
     CHECK(s.peak_bytes_in_use == 3 * 4 * sizeof(int));
 }
 
-TEST_CASE("queue: a short commit packs into partial packets; close drains then ends the stream", "[graph][queue]") {
+TEST_CASE("queue: a short commit packs into partial packets, close drains then ends the stream", "[graph][queue]") {
     packet_queue q(ints(4, 4, false, 2));
     push_values(q, 3, 100, 5);   // 4 + 1 elements; the third packet goes straight back
     CHECK(q.stats().packets_in_use == 2);

@@ -22,7 +22,7 @@ std::uint64_t parks(const scheduler& s) {
 
 }   // namespace
 
-TEST_CASE("blocking: a stage that blocks for 300 ms; the result is exact and idle workers park", "[pipeline][blocking]") {
+TEST_CASE("blocking: a stage that blocks for 300 ms, the result is exact and idle workers park", "[pipeline][blocking]") {
     scheduler s({2});
     for (const auto& p : pipeline_policies()) {
         INFO("policy " << p.name);

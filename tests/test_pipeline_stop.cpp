@@ -117,7 +117,7 @@ TEST_CASE("cancel: a stop requested from another thread ends an endless loop und
               .iterations == 100);
 }
 
-TEST_CASE("cancel: a stop requested before the loop starts runs nothing; a token never stopped changes nothing",
+TEST_CASE("cancel: a stop requested before the loop starts runs nothing, a token never stopped changes nothing",
           "[pipeline][errors][cancel]") {
     scheduler s({2});
     for (const auto& p : pipeline_policies()) {
@@ -186,7 +186,7 @@ TEST_CASE("cancel: an iteration that never suspends unwinds at its very next bou
     }
 }
 
-TEST_CASE("cancel: a stage may cancel its own loop; the trace marks where the loop saw it",
+TEST_CASE("cancel: a stage may cancel its own loop, the trace marks where the loop saw it",
           "[pipeline][errors][cancel][trace-file]") {
     scheduler s({2});
     for (const auto& p : pipeline_policies()) {

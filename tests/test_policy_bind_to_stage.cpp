@@ -158,7 +158,7 @@ TEST_CASE("bind-to-stage: random declared programs equal the serial elision for 
     }
 }
 
-TEST_CASE("bind-to-stage: defaults are c = P and Queue_size = 20; threads may outnumber cores",
+TEST_CASE("bind-to-stage: defaults are c = P and Queue_size = 20, threads may outnumber cores",
           "[pipeline][bind-to-stage]") {
     check_installed hook;
     const std::vector<stage_kind> kinds = {stage_kind::serial_in_order, stage_kind::parallel, stage_kind::parallel,
@@ -368,7 +368,7 @@ TEST_CASE("bind-to-stage: refusals name the policy, the reason and the parameter
 // ---------------------------------------------------------------------------------------------
 // The trace
 
-TEST_CASE("bind-to-stage: stage threads record into their own tracks; queue fills never exceed Queue_size",
+TEST_CASE("bind-to-stage: stage threads record into their own tracks, queue fills never exceed Queue_size",
           "[pipeline][bind-to-stage][trace][trace-file]") {
     const unsigned P = 2, Q = 2, C = 2;
     scheduler s({P});

@@ -336,7 +336,7 @@ TEST_CASE("tbb: an exception in a filter reaches the caller after every item has
 // ---------------------------------------------------------------------------------------------
 // The trace
 
-TEST_CASE("tbb: tokens in flight never exceed N in the trace; items park in serial-filter buffers",
+TEST_CASE("tbb: tokens in flight never exceed N in the trace, items park in serial-filter buffers",
           "[pipeline][tbb][trace][trace-file]") {
     const unsigned P = 2, N = 3;
     scheduler s({P});

@@ -124,7 +124,7 @@ TEST_CASE("virtual workers: a cost source charges every node what it says", "[vi
     CHECK(nodes == 64 * 3);
 }
 
-TEST_CASE("cost files: what is written reads back; bad files say what is wrong", "[virtual][costs]") {
+TEST_CASE("cost files: what is written reads back, bad files say what is wrong", "[virtual][costs]") {
     const auto dir = std::filesystem::temp_directory_path() / "pipescope-test-cost-files";
     std::filesystem::create_directories(dir);
     virtual_costs written;

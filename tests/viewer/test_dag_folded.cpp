@@ -52,7 +52,7 @@ tm::pipeline_dag folded_dag() {
 
 }   // namespace
 
-TEST_CASE("dag folded: a block covers its stages' rows; cells inside it hit it", "[viewer][dag][folded]") {
+TEST_CASE("dag folded: a block covers its stages' rows, cells inside it hit it", "[viewer][dag][folded]") {
     const auto d = folded_dag();
     const dag_index x = build_dag_index(d);
     CHECK(x.row_stage == std::vector<std::uint64_t>{0, 1, 2, 3});   // stage 3 only inside b2

@@ -56,7 +56,7 @@ TEST_CASE("input queue: three taps of one key take six frames, none lost", "[inp
     CHECK(presses == 3);
 }
 
-TEST_CASE("input queue: a click happens where the pointer was; a move after it waits", "[input]") {
+TEST_CASE("input queue: a click happens where the pointer was, a move after it waits", "[input]") {
     input_queue q;
     q.push(ev::move(10, 10));
     q.push(ev::move(20, 30));
@@ -69,7 +69,7 @@ TEST_CASE("input queue: a click happens where the pointer was; a move after it w
     CHECK(f[1] == std::vector{ev::move(50, 30), ev::button(0, false)});
 }
 
-TEST_CASE("input queue: a wheel zooms where it happened; frame marks split", "[input]") {
+TEST_CASE("input queue: a wheel zooms where it happened, frame marks split", "[input]") {
     input_queue q;
     q.push(ev::move(5, 5));
     q.push(ev::wheel(0, 1));
@@ -103,7 +103,7 @@ TEST_CASE("script: key chords as GLFW reports them", "[input]") {
     CHECK_THROWS_WITH(key_events("banana"), "unknown key 'banana'");
 }
 
-TEST_CASE("script: every command parses; comments and blank lines are skipped", "[input]") {
+TEST_CASE("script: every command parses, comments and blank lines are skipped", "[input]") {
     const auto s = parse(
         "# a test\n\nkey ctrl+f\ntext stage 2\nmove 10 20\nclick 1 2 right double shift\n"
         "drag 0 0 80 0 shift\nscroll 5 5 -1\nscroll 5 5 0 2 shift\nframes 3\nwait-loaded\n"

@@ -177,7 +177,7 @@ TEST_CASE("lod: the colour of a merged column is its dominant stage", "[viewer][
     CHECK(blocks[1].x1 == 450);
 }
 
-TEST_CASE("lod: adjacent merged columns of one colour coalesce; a wide slice breaks them", "[viewer][lod]") {
+TEST_CASE("lod: adjacent merged columns of one colour coalesce, a wide slice breaks them", "[viewer][lod]") {
     std::vector<spec> v;
     for (std::uint64_t t = 0; t < 100000; t += 10) v.push_back({t, t + 5, 0});   // 10000 tiny stage-0 slices
     v.push_back({100000, 150000, 1});                                            // 50 px wide stage 1

@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 
 static const fs::path k2 = fs::path(PIPESCOPE_SOURCE_DIR) / "traces" / "pipe-fib-256-piper-K2.pftrace";
 
-TEST_CASE("a run on virtual workers says so in its title; a real run does not", "[viewer][scaling]") {
+TEST_CASE("a run on virtual workers says so in its title, a real run does not", "[viewer][scaling]") {
     document real;
     real.add(load_file(k2));
     REQUIRE(real.runs.size() == 1);
