@@ -46,10 +46,10 @@ def run_cli(cli, args):
     if not m:
         sys.exit(f"trace_detail.py: no time in the output of pipescope run {' '.join(args)}:\n{out}")
     r = {"time": float(m.group(1)), "dropped": 0}
-    # "trace  F: 1 run, 84 slices, 0 flows, 14 counter values; 2.9 KB, 16.98 bytes per event"
+    # "trace  F: 1 run, 84 slices, 0 flows, 14 counter values; 2.9 KiB, 16.98 bytes per event"
     if (m := re.search(r"trace\s+\S+: \d+ runs?, ([0-9,]+) slices, ([0-9,]+) flows, ([0-9,]+) counter values; "
-                       r"([0-9.]+) (bytes|KB|MB|GB), ([0-9.]+) bytes per event", out)):
-        unit = {"bytes": 1e-6, "KB": 1e-3, "MB": 1.0, "GB": 1e3}[m.group(5)]
+                       r"([0-9.]+) (B|KiB|MiB|GiB), ([0-9.]+) bytes per event", out)):
+        unit = {"B": 1e-6, "KiB": 1024 / 1e6, "MiB": 1024**2 / 1e6, "GiB": 1024**3 / 1e6}[m.group(5)]
         r.update(slices=int(m.group(1).replace(",", "")), counters=int(m.group(3).replace(",", "")),
                  mb=float(m.group(4)) * unit, bpe=float(m.group(6)))
     if (m := re.search(r"WARNING\s+(\d+) events were dropped", out)):

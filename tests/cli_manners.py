@@ -5,7 +5,7 @@ Every error path below prints at most two lines on stderr: "pipescope: WHAT" and
 "see 'pipescope help CMD'" (exit 2); no usage dump. A mistyped command, workload or policy gets
 "did you mean"; a word far from every name gets none. `pipescope help CMD` prints CMD's usage and
 `help` of a mistyped command says so. The recording's summary gives its size in the unit that fits
-(KB for a small trace, never "0.0 MB"). `pipescope perfetto` says when it gives up (300 s by default)
+(KiB for a small trace, never "0.0 MB"). `pipescope perfetto` says when it gives up (300 s by default)
 and how to use it offline.
 usage: cli_manners.py PIPESCOPE_CLI WORK_DIR
 """
@@ -86,9 +86,9 @@ if p.returncode != 0 or not p.stdout.startswith("usage: pipescope run <workload>
 trace = os.path.join(work, "small.pftrace")
 p = pipescope("run", "pipe-fib-256", "--size", "tiny", "--workers", "2", "-o", trace)
 size_line = [ln for ln in p.stdout.splitlines() if "bytes per event" in ln]
-kb = os.path.getsize(trace) / 1000 if os.path.exists(trace) else -1
-if p.returncode != 0 or len(size_line) != 1 or f"{kb:.1f} KB," not in size_line[0]:
-    fail(f"summary of a {kb:.1f} KB trace: {size_line or p.stdout}")
+kib = os.path.getsize(trace) / 1024 if os.path.exists(trace) else -1
+if p.returncode != 0 or len(size_line) != 1 or f"{kib:.1f} KiB," not in size_line[0]:
+    fail(f"summary of a {kib:.1f} KiB trace: {size_line or p.stdout}")
 
 # perfetto: the timeout it will keep, and the offline hint; stopped once it has said them.
 server = subprocess.Popen([cli, "perfetto", trace, "--no-browser", "--port", "19347"], stdout=subprocess.PIPE,

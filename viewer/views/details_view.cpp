@@ -3,6 +3,8 @@
 #include "palette.hpp"
 #include "view.hpp"
 
+#include <pipescope/analysis/numbers.hpp>
+
 #include <cstdio>
 
 namespace pipescope::viewer {
@@ -30,7 +32,8 @@ void summary(view_context& ctx) {
     for (const auto& f : d.files) {
         const tm::trace_model& m = f->model;
         ImGui::TextWrapped("%s", f->name.c_str());
-        ImGui::TextDisabled("%.1f MB, loaded in %.2f s", static_cast<double>(f->file_bytes) / 1e6, f->load_seconds);
+        ImGui::TextDisabled("%s, loaded in %.2f s", analysis::numbers::bytes(static_cast<double>(f->file_bytes)).c_str(),
+                            f->load_seconds);
         ImGui::TextWrapped("%llu slices, %llu instants, %llu counter values, %zu flows",
                            static_cast<unsigned long long>(m.slices), static_cast<unsigned long long>(m.instants),
                            static_cast<unsigned long long>(m.counter_values), m.flows.size());

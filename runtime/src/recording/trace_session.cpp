@@ -36,14 +36,15 @@ const trace::perfetto_write_stats& stats_of(const std::optional<trace::perfetto_
 }
 unsigned runs_of(const std::optional<trace::perfetto_writer>& w) { return w ? w->runs() : 0; }
 
-// A file's size as `ls -h` users read it, in the unit that fits: "612 bytes", "26.1 KB", "3.4 MB"
-// (decimal units, as file managers show sizes; never "0.0 MB" for a small trace).
+// A file's size in the unit that fits, as `ls -h` and the analysis (numbers::bytes) print it:
+// "612 B", "26.1 KiB", "3.42 MiB", "1.25 GiB" — never "0.0 MB" for a small trace.
 std::string file_size_text(std::uint64_t bytes) {
+    constexpr double KiB = 1024.0, MiB = KiB * 1024, GiB = MiB * 1024;
     const double b = static_cast<double>(bytes);
-    if (bytes < 1000) return fmt::format("{} bytes", bytes);
-    if (b < 1e6) return fmt::format("{:.1f} KB", b / 1e3);
-    if (b < 1e9) return fmt::format("{:.1f} MB", b / 1e6);
-    return fmt::format("{:.2f} GB", b / 1e9);
+    if (b >= GiB) return fmt::format("{:.2f} GiB", b / GiB);
+    if (b >= MiB) return fmt::format("{:.2f} MiB", b / MiB);
+    if (b >= KiB) return fmt::format("{:.1f} KiB", b / KiB);
+    return fmt::format("{} B", bytes);
 }
 
 }   // namespace
