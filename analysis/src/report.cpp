@@ -452,15 +452,19 @@ void stages_text(text_out& o, const run_report& r, const stage_rows& rows) {
                "and max there are shares, not measured node times; totals and busy are exact)");
 }
 
+// Who stole from whom: " thief<-victim: 0<-1:19 1<-0:21".
+void steal_pairs_text(text_out& o, const run_stats& st) {
+    if (st.steal_pairs.empty()) return;
+    o.add(" thief<-victim:");
+    for (const auto& p : st.steal_pairs)
+        o.add(" {}<-{}:{}", p.thief, p.victim >= 0 ? std::to_string(p.victim) : "?", p.made);
+}
+
 // Steals, suspensions and the other events; a pipeline's limits and counters.
 void events_text(text_out& o, const run_report& r) {
     const run_stats& st = r.stats;
     o.add("\nsteals {} made of {} tried;", st.steals_made, st.steals_made + st.steals_failed);
-    if (!st.steal_pairs.empty()) {
-        o.add(" thief<-victim:");
-        for (const auto& p : st.steal_pairs)
-            o.add(" {}<-{}:{}", p.thief, p.victim >= 0 ? std::to_string(p.victim) : "?", p.made);
-    }
+    steal_pairs_text(o, st);
     o.line("");
     o.line("suspensions {}, resumptions {}, wake-ups {}, throttle waits {} ({}), retire waits {} ({})", st.suspensions,
            st.resumptions, st.wakeups, st.throttle_waits, duration(static_cast<double>(st.throttled_ns)), st.retire_waits,
@@ -489,8 +493,9 @@ void tasks_text(text_out& o, const run_report& r) {
                ns(t.work_ns), ns(t.span_ns), t.span_ns ? numbers::fixed(t.parallelism(), 2) : std::string("-"), t.depth);
     else o.line("work T1 {}; span unknown: the task slices name no parent (a trace of an older version)", ns(t.work_ns));
     const run_stats& st = r.stats;
-    o.line("steals {} made of {} tried; the workers spent {} between tasks ({} per task)", st.steals_made,
-           st.steals_made + st.steals_failed, ns(t.scheduling_ns), ns(t.scheduling_per_task_ns()));
+    o.add("steals {} made of {} tried", st.steals_made, st.steals_made + st.steals_failed);
+    steal_pairs_text(o, st);
+    o.line("; the workers spent {} between tasks ({} per task)", ns(t.scheduling_ns), ns(t.scheduling_per_task_ns()));
     if (st.events_lost) o.line("WARNING: {} events were lost while recording", st.events_lost);
 }
 
@@ -612,7 +617,7 @@ std::string to_text(const run_report& r, std::size_t max_path) {
     const stage_rows rows = stage_rows_of(r.stats);
     text_out o;
     header_text(o, r);
-    detail_text(o, r);
+    if (!r.is_tasks()) detail_text(o, r);   // trace detail is about pipeline nodes
     breakdown_text(o, r);
     if (r.is_tasks()) {   // no stages, iterations or throttle: the tasks instead
         tasks_text(o, r);

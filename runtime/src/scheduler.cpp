@@ -128,6 +128,11 @@ void worker::run_until(const std::function<bool()>& done, bool helping) {
             idle_rounds = spin_rounds;   // after a sleep, yield a little before sleeping again
         }
     }
+    // A sync that waited ends its idling here: without the end, the idle slice would stay open to
+    // the end of the task that synced, and its work after the sync would read as idle.
+    if (idle_rounds > 0 && idle_traced && idle_traced == trace_buffer())
+        trace_event(*this, trace::event_kind::idle_end,
+                    counters.steal_attempts.load(std::memory_order_relaxed) - attempts_at_idle);
 }
 
 scheduler_impl::scheduler_impl(const scheduler_options& options) : options_(options) {
