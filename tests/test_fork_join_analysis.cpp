@@ -127,3 +127,27 @@ TEST_CASE("fork-join analysis: span of a hand-built spawn tree", "[fork_join][an
     CHECK(t.own_max_ns == 55);
     CHECK(t.own_p50_ns == 40);
 }
+
+TEST_CASE("fork-join analysis: task slices without parents (an older trace) give work but no span",
+          "[fork_join][analysis]") {
+    pipescope::test::trace_builder b;
+    pipescope::test::pipescope_run_builder r{b, std::uint64_t{1} << 32, 1000, 2};
+    r.describe("tasks · P=2", R"({"workload":"tasks","policy":"piper","workers":2,"program":{"kind":"tasks"}})");
+    b.slice_begin(0, r.worker(0), "task", {{"task", 1}}, r.worker_seq(0));
+    b.slice_end(30, r.worker(0), r.worker_seq(0));
+    b.slice_begin(5, r.worker(1), "task", {{"task", 2}}, r.worker_seq(1));
+    b.slice_end(15, r.worker(1), r.worker_seq(1));
+    r.end_marker(40);
+    const tr::trace_model m = tr::load_trace(b.view());
+    REQUIRE(m.runs.size() == 1);
+    const an::run_report rep = an::analyze(an::scope_of(m, 0));
+    CHECK(rep.tasks.tasks == 2);
+    CHECK(rep.tasks.work_ns == 40);
+    CHECK_FALSE(rep.tasks.spawn_tree);
+    CHECK(rep.tasks.span_ns == 0);
+    const auto j = an::to_json(rep);
+    CHECK(j["tasks"]["span_ns"].is_null());
+    CHECK(j["tasks"]["parallelism"].is_null());
+    CHECK(an::to_text(rep).find("span unknown") != std::string::npos);
+    for (const auto& v : rep.verdicts) CHECK(v.rule != "task_parallelism");
+}
