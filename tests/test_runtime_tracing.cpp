@@ -2,6 +2,7 @@
 // the runtime's own counters and with what an observer sees.
 #include "support/invariant_observer.hpp"
 
+#include <pipescope/detail/cpu_relax.hpp>
 #include <pipescope/pipescope.hpp>
 #include <pipescope/trace/recorder.hpp>
 #include <pipescope/workloads/pipe_fib.hpp>
@@ -133,4 +134,57 @@ TEST_CASE("runtime tracing: fork-join tasks are recorded as task slices", "[trac
     });
     CHECK(begins == 100);
     for (const auto& [id, balance] : open) CHECK(balance == 0);
+}
+
+TEST_CASE("runtime tracing: a task names its parent, and a sync that idled ends its idling", "[tracer][runtime]") {
+    scheduler s({2});
+    trace::recorder rec(s.workers(), 16u << 20);
+    s.attach_recorder(&rec);
+    std::atomic<bool> inner_started{false}, outer_syncing{false};
+    {
+        task_group outside(s);
+        outside.spawn([&] {   // the outer task: its child is stolen, then it syncs while the child still runs
+            task_group g(s);
+            g.spawn([&] {
+                inner_started = true;
+                while (!outer_syncing) detail::cpu_relax();
+                for (volatile int k = 0; k < 2'000'000; k = k + 1) {
+                }   // still running while the outer task idles
+            });
+            while (!inner_started) detail::cpu_relax();   // only the other worker can have started it
+            outer_syncing = true;
+            g.sync();
+        });
+        outside.sync();
+    }
+    s.attach_recorder(nullptr);
+    std::map<std::uint64_t, std::uint64_t> parent_of;   // task id -> parent id
+    std::map<unsigned, int> task_depth;
+    std::map<unsigned, bool> idle_in_task;
+    std::uint64_t idles_in_tasks = 0;
+    rec.flush([&](unsigned w, const trace::event_record* r, std::size_t n) {
+        for (std::size_t k = 0; k < n; ++k) {
+            switch (r[k].kind) {
+                case trace::event_kind::task_begin:
+                    parent_of[r[k].a] = r[k].b;
+                    ++task_depth[w];
+                    break;
+                case trace::event_kind::task_end:
+                    CHECK_FALSE(idle_in_task[w]);   // the idling inside it ended before it did
+                    --task_depth[w];
+                    break;
+                case trace::event_kind::idle_begin:
+                    if (task_depth[w] > 0) idle_in_task[w] = true, ++idles_in_tasks;
+                    break;
+                case trace::event_kind::idle_end: idle_in_task[w] = false; break;
+                default: break;
+            }
+        }
+    });
+    REQUIRE(parent_of.size() == 2);
+    std::uint64_t outer = 0, inner = 0;
+    for (const auto& [id, parent] : parent_of) (parent == 0 ? outer : inner) = id;
+    CHECK(outer != 0);
+    CHECK(parent_of[inner] == outer);
+    INFO("idle slices inside tasks: " << idles_in_tasks);
 }

@@ -25,6 +25,10 @@ run_report analyze(const run_scope& scope) {
         // Instances of a stage graph are not iterations: no pipeline DAG, no seed-000 queueing model.
         r.dag.workers = P;
         r.graph = compute_graph(scope, r.meta);
+    } else if (r.is_tasks()) {
+        // Task groups outside any loop: no iterations, stages or throttle; work and span come
+        // from the spawn tree (docs/analysis.md, "Fork-join runs").
+        r.dag.workers = P;
     } else {
         // A virtual run's times are its nodes' costs (CPU time, or a recording's) on simulated
         // cores; its serial reference's wall time is another clock (23.6x next to a bound of 12.0):
@@ -32,7 +36,9 @@ run_report analyze(const run_scope& scope) {
         r.dag = compute_dag_bounds(scope, P, r.meta.is_virtual() ? std::nullopt : r.meta.reference_seconds);
         r.queueing = compute_queueing(scope, r.meta, r.stats);
     }
-    r.verdicts = compute_verdicts(scope, r.meta, r.breakdown, r.stats, r.dag, r.queueing);
+    r.tasks = compute_task_stats(scope, r.breakdown, r.stats);
+    r.verdicts = r.is_tasks() ? compute_task_verdicts(scope, r.meta, r.breakdown, r.stats, r.tasks)
+                              : compute_verdicts(scope, r.meta, r.breakdown, r.stats, r.dag, r.queueing);
     return r;
 }
 
@@ -251,6 +257,19 @@ nlohmann::json to_json(const run_report& r) {
                             {"suggestion", v.suggestion},
                             {"where", place_json(v.where)}});
     out["verdicts"] = verdicts;
+    const task_stats& t = r.tasks;
+    out["tasks"] = {{"tasks", t.tasks},
+                    {"roots", t.roots},
+                    {"own_mean_ns", t.own_mean_ns},
+                    {"own_p50_ns", t.own_p50_ns},
+                    {"own_p95_ns", t.own_p95_ns},
+                    {"own_max_ns", t.own_max_ns},
+                    {"work_ns", t.work_ns},
+                    {"span_ns", t.spawn_tree ? json(t.span_ns) : json(nullptr)},
+                    {"parallelism", t.spawn_tree && t.span_ns ? json(t.parallelism()) : json(nullptr)},
+                    {"depth", t.depth},
+                    {"steals", t.steals},
+                    {"scheduling_ns", t.scheduling_ns}};
     const graph_report& g = r.graph;
     json queues = json::array();
     for (const auto& q : g.queues)
@@ -311,6 +330,8 @@ void header_text(text_out& o, const run_report& r) {
     const std::string makespan = duration(static_cast<double>(r.makespan()));
     if (is_graph(r))   // a stage graph's nodes are parallel instances and serial resumptions, not iterations
         o.add("  makespan {}, {} workers, {} nodes (instances and resumptions)", makespan, r.dag.workers, r.stats.nodes);
+    else if (r.is_tasks())   // task groups: no iterations, no nodes
+        o.add("  makespan {}, {} workers, {} tasks", makespan, r.dag.workers, r.tasks.tasks);
     else
         o.add("  makespan {}, {} workers, {} iterations, {} nodes", makespan, r.dag.workers, r.stats.iterations,
               r.stats.nodes);
@@ -431,15 +452,19 @@ void stages_text(text_out& o, const run_report& r, const stage_rows& rows) {
                "and max there are shares, not measured node times; totals and busy are exact)");
 }
 
+// Who stole from whom: " thief<-victim: 0<-1:19 1<-0:21".
+void steal_pairs_text(text_out& o, const run_stats& st) {
+    if (st.steal_pairs.empty()) return;
+    o.add(" thief<-victim:");
+    for (const auto& p : st.steal_pairs)
+        o.add(" {}<-{}:{}", p.thief, p.victim >= 0 ? std::to_string(p.victim) : "?", p.made);
+}
+
 // Steals, suspensions and the other events; a pipeline's limits and counters.
 void events_text(text_out& o, const run_report& r) {
     const run_stats& st = r.stats;
     o.add("\nsteals {} made of {} tried;", st.steals_made, st.steals_made + st.steals_failed);
-    if (!st.steal_pairs.empty()) {
-        o.add(" thief<-victim:");
-        for (const auto& p : st.steal_pairs)
-            o.add(" {}<-{}:{}", p.thief, p.victim >= 0 ? std::to_string(p.victim) : "?", p.made);
-    }
+    steal_pairs_text(o, st);
     o.line("");
     o.line("suspensions {}, resumptions {}, wake-ups {}, throttle waits {} ({}), retire waits {} ({})", st.suspensions,
            st.resumptions, st.wakeups, st.throttle_waits, duration(static_cast<double>(st.throttled_ns)), st.retire_waits,
@@ -453,6 +478,25 @@ void events_text(text_out& o, const run_report& r) {
     for (const auto& c : st.counters)
         o.line("  counter {:<24} peak {:<8g}{}", c.name, c.peak,
                c.capacity ? fmt::format(" of {:g} ({})", *c.capacity, c.capacity_from) : std::string());
+}
+
+// A fork-join run: its tasks, their own time, and work, span and parallelism of the spawn tree.
+void tasks_text(text_out& o, const run_report& r) {
+    const task_stats& t = r.tasks;
+    const auto ns = [](auto v) { return duration(static_cast<double>(v)); };
+    o.line("\ntasks {} ({} spawned outside any task), own time per task: mean {}, p50 {}, p95 {}, max {}",
+           numbers::count(t.tasks), numbers::count(t.roots), ns(t.own_mean_ns), ns(t.own_p50_ns), ns(t.own_p95_ns),
+           ns(t.own_max_ns));
+    if (t.spawn_tree)
+        o.line("work T1 {}, span T\u221e {}, parallelism T1/T\u221e {} (spawn tree depth {}; docs/analysis.md, "
+               "\"Fork-join runs\")",
+               ns(t.work_ns), ns(t.span_ns), t.span_ns ? numbers::fixed(t.parallelism(), 2) : std::string("-"), t.depth);
+    else o.line("work T1 {}; span unknown: the task slices name no parent (a trace of an older version)", ns(t.work_ns));
+    const run_stats& st = r.stats;
+    o.add("steals {} made of {} tried", st.steals_made, st.steals_made + st.steals_failed);
+    steal_pairs_text(o, st);
+    o.line("; the workers spent {} between tasks ({} per task)", ns(t.scheduling_ns), ns(t.scheduling_per_task_ns()));
+    if (st.events_lost) o.line("WARNING: {} events were lost while recording", st.events_lost);
 }
 
 // The critical path: its size, its time by stage, its edges, then its first max_path nodes.
@@ -573,8 +617,13 @@ std::string to_text(const run_report& r, std::size_t max_path) {
     const stage_rows rows = stage_rows_of(r.stats);
     text_out o;
     header_text(o, r);
-    detail_text(o, r);
+    if (!r.is_tasks()) detail_text(o, r);   // trace detail is about pipeline nodes
     breakdown_text(o, r);
+    if (r.is_tasks()) {   // no stages, iterations or throttle: the tasks instead
+        tasks_text(o, r);
+        verdicts_text(o, r);
+        return std::move(o.text);
+    }
     stages_text(o, r, rows);
     events_text(o, r);
     if (is_graph(r)) {

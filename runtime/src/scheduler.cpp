@@ -11,6 +11,7 @@
 
 #include <pipescope/trace_session.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -127,6 +128,11 @@ void worker::run_until(const std::function<bool()>& done, bool helping) {
             idle_rounds = spin_rounds;   // after a sleep, yield a little before sleeping again
         }
     }
+    // A sync that waited ends its idling here: without the end, the idle slice would stay open to
+    // the end of the task that synced, and its work after the sync would read as idle.
+    if (idle_rounds > 0 && idle_traced && idle_traced == trace_buffer())
+        trace_event(*this, trace::event_kind::idle_end,
+                    counters.steal_attempts.load(std::memory_order_relaxed) - attempts_at_idle);
 }
 
 scheduler_impl::scheduler_impl(const scheduler_options& options) : options_(options) {
@@ -271,24 +277,40 @@ job* scheduler_impl::find_registered_work() noexcept {
     return nullptr;
 }
 
-std::uint64_t task_started() noexcept {
+namespace {
+thread_local std::uint64_t tls_current_task = 0;   // the recorded task this thread runs (task_spawning)
+}
+
+task_spawn task_spawning() noexcept { return {tls_current_task, trace_now()}; }
+
+task_ids task_started(const task_spawn& spawn) noexcept {
 #if PIPESCOPE_TRACING
     if (trace::event_buffer* buf = current_trace_buffer()) [[unlikely]] {
         thread_local std::uint64_t outside_tasks = 0;   // a recording thread that is not a worker
         const std::uint64_t id = tls_worker ? tls_worker->next_task_id() : ++outside_tasks;
-        buf->record(trace::event_kind::task_begin, id);
-        return id;
+        const std::uint64_t now = trace::now_ticks();
+        // How long it waited to start, in ticks, in c and d (48 bits; 0: the spawn was not recorded).
+        constexpr std::uint64_t max_delay = (std::uint64_t{1} << 48) - 1;
+        const std::uint64_t delay = spawn.ticks && spawn.ticks <= now ? std::min(now - spawn.ticks, max_delay) : 0;
+        buf->record_at(now, trace::event_kind::task_begin, id, spawn.parent, static_cast<std::uint32_t>(delay),
+                       static_cast<std::uint16_t>(delay >> 32));
+        const task_ids ids{id, tls_current_task};
+        tls_current_task = id;
+        return ids;
     }
+#else
+    (void)spawn;
 #endif
-    return 0;
+    return {};
 }
 void virtual_yield_point(std::uint64_t extra_ns) noexcept {
     if (virtual_actor* a = tls_virtual_actor) a->yield(extra_ns);
 }
 
-void task_finished(std::uint64_t id) noexcept {
+void task_finished(task_ids ids) noexcept {
     virtual_yield_point();   // before the task's group learns of it
-    trace_event(trace::event_kind::task_end, id);
+    trace_event(trace::event_kind::task_end, ids.id);
+    if (ids.id) tls_current_task = ids.outer;
 }
 
 void submit(scheduler& s, job* j) {

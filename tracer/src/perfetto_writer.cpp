@@ -604,7 +604,12 @@ void perfetto_writer::run_state::open_slice(worker_state& ws, const event_record
         case event_kind::blocked_begin:   // bind-to-stage: the thread blocks on a full / empty queue
             e = at(ts, event_type::slice_begin, blocked_name(r.a, r.c)).arg(arg_key::stage, r.a);
             break;
-        default: e = at(ts, event_type::slice_begin, n_.task).arg(arg_key::task, r.a); break;
+        default: {   // a task: its id, its parent's and when it was spawned (docs/analysis.md "Fork-join runs")
+            e = at(ts, event_type::slice_begin, n_.task).arg(arg_key::task, r.a).arg(arg_key::parent, r.b);
+            const std::uint64_t delay = std::uint64_t{r.d} << 32 | r.c;
+            if (delay && delay < r.ticks) e.arg(arg_key::spawn_delay, ts - std::min(ts, clock_.to_ns(r.ticks - delay)));
+            break;
+        }
     }
     emit(ws.seq, e, w);
     ws.open.push_back(r.kind);

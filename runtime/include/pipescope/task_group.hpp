@@ -41,23 +41,24 @@ private:
     template <class F>
     class task final : public detail::job {
     public:
-        task(task_group& g, F&& f) : group_(&g), fn_(std::move(f)) {}
-        task(task_group& g, const F& f) : group_(&g), fn_(f) {}
+        task(task_group& g, F&& f) : group_(&g), spawn_(detail::task_spawning()), fn_(std::move(f)) {}
+        task(task_group& g, const F& f) : group_(&g), spawn_(detail::task_spawning()), fn_(f) {}
         void run() noexcept override {
             task_group* g = group_;
-            const std::uint64_t id = detail::task_started();
+            const detail::task_ids ids = detail::task_started(spawn_);
             try {
                 fn_();
             } catch (...) {
                 g->errors_.capture(std::current_exception());
             }
-            detail::task_finished(id);
+            detail::task_finished(ids);
             delete this;   // before arrive(): the group may be gone right after it
             g->latch_.arrive();
         }
 
     private:
         task_group* group_;
+        detail::task_spawn spawn_;   // who spawned it, and when (recorded in its task slice)
         F fn_;
     };
 

@@ -125,7 +125,7 @@ std::string used_stage_kinds_json(const stage_use& use) {
 trace::run_info tasks_run(unsigned workers, const session_settings& s) {
     session_settings named = s;
     if (named.name.empty()) named.name = "tasks";
-    json program = {{"kind", "tasks"},
+    json program = {{"kind", vocab::tasks_program},
                     {"shape", "fork-join task groups spawned from outside the pool while no loop ran"},
                     {"stages", json::array()}};
     trace::run_info run;

@@ -14,6 +14,7 @@
 #include <pipescope/analysis/metadata.hpp>
 #include <pipescope/analysis/queueing.hpp>
 #include <pipescope/analysis/stages.hpp>
+#include <pipescope/analysis/tasks.hpp>
 #include <pipescope/analysis/verdicts.hpp>
 
 #include <nlohmann/json.hpp>
@@ -35,8 +36,10 @@ struct run_report {
     dag_bounds dag;
     queueing_bounds queueing;
     graph_report graph;   // stage graphs; their runs have no pipeline DAG or queueing model
+    task_stats tasks;     // fork-join tasks (a tasks run: instead of the DAG, queueing and stage table)
     std::vector<verdict> verdicts;
     std::uint64_t makespan() const { return end > start ? end - start : 0; }
+    bool is_tasks() const { return meta.program_kind == vocab::tasks_program; }
 };
 
 run_report analyze(const run_scope& scope);

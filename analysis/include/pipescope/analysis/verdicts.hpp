@@ -7,6 +7,7 @@
 #include <pipescope/analysis/dag_bounds.hpp>
 #include <pipescope/analysis/queueing.hpp>
 #include <pipescope/analysis/stages.hpp>
+#include <pipescope/analysis/tasks.hpp>
 
 #include <span>
 #include <string>
@@ -52,6 +53,7 @@ struct verdict {
                             // blocked_heavy, input_starved, events_lost (a caution, listed first),
                             // folded_trace (a caution: the span rules are not applied to a folded trace),
                             // busy_machine (a caution: the workers did not get their cores)
+                            // fork-join runs: task_parallelism, fine_tasks
     bool limiting = true;   // false for balanced / no_single_limit
     double severity = 0;    // for ordering: the fraction of the run (or machine) it concerns
     std::string text;       // the finding, with its evidence, in plain words
@@ -63,6 +65,12 @@ struct verdict {
 // (the most severe first), else one balanced / no_single_limit verdict.
 std::vector<verdict> compute_verdicts(const run_scope& scope, const run_meta& meta, const run_breakdown& breakdown,
                                       const run_stats& stats, const dag_bounds& dag, const queueing_bounds& queueing);
+
+// A fork-join run (program.kind "tasks"): the cautions, then its own rules — task_parallelism
+// (T1/T∞ of the spawn tree below P) and fine_tasks (a task's own time below the scheduling time per
+// task) — else no_single_limit. No pipeline rule: a tasks run has no throttle, stages or DAG.
+std::vector<verdict> compute_task_verdicts(const run_scope& scope, const run_meta& meta, const run_breakdown& breakdown,
+                                           const run_stats& stats, const task_stats& tasks);
 
 // The rules, one function each, so that each can be tested alone on hand-built inputs.
 

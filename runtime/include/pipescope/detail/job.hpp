@@ -35,8 +35,22 @@ void submit(scheduler& s, job* j);
 // task_started returns the id the trace names the task by: (worker + 1) << 40 | the worker's count
 // of tasks begun — unique in a run (an address is reused) and the same every time on virtual
 // workers with fixed costs. 0 when nothing records.
-std::uint64_t task_started() noexcept;
-void task_finished(std::uint64_t id) noexcept;
+// The trace also names each task's parent — the task that spawned it (0: spawned outside any
+// task) — and when it was spawned, so the analysis can rebuild the spawn tree and its span
+// (docs/analysis.md, "Fork-join runs"). task_spawning is read when a task is spawned, off the
+// pipeline's node path: the recorded task the calling thread runs now and the clock (both 0 when
+// nothing records).
+struct task_spawn {
+    std::uint64_t parent = 0;   // the spawning task's id (0: none)
+    std::uint64_t ticks = 0;    // the trace clock at the spawn (0: not recorded)
+};
+struct task_ids {
+    std::uint64_t id = 0;      // this task (0: not recorded)
+    std::uint64_t outer = 0;   // the task the thread ran before this one began (a sync that helps)
+};
+task_spawn task_spawning() noexcept;
+task_ids task_started(const task_spawn& spawn) noexcept;
+void task_finished(task_ids ids) noexcept;
 
 // Counts outstanding work and lets one party wait until all of it is done. A worker of the
 // scheduler waits by running other work ("helping"); any other thread blocks on a condition variable.

@@ -18,7 +18,7 @@ enum class event_kind : std::uint8_t {
     worker_stop,         // -                    -                      -                      -
     node_begin,          // iteration            stage                  node_flags             -
     node_end,            // iteration            stage                  -                      -
-    task_begin,          // task id              -                      -                      -
+    task_begin,          // task id              parent task id (0: none)  spawn delay ticks (48 bits: d << 32 | c)
     task_end,            // task id              -                      -                      -
     steal,               // victim worker        what was taken (id)    success (0/1)          -
     idle_begin,          // -                    -                      -                      -

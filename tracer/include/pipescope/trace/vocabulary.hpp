@@ -197,6 +197,8 @@ enum class arg_key : std::uint8_t {
     last_stage,         // folded node slice: its last stage
     outcome,            // run summary: how a run that did not complete ended ("cancelled", "exception: ...")
     annotations_lost,   // a slice's user annotations past the writer's bound (docs/tracing.md, "User annotations")
+    parent,             // task slice: the id of the task that spawned it (0: spawned outside any task)
+    spawn_delay,        // task slice: ns from its spawn to its begin (absent: the spawn was not recorded)
     count_
 };
 inline constexpr std::string_view arg_names[] = {
@@ -233,6 +235,8 @@ inline constexpr std::string_view arg_names[] = {
     "last_stage",
     "outcome",
     "annotations_lost",
+    "parent",
+    "spawn_delay",
 };
 static_assert(std::size(arg_names) == static_cast<std::size_t>(arg_key::count_));
 constexpr std::string_view key(arg_key k) { return arg_names[static_cast<std::size_t>(k)]; }
@@ -306,5 +310,6 @@ policy_family classify_policy(std::string_view policy);
 
 inline constexpr std::string_view pipeline_program = "pipeline";   // program.kind of a pipe_while loop
 inline constexpr std::string_view graph_program = "graph";         // program.kind of a stage graph
+inline constexpr std::string_view tasks_program = "tasks";         // program.kind of task groups outside loops
 
 }   // namespace pipescope::trace::vocab
