@@ -148,8 +148,9 @@ TEST_CASE("runtime tracing: a task names its parent, and a sync that idled ends 
             g.spawn([&] {
                 inner_started = true;
                 while (!outer_syncing) detail::cpu_relax();
-                for (volatile int k = 0; k < 2'000'000; k = k + 1) {
-                }   // still running while the outer task idles
+                std::atomic<int> spins{0};   // still running while the outer task idles
+                while (spins.fetch_add(1, std::memory_order_relaxed) < 2'000'000) {
+                }
             });
             while (!inner_started) detail::cpu_relax();   // only the other worker can have started it
             outer_syncing = true;
