@@ -6,9 +6,9 @@ usage: cli_scale_truth.py PIPESCOPE_CLI WORK_DIR CHECK, CHECK one of:
           forks its B-frames as tasks onto the pool worker, so the calling thread's CPU time alone
           (the old serial time) is about a third of the work. The sweep's speedup at P = 4 must
           agree with the virtual runs' own T1 / T4 (the P = 1 row's makespan over the P = 4 row's)
-          within a factor of 1.5 (the old serial time was 3x off); both are ratios of CPU-time
+          within a factor of 2 (the old serial time was 3x off); both are ratios of CPU-time
           costs, so this is no timing test. dedup's fan-out form (tasks too) at P = 1: speedup
-          within a factor of 1.5 of 1.
+          within a factor of 2 of 1.
   params  a policy parameter can be swept: `scale mergesort --policies danbi,gramps --param
           config=ws` runs (the serial elision, graph-serial, gets only the program's parameters;
           gramps does not get DANBI's config) and prints its rows; a parameter no swept policy
@@ -59,9 +59,11 @@ def rows_by_workers(m, policy):
 
 
 # The serial time and the virtual runs' costs are CPU times measured at different moments: on a
-# machine at load 10 (2 cores) single measurements of x264 and dedup (small) differed by up to 35 %.
-# The bug this guards against is a factor of 3.
-def within(a, b, factor=1.5):
+# machine at load 10 (2 cores) single measurements of x264 and dedup (small) differed by up to 35 %,
+# and under ThreadSanitizer dedup's fan-out at P = 1 came out at 1.56 (its serial elision's pool
+# worker spins between the forks, instrumented too). The bug this guards against is a factor of 3,
+# so a factor of 2 still catches it.
+def within(a, b, factor=2.0):
     return 1 / factor <= a / b <= factor
 
 
