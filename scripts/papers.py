@@ -230,6 +230,14 @@ graphs = {w: Sweep(w, GRAPH4, [12], params=p) for w, p in
            ("histogram", ["combine=off"])]}
 
 
+
+def footprint_ratio(exp_id, app, policy, paper, paper_text, workload):
+    """A row of GRAMPS' Table III: the peak footprint of `policy` over GRAMPS' at 12 workers."""
+    sweep = graphs[workload]
+    return Exp(exp_id, GRAMPS, "Table III", f"{app} peak footprint: {policy}/GRAMPS", paper, paper_text, [sweep],
+               lambda R: R[sweep].footprint(policy, 12) / R[sweep].footprint("gramps", 12), judge=judge_ratio,
+               unit="")
+
 def danbi_mean(config):
     return lambda R: (R[fm_danbi[config]].scalability("danbi", 40)
                       + R[ms_danbi[config]].scalability("danbi", 40)) / 2
@@ -350,38 +358,14 @@ EXPERIMENTS = [
         lambda R: R[dedup_all].idle("piper", 16) / R[ferret_ws].idle("piper", 16),
         judge=judge_above_one, unit=""),
     # ---- seed 004, GRAMPS. Table III: maximum footprints (KB) of each scheduler.
-    Exp("gramps-t3-ray0-bf", GRAMPS, "Table III", "ray-0 peak footprint: breadth-first/GRAMPS",
-        179.5, "51,648.5 KB / 287.8 KB = 179", [graphs["ray-0"]],
-        lambda R: R[graphs["ray-0"]].footprint("breadth-first", 12)
-        / R[graphs["ray-0"]].footprint("gramps", 12), judge=judge_ratio, unit=""),
-    Exp("gramps-t3-ray1-bf", GRAMPS, "Table III", "ray-1 peak footprint: breadth-first/GRAMPS",
-        175.9, "78,706.5 KB / 447.4 KB = 176", [graphs["ray-1"]],
-        lambda R: R[graphs["ray-1"]].footprint("breadth-first", 12)
-        / R[graphs["ray-1"]].footprint("gramps", 12), judge=judge_ratio, unit=""),
-    Exp("gramps-t3-fm-bf", GRAMPS, "Table III", "fm peak footprint: breadth-first/GRAMPS", 131.7,
-        "563,173.0 KB / 4,276.8 KB = 132", [graphs["fm-radio"]],
-        lambda R: R[graphs["fm-radio"]].footprint("breadth-first", 12)
-        / R[graphs["fm-radio"]].footprint("gramps", 12), judge=judge_ratio, unit=""),
-    Exp("gramps-t3-hist-bf", GRAMPS, "Table III", "hist-r peak footprint: breadth-first/GRAMPS",
-        1.008, "9,736.6 KB / 9,658.1 KB = 1.01", [graphs["histogram"]],
-        lambda R: R[graphs["histogram"]].footprint("breadth-first", 12)
-        / R[graphs["histogram"]].footprint("gramps", 12), judge=judge_ratio, unit=""),
-    Exp("gramps-t3-msort-bf", GRAMPS, "Table III", "msort peak footprint: breadth-first/GRAMPS",
-        1.486, "10.4 KB / 7.0 KB = 1.49", [graphs["mergesort"]],
-        lambda R: R[graphs["mergesort"]].footprint("breadth-first", 12)
-        / R[graphs["mergesort"]].footprint("gramps", 12), judge=judge_ratio, unit=""),
-    Exp("gramps-t3-ray1-ts", GRAMPS, "Table III", "ray-1 peak footprint: task-stealing/GRAMPS",
-        0.949, "424.6 KB / 447.4 KB = 0.95", [graphs["ray-1"]],
-        lambda R: R[graphs["ray-1"]].footprint("task-stealing", 12)
-        / R[graphs["ray-1"]].footprint("gramps", 12), judge=judge_ratio, unit=""),
-    Exp("gramps-t3-fm-ts", GRAMPS, "Table III", "fm peak footprint: task-stealing/GRAMPS", 0.863,
-        "3,691.1 KB / 4,276.8 KB = 0.86", [graphs["fm-radio"]],
-        lambda R: R[graphs["fm-radio"]].footprint("task-stealing", 12)
-        / R[graphs["fm-radio"]].footprint("gramps", 12), judge=judge_ratio, unit=""),
-    Exp("gramps-t3-ray0-static", GRAMPS, "Table III", "ray-0 peak footprint: static/GRAMPS", 2.511,
-        "722.7 KB / 287.8 KB = 2.51", [graphs["ray-0"]],
-        lambda R: R[graphs["ray-0"]].footprint("static", 12)
-        / R[graphs["ray-0"]].footprint("gramps", 12), judge=judge_ratio, unit=""),
+    footprint_ratio("gramps-t3-ray0-bf", "ray-0", "breadth-first", 179.5, "51,648.5 KB / 287.8 KB = 179", "ray-0"),
+    footprint_ratio("gramps-t3-ray1-bf", "ray-1", "breadth-first", 175.9, "78,706.5 KB / 447.4 KB = 176", "ray-1"),
+    footprint_ratio("gramps-t3-fm-bf", "fm", "breadth-first", 131.7, "563,173.0 KB / 4,276.8 KB = 132", "fm-radio"),
+    footprint_ratio("gramps-t3-hist-bf", "hist-r", "breadth-first", 1.008, "9,736.6 KB / 9,658.1 KB = 1.01", "histogram"),
+    footprint_ratio("gramps-t3-msort-bf", "msort", "breadth-first", 1.486, "10.4 KB / 7.0 KB = 1.49", "mergesort"),
+    footprint_ratio("gramps-t3-ray1-ts", "ray-1", "task-stealing", 0.949, "424.6 KB / 447.4 KB = 0.95", "ray-1"),
+    footprint_ratio("gramps-t3-fm-ts", "fm", "task-stealing", 0.863, "3,691.1 KB / 4,276.8 KB = 0.86", "fm-radio"),
+    footprint_ratio("gramps-t3-ray0-static", "ray-0", "static", 2.511, "722.7 KB / 287.8 KB = 2.51", "ray-0"),
     Exp("gramps-f4-bf-fm", GRAMPS, "§V-C, Fig. 4", "fm at 12 workers: T(breadth-first)/T(GRAMPS)",
         15.8, "slowdown as high as 15.8×", [graphs["fm-radio"]],
         lambda R: R[graphs["fm-radio"]].makespan("breadth-first", 12)
