@@ -10,7 +10,8 @@ set(hint "run scripts/install-deps.sh (tooling dir: ${TOOLS_DIR})")
 
 # The case by its name up to the first comma, with Catch's wildcard: a comma in a test spec separates
 # alternatives, so the whole name would match nothing (and "No tests ran" exits 0 in Catch2 v2).
-execute_process(COMMAND ${TESTS_BIN} "annotations: the writer puts them on their slice's END; keys*"
+# --warn NoTests: a spec that matches no case fails instead of passing having written nothing.
+execute_process(COMMAND ${TESTS_BIN} "annotations: the writer puts them on their slice's END*" --warn NoTests
                 WORKING_DIRECTORY ${TRACE_DIR} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the test that writes annotations.pftrace failed (exit ${rc}):\n${out}")
@@ -25,7 +26,8 @@ set(user_args [=[
 select s.name || ' | ' || a.key || ' | ' || coalesce(cast(a.int_value as text), cast(a.real_value as text)) as row
 from slice s join args a using (arg_set_id)
 where s.dur > 0 and a.key glob 'debug.*' and a.key not glob 'debug.many*'
-  and a.key not in ('debug.iteration', 'debug.nodes', 'debug.last_iteration', 'debug.last_stage', 'debug.task')
+  and a.key not in ('debug.iteration', 'debug.nodes', 'debug.last_iteration', 'debug.last_stage', 'debug.task',
+                    'debug.parent', 'debug.spawn_delay')
 order by s.ts, a.key]=])
 set(many "select count(*) || ' many, last ' || max(a.int_value) as row from args a where a.key glob 'debug.many*'")
 execute_process(COMMAND ${NODE} ${here}/tp_query.js ${web_dist} ${TRACE_DIR}/annotations.pftrace "${user_args}" "${many}"
