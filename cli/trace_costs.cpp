@@ -90,20 +90,19 @@ trace_node_costs::trace_node_costs(const std::filesystem::path& path, const cost
     for (std::uint32_t t : run.workers) {
         if (t == trace::no_index) continue;
         for (const trace::slice& s : m.tracks[t].slices) {
-            if (!vocab::starts_with(m.str(s.name), vocab::stage_prefix)) continue;
-            const auto iteration = m.uint_arg(s, vocab::arg_key::iteration);
-            const auto stage = m.uint_arg(s, vocab::arg_key::stage);
-            if (!iteration || !stage) continue;
-            const std::uint64_t n = m.uint_arg(s, vocab::arg_key::nodes).value_or(1);
+            if (s.kind != trace::slice_kind::node) continue;
+            const trace::node_extent x = m.node_of(s);
+            if (x.iteration < 0 || !x.stage_annotated || x.stage < 0) continue;
+            const auto iteration = static_cast<std::uint64_t>(x.iteration), stage = static_cast<std::uint64_t>(x.stage);
+            const std::uint64_t n = x.nodes;
             if (n <= 1) {
-                add(graph_ ? key{*stage, *iteration} : key{*iteration, *stage}, s.duration());
+                add(graph_ ? key{stage, iteration} : key{iteration, stage}, s.duration());
                 continue;
             }
             // A folded slice: consecutive stages of one iteration (pipelines), consecutive instances of
             // one stage (graphs); each node gets an equal share, the remainder to the last.
-            const std::uint64_t last = graph_ ? m.uint_arg(s, vocab::arg_key::last_iteration).value_or(0)
-                                              : m.uint_arg(s, vocab::arg_key::last_stage).value_or(0);
-            const std::uint64_t first = graph_ ? *iteration : *stage;
+            const std::uint64_t last = graph_ ? static_cast<std::uint64_t>(std::max(x.last_iteration, 0LL)) : x.last_stage;
+            const std::uint64_t first = graph_ ? iteration : stage;
             if (last < first || last - first + 1 != n)
                 throw std::runtime_error(fmt::format("{}: a folded slice at {} ns holds {} nodes that are not consecutive; "
                                                      "record the costs with --trace-detail nodes",
@@ -111,7 +110,7 @@ trace_node_costs::trace_node_costs(const std::filesystem::path& path, const cost
             const std::uint64_t share = s.duration() / n;
             for (std::uint64_t k = 0; k < n; ++k) {
                 const std::uint64_t ns = k + 1 < n ? share : s.duration() - share * (n - 1);
-                add(graph_ ? key{*stage, first + k} : key{*iteration, first + k}, ns);
+                add(graph_ ? key{stage, first + k} : key{iteration, first + k}, ns);
             }
             folded_nodes_ += n;
         }

@@ -57,12 +57,12 @@ struct interval {
 };
 
 // The union of the run's waiting/throttled line states, sorted and disjoint.
-std::vector<interval> waiting_union(const run_scope& r, const std::vector<slice_kind>& kinds, bool& any_lines) {
+std::vector<interval> waiting_union(const run_scope& r, bool& any_lines) {
     std::vector<interval> v;
     any_lines = false;
     for (auto ti : r.lines) {
         for (const tm::slice& s : r.model->tracks[ti].slices) {
-            const slice_kind k = kinds[s.name];
+            const slice_kind k = s.kind;
             if (k == slice_kind::running || k == slice_kind::waiting || k == slice_kind::throttled) any_lines = true;
             if ((k == slice_kind::waiting || k == slice_kind::throttled) && s.end > s.begin) v.push_back({s.begin, s.end});
         }
@@ -102,17 +102,15 @@ double worker_breakdown::descheduled_fraction() const noexcept {
 
 run_breakdown compute_breakdown(const run_scope& r) {
     const tm::trace_model& m = *r.model;
-    const std::vector<slice_kind> kinds = classify_strings(m);
     run_breakdown out;
     out.title = r.title;
     out.span = r.makespan();
     out.total.name = "total";
     bool any_lines = false;
-    const std::vector<interval> waiting = waiting_union(r, kinds, any_lines);
+    const std::vector<interval> waiting = waiting_union(r, any_lines);
     out.stall_derived = any_lines;
 
     const tm::string_id failed_id = find_string(m, vocab::key(vocab::arg_key::failed_steals));
-    const node_arg_ids ids = node_arg_ids::of(m);
     const tm::string_id steal_id = find_string(m, vocab::steal);
 
     std::vector<open_slice> stack;
@@ -147,7 +145,7 @@ run_breakdown compute_breakdown(const run_scope& r) {
             last_event = std::max(last_event, t.instants.back().ts);
         }
         auto open_at_end = [&](const tm::slice& s) {
-            const slice_kind k = kinds[s.name];
+            const slice_kind k = s.kind;
             return s.unterminated || ((k == slice_kind::idle || k == slice_kind::parked) && s.end >= last_event);
         };
         std::uint64_t last = last_event;
@@ -205,9 +203,9 @@ run_breakdown compute_breakdown(const run_scope& r) {
         std::uint64_t cursor = start;
         for (const tm::slice& s : t.slices) {
             std::uint64_t b = std::clamp(s.begin, start, end), e = open_at_end(s) ? end : std::clamp(s.end, b, end);
-            const slice_kind k = kinds[s.name];
+            const slice_kind k = s.kind;
             if (k == slice_kind::node) {
-                const node_extent x = node_extent_of(m, s, ids);
+                const node_extent x = m.node_of(s);
                 w.nodes += x.nodes;
                 w.folded_runs += x.folded();
             }

@@ -1,4 +1,4 @@
-// Run scopes and slice-name classification (scope.hpp).
+// Run scopes (scope.hpp).
 #include <pipescope/analysis/scope.hpp>
 
 #include <algorithm>
@@ -73,82 +73,10 @@ std::vector<run_scope> scopes_of(const tm::trace_model& m, std::string_view whol
     return out;
 }
 
-slice_kind classify_slice(std::string_view n) {
-    switch (vocab::classify_slice(n)) {
-        case vocab::slice_class::node: return stage_of_name(n) >= 0 ? slice_kind::node : slice_kind::other;   // fits a long
-        case vocab::slice_class::task: return slice_kind::task;
-        case vocab::slice_class::idle: return slice_kind::idle;
-        case vocab::slice_class::parked: return slice_kind::parked;
-        case vocab::slice_class::blocked: return slice_kind::blocked;
-        case vocab::slice_class::queue_operation: return slice_kind::queue;
-        case vocab::slice_class::running: return slice_kind::running;
-        case vocab::slice_class::waiting: return slice_kind::waiting;
-        case vocab::slice_class::throttled: return slice_kind::throttled;
-        case vocab::slice_class::other: break;
-    }
-    return slice_kind::other;
-}
-
-std::vector<slice_kind> classify_strings(const tm::trace_model& m) {
-    std::vector<slice_kind> k(m.strings.size());
-    for (std::size_t i = 0; i < m.strings.size(); ++i) k[i] = classify_slice(m.strings[i]);
-    return k;
-}
-
-long stage_of_name(std::string_view n) {
-    const auto p = n.find(vocab::stage_prefix);
-    if (p == std::string_view::npos) return -1;
-    const auto j = vocab::leading_number(n.substr(p), vocab::stage_prefix);
-    return j ? static_cast<long>(*j) : -1;
-}
-
 tm::string_id find_string(const tm::trace_model& m, std::string_view s) {
     for (std::size_t i = 0; i < m.strings.size(); ++i)
         if (m.strings[i] == s) return static_cast<tm::string_id>(i);
     return tm::no_index;
-}
-
-std::uint64_t node_extent::nodes_of_stage(std::uint64_t j) const {
-    if (stage < 0 || j < static_cast<std::uint64_t>(stage) || j > last_stage) return 0;
-    const std::uint64_t stages = last_stage - static_cast<std::uint64_t>(stage) + 1;
-    // nodes spread over the stages in order (one each for a pipeline block, all of them for one stage)
-    const std::uint64_t k = j - static_cast<std::uint64_t>(stage);
-    return nodes / stages + (k < nodes % stages ? 1 : 0);
-}
-
-node_arg_ids node_arg_ids::of(const tm::trace_model& m) {
-    node_arg_ids ids;
-    for (std::size_t i = 0; i < m.strings.size(); ++i) {
-        const auto key = vocab::classify_arg(m.strings[i]);
-        if (!key) continue;
-        const auto id = static_cast<tm::string_id>(i);
-        if (*key == vocab::arg_key::iteration) ids.iteration = id;
-        else if (*key == vocab::arg_key::stage) ids.stage = id;
-        else if (*key == vocab::arg_key::last_stage) ids.last_stage = id;
-        else if (*key == vocab::arg_key::nodes) ids.nodes = id;
-        else if (*key == vocab::arg_key::waited) ids.waited = id;
-    }
-    return ids;
-}
-
-node_extent node_extent_of(const tm::trace_model& m, const tm::slice& s, const node_arg_ids& ids) {
-    node_extent e;
-    e.stage = stage_of_name(m.str(s.name));
-    bool has_last = false;
-    for (auto* a = m.args_begin(s); a != m.args_end(s); ++a) {
-        if (a->kind == tm::arg_kind::string_value || a->kind == tm::arg_kind::double_value) continue;
-        if (a->name == ids.stage) e.stage = static_cast<long>(a->bits());
-        else if (a->name == ids.iteration) e.iteration = static_cast<long long>(a->bits());
-        else if (a->name == ids.nodes)
-            e.nodes = std::clamp<std::uint64_t>(a->bits(), 1, 0xFFFFFFFFu);   // as the DAG keeps it
-        else if (a->name == ids.last_stage) e.last_stage = a->bits(), has_last = true;
-        else if (a->name == ids.waited) e.waited = (a->bits() & 1) != 0;
-    }
-    if (e.stage < 0) return e;
-    const auto first = static_cast<std::uint64_t>(e.stage);
-    // A range that does not fit its node count (or no range) is the nodes of the first stage.
-    if (!has_last || e.last_stage < first || e.last_stage - first + 1 > e.nodes) e.last_stage = first;
-    return e;
 }
 
 }   // namespace pipescope::analysis

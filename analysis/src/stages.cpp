@@ -50,17 +50,14 @@ std::optional<double> number_after(const std::string& name, std::string_view key
 
 run_stats compute_stats(const run_scope& r, const run_meta& meta) {
     const tm::trace_model& m = *r.model;
-    const auto kinds = classify_strings(m);
     run_stats out;
-    const tm::string_id waited_id = find_string(m, vocab::key(arg_key::waited)),
-                        victim_id = find_string(m, vocab::key(arg_key::victim)),
+    const tm::string_id victim_id = find_string(m, vocab::key(arg_key::victim)),
                         failed_id = find_string(m, vocab::key(arg_key::failed_steals)),
                         steal_id = find_string(m, vocab::steal), suspend_id = find_string(m, vocab::suspend),
                         resume_id = find_string(m, vocab::resume), woken_id = find_string(m, vocab::woken),
                         throttled_id = find_string(m, vocab::throttled), lost_id = find_string(m, vocab::events_lost),
                         detail_folded_id = find_string(m, vocab::detail_folded),
                         detail_nodes_id = find_string(m, vocab::detail_nodes);
-    const node_arg_ids ids = node_arg_ids::of(m);
 
     // Nodes by stage.
     detail::stage_runs by_stage;
@@ -74,12 +71,12 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
         worker_steals ws;
         ws.worker = worker;
         for (const tm::slice& s : t.slices) {
-            const slice_kind k = kinds[s.name];
+            const slice_kind k = s.kind;
             if (k == slice_kind::idle && failed_id != tm::no_index)
                 for (auto* a = m.args_begin(s); a != m.args_end(s); ++a)
                     if (a->name == failed_id) ws.failed += a->bits();
             if (k != slice_kind::node) continue;
-            const node_extent x = node_extent_of(m, s, ids);
+            const node_extent x = m.node_of(s);
             if (x.stage < 0) continue;
             const auto first = static_cast<std::uint64_t>(x.stage);
             // One execution per node it holds, each with an equal share of the slice's duration.
@@ -93,7 +90,7 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
             // Only a slice's first node says whether it waited (folded: the others are unknown).
             auto& wv = waited[first];
             ++wv.second;
-            if (waited_id != tm::no_index && x.waited) ++wv.first;
+            if (x.waited) ++wv.first;
             if (x.iteration >= 0) iterations.insert(x.iteration);
             out.nodes += x.nodes;
             if (x.folded()) {
@@ -154,9 +151,9 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
     bool control_throttles = false;
     for (auto ti : r.lines) {
         for (const tm::slice& s : m.tracks[ti].slices) {
-            const slice_kind k = kinds[s.name];
+            const slice_kind k = s.kind;
             if (k == slice_kind::waiting) {
-                const long j = stage_of_name(m.str(s.name));
+                const long j = m.stage_of(s.name);
                 if (j >= 0) {
                     auto& w = waits[static_cast<std::uint64_t>(j)];
                     ++w.first;
@@ -257,7 +254,7 @@ run_stats compute_stats(const run_scope& r, const run_meta& meta) {
             // "queue j fill": the stage's queue capacity, else the program's.
             const long j = vocab::starts_with(n, vocab::queue_prefix)
                                ? std::strtol(n.c_str() + vocab::queue_prefix.size(), nullptr, 10)
-                               : stage_of_name(n);
+                               : t.stage;
             if (const stage_meta* sm = j >= 0 ? find_stage(meta, static_cast<std::uint64_t>(j)) : nullptr;
                 sm && sm->queue_capacity)
                 c.capacity = sm->queue_capacity, c.capacity_from = "program.stages[].queue_capacity";

@@ -67,7 +67,6 @@ bool is_gap(slice_kind k) { return k == slice_kind::task || k == slice_kind::idl
 // Every task slice of the run's workers, with its nested gaps.
 std::vector<task_record> collect_tasks(const run_scope& scope, bool& parents_named) {
     const tm::trace_model& m = *scope.model;
-    const std::vector<slice_kind> kinds = classify_strings(m);
     const arg_ids ids{find_string(m, vocab::key(vocab::arg_key::task)), find_string(m, vocab::key(vocab::arg_key::parent)),
                       find_string(m, vocab::key(vocab::arg_key::spawn_delay))};
     std::vector<task_record> out;
@@ -81,7 +80,7 @@ std::vector<task_record> collect_tasks(const run_scope& scope, bool& parents_nam
         std::vector<open_slice> stack;
         for (const tm::slice& s : m.tracks[track].slices) {
             while (!stack.empty() && stack.back().depth >= s.depth) stack.pop_back();
-            const slice_kind k = s.name < kinds.size() ? kinds[s.name] : slice_kind::other;
+            const slice_kind k = s.kind;
             if (!is_gap(k)) {
                 stack.push_back({s.depth, k, 0});
                 continue;

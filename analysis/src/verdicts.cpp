@@ -87,10 +87,8 @@ place longest_wait(const run_scope& r, long stage) {
     std::uint64_t best_d = 0;
     for (auto ti : r.lines)
         for (const tm::slice& s : m.tracks[ti].slices) {
-            const std::string& n = m.str(s.name);
-            const slice_kind k = classify_slice(n);
             const bool match =
-                stage == -2 ? k == slice_kind::throttled : k == slice_kind::waiting && stage_of_name(n) == stage;
+                stage == -2 ? s.kind == slice_kind::throttled : s.kind == slice_kind::waiting && m.stage_of(s.name) == stage;
             if (!match || s.duration() < best_d) continue;
             best_d = s.duration();
             best = {s.begin, s.end, -1, stage >= 0 ? stage : -1, -1, ti};
@@ -225,7 +223,7 @@ std::vector<verdict> blocked_heavy(const verdict_inputs& in) {
         std::uint64_t blocked = 0, longest = 0;
         const tm::slice* worst = nullptr;
         for (const tm::slice& s : t.slices) {
-            if (classify_slice(m.str(s.name)) != slice_kind::blocked) continue;
+            if (s.kind != slice_kind::blocked) continue;
             blocked += s.duration();
             if (!worst || s.duration() > longest) worst = &s, longest = s.duration();
         }
@@ -250,7 +248,7 @@ std::vector<verdict> blocked_heavy(const verdict_inputs& in) {
                 ? "the stages after it cannot keep up: give them more threads (--param c=...), collapse stages, or "
                   "use a work-stealing policy; a larger queue (--param queue=...) only absorbs bursts"
                 : "it waits on its neighbours: balance the stages' service times";
-        v.where = {worst->begin, worst->end, t.worker, stage_of_name(t.name), -1, ti};
+        v.where = {worst->begin, worst->end, t.worker, t.stage, -1, ti};
         if (auto it = m.uint_arg(*worst, vocab::arg_key::iteration)) v.where.iteration = static_cast<long long>(*it);
         out.push_back(std::move(v));
     }

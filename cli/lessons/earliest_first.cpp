@@ -78,18 +78,17 @@ std::vector<wait_state> waits_of(const tm::trace_model& m, const tm::run& run) {
     std::map<std::uint64_t, std::uint64_t> last_end;   // iteration -> end of its last node
     for (const tm::dag_node& n : dag.nodes) last_end[n.iteration] = std::max(last_end[n.iteration], n.end);
 
-    constexpr std::string_view prefix = vocab::waiting_at_stage;
     std::vector<wait_state> waits;
     for (std::uint32_t line : run.lines) {
         if (line == tm::no_index) continue;
         for (const tm::slice& s : m.tracks[line].slices) {
-            const std::string& name = m.str(s.name);
-            if (name.compare(0, prefix.size(), prefix) != 0) continue;   // running, waiting to retire
+            // "waiting at stage j" (not running, not waiting to retire)
+            if (s.kind != tm::slice_kind::waiting || m.stage_of(s.name) < 0) continue;
             const auto iteration = m.uint_arg(s, vocab::arg_key::iteration);
             if (!iteration) continue;
             wait_state w;
             w.iteration = *iteration;
-            w.stage = std::strtoull(name.c_str() + prefix.size(), nullptr, 10);
+            w.stage = static_cast<std::uint64_t>(m.stage_of(s.name));
             w.begin = s.begin;
             w.end = s.end;
             // The node the iteration resumed into is (i, j); its cross edge says what it waited for.

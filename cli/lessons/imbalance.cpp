@@ -56,7 +56,7 @@ thread_summary threads_of(const recorded& r) {
         tt.name = w.name;
         if (stage_threads) {
             // "stage 1 · thread 0" -> "stage 1 · thread 0 (segment)": say which stage it serves.
-            const long j = an::stage_of_name(w.name);
+            const long j = r.model->tracks[w.track].stage;
             for (const an::stage_rate& st : r.report.queueing.stages)
                 if (static_cast<long>(st.index) == j && st.name.find("· ") != std::string::npos)
                     tt.name += " (" + st.name.substr(st.name.find("· ") + 3) + ")";

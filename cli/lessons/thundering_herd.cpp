@@ -73,13 +73,12 @@ bool is_parallel(const an::run_meta& meta, long stage) {
 
 // Visits: on each worker, consecutive node slices of the same parallel kernel are one visit. Under
 // QES a visit ends only at a queue event; PSS may end it after any instance.
-void count_visits(const ptm::trace_model& m, const an::run_scope& scope, const an::run_meta& meta,
-                  const std::vector<an::slice_kind>& kinds, herd_measures& out) {
+void count_visits(const ptm::trace_model& m, const an::run_scope& scope, const an::run_meta& meta, herd_measures& out) {
     for (std::uint32_t w : scope.workers) {
         long previous = -1;
         for (const ptm::slice& s : m.tracks[w].slices) {
-            if (kinds[s.name] != an::slice_kind::node) continue;
-            const long stage = an::stage_of_name(m.str(s.name));
+            if (s.kind != an::slice_kind::node) continue;
+            const long stage = m.stage_of(s.name);
             if (is_parallel(meta, stage)) {
                 ++out.parallel_steps;
                 if (stage != previous) ++out.visits;
@@ -92,8 +91,7 @@ void count_visits(const ptm::trace_model& m, const an::run_scope& scope, const a
 
 // The herd itself (Fig. 5): sweep the node slices of all workers in time; while two or more run,
 // is some kernel run by two of them?
-void sweep_concurrency(const ptm::trace_model& m, const an::run_scope& scope, const std::vector<an::slice_kind>& kinds,
-                       herd_measures& out) {
+void sweep_concurrency(const ptm::trace_model& m, const an::run_scope& scope, herd_measures& out) {
     struct edge {
         std::uint64_t ts;
         int delta;
@@ -102,8 +100,8 @@ void sweep_concurrency(const ptm::trace_model& m, const an::run_scope& scope, co
     std::vector<edge> edges;
     for (std::uint32_t w : scope.workers)
         for (const ptm::slice& s : m.tracks[w].slices)
-            if (kinds[s.name] == an::slice_kind::node) {
-                const long stage = an::stage_of_name(m.str(s.name));
+            if (s.kind == an::slice_kind::node) {
+                const long stage = m.stage_of(s.name);
                 edges.push_back({s.begin, +1, stage});
                 edges.push_back({s.end, -1, stage});
             }
@@ -182,9 +180,8 @@ herd_measures measure(const recorded& r) {
     herd_measures out;
     const ptm::trace_model& m = *r.model;
     const an::run_scope scope = an::scope_of(m, r.report.run);
-    const std::vector<an::slice_kind> kinds = an::classify_strings(m);
-    count_visits(m, scope, r.report.meta, kinds, out);
-    sweep_concurrency(m, scope, kinds, out);
+    count_visits(m, scope, r.report.meta, out);
+    sweep_concurrency(m, scope, out);
     queue_extremes(m, scope, r.report.meta, out);
     queue_operations(m, scope, out);
     const an::time_split& t = r.report.breakdown.total.time;
@@ -212,13 +209,11 @@ std::pair<double, double> busy_window(const recorded& r, double longest) {
     constexpr std::uint64_t width = 2'000'000, stride = 500'000;   // ns
     const ptm::trace_model& m = *r.model;
     const an::run_scope scope = an::scope_of(m, r.report.run);
-    const std::vector<an::slice_kind> kinds = an::classify_strings(m);
     std::vector<std::vector<std::uint64_t>> starts;   // per worker, node starts since the run's start
     for (std::uint32_t w : scope.workers) {
         starts.emplace_back();
         for (const ptm::slice& s : m.tracks[w].slices)
-            if (kinds[s.name] == an::slice_kind::node && s.begin >= scope.start)
-                starts.back().push_back(s.begin - scope.start);
+            if (s.kind == an::slice_kind::node && s.begin >= scope.start) starts.back().push_back(s.begin - scope.start);
     }
     std::uint64_t best_at = 0;
     std::size_t best = 0;

@@ -39,13 +39,13 @@ inline area_reference reference_area(const pipescope::trace::trace_model& m, con
         with_slices += !t.slices.empty();
         std::vector<const tm::slice*> last_at_depth(t.max_depth + 1u, nullptr);
         for (const tm::slice& x : t.slices) {
-            const an::slice_kind k = an::classify_slice(m.str(x.name));
+            const an::slice_kind k = tm::meaning_of_name(m.str(x.name)).kind;
             r.state_ns[state(k)] += clip(x);
             if (x.depth == 0) covered += clip(x);
-            else r.state_ns[state(an::classify_slice(m.str(last_at_depth[x.depth - 1]->name)))] -= clip(x);
+            else r.state_ns[state(tm::meaning_of_name(m.str(last_at_depth[x.depth - 1]->name)).kind)] -= clip(x);
             last_at_depth[x.depth] = &x;
             if (k == an::slice_kind::node) {
-                r.stage_ns[an::stage_of_name(m.str(x.name))] += clip(x);
+                r.stage_ns[tm::meaning_of_name(m.str(x.name)).stage] += clip(x);
                 r.nodes += x.begin < hi && (x.end > lo || (x.begin == x.end && x.begin >= lo));
             }
         }

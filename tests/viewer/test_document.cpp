@@ -13,14 +13,14 @@ namespace fs = std::filesystem;
 static const fs::path k2 = fs::path(PIPESCOPE_SOURCE_DIR) / "traces" / "pipe-fib-256-piper-K2.pftrace";
 
 TEST_CASE("slice and instant names are classified for colours", "[viewer][document]") {
-    CHECK(classify_slice_name("stage 0") == 0);
-    CHECK(classify_slice_name("stage 17") == 17);
-    CHECK(classify_slice_name("stage x") == key_other);
-    CHECK(classify_slice_name("idle") == key_idle);
-    CHECK(classify_slice_name("parked") == key_parked);
-    CHECK(classify_slice_name("waiting at stage 3") == key_waiting);
-    CHECK(classify_slice_name("waiting to retire") == key_waiting);
-    CHECK(classify_slice_name("throttled") == key_throttled);
+    CHECK(colour_of(pipescope::trace::meaning_of_name("stage 0")) == 0);
+    CHECK(colour_of(pipescope::trace::meaning_of_name("stage 17")) == 17);
+    CHECK(colour_of(pipescope::trace::meaning_of_name("stage x")) == key_other);
+    CHECK(colour_of(pipescope::trace::meaning_of_name("idle")) == key_idle);
+    CHECK(colour_of(pipescope::trace::meaning_of_name("parked")) == key_parked);
+    CHECK(colour_of(pipescope::trace::meaning_of_name("waiting at stage 3")) == key_waiting);
+    CHECK(colour_of(pipescope::trace::meaning_of_name("waiting to retire")) == key_waiting);
+    CHECK(colour_of(pipescope::trace::meaning_of_name("throttled")) == key_throttled);
     CHECK(classify_instant_name("events lost") == instant_kind::events_lost);
     CHECK(classify_instant_name("wake worker 1") == instant_kind::wake);
     CHECK(classify_instant_name("stolen") == instant_kind::stolen);

@@ -39,67 +39,34 @@ bool node_before(const dag_node& a, const dag_node& b) {
     return std::tie(a.iteration, a.stage, a.start) < std::tie(b.iteration, b.stage, b.start);
 }
 
-// The annotations a node slice carries, by their string ids in the model (no_index: not in it).
-struct node_keys {
-    string_id iteration = no_index, stage = no_index, waited = no_index, nodes = no_index, last_stage = no_index,
-              last_iteration = no_index;
-
-    explicit node_keys(const trace_model& m) {
-        using v::arg_key;
-        for (std::size_t i = 0; i < m.strings.size(); ++i) {
-            const auto key = v::classify_arg(m.strings[i]);
-            if (!key) continue;
-            const auto id = static_cast<string_id>(i);
-            if (*key == arg_key::iteration) iteration = id;
-            else if (*key == arg_key::stage) stage = id;
-            else if (*key == arg_key::waited) waited = id;
-            else if (*key == arg_key::nodes) nodes = id;
-            else if (*key == arg_key::last_stage) last_stage = id;
-            else if (*key == arg_key::last_iteration) last_iteration = id;
-        }
-    }
-    // Without these two no slice is a node.
-    bool usable() const { return iteration != no_index && stage != no_index; }
-};
-
-// Reads the node (or folded block) a worker's slice stands for, and reports the blocks it cannot read
-// as one iteration's stages (once per run).
+// Reads the node (or folded block) a worker's slice stands for, from the slice's typed identity
+// (trace_model::node_of), and reports the blocks it cannot read as one iteration's stages (once per
+// run).
 class node_reader {
 public:
     node_reader(const trace_model& m, const run& r, std::vector<std::string>* problems)
-        : m_(m),
-          r_(r),
-          keys_(m),
-          problems_(problems),
-          graph_(r.program_kind == v::graph_program),
-          is_node_name_(m.strings.size()) {
-        for (std::size_t i = 0; i < m.strings.size(); ++i)   // "stage " and anything after it: folded runs too
-            is_node_name_[i] = m.strings[i].size() > v::stage_prefix.size() && v::starts_with(m.strings[i], v::stage_prefix);
-    }
+        : m_(m), r_(r), problems_(problems), graph_(r.program_kind == v::graph_program) {}
 
-    bool usable() const { return keys_.usable(); }
+    // Without these two annotations in the trace no slice is a node of the DAG.
+    bool usable() const { return m_.node_args.iteration != no_index && m_.node_args.stage != no_index; }
     std::size_t slices(std::size_t w) const { return m_.tracks[r_.workers[w]].slices.size(); }
 
-    // Whether slice k of worker w is a node; if so, n is that node.
+    // Whether slice k of worker w is a node of the DAG (its iteration and stage annotated); if so, n is that node.
     bool read(std::size_t w, std::size_t k, dag_node& n) {
         const slice& s = m_.tracks[r_.workers[w]].slices[k];
-        if (!is_node_name_[s.name]) return false;
-        bool has_it = false, has_stage = false, has_last = false;
-        std::uint64_t last_stage = 0, last_iteration = 0, nodes = 1;
+        if (s.kind != slice_kind::node) return false;
+        const node_extent x = m_.node_of(s);
+        if (x.iteration < 0 || !x.stage_annotated || x.stage < 0) return false;
         n = dag_node{};
-        for (std::uint32_t a = s.args_first; a < s.args_first + s.args_count; ++a) {
-            const model_arg& arg = m_.args[a];
-            if (arg.kind == arg_kind::string_value || arg.kind == arg_kind::double_value) continue;
-            if (arg.name == keys_.iteration) n.iteration = arg.bits(), has_it = true;
-            else if (arg.name == keys_.stage) n.stage = arg.bits(), has_stage = true;
-            else if (arg.name == keys_.waited) n.waited = (arg.bits() & 1) != 0;
-            else if (arg.name == keys_.nodes) nodes = arg.bits();
-            else if (arg.name == keys_.last_stage) last_stage = arg.bits(), has_last = true;
-            else if (arg.name == keys_.last_iteration) last_iteration = arg.bits();
+        n.iteration = static_cast<std::uint64_t>(x.iteration);
+        n.stage = n.last_stage = static_cast<std::uint64_t>(x.stage);
+        n.waited = x.waited;
+        if (x.pipeline_block()) {
+            n.last_stage = x.last_stage;
+            n.nodes = static_cast<std::uint32_t>(x.nodes);
+        } else if (x.folded()) {
+            report_bad_block(s);
         }
-        if (!has_it || !has_stage) return false;
-        n.last_stage = n.stage;
-        if (has_last && nodes > 1) read_block(s, n, nodes, last_stage, last_iteration);
         n.start = s.begin;
         n.end = s.end;
         n.worker = static_cast<int>(w);
@@ -108,17 +75,10 @@ public:
     }
 
 private:
-    // A pipeline block is one iteration's stages [stage, last_stage], one node each; anything else (a
-    // graph stage's instances, or a malformed block) is kept as the node it starts with.
-    void read_block(const slice& s, dag_node& n, std::uint64_t nodes, std::uint64_t last_stage,
-                    std::uint64_t last_iteration) {
-        if (last_iteration == n.iteration && last_stage >= n.stage && last_stage - n.stage + 1 == nodes) {
-            n.last_stage = last_stage;
-            n.nodes = static_cast<std::uint32_t>(std::min<std::uint64_t>(nodes, 0xFFFFFFFFu));
-            return;
-        }
-        // A stage graph's folded slice holds one stage's consecutive instances: it is not a pipeline
-        // block, and being kept as its first node is all a graph run needs here.
+    // A folded slice that is not one iteration's stages [stage, last_stage], one node each, is kept as
+    // the node it starts with. A stage graph's folded slice holds one stage's consecutive instances:
+    // it is not a pipeline block, and being kept as its first node is all a graph run needs here.
+    void report_bad_block(const slice& s) {
         if (problems_ && !graph_ && bad_blocks_++ == 0)
             problems_->push_back("run '" + r_.name + "': folded slice at " + std::to_string(s.begin) +
                                  " ns does not hold one node per stage of one iteration (kept as its first node)");
@@ -126,10 +86,8 @@ private:
 
     const trace_model& m_;
     const run& r_;
-    node_keys keys_;
     std::vector<std::string>* problems_;
     bool graph_;
-    std::vector<bool> is_node_name_;
     std::size_t bad_blocks_ = 0;
 };
 

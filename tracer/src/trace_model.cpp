@@ -397,6 +397,7 @@ public:
         match_slices();
         link_flows();
         m_.strings = strings_table.take();
+        type_slices(m_);
         find_runs();
     }
 

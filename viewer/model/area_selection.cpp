@@ -15,8 +15,7 @@ namespace {
 using time_range = std::pair<std::uint64_t, std::uint64_t>;   // [first, second), absolute ns
 
 // The innermost slice at each moment of [r.first, r.second) on track t, by kind, into `ns`.
-void add_state_time(const loaded_file& f, std::uint32_t ti, const std::vector<an::slice_kind>& kinds, time_range r,
-                    std::array<std::uint64_t, area_state_count>& ns) {
+void add_state_time(const loaded_file& f, std::uint32_t ti, time_range r, std::array<std::uint64_t, area_state_count>& ns) {
     const tm::track& t = f.model.tracks[ti];
     struct open_slice {
         std::uint64_t end;
@@ -29,7 +28,7 @@ void add_state_time(const loaded_file& f, std::uint32_t ti, const std::vector<an
         std::size_t k = first_ending_at_or_after(row, static_cast<double>(r.first));
         while (k < row.size && row[k].end <= r.first) ++k;
         if (k == row.size || row[k].begin >= r.first) break;
-        stack.push_back({row[k].end, static_cast<int>(kinds[row[k].name])});
+        stack.push_back({row[k].end, static_cast<int>(row[k].kind)});
     }
     std::uint64_t cursor = r.first;
     auto advance_to = [&](std::uint64_t to) {
@@ -44,7 +43,7 @@ void add_state_time(const loaded_file& f, std::uint32_t ti, const std::vector<an
     for (; it != t.slices.end() && it->begin < r.second; ++it) {
         advance_to(it->begin);
         const std::uint64_t end = stack.empty() ? it->end : std::min(it->end, stack.back().end);   // nested in its parent
-        stack.push_back({end, static_cast<int>(kinds[it->name])});
+        stack.push_back({end, static_cast<int>(it->kind)});
     }
     advance_to(r.second);
 }
@@ -65,8 +64,7 @@ struct stage_acc {
 };
 
 // The nodes of track t overlapping r: their time inside r by stage, and their durations.
-void add_nodes(const loaded_file& f, std::uint32_t ti, const std::vector<an::slice_kind>& kinds, const an::node_arg_ids& ids,
-               time_range r, std::map<std::uint64_t, stage_acc>& by_stage) {
+void add_nodes(const loaded_file& f, std::uint32_t ti, time_range r, std::map<std::uint64_t, stage_acc>& by_stage) {
     // Nodes of one slice looked at, at most: a folded slice claiming billions of nodes is damage.
     constexpr std::uint64_t max_nodes_per_slice = 1u << 20;
     const tm::track& t = f.model.tracks[ti];
@@ -81,8 +79,8 @@ void add_nodes(const loaded_file& f, std::uint32_t ti, const std::vector<an::sli
         for (std::size_t k = first_ending_at_or_after(row, static_cast<double>(r.first));
              k < row.size && row[k].begin < r.second; ++k) {
             const tm::slice& s = row[k];
-            if (kinds[s.name] != an::slice_kind::node || !overlaps(s.begin, s.end)) continue;
-            const an::node_extent x = an::node_extent_of(f.model, s, ids);
+            if (s.kind != an::slice_kind::node || !overlaps(s.begin, s.end)) continue;
+            const an::node_extent x = f.model.node_of(s);
             if (x.stage < 0) continue;
             const std::uint64_t d = s.duration(), n = std::min(x.nodes, max_nodes_per_slice);
             for (std::uint64_t j = 0; j < n; ++j) {
@@ -143,22 +141,14 @@ area_stats compute_area_stats(const document& d, const area_selection& a, bool a
     area_stats out;
     out.length = a.length();
     std::map<std::uint64_t, stage_acc> by_stage;
-    std::uint32_t classified_file = tm::no_index;
-    std::vector<an::slice_kind> kinds;
-    an::node_arg_ids ids;
     for (const track_ref& tr : a.tracks) {
         if (tr.file >= d.files.size() || tr.track >= d.files[tr.file]->model.tracks.size()) continue;
         const loaded_file& f = *d.files[tr.file];
-        if (classified_file != tr.file) {   // tracks are sorted by file: once per file
-            kinds = an::classify_strings(f.model);
-            ids = an::node_arg_ids::of(f.model);
-            classified_file = tr.file;
-        }
         const time_range r = absolute_range(a, display_offset_of(d, tr.file, tr.track, aligned));
         if (!f.model.tracks[tr.track].slices.empty()) {
             ++out.tracks_with_slices;
-            add_state_time(f, tr.track, kinds, r, out.state_ns);
-            add_nodes(f, tr.track, kinds, ids, r, by_stage);
+            add_state_time(f, tr.track, r, out.state_ns);
+            add_nodes(f, tr.track, r, by_stage);
         }
         add_instants(f, tr.track, r, out);
     }

@@ -3,6 +3,7 @@
 #include "breakdown.hpp"
 
 #include <pipescope/analysis/metadata.hpp>
+#include <pipescope/analysis/stages.hpp>
 
 #include <algorithm>
 
@@ -18,33 +19,20 @@ std::vector<compare_row> compute_compare(const document& d) {
         compare_row row;
         row.name = rr.title;
         row.run = ri;
-        const analysis::run_meta meta = analysis::read_meta(scope_of(f, rr));
+        const analysis::run_scope scope = scope_of(f, rr);
+        const analysis::run_meta meta = analysis::read_meta(scope);
         // P as the run was asked for (its metadata), not its tracks: bind-to-stage's threads (one per
         // stage and more) run on P workers' cores, and their tracks come on top of the pool's.
         row.workers = meta.workers ? meta.workers : rr.workers.size();
         row.makespan = rr.end > rr.start ? rr.end - rr.start : 0;
-        std::uint64_t stage_slices = 0;
-        for (auto ti : rr.workers) {
-            const tm::track& t = m.tracks[ti];
-            for (const auto& in : t.instants) {
-                const instant_kind k = f.instant_of_string[in.name];
-                row.steals += k == instant_kind::steal;
-                row.suspensions += k == instant_kind::suspend;
-            }
-            for (const auto& s : t.slices)   // a folded slice counts the nodes it holds
-                if (is_stage(f.key(s)))
-                    stage_slices += std::max<std::uint64_t>(1, m.uint_arg(s, vocab::arg_key::nodes).value_or(1));
-        }
-        for (auto ti : rr.counters)
-            if (m.tracks[ti].name == vocab::live_iterations && !m.tracks[ti].counters.empty())
-                row.peak_live = std::max(row.peak_live.value_or(f.counter_max[ti]), f.counter_max[ti]);
-        row.nodes = stage_slices;
-        if (rr.run != tm::no_index) {
-            const tm::run& r = m.runs[rr.run];
-            row.K = r.dag.K;
-            row.iterations = r.dag.iterations;
-            if (!r.dag.nodes.empty()) row.nodes = std::max<std::uint64_t>(r.dag.node_count, r.dag.nodes.size());
-        }
+        // The counts are `pipescope stats`' own (analysis::run_stats): one home for them.
+        const analysis::run_stats st = analysis::compute_stats(scope, meta);
+        row.steals = st.steals_made;
+        row.suspensions = st.suspensions;
+        row.peak_live = st.peak_live;
+        row.nodes = st.nodes;
+        row.iterations = st.iterations;
+        if (rr.run != tm::no_index) row.K = m.runs[rr.run].dag.K;
         const run_breakdown b = compute_breakdown(f, rr);
         // Over P cores, as the tooltip says (for bind-to-stage the lesson's efficiency).
         row.work_fraction = b.core_share(b.total.time[time_category::work], row.workers);

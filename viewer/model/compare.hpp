@@ -26,7 +26,7 @@ struct compare_row {
     std::uint64_t steals = 0;          // successful steals (`steal` instants on worker tracks)
     std::uint64_t suspensions = 0;     // iterations suspended (`suspend` instants)
     std::optional<double> peak_live;   // max of the `live iterations` counter, if recorded
-    std::uint64_t nodes = 0;           // DAG nodes (node slices when the run has no DAG)
+    std::uint64_t nodes = 0;           // nodes run (run_stats::nodes: a folded slice counts the nodes it holds)
     std::uint64_t iterations = 0;
     double work_fraction = 0;   // work / (workers x makespan), from compute_breakdown
 };

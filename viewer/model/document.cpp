@@ -10,19 +10,18 @@
 
 namespace pipescope::viewer {
 
-colour_key classify_slice_name(std::string_view n) {
-    // The analysis' classification (analysis/scope.hpp), so a slice is what `pipescope stats` says it is.
-    switch (analysis::classify_slice(n)) {
-        case analysis::slice_kind::node: {   // a stage's colour, if its number has one
-            const long j = analysis::stage_of_name(n);
-            return j >= 0 && j < key_special ? static_cast<colour_key>(j) : key_other;
-        }
-        case analysis::slice_kind::idle: return key_idle;
-        case analysis::slice_kind::parked: return key_parked;
-        case analysis::slice_kind::task: return key_task;
-        case analysis::slice_kind::running: return key_running;
-        case analysis::slice_kind::waiting: return key_waiting;
-        case analysis::slice_kind::throttled: return key_throttled;
+colour_key stage_colour(std::uint64_t j) { return j < key_special ? static_cast<colour_key>(j) : key_other; }
+
+colour_key colour_of(const tm::name_meaning& n) {
+    // The model's typing (trace_model.hpp), so a slice is what `pipescope stats` says it is.
+    switch (n.kind) {
+        case tm::slice_kind::node: return stage_colour(static_cast<std::uint64_t>(n.stage));   // node: stage >= 0
+        case tm::slice_kind::idle: return key_idle;
+        case tm::slice_kind::parked: return key_parked;
+        case tm::slice_kind::task: return key_task;
+        case tm::slice_kind::running: return key_running;
+        case tm::slice_kind::waiting: return key_waiting;
+        case tm::slice_kind::throttled: return key_throttled;
         default: return key_other;   // blocked and queue operations have no colour of their own
     }
 }
@@ -129,11 +128,13 @@ std::unique_ptr<loaded_file> prepare_file(tm::trace_model model, std::filesystem
     f->path = std::move(path);
     f->name = f->path.filename().string();
     f->model = std::move(model);
+    // A model loaded from a file is typed already; one built by hand (tests) is typed here.
+    if (f->model.names.size() != f->model.strings.size()) tm::type_slices(f->model);
     const tm::trace_model& m = f->model;
     f->key_of_string.resize(m.strings.size());
     f->instant_of_string.resize(m.strings.size());
     for (std::size_t i = 0; i < m.strings.size(); ++i) {
-        f->key_of_string[i] = classify_slice_name(m.strings[i]);
+        f->key_of_string[i] = colour_of(m.names[i]);
         f->instant_of_string[i] = classify_instant_name(m.strings[i]);
     }
     f->depth_rows.resize(m.tracks.size());

@@ -32,8 +32,10 @@ inline constexpr colour_key key_throttled = 0xFF05;   // control: throttled
 inline constexpr colour_key key_other = 0xFFFF;
 inline constexpr int key_count_special = 6;
 
-// "stage 3" (or "stage 3 · name") -> 3; "idle" -> key_idle; ... anything else -> key_other.
-colour_key classify_slice_name(std::string_view name);
+// A slice name's colour from its meaning (typed by the model at load): a node of stage 3 -> 3 (stage
+// colours below key_special), "idle" -> key_idle, ... anything else -> key_other.
+colour_key colour_of(const tm::name_meaning& name);
+colour_key stage_colour(std::uint64_t stage);
 inline bool is_stage(colour_key k) { return k < key_special; }
 
 // Instant kinds the timeline draws differently.

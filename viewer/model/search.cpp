@@ -42,8 +42,7 @@ std::optional<std::uint64_t> short_term(std::string_view w, char prefix) {
 // Matching the query against one file's events.
 class file_matcher {
 public:
-    file_matcher(const loaded_file& f, const search_query& q) : m_(f.model), q_(q), ids_(an::node_arg_ids::of(f.model)) {
-        last_iteration_ = an::find_string(m_, vocab::key(vocab::arg_key::last_iteration));
+    file_matcher(const loaded_file& f, const search_query& q) : m_(f.model), q_(q) {
         all_words_ = (1ull << q.words.size()) - 1;   // parse_query keeps at most 63 words
         name_words_.resize(m_.strings.size());
         for (std::size_t s = 0; s < m_.strings.size(); ++s) name_words_[s] = words_in(m_.strings[s]);
@@ -56,11 +55,11 @@ public:
         std::uint64_t words = name_words_[e.name];
         const bool need_node = q_.stage || q_.iteration || (words != all_words_ && stage_name_words_);
         if (!need_node) return words == all_words_;
+        // A node's stages; any other event's stage is the one its name carries ("waiting at stage 3").
         an::node_extent x;
-        if constexpr (std::is_same_v<Event, tm::slice>) x = an::node_extent_of(m_, e, ids_);
-        else
-            x.stage = an::stage_of_name(m_.str(e.name)),
-            x.last_stage = x.stage < 0 ? 0 : static_cast<std::uint64_t>(x.stage);
+        if constexpr (std::is_same_v<Event, tm::slice>)
+            if (e.kind == tm::slice_kind::node) x = m_.node_of(e);
+        if (x.stage < 0) x.stage = m_.stage_of(e.name), x.last_stage = x.stage < 0 ? 0 : static_cast<std::uint64_t>(x.stage);
         if (q_.stage && !(x.stage >= 0 && *q_.stage >= static_cast<std::uint64_t>(x.stage) && *q_.stage <= x.last_stage))
             return false;
         if (q_.iteration && !holds_iteration(e, *q_.iteration)) return false;
@@ -73,8 +72,6 @@ public:
 private:
     const tm::trace_model& m_;
     const search_query& q_;
-    an::node_arg_ids ids_;
-    tm::string_id last_iteration_ = tm::no_index;
     std::uint64_t all_words_ = 0, stage_name_words_ = 0;
     std::vector<std::uint64_t> name_words_;   // per string: bit w set if it holds word w
 
@@ -91,8 +88,8 @@ private:
         std::optional<std::uint64_t> first, last;
         for (auto* a = m_.args_begin(e); a != m_.args_end(e); ++a) {
             if (a->kind == tm::arg_kind::string_value || a->kind == tm::arg_kind::double_value) continue;
-            if (a->name == ids_.iteration) first = a->bits();
-            else if (a->name == last_iteration_) last = a->bits();
+            if (a->name == m_.node_args.iteration) first = a->bits();
+            else if (a->name == m_.node_args.last_iteration) last = a->bits();
         }
         if (!first) return false;
         return it == *first || (last && it > *first && it <= *last);

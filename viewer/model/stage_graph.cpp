@@ -49,8 +49,6 @@ std::string text_field(const json& j, const char* key) {
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-colour_key colour_of_number(std::uint64_t n) { return classify_slice_name(vocab::numbered(vocab::stage_prefix, n)); }
-
 // Stage k -> stage k+1, with bind-to-stage's queue in front of every stage but the first, and each
 // stage's buffer counter for the policies that record one.
 void link_chain(program_structure& p) {
@@ -182,7 +180,7 @@ program_structure read_program_structure(std::string_view metadata_json) {
         g.note = text_field(s, "note");
         g.number = stage_number_of_name(g.name, &g.all_from, &g.formula).value_or(g.index);
         // A formula entry covers stages of many timeline colours: none of them.
-        g.colour = g.formula ? key_other : colour_of_number(g.number);
+        g.colour = g.formula ? key_other : stage_colour(g.number);
         g.threads = count_field(s, "threads");
         if (!g.threads && bts) {
             if (is_serial_stage_kind(g.kind)) g.threads = 1;
@@ -225,7 +223,7 @@ program_structure program_structure_of(const tm::run& r) {
         g.entry = static_cast<std::uint32_t>(p.stages.size());
         g.index = g.number = n;
         g.name = vocab::numbered(vocab::stage_prefix, n);
-        g.colour = colour_of_number(n);
+        g.colour = stage_colour(n);
         p.stages.push_back(std::move(g));
     }
     if (!p.K && r.dag.K) p.K = r.dag.K;

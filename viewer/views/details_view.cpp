@@ -69,25 +69,25 @@ void summary(view_context& ctx) {
 // A folded slice (docs/tracing.md, "Detail levels"; docs/viewer.md, "Folded traces"): what it holds,
 // in words, above the raw annotations.
 void folded_note(const tm::trace_model& m, const tm::slice& s) {
-    using vocab::arg_key;
-    const auto nodes = m.uint_arg(s, arg_key::nodes);
-    const auto stage = m.uint_arg(s, arg_key::stage), last = m.uint_arg(s, arg_key::last_stage);
-    const auto it = m.uint_arg(s, arg_key::iteration), last_it = m.uint_arg(s, arg_key::last_iteration);
-    if (!nodes || *nodes < 2 || !stage) return;
+    const tm::node_extent x = m.node_of(s);
+    if (!x.folded() || x.stage < 0) return;
     ImGui::Separator();
-    const std::string each = format_duration(static_cast<double>(s.duration()) / static_cast<double>(*nodes), 3);
-    if (last && *last > *stage && it)
+    using ull = unsigned long long;
+    const std::string each = format_duration(static_cast<double>(s.duration()) / static_cast<double>(x.nodes), 3);
+    if (x.last_stage > static_cast<std::uint64_t>(x.stage) && x.iteration >= 0)
         ImGui::TextWrapped(
             "folded run of %llu nodes: stages %llu\xE2\x80\x93%llu of iteration %llu, run by this worker one after "
             "the other as one slice; each node is given an equal share, %s",
-            static_cast<unsigned long long>(*nodes), static_cast<unsigned long long>(*stage),
-            static_cast<unsigned long long>(*last), static_cast<unsigned long long>(*it), each.c_str());
+            static_cast<ull>(x.nodes), static_cast<ull>(x.stage), static_cast<ull>(x.last_stage),
+            static_cast<ull>(x.iteration), each.c_str());
     else
         ImGui::TextWrapped(
             "folded run of %llu instances of stage %llu%s, run one after the other as one slice; each is given an "
             "equal share, %s",
-            static_cast<unsigned long long>(*nodes), static_cast<unsigned long long>(*stage),
-            it && last_it ? (" (" + std::to_string(*it) + "\xE2\x80\x93" + std::to_string(*last_it) + ")").c_str() : "",
+            static_cast<ull>(x.nodes), static_cast<ull>(x.stage),
+            x.iteration >= 0 && x.last_iteration >= 0
+                ? (" (" + std::to_string(x.iteration) + "\xE2\x80\x93" + std::to_string(x.last_iteration) + ")").c_str()
+                : "",
             each.c_str());
 }
 

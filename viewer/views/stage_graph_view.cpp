@@ -266,7 +266,8 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
     if (st.sel.valid() && !st.sel.ev.is_instant && st.sel.file == rr.file &&
         run_of(doc, st.sel.file, st.sel.ev.track) == g.doc_run) {
         const tm::slice& s = m.tracks[st.sel.ev.track].slices[st.sel.ev.index];
-        if (auto j = m.uint_arg(s, vocab::arg_key::stage)) sel_stage = stage_of_number(prog, *j);
+        if (const tm::node_extent x = m.node_of(s); x.stage >= 0)
+            sel_stage = stage_of_number(prog, static_cast<std::uint64_t>(x.stage));
         else if (is_stage(f.key(s))) sel_stage = stage_of_number(prog, f.key(s));
     }
 

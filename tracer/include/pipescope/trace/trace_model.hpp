@@ -58,14 +58,64 @@ struct arg_range {
     std::uint16_t count = 0;
 };
 
+// What a slice is (docs/tracing.md, "Names"), typed once at load from its name by the vocabulary's
+// rule (vocab::classify_slice): no reader looks at a slice's name again to know what it is.
+enum class slice_kind : std::uint8_t {
+    node,        // "stage j" / "stage j · name" / "stage j–k": a pipeline node (or a folded run of them)
+    task,        // "task": a fork-join task
+    idle,        // "idle": looking for work
+    parked,      // "parked": asleep
+    blocked,     // "blocked…": a bind-to-stage thread blocked on a full/empty queue
+    queue,       // "queue…", "push…", "pop…", "put…", "take…", "reserve…", "commit…": queue operations
+    running,     // line: "running"
+    waiting,     // line: "waiting at stage j" / "waiting to retire"
+    throttled,   // control line: "throttled"
+    other,       // anything else (on a worker track: counted as work)
+};
+
+// What a string says when it names a slice, decoded once per distinct string at load.
+struct name_meaning {
+    slice_kind kind = slice_kind::other;
+    std::int64_t stage = -1;   // "stage 3", "stage 3 · name", "waiting at stage 3" -> 3; -1: no stage number
+};
+// The rule itself (what load_trace applies to every string).
+name_meaning meaning_of_name(std::string_view name);
+
 struct slice {
     std::uint64_t begin = 0, end = 0;   // ns; an unterminated slice ends at its track's last timestamp
     string_id name = 0;
     std::uint32_t args_first = 0;
     std::uint16_t args_count = 0;
-    std::uint16_t depth = 0;     // 0 = outermost
-    bool unterminated = false;   // no END before the end of the trace (Perfetto: dur = -1)
+    std::uint16_t depth = 0;               // 0 = outermost
+    bool unterminated = false;             // no END before the end of the trace (Perfetto: dur = -1)
+    slice_kind kind = slice_kind::other;   // typed at load from its name (trace_model::names)
     std::uint64_t duration() const { return end - begin; }
+};
+static_assert(sizeof(slice) == 32, "a slice takes 32 bytes: its kind fits in the padding");
+
+// What a node slice holds, decoded from its name and annotations by trace_model::node_of — the one
+// decoder of a node's identity. A folded trace (docs/tracing.md, "Detail levels") records a run of
+// consecutive nodes one worker ran as one slice ("stage 0–495", graphs "stage 2 ×17") with the
+// annotations `nodes` (> 1), `last_stage` and `last_iteration`: a pipeline iteration's stages
+// [stage, last_stage], one node each, or `nodes` instances of one graph stage. Each node of it is
+// given an equal share of the slice's duration; counts count the nodes it holds.
+struct node_extent {
+    long stage = -1;                 // the (first) stage; -1: no stage (not a node)
+    std::uint64_t last_stage = 0;    // == stage unless the slice folds several stages
+    long long iteration = -1;        // -1: no iteration annotation
+    long long last_iteration = -1;   // a folded slice's `last_iteration`; -1: none
+    std::uint64_t nodes = 1;         // nodes it holds: > 1 for a folded run (at most 2^32 - 1)
+    bool waited = false;             // its first node entered through stage_wait
+    bool stage_annotated = false;    // the stage came from the `stage` annotation, not only the name
+    bool folded() const { return nodes > 1; }
+    // A pipeline block: one iteration's stages [stage, last_stage], one node each (a graph's folded
+    // slice holds `nodes` instances of one stage instead).
+    bool pipeline_block() const {
+        return folded() && stage >= 0 && last_iteration == iteration &&
+               last_stage - static_cast<std::uint64_t>(stage) + 1 == nodes;
+    }
+    // How many of its nodes are of stage j (pipelines: 1 per stage of the range; graphs: all of them).
+    std::uint64_t nodes_of_stage(std::uint64_t j) const;
 };
 
 struct instant {
@@ -100,6 +150,7 @@ struct track {
     std::vector<counter_sample> counters;   // sorted by ts
     std::uint64_t unmatched_ends = 0;       // SLICE_ENDs with no open slice (ignored, like the importer)
     std::uint16_t max_depth = 0;
+    long stage = -1;   // bind-to-stage's "stage j · thread t" tracks: j
 };
 
 // A slice or an instant of a track.
@@ -234,7 +285,20 @@ struct trace_model {
     std::uint64_t unterminated_slices = 0, unmatched_ends = 0;
     std::uint64_t first_ts = 0, last_ts = 0;   // over all events (0, 0 if none)
 
+    // Per string id, typed at load: what the string means as a slice name (slice::kind is its kind).
+    std::vector<name_meaning> names;
+    // The string ids of the annotations a node slice carries (no_index: not in the trace), found at load.
+    struct node_arg_ids {
+        string_id iteration = no_index, stage = no_index, last_stage = no_index, last_iteration = no_index, nodes = no_index,
+                  waited = no_index;
+    } node_args;
+
     const std::string& str(string_id s) const { return strings[s]; }
+    // The stage number a name carries ("stage 3 · load", "waiting at stage 3"), or -1.
+    long stage_of(string_id s) const { return static_cast<long>(names[s].stage); }
+    // What node slice s holds (s.kind == slice_kind::node; for any other slice, stage == -1): its stage
+    // from the `stage` annotation, else from its name; the folded range as written, when it fits.
+    node_extent node_of(const slice& s) const;
     std::uint32_t find_track(std::uint64_t uuid) const;   // no_index if absent
     const model_arg* args_begin(const slice& s) const { return args.data() + s.args_first; }
     const model_arg* args_end(const slice& s) const { return args.data() + s.args_first + s.args_count; }
@@ -274,6 +338,11 @@ std::vector<std::string> incomplete_notes(const trace_model& m, const std::strin
 
 // The machine's physical memory in bytes (0 if unknown).
 std::uint64_t physical_memory_bytes();
+
+// Types a model's slices once its strings are final: fills m.names, m.node_args, every slice's
+// kind and every track's stage (slice_meaning.cpp). load_trace does it; a model built by hand (as
+// tests do) calls it before reading kinds or nodes, and before build_pipeline_dag.
+void type_slices(trace_model& m);
 
 // Builds (or rebuilds) the DAG of a run from its worker tracks; called by load_trace.
 pipeline_dag build_pipeline_dag(const trace_model& m, const run& r, std::vector<std::string>* problems = nullptr);
