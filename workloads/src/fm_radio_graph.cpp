@@ -22,14 +22,15 @@
 //   except the test source and test sink are parallel kernels", seed 002 §IV-A). An instance copies
 //   its audio packet into one packet of each of the 2·B band inputs with instance_context::push_n, a
 //   memcpy per output, as the serial stage it replaces did with reserved packets. It was serial while
-//   an instance could only push element by element (about 30 µs per 1024-sample packet against 2 µs
+//   an instance could only push element by element (about 30 µs per 1024-sample packet against 2-3 µs
 //   for whole-packet copies); a serial splitter is some 7 % of the work but had to run all of it on
 //   one worker at a time, and at 40 virtual workers it was busy about 90 % of the run (docs/virtual.md);
 // - the subtractor and the join read several queues in lockstep, and a parallel stage reads exactly
 //   one queue, so they are serial, as are the sampler and the sink. They are light: at size large
-//   (1024-sample packets) a subtract step is about 4 µs, the join 13, the sink 6, against about
-//   1 ms of parallel work per packet (the antenna's 456 µs, 20 band filters of 20 µs), so the
-//   serial stages are a few per cent of the work (docs/runtime.md, "Parallel sources").
+//   (1024-sample packets) a subtract step is about 1 µs, the join 9, the sink 2, against about
+//   0.55 ms of parallel work per packet (the antenna's 420 µs, 20 band filters of 5 µs), so the
+//   serial stages are a few per cent of the work (docs/runtime.md, "Parallel sources"); the join
+//   is the largest, and at 40 virtual workers the busiest stage now that the splitter is parallel.
 // Every queue a parallel stage writes is ordered: instances may finish in any order, but their
 // packets are published in input order (DANBI's ticket synchronization, seed 002 §II), which the
 // peeking filters and the lockstep readers downstream rely on.
