@@ -106,6 +106,19 @@ TEST_CASE("fm-radio's graph has the StreamIt FMRadio structure", "[graph][worklo
     REQUIRE(g.stages()[1].name == "antenna");
     CHECK(g.stages()[1].kind == graph::stage_kind::parallel);
     CHECK(g.queues()[g.stages()[1].outputs.at(0).queue].name == "antenna");
+    // The duplicate splitter is a parallel stage (DANBI's FMRadio: every kernel but the source and
+    // the sink is parallel) writing the 2·10 band inputs; the serial stages are the sampler, the
+    // lockstep readers (10 subtracts and the join) and the sink.
+    std::size_t serial = 0, splitters = 0;
+    for (const auto& s : g.stages()) {
+        serial += s.kind == graph::stage_kind::serial ? 1 : 0;
+        if (s.name != "split") continue;
+        ++splitters;
+        CHECK(s.kind == graph::stage_kind::parallel);
+        CHECK(s.outputs.size() == 2 * 10);
+    }
+    CHECK(splitters == 1);
+    CHECK(serial == 1 + 10 + 1 + 1);
     std::size_t peeking = 0, ordered = 0;
     for (const auto& s : g.stages()) {
         if (s.peek > 0) ++peeking;

@@ -41,8 +41,11 @@ TEST_CASE("thundering-herd: QES stays on a kernel until its queue is full or emp
     CHECK(qes40.spec.virtual_time);
     CHECK(qes40.spec.workers == 40);
     CHECK(r.data.run("qes-pss-40").spec.params.front() == "config=qes+pss");
+    // Measured 1.67-2.12x in 10 runs since fm-radio's splitter is parallel (4.4-6.4x while it was a
+    // serial stage whose rare, long resumptions filled the 20 band inputs in bursts, so PSS found them
+    // below half full and moved on; fed steadily, they stay above half and PSS stays as QES does).
     const auto& v_stay = lesson_test::finding(r, "virtual_steps_per_visit_ratio");
-    CHECK(v_stay.value >= 2.0);
+    CHECK(v_stay.value >= 1.5);
     CHECK(v_stay.holds);
     // The crowding itself (kernels running at once, workers per running kernel) measured 1.11-1.70x
     // and 1.16-1.29x in 16 runs here, but one CI run gave 0.95x kernels at once: a single node whose

@@ -18,18 +18,22 @@
 //   as state, but then one worker would demodulate the whole stream; peeking 1 sample makes it a
 //   stateless, parallel stage like the filters (StreamIt's FMDemodulator peeks 2, pops 1);
 // - the gain is stateless per packet: parallel;
-// - the duplicate splitter is serial, although stateless: a serial stage can copy a whole packet into
-//   each output window (memcpy), where a parallel instance pushes element by element, and copying
-//   is all it does (about 2 µs per 1024-sample packet as whole packets, 30 µs element by element);
+// - the duplicate splitter is stateless, so it is a parallel stage too (DANBI's FMRadio: "all kernels
+//   except the test source and test sink are parallel kernels", seed 002 §IV-A). An instance copies
+//   its audio packet into one packet of each of the 2·B band inputs with instance_context::push_n, a
+//   memcpy per output, as the serial stage it replaces did with reserved packets. It was serial while
+//   an instance could only push element by element (about 30 µs per 1024-sample packet against 2-3 µs
+//   for whole-packet copies); a serial splitter is some 7 % of the work but had to run all of it on
+//   one worker at a time, and at 40 virtual workers it was busy about 90 % of the run (docs/virtual.md);
 // - the subtractor and the join read several queues in lockstep, and a parallel stage reads exactly
 //   one queue, so they are serial, as are the sampler and the sink. They are light: at size large
-//   (1024-sample packets) a subtract step is about 4 µs, the join 13, the sink 6, against about
-//   1 ms of parallel work per packet (the antenna's 456 µs, 20 band filters of 20 µs), so the
-//   serial stages are about 6 % of the work (docs/runtime.md, "Parallel sources").
+//   (1024-sample packets) a subtract step is about 1 µs, the join 9, the sink 2, against about
+//   0.55 ms of parallel work per packet (the antenna's 420 µs, 20 band filters of 5 µs), so the
+//   serial stages are a few per cent of the work (docs/runtime.md, "Parallel sources"); the join
+//   is the largest, and at 40 virtual workers the busiest stage now that the splitter is parallel.
 // Every queue a parallel stage writes is ordered: instances may finish in any order, but their
 // packets are published in input order (DANBI's ticket synchronization, seed 002 §II), which the
-// peeking filters and the lockstep readers downstream rely on. The splitter's queues are ordered
-// too (its packets are in order anyway: it is serial).
+// peeking filters and the lockstep readers downstream rely on.
 #include <pipescope/workloads/fm_radio.hpp>
 
 #include <algorithm>
@@ -48,13 +52,6 @@ namespace {
 template <class T>
 const T* input_elements(const graph::instance_context& ctx) {
     return ctx.size() > 0 ? &ctx.in<T>(0) : nullptr;
-}
-
-// Pushes n computed elements to output k. The count and the source pointer are locals for the
-// same reason as above.
-template <class T>
-void push_all(graph::instance_context& ctx, std::size_t k, const T* values, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) ctx.push(k, values[i]);
 }
 
 // The instance's packet followed by its peek elements, contiguous, for the shared kernels.
@@ -224,7 +221,7 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
             const iq_sample* x = gather(ctx, in);
             result.resize(window_outputs(ctx.size(), ctx.peek_size(), taps, fm_decimation));
             fir_decimate(x, d.channel.data(), taps, fm_decimation, result.data(), result.size());
-            push_all(ctx, 0, result.data(), result.size());
+            ctx.push_n(0, result.data(), result.size());
         },
         taps - 1);
 
@@ -236,30 +233,22 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
             const iq_sample* x = gather(ctx, in);
             result.resize(window_outputs(ctx.size(), ctx.peek_size(), 2, 1));
             fm_demodulate(x, result.data(), result.size());
-            push_all(ctx, 0, result.data(), result.size());
+            ctx.push_n(0, result.data(), result.size());
         },
         1);
 
-    // Duplicate splitter: every packet to both filters of every band. A serial stage, so that it
-    // copies whole packets: it pops one packet and writes it into one reserved packet of each output
-    // (a memcpy each). As a parallel stage it could only push element by element, 2·B pushes per
-    // audio sample — about 30 µs per 1024-sample packet, the largest cost the graph had that the
-    // serial reference has not (which reads its audio array in place) — while the copies take about
-    // 2 µs, so one worker at a time is plenty. Like the lockstep stages it never suspends holding an
-    // output window (only the input packet).
-    g.add_serial("split", {audio}, split_out, [outputs = split_out.size()](graph::thread_context& ctx) -> graph::stage_task {
-        for (;;) {
-            graph::pop_window in = co_await ctx.pop(0);
-            if (!in) break;
-            // A pop of one packet: one packet of the audio queue, as long as an output packet.
-            const std::span<const std::byte> bytes = in.packet_bytes(0);
-            for (std::size_t k = 0; k < outputs; ++k) {
-                graph::push_window w = co_await ctx.reserve(k);
-                std::memcpy(w.packet_bytes(0).data(), bytes.data(), bytes.size());
-                ctx.commit(w, in.size());
-            }
-            ctx.commit(in);
-        }
+    // Duplicate splitter: every packet to both filters of every band (StreamIt's duplicate splitter,
+    // a kernel of its own in DANBI's FMRadio, where "all kernels except the test source and test
+    // sink are parallel kernels", seed 002 §IV-A). Stateless, so a parallel stage: an instance copies
+    // its audio packet into one packet of each output, a push_n (one memcpy) each. Its outputs are
+    // ordered, so however the instances finish, every band filter sees the audio in stream order
+    // (DANBI's ticket synchronization, seed 002 §II).
+    std::vector<graph::output_spec> split_specs;
+    for (graph::queue_id q : split_out) split_specs.push_back({q, 1});
+    g.add_parallel("split", audio, split_specs, [outputs = split_out.size()](graph::instance_context& ctx) {
+        const float* x = input_elements<float>(ctx);
+        const std::size_t n = ctx.size();
+        for (std::size_t k = 0; k < outputs; ++k) ctx.push_n(k, x, n);
     });
 
     for (std::size_t b = 0; b < bands; ++b) {
@@ -270,7 +259,7 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
                 const float* x = gather(ctx, in);
                 result.resize(window_outputs(ctx.size(), ctx.peek_size(), taps, 1));
                 fir_filter(x, h.data(), taps, result.data(), result.size());
-                push_all(ctx, 0, result.data(), result.size());
+                ctx.push_n(0, result.data(), result.size());
             };
         };
         g.add_parallel(band_name(b, "upper low-pass"), split_out[2 * b], {{upper[b], 1}}, lowpass(d.band_high[b]), taps - 1);

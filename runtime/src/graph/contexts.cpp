@@ -2,6 +2,7 @@
 // reserves, pops, pushes and commits (thread_context), on top of the engine (engine.hpp).
 #include "engine.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace pipescope::graph {
@@ -17,9 +18,9 @@ push_window& instance_context::window(std::size_t k) {
     return outputs_[k];
 }
 
-// The checked push: output k exists and is open, the element has the queue's size, and there is room;
-// then the cursor moves to the packet the element falls in.
-void instance_context::push_slow(std::size_t k, const void* value, std::size_t size) {
+// Output k exists and is open, the element has the queue's size, and there is room; then the cursor
+// moves to the packet the next element falls in.
+void instance_context::advance(std::size_t k, std::size_t size) {
     push_window& w = window(k);
     if (!w) overflow(k);   // closed by close_output
     const packet_queue& q = *w.source();
@@ -34,10 +35,25 @@ void instance_context::push_slow(std::size_t k, const void* value, std::size_t s
     c.element_size = size;
     c.next = w.packet_bytes(n / per).data() + (n % per) * size;
     c.left = per - n % per;
-    std::memcpy(c.next, value, size);
-    c.next += size;
-    --c.left;
-    ++counts_[k];
+}
+
+// What push's inline fast path does for one element, for a run: as much of it as the current packet
+// holds goes in with one copy, then the cursor moves on (advance) to the next packet, which is where
+// n single pushes would cross the boundary too; a run past the last reserved packet throws there,
+// with the elements before it pushed.
+void instance_context::push_run(std::size_t k, const void* values, std::size_t size, std::size_t n) {
+    const auto* from = static_cast<const std::byte*>(values);
+    while (n > 0) {
+        if (k >= outputs_count_ || cursors_[k].left == 0 || cursors_[k].element_size != size) advance(k, size);
+        cursor& c = cursors_[k];
+        const std::size_t m = std::min(n, c.left);
+        std::memcpy(c.next, from, m * size);
+        c.next += m * size;
+        c.left -= m;
+        counts_[k] += m;
+        from += m * size;
+        n -= m;
+    }
 }
 
 void instance_context::overflow(std::size_t k) const {

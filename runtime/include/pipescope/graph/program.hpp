@@ -37,6 +37,7 @@
 #include <coroutine>
 #include <cstring>
 #include <new>
+#include <span>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -178,7 +179,21 @@ public:
                 return;
             }
         }
-        push_slow(k, &value, sizeof(T));
+        push_run(k, &value, sizeof(T), 1);
+    }
+    // Appends values[0 .. n) to output k: the same elements, in the same packets, as n calls of
+    // push(k, values[i]) — including the throw once the declared max_packets are full, after the
+    // elements that fit — but copied a run per packet (one memcpy each) instead of element by element.
+    // The engine commits the packets when the instance ends, as it does pushed ones, so the queue and
+    // the trace cannot tell the two apart.
+    template <class T>
+    void push_n(std::size_t k, const T* values, std::size_t n) {
+        static_assert(std::is_trivially_copyable_v<T>, "queue elements are raw bytes: T must be trivially copyable");
+        if (n > 0) push_run(k, values, sizeof(T), n);
+    }
+    template <class T>
+    void push_n(std::size_t k, std::span<const T> values) {
+        push_n(k, values.data(), values.size());
     }
     // This stage will never again push to output k (a stage that closes a cycle, e.g. merge sort's
     // last merge). Takes effect when the instance ends: later instances get no room in output k
@@ -199,7 +214,11 @@ private:
         std::size_t element_size = 0;   // 0 until the first push checked the type
     };
     push_window& window(std::size_t k);
-    void push_slow(std::size_t k, const void* value, std::size_t size);
+    // The checked path of push and push_n: n elements of `size` bytes each, a run per packet.
+    void push_run(std::size_t k, const void* values, std::size_t size, std::size_t n);
+    // Points output k's cursor at the packet its next element goes in, after checking that the
+    // output exists and is open, that `size` is its element size and that it has room.
+    void advance(std::size_t k, std::size_t size);
     [[noreturn]] void overflow(std::size_t k) const;
 
     const pop_window* input_ = nullptr;
