@@ -510,3 +510,32 @@ TEST_CASE("a stage graph's peak footprint is the peak of its footprint bytes cou
     CHECK(*rep.stats.peak_footprint == *bytes);
     CHECK(*bytes > *packets);   // a packet is more than a byte: the two are told apart
 }
+
+// The stage numbers of the metadata's stage names, read by the one reader the analysis and the viewer
+// share (analysis::stage_number_of_name): a plain number, a power, a sum, a "j ≥ N" range; a formula
+// naming many stages (x264's rows) keeps the index the metadata gives it, not its leading term.
+TEST_CASE("metadata: stage names give their stage numbers, a formula keeps its index", "[analysis][metadata]") {
+    tr::trace_model m;
+    m.strings = {""};
+    tr::track process;
+    process.kind = tr::track_kind::process;
+    m.tracks.push_back(process);
+    tr::run r;
+    r.track = 0;
+    r.stages = {{0, "stage 0 \xC2\xB7 read", "serial"},
+                {5, "stage 1 + w\xC2\xB7i + r \xC2\xB7 encode row r", "stage_wait"},
+                {6, "stage 2^40 + 1 \xC2\xB7 write", "serial"},
+                {7, "stage j \xE2\x89\xA5 4 \xC2\xB7 add bit block j", "stage_wait"}};
+    m.runs.push_back(r);
+    tr::type_slices(m);
+    const an::run_meta meta = an::read_meta(an::scope_of(m, 0));
+    REQUIRE(meta.stages.size() == 4);
+    CHECK(meta.stages[0].index == 0);
+    CHECK(meta.stages[1].index == 5);   // the formula's leading 1 is not the stage it describes
+    CHECK(meta.stages[2].index == (std::uint64_t{1} << 40) + 1);
+    CHECK(meta.stages[3].index == 4);
+    CHECK(meta.stages[3].all_from);
+    CHECK_FALSE(meta.stages[2].all_from);
+    CHECK(an::is_serial_kind(meta.stages[1].kind));
+    CHECK_FALSE(an::is_serial_kind("parallel"));
+}

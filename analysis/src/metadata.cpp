@@ -25,43 +25,54 @@ std::string text(const nlohmann::json& j, const char* key) {
 
 }   // namespace
 
-bool is_serial_kind(const std::string& kind) { return kind.find("serial") != std::string::npos || kind == "stage_wait"; }
+bool is_serial_kind(std::string_view kind) { return kind.find("serial") != std::string_view::npos || kind == "stage_wait"; }
 
 namespace {
 
-// "2^40", "12" at s[i...]; advances i.
-std::optional<std::uint64_t> term(const std::string& s, std::size_t& i) {
-    std::size_t b = i;
+// "12", "2^40" at s[i...]; advances i.
+std::optional<std::uint64_t> term(std::string_view s, std::size_t& i) {
+    const std::size_t b = i;
     std::uint64_t v = 0;
     while (i < s.size() && s[i] >= '0' && s[i] <= '9') v = v * 10 + static_cast<std::uint64_t>(s[i++] - '0');
     if (i == b) return std::nullopt;
     if (i < s.size() && s[i] == '^') {
-        ++i;
-        const std::size_t e = i;
-        std::uint64_t x = 0;
-        while (i < s.size() && s[i] >= '0' && s[i] <= '9') x = x * 10 + static_cast<std::uint64_t>(s[i++] - '0');
-        if (i == e || x > 63) return std::nullopt;
+        std::size_t k = i + 1;
+        std::uint64_t e = 0;
+        while (k < s.size() && s[k] >= '0' && s[k] <= '9') e = e * 10 + static_cast<std::uint64_t>(s[k++] - '0');
+        if (k == i + 1 || e > 63) return v;   // not an exponent: the number alone
+        i = k;
         std::uint64_t p = 1;
-        for (std::uint64_t k = 0; k < x; ++k) p *= v;
+        for (std::uint64_t n = 0; n < e; ++n) p *= v;
         v = p;
     }
     return v;
 }
 
-// The stage number a metadata stage name gives ("stage 2^40 + 1 · write" -> 2^40 + 1); for
-// "stage j ≥ N …" / "stage j >= N …", N with all_from set.
-std::optional<std::uint64_t> stage_number(const std::string& name, bool& all_from) {
-    all_from = false;
+// Whether the text after a stage number continues the number as a formula: an operator with spaces
+// around it (" + r", " - 1") or something glued to the number ("·i", "w"); a separator (" · ", ": ",
+// ", ", ")") or the end of the name ends the number.
+bool continues_as_formula(std::string_view rest) {
+    if (rest.empty() || rest.substr(0, 4) == " \xC2\xB7 ") return false;
+    for (std::string_view op : {" + ", " - ", " * ", " / "})
+        if (rest.substr(0, op.size()) == op) return true;
+    return rest[0] != ' ' && rest[0] != ':' && rest[0] != ',' && rest[0] != ')';
+}
+
+}   // namespace
+
+std::optional<std::uint64_t> stage_number_of_name(std::string_view name, bool* all_from, bool* formula) {
+    if (all_from) *all_from = false;
+    if (formula) *formula = false;
     if (!vocab::starts_with(name, vocab::stage_prefix)) return std::nullopt;
     std::size_t i = vocab::stage_prefix.size();
     if (i < name.size() && name[i] == 'j') {
-        for (const char* op : {"\xE2\x89\xA5", ">="}) {
+        for (std::string_view op : {std::string_view("\xE2\x89\xA5"), std::string_view(">=")}) {
             const auto p = name.find(op, i);
-            if (p == std::string::npos) continue;
-            std::size_t k = p + std::string(op).size();
+            if (p == std::string_view::npos) continue;
+            std::size_t k = p + op.size();
             while (k < name.size() && name[k] == ' ') ++k;
             if (auto v = term(name, k)) {
-                all_from = true;
+                if (all_from) *all_from = true;
                 return v;
             }
         }
@@ -69,12 +80,23 @@ std::optional<std::uint64_t> stage_number(const std::string& name, bool& all_fro
     }
     auto v = term(name, i);
     if (!v) return std::nullopt;
-    if (name.compare(i, 3, " + ") == 0) {
+    if (name.substr(i, 3) == " + ") {
         std::size_t k = i + 3;
-        if (auto w = term(name, k)) return *v + *w;
+        if (auto w = term(name, k)) {
+            *v += *w;
+            i = k;
+        }
+    }
+    // x264's "stage 1 + w·i + r · …" names many stage numbers at once (seed 001 §3): its leading 1 is
+    // not the stage it describes.
+    if (continues_as_formula(name.substr(i))) {
+        if (formula) *formula = true;
+        return std::nullopt;
     }
     return v;
 }
+
+namespace {
 
 // A stage graph's queues: every field optional, a malformed entry skipped.
 void read_graph_queues(const nlohmann::json& prog, run_meta& out) {
@@ -133,7 +155,7 @@ run_meta read_meta(const run_scope& scope) {
         sm.index = s.index;
         sm.name = s.name;
         sm.kind = s.kind;
-        if (auto n = stage_number(s.name, sm.all_from)) sm.index = *n;
+        if (auto n = stage_number_of_name(s.name, &sm.all_from)) sm.index = *n;
         out.stages.push_back(std::move(sm));
     }
     out.workers = r->declared_workers ? r->declared_workers : scope.workers.size();

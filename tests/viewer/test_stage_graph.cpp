@@ -164,33 +164,35 @@ TEST_CASE("stage graph: tbb and piper metadata have no queues", "[viewer][stage_
 
 TEST_CASE("stage graph: stage numbers, families and formulas in stage names", "[viewer][stage_graph]") {
     bool all = true;
-    CHECK(stage_number_of_name("stage 12", &all) == 12u);
+    CHECK(pipescope::analysis::stage_number_of_name("stage 12", &all) == 12u);
     CHECK_FALSE(all);
-    CHECK(stage_number_of_name("stage 5 \xC2\xB7 output") == 5u);
-    CHECK(stage_number_of_name("stage 2^40 \xC2\xB7 encode B-frames") == (std::uint64_t{1} << 40));
-    CHECK(stage_number_of_name("stage 2^40 + 1 \xC2\xB7 write frames") == (std::uint64_t{1} << 40) + 1);
-    CHECK(stage_number_of_name("stage j \xE2\x89\xA5 1 \xC2\xB7 add bit block j", &all) == 1u);
+    CHECK(pipescope::analysis::stage_number_of_name("stage 5 \xC2\xB7 output") == 5u);
+    CHECK(pipescope::analysis::stage_number_of_name("stage 2^40 \xC2\xB7 encode B-frames") == (std::uint64_t{1} << 40));
+    CHECK(pipescope::analysis::stage_number_of_name("stage 2^40 + 1 \xC2\xB7 write frames") == (std::uint64_t{1} << 40) + 1);
+    CHECK(pipescope::analysis::stage_number_of_name("stage j \xE2\x89\xA5 1 \xC2\xB7 add bit block j", &all) == 1u);
     CHECK(all);
-    CHECK(stage_number_of_name("stage j >= 3 \xC2\xB7 x", &all) == 3u);
+    CHECK(pipescope::analysis::stage_number_of_name("stage j >= 3 \xC2\xB7 x", &all) == 3u);
     CHECK(all);
-    CHECK_FALSE(stage_number_of_name("task"));
-    CHECK_FALSE(stage_number_of_name("stage x"));
+    CHECK_FALSE(pipescope::analysis::stage_number_of_name("task"));
+    CHECK_FALSE(pipescope::analysis::stage_number_of_name("stage x"));
     // A formula of the iteration (x264) names no single stage: its leading 1 is not stage 1.
     bool formula = false;
-    CHECK_FALSE(stage_number_of_name("stage 1 + w\xC2\xB7i + r \xC2\xB7 encode macroblock row r", &all, &formula));
+    CHECK_FALSE(pipescope::analysis::stage_number_of_name("stage 1 + w\xC2\xB7i + r \xC2\xB7 encode macroblock row r", &all,
+                                                          &formula));
     CHECK(formula);
-    CHECK_FALSE(stage_number_of_name("stage 2^40 + 1 + r", &all, &formula));
+    CHECK_FALSE(pipescope::analysis::stage_number_of_name("stage 2^40 + 1 + r", &all, &formula));
     CHECK(formula);
-    CHECK_FALSE(stage_number_of_name("stage 3\xC2\xB7i", &all, &formula));
+    CHECK_FALSE(pipescope::analysis::stage_number_of_name("stage 3\xC2\xB7i", &all, &formula));
     CHECK(formula);
-    CHECK(stage_number_of_name("stage 2^40 + 1 \xC2\xB7 write frames", &all, &formula) == (std::uint64_t{1} << 40) + 1);
+    CHECK(pipescope::analysis::stage_number_of_name("stage 2^40 + 1 \xC2\xB7 write frames", &all, &formula) ==
+          (std::uint64_t{1} << 40) + 1);
     CHECK_FALSE(formula);
-    CHECK(stage_number_of_name("stage 3: write", &all, &formula) == 3u);
+    CHECK(pipescope::analysis::stage_number_of_name("stage 3: write", &all, &formula) == 3u);
     CHECK_FALSE(formula);
     CHECK(plain_relations("stage j \xE2\x89\xA5 1, i \xE2\x89\xA4 2") == "stage j >= 1, i <= 2");
-    CHECK(is_serial_stage_kind("serial_in_order"));
-    CHECK(is_serial_stage_kind("stage_wait"));
-    CHECK_FALSE(is_serial_stage_kind("parallel"));
+    CHECK(pipescope::analysis::is_serial_kind("serial_in_order"));
+    CHECK(pipescope::analysis::is_serial_kind("stage_wait"));
+    CHECK_FALSE(pipescope::analysis::is_serial_kind("parallel"));
 
     // pipe-fib: stage 0 and a family "stage j ≥ 1" standing for every later stage.
     const program_structure fib = read_program_structure(meta_of("piper", R"({"K":2,"stages":[

@@ -13,25 +13,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// "12", "2^40" at s[i...]; advances i.
-std::optional<std::uint64_t> term(std::string_view s, std::size_t& i) {
-    const std::size_t b = i;
-    std::uint64_t v = 0;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') v = v * 10 + static_cast<std::uint64_t>(s[i++] - '0');
-    if (i == b) return std::nullopt;
-    if (i < s.size() && s[i] == '^') {
-        std::size_t k = i + 1;
-        std::uint64_t e = 0;
-        while (k < s.size() && s[k] >= '0' && s[k] <= '9') e = e * 10 + static_cast<std::uint64_t>(s[k++] - '0');
-        if (k == i + 1 || e > 63) return v;   // not an exponent: the number alone
-        i = k;
-        std::uint64_t p = 1;
-        for (std::uint64_t n = 0; n < e; ++n) p *= v;
-        v = p;
-    }
-    return v;
-}
-
 std::optional<double> number_field(const json& j, const char* key) {
     if (!j.is_object()) return std::nullopt;
     auto it = j.find(key);
@@ -96,57 +77,7 @@ void link_queues(program_structure& p, const json& queues) {
     }
 }
 
-// Whether the text after a stage number continues the number as a formula: an operator with spaces
-// around it (" + r", " - 1") or something glued to the number ("·i", "w"); a separator (" · ", ": ",
-// ", ", ")") or the end of the name ends the number.
-bool continues_as_formula(std::string_view rest) {
-    if (rest.empty() || rest.substr(0, 4) == " \xC2\xB7 ") return false;
-    for (std::string_view op : {" + ", " - ", " * ", " / "})
-        if (rest.substr(0, op.size()) == op) return true;
-    return rest[0] != ' ' && rest[0] != ':' && rest[0] != ',' && rest[0] != ')';
-}
-
 }   // namespace
-
-std::optional<std::uint64_t> stage_number_of_name(std::string_view name, bool* all_from, bool* formula) {
-    if (all_from) *all_from = false;
-    if (formula) *formula = false;
-    if (!vocab::starts_with(name, vocab::stage_prefix)) return std::nullopt;
-    std::size_t i = vocab::stage_prefix.size();
-    if (i < name.size() && name[i] == 'j') {
-        for (std::string_view op : {std::string_view("\xE2\x89\xA5"), std::string_view(">=")}) {
-            const auto p = name.find(op, i);
-            if (p == std::string_view::npos) continue;
-            std::size_t k = p + op.size();
-            while (k < name.size() && name[k] == ' ') ++k;
-            if (auto v = term(name, k)) {
-                if (all_from) *all_from = true;
-                return v;
-            }
-        }
-        return std::nullopt;
-    }
-    auto v = term(name, i);
-    if (!v) return std::nullopt;
-    if (name.substr(i, 3) == " + ") {
-        std::size_t k = i + 3;
-        if (auto w = term(name, k)) {
-            *v += *w;
-            i = k;
-        }
-    }
-    // x264's "stage 1 + w·i + r · …" names many stage numbers at once (seed 001 §3): its leading 1 is
-    // not the stage it describes.
-    if (continues_as_formula(name.substr(i))) {
-        if (formula) *formula = true;
-        return std::nullopt;
-    }
-    return v;
-}
-
-bool is_serial_stage_kind(std::string_view kind) {
-    return kind.find("serial") != std::string_view::npos || kind == "stage_wait";
-}
 
 std::string plain_relations(std::string s) {
     for (auto [from, to] : {std::pair<std::string_view, std::string_view>{"\xE2\x89\xA5", ">="}, {"\xE2\x89\xA4", "<="}})
@@ -178,12 +109,12 @@ program_structure read_program_structure(std::string_view metadata_json) {
         g.name = text_field(s, "name");
         g.kind = text_field(s, "kind");
         g.note = text_field(s, "note");
-        g.number = stage_number_of_name(g.name, &g.all_from, &g.formula).value_or(g.index);
+        g.number = analysis::stage_number_of_name(g.name, &g.all_from, &g.formula).value_or(g.index);
         // A formula entry covers stages of many timeline colours: none of them.
         g.colour = g.formula ? key_other : stage_colour(g.number);
         g.threads = count_field(s, "threads");
         if (!g.threads && bts) {
-            if (is_serial_stage_kind(g.kind)) g.threads = 1;
+            if (analysis::is_serial_kind(g.kind)) g.threads = 1;
             else g.threads = p.c;
         }
         p.stages.push_back(std::move(g));
@@ -249,7 +180,7 @@ std::string stage_name_of_number(std::span<const tm::stage_info> stages, std::ui
         g.entry = static_cast<std::uint32_t>(p.stages.size());
         g.index = si.index;
         g.name = si.name;
-        g.number = stage_number_of_name(si.name, &g.all_from, &g.formula).value_or(si.index);
+        g.number = analysis::stage_number_of_name(si.name, &g.all_from, &g.formula).value_or(si.index);
         p.stages.push_back(std::move(g));
     }
     const std::uint32_t k = stage_of_number(p, j);

@@ -15,6 +15,8 @@
 
 #include "document.hpp"
 
+#include <pipescope/analysis/metadata.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -65,12 +67,8 @@ struct program_structure {
     vocab::policy_family family() const { return vocab::classify_policy(policy); }
 };
 
-// "stage 5 · output" -> 5, "stage 2^40 + 1 · w" -> 2^40 + 1, "stage j ≥ 1 · …" -> 1 (all_from);
-// nullopt if the name does not start with "stage " and a number, or if the number goes on as a
-// formula ("stage 1 + w·i + r · …" -> nullopt, formula set).
-std::optional<std::uint64_t> stage_number_of_name(std::string_view name, bool* all_from = nullptr, bool* formula = nullptr);
-// "serial", "serial_in_order", "serial_out_of_order", …, and "stage_wait" (serial through its cross edge).
-bool is_serial_stage_kind(std::string_view kind);
+// Stage names and kinds are read with the analysis' metadata reader: analysis::stage_number_of_name,
+// analysis::is_serial_kind (analysis/metadata.hpp).
 // Names for the UI font, which has no "≥" / "≤": ">=" / "<=".
 std::string plain_relations(std::string s);
 

@@ -413,7 +413,8 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
         const graph_stage& gs = prog.stages[s];
         ImGui::BeginTooltip();
         ImGui::TextColored(ImColor(key_colour(gs.colour)), "%s", plain_relations(gs.name).c_str());
-        if (!gs.kind.empty()) ImGui::Text("kind %s%s", gs.kind.c_str(), is_serial_stage_kind(gs.kind) ? " (serial)" : "");
+        if (!gs.kind.empty())
+            ImGui::Text("kind %s%s", gs.kind.c_str(), analysis::is_serial_kind(gs.kind) ? " (serial)" : "");
         if (gs.threads)
             ImGui::Text("%llu thread%s bound to it", static_cast<unsigned long long>(*gs.threads),
                         *gs.threads == 1 ? "" : "s");

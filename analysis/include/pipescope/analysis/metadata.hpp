@@ -79,7 +79,13 @@ const stage_meta* find_stage(const run_meta& meta, std::uint64_t j);
 
 // Whether a stage kind is serial: "serial", "serial_in_order", "serial_out_of_order", ..., and
 // "stage_wait" (serial through a cross edge to iteration i-1).
-bool is_serial_kind(const std::string& kind);
+bool is_serial_kind(std::string_view kind);
+
+// The stage number a metadata stage name gives: "stage 5 · output" -> 5, "stage 2^40 + 1 · w" ->
+// 2^40 + 1, "stage j ≥ 1 · …" -> 1 (all_from); nullopt if the name does not start with "stage " and
+// a number, or if the number goes on as a formula ("stage 1 + w·i + r · …" -> nullopt, formula set):
+// x264's row stages name many stage numbers at once (seed 001 §3).
+std::optional<std::uint64_t> stage_number_of_name(std::string_view name, bool* all_from = nullptr, bool* formula = nullptr);
 
 // The kind trace_session's metadata gives an undeclared stage j >= 1 of a pipe_while ("whether it
 // waits is each iteration's choice"): says nothing of the stage, whose kind the run's summary
