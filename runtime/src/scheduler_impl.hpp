@@ -74,6 +74,16 @@ struct virtual_actor {
     // Back from a park inside a job: what the thread spent getting the token back is the
     // executor's, not the job's.
     void restart_measure() noexcept;
+    // A step the model prices by its costs alone (a search for work: the steal attempts it made):
+    // advance by `cost_ns`, then measure afresh. Without the fresh mark, the next interval held the
+    // wait for the token and the hand-overs' system calls (docs/virtual.md, "Idle workers").
+    void advance_priced(std::uint64_t cost_ns);
+    // What the thread spent since the mark, priced (0 unless measure_jobs), and a fresh mark: for
+    // time that is charged later, with another step (an idle worker's spin round).
+    std::uint64_t take_measured() noexcept;
+
+private:
+    std::uint64_t measured() noexcept;   // the interval since the mark, priced and counted
 };
 // The calling thread's actor, or nullptr (not on virtual time).
 extern thread_local virtual_actor* tls_virtual_actor;
@@ -145,8 +155,9 @@ public:
 private:
     job* find_work();
     job* steal_somewhere();
-    void virtual_search_cost(const worker_counters& before);   // what the last find_work cost
-    std::uint64_t park(std::chrono::microseconds timeout);     // returns the wake id that ended it
+    // What the last find_work cost, with the spin rounds measured before it (spin_ns_).
+    void virtual_search_cost(const worker_counters& before);
+    std::uint64_t park(std::chrono::microseconds timeout);   // returns the wake id that ended it
     std::uint64_t next_random() noexcept;
 
     scheduler_impl& sched_;
@@ -163,6 +174,7 @@ private:
     std::atomic<std::uint64_t> woken_by_{0};   // wake id of the last unpark, taken by park()
     std::unique_ptr<frame_cache> frames_;
     virtual_actor virtual_;
+    std::uint64_t spin_ns_ = 0;   // virtual time: spin rounds measured, not yet charged
 };
 
 class scheduler_impl {
