@@ -53,9 +53,10 @@ struct virtual_actor {
     virtual_executor* executor = nullptr;
     unsigned index = 0;
     const scheduler_options* options = nullptr;
-    std::uint64_t mark_ns = 0;        // thread CPU time at the last yield point
-    std::uint64_t mark_wall_ns = 0;   // wall time (CLOCK_MONOTONIC) there, read just after mark_ns
-    std::uint64_t declared_ns = 0;    // virtual_work() since the last yield point
+    std::uint64_t mark_ns = 0;           // thread CPU time at the last yield point
+    std::uint64_t mark_wall_ns = 0;      // wall time (CLOCK_MONOTONIC) there, read just after mark_ns
+    std::uint64_t skipped_wall_ns = 0;   // wall time since then not to be priced (node_begins)
+    std::uint64_t declared_ns = 0;       // virtual_work() since the last yield point
     // Costs of sharing charged since the last yield point (a queue slot read from another core:
     // virtual_costs::handoff_ns). Unlike declared_ns they are kept when a cost source prices the node.
     std::uint64_t charged_ns = 0;
@@ -81,6 +82,10 @@ struct virtual_actor {
     // What the thread spent since the mark, priced (0 unless measure_jobs), and a fresh mark: for
     // time that is charged later, with another step (an idle worker's spin round).
     std::uint64_t take_measured() noexcept;
+    // The measured step goes on, but what it did since the mark is not to be priced (the way back
+    // from a yield point into a node's body): only the wall clock's mark moves, a vDSO read. The
+    // thread CPU clock's mark stays before it, so the two still nest (interval_price.hpp).
+    void node_begins() noexcept;
 
 private:
     std::uint64_t measured() noexcept;   // the interval since the mark, priced and counted
@@ -326,6 +331,9 @@ void virtual_graph_node_end(std::uint64_t stage, std::uint64_t instance, std::ui
 // A virtual worker back from a park inside a job (a stage graph's wait or barrier): its job's
 // measurement restarts (virtual_actor::restart_measure). Elsewhere nothing.
 void virtual_restart_measure() noexcept;
+// A pipeline node begins on a virtual worker, after its boundary's yield point (or its job's begin):
+// the wall clock's mark moves here (virtual_actor::node_begins). Elsewhere nothing.
+void virtual_node_begins() noexcept;
 // A thread of a thread-bound policy on virtual cores blocks (a bind-to-stage queue is empty or full):
 // what it spent so far is charged, then it leaves its core until virtual_actor_unpark wakes it.
 void virtual_actor_park();

@@ -58,7 +58,12 @@ bool iteration::enter_slow(std::uint64_t j, bool wait) {
 // gated engines set no stop_flag, so this reads the engine's own word for them.
 void iteration::resumed_slow(bool waited) {
     if (engine_->stopping.load(std::memory_order_relaxed)) throw detail::pipeline_cancelled{};
-    if (slow_.load(std::memory_order_relaxed) & hooked_flag) engine_->notify_node_begin(*this, waited);
+    const std::uint8_t f = slow_.load(std::memory_order_relaxed);
+    if (f & hooked_flag) engine_->notify_node_begin(*this, waited);
+    // On virtual workers the node begins here, in the body: its measure leaves out the way back from
+    // the yield point (returns through frames entered before the token's hand-over, mispredicted
+    // after the context switch; docs/virtual.md, "Hand-overs") and the tracer's record of its begin.
+    if (f & virtual_flag) detail::virtual_node_begins();
 }
 
 namespace detail {

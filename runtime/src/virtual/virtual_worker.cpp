@@ -37,6 +37,7 @@ thread_local virtual_actor* tls_virtual_actor = nullptr;
 void virtual_actor::mark() noexcept {
     mark_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     mark_wall_ns = clock_ns(CLOCK_MONOTONIC);
+    skipped_wall_ns = 0;
 }
 
 void virtual_actor::begin() noexcept {
@@ -54,8 +55,8 @@ std::uint64_t virtual_actor::measured() noexcept {
     // The wall clock first: the end's reads mirror mark()'s, so that they nest.
     const std::uint64_t wall = clock_ns(CLOCK_MONOTONIC) - mark_wall_ns;
     const std::uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - mark_ns;
-    const interval_price p =
-        price_interval({.cpu_ns = cpu, .wall_ns = wall}, options->costs.clock_read_ns, options->costs.wall_clock_read_ns);
+    const interval_price p = price_interval({.cpu_ns = cpu, .wall_ns = wall, .skipped_wall_ns = skipped_wall_ns},
+                                            options->costs.clock_read_ns, options->costs.wall_clock_read_ns);
     executor->count_interval(p.by_cpu_clock);
     return p.ns;
 }
@@ -71,6 +72,13 @@ void virtual_actor::yield(std::uint64_t extra_ns, std::uint64_t next_stage) {
 void virtual_actor::advance_priced(std::uint64_t cost_ns) {
     executor->advance(index, cost_ns);
     restart_measure();
+}
+
+void virtual_actor::node_begins() noexcept {
+    if (!options->measure_jobs) return;
+    const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    skipped_wall_ns += now - mark_wall_ns;
+    mark_wall_ns = now;
 }
 
 std::uint64_t virtual_actor::take_measured() noexcept {
@@ -105,6 +113,10 @@ void virtual_node_end(Price price, std::uint64_t next_stage = virtual_actor::no_
 
 void virtual_restart_measure() noexcept {
     if (virtual_actor* a = tls_virtual_actor) a->restart_measure();
+}
+
+void virtual_node_begins() noexcept {
+    if (virtual_actor* a = tls_virtual_actor) a->node_begins();
 }
 
 void virtual_actor_park() {
