@@ -16,11 +16,25 @@
 #include <cstdint>
 #include <ctime>
 #include <filesystem>
+#include <thread>
 
 using namespace pipescope;
 using detail::price_interval;
 
 namespace {
+
+std::uint64_t cpu_now() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// Spends `ns` of the calling thread's CPU time.
+void burn_cpu(std::uint64_t ns) {
+    const std::uint64_t until = cpu_now() + ns;
+    while (cpu_now() < until) {
+    }
+}
 
 // Virtual workers whose jobs are measured, with the given scheduler costs (no context switches).
 scheduler_options measured_workers(unsigned workers, virtual_costs costs) {
@@ -147,18 +161,10 @@ class slow_observer final : public pipeline_observer {
 public:
     explicit slow_observer(std::uint64_t ns) : ns_(ns) {}
     void on_node_begin(std::uint64_t, std::uint64_t stage, bool, int) override {
-        if (stage != 1) return;
-        const std::uint64_t until = cpu_now() + ns_;
-        while (cpu_now() < until) {
-        }
+        if (stage == 1) burn_cpu(ns_);
     }
 
 private:
-    static std::uint64_t cpu_now() {
-        timespec ts{};
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
-    }
     std::uint64_t ns_;
 };
 }   // namespace
@@ -180,4 +186,40 @@ TEST_CASE("virtual nodes begin in the body: the way back from the yield point is
     INFO("virtual makespan " << makespan << " ns; the hooks burnt " << iterations * burn_ns << " ns");
     CHECK(makespan > 0);
     CHECK(makespan * 2 < iterations * burn_ns);
+}
+
+TEST_CASE("virtual nodes: the wall interval priced runs from node_begins to node_ends", "[virtual][cheap-nodes]") {
+    // An actor on a one-worker executor, measured: 1 ms of CPU before node_begins and after
+    // node_ends (the way up from and down to a yield point, made long), 50 µs between them (the
+    // body). An interval the thread kept its CPU for is priced the body's time; one it lost its CPU
+    // in is priced by the CPU clock, all of it, and counted by the executor: such attempts are
+    // retried (on a loaded machine a few are).
+    const scheduler_options options =
+        measured_workers(1, {.clock_read_ns = 0, .failed_steal_ns = 0, .steal_ns = 0, .yield_ns = 0, .wake_ns = 0});
+    detail::virtual_executor ex(1);
+    std::uint64_t price = 0, attempts = 0;
+    bool kept_cpu = false;
+    std::thread t([&] {
+        ex.enter(0);   // pins this thread, not the test's
+        detail::virtual_actor a{.executor = &ex, .index = 0, .options = &options};
+        while (!kept_cpu && attempts < 50) {
+            ++attempts;
+            const std::uint64_t by_cpu = ex.cpu_priced_intervals();
+            a.mark();
+            burn_cpu(1'000'000);
+            a.node_begins();
+            burn_cpu(50'000);
+            a.node_ends();
+            burn_cpu(1'000'000);
+            price = a.take_measured();
+            kept_cpu = ex.cpu_priced_intervals() == by_cpu;
+        }
+        ex.leave(0);
+    });
+    t.join();
+    CHECK(ex.measured_intervals() == attempts);
+    INFO("priced " << price << " ns; " << attempts << " attempts");
+    REQUIRE(kept_cpu);
+    CHECK(price >= 50'000);
+    CHECK(price < 500'000);   // not the 2 ms around the body
 }

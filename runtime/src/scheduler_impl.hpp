@@ -56,6 +56,7 @@ struct virtual_actor {
     std::uint64_t mark_ns = 0;           // thread CPU time at the last yield point
     std::uint64_t mark_wall_ns = 0;      // wall time (CLOCK_MONOTONIC) there, read just after mark_ns
     std::uint64_t skipped_wall_ns = 0;   // wall time since then not to be priced (node_begins)
+    std::uint64_t ended_wall_ns = 0;     // wall time where a node's priced part ended (node_ends), or 0
     std::uint64_t declared_ns = 0;       // virtual_work() since the last yield point
     // Costs of sharing charged since the last yield point (a queue slot read from another core:
     // virtual_costs::handoff_ns). Unlike declared_ns they are kept when a cost source prices the node.
@@ -86,6 +87,9 @@ struct virtual_actor {
     // from a yield point into a node's body): only the wall clock's mark moves, a vDSO read. The
     // thread CPU clock's mark stays before it, so the two still nest (interval_price.hpp).
     void node_begins() noexcept;
+    // A pipeline node's body is over (its boundary begins): the wall interval priced ends here; the
+    // way down to the yield point is not the node's (the mirror of node_begins).
+    void node_ends() noexcept;
 
 private:
     std::uint64_t measured() noexcept;   // the interval since the mark, priced and counted
@@ -332,8 +336,10 @@ void virtual_graph_node_end(std::uint64_t stage, std::uint64_t instance, std::ui
 // measurement restarts (virtual_actor::restart_measure). Elsewhere nothing.
 void virtual_restart_measure() noexcept;
 // A pipeline node begins on a virtual worker, after its boundary's yield point (or its job's begin):
-// the wall clock's mark moves here (virtual_actor::node_begins). Elsewhere nothing.
+// the wall clock's mark moves here (virtual_actor::node_begins); its body ends where its boundary
+// begins (virtual_actor::node_ends). Elsewhere nothing.
 void virtual_node_begins() noexcept;
+void virtual_node_ends() noexcept;
 // A thread of a thread-bound policy on virtual cores blocks (a bind-to-stage queue is empty or full):
 // what it spent so far is charged, then it leaves its core until virtual_actor_unpark wakes it.
 void virtual_actor_park();

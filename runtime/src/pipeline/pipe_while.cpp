@@ -34,7 +34,8 @@ void throw_bad_stage(std::uint64_t index, std::uint64_t current, std::uint64_t n
 // gated boundary is decided by the engine (construct-and-run).
 bool iteration::enter_slow(std::uint64_t j, bool wait) {
     const std::uint8_t f = slow_.load(std::memory_order_relaxed);
-    if (!(f & gated_flag)) note_entry(j, wait);   // a gated boundary behaves as its stage was declared
+    if (f & virtual_flag) detail::virtual_node_ends();   // the node's body is over; its yield point follows
+    if (!(f & gated_flag)) note_entry(j, wait);          // a gated boundary behaves as its stage was declared
     if (f & fold_flag) {
         // On virtual workers every node end is a yield point, also inside a folded run.
         if (f & virtual_flag) detail::virtual_pipeline_node_end(index_, stage_, j);

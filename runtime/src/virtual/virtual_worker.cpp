@@ -38,6 +38,7 @@ void virtual_actor::mark() noexcept {
     mark_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     mark_wall_ns = clock_ns(CLOCK_MONOTONIC);
     skipped_wall_ns = 0;
+    ended_wall_ns = 0;
 }
 
 void virtual_actor::begin() noexcept {
@@ -53,10 +54,12 @@ int virtual_actor::lock_after(std::uint64_t next_stage) const noexcept {
 std::uint64_t virtual_actor::measured() noexcept {
     if (!options->measure_jobs) return 0;
     // The wall clock first: the end's reads mirror mark()'s, so that they nest.
-    const std::uint64_t wall = clock_ns(CLOCK_MONOTONIC) - mark_wall_ns;
+    const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
     const std::uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - mark_ns;
-    const interval_price p = price_interval({.cpu_ns = cpu, .wall_ns = wall, .skipped_wall_ns = skipped_wall_ns},
-                                            options->costs.clock_read_ns, options->costs.wall_clock_read_ns);
+    const std::uint64_t end = ended_wall_ns ? ended_wall_ns : now;
+    const interval_price p =
+        price_interval({.cpu_ns = cpu, .wall_ns = end - mark_wall_ns, .skipped_wall_ns = skipped_wall_ns + (now - end)},
+                       options->costs.clock_read_ns, options->costs.wall_clock_read_ns);
     executor->count_interval(p.by_cpu_clock);
     return p.ns;
 }
@@ -79,6 +82,10 @@ void virtual_actor::node_begins() noexcept {
     const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
     skipped_wall_ns += now - mark_wall_ns;
     mark_wall_ns = now;
+}
+
+void virtual_actor::node_ends() noexcept {
+    if (options->measure_jobs) ended_wall_ns = clock_ns(CLOCK_MONOTONIC);
 }
 
 std::uint64_t virtual_actor::take_measured() noexcept {
@@ -117,6 +124,10 @@ void virtual_restart_measure() noexcept {
 
 void virtual_node_begins() noexcept {
     if (virtual_actor* a = tls_virtual_actor) a->node_begins();
+}
+
+void virtual_node_ends() noexcept {
+    if (virtual_actor* a = tls_virtual_actor) a->node_ends();
 }
 
 void virtual_actor_park() {
