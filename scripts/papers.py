@@ -14,8 +14,9 @@ efficiency or a footprint ratio; the same ordering for an ordering. Every sweep 
 (a serial elision, then one virtual run per (policy, P)); its DIR/scale.json holds the figures. The
 pipeline sweeps are priced: one recording per program, and `scale --costs` prices every point from it.
 
-Sizes: tiny/small inputs so that the whole set runs in minutes on 2 cores; --quick runs everything
-at size tiny with one serial run (a smoke check: its numbers are not meant to agree).
+Sizes: tiny/small inputs so that the whole set runs in minutes on 2 cores (pipe-fib-256 at large,
+whose DAG has the paper's parallelism); --quick runs everything at size tiny with one serial run (a
+smoke check: its numbers are not meant to agree).
 """
 import argparse
 import datetime
