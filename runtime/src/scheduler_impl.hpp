@@ -78,7 +78,7 @@ struct virtual_actor {
     void restart_measure() noexcept;
     // A step the model prices by its costs alone (a search for work: the steal attempts it made):
     // advance by `cost_ns`, then measure afresh. Without the fresh mark, the next interval held the
-    // wait for the token and the hand-overs' system calls (docs/virtual.md, "Idle workers").
+    // wait for the token and the hand-overs' system calls (docs/virtual.md, "Idle workers and hand-overs").
     void advance_priced(std::uint64_t cost_ns);
     // What the thread spent since the mark, priced (0 unless measure_jobs), and a fresh mark: for
     // time that is charged later, with another step (an idle worker's spin round).

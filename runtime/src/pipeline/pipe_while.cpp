@@ -63,7 +63,7 @@ void iteration::resumed_slow(bool waited) {
     if (f & hooked_flag) engine_->notify_node_begin(*this, waited);
     // On virtual workers the node begins here, in the body: its measure leaves out the way back from
     // the yield point (returns through frames entered before the token's hand-over, mispredicted
-    // after the context switch; docs/virtual.md, "Hand-overs") and the tracer's record of its begin.
+    // after the context switch; docs/virtual.md, "Idle workers and hand-overs") and the tracer's record of its begin.
     if (f & virtual_flag) detail::virtual_node_begins();
 }
 

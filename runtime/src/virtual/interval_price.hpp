@@ -13,8 +13,9 @@
 //   - Otherwise (preempted, or time the hypervisor stole, which the thread CPU clock leaves out)
 //     the wall interval holds other threads' time: only the thread CPU clock counts the thread's
 //     own, priced as before, `cpu - clock_read`.
-// A node's measure may start after its interval's (skipped_wall_ns): only the wall clock's mark
-// moves, and the check is made on the whole wall interval, which still lies inside the CPU reads.
+// A node's measure may start after its interval's and end before it (skipped_wall_ns): only the
+// wall clock's reads move, and the check is made on the whole wall interval, which still lies
+// inside the CPU reads.
 #pragma once
 
 #include <cstdint>
@@ -24,10 +25,11 @@ namespace pipescope::detail {
 struct interval_reading {
     std::uint64_t cpu_ns = 0;    // thread CPU clock, end - mark
     std::uint64_t wall_ns = 0;   // wall clock (CLOCK_MONOTONIC), end - mark, read inside the CPU reads
-    // Wall time at the interval's start that is not to be priced (a pipeline node's way back from
-    // its boundary's yield point into the body: virtual_actor::node_begins), read with the same
-    // clock just before wall_ns began. It still counts in the check: wall_ns + skipped_wall_ns is
-    // the wall interval nested in the CPU reads.
+    // Wall time at the interval's start and end that is not to be priced (a pipeline node's way
+    // from its boundary's yield point into the body, virtual_actor::node_begins, and from the
+    // body's end down to the next yield point, node_ends), read with the same clock as wall_ns. It
+    // still counts in the check: wall_ns + skipped_wall_ns is the wall interval nested in the CPU
+    // reads.
     std::uint64_t skipped_wall_ns = 0;
 };
 
