@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Reruns every quantitative result of the seed papers that pipescope can express, on virtual
-# workers (tiny/small sizes), and writes the table docs/papers.md quotes: the paper's figure,
-# pipescope's, whether they agree in shape, and the command. The experiments live in
-# scripts/papers.py; this wrapper only finds (or builds) the CLI.
+# workers (tiny/small sizes; pipe-fib-256 large), and writes the table docs/papers.md quotes: the
+# paper's figure, pipescope's, whether they agree in shape, and the command. The experiments live
+# in scripts/papers.py; this wrapper only finds (or builds) the CLI.
 #
 #   scripts/papers.sh                  every experiment (about 2.5 minutes of CPU; 5-9 minutes of
 #                                      wall time on a loaded 2-core machine)

@@ -53,9 +53,11 @@ struct virtual_actor {
     virtual_executor* executor = nullptr;
     unsigned index = 0;
     const scheduler_options* options = nullptr;
-    std::uint64_t mark_ns = 0;        // thread CPU time at the last yield point
-    std::uint64_t mark_wall_ns = 0;   // wall time (CLOCK_MONOTONIC) there, read just after mark_ns
-    std::uint64_t declared_ns = 0;    // virtual_work() since the last yield point
+    std::uint64_t mark_ns = 0;           // thread CPU time at the last yield point
+    std::uint64_t mark_wall_ns = 0;      // wall time (CLOCK_MONOTONIC) there, read just after mark_ns
+    std::uint64_t skipped_wall_ns = 0;   // wall time since then not to be priced (node_begins)
+    std::uint64_t ended_wall_ns = 0;     // wall time where a node's priced part ended (node_ends), or 0
+    std::uint64_t declared_ns = 0;       // virtual_work() since the last yield point
     // Costs of sharing charged since the last yield point (a queue slot read from another core:
     // virtual_costs::handoff_ns). Unlike declared_ns they are kept when a cost source prices the node.
     std::uint64_t charged_ns = 0;
@@ -74,9 +76,33 @@ struct virtual_actor {
     // Back from a park inside a job: what the thread spent getting the token back is the
     // executor's, not the job's.
     void restart_measure() noexcept;
+    // A step the model prices by its costs alone (a search for work: the steal attempts it made):
+    // advance by `cost_ns`, then measure afresh. Without the fresh mark, the next interval held the
+    // wait for the token and the hand-overs' system calls (docs/virtual.md, "Idle workers and hand-overs").
+    void advance_priced(std::uint64_t cost_ns);
+    // What the thread spent since the mark, priced (0 unless measure_jobs), and a fresh mark: for
+    // time that is charged later, with another step (an idle worker's spin round).
+    std::uint64_t take_measured() noexcept;
+    // The measured step goes on, but what it did since the mark is not to be priced (the way back
+    // from a yield point into a node's body): only the wall clock's mark moves, a vDSO read. The
+    // thread CPU clock's mark stays before it, so the two still nest (interval_price.hpp).
+    void node_begins() noexcept;
+    // A pipeline node's body is over (its boundary begins): the wall interval priced ends here; the
+    // way down to the yield point is not the node's (the mirror of node_begins).
+    void node_ends() noexcept;
+
+private:
+    std::uint64_t measured() noexcept;   // the interval since the mark, priced and counted
 };
 // The calling thread's actor, or nullptr (not on virtual time).
 extern thread_local virtual_actor* tls_virtual_actor;
+
+// How many pauses an idle worker's spin round takes before its next search for work: 1, 2, 4, 8, 16
+// in the first rounds after it ran out of work, then 32 (exponential backoff). Work often appears
+// right after a worker runs out (PIPER's control frame, pushed each time an iteration leaves stage
+// 0, waits to be stolen); rounds of 32 pauses (~310 ns here) made the first steal wait for them.
+// Over the 64 spin rounds it pauses 1 919 times against 2 048, so the spin lasts about as long.
+constexpr int idle_spin_pauses(int round) noexcept { return round < 5 ? 1 << round : 32; }
 
 // Per-worker counters: written only by their worker (plain load + store, no locked instruction),
 // read by anyone.
@@ -145,8 +171,9 @@ public:
 private:
     job* find_work();
     job* steal_somewhere();
-    void virtual_search_cost(const worker_counters& before);   // what the last find_work cost
-    std::uint64_t park(std::chrono::microseconds timeout);     // returns the wake id that ended it
+    // What the last find_work cost, with the spin rounds measured before it (spin_ns_).
+    void virtual_search_cost(const worker_counters& before);
+    std::uint64_t park(std::chrono::microseconds timeout);   // returns the wake id that ended it
     std::uint64_t next_random() noexcept;
 
     scheduler_impl& sched_;
@@ -163,6 +190,7 @@ private:
     std::atomic<std::uint64_t> woken_by_{0};   // wake id of the last unpark, taken by park()
     std::unique_ptr<frame_cache> frames_;
     virtual_actor virtual_;
+    std::uint64_t spin_ns_ = 0;   // virtual time: spin rounds measured, not yet charged
 };
 
 class scheduler_impl {
@@ -314,6 +342,11 @@ void virtual_graph_node_end(std::uint64_t stage, std::uint64_t instance, std::ui
 // A virtual worker back from a park inside a job (a stage graph's wait or barrier): its job's
 // measurement restarts (virtual_actor::restart_measure). Elsewhere nothing.
 void virtual_restart_measure() noexcept;
+// A pipeline node begins on a virtual worker, after its boundary's yield point (or its job's begin):
+// the wall clock's mark moves here (virtual_actor::node_begins); its body ends where its boundary
+// begins (virtual_actor::node_ends). Elsewhere nothing.
+void virtual_node_begins() noexcept;
+void virtual_node_ends() noexcept;
 // A thread of a thread-bound policy on virtual cores blocks (a bind-to-stage queue is empty or full):
 // what it spent so far is charged, then it leaves its core until virtual_actor_unpark wakes it.
 void virtual_actor_park();

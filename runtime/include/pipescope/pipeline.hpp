@@ -127,7 +127,8 @@ class iteration {
         bool await_suspend(std::coroutine_handle<> h) noexcept { return it.engine_->suspend(it, h); }
         // Cancellation, observer and tracer all hide behind one flag test (see slow_).
         [[gnu::always_inline]] void await_resume() {
-            if (it.slow_.load(std::memory_order_relaxed) & (stop_flag | hooked_flag | gated_flag)) [[unlikely]]
+            if (it.slow_.load(std::memory_order_relaxed) & (stop_flag | hooked_flag | gated_flag | virtual_flag))
+                [[unlikely]]
                 it.resumed_slow(wait);
         }
     };
@@ -164,8 +165,9 @@ private:
         // and so do suspensions and the final stage (the engine). hooked_flag is then set only from
         // a run's end to the next node's begin.
         fold_flag = 16,
-        // Virtual workers with fold_flag: every boundary still takes the slow path, where the node's
-        // end is a yield point (docs/virtual.md); without fold_flag hooked_flag does that.
+        // Virtual workers: every boundary takes the slow path, where the node's end is a yield point
+        // (docs/virtual.md; without fold_flag, hooked_flag does that), and the next node's measure
+        // starts once the boundary is back in the body (resumed_slow).
         virtual_flag = 32,
     };
 
@@ -199,7 +201,7 @@ private:
         std::atomic<std::uint64_t>& seen = wait ? engine_->stages_waited : engine_->stages_free;
         if (!(seen.load(std::memory_order_relaxed) & bit)) seen.fetch_or(bit, std::memory_order_relaxed);
     }
-    // A boundary was resumed (or passed) while slow_ has stop, hooked or gated set.
+    // A boundary was resumed (or passed) while slow_ has stop, hooked, gated or virtual set.
     void resumed_slow(bool waited);
 
     // Reads iteration i-1's counter for node (i, j). With folding off nothing is cached, so the next
@@ -248,9 +250,9 @@ private:
         run_open_ = false;
         folding_ = s.folding;
         const bool fold = s.traced && s.fold && s.observer == nullptr;
-        const std::uint8_t f = static_cast<std::uint8_t>((fold ? fold_flag | (s.virtual_time ? virtual_flag : 0)
-                                                               : (s.observer != nullptr || s.traced ? hooked_flag : 0)) |
-                                                         (s.eager ? eager_flag : 0) | (s.gated ? gated_flag : 0));
+        const std::uint8_t f = static_cast<std::uint8_t>(
+            (fold ? fold_flag : (s.observer != nullptr || s.traced ? hooked_flag : 0)) |
+            (s.virtual_time ? virtual_flag : 0) | (s.eager ? eager_flag : 0) | (s.gated ? gated_flag : 0));
         // Dekker with the engine's stop (raise_stop after stopping is set): either we see stopping
         // here, or its raise_stop comes after this store and is not overwritten.
         slow_.store(f, std::memory_order_seq_cst);

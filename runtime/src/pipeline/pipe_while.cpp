@@ -34,7 +34,8 @@ void throw_bad_stage(std::uint64_t index, std::uint64_t current, std::uint64_t n
 // gated boundary is decided by the engine (construct-and-run).
 bool iteration::enter_slow(std::uint64_t j, bool wait) {
     const std::uint8_t f = slow_.load(std::memory_order_relaxed);
-    if (!(f & gated_flag)) note_entry(j, wait);   // a gated boundary behaves as its stage was declared
+    if (f & virtual_flag) detail::virtual_node_ends();   // the node's body is over; its yield point follows
+    if (!(f & gated_flag)) note_entry(j, wait);          // a gated boundary behaves as its stage was declared
     if (f & fold_flag) {
         // On virtual workers every node end is a yield point, also inside a folded run.
         if (f & virtual_flag) detail::virtual_pipeline_node_end(index_, stage_, j);
@@ -58,7 +59,12 @@ bool iteration::enter_slow(std::uint64_t j, bool wait) {
 // gated engines set no stop_flag, so this reads the engine's own word for them.
 void iteration::resumed_slow(bool waited) {
     if (engine_->stopping.load(std::memory_order_relaxed)) throw detail::pipeline_cancelled{};
-    if (slow_.load(std::memory_order_relaxed) & hooked_flag) engine_->notify_node_begin(*this, waited);
+    const std::uint8_t f = slow_.load(std::memory_order_relaxed);
+    if (f & hooked_flag) engine_->notify_node_begin(*this, waited);
+    // On virtual workers the node begins here, in the body: its measure leaves out the way back from
+    // the yield point (returns through frames entered before the token's hand-over, mispredicted
+    // after the context switch; docs/virtual.md, "Idle workers and hand-overs") and the tracer's record of its begin.
+    if (f & virtual_flag) detail::virtual_node_begins();
 }
 
 namespace detail {

@@ -13,6 +13,9 @@
 //   - Otherwise (preempted, or time the hypervisor stole, which the thread CPU clock leaves out)
 //     the wall interval holds other threads' time: only the thread CPU clock counts the thread's
 //     own, priced as before, `cpu - clock_read`.
+// A node's measure may start after its interval's and end before it (skipped_wall_ns): only the
+// wall clock's reads move, and the check is made on the whole wall interval, which still lies
+// inside the CPU reads.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +25,12 @@ namespace pipescope::detail {
 struct interval_reading {
     std::uint64_t cpu_ns = 0;    // thread CPU clock, end - mark
     std::uint64_t wall_ns = 0;   // wall clock (CLOCK_MONOTONIC), end - mark, read inside the CPU reads
+    // Wall time at the interval's start and end that is not to be priced (a pipeline node's way
+    // from its boundary's yield point into the body, virtual_actor::node_begins, and from the
+    // body's end down to the next yield point, node_ends), read with the same clock as wall_ns. It
+    // still counts in the check: wall_ns + skipped_wall_ns is the wall interval nested in the CPU
+    // reads.
+    std::uint64_t skipped_wall_ns = 0;
 };
 
 struct interval_price {
@@ -32,8 +41,8 @@ struct interval_price {
 inline interval_price price_interval(interval_reading r, std::uint64_t clock_read_ns,
                                      std::uint64_t wall_clock_read_ns) noexcept {
     auto less = [](std::uint64_t v, std::uint64_t off) { return v > off ? v - off : 0; };
-    if (r.wall_ns <= r.cpu_ns) return {less(r.wall_ns, wall_clock_read_ns), false};
-    return {less(r.cpu_ns, clock_read_ns), true};
+    if (r.wall_ns + r.skipped_wall_ns <= r.cpu_ns) return {less(r.wall_ns, wall_clock_read_ns), false};
+    return {less(r.cpu_ns, clock_read_ns), true};   // the skipped part included: rare, and small
 }
 
 }   // namespace pipescope::detail

@@ -38,6 +38,7 @@
 // how often a quantum ends inside a critical section follows from the hold time and the quantum.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -91,6 +92,16 @@ public:
     void unpark(unsigned target, std::optional<unsigned> waker, std::uint64_t latency_ns);
 
     std::uint64_t clock(unsigned i) const;   // worker i's virtual time, ns
+
+    // Measured intervals of the actors on this executor (interval_price.hpp), and how many of them
+    // the thread CPU clock priced because the thread lost its CPU meanwhile: a few in a thousand
+    // (preemptions) where every interval lies between two yield points, as it should.
+    void count_interval(bool by_cpu_clock) noexcept {
+        measured_intervals_.fetch_add(1, std::memory_order_relaxed);
+        if (by_cpu_clock) cpu_priced_intervals_.fetch_add(1, std::memory_order_relaxed);
+    }
+    std::uint64_t measured_intervals() const noexcept { return measured_intervals_.load(std::memory_order_relaxed); }
+    std::uint64_t cpu_priced_intervals() const noexcept { return cpu_priced_intervals_.load(std::memory_order_relaxed); }
     // Worker i's clock for its own thread to read while it holds the token (its timestamps).
     const std::uint64_t* clock_address(unsigned i) const noexcept { return &slots_[i].clock; }
     std::uint64_t now() const;   // the time of the last hand-over of the token
@@ -175,6 +186,7 @@ private:
     std::uint64_t switches_ = 0, preemptions_ = 0, lock_preemptions_ = 0, lock_waits_ = 0;
     std::vector<int> lock_holder_;   // by lock id: the preempted thread holding it, or -1
     int cpu_ = -1;                   // the real CPU its threads run on (enter() pins them), or -1
+    std::atomic<std::uint64_t> measured_intervals_{0}, cpu_priced_intervals_{0};
 };
 
 }   // namespace pipescope::detail

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <ctime>
 #include <optional>
+#include <utility>
 
 namespace pipescope::detail {
 
@@ -36,6 +37,8 @@ thread_local virtual_actor* tls_virtual_actor = nullptr;
 void virtual_actor::mark() noexcept {
     mark_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     mark_wall_ns = clock_ns(CLOCK_MONOTONIC);
+    skipped_wall_ns = 0;
+    ended_wall_ns = 0;
 }
 
 void virtual_actor::begin() noexcept {
@@ -48,21 +51,47 @@ int virtual_actor::lock_after(std::uint64_t next_stage) const noexcept {
     return static_cast<int>(std::min(next_stage, queue_locks));
 }
 
+std::uint64_t virtual_actor::measured() noexcept {
+    if (!options->measure_jobs) return 0;
+    // The wall clock first: the end's reads mirror mark()'s, so that they nest.
+    const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    const std::uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - mark_ns;
+    const std::uint64_t end = ended_wall_ns ? ended_wall_ns : now;
+    const interval_price p =
+        price_interval({.cpu_ns = cpu, .wall_ns = end - mark_wall_ns, .skipped_wall_ns = skipped_wall_ns + (now - end)},
+                       options->costs.clock_read_ns, options->costs.wall_clock_read_ns);
+    executor->count_interval(p.by_cpu_clock);
+    return p.ns;
+}
+
 void virtual_actor::yield(std::uint64_t extra_ns, std::uint64_t next_stage) {
-    std::uint64_t cost = extra_ns + declared_ns + charged_ns;
-    const bool measure = options->measure_jobs;
-    if (measure) {
-        // The wall clock first: the end's reads mirror mark()'s, so that they nest.
-        const std::uint64_t wall = clock_ns(CLOCK_MONOTONIC) - mark_wall_ns;
-        const std::uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - mark_ns;
-        cost +=
-            price_interval({.cpu_ns = cpu, .wall_ns = wall}, options->costs.clock_read_ns, options->costs.wall_clock_read_ns)
-                .ns;
-    }
+    const std::uint64_t cost = extra_ns + declared_ns + charged_ns + measured();
     declared_ns = 0;
     charged_ns = 0;
     executor->advance(index, cost, lock_after(next_stage));
-    if (measure) mark();   // waiting for the token is not the job's time
+    restart_measure();   // waiting for the token is not the job's time
+}
+
+void virtual_actor::advance_priced(std::uint64_t cost_ns) {
+    executor->advance(index, cost_ns);
+    restart_measure();
+}
+
+void virtual_actor::node_begins() noexcept {
+    if (!options->measure_jobs) return;
+    const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    skipped_wall_ns += now - mark_wall_ns;
+    mark_wall_ns = now;
+}
+
+void virtual_actor::node_ends() noexcept {
+    if (options->measure_jobs) ended_wall_ns = clock_ns(CLOCK_MONOTONIC);
+}
+
+std::uint64_t virtual_actor::take_measured() noexcept {
+    const std::uint64_t ns = measured();
+    restart_measure();
+    return ns;
 }
 
 void virtual_actor::yield_fixed(std::uint64_t cost_ns, std::uint64_t next_stage) {
@@ -91,6 +120,14 @@ void virtual_node_end(Price price, std::uint64_t next_stage = virtual_actor::no_
 
 void virtual_restart_measure() noexcept {
     if (virtual_actor* a = tls_virtual_actor) a->restart_measure();
+}
+
+void virtual_node_begins() noexcept {
+    if (virtual_actor* a = tls_virtual_actor) a->node_begins();
+}
+
+void virtual_node_ends() noexcept {
+    if (virtual_actor* a = tls_virtual_actor) a->node_ends();
 }
 
 void virtual_actor_park() {
@@ -126,8 +163,11 @@ void worker::virtual_search_cost(const worker_counters& before) {
     const std::uint64_t failed = counters.steal_attempts.load(std::memory_order_relaxed) - before.steal_attempts - steals;
     // A stolen job's frame was last written by the victim, on another core: each steal also moves
     // its cache lines here (handoff_ns, issue 34).
-    const std::uint64_t cost = steals * (c.steal_ns + c.handoff_ns) + failed * c.failed_steal_ns;
-    if (cost > 0) sched_.virtual_time()->advance(index_, cost);
+    // The spin rounds since the last search are charged with it: an idle worker's clock moves by
+    // what its spinning and its steal attempts cost, never by the simulation's hand-overs.
+    const std::uint64_t cost =
+        steals * (c.steal_ns + c.handoff_ns) + failed * c.failed_steal_ns + std::exchange(spin_ns_, 0);
+    if (cost > 0) virtual_.advance_priced(cost);
 }
 
 void scheduler_impl::virtual_outside_submit(bool starts_program) {
