@@ -224,21 +224,3 @@ TEST_CASE("virtual nodes: the wall interval priced runs from node_begins to node
     CHECK(price >= 20'000);
     CHECK(price < 200'000);   // not the 0.42 ms around the body
 }
-
-TEST_CASE("idle workers: a spin round's pauses back off from 1 to 32, and the spin lasts about as long",
-          "[scheduler][idle]") {
-    // Right after a worker runs out of work it looks again soon (work often appears then: PIPER's
-    // control frame waits to be stolen), and backs off to the rounds of 32 pauses it always used.
-    CHECK(detail::idle_spin_pauses(0) == 1);
-    CHECK(detail::idle_spin_pauses(1) == 2);
-    CHECK(detail::idle_spin_pauses(4) == 16);
-    CHECK(detail::idle_spin_pauses(5) == 32);
-    CHECK(detail::idle_spin_pauses(63) == 32);
-    int total = 0;
-    for (int r = 0; r < 64; ++r) {
-        CHECK(detail::idle_spin_pauses(r) <= 32);
-        if (r > 0) CHECK(detail::idle_spin_pauses(r) >= detail::idle_spin_pauses(r - 1));
-        total += detail::idle_spin_pauses(r);
-    }
-    CHECK(total == 1919);   // against 64 rounds of 32: the spin before yielding lasts ~94 % as long
-}

@@ -115,9 +115,8 @@ void worker::run_until(const std::function<bool()>& done, bool helping) {
         if (idle_rounds < spin_rounds) {
             // A virtual worker spins too, and is charged what the pauses took here (measured, like
             // a node) with its next search: a round of 32 pauses is ~310 ns on the machine of
-            // docs/virtual.md, "Idle workers and hand-overs", more than the steal attempts between
-            // two rounds.
-            for (int i = idle_spin_pauses(idle_rounds - 1); i > 0; --i) cpu_relax();
+            // docs/virtual.md, "Idle workers and hand-overs", more than the steal attempts between two rounds.
+            for (int i = 0; i < 32; ++i) cpu_relax();
             if (virtual_time) spin_ns_ += virtual_.take_measured();
         } else if (idle_rounds < spin_rounds + yield_rounds) {
             if (virtual_time) virtual_.yield(sched_.options().costs.yield_ns);

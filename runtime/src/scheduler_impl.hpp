@@ -97,13 +97,6 @@ private:
 // The calling thread's actor, or nullptr (not on virtual time).
 extern thread_local virtual_actor* tls_virtual_actor;
 
-// How many pauses an idle worker's spin round takes before its next search for work: 1, 2, 4, 8, 16
-// in the first rounds after it ran out of work, then 32 (exponential backoff). Work often appears
-// right after a worker runs out (PIPER's control frame, pushed each time an iteration leaves stage
-// 0, waits to be stolen); rounds of 32 pauses (~310 ns here) made the first steal wait for them.
-// Over the 64 spin rounds it pauses 1 919 times against 2 048, so the spin lasts about as long.
-constexpr int idle_spin_pauses(int round) noexcept { return round < 5 ? 1 << round : 32; }
-
 // Per-worker counters: written only by their worker (plain load + store, no locked instruction),
 // read by anyone.
 struct live_counters {
