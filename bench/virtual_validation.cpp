@@ -10,7 +10,7 @@
 // against the serial reference. Nothing here asserts on time.
 #include "bench_common.hpp"
 
-#include <recording.hpp>
+#include <pipescope/recording/recording.hpp>
 
 #include <pipescope/workloads/workload.hpp>
 
@@ -25,7 +25,7 @@
 namespace {
 
 namespace wl = pipescope::workloads;
-namespace cli = pipescope::cli;
+namespace recording = pipescope::recording;
 
 // The workloads and policies issue 19 names: every linear policy on the pipeline workloads, the
 // three dynamic graph schedulers on the stage-graph ones.
@@ -37,7 +37,7 @@ std::vector<validation_case> default_cases() {
     std::vector<validation_case> out;
     for (const char* w : {"ferret", "dedup", "pipe-fib-256", "x264"})
         for (const char* p : {"piper", "piper-earliest", "tbb", "bind-to-stage"})
-            if (cli::refusal_reason(w, p).empty()) out.push_back({w, p});
+            if (recording::refusal_reason(w, p).empty()) out.push_back({w, p});
     for (const char* w : {"ray-1", "fm-radio", "mergesort"})
         for (const char* p : {"gramps", "danbi", "task-stealing"}) out.push_back({w, p});
     return out;
@@ -79,17 +79,17 @@ private:
     cpu_set_t before_{};
 };
 
-cli::recorded_run run_once(const validation_case& c, const settings& s, unsigned p, bool virtual_time) {
+recording::recorded_run run_once(const validation_case& c, const settings& s, unsigned p, bool virtual_time) {
     std::optional<cpu_confinement> confined;
     if (!virtual_time) confined.emplace(p);
-    cli::run_args args;
+    recording::run_args args;
     args.workload = c.workload;
     args.request.policy = c.policy;
     args.request.size = wl::parse_size(s.size);
     args.workers = p;
     args.trace = false;
     args.virtual_time = virtual_time;
-    return cli::record_run(args);
+    return recording::record_run(args);
 }
 
 }   // namespace

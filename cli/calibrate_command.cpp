@@ -6,10 +6,10 @@
 // default, interleaved); the median of the repetitions is the cost, their 10th-90th percentiles and
 // extremes its spread, and a cost whose spread is too wide is named with the way out
 // (calibration_stats.hpp: a VM measured a wake-up of 788 us once and 57 us the next time).
-#include "calibration_stats.hpp"
+#include <pipescope/recording/calibration_stats.hpp>
 #include "commands.hpp"
-#include "cost_table.hpp"
-#include "recording.hpp"
+#include <pipescope/recording/cost_table.hpp>
+#include <pipescope/recording/recording.hpp>
 
 #include <pipescope/detail/chase_lev_deque.hpp>
 #include <pipescope/graph/queue.hpp>
@@ -287,26 +287,26 @@ unsigned parse_repetitions(const std::string& text) {
         if (used == text.size() && v >= 3 && v <= 1000) return static_cast<unsigned>(v);
     } catch (const std::exception&) {
     }
-    throw pipescope::cli::usage_error("--repetitions " + text + ": expected a number between 3 and 1000");
+    throw pipescope::recording::usage_error("--repetitions " + text + ": expected a number between 3 and 1000");
 }
 
 }   // namespace
 
 int calibrate_command(const std::vector<std::string>& args) {
-    std::filesystem::path out = pipescope::cli::default_calibration_path();
+    std::filesystem::path out = pipescope::recording::default_calibration_path();
     unsigned repetitions = 21;   // enough for a median and a 10th-90th percentile range
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         if (i + 1 >= args.size() && (a == "--out" || a == "--repetitions"))
-            throw pipescope::cli::usage_error(a + " needs a value");
+            throw pipescope::recording::usage_error(a + " needs a value");
         if (a == "--out") {
             out = args[++i];
             if (out.empty()) pipescope::trace::check_output_path(out);   // refused, not taken for the default
         } else if (a == "--repetitions") repetitions = parse_repetitions(args[++i]);
-        else throw pipescope::cli::usage_error("calibrate: unexpected argument " + a);
+        else throw pipescope::recording::usage_error("calibrate: unexpected argument " + a);
     }
     if (out.empty())
-        throw pipescope::cli::usage_error("calibrate: neither XDG_CONFIG_HOME nor HOME is set: give --out FILE");
+        throw pipescope::recording::usage_error("calibrate: neither XDG_CONFIG_HOME nor HOME is set: give --out FILE");
     // The default file's directory is made if missing; then a directory, device or link there is
     // refused before the minute of measurements.
     if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
@@ -347,14 +347,14 @@ int calibrate_command(const std::vector<std::string>& args) {
             fmt::print("  {:<15} {:>9} ns   {:^43}  not measured: the process may use only one CPU\n", m.name, "-", "");
             continue;
         }
-        const pipescope::cli::sample_spread s = pipescope::cli::spread_of(m.samples);
+        const pipescope::recording::sample_spread s = pipescope::recording::spread_of(m.samples);
         values[m.name] = static_cast<std::uint64_t>(s.median + 0.5);
         spreads[m.name] = {{"median", s.median}, {"p10", s.p10}, {"p90", s.p90},
                            {"min", s.min},       {"max", s.max}, {"samples", s.samples}};
         how[m.name] = m.how;
         fmt::print("  {:<15} {:>9.1f} ns   {:>9.1f} - {:<9.1f} {:>9.1f} - {:<9.1f}  {}\n", m.name, s.median, s.p10, s.p90,
                    s.min, s.max, m.how);
-        if (auto w = pipescope::cli::noise_warning(m.name, s)) warnings.push_back(*w);
+        if (auto w = pipescope::recording::noise_warning(m.name, s)) warnings.push_back(*w);
     }
     // The quantum is the modelled OS scheduler's choice, not a cost of this machine: not measured,
     // not written (a calibration file does not override it); --param quantum_ns=V sets it.
@@ -366,13 +366,13 @@ int calibrate_command(const std::vector<std::string>& args) {
         {"repetitions", repetitions},
         {"costs_ns", values},
         {"spread_ns", spreads},
-        {"noisy_factor", pipescope::cli::noisy_factor},
+        {"noisy_factor", pipescope::recording::noisy_factor},
         {"warnings", warnings},
         {"how", how}};
     write_file(out, doc);
     std::fflush(stdout);   // the warnings come after the table they speak of
     for (const auto& w : warnings) fmt::print(stderr, "warning: {}\n", w.get<std::string>());
     fmt::print("wrote {} (pipescope run --virtual uses it{})\n", out.string(),
-               out == pipescope::cli::default_calibration_path() ? "" : " when it is at the default place");
+               out == pipescope::recording::default_calibration_path() ? "" : " when it is at the default place");
     return 0;
 }

@@ -1,7 +1,7 @@
 // `pipescope compare a.pftrace b.pftrace... [--json]`: the runs side by side (makespan, speedup
 // against the serial reference when recorded, steals, suspensions, peaks, T1, T∞), each with its
 // ratio against the first run.
-#include "usage_error.hpp"
+#include <pipescope/recording/usage_error.hpp>
 #include "commands.hpp"
 #include "trace_loading.hpp"
 
@@ -44,10 +44,10 @@ int compare_command(const std::vector<std::string>& args) {
     bool json = false;
     for (const auto& a : args) {
         if (a == "--json") json = true;
-        else if (!a.empty() && a[0] == '-') throw pipescope::cli::usage_error("compare: unknown option '" + a + "'");
+        else if (!a.empty() && a[0] == '-') throw pipescope::recording::usage_error("compare: unknown option '" + a + "'");
         else files.push_back(a);
     }
-    if (files.empty()) throw pipescope::cli::usage_error("compare: which traces?");
+    if (files.empty()) throw pipescope::recording::usage_error("compare: which traces?");
     std::vector<loaded_trace> traces;
     if (!load_traces(files, traces)) return 1;
     std::vector<an::run_report> reports;

@@ -1,5 +1,5 @@
 // `pipescope dedup-restore ARCHIVE OUT`: the inverse of the dedup workload (run with output=PATH).
-#include "usage_error.hpp"
+#include <pipescope/recording/usage_error.hpp>
 #include "commands.hpp"
 
 #include <pipescope/analysis/numbers.hpp>
@@ -13,7 +13,7 @@
 
 int dedup_restore_command(const std::vector<std::string>& args) {
     if (args.size() != 2 || args[0].empty() || args[1].empty() || args[0][0] == '-' || args[1][0] == '-')
-        throw pipescope::cli::usage_error("dedup-restore: give the archive and the file to restore it into");
+        throw pipescope::recording::usage_error("dedup-restore: give the archive and the file to restore it into");
     try {   // before reading the archive: a directory, device or link there is refused at once
         pipescope::trace::check_output_path(args[1]);
     } catch (const pipescope::trace::output_path_error& e) {

@@ -1,5 +1,5 @@
 // `pipescope export-json in.pftrace out.json`: the trace model as Chrome trace-event JSON.
-#include "usage_error.hpp"
+#include <pipescope/recording/usage_error.hpp>
 #include "commands.hpp"
 #include "trace_loading.hpp"
 
@@ -15,7 +15,7 @@
 
 int export_json_command(const std::vector<std::string>& args) {
     if (args.size() != 2 || args[0].empty() || args[1].empty() || args[0][0] == '-' || args[1][0] == '-')
-        throw pipescope::cli::usage_error("export-json: give the trace and the JSON file to write");
+        throw pipescope::recording::usage_error("export-json: give the trace and the JSON file to write");
     try {   // before loading the trace: a directory, device or link there is refused at once
         pipescope::trace::check_output_path(args[1]);
     } catch (const pipescope::trace::output_path_error& e) {

@@ -6,8 +6,8 @@
 // under Xvfb when xvfb-run is installed. See docs/lessons/.
 #include "commands.hpp"
 #include "interrupt.hpp"
-#include "lessons/runner.hpp"
-#include "recording.hpp"
+#include <pipescope/lessons/runner.hpp>
+#include <pipescope/recording/recording.hpp>
 
 #include <pipescope/workloads/workload.hpp>
 
@@ -25,7 +25,7 @@
 
 namespace fs = std::filesystem;
 namespace ls = pipescope::lessons;
-using pipescope::cli::usage_error;
+using pipescope::recording::usage_error;
 
 namespace {
 

@@ -7,10 +7,10 @@
 // is unsound, a file cannot be read), 2 a usage error (one line naming what is wrong, then where its
 // usage is: "see 'pipescope help run'"), 3 any other error, 128 + signal when a run was interrupted.
 #include "commands.hpp"
-#include "cost_table.hpp"
+#include <pipescope/recording/cost_table.hpp>
 #include "interrupt.hpp"
-#include "recording.hpp"
-#include "suggest.hpp"
+#include <pipescope/recording/recording.hpp>
+#include <pipescope/recording/suggest.hpp>
 #include "trace_loading.hpp"
 
 #include <pipescope/analysis/numbers.hpp>
@@ -91,8 +91,8 @@ std::string usage_text(const std::string& command = {}) {
     return out;
 }
 
-using pipescope::cli::run_args;
-using pipescope::cli::usage_error;
+using pipescope::recording::run_args;
+using pipescope::recording::usage_error;
 
 std::vector<std::string> command_names() {
     std::vector<std::string> names;
@@ -120,7 +120,7 @@ int help_command(const std::vector<std::string>& args) {
         return 0;
     }
     if (!is_command(args[0]))
-        throw usage_error("no command '" + args[0] + "'" + pipescope::cli::did_you_mean(args[0], command_names()));
+        throw usage_error("no command '" + args[0] + "'" + pipescope::recording::did_you_mean(args[0], command_names()));
     fmt::print("{}", usage_text(args[0]));
     return 0;
 }
@@ -206,7 +206,7 @@ run_args parse_run(const std::vector<std::string>& args) {
         else throw usage_error("unexpected argument " + a + " (one workload per run)");
     }
     if (r.workload.empty()) throw usage_error("run: which workload? (see `pipescope list`)");
-    r.cost_params = pipescope::cli::take_cost_params(params);
+    r.cost_params = pipescope::recording::take_cost_params(params);
     if (!r.virtual_time && (!r.cost_params.empty() || !r.costs_trace.empty() || !r.cost_file.empty()))
         throw usage_error((!r.cost_params.empty()   ? "--param " + r.cost_params[0]
                            : !r.costs_trace.empty() ? std::string("--costs")
@@ -277,14 +277,14 @@ int run_workload(const run_args& args) {
         fmt::print(stderr, "pipescope: interrupted before the measured run{}\n", what);
         return interrupt.signal_number() ? 128 + interrupt.signal_number() : interrupted_status;
     };
-    pipescope::cli::recorded_run r;
+    pipescope::recording::recorded_run r;
     try {
-        r = pipescope::cli::record_run(args, interrupt.token());
+        r = pipescope::recording::record_run(args, interrupt.token());
     } catch (const ws::interrupted_before_measured_run&) {
         return not_written();
     }
     if (r.nothing_recorded) return not_written();
-    pipescope::cli::print_run(r, args.request.size);
+    pipescope::recording::print_run(r, args.request.size);
     if (r.report.stats.cancelled || interrupt.interrupted())
         return interrupt.signal_number() ? 128 + interrupt.signal_number() : interrupted_status;
     return r.report.matches_reference ? 0 : 1;
@@ -324,7 +324,8 @@ int main(int argc, char** argv) {
         if (args[0] == "dedup-restore") return dedup_restore_command({args.begin() + 1, args.end()});
         if (args[0] == "scale") return scale_command({args.begin() + 1, args.end()});
         if (args[0] == "run") return run_workload(parse_run({args.begin() + 1, args.end()}));
-        throw usage_error("unknown command '" + args[0] + "'" + pipescope::cli::did_you_mean(args[0], command_names()));
+        throw usage_error("unknown command '" + args[0] + "'" +
+                          pipescope::recording::did_you_mean(args[0], command_names()));
     } catch (const pipescope::trace::output_path_error& e) {   // one line: the path and why
         fmt::print(stderr, "pipescope: {}\n", e.what());
         return 2;

@@ -10,7 +10,7 @@
 // Without a display (or with --no-browser) it prints the URL.
 #include "commands.hpp"
 #include "interrupt.hpp"
-#include "recording.hpp"
+#include <pipescope/recording/recording.hpp>
 #include "trace_server.hpp"
 
 #include <spawn.h>
@@ -45,7 +45,7 @@ struct perfetto_args {
 };
 
 [[noreturn]] void usage(const std::string& what) {
-    throw pipescope::cli::usage_error(what);   // main prints it with this subcommand's usage line
+    throw pipescope::recording::usage_error(what);   // main prints it with this subcommand's usage line
 }
 
 unsigned long parse_number(const std::string& option, const std::string& text, unsigned long lo, unsigned long hi) {

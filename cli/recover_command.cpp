@@ -2,7 +2,7 @@
 // NAME.XXXXXX.tmp whose last packet may be torn) into a clean trace of its complete packets
 // (docs/trace-format.md, "Reading a file").
 #include "commands.hpp"
-#include "recording.hpp"
+#include <pipescope/recording/recording.hpp>
 #include "trace_loading.hpp"
 
 #include <pipescope/analysis/numbers.hpp>
@@ -24,7 +24,7 @@ namespace {
 
 namespace tm = pipescope::trace;
 namespace num = pipescope::analysis::numbers;
-using pipescope::cli::usage_error;
+using pipescope::recording::usage_error;
 
 // "run.pftrace.3Xk9aa.tmp" and "run.pftrace.tmp" -> "run.pftrace"; "" for a name without ".tmp".
 std::string name_without_temporary_suffix(const std::string& file) {

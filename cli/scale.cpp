@@ -5,10 +5,10 @@
 // the analysis (analysis/scaling.hpp). DIR gets the traces, scale.json and the speedup plot (SVG,
 // PNG), all written into a temporary directory (DIR.XXXXXX.tmp) renamed to DIR when complete.
 #include "commands.hpp"
-#include "cost_table.hpp"
-#include "recording.hpp"
+#include <pipescope/recording/cost_table.hpp>
+#include <pipescope/recording/recording.hpp>
 #include "scale_chart.hpp"
-#include "trace_costs.hpp"
+#include <pipescope/recording/trace_costs.hpp>
 
 #include <pipescope/analysis/numbers.hpp>
 #include <pipescope/analysis/scaling.hpp>
@@ -34,13 +34,13 @@ namespace {
 namespace an = pipescope::analysis;
 namespace fs = std::filesystem;
 namespace ws = pipescope::workloads;
-using pipescope::cli::usage_error;
+using pipescope::recording::usage_error;
 
 struct scale_args {
     std::string workload;
     std::vector<std::string> policies;
     std::vector<unsigned> workers;
-    pipescope::cli::run_args base;   // size, seed, params
+    pipescope::recording::run_args base;   // size, seed, params
     fs::path out;
     std::string costs;          // --costs FILE: every point's node costs, and the serial time, from one recording
     unsigned serial_runs = 3;   // --serial-runs N: the serial time is the median of N measurements
@@ -101,9 +101,9 @@ scale_args parse_scale(const std::vector<std::string>& args) {
     if (s.workers.empty()) throw usage_error("scale: which numbers of virtual workers? (--workers 1,2,4,8)");
     std::sort(s.workers.begin(), s.workers.end());
     s.workers.erase(std::unique(s.workers.begin(), s.workers.end()), s.workers.end());
-    for (const std::string& p : s.policies) (void)pipescope::cli::refusal_reason(s.workload, p);   // unknown names
+    for (const std::string& p : s.policies) (void)pipescope::recording::refusal_reason(s.workload, p);   // unknown names
     // --param NAME_ns=V sets a virtual cost of every point, as in `run --virtual` (docs/virtual.md).
-    s.base.cost_params = pipescope::cli::take_cost_params(params);
+    s.base.cost_params = pipescope::recording::take_cost_params(params);
     (void)ws::param_set::parse(params);   // "k" without "=": a usage error
     // A scheduler parameter goes to the policies that take it (DANBI's config not to gramps), so
     // one no swept policy takes is a mistake.
@@ -123,8 +123,8 @@ scale_args parse_scale(const std::vector<std::string>& args) {
 
 // The run of `policy` with the sweep's --param values it takes: every program parameter, and the
 // scheduler parameters of that policy (docs/virtual.md, "Parameters: the program's or the policy's").
-pipescope::cli::run_args with_params_of(const scale_args& s, const std::string& policy) {
-    pipescope::cli::run_args run = s.base;
+pipescope::recording::run_args with_params_of(const scale_args& s, const std::string& policy) {
+    pipescope::recording::run_args run = s.base;
     run.request.policy = policy;
     run.params.clear();
     for (const std::string& kv : s.base.params) {
@@ -239,23 +239,23 @@ void print_row(const an::scale_row& r) {
 // priced with: nothing is measured, so the same sweep prints the same table.
 std::vector<double> serial_samples_ns(const scale_args& s, bool& matches) {
     if (!s.costs.empty()) {
-        const pipescope::cli::trace_node_costs recorded(s.costs, {.workload = s.workload,
-                                                                  .size = ws::size_name(s.base.request.size),
-                                                                  .seed = s.base.request.seed,
-                                                                  .params = s.base.params});
+        const pipescope::recording::trace_node_costs recorded(s.costs, {.workload = s.workload,
+                                                                        .size = ws::size_name(s.base.request.size),
+                                                                        .seed = s.base.request.seed,
+                                                                        .params = s.base.params});
         matches = true;
         return {static_cast<double>(recorded.total_ns())};
     }
     const ws::workload* w = ws::find_workload(s.workload);
     // The program's parameters only: the swept policies' (DANBI's config, K) are not graph-serial's.
-    pipescope::cli::run_args serial = s.base;
+    pipescope::recording::run_args serial = s.base;
     serial.request.policy = w && w->is_graph() ? "graph-serial" : "serial";
     serial.params = ws::program_parameters(s.base.params);
     serial.request.params = ws::param_set::parse(serial.params);
     serial.workers = 1;
     std::vector<double> samples;
     for (unsigned i = 0; i < s.serial_runs; ++i) {
-        const pipescope::cli::recorded_run r = pipescope::cli::record_run(serial);
+        const pipescope::recording::recorded_run r = pipescope::recording::record_run(serial);
         matches = matches && r.report.matches_reference;
         samples.push_back(r.measured_process_cpu_seconds * 1e9);
     }
@@ -318,20 +318,20 @@ int scale_command(const std::vector<std::string>& args) {
     for (const std::string& policy : s.policies) {
         fmt::print("\n{} on virtual workers\n  {:>5}  {:>12}  {:>8}  {:>10}  {:>6}  {:>9}  {}\n", policy, "P", "makespan",
                    "speedup", "efficiency", "idle", "steals", "peak");
-        if (const std::string why = pipescope::cli::refusal_reason(s.workload, policy); !why.empty()) {
+        if (const std::string why = pipescope::recording::refusal_reason(s.workload, policy); !why.empty()) {
             fmt::print("  refused: {} cannot run under {}: {}\n", s.workload, policy, why);
             sweep.refused.push_back({policy, why});
             continue;
         }
         for (unsigned p : s.workers) {
-            pipescope::cli::run_args run = with_params_of(s, policy);
+            pipescope::recording::run_args run = with_params_of(s, policy);
             run.workers = p;
             run.virtual_time = true;
             const std::string name = trace_name(s.workload, policy, p);
             run.trace_path = dir.file(name).string();
-            pipescope::cli::recorded_run r;
+            pipescope::recording::recorded_run r;
             try {
-                r = pipescope::cli::record_run(run);
+                r = pipescope::recording::record_run(run);
             } catch (const std::exception& e) {   // e.g. a policy that does not run on virtual workers yet
                 std::error_code ec;
                 fs::remove(run.trace_path, ec);

@@ -1,6 +1,6 @@
 // `pipescope stats trace.pftrace... [--run NAME] [--json]`: for each run, the analysis report
 // (analysis/report.hpp): breakdown, per-stage table, DAG bounds, queueing bounds and verdicts.
-#include "usage_error.hpp"
+#include <pipescope/recording/usage_error.hpp>
 #include "commands.hpp"
 #include "trace_loading.hpp"
 
@@ -19,12 +19,12 @@ int stats_command(const std::vector<std::string>& args) {
     for (std::size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--json") json = true;
         else if (args[i] == "--run" && i + 1 < args.size()) run_name = args[++i], have_run = true;
-        else if (args[i] == "--run") throw pipescope::cli::usage_error("stats: --run needs a run's name");
+        else if (args[i] == "--run") throw pipescope::recording::usage_error("stats: --run needs a run's name");
         else if (!args[i].empty() && args[i][0] == '-')
-            throw pipescope::cli::usage_error("stats: unknown option '" + args[i] + "'");
+            throw pipescope::recording::usage_error("stats: unknown option '" + args[i] + "'");
         else files.push_back(args[i]);
     }
-    if (files.empty()) throw pipescope::cli::usage_error("stats: which trace?");
+    if (files.empty()) throw pipescope::recording::usage_error("stats: which trace?");
     std::vector<loaded_trace> traces;
     if (!load_traces(files, traces)) return 1;
 

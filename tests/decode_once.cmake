@@ -6,7 +6,7 @@
 #   cmake -DSOURCE_DIR=<repository> [-DROOTS=dir;dir] -P decode_once.cmake
 cmake_minimum_required(VERSION 3.19)
 if(NOT ROOTS)
-  set(ROOTS analysis viewer cli)
+  set(ROOTS analysis viewer cli recording lessons)
 endif()
 # Each pattern and what it means; a match anywhere in those rooms fails the test.
 set(patterns

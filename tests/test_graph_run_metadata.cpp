@@ -1,7 +1,7 @@
 // The program of a stage graph in a trace's metadata has one author, graph_program_json
-// (trace_session.hpp): what `pipescope run` writes for a graph workload (cli/recording.cpp) and what
+// (trace_session.hpp): what `pipescope run` writes for a graph workload (recording/src/recording.cpp) and what
 // a trace_session writes for the same graph::run describe the same stages and queues.
-#include "recording.hpp"
+#include <pipescope/recording/recording.hpp>
 
 #include <pipescope/pipescope.hpp>
 #include <pipescope/trace/trace_model.hpp>
@@ -44,11 +44,11 @@ TEST_CASE("pipescope run and a trace_session describe a workload's stage graph a
     for (const auto& p : graph::policies()) {
         INFO("policy " << p.name);
         scheduler s({2});
-        cli::run_args args;
+        recording::run_args args;
         args.workload = w.name();
         args.request.policy = p.name;
         args.request.size = ws::input_size::tiny;
-        const json from_cli = json::parse(cli::run_metadata(s, args, w, 0))["program"];
+        const json from_cli = json::parse(recording::run_metadata(s, args, w, 0))["program"];
         const json from_session = session_program(s, w, args.request);
 
         CHECK(from_cli["kind"] == trace::vocab::graph_program);

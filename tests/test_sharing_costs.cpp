@@ -5,8 +5,8 @@
 #include "../runtime/src/pipeline/policies/bind_to_stage/bind_to_stage_check.hpp"
 #include "../runtime/src/virtual/virtual_executor.hpp"
 
-#include "calibration_stats.hpp"
-#include "cost_table.hpp"
+#include <pipescope/recording/calibration_stats.hpp>
+#include <pipescope/recording/cost_table.hpp>
 
 #include "support/test_traces.hpp"
 #include "support/virtual_loops.hpp"
@@ -106,14 +106,15 @@ TEST_CASE("sharing costs: handoff and lock_hold are named costs that round-trip 
     written.lock_hold_ns = 33;
     {
         std::ofstream out(dir / "costs.json");
-        out << nlohmann::json{{"costs_ns", cli::costs_json(written)}}.dump(2);
+        out << nlohmann::json{{"costs_ns", recording::costs_json(written)}}.dump(2);
     }
     virtual_costs read;
-    (void)cli::read_cost_file(dir / "costs.json", read);
+    (void)recording::read_cost_file(dir / "costs.json", read);
     CHECK(read.handoff_ns == 77);
     CHECK(read.lock_hold_ns == 33);
     std::vector<std::string> params = {"handoff_ns=0", "lock_hold_ns=5"};
-    CHECK(cli::apply_cost_params(cli::take_cost_params(params), read) == nlohmann::json{{"handoff", 0}, {"lock_hold", 5}});
+    CHECK(recording::apply_cost_params(recording::take_cost_params(params), read) ==
+          nlohmann::json{{"handoff", 0}, {"lock_hold", 5}});
     CHECK(read.handoff_ns == 0);
 }
 
@@ -180,28 +181,28 @@ TEST_CASE("sharing costs: a thread preempted inside a push keeps the queue's loc
 TEST_CASE("calibration: the median is the cost, the spread is printed, a noisy cost is named", "[calibrate]") {
     std::vector<double> steady(21);
     for (std::size_t k = 0; k < steady.size(); ++k) steady[k] = 5000 + 10.0 * static_cast<double>(k);
-    const cli::sample_spread s = cli::spread_of(steady);
+    const recording::sample_spread s = recording::spread_of(steady);
     CHECK(s.median == 5100);
     CHECK(s.min == 5000);
     CHECK(s.max == 5200);
     CHECK(s.p10 == Approx(5020));
     CHECK(s.p90 == Approx(5180));
     CHECK(s.samples == 21);
-    CHECK_FALSE(cli::noise_warning("wake", s));
+    CHECK_FALSE(recording::noise_warning("wake", s));
 
     // A VM's wake-ups: 57 µs most of the time, 788 µs a third of it, 20 ms once.
     std::vector<double> noisy(13, 57000);
     noisy.insert(noisy.end(), 7, 788000);
     noisy.push_back(20e6);
-    const auto w = cli::noise_warning("wake", cli::spread_of(noisy));
+    const auto w = recording::noise_warning("wake", recording::spread_of(noisy));
     REQUIRE(w);
     CHECK_THAT(*w, Catch::StartsWith("wake varied 14x between repetitions (57.0 us to 788.0 us"));
     CHECK_THAT(*w, Catch::Contains("rerun `pipescope calibrate` on a quiet machine, or pass --param wake_ns=V"));
 
     // A few ns read as 0 or 40: the timer, not the machine (under the floor of 100 ns).
     std::vector<double> tiny = {0, 0, 0, 2, 5, 5, 5, 5, 6, 40, 40};
-    CHECK_FALSE(cli::noise_warning("failed_steal", cli::spread_of(tiny)));
-    CHECK_THROWS(cli::spread_of({}));
+    CHECK_FALSE(recording::noise_warning("failed_steal", recording::spread_of(tiny)));
+    CHECK_THROWS(recording::spread_of({}));
 }
 
 TEST_CASE("sharing costs: an idle worker's 16 yields before it parks cost 16 x yield_ns, none at 0", "[virtual][costs]") {

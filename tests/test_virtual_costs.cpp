@@ -1,8 +1,8 @@
 // Fixed costs on virtual workers (issue 19; docs/virtual.md, "Determinism", "Cost sources"): the
 // same costs give the same file byte for byte, task groups included; a cost source charges each
 // node what it says; cost files read back what was written and refuse what is wrong.
-#include "cost_table.hpp"
-#include "trace_costs.hpp"
+#include <pipescope/recording/cost_table.hpp>
+#include <pipescope/recording/trace_costs.hpp>
 
 #include "support/test_traces.hpp"
 
@@ -134,12 +134,12 @@ TEST_CASE("cost files: what is written reads back, bad files say what is wrong",
     written.context_switch_ns = 1500;
     {
         std::ofstream out(dir / "costs.json");
-        out << nlohmann::json{{"costs_ns", cli::costs_json(written)}}.dump(2);
+        out << nlohmann::json{{"costs_ns", recording::costs_json(written)}}.dump(2);
     }
     virtual_costs read;
-    const nlohmann::json taken = cli::read_cost_file(dir / "costs.json", read);
-    CHECK(cli::costs_json(read) == cli::costs_json(written));
-    CHECK(taken.size() == cli::cost_entries().size());
+    const nlohmann::json taken = recording::read_cost_file(dir / "costs.json", read);
+    CHECK(recording::costs_json(read) == recording::costs_json(written));
+    CHECK(taken.size() == recording::cost_entries().size());
 
     const std::map<std::string, std::string> bad = {
         {"{\"costs_ns\": {\"steal\": -3}}", "costs_ns.steal: -3 is not a whole number of ns"},
@@ -155,19 +155,20 @@ TEST_CASE("cost files: what is written reads back, bad files say what is wrong",
             out << text;
         }
         virtual_costs c;
-        CHECK_THROWS_WITH(cli::read_cost_file(dir / "bad.json", c), Catch::Contains(message));
-        CHECK(cli::costs_json(c) == cli::costs_json(virtual_costs{}));   // the bad entry was not applied
+        CHECK_THROWS_WITH(recording::read_cost_file(dir / "bad.json", c), Catch::Contains(message));
+        CHECK(recording::costs_json(c) == recording::costs_json(virtual_costs{}));   // the bad entry was not applied
     }
     virtual_costs c;
     // As every reader says it (trace_file.hpp): the file, then the OS's reason.
-    CHECK_THROWS_WITH(cli::read_cost_file(dir / "missing.json", c),
+    CHECK_THROWS_WITH(recording::read_cost_file(dir / "missing.json", c),
                       Catch::Equals("cannot open " + (dir / "missing.json").string() + ": no such file or directory"));
 
     std::vector<std::string> params = {"K=3", "steal_ns=300", "wake_ns=7"};
-    const std::vector<std::string> cost_params = cli::take_cost_params(params);
+    const std::vector<std::string> cost_params = recording::take_cost_params(params);
     CHECK(params == std::vector<std::string>{"K=3"});
-    CHECK(cli::apply_cost_params(cost_params, c) == nlohmann::json{{"steal", 300}, {"wake", 7}});
+    CHECK(recording::apply_cost_params(cost_params, c) == nlohmann::json{{"steal", 300}, {"wake", 7}});
     CHECK(c.steal_ns == 300);
     std::vector<std::string> wrong = {"steal_ns=3us"};
-    CHECK_THROWS_WITH(cli::take_cost_params(wrong), Catch::Contains("--param steal_ns=3us: expected a whole number of ns"));
+    CHECK_THROWS_WITH(recording::take_cost_params(wrong),
+                      Catch::Contains("--param steal_ns=3us: expected a whole number of ns"));
 }

@@ -3,7 +3,7 @@
 // never a wall-clock time on its own).
 #pragma once
 
-#include <lessons/runner.hpp>
+#include <pipescope/lessons/runner.hpp>
 
 #include <catch2/catch.hpp>
 

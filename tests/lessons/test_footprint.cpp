@@ -1,4 +1,4 @@
-// The footprint lesson (cli/lessons/footprint.cpp, seed 004 §III-A, §IV, Table III): ray-1 under
+// The footprint lesson (lessons/src/footprint.cpp, seed 004 §III-A, §IV, Table III): ray-1 under
 // GRAMPS, breadth-first and task-stealing. Asserted from the traces (byte counters and instants, no
 // timing): breadth-first's peak and mean footprints are at least 10× GRAMPS' (measured ~1000× and
 // ~2500× at P = 2, small), GRAMPS' bounded queues never exceed their capacity, and backpressure

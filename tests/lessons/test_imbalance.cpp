@@ -1,4 +1,4 @@
-// The imbalance lesson (cli/lessons/imbalance.cpp, seed 000 §2.1, §4.1, Tables 1–2): ferret with a
+// The imbalance lesson (lessons/src/imbalance.cpp, seed 000 §2.1, §4.1, Tables 1–2): ferret with a
 // thread bound to each stage leaves most threads waiting; work stealing keeps its workers busy.
 // Only waiting shares are asserted as `holds` (a preempted thread still counts as working, so a
 // loaded machine cannot fake them); the speedup between the runs is not asserted. On 6 virtual

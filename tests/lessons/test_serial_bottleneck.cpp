@@ -1,4 +1,4 @@
-// The serial-bottleneck lesson (cli/lessons/serial_bottleneck.cpp, seed 000 §2.2, §3.4): dedup's
+// The serial-bottleneck lesson (lessons/src/serial_bottleneck.cpp, seed 000 §2.2, §3.4): dedup's
 // output stage sets lambda_max, the observed throughput never exceeds the model's bound, and the
 // plateau point P* = W/S is a few workers. The bounds hold by construction of a correct trace (the
 // serial stage's nodes never overlap, a worker does one thing at a time), so they are asserted

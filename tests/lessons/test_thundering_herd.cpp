@@ -1,4 +1,4 @@
-// The thundering-herd lesson (cli/lessons/thundering_herd.cpp, seed 002 §III-A2–A3, Figs. 4–5):
+// The thundering-herd lesson (lessons/src/thundering_herd.cpp, seed 002 §III-A2–A3, Figs. 4–5):
 // fm-radio with deep queues under DANBI's QES and QES+PSS. Asserted: the mechanism, counted from
 // the traces — QES keeps a worker on a kernel for longer visits (measured 31–39 instances against
 // 16–18 at P = 2: 1.8–2.3×) and leaves queues completely full for more of the time (6–20 % against

@@ -312,7 +312,7 @@ TEST_CASE("dag view model on an example trace", "[viewer][dag]") {
 }
 
 namespace {
-// program.stages as cli/recording.cpp writes them: "index" is the entry's position, not a stage number.
+// program.stages as recording/src/recording.cpp writes them: "index" is the entry's position, not a stage number.
 std::vector<tm::stage_info> stage_list(std::initializer_list<const char*> names) {
     std::vector<tm::stage_info> v;
     for (const char* n : names) v.push_back({v.size(), n, ""});

@@ -4,7 +4,7 @@
 // A virtual worker normally charges a node the thread CPU time its body used. A cost source fixes
 // those costs instead: the same source gives the same schedule and the same trace, byte for byte.
 // `pipescope run --virtual --costs EARLIER.pftrace` builds one from the node slices of an earlier
-// recording (cli/trace_costs.hpp); the runtime knows nothing of traces or files.
+// recording (recording/include/pipescope/recording/trace_costs.hpp); the runtime knows nothing of traces or files.
 #pragma once
 
 #include <cstdint>

@@ -22,7 +22,7 @@ class node_cost_source;
 // What a scheduler's own steps cost a virtual worker (docs/virtual.md). Stage bodies and the rest
 // of a job cost their measured CPU time; these are the steps a real machine spends between jobs.
 // `pipescope calibrate` measures them on the machine at hand; `--param NAME_ns=V` and `--cost-file`
-// set them to model another (cli/cost_table.hpp).
+// set them to model another (recording/include/pipescope/recording/cost_table.hpp).
 struct virtual_costs {
     // Taken off every measured job at its yield point: what reading the clocks there adds to the
     // measurement (about one read per interval). A job is timed by the wall clock while its thread

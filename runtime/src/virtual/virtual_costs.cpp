@@ -1,6 +1,6 @@
 // The names of the scheduler's costs on virtual workers (scheduler.hpp, virtual_cost_entries): one
 // list, read by the trace metadata (recording/run_metadata.cpp) and by the CLI's cost files,
-// `--param` and `pipescope calibrate` (cli/cost_table.cpp).
+// `--param` and `pipescope calibrate` (recording/src/cost_table.cpp).
 #include <pipescope/scheduler.hpp>
 
 namespace pipescope {

@@ -1,0 +1,329 @@
+// Running and recording a workload (recording.hpp).
+#include <pipescope/recording/recording.hpp>
+#include <pipescope/recording/suggest.hpp>
+
+#include "progress_line.hpp"
+#include "virtual_setup.hpp"
+
+#include <pipescope/analysis/numbers.hpp>
+#include <pipescope/trace/atomic_output.hpp>
+#include <pipescope/trace_session.hpp>
+#include <pipescope/trace/vocabulary.hpp>
+#include <pipescope/workloads/machine.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <exception>
+#include <filesystem>
+#include <optional>
+
+namespace pipescope::recording {
+
+namespace {
+
+namespace vocab = pipescope::trace::vocab;
+namespace num = pipescope::analysis::numbers;
+
+// The run's configuration and program structure, stored in the trace for the viewer and analysis
+// (docs/tracing.md, "Metadata").
+// What every run's metadata holds: the run, the machine, and the program's stages.
+nlohmann::json common_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
+                               const ws::program_info& program, double reference_seconds) {
+    nlohmann::json stages = nlohmann::json::array();
+    for (std::size_t j = 0; j < program.stages.size(); ++j)
+        stages.push_back({{"index", j},
+                          {"name", program.stages[j].name},
+                          {"kind", program.stages[j].kind},
+                          {"note", program.stages[j].note}});
+    const ws::machine_info machine = ws::describe_machine();
+    return {{"format", "pipescope-run/1"},
+            {"workload", workload.name()},
+            {"policy", args.request.policy},
+            {"workers", sched.workers()},
+            {"size", ws::size_name(args.request.size)},
+            {"seed", args.request.seed},
+            {"recorded_by", "pipescope run"},   // the analysis phrases its advice as command-line options
+            // The serial reference's time (T_S): analysis and the compare view take speedups against it.
+            {"reference_seconds", reference_seconds},
+            {"params", args.params},
+            // What the trace records of the nodes; under "auto" the runtime's decision is a
+            // "trace detail" instant in the trace (docs/tracing.md, "Detail levels").
+            {"trace",
+             {{"detail", pipescope::trace::to_string(args.trace_detail)},
+              {"fold_below_ns", pipescope::trace::default_fold_below_ns},
+              {"counter_quantum_ns", args.counter_quantum_ns}}},
+            {"program", {{"kind", program.kind}, {"shape", program.shape}, {"stages", stages}}},
+            {"machine", {{"cpu", machine.cpu}, {"hardware_threads", machine.hardware_threads}, {"kernel", machine.kernel}}}};
+}
+
+// A stage graph's program is the runtime's description of it (graph_program_json, as a
+// trace_session writes it: stages, queues, footprint; docs/tracing.md, "Metadata") in the workload's
+// words: its shape and stage notes.
+std::string graph_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
+                           const ws::program_info& program, double reference_seconds) {
+    nlohmann::json meta = common_metadata(sched, args, workload, program, reference_seconds);
+    nlohmann::json graph = nlohmann::json::parse(program.graph_json);
+    graph["shape"] = program.shape;
+    nlohmann::json& stages = graph["stages"];
+    for (std::size_t j = 0; j < program.stages.size() && j < stages.size(); ++j) stages[j]["note"] = program.stages[j].note;
+    meta["program"] = std::move(graph);
+    return meta.dump();
+}
+
+// The program as this run sizes it: rules that depend on the worker count (DANBI's queue
+// capacities) take the scheduler's, virtual workers included.
+ws::program_info program_of(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload) {
+    ws::run_request request = args.request;
+    request.workers = sched.workers();
+    return workload.program(request);
+}
+
+}   // namespace
+
+std::string run_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
+                         double reference_seconds) {
+    ws::param_set params = args.request.params;   // a copy: the workload takes its own later
+    const pipescope::pipeline_options options = ws::pipeline_options_from(args.request, params);
+    const ws::program_info program = program_of(sched, args, workload);
+    if (program.kind == vocab::graph_program) return graph_metadata(sched, args, workload, program, reference_seconds);
+    nlohmann::json meta = common_metadata(sched, args, workload, program, reference_seconds);
+    // How the loop is scheduled, as the runtime's sessions describe any pipe_while (K, lazy enabling,
+    // dependency folding; bind-to-stage's c and Queue_size instead of K); the stages stay the workload's.
+    const nlohmann::json loop = nlohmann::json::parse(pipescope::pipeline_program_json(options, sched.workers()));
+    for (const char* key : {"K", "lazy_enabling", "dependency_folding", "c", "queue"})
+        if (loop.contains(key)) meta["program"][key] = loop[key];
+    return meta.dump();
+}
+
+namespace {
+
+// The run `pipescope run -o` records: the measured run only (the serial reference and warm-ups are
+// not), described by the workload (docs/tracing.md, "Metadata").
+pipescope::trace::run_info measured_run(const pipescope::scheduler& sched, const run_args& args,
+                                        const ws::workload& workload, double reference_seconds,
+                                        const virtual_setup* virtual_costs) {
+    const ws::program_info program = program_of(sched, args, workload);
+    pipescope::trace::run_info run;
+    run.name = fmt::format("{} · {} · P={}", workload.name(), args.request.policy, sched.workers());
+    // With node costs from a recording, the serial reference's time is that recording's too: the
+    // file then depends on nothing measured now (docs/virtual.md, "Determinism").
+    if (virtual_costs && virtual_costs->node_costs) reference_seconds = virtual_costs->node_costs->reference_seconds();
+    run.metadata_json = run_metadata(sched, args, workload, reference_seconds);
+    if (virtual_costs) {   // where the costs came from; the session adds what the scheduler charged
+        nlohmann::json meta = nlohmann::json::parse(run.metadata_json);
+        meta["virtual"] = virtual_costs->origin;
+        run.metadata_json = meta.dump();
+    }
+    run.counters = program.counters;
+    // The workloads name their stages "stage j · what it does": the slices get the "what".
+    for (std::size_t j = 0; j < program.stages.size(); ++j) {
+        std::string name = program.stages[j].name;
+        const std::string prefix = vocab::numbered(vocab::stage_prefix, j) + std::string(vocab::stage_name_infix);
+        if (vocab::starts_with(name, prefix)) name.erase(0, prefix.size());
+        run.stage_names.push_back(std::move(name));
+    }
+    return run;
+}
+
+pipescope::trace_session_options session_options(const run_args& args, const ws::workload& workload) {
+    pipescope::trace_session_options o;
+    o.name = workload.name();
+    o.detail = args.trace_detail;
+    o.buffer_mib = args.trace_buffer_mib;
+    o.compress = args.trace_compress;
+    o.counter_quantum_ns = args.counter_quantum_ns;
+    o.loops_are_runs = false;   // the measured run is the run, whatever loops it holds
+    return o;
+}
+
+void print_graph_stats(const pipescope::graph::run_stats& g) {
+    fmt::print("  graph     {} instances, {} resumptions, {} preemptions, {} blocked; peak footprint {} packets, {} "
+               "bytes\n",
+               num::count(g.instances), num::count(g.resumptions), num::count(g.preemptions), num::count(g.blocked),
+               num::count(g.peak_packets), num::count(g.peak_bytes));
+    for (const auto& q : g.queues)
+        fmt::print("  queue     {:<24} peak {} of {} packets{}, {} elements through\n", q.name,
+                   num::count(q.stats.peak_packets_in_use), num::count(q.capacity_packets),
+                   q.unbounded ? " (unbounded)" : "", num::count(q.stats.elements_pushed));
+    // A pinning policy's placement (static): a split stage lists its replicas' workers in turn order.
+    for (const auto& p : g.placement) {
+        std::string workers;
+        for (unsigned w : p.workers) workers += (workers.empty() ? "" : ",") + std::to_string(w);
+        const bool split = p.workers.size() > 1;
+        fmt::print("  placement {:<24} {} {}{}\n", p.stage, split ? "workers" : "worker", workers,
+                   split ? fmt::format(" (split: instance i on the (i mod {})-th)", p.workers.size()) : "");
+    }
+}
+
+// "1,204,331 jobs, 412 steals" so far (relaxed reads of counters the workers keep anyway).
+std::string work_done(const pipescope::scheduler& sched) {
+    std::uint64_t jobs = 0, steals = 0;
+    for (unsigned i = 0; i < sched.workers(); ++i) {
+        jobs += sched.counters(i).jobs_run;
+        steals += sched.counters(i).steals;
+    }
+    return fmt::format("{} jobs, {} steals (Ctrl-C stops the run)", num::count(jobs), num::count(steals));
+}
+
+double cpu_seconds(clockid_t clock) {
+    timespec t{};
+    clock_gettime(clock, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+}   // namespace
+
+std::string refusal_reason(const std::string& workload, const std::string& policy) {
+    const ws::workload* w = ws::find_workload(workload);
+    if (!w) {
+        std::vector<std::string> names;
+        for (const ws::workload* known : ws::all_workloads()) names.push_back(std::string(known->name()));
+        const std::string hint = did_you_mean(workload, names);
+        throw usage_error("unknown workload '" + workload + "'" + (hint.empty() ? " (see `pipescope list`)" : hint));
+    }
+    const std::vector<std::string> policies = ws::all_policy_names();
+    if (std::find(policies.begin(), policies.end(), policy) == policies.end()) {
+        const std::string hint = did_you_mean(policy, policies);
+        std::string known;
+        for (const std::string& p : policies) known += (known.empty() ? "" : ", ") + p;
+        throw usage_error("unknown policy '" + policy + "'" + (hint.empty() ? " (known: " + known + ")" : hint));
+    }
+    return w->cannot_run_under(policy);
+}
+
+recorded_run record_run(const run_args& args, std::stop_token cancel) {
+    if (const std::string why = refusal_reason(args.workload, args.request.policy); !why.empty())
+        throw usage_error(args.workload + " cannot run under policy '" + args.request.policy + "': " + why);
+    const ws::workload* w = ws::find_workload(args.workload);
+    // A trace path that cannot be a file is refused before the workload runs, not after.
+    if (args.trace && !args.trace_path.empty()) pipescope::trace::check_output_path(args.trace_path);
+
+    std::optional<virtual_setup> virt;
+    if (args.virtual_time) virt.emplace(prepare_virtual(args));
+    pipescope::scheduler sched({.workers = args.workers,
+                                .virtual_time = args.virtual_time,
+                                .measure_jobs = !(virt && virt->node_costs),   // fixed costs: nothing measured
+                                .costs = virt ? virt->costs : pipescope::virtual_costs{},
+                                .node_costs = virt ? virt->node_costs.get() : nullptr});
+    ws::run_request request = args.request;
+    // Opened when the measured run starts, so a run refused before it (a bad parameter) leaves no file.
+    std::optional<pipescope::trace_session> session;
+    const bool recording = !args.trace_path.empty() && args.trace;
+    double cpu_at_start = 0, process_cpu_at_start = 0;
+    std::optional<double> cpu_at_end, process_cpu_at_end;   // the measured run's end, if the workload says
+    request.on_measured_start = [&](double reference_seconds) {
+        // A Ctrl-C during the set-up that no check of the workload's caught: nothing is recorded.
+        ws::throw_if_cancelled(cancel);
+        if (recording) {
+            session.emplace(sched, args.trace_path, session_options(args, *w));
+            session->begin_run(measured_run(sched, args, *w, reference_seconds, virt ? &*virt : nullptr));
+        }
+        cpu_at_start = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+        process_cpu_at_start = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+    };
+    request.on_measured_end = [&] {
+        cpu_at_end = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+        process_cpu_at_end = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+    };
+    request.cancel = cancel;
+    recorded_run r;
+    try {
+        // On a terminal, a run longer than two seconds says how far it got (the workers' own counters).
+        const progress_line progress(fmt::format("{} · {} · P={}", w->name(), request.policy, sched.workers()),
+                                     [&sched] { return work_done(sched); });
+        r.report = w->run(sched, request);
+    } catch (const std::exception& e) {
+        // The run failed (a stage threw): the trace still ends whole, its summary says how.
+        if (session && session->run_open()) session->end_run(std::string("exception: ") + e.what());
+        throw;
+    }
+    r.measured_cpu_seconds = cpu_at_end.value_or(cpu_seconds(CLOCK_THREAD_CPUTIME_ID)) - cpu_at_start;
+    r.measured_process_cpu_seconds =
+        process_cpu_at_end.value_or(cpu_seconds(CLOCK_PROCESS_CPUTIME_ID)) - process_cpu_at_start;
+    // Nodes the costs recording did not have cost nothing: the run is not the one asked for.
+    if (const std::string missing = virt && virt->node_costs ? virt->node_costs->missing_error() : ""; !missing.empty()) {
+        if (session) {
+            if (session->run_open()) session->end_run("node costs missing");
+            session->close();
+            std::filesystem::remove(args.trace_path);   // a file whose times are wrong is no trace of this run
+        }
+        throw std::runtime_error(missing);
+    }
+    // Cancelled before the first iteration (or a graph's first stage instance): the trace would hold
+    // nothing but a "cancelled" marker, and must not replace a trace the user has.
+    bool nothing_done = r.report.stats.iterations == 0;
+    if (const auto& g = r.report.graph) {
+        nothing_done = g->instances == 0 && g->resumptions == 0;
+        for (const auto& q : g->queues) nothing_done = nothing_done && q.stats.elements_pushed == 0;
+    }
+    if (r.report.stats.cancelled && nothing_done) {
+        r.nothing_recorded = true;
+        if (session) session->discard();
+    } else if (recording) {
+        if (!session)
+            throw std::logic_error("workload " + w->name() + " never called on_measured_start: nothing was recorded");
+        session->end_run(r.report.stats.cancelled ? "cancelled" : "");
+        session->close();
+        r.trace_line = session->report("  trace     ");
+    }
+    r.workload = w->name();
+    r.policy = request.policy;
+    r.virtual_time = args.virtual_time;
+    if (virt) r.virtual_lines = virt->lines;
+    if (args.virtual_time) {
+        const auto span = sched.last_virtual_span();
+        r.virtual_makespan_ns = span.end_ns - span.begin_ns;
+    }
+    r.workers = sched.workers();
+    for (unsigned i = 0; i < sched.workers(); ++i) {
+        const auto c = sched.counters(i);
+        r.total.jobs_run += c.jobs_run;
+        r.total.steals += c.steals;
+        r.total.steal_attempts += c.steal_attempts;
+        r.total.parks += c.parks;
+    }
+    return r;
+}
+
+void print_run(const recorded_run& r, ws::input_size size) {
+    const auto& report = r.report;
+    const auto& st = report.stats;
+    fmt::print("{} · {} · P={} · size {}\n", r.workload, r.policy, r.workers, ws::size_name(size));
+    if (st.cancelled)
+        fmt::print("  result    cancelled after {} iterations: the output is incomplete, not compared\n",
+                   num::count(st.iterations));
+    else
+        fmt::print("  result    {} — {}\n", report.description,
+                   report.matches_reference ? "matches the serial reference" : "DIFFERS from the serial reference");
+    fmt::print("  time      {} s   (serial reference {} s, ratio {})\n", num::fixed(report.seconds, 4),
+               num::fixed(report.reference_seconds, 4),
+               num::fixed(report.reference_seconds > 0 ? report.seconds / report.reference_seconds : 0.0, 2));
+    if (report.graph)   // a stage graph: its queues and footprint (seed 004 Table III)
+        print_graph_stats(*report.graph);
+    else if (vocab::classify_policy(r.policy) ==
+             vocab::policy_family::bound_threads)   // its stats count blocking on the queues (docs/runtime.md)
+        fmt::print("  pipeline  {} iterations, peak {} live, queues of {}; threads blocked {} times, {} of them on a "
+                   "full queue\n",
+                   num::count(st.iterations), num::count(st.peak_live), st.throttle, num::count(st.suspensions),
+                   num::count(st.throttle_waits));
+    else
+        fmt::print("  pipeline  {} iterations, peak {} live of K={}, {} suspensions, {} throttle waits, {} tail "
+                   "swaps\n",
+                   num::count(st.iterations), num::count(st.peak_live), st.throttle, num::count(st.suspensions),
+                   num::count(st.throttle_waits), num::count(st.tail_swaps));
+    if (r.virtual_time) {
+        fmt::print("  virtual   {} s on {} virtual workers (the measured loop in virtual time; the time above is "
+                   "real)\n",
+                   num::fixed(static_cast<double>(r.virtual_makespan_ns) * 1e-9, 4), r.workers);
+        for (const std::string& line : r.virtual_lines) fmt::print("            {}\n", line);
+    }
+    fmt::print("  workers   {} jobs, {} steals of {} attempts, {} parks\n", num::count(r.total.jobs_run),
+               num::count(r.total.steals), num::count(r.total.steal_attempts), num::count(r.total.parks));
+    fmt::print("{}", r.trace_line);
+}
+
+}   // namespace pipescope::recording
