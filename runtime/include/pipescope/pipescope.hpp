@@ -5,6 +5,7 @@
 #include <pipescope/annotate.hpp>
 #include <pipescope/graph/program.hpp>
 #include <pipescope/pipeline.hpp>
+#include <pipescope/policies.hpp>
 #include <pipescope/scheduler.hpp>
 #include <pipescope/task_group.hpp>
 #include <pipescope/trace_session.hpp>
