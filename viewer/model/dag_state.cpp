@@ -384,13 +384,14 @@ struct lod_grid {
     }
 };
 
-// Counts the nodes of columns [ca, cb) into `cnt` by row group: every column of a group up to 16,
-// 16 evenly spread ones beyond (a zoomed-out frame stays cheap however many columns a group has).
+// Counts the nodes of columns [ca, cb) into `counts`, `stride` counters per row group: every
+// column of a group up to 16, 16 evenly spread ones beyond (a zoomed-out frame stays cheap however
+// many columns a group has).
 void count_group(const draw_frame& f, const lod_grid& lg, std::uint32_t ca, std::uint32_t cb,
-                 std::vector<std::uint32_t>& cnt_all) {
+                 std::vector<std::uint32_t>& counts) {
     const auto& rows = f.idx.node_row;
     const auto& last_rows = f.idx.node_last_row;
-    cnt_all.assign(static_cast<std::size_t>(lg.nrg) * lg.stride, 0);
+    counts.assign(static_cast<std::size_t>(lg.nrg) * lg.stride, 0);
     const std::uint32_t span = cb - ca, samples = std::min<std::uint32_t>(span, 16);
     for (std::uint32_t s = 0; s < samples; ++s) {
         const std::uint32_t c = ca + static_cast<std::uint32_t>(static_cast<std::uint64_t>(s) * span / samples);
@@ -402,7 +403,7 @@ void count_group(const draw_frame& f, const lod_grid& lg, std::uint32_t ca, std:
             for (std::uint32_t rw = ra; rw <= rb; ++rw) {
                 const node_state st = folded ? state_in_block(f.dag, f.idx, v, rw - rows[v], f.p.t, f.p.ready_mask)
                                              : state_at(f.dag, f.idx, v, f.p.t, f.p.ready_mask);
-                std::uint32_t* cnt = &cnt_all[static_cast<std::size_t>(rw / lg.gy - lg.rg0) * lg.stride];
+                std::uint32_t* cnt = &counts[static_cast<std::size_t>(rw / lg.gy - lg.rg0) * lg.stride];
                 ++cnt[static_cast<int>(st)];
                 const int w = f.dag.nodes[v].worker;
                 if ((st == node_state::done || st == node_state::running) && w >= 0 && w < lg.wk)
@@ -461,6 +462,7 @@ void add_group_cells(const draw_frame& f, const lod_grid& lg, std::uint32_t ca, 
     }
 }
 
+// Zoomed out: column group by column group, the counts (in the reused scratch) and the cells.
 void add_lod_cells(const draw_frame& f, dag_draw_list& out) {
     const lod_grid lg(f);
     const std::uint32_t g0 = f.c0 / lg.gx, g1 = (f.c1 + lg.gx - 1) / lg.gx;
