@@ -1,9 +1,10 @@
-// pipescope-viewer: window and GL setup, the frame loop, command line, and the headless modes
-// (--screenshot, --bench). See docs/viewer.md.
+// pipescope-viewer: window and GL setup, the frame loop, and the headless modes (--screenshot,
+// --bench); the command line is options.cpp. See docs/viewer.md.
 //
 // Exit status: 0 success; 1 usage error; 2 a trace or the lesson could not be loaded (with --screenshot
 // the screenshot of a trace's error is still written and shows it); 3 no window/OpenGL; 4 the PNG could
 // not be written.
+#include "options.hpp"
 #include "script_runner.hpp"
 #include "shell.hpp"
 #include "window.hpp"
@@ -16,16 +17,13 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <cfloat>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <optional>
-#include <iostream>
 #include <string>
 #include <vector>
 
@@ -33,196 +31,6 @@ namespace fs = std::filesystem;
 using namespace pipescope::viewer;
 
 namespace {
-
-struct options {
-    std::vector<std::string> traces;
-    std::string screenshot;
-    std::string view = "timeline";
-    bool view_given = false;
-    bool has_range = false;
-    double range_a = 0, range_b = 0;
-    int w = 1600, h = 1000;
-    bool size_given = false;
-    int bench = 0;
-    bool has_time = false;
-    double time = 0;
-    bool has_select = false;
-    std::uint64_t select_iteration = 0, select_stage = 0;
-    std::string lesson;            // --lesson FILE.json
-    std::size_t lesson_step = 1;   // --lesson-step K (1-based)
-    bool has_lesson_step = false;
-    std::string screenshot_steps;   // --screenshot-steps DIR
-    std::string script;             // --script FILE: scripted input (docs/viewer.md)
-    float ui_scale = 0;             // --ui-scale S (0: the monitor's content scale)
-};
-
-void usage(std::FILE* out) {
-    fmt::print(
-        out,
-        "usage: pipescope-viewer [trace.pftrace ...] [--screenshot out.png] [--view NAME] [--range A:B]\n"
-        "                        [--size WxH] [--bench N] [--time T] [--select I:J]\n"
-        "                        [--lesson lesson.json [--lesson-step K] [--screenshot-steps DIR]] [--script FILE] [--ui-scale S]\n"
-        "  --screenshot PNG  render a few frames headless-capable and write them to PNG, then exit\n"
-        "  --view NAME       the view to show (");
-    for (const auto& v : view_registry()) fmt::print(out, " {}", v.name);
-    fmt::print(out,
-               " )\n"
-               "  --range A:B       time range in ns relative to the trace start (e.g. 0:2000000)\n"
-               "  --size WxH        window size (default 1600x1000)\n"
-               "  --time T          time cursor in ns relative to the trace start (the DAG and stage graph replay)\n"
-               "  --select I:J      select pipeline node (iteration I, stage J) of the first run that has it;\n"
-               "                    without --range the timeline frames it\n"
-               "  --bench N         replay a scripted pan/zoom over N frames; print load time, frame times, RSS\n"
-               "  --lesson FILE     open a lesson written by `pipescope lesson NAME` (its lesson.json): load its\n"
-               "                    traces and show the lesson panel at its first step\n"
-               "  --lesson-step K   start at step K (1-based) of the lesson\n"
-               "  --screenshot-steps DIR  write DIR/step-1.png ... step-N.png, one per step of the lesson, then exit\n"
-               "  --script FILE     run FILE's input events and checks in the window (docs/viewer.md), then exit\n"
-               "  --ui-scale S      size of text and controls (default: the monitor's content scale; View > UI scale)\n"
-               "exit status: 0 ok, 1 usage (or a script that does not parse), 2 a trace or the lesson could not be\n"
-               "             loaded (the message names the file and the field), 3 no window/OpenGL, 4 PNG not written,\n"
-               "             5 a script's expectation failed\n");
-}
-
-bool parse_double(std::string_view s, double& v) {
-    auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-    return r.ec == std::errc{} && r.ptr == s.data() + s.size();
-}
-
-int parse_args(int argc, char** argv, options& o) {
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        auto need = [&](const char* what) -> const char* {
-            if (i + 1 >= argc) {
-                fmt::print(stderr, "pipescope-viewer: {} needs a value\n", what);
-                return nullptr;
-            }
-            return argv[++i];
-        };
-        if (a == "--help" || a == "-h") {
-            usage(stdout);
-            std::exit(0);
-        } else if (a == "--screenshot") {
-            const char* v = need("--screenshot");
-            if (!v) return 1;
-            o.screenshot = v;
-        } else if (a == "--view") {
-            const char* v = need("--view");
-            if (!v) return 1;
-            o.view = v;
-            o.view_given = true;
-            if (!find_view(o.view)) {
-                fmt::print(stderr, "pipescope-viewer: unknown view '{}'\n", v);
-                usage(stderr);
-                return 1;
-            }
-        } else if (a == "--range") {
-            const char* v = need("--range");
-            if (!v) return 1;
-            std::string_view s = v;
-            const auto colon = s.find(':');
-            if (colon == std::string_view::npos || !parse_double(s.substr(0, colon), o.range_a) ||
-                !parse_double(s.substr(colon + 1), o.range_b) || o.range_b <= o.range_a) {
-                fmt::print(stderr, "pipescope-viewer: --range {}: expected A:B in ns with A < B\n", v);
-                return 1;
-            }
-            o.has_range = true;
-        } else if (a == "--size") {
-            const char* v = need("--size");
-            if (!v || std::sscanf(v, "%dx%d", &o.w, &o.h) != 2 || o.w < 200 || o.h < 150 || o.w > 8192 || o.h > 8192) {
-                fmt::print(stderr, "pipescope-viewer: --size: expected WxH (200x150 to 8192x8192)\n");
-                return 1;
-            }
-            o.size_given = true;
-        } else if (a == "--time") {
-            const char* v = need("--time");
-            if (!v || !parse_double(v, o.time) || o.time < 0) {
-                fmt::print(stderr, "pipescope-viewer: --time: expected a time >= 0 in ns\n");
-                return 1;
-            }
-            o.has_time = true;
-        } else if (a == "--select") {
-            const char* v = need("--select");
-            if (!v) return 1;
-            const std::string_view sv(v);
-            const auto colon = sv.find(':');
-            const auto parse_u64 = [](std::string_view t, std::uint64_t& out) {
-                auto r = std::from_chars(t.data(), t.data() + t.size(), out);
-                return !t.empty() && r.ec == std::errc{} && r.ptr == t.data() + t.size();
-            };
-            if (colon == std::string_view::npos || !parse_u64(sv.substr(0, colon), o.select_iteration) ||
-                !parse_u64(sv.substr(colon + 1), o.select_stage)) {
-                fmt::print(stderr, "pipescope-viewer: --select {}: expected ITERATION:STAGE, e.g. 12:3\n", v);
-                return 1;
-            }
-            o.has_select = true;
-        } else if (a == "--lesson") {
-            const char* v = need("--lesson");
-            if (!v) return 1;
-            o.lesson = v;
-        } else if (a == "--lesson-step") {
-            const char* v = need("--lesson-step");
-            if (!v) return 1;
-            const std::string_view sv(v);
-            auto r = std::from_chars(sv.data(), sv.data() + sv.size(), o.lesson_step);
-            if (sv.empty() || r.ec != std::errc{} || r.ptr != sv.data() + sv.size() || o.lesson_step < 1) {
-                fmt::print(stderr, "pipescope-viewer: --lesson-step {}: expected a step number >= 1\n", v);
-                return 1;
-            }
-            o.has_lesson_step = true;
-        } else if (a == "--screenshot-steps") {
-            const char* v = need("--screenshot-steps");
-            if (!v) return 1;
-            o.screenshot_steps = v;
-        } else if (a == "--ui-scale") {
-            const char* v = need("--ui-scale");
-            double d = 0;
-            if (!v || !parse_double(v, d) || d < 0.5 || d > 4) {
-                fmt::print(stderr, "pipescope-viewer: --ui-scale: expected a scale from 0.5 to 4 (e.g. 1.5)\n");
-                return 1;
-            }
-            o.ui_scale = static_cast<float>(d);
-        } else if (a == "--script") {
-            const char* v = need("--script");
-            if (!v) return 1;
-            o.script = v;
-        } else if (a == "--bench") {
-            const char* v = need("--bench");
-            if (!v || std::sscanf(v, "%d", &o.bench) != 1 || o.bench < 2) {
-                fmt::print(stderr, "pipescope-viewer: --bench: expected a number of frames >= 2\n");
-                return 1;
-            }
-        } else if (a.starts_with("--")) {
-            fmt::print(stderr, "pipescope-viewer: unknown option {}\n", a);
-            usage(stderr);
-            return 1;
-        } else {
-            o.traces.push_back(a);
-        }
-    }
-    // `pipescope-viewer OUT/lesson.json` is `--lesson OUT/lesson.json`.
-    if (o.lesson.empty() && o.traces.size() == 1 && looks_like_lesson(o.traces[0])) {
-        o.lesson = o.traces[0];
-        o.traces.clear();
-    }
-    if (o.lesson.empty() && (o.has_lesson_step || !o.screenshot_steps.empty())) {
-        fmt::print(stderr, "pipescope-viewer: {} needs --lesson FILE.json\n",
-                   o.has_lesson_step ? "--lesson-step" : "--screenshot-steps");
-        return 1;
-    }
-    if (!o.screenshot_steps.empty() && (!o.screenshot.empty() || o.bench > 0)) {
-        fmt::print(stderr,
-                   "pipescope-viewer: --screenshot-steps writes its own screenshots: not with --screenshot or --bench\n");
-        return 1;
-    }
-    if (!o.script.empty() && (!o.screenshot.empty() || o.bench > 0 || !o.screenshot_steps.empty())) {
-        fmt::print(stderr,
-                   "pipescope-viewer: --script runs in the window: not with --screenshot, --screenshot-steps or --bench "
-                   "(use the script's screenshot command)\n");
-        return 1;
-    }
-    return 0;
-}
 
 double rss_mb() {
     std::ifstream in("/proc/self/status");
@@ -281,34 +89,125 @@ double percentile(std::vector<double> v, double p) {
     return v[k];
 }
 
-// --screenshot-steps DIR: for every step of the lesson, its move, a few frames, DIR/step-K.png.
-int screenshot_steps(gl_app& g, shell& sh, const std::string& dir) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) {
-        fmt::print(stderr, "pipescope-viewer: --screenshot-steps: cannot create {}: {}\n", dir, ec.message());
-        return 4;
+// --- before the window: the files read at once, so that a bad one is reported without a window ---
+
+// The lesson of --lesson: 0, 2 if it does not load, 1 if it has no step --lesson-step.
+int read_lesson(const viewer_options& o, std::optional<lesson>& lsn) {
+    if (o.lesson.empty()) return 0;
+    try {
+        lsn = load_lesson(o.lesson, [](std::string_view v) { return find_view(v) != nullptr; });
+    } catch (const lesson_error& e) {
+        fmt::print(stderr, "pipescope-viewer: {}\n", e.what());
+        return 2;
     }
-    const std::size_t n = sh.lesson_loaded ? sh.lesson_loaded->steps.size() : 0;
-    for (std::size_t k = 0; k < n; ++k) {
-        sh.go_to_step(k);
-        for (int i = 0; i < 3; ++i) run_frame(g, sh);
-        const std::string png = (fs::path(dir) / ("step-" + std::to_string(k + 1) + ".png")).string();
-        bool ok = true;
-        run_frame(g, sh, [&] { ok = write_png(g.win, png); });
-        if (!ok) {
-            fmt::print(stderr, "pipescope-viewer: cannot write {}\n", png);
-            return 4;
-        }
-        fmt::print("pipescope-viewer: wrote {}\n", png);
+    if (o.lesson_step > lsn->steps.size()) {
+        fmt::print(stderr, "pipescope-viewer: --lesson-step {}: {} has {} step{}\n", o.lesson_step, o.lesson,
+                   lsn->steps.size(), lsn->steps.size() == 1 ? "" : "s");
+        return 1;
     }
     return 0;
 }
 
-}   // namespace
+// `pipescope-viewer DIR` (or DIR/scale.json) of `pipescope scale`: its traces, in the scaling view
+// unless --view says otherwise. 0, or 2 if the sweep does not load.
+int read_sweep(viewer_options& o, std::optional<sweep>& swp) {
+    if (!o.lesson.empty() || o.traces.size() != 1 || !looks_like_sweep(o.traces[0])) return 0;
+    try {
+        swp = load_sweep(o.traces[0]);
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "pipescope-viewer: {}\n", e.what());
+        return 2;
+    }
+    o.traces.clear();
+    for (const fs::path& t : swp->traces()) o.traces.push_back(t.string());
+    if (!o.view_given) o.view = "scaling";
+    return 0;
+}
+
+// The steps of --script: 0, or 1 if it does not parse.
+int read_script(const viewer_options& o, std::vector<script_step>& script) {
+    if (!o.scripted()) return 0;
+    try {
+        script = load_script(o.script);
+    } catch (const script_error& e) {
+        fmt::print(stderr, "pipescope-viewer: {}\n", e.what());
+        return 1;
+    }
+    return 0;
+}
+
+// --- the window and the UI on it ---------------------------------------------------------------
+
+// An OpenGL 3.3 core window: 0, or 3 if there is no display or no such context. A headless or
+// scripted window has the size asked for (a screenshot's size; a script's clicks land where they
+// were written for), a user's the size asked for or 1440x900.
+int open_window(gl_app& g, const viewer_options& o) {
+    glfwSetErrorCallback(
+        [](int code, const char* msg) { fmt::print(stderr, "pipescope-viewer: GLFW error {}: {}\n", code, msg); });
+    if (!glfwInit()) {
+        fmt::print(stderr, "pipescope-viewer: cannot initialize GLFW (no display? try xvfb-run -a)\n");
+        return 3;
+    }
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GL_TRUE);
+    if (o.headless()) glfwWindowHint(GLFW_RESIZABLE, GLFW_FALSE);
+    const bool fixed_size = o.headless() || o.scripted() || o.size_given;
+    const int W = fixed_size ? o.w : 1440, H = fixed_size ? o.h : 900;
+    g.win = glfwCreateWindow(W, H, "pipescope-viewer", nullptr, nullptr);
+    if (!g.win) {
+        fmt::print(stderr, "pipescope-viewer: cannot create an OpenGL 3.3 window\n");
+        glfwTerminate();
+        return 3;
+    }
+    glfwMakeContextCurrent(g.win);
+    glfwSwapInterval(o.headless() || o.scripted() ? 0 : 1);   // drawing for a file or a script waits for no screen
+    return 0;
+}
+
+// ImGui's context. Only a user's window keeps its settings (imgui.ini): a screenshot or a script
+// starts from none, so that what it shows does not depend on the last session.
+void create_imgui(const viewer_options& o) {
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    static std::string ini;   // ImGui keeps the pointer
+    if (o.headless() || o.scripted()) {
+        io.IniFilename = nullptr;
+    } else {
+        std::error_code ec;
+        fs::create_directories(config_dir(), ec);
+        ini = (config_dir() / "imgui.ini").string();
+        io.IniFilename = ini.c_str();
+    }
+}
+
+// The UI scale (--ui-scale, else the monitor's), ImGui's GL backends and the input queue.
+void set_up_ui(gl_app& g, shell& sh, const viewer_options& o) {
+    float monitor_scale = 1, unused = 1;
+    glfwGetWindowContentScale(g.win, &monitor_scale, &unused);
+    sh.monitor_scale = monitor_scale;
+    if (o.ui_scale > 0) sh.scale_override = o.ui_scale;
+    scale_ui(sh, sh.wanted_ui_scale(), false);
+    // Not ImGui's own GLFW callbacks: input goes through the queue (app/input.hpp) so that no tap is lost.
+    ImGui_ImplGlfw_InitForOpenGL(g.win, false);
+    ImGui_ImplOpenGL3_Init("#version 330 core");
+    g.input.install(g.win);
+    g.input.devices(!o.headless() && !o.scripted());   // screenshots show no hover; scripts are the only input
+    if (o.scripted()) g.fixed_frame_s = 1.0f / 64;     // a frame is 1/64 s of script time: exact in binary
+}
+
+// The monitor's content scale (a window moved to a HiDPI screen) or View > UI scale changed.
+void follow_ui_scale(gl_app& g, shell& sh) {
+    float sx = 1, sy = 1;
+    glfwGetWindowContentScale(g.win, &sx, &sy);
+    sh.monitor_scale = sx;
+    if (std::abs(sh.wanted_ui_scale() - sh.ui_scale) > 0.01f) scale_ui(sh, sh.wanted_ui_scale(), true);
+}
 
 // --select: selects node (I, J) and, without --range, frames it with context on both sides.
-bool apply_select(shell& sh, const options& o) {
+bool apply_select(shell& sh, const viewer_options& o) {
     const selection node = select_node(sh.doc, o.select_iteration, o.select_stage);
     if (!node.valid()) {
         fmt::print(stderr, "pipescope-viewer: --select {}:{}: no run has pipeline node (iteration {}, stage {})\n",
@@ -327,198 +226,131 @@ bool apply_select(shell& sh, const options& o) {
     return true;
 }
 
-int main(int argc, char** argv) {
-    options o;
-    if (int rc = parse_args(argc, argv, o)) return rc;
-    // The lesson is read before any window: a malformed one is reported at once (exit 2).
-    std::optional<lesson> lsn;
-    if (!o.lesson.empty()) {
-        try {
-            lsn = load_lesson(o.lesson, [](std::string_view v) { return find_view(v) != nullptr; });
-        } catch (const lesson_error& e) {
-            fmt::print(stderr, "pipescope-viewer: {}\n", e.what());
-            return 2;
-        }
-        if (o.lesson_step > lsn->steps.size()) {
-            fmt::print(stderr, "pipescope-viewer: --lesson-step {}: {} has {} step{}\n", o.lesson_step, o.lesson,
-                       lsn->steps.size(), lsn->steps.size() == 1 ? "" : "s");
-            return 1;
-        }
-    }
-    // `pipescope-viewer DIR` (or DIR/scale.json) of `pipescope scale`: its traces, in the scaling view.
-    std::optional<sweep> swp;
-    if (o.lesson.empty() && o.traces.size() == 1 && looks_like_sweep(o.traces[0])) {
-        try {
-            swp = load_sweep(o.traces[0]);
-        } catch (const std::exception& e) {
-            fmt::print(stderr, "pipescope-viewer: {}\n", e.what());
-            return 2;
-        }
-        o.traces.clear();
-        for (const fs::path& t : swp->traces()) o.traces.push_back(t.string());
-        if (!o.view_given) o.view = "scaling";
-    }
-    const bool headless = !o.screenshot.empty() || o.bench > 0 || !o.screenshot_steps.empty();
-    // The script's window: loads in the background like a user's, but its size is given, it keeps
-    // no settings (imgui.ini) and only the script's input counts.
-    std::vector<script_step> script;
-    if (!o.script.empty()) {
-        try {
-            script = load_script(o.script);
-        } catch (const script_error& e) {
-            fmt::print(stderr, "pipescope-viewer: {}\n", e.what());
-            return 1;
-        }
-    }
-    const bool scripted = !o.script.empty();
+// --range, --time and --select, on the loaded files (after a lesson step's move: they override
+// it). False if no run has the node of --select (printed).
+bool apply_view_options(shell& sh, const viewer_options& o) {
+    if (o.has_range) sh.state.frame_request = std::pair{o.range_a, o.range_b};
+    if (o.has_time) sh.state.cursor = o.time;
+    return !o.has_select || apply_select(sh, o);
+}
 
-    glfwSetErrorCallback(
-        [](int code, const char* msg) { fmt::print(stderr, "pipescope-viewer: GLFW error {}: {}\n", code, msg); });
-    if (!glfwInit()) {
-        fmt::print(stderr, "pipescope-viewer: cannot initialize GLFW (no display? try xvfb-run -a)\n");
-        return 3;
-    }
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
-    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GL_TRUE);
-    if (headless) glfwWindowHint(GLFW_RESIZABLE, GLFW_FALSE);
-    gl_app g;
-    const bool fixed_size = headless || scripted || o.size_given;
-    const int W = fixed_size ? o.w : 1440, H = fixed_size ? o.h : 900;
-    g.win = glfwCreateWindow(W, H, "pipescope-viewer", nullptr, nullptr);
-    if (!g.win) {
-        fmt::print(stderr, "pipescope-viewer: cannot create an OpenGL 3.3 window\n");
-        glfwTerminate();
-        return 3;
-    }
-    glfwMakeContextCurrent(g.win);
-    glfwSwapInterval(headless || scripted ? 0 : 1);
-    IMGUI_CHECKVERSION();
-    ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    static std::string ini;
-    if (headless || scripted) {
-        io.IniFilename = nullptr;
-    } else {
-        std::error_code ec;
-        fs::create_directories(config_dir(), ec);
-        ini = (config_dir() / "imgui.ini").string();
-        io.IniFilename = ini.c_str();
-    }
-    shell sh;
-    float monitor_scale = 1, unused = 1;
-    glfwGetWindowContentScale(g.win, &monitor_scale, &unused);
-    sh.monitor_scale = monitor_scale;
-    if (o.ui_scale > 0) sh.scale_override = o.ui_scale;
-    scale_ui(sh, sh.wanted_ui_scale(), false);
-    // Not ImGui's own GLFW callbacks: input goes through the queue (app/input.hpp) so that no tap is lost.
-    ImGui_ImplGlfw_InitForOpenGL(g.win, false);
-    ImGui_ImplOpenGL3_Init("#version 330 core");
-    g.input.install(g.win);
-    g.input.devices(!headless && !scripted);              // screenshots show no hover; scripts are the only input
-    if (scripted) g.fixed_frame_s = 1.0f / 64;            // a frame is 1/64 s of script time: exact in binary
-    sh.loads.on_finished([] { glfwPostEmptyEvent(); });   // wakes the idle wait below
-    sh.set_view(o.view);
-    if (swp) sh.state.scaling = std::move(swp);
+// --- headless: --screenshot, --screenshot-steps, --bench ---------------------------------------
 
-    if (headless) {
-        // Load synchronously: the frames rendered are the loaded document (or the error).
-        const auto t0 = std::chrono::steady_clock::now();
-        int rc = 0;
-        std::vector<std::filesystem::path> traces;
-        if (lsn)
-            for (const auto& r : lsn->runs) traces.push_back(r.trace_path);
-        traces.insert(traces.end(), o.traces.begin(), o.traces.end());
-        for (const auto& t : traces) {
-            load_result r = loader::load_now(t);
-            if (!r.file) {
-                fmt::print(stderr, "pipescope-viewer: {}\n", r.error);
-                rc = 2;
-            } else {
-                for (const std::string& note : {damage_note(*r.file), no_runs_note(*r.file)})   // shown, not errors: exit 0
-                    if (!note.empty()) fmt::print(stderr, "pipescope-viewer: {}\n", note);
-            }
-            sh.add_loaded(std::move(r));
-        }
-        const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (lsn) {   // the step's move first: --range, --time, --select given too override it
-            sh.lesson_loaded = std::move(*lsn);
-            sh.go_to_step(o.lesson_step - 1);
-        }
-        if (!o.screenshot_steps.empty()) {
-            const int wrc = screenshot_steps(g, sh, o.screenshot_steps);
-            return wrc ? wrc : rc;
-        }
-        if (o.has_range) sh.state.frame_request = std::pair{o.range_a, o.range_b};
-        if (o.has_time) sh.state.cursor = o.time;
-        if (o.has_select && !apply_select(sh, o)) return 1;
-        if (o.bench > 0) {
-            if (sh.doc.empty()) {
-                fmt::print(stderr, "pipescope-viewer: --bench needs a trace that loads\n");
-                return 2;
-            }
-            for (int i = 0; i < 3; ++i) run_frame(g, sh);
-            const double span = static_cast<double>(sh.doc.end - sh.doc.start);
-            std::vector<double> out_ms, mid_ms;
-            const int n_out = o.bench / 2, n_mid = o.bench - n_out;
-            for (int i = 0; i < n_out; ++i) {   // full zoom-out, jittering by a few pixels
-                sh.state.frame_request = std::pair{(i % 5) * span * 0.002, span + (i % 5) * span * 0.002};
-                out_ms.push_back(run_frame(g, sh));
-            }
-            for (int i = 0; i < n_mid; ++i) {   // 1/1000 of the trace in view, panning across it
-                const double w = span / 1000;
-                const double a = (span - w) * (static_cast<double>(i) / std::max(1, n_mid - 1));
-                sh.state.frame_request = std::pair{a, a + w};
-                mid_ms.push_back(run_frame(g, sh));
-            }
-            const double rss = rss_mb();
-            const double events = static_cast<double>(sh.doc.event_count());
-            fmt::print(
-                "bench: load {:.2f} s, {:.0f} events, frames {}: zoomed-out p50 {:.2f} ms p99 {:.2f} ms, mid-zoom p50 {:.2f} ms p99 {:.2f} ms, "
-                "RSS {:.0f} MB ({:.1f} B/event)\n",
-                load_s, events, o.bench, percentile(out_ms, 0.5), percentile(out_ms, 0.99), percentile(mid_ms, 0.5),
-                percentile(mid_ms, 0.99), rss, events > 0 ? rss * 1048576.0 / events : 0.0);
-            fmt::print("load_seconds {:.3f}\nevents {:.0f}\nframes {}\nzoomed_out_p50_ms {:.3f}\nzoomed_out_p99_ms {:.3f}\n"
-                       "mid_zoom_p50_ms {:.3f}\nmid_zoom_p99_ms {:.3f}\nrss_mb {:.1f}\nrss_bytes_per_event {:.1f}\n",
-                       load_s, events, o.bench, percentile(out_ms, 0.5), percentile(out_ms, 0.99), percentile(mid_ms, 0.5),
-                       percentile(mid_ms, 0.99), rss, events > 0 ? rss * 1048576.0 / events : 0.0);
+// A few frames for the UI to settle (a window sizes itself on its second frame), then the next one
+// into `png`: 0, or 4 if it could not be written.
+int screenshot(gl_app& g, shell& sh, const std::string& png) {
+    for (int i = 0; i < 3; ++i) run_frame(g, sh);
+    bool ok = true;
+    run_frame(g, sh, [&] { ok = write_png(g.win, png); });
+    if (!ok) {
+        fmt::print(stderr, "pipescope-viewer: cannot write {}\n", png);
+        return 4;
+    }
+    fmt::print("pipescope-viewer: wrote {}\n", png);
+    return 0;
+}
+
+// --screenshot-steps DIR: for every step of the lesson, its move, a few frames, DIR/step-K.png.
+int screenshot_steps(gl_app& g, shell& sh, const std::string& dir) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) {
+        fmt::print(stderr, "pipescope-viewer: --screenshot-steps: cannot create {}: {}\n", dir, ec.message());
+        return 4;
+    }
+    const std::size_t n = sh.lesson_loaded ? sh.lesson_loaded->steps.size() : 0;
+    for (std::size_t k = 0; k < n; ++k) {
+        sh.go_to_step(k);
+        if (const int rc = screenshot(g, sh, (fs::path(dir) / ("step-" + std::to_string(k + 1) + ".png")).string()))
             return rc;
-        }
-        for (int i = 0; i < 3; ++i) run_frame(g, sh);
-        bool ok = true;
-        run_frame(g, sh, [&] { ok = write_png(g.win, o.screenshot); });
-        if (!ok) {
-            fmt::print(stderr, "pipescope-viewer: cannot write {}\n", o.screenshot);
-            return 4;
-        }
-        fmt::print("pipescope-viewer: wrote {}\n", o.screenshot);
-        return rc;
     }
+    return 0;
+}
 
-    if (lsn) sh.open_lesson(std::move(*lsn), o.lesson_step - 1);
-    for (const auto& t : o.traces) sh.open(t, open_origin::command_line);
-    // --range, --time and --select apply once the files given have loaded.
-    bool startup_pending = o.has_range || o.has_time || o.has_select;
-    const frame_fn frame = [&](const std::function<void()>& before_swap) {
-        if (startup_pending && !sh.loads.busy() && !sh.lesson_waiting()) {
-            startup_pending = false;
-            if (o.has_range) sh.state.frame_request = std::pair{o.range_a, o.range_b};
-            if (o.has_time) sh.state.cursor = o.time;
-            if (o.has_select) apply_select(sh, o);   // prints why if no run has the node; the window stays open
+// The lesson's traces, then those given, loaded before the first frame so that the frames drawn
+// show the loaded document (or the error). 0, or 2 if one did not load (the others still show).
+int load_all_now(shell& sh, const viewer_options& o, const std::optional<lesson>& lsn) {
+    int rc = 0;
+    std::vector<std::filesystem::path> traces;
+    if (lsn)
+        for (const auto& r : lsn->runs) traces.push_back(r.trace_path);
+    traces.insert(traces.end(), o.traces.begin(), o.traces.end());
+    for (const auto& t : traces) {
+        load_result r = loader::load_now(t);
+        if (!r.file) {
+            fmt::print(stderr, "pipescope-viewer: {}\n", r.error);
+            rc = 2;
+        } else {
+            for (const std::string& note : {damage_note(*r.file), no_runs_note(*r.file)})   // shown, not errors: exit 0
+                if (!note.empty()) fmt::print(stderr, "pipescope-viewer: {}\n", note);
         }
-        // The monitor's content scale (a window moved to a HiDPI screen) or View > UI scale changed.
-        float sx = 1, sy = 1;
-        glfwGetWindowContentScale(g.win, &sx, &sy);
-        sh.monitor_scale = sx;
-        if (std::abs(sh.wanted_ui_scale() - sh.ui_scale) > 0.01f) scale_ui(sh, sh.wanted_ui_scale(), true);
-        run_frame(g, sh, before_swap);
-    };
-    if (scripted) return run_script(script, g, sh, frame);
-    // An idle window sleeps until an event arrives: input, a resize, or a load finishing
-    // (glfwPostEmptyEvent above). It draws continuously only while something moves on its own — a
-    // replay playing, a load's spinner, a key held down (W zooms while held) — and for a few frames
-    // after anything happened, which ImGui needs to settle (a window sizes itself on its second frame).
+        sh.add_loaded(std::move(r));
+    }
+    return rc;
+}
+
+// --bench N: frame times over a scripted pan/zoom, half zoomed out, half at 1/1000 of the trace,
+// with the load time and the memory held; 0, or 2 with no trace to pan over.
+int run_bench(gl_app& g, shell& sh, const viewer_options& o, double load_s) {
+    if (sh.doc.empty()) {
+        fmt::print(stderr, "pipescope-viewer: --bench needs a trace that loads\n");
+        return 2;
+    }
+    for (int i = 0; i < 3; ++i) run_frame(g, sh);
+    const double span = static_cast<double>(sh.doc.end - sh.doc.start);
+    std::vector<double> out_ms, mid_ms;
+    const int n_out = o.bench / 2, n_mid = o.bench - n_out;
+    for (int i = 0; i < n_out; ++i) {   // full zoom-out, jittering by a few pixels
+        sh.state.frame_request = std::pair{(i % 5) * span * 0.002, span + (i % 5) * span * 0.002};
+        out_ms.push_back(run_frame(g, sh));
+    }
+    for (int i = 0; i < n_mid; ++i) {   // 1/1000 of the trace in view, panning across it
+        const double w = span / 1000;
+        const double a = (span - w) * (static_cast<double>(i) / std::max(1, n_mid - 1));
+        sh.state.frame_request = std::pair{a, a + w};
+        mid_ms.push_back(run_frame(g, sh));
+    }
+    const double rss = rss_mb();
+    const double events = static_cast<double>(sh.doc.event_count());
+    const double out50 = percentile(out_ms, 0.5), out99 = percentile(out_ms, 0.99);
+    const double mid50 = percentile(mid_ms, 0.5), mid99 = percentile(mid_ms, 0.99);
+    const double per_event = events > 0 ? rss * 1048576.0 / events : 0.0;
+    fmt::print(
+        "bench: load {:.2f} s, {:.0f} events, frames {}: zoomed-out p50 {:.2f} ms p99 {:.2f} ms, mid-zoom p50 {:.2f} ms p99 {:.2f} ms, "
+        "RSS {:.0f} MB ({:.1f} B/event)\n",
+        load_s, events, o.bench, out50, out99, mid50, mid99, rss, per_event);
+    fmt::print("load_seconds {:.3f}\nevents {:.0f}\nframes {}\nzoomed_out_p50_ms {:.3f}\nzoomed_out_p99_ms {:.3f}\n"
+               "mid_zoom_p50_ms {:.3f}\nmid_zoom_p99_ms {:.3f}\nrss_mb {:.1f}\nrss_bytes_per_event {:.1f}\n",
+               load_s, events, o.bench, out50, out99, mid50, mid99, rss, per_event);
+    return 0;
+}
+
+// The headless modes: load, apply the lesson step and the options, draw, write, exit. A file that
+// did not load makes the exit status 2 unless writing failed worse.
+int run_headless(gl_app& g, shell& sh, const viewer_options& o, std::optional<lesson>& lsn) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const int rc = load_all_now(sh, o, lsn);
+    const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (lsn) {   // the step's move first: --range, --time, --select given too override it
+        sh.lesson_loaded = std::move(*lsn);
+        sh.go_to_step(o.lesson_step - 1);
+    }
+    if (!o.screenshot_steps.empty()) {
+        const int wrc = screenshot_steps(g, sh, o.screenshot_steps);
+        return wrc ? wrc : rc;
+    }
+    if (!apply_view_options(sh, o)) return 1;
+    const int wrc = o.bench > 0 ? run_bench(g, sh, o, load_s) : screenshot(g, sh, o.screenshot);
+    return wrc ? wrc : rc;
+}
+
+// --- the window a user (or a script) drives ----------------------------------------------------
+
+// An idle window sleeps until an event arrives: input, a resize, or a load finishing
+// (glfwPostEmptyEvent in main). It draws continuously only while something moves on its own — a
+// replay playing, a load's spinner, a key held down (W zooms while held) — and for a few frames
+// after anything happened, which ImGui needs to settle (a window sizes itself on its second frame).
+void draw_until_closed(gl_app& g, shell& sh, const frame_fn& frame) {
     constexpr int settle_frames = 3;
     int settle = settle_frames;
     while (!glfwWindowShouldClose(g.win) && !sh.quit) {
@@ -534,5 +366,48 @@ int main(int argc, char** argv) {
         glfwWaitEvents();
         settle = settle_frames;   // whatever woke us: draw it and let it settle
     }
+}
+
+// Opens the lesson and the traces in the background, as a user would, and draws until the window
+// closes or the script ends (its exit status).
+int run_window(gl_app& g, shell& sh, const viewer_options& o, std::optional<lesson>& lsn,
+               const std::vector<script_step>& script) {
+    if (lsn) sh.open_lesson(std::move(*lsn), o.lesson_step - 1);
+    for (const auto& t : o.traces) sh.open(t, open_origin::command_line);
+    // --range, --time and --select apply once the files given have loaded.
+    bool startup_pending = o.has_range || o.has_time || o.has_select;
+    const frame_fn frame = [&](const std::function<void()>& before_swap) {
+        if (startup_pending && !sh.loads.busy() && !sh.lesson_waiting()) {
+            startup_pending = false;
+            apply_view_options(sh, o);   // prints why if no run has the node; the window stays open
+        }
+        follow_ui_scale(g, sh);
+        run_frame(g, sh, before_swap);
+    };
+    if (o.scripted()) return run_script(script, g, sh, frame);
+    draw_until_closed(g, sh, frame);
     return 0;
+}
+
+}   // namespace
+
+int main(int argc, char** argv) {
+    viewer_options o;
+    if (int rc = parse_viewer_options(argc, argv, o)) return rc;
+    std::optional<lesson> lsn;
+    std::optional<sweep> swp;
+    std::vector<script_step> script;
+    if (int rc = read_lesson(o, lsn)) return rc;
+    if (int rc = read_sweep(o, swp)) return rc;
+    if (int rc = read_script(o, script)) return rc;
+
+    gl_app g;   // before the shell, so that the shell is destroyed first, while ImGui and GL still exist
+    if (int rc = open_window(g, o)) return rc;
+    create_imgui(o);
+    shell sh;
+    set_up_ui(g, sh, o);
+    sh.loads.on_finished([] { glfwPostEmptyEvent(); });   // wakes draw_until_closed's idle wait
+    sh.set_view(o.view);
+    if (swp) sh.state.scaling = std::move(swp);
+    return o.headless() ? run_headless(g, sh, o, lsn) : run_window(g, sh, o, lsn, script);
 }

@@ -48,24 +48,26 @@ std::vector<suspend_mark> find_suspends(const tm::trace_model& m, const tm::run&
     return out;
 }
 
-dag_index build_dag_index(const tm::pipeline_dag& dag, std::span<const suspend_mark> suspends) {
-    dag_index x;
-    const auto& nodes = dag.nodes;
-    const std::size_t n = nodes.size();
-    // Incoming edges by target (counting sort).
+namespace {
+
+// Incoming edges by target (a counting sort): the edges into v are one range, for state_at.
+void index_in_edges(const tm::pipeline_dag& dag, dag_index& x) {
+    const std::size_t n = dag.nodes.size();
     x.in_first.assign(n + 1, 0);
     for (const auto& e : dag.edges)
         if (e.to < n && e.from < n) ++x.in_first[e.to + 1];
     for (std::size_t v = 0; v < n; ++v) x.in_first[v + 1] += x.in_first[v];
     x.in_edges.resize(x.in_first[n]);
-    {
-        std::vector<std::uint32_t> fill(x.in_first.begin(), x.in_first.end() - 1);
-        for (std::uint32_t k = 0; k < dag.edges.size(); ++k) {
-            const auto& e = dag.edges[k];
-            if (e.to < n && e.from < n) x.in_edges[fill[e.to]++] = k;
-        }
+    std::vector<std::uint32_t> fill(x.in_first.begin(), x.in_first.end() - 1);
+    for (std::uint32_t k = 0; k < dag.edges.size(); ++k) {
+        const auto& e = dag.edges[k];
+        if (e.to < n && e.from < n) x.in_edges[fill[e.to]++] = k;
     }
-    // Columns (distinct iterations, in node order) and rows (distinct stages).
+}
+
+// Columns: the distinct iterations, in node order (an iteration's nodes are consecutive).
+void index_columns(const std::vector<tm::dag_node>& nodes, dag_index& x) {
+    const std::size_t n = nodes.size();
     x.node_col.resize(n);
     for (std::uint32_t v = 0; v < n; ++v) {
         if (v == 0 || nodes[v].iteration != nodes[v - 1].iteration) {
@@ -75,19 +77,22 @@ dag_index build_dag_index(const tm::pipeline_dag& dag, std::span<const suspend_m
         x.node_col[v] = static_cast<std::uint32_t>(x.col_first.size() - 1);
     }
     x.col_first.push_back(static_cast<std::uint32_t>(n));
-    // Rows: every stage a node or a folded block holds (the union of the blocks' stage ranges).
-    {
-        std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
-        ranges.reserve(n);
-        for (const auto& nd : nodes) ranges.emplace_back(nd.stage, std::max(nd.stage, nd.last_stage));
-        std::sort(ranges.begin(), ranges.end());
-        ranges.erase(std::unique(ranges.begin(), ranges.end()), ranges.end());
-        x.row_stage.reserve(64);
-        for (const auto& [a, b] : ranges)
-            for (std::uint64_t j = x.row_stage.empty() ? a : std::max(a, x.row_stage.back() + 1); j <= b && j >= a; ++j)
-                x.row_stage.push_back(j);
-        x.row_stage.shrink_to_fit();
-    }
+}
+
+// Rows: every stage a node or a folded block holds (the union of the blocks' stage ranges), and
+// the rows of each node's first and last stage.
+void index_rows(const std::vector<tm::dag_node>& nodes, dag_index& x) {
+    const std::size_t n = nodes.size();
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+    ranges.reserve(n);
+    for (const auto& nd : nodes) ranges.emplace_back(nd.stage, std::max(nd.stage, nd.last_stage));
+    std::sort(ranges.begin(), ranges.end());
+    ranges.erase(std::unique(ranges.begin(), ranges.end()), ranges.end());
+    x.row_stage.reserve(64);
+    for (const auto& [a, b] : ranges)
+        for (std::uint64_t j = x.row_stage.empty() ? a : std::max(a, x.row_stage.back() + 1); j <= b && j >= a; ++j)
+            x.row_stage.push_back(j);
+    x.row_stage.shrink_to_fit();
     auto row_of = [&](std::uint64_t stage) {
         return static_cast<std::uint32_t>(std::lower_bound(x.row_stage.begin(), x.row_stage.end(), stage) -
                                           x.row_stage.begin());
@@ -98,8 +103,11 @@ dag_index build_dag_index(const tm::pipeline_dag& dag, std::span<const suspend_m
         x.node_row[v] = row_of(nodes[v].stage);
         x.node_last_row[v] = nodes[v].folded() ? row_of(nodes[v].last_stage) : x.node_row[v];
     }
-    // Suspensions: the node an iteration waits for is its first node starting at or after the suspend.
-    x.suspend_at.assign(n, no_time);
+}
+
+// Suspensions: the node an iteration waits for is its first node starting at or after the suspend.
+void index_suspends(const std::vector<tm::dag_node>& nodes, std::span<const suspend_mark> suspends, dag_index& x) {
+    x.suspend_at.assign(nodes.size(), no_time);
     for (const suspend_mark& s : suspends) {
         auto ci = std::lower_bound(x.col_iteration.begin(), x.col_iteration.end(), s.iteration);
         if (ci == x.col_iteration.end() || *ci != s.iteration) continue;
@@ -110,9 +118,17 @@ dag_index build_dag_index(const tm::pipeline_dag& dag, std::span<const suspend_m
                 break;
             }
     }
-    // Times.
+}
+
+// (end, nodes held): a block's end counts all its nodes done.
+using end_mark = std::pair<std::uint64_t, std::uint32_t>;
+
+// Each node's start, end and suspension, the workers, the node totals and the folded blocks by
+// worker (a worker runs one at a time: what folded_done_at looks up). Returns the ends, unsorted.
+std::vector<end_mark> collect_times(const std::vector<tm::dag_node>& nodes, dag_index& x) {
+    const std::size_t n = nodes.size();
     x.starts.reserve(n);
-    std::vector<std::pair<std::uint64_t, std::uint32_t>> ends;   // (end, nodes)
+    std::vector<end_mark> ends;
     ends.reserve(n);
     for (std::uint32_t v = 0; v < n; ++v) {
         const tm::dag_node& nd = nodes[v];
@@ -135,6 +151,13 @@ dag_index build_dag_index(const tm::pipeline_dag& dag, std::span<const suspend_m
             }
         }
     }
+    return ends;
+}
+
+// Everything counts_at and the replay's steps look up by binary search, sorted: starts, ends with
+// the nodes done by each, suspensions, and the events (starts and ends, unique).
+void sort_times(std::vector<end_mark> ends, dag_index& x) {
+    const std::size_t n = ends.size();
     for (auto& blocks : x.folded_by_worker)
         std::sort(blocks.begin(), blocks.end(),
                   [](const dag_index::block_time& a, const dag_index::block_time& b) { return a.start < b.start; });
@@ -156,6 +179,13 @@ dag_index build_dag_index(const tm::pipeline_dag& dag, std::span<const suspend_m
         x.start = x.starts.front();
         x.end = x.ends.back();
     }
+}
+
+// The node of each slice (clicking a slice in the timeline selects its node), and the most columns
+// an edge spans (how far left of the view the draw list looks for throttle edges).
+void index_slices_and_span(const tm::pipeline_dag& dag, dag_index& x) {
+    const auto& nodes = dag.nodes;
+    const std::size_t n = nodes.size();
     for (std::uint32_t v = 0; v < n; ++v)
         if (nodes[v].slice.valid() && !nodes[v].slice.is_instant)
             x.by_slice.emplace_back((std::uint64_t{nodes[v].slice.track} << 32) | nodes[v].slice.index, v);
@@ -163,6 +193,18 @@ dag_index build_dag_index(const tm::pipeline_dag& dag, std::span<const suspend_m
     for (const auto& e : dag.edges)
         if (e.to < n && e.from < n && x.node_col[e.to] > x.node_col[e.from])
             x.edge_span = std::max(x.edge_span, x.node_col[e.to] - x.node_col[e.from]);
+}
+
+}   // namespace
+
+dag_index build_dag_index(const tm::pipeline_dag& dag, std::span<const suspend_mark> suspends) {
+    dag_index x;
+    index_in_edges(dag, x);
+    index_columns(dag.nodes, x);
+    index_rows(dag.nodes, x);
+    index_suspends(dag.nodes, suspends, x);   // after the columns: it finds the iteration's column
+    sort_times(collect_times(dag.nodes, x), x);
+    index_slices_and_span(dag, x);
     return x;
 }
 
@@ -296,6 +338,256 @@ std::uint32_t clamp_index(double v, std::size_t hi) {
 // Box extent along one axis: `s` px per cell; at least 1 px and at least 1 px of gap.
 double box_size(double s, double frac) { return std::max(1.0, std::min(std::round(s * frac), std::floor(s) - 1)); }
 
+// What the parts of one frame's draw list share: its inputs and the visible cells.
+struct draw_frame {
+    const tm::pipeline_dag& dag;
+    const dag_index& idx;
+    const dag_camera& cam;
+    const dag_draw_params& p;
+    std::uint32_t c0, c1, r0, r1;   // visible [c0, c1) x [r0, r1)
+    bool crit;                      // the critical path is marked
+
+    // The first node of column c that reaches row r or below (a folded block starting above r
+    // but reaching into it included).
+    std::uint32_t first_row_at_least(std::uint32_t c, std::uint32_t r) const {
+        const auto& rows = idx.node_row;
+        auto v = static_cast<std::uint32_t>(
+            std::lower_bound(rows.begin() + idx.col_first[c], rows.begin() + idx.col_first[c + 1], r) - rows.begin());
+        if (v > idx.col_first[c] && idx.node_last_row[v - 1] >= r) --v;
+        return v;
+    }
+};
+
+// --- zoomed out: groups of columns and rows as one cell ---
+
+// The groups: gx columns by gy rows, so that a cell is at least min_box_px; the row groups in
+// view; per row group the counts of each state, of the done/running nodes of each of the first 64
+// workers and of the nodes in folded blocks (`stride` counters).
+struct lod_grid {
+    std::uint32_t gx, gy;
+    std::uint32_t rg0, rg1, nrg;   // visible row groups [rg0, rg1), nrg of them
+    int wk;                        // workers counted
+    std::size_t stride;
+    double bw, bh;   // box size when a group is one column / one row (0 otherwise: the cell fills the group)
+
+    explicit lod_grid(const draw_frame& f) {
+        const dag_camera& cam = f.cam;
+        gx = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::ceil(f.p.min_box_px / cam.sx)));
+        gy = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::ceil(f.p.min_box_px / cam.sy)));
+        rg0 = f.r0 / gy;
+        rg1 = (f.r1 + gy - 1) / gy;
+        nrg = rg1 - rg0;
+        wk = std::min(f.idx.workers, 64);
+        stride = node_state_count + static_cast<std::size_t>(wk) + 1;   // states, workers, folded
+        bw = gx == 1 ? box_size(cam.sx, f.p.box_frac) : 0;
+        bh = gy == 1 ? box_size(cam.sy, f.p.box_frac) : 0;
+    }
+};
+
+// Counts the nodes of columns [ca, cb) into `counts`, `stride` counters per row group: every
+// column of a group up to 16, 16 evenly spread ones beyond (a zoomed-out frame stays cheap however
+// many columns a group has).
+void count_group(const draw_frame& f, const lod_grid& lg, std::uint32_t ca, std::uint32_t cb,
+                 std::vector<std::uint32_t>& counts) {
+    const auto& rows = f.idx.node_row;
+    const auto& last_rows = f.idx.node_last_row;
+    counts.assign(static_cast<std::size_t>(lg.nrg) * lg.stride, 0);
+    const std::uint32_t span = cb - ca, samples = std::min<std::uint32_t>(span, 16);
+    for (std::uint32_t s = 0; s < samples; ++s) {
+        const std::uint32_t c = ca + static_cast<std::uint32_t>(static_cast<std::uint64_t>(s) * span / samples);
+        for (std::uint32_t v = f.first_row_at_least(c, lg.rg0 * lg.gy);
+             v < f.idx.col_first[c + 1] && rows[v] < lg.rg1 * lg.gy; ++v) {
+            const bool folded = f.dag.nodes[v].folded();
+            // A folded block: each of its nodes in the visible rows, by its share.
+            const std::uint32_t ra = std::max(rows[v], lg.rg0 * lg.gy), rb = std::min(last_rows[v], lg.rg1 * lg.gy - 1);
+            for (std::uint32_t rw = ra; rw <= rb; ++rw) {
+                const node_state st = folded ? state_in_block(f.dag, f.idx, v, rw - rows[v], f.p.t, f.p.ready_mask)
+                                             : state_at(f.dag, f.idx, v, f.p.t, f.p.ready_mask);
+                std::uint32_t* cnt = &counts[static_cast<std::size_t>(rw / lg.gy - lg.rg0) * lg.stride];
+                ++cnt[static_cast<int>(st)];
+                const int w = f.dag.nodes[v].worker;
+                if ((st == node_state::done || st == node_state::running) && w >= 0 && w < lg.wk)
+                    ++cnt[node_state_count + w];
+                cnt[lg.stride - 1] += folded;
+            }
+        }
+    }
+}
+
+// The activity front stays visible: running, then suspended, then ready nodes win over the
+// majority of done / not ready ones.
+node_state cell_state(const std::uint32_t* cnt) {
+    int best = cnt[static_cast<int>(node_state::done)] >= cnt[static_cast<int>(node_state::not_ready)]
+                   ? static_cast<int>(node_state::done)
+                   : static_cast<int>(node_state::not_ready);
+    for (node_state s : {node_state::ready, node_state::suspended, node_state::running})
+        if (cnt[static_cast<int>(s)] > 0) best = static_cast<int>(s);
+    return static_cast<node_state>(best);
+}
+
+// The worker that ran most of a cell's done/running nodes (the lowest on a tie), or -1.
+int cell_worker(const std::uint32_t* cnt, int wk) {
+    int worker = -1;
+    for (int w = 0; w < wk; ++w)
+        if (cnt[node_state_count + w] > 0 && (worker < 0 || cnt[node_state_count + w] > cnt[node_state_count + worker]))
+            worker = w;
+    return worker;
+}
+
+// A group's extent in pixels along one axis, from cell a to cell b: a box centred in its cell when
+// the group is one cell wide (`box` px), else the whole group (at least 1 px).
+std::pair<double, double> group_extent(double px_a, double px_b, double cell_px, std::uint32_t group, double box) {
+    if (group == 1) {
+        const double a = std::round(px_a + (cell_px - box) / 2);
+        return {a, a + box};
+    }
+    const double a = std::round(px_a);
+    return {a, std::max(a + 1, std::round(px_b))};
+}
+
+// One cell per row group with nodes, of the column group [ca, cb) counted in `out.scratch`.
+void add_group_cells(const draw_frame& f, const lod_grid& lg, std::uint32_t ca, std::uint32_t cb, dag_draw_list& out) {
+    const dag_camera& cam = f.cam;
+    const auto [x0, x1] = group_extent(cam.px_x(ca), cam.px_x(cb), cam.sx, lg.gx, lg.bw);
+    for (std::uint32_t rg = 0; rg < lg.nrg; ++rg) {
+        const std::uint32_t* cnt = &out.scratch[static_cast<std::size_t>(rg) * lg.stride];
+        std::uint32_t total = 0;
+        for (int k = 0; k < node_state_count; ++k) total += cnt[k];
+        if (total == 0) continue;
+        const std::uint32_t ra = (lg.rg0 + rg) * lg.gy,
+                            rb = std::min<std::uint32_t>(static_cast<std::uint32_t>(f.idx.rows()), ra + lg.gy);
+        const auto [y0, y1] = group_extent(cam.px_y(ra), cam.px_y(rb), cam.sy, lg.gy, lg.bh);
+        out.cells.push_back({static_cast<float>(x0), static_cast<float>(y0), static_cast<float>(x1), static_cast<float>(y1),
+                             cell_state(cnt), cell_worker(cnt, lg.wk), total, cnt[lg.stride - 1]});
+    }
+}
+
+// Zoomed out: column group by column group, the counts (in the reused scratch) and the cells.
+void add_lod_cells(const draw_frame& f, dag_draw_list& out) {
+    const lod_grid lg(f);
+    const std::uint32_t g0 = f.c0 / lg.gx, g1 = (f.c1 + lg.gx - 1) / lg.gx;
+    const auto ncols = static_cast<std::uint32_t>(f.idx.columns());
+    for (std::uint32_t g = g0; g < g1; ++g) {
+        const std::uint32_t ca = g * lg.gx, cb = std::min<std::uint32_t>(ncols, ca + lg.gx);
+        count_group(f, lg, ca, cb, out.scratch);
+        add_group_cells(f, lg, ca, cb, out);
+    }
+}
+
+// --- zoomed in: a box per node or folded block, null nodes, edges ---
+
+// Where boxes go: bw x bh px, centred in their cells, snapped to whole pixels.
+struct box_geometry {
+    const dag_camera& cam;
+    double bw, bh;   // box size
+    double ox, oy;   // the box's offset in its cell
+
+    explicit box_geometry(const draw_frame& f)
+        : cam(f.cam),
+          bw(box_size(f.cam.sx, f.p.box_frac)),
+          bh(box_size(f.cam.sy, f.p.box_frac)),
+          ox((f.cam.sx - bw) / 2),
+          oy((f.cam.sy - bh) / 2) {}
+    double x(std::uint32_t c) const { return std::round(cam.px_x(c) + ox); }
+    double y(std::uint32_t r) const { return std::round(cam.px_y(r) + oy); }
+};
+
+// The box of node v in column c: over all the rows of a folded block, split where its nodes done
+// at t end and where the next one's share ends.
+dag_box node_box(const draw_frame& f, const box_geometry& bg, std::uint32_t c, std::uint32_t v) {
+    const auto& rows = f.idx.node_row;
+    const float x0 = static_cast<float>(bg.x(c));
+    const float y0 = static_cast<float>(bg.y(rows[v]));
+    const float y1 = static_cast<float>(bg.y(f.idx.node_last_row[v]) + bg.bh);
+    dag_box b{x0,
+              y0,
+              x0 + static_cast<float>(bg.bw),
+              y1,
+              v,
+              state_at(f.dag, f.idx, v, f.p.t, f.p.ready_mask),
+              f.crit && f.p.critical->on_node[v]};
+    const tm::dag_node& nd = f.dag.nodes[v];
+    if (nd.folded()) {
+        // Node k's part of the box starts at its row's top (the last one ends with the box).
+        auto y_of = [&](std::uint32_t k) { return std::min(y1, static_cast<float>(bg.y(rows[v] + k))); };
+        const std::uint32_t done = nodes_done_at(nd, f.p.t);
+        b.folded = true;
+        b.split0 = y_of(done);
+        b.split1 = done < nd.nodes ? y_of(done + 1) : y1;
+    }
+    return b;
+}
+
+// Column c's boxes in the visible rows, and its null nodes: rows an iteration skipped between two
+// of its nodes.
+void add_column_boxes(const draw_frame& f, const box_geometry& bg, std::uint32_t c, dag_draw_list& out) {
+    const auto& rows = f.idx.node_row;
+    const std::uint32_t vb = f.idx.col_first[c], ve = f.idx.col_first[c + 1];
+    const std::uint32_t first = f.first_row_at_least(c, f.r0);
+    for (std::uint32_t v = first; v < ve && rows[v] < f.r1; ++v) out.boxes.push_back(node_box(f, bg, c, v));
+    for (std::uint32_t v = first > vb ? first - 1 : vb; v + 1 < ve && rows[v] < f.r1; ++v) {
+        const std::uint32_t ra = std::max(f.idx.node_last_row[v] + 1, f.r0), rb = std::min(rows[v + 1], f.r1);
+        for (std::uint32_t r = ra; r < rb; ++r)
+            out.nulls.push_back({static_cast<float>(f.cam.px_x(c + 0.5)), static_cast<float>(f.cam.px_y(r + 0.5))});
+    }
+}
+
+// The rows an edge joins: a stage or throttle edge leaves a block's last row and enters the next
+// one's first; a cross edge enters a block at its last row (the stage of i-1 it waits for) from
+// the row of the source holding that stage; a retire edge joins last rows.
+std::pair<std::uint32_t, std::uint32_t> edge_rows(const dag_index& idx, const tm::dag_edge& e) {
+    const auto& rows = idx.node_row;
+    const auto& last_rows = idx.node_last_row;
+    const std::uint32_t u = e.from, v = e.to;
+    if (e.kind == tm::dag_edge_kind::cross) return {std::max(rows[u], std::min(last_rows[u], last_rows[v])), last_rows[v]};
+    if (e.kind == tm::dag_edge_kind::retire) return {last_rows[u], last_rows[v]};
+    return {last_rows[u], rows[v]};
+}
+
+// The edges into node v of column c that are shown (only its throttle edges: `only_throttle`)
+// and reach the visible area.
+void add_edges_into(const draw_frame& f, const box_geometry& bg, std::uint32_t v, std::uint32_t c, bool only_throttle,
+                    dag_draw_list& out) {
+    const double bw = bg.bw, bh = bg.bh;
+    for (std::uint32_t k = f.idx.in_first[v]; k < f.idx.in_first[v + 1]; ++k) {
+        const std::uint32_t ei = f.idx.in_edges[k];
+        const tm::dag_edge& e = f.dag.edges[ei];
+        if (!(f.p.edges_shown & edge_bit(e.kind))) continue;
+        if (only_throttle && e.kind != tm::dag_edge_kind::throttle) continue;
+        const std::uint32_t cu = f.idx.node_col[e.from];
+        if (cu >= f.c1 && c >= f.c1) continue;
+        const auto [ru, rv] = edge_rows(f.idx, e);
+        if ((ru < f.r0 && rv < f.r0) || (ru >= f.r1 && rv >= f.r1)) continue;
+        const double ux = bg.x(cu), uy = bg.y(ru), vx = bg.x(c), vy = bg.y(rv);
+        double ax, ay, bx, by;
+        switch (e.kind) {
+            case tm::dag_edge_kind::stage: ax = ux + bw / 2, ay = uy + bh, bx = vx + bw / 2, by = vy; break;
+            case tm::dag_edge_kind::throttle: ax = ux + bw, ay = uy + bh, bx = vx, by = vy; break;
+            default: ax = ux + bw, ay = uy + bh / 2, bx = vx, by = vy + bh / 2; break;   // cross, retire
+        }
+        out.edges.push_back({static_cast<float>(ax), static_cast<float>(ay), static_cast<float>(bx), static_cast<float>(by),
+                             e.kind, f.crit && f.p.critical->on_edge[ei]});
+    }
+}
+
+// Edges into the visible columns, and throttle edges from them into columns to the right (up to
+// the most columns an edge spans).
+void add_edges(const draw_frame& f, const box_geometry& bg, dag_draw_list& out) {
+    const std::uint32_t cend =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(f.idx.columns(), std::uint64_t{f.c1} + f.idx.edge_span));
+    for (std::uint32_t c = f.c0; c < cend; ++c) {
+        const std::uint32_t vb = f.idx.col_first[c], ve = f.idx.col_first[c + 1];
+        if (c > f.c1) {   // beyond the column right of the view only throttle edges (into first nodes) reach in
+            add_edges_into(f, bg, vb, c, true, out);
+            continue;
+        }
+        const std::uint32_t first = f.first_row_at_least(c, f.r0);
+        if (first > vb)
+            add_edges_into(f, bg, vb, c, false, out);   // the first node's throttle edge, even when scrolled down
+        for (std::uint32_t v = first; v < ve; ++v) add_edges_into(f, bg, v, c, false, out);
+    }
+}
+
 }   // namespace
 
 void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, const dag_camera& cam, const dag_draw_params& p,
@@ -303,177 +595,29 @@ void build_dag_draw_list(const tm::pipeline_dag& dag, const dag_index& idx, cons
     out.clear();
     const std::size_t ncols = idx.columns(), nrows = idx.rows();
     if (dag.nodes.empty() || ncols == 0 || nrows == 0) return;
-    const std::uint32_t c0 = clamp_index(std::floor(cam.col_at(0)), ncols),
-                        c1 = clamp_index(std::ceil(cam.col_at(cam.width)), ncols);
-    const std::uint32_t r0 = clamp_index(std::floor(cam.row_at(0)), nrows),
-                        r1 = clamp_index(std::ceil(cam.row_at(cam.height)), nrows);
-    out.col0 = c0;
-    out.col1 = c1;
-    out.row0 = r0;
-    out.row1 = r1;
-    if (c0 >= c1 || r0 >= r1) return;
-    const auto& rows = idx.node_row;
-    const auto& last_rows = idx.node_last_row;
-    // The first node of column c that reaches row r or below (a folded block starting above r
-    // but reaching into it included).
-    auto first_row_at_least = [&](std::uint32_t c, std::uint32_t r) {
-        auto v = static_cast<std::uint32_t>(
-            std::lower_bound(rows.begin() + idx.col_first[c], rows.begin() + idx.col_first[c + 1], r) - rows.begin());
-        if (v > idx.col_first[c] && last_rows[v - 1] >= r) --v;
-        return v;
-    };
-    const bool crit = p.critical && p.critical->on_node.size() == dag.nodes.size();
-
+    const draw_frame f{dag,
+                       idx,
+                       cam,
+                       p,
+                       clamp_index(std::floor(cam.col_at(0)), ncols),
+                       clamp_index(std::ceil(cam.col_at(cam.width)), ncols),
+                       clamp_index(std::floor(cam.row_at(0)), nrows),
+                       clamp_index(std::ceil(cam.row_at(cam.height)), nrows),
+                       p.critical && p.critical->on_node.size() == dag.nodes.size()};
+    out.col0 = f.c0;
+    out.col1 = f.c1;
+    out.row0 = f.r0;
+    out.row1 = f.r1;
+    if (f.c0 >= f.c1 || f.r0 >= f.r1) return;
     out.lod = cam.sx < p.min_box_px || cam.sy < p.min_box_px;
     if (out.lod) {
-        const std::uint32_t gx = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::ceil(p.min_box_px / cam.sx)));
-        const std::uint32_t gy = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::ceil(p.min_box_px / cam.sy)));
-        const std::uint32_t g0 = c0 / gx, g1 = (c1 + gx - 1) / gx;
-        const std::uint32_t rg0 = r0 / gy, rg1 = (r1 + gy - 1) / gy, nrg = rg1 - rg0;
-        const int wk = std::min(idx.workers, 64);
-        const std::size_t stride = node_state_count + static_cast<std::size_t>(wk) + 1;   // states, workers, folded
-        const double bw = gx == 1 ? box_size(cam.sx, p.box_frac) : 0, bh = gy == 1 ? box_size(cam.sy, p.box_frac) : 0;
-        for (std::uint32_t g = g0; g < g1; ++g) {
-            const std::uint32_t ca = g * gx, cb = std::min<std::uint32_t>(static_cast<std::uint32_t>(ncols), ca + gx);
-            out.scratch.assign(static_cast<std::size_t>(nrg) * stride, 0);
-            const std::uint32_t span = cb - ca, samples = std::min<std::uint32_t>(span, 16);
-            for (std::uint32_t s = 0; s < samples; ++s) {
-                const std::uint32_t c = ca + static_cast<std::uint32_t>(static_cast<std::uint64_t>(s) * span / samples);
-                for (std::uint32_t v = first_row_at_least(c, rg0 * gy); v < idx.col_first[c + 1] && rows[v] < rg1 * gy;
-                     ++v) {
-                    const bool folded = dag.nodes[v].folded();
-                    // A folded block: each of its nodes in the visible rows, by its share.
-                    const std::uint32_t ra = std::max(rows[v], rg0 * gy), rb = std::min(last_rows[v], rg1 * gy - 1);
-                    for (std::uint32_t rw = ra; rw <= rb; ++rw) {
-                        const node_state st = folded ? state_in_block(dag, idx, v, rw - rows[v], p.t, p.ready_mask)
-                                                     : state_at(dag, idx, v, p.t, p.ready_mask);
-                        std::uint32_t* cnt = &out.scratch[static_cast<std::size_t>(rw / gy - rg0) * stride];
-                        ++cnt[static_cast<int>(st)];
-                        const int w = dag.nodes[v].worker;
-                        if ((st == node_state::done || st == node_state::running) && w >= 0 && w < wk)
-                            ++cnt[node_state_count + w];
-                        cnt[stride - 1] += folded;
-                    }
-                }
-            }
-            double x0, x1;
-            if (gx == 1) {
-                x0 = std::round(cam.px_x(ca) + (cam.sx - bw) / 2);
-                x1 = x0 + bw;
-            } else {
-                x0 = std::round(cam.px_x(ca));
-                x1 = std::max(x0 + 1, std::round(cam.px_x(cb)));
-            }
-            for (std::uint32_t rg = 0; rg < nrg; ++rg) {
-                const std::uint32_t* cnt = &out.scratch[static_cast<std::size_t>(rg) * stride];
-                std::uint32_t total = 0;
-                for (int k = 0; k < node_state_count; ++k) total += cnt[k];
-                if (total == 0) continue;
-                // The activity front stays visible: running, then suspended, then ready nodes win
-                // over the majority of done / not ready ones.
-                int best = cnt[static_cast<int>(node_state::done)] >= cnt[static_cast<int>(node_state::not_ready)]
-                               ? static_cast<int>(node_state::done)
-                               : static_cast<int>(node_state::not_ready);
-                for (node_state s : {node_state::ready, node_state::suspended, node_state::running})
-                    if (cnt[static_cast<int>(s)] > 0) best = static_cast<int>(s);
-                int worker = -1;
-                for (int w = 0; w < wk; ++w)
-                    if (cnt[node_state_count + w] > 0 &&
-                        (worker < 0 || cnt[node_state_count + w] > cnt[node_state_count + worker]))
-                        worker = w;
-                const std::uint32_t ra = (rg0 + rg) * gy,
-                                    rb = std::min<std::uint32_t>(static_cast<std::uint32_t>(nrows), ra + gy);
-                double y0, y1;
-                if (gy == 1) {
-                    y0 = std::round(cam.px_y(ra) + (cam.sy - bh) / 2);
-                    y1 = y0 + bh;
-                } else {
-                    y0 = std::round(cam.px_y(ra));
-                    y1 = std::max(y0 + 1, std::round(cam.px_y(rb)));
-                }
-                out.cells.push_back({static_cast<float>(x0), static_cast<float>(y0), static_cast<float>(x1),
-                                     static_cast<float>(y1), static_cast<node_state>(best), worker, total, cnt[stride - 1]});
-            }
-        }
+        add_lod_cells(f, out);
         return;
     }
-
-    const double bw = box_size(cam.sx, p.box_frac), bh = box_size(cam.sy, p.box_frac);
-    const double ox = (cam.sx - bw) / 2, oy = (cam.sy - bh) / 2;
-    auto box_x = [&](std::uint32_t c) { return std::round(cam.px_x(c) + ox); };
-    auto box_y = [&](std::uint32_t r) { return std::round(cam.px_y(r) + oy); };
-    for (std::uint32_t c = c0; c < c1; ++c) {
-        const float x0 = static_cast<float>(box_x(c));
-        const std::uint32_t vb = idx.col_first[c], ve = idx.col_first[c + 1];
-        const std::uint32_t first = first_row_at_least(c, r0);
-        for (std::uint32_t v = first; v < ve && rows[v] < r1; ++v) {
-            const float y0 = static_cast<float>(box_y(rows[v]));
-            const float y1 = static_cast<float>(box_y(last_rows[v]) + bh);
-            dag_box b{x0,
-                      y0,
-                      x0 + static_cast<float>(bw),
-                      y1,
-                      v,
-                      state_at(dag, idx, v, p.t, p.ready_mask),
-                      crit && p.critical->on_node[v]};
-            if (dag.nodes[v].folded()) {
-                // Node k's part of the box starts at its row's top (the last one ends with the box).
-                auto y_of = [&](std::uint32_t k) { return std::min(y1, static_cast<float>(box_y(rows[v] + k))); };
-                const std::uint32_t done = nodes_done_at(dag.nodes[v], p.t);
-                b.folded = true;
-                b.split0 = y_of(done);
-                b.split1 = done < dag.nodes[v].nodes ? y_of(done + 1) : y1;
-            }
-            out.boxes.push_back(b);
-        }
-        // Null nodes: rows an iteration skipped between two of its nodes.
-        for (std::uint32_t v = first > vb ? first - 1 : vb; v + 1 < ve && rows[v] < r1; ++v) {
-            const std::uint32_t ra = std::max(last_rows[v] + 1, r0), rb = std::min(rows[v + 1], r1);
-            for (std::uint32_t r = ra; r < rb; ++r)
-                out.nulls.push_back({static_cast<float>(cam.px_x(c + 0.5)), static_cast<float>(cam.px_y(r + 0.5))});
-        }
-    }
+    const box_geometry bg(f);
+    for (std::uint32_t c = f.c0; c < f.c1; ++c) add_column_boxes(f, bg, c, out);
     if (std::min(cam.sx, cam.sy) < p.min_edge_px || !p.edges_shown) return;
-    // Edges into the visible columns, and throttle edges from them into columns to the right.
-    const std::uint32_t cend = static_cast<std::uint32_t>(std::min<std::uint64_t>(ncols, std::uint64_t{c1} + idx.edge_span));
-    auto edges_into = [&](std::uint32_t v, std::uint32_t c, bool only_throttle) {
-        for (std::uint32_t k = idx.in_first[v]; k < idx.in_first[v + 1]; ++k) {
-            const std::uint32_t ei = idx.in_edges[k];
-            const tm::dag_edge& e = dag.edges[ei];
-            if (!(p.edges_shown & edge_bit(e.kind))) continue;
-            if (only_throttle && e.kind != tm::dag_edge_kind::throttle) continue;
-            const std::uint32_t u = e.from, cu = idx.node_col[u];
-            if (cu >= c1 && c >= c1) continue;
-            // The rows an edge joins: a stage or throttle edge leaves a block's last row and enters
-            // the next one's first; a cross edge enters a block at its last row (the stage of i-1 it
-            // waits for) from the row of the source holding that stage; a retire edge joins last rows.
-            std::uint32_t ru = last_rows[u], rv = rows[v];
-            if (e.kind == tm::dag_edge_kind::cross)
-                ru = std::max(rows[u], std::min(last_rows[u], last_rows[v])), rv = last_rows[v];
-            else if (e.kind == tm::dag_edge_kind::retire) rv = last_rows[v];
-            if ((ru < r0 && rv < r0) || (ru >= r1 && rv >= r1)) continue;
-            const double ux = box_x(cu), uy = box_y(ru), vx = box_x(c), vy = box_y(rv);
-            const bool on_cp = crit && p.critical->on_edge[ei];
-            double ax, ay, bx, by;
-            switch (e.kind) {
-                case tm::dag_edge_kind::stage: ax = ux + bw / 2, ay = uy + bh, bx = vx + bw / 2, by = vy; break;
-                case tm::dag_edge_kind::throttle: ax = ux + bw, ay = uy + bh, bx = vx, by = vy; break;
-                default: ax = ux + bw, ay = uy + bh / 2, bx = vx, by = vy + bh / 2; break;   // cross, retire
-            }
-            out.edges.push_back({static_cast<float>(ax), static_cast<float>(ay), static_cast<float>(bx),
-                                 static_cast<float>(by), e.kind, on_cp});
-        }
-    };
-    for (std::uint32_t c = c0; c < cend; ++c) {
-        const std::uint32_t vb = idx.col_first[c], ve = idx.col_first[c + 1];
-        if (c > c1) {   // beyond the column right of the view only throttle edges (into first nodes) reach in
-            edges_into(vb, c, true);
-            continue;
-        }
-        const std::uint32_t f = first_row_at_least(c, r0);
-        if (f > vb) edges_into(vb, c, false);   // the first node's throttle edge, even when scrolled down
-        for (std::uint32_t v = f; v < ve; ++v) edges_into(v, c, false);
-    }
+    add_edges(f, bg, out);
 }
 
 }   // namespace pipescope::viewer

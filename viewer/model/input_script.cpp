@@ -40,6 +40,11 @@ constexpr std::array modifiers{
     modifier{"super", GLFW_KEY_LEFT_SUPER},
 };
 
+const modifier* find_modifier(std::string_view name) {
+    const auto it = std::find_if(modifiers.begin(), modifiers.end(), [&](const modifier& x) { return x.name == name; });
+    return it == modifiers.end() ? nullptr : &*it;
+}
+
 // A US keyboard: the character Shift gives on each punctuation and digit key.
 constexpr std::string_view unshifted = "1234567890-=[]\\;',./`";
 constexpr std::string_view shifted = "!@#$%^&*()_+{}|:\"<>?~";
@@ -108,9 +113,9 @@ std::vector<input_event> key_events(std::string_view spec, key_phase phase) {
         const auto plus = rest.find('+');
         if (plus == std::string_view::npos || plus == 0) break;
         const std::string m = lower(rest.substr(0, plus));
-        const auto it = std::find_if(modifiers.begin(), modifiers.end(), [&](const modifier& x) { return x.name == m; });
-        if (it == modifiers.end()) throw std::invalid_argument("unknown modifier '" + m + "' (ctrl, shift, alt, super)");
-        mods.push_back(it->code);
+        const modifier* mod = find_modifier(m);
+        if (!mod) throw std::invalid_argument("unknown modifier '" + m + "' (ctrl, shift, alt, super)");
+        mods.push_back(mod->code);
         rest.remove_prefix(plus + 1);
     }
     if (rest.empty()) throw std::invalid_argument("no key after the modifiers in '" + std::string(spec) + "'");
@@ -193,12 +198,11 @@ mouse_options mouse_opts(const std::vector<std::string>& w, std::size_t from, bo
         } else if (allow_double && w[i] == "double") {
             o.twice = true;
         } else {
-            const auto it =
-                std::find_if(modifiers.begin(), modifiers.end(), [&](const modifier& x) { return x.name == w[i]; });
-            if (it == modifiers.end())
+            const modifier* mod = find_modifier(w[i]);
+            if (!mod)
                 throw std::invalid_argument("unknown option '" + w[i] + "' (left, right, middle, ctrl, shift, alt, super" +
                                             (allow_double ? ", double)" : ")"));
-            mods.push_back(it->code);
+            mods.push_back(mod->code);
         }
     }
     for (int m : mods) o.press.push_back(input_event::key(m, true));
@@ -212,6 +216,87 @@ void append(std::vector<input_event>& to, const std::vector<input_event>& from) 
 
 void need(const std::vector<std::string>& w, std::size_t n, const char* usage) {
     if (w.size() < n) throw std::invalid_argument(std::string("usage: ") + usage);
+}
+
+void skip_spaces(std::string_view& s) {
+    while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+}
+
+// click X Y [left|right|middle] [double] [modifiers]: the pointer moves there, the modifiers go
+// down, one press and release (two with double), the modifiers come up.
+std::vector<input_event> click_events(const std::vector<std::string>& w) {
+    need(w, 2, "click X Y [left|right|middle] [double] [ctrl|shift|alt]...");
+    const mouse_options o = mouse_opts(w, 2, true);
+    std::vector<input_event> ev;
+    ev.push_back(input_event::move(number(w[0], "X"), number(w[1], "Y")));
+    append(ev, o.press);
+    for (int i = 0; i < (o.twice ? 2 : 1); ++i) {
+        ev.push_back(input_event::button(o.button, true));
+        ev.push_back(input_event::button(o.button, false));
+    }
+    append(ev, o.release);
+    return ev;
+}
+
+// drag X0 Y0 X1 Y1 [button] [modifiers]: pressed at the start, moved in steps a frame apart,
+// released at the end.
+std::vector<input_event> drag_events(const std::vector<std::string>& w) {
+    need(w, 4, "drag X0 Y0 X1 Y1 [left|right|middle] [ctrl|shift|alt]...");
+    const mouse_options o = mouse_opts(w, 4, false);
+    const float x0 = number(w[0], "X0"), y0 = number(w[1], "Y0"), x1 = number(w[2], "X1"), y1 = number(w[3], "Y1");
+    std::vector<input_event> ev;
+    ev.push_back(input_event::move(x0, y0));
+    append(ev, o.press);
+    ev.push_back(input_event::button(o.button, true));
+    constexpr int steps = 8;   // a hand's drag: the pointer passes through the points between
+    for (int i = 1; i <= steps; ++i) {
+        const float f = static_cast<float>(i) / steps;
+        ev.push_back(input_event::move(x0 + (x1 - x0) * f, y0 + (y1 - y0) * f));
+        if (i < steps) ev.push_back(input_event::next_frame());   // the view sees the pointer travel, step by step
+    }
+    ev.push_back(input_event::button(o.button, false));
+    append(ev, o.release);
+    return ev;
+}
+
+// scroll X Y DY [DX] [modifiers]: a fourth word that is no button or modifier is DX.
+std::vector<input_event> scroll_events(const std::vector<std::string>& w) {
+    need(w, 3, "scroll X Y DY [DX] [ctrl|shift|alt]...");
+    const float dy = number(w[2], "DY");
+    float dx = 0;
+    std::size_t opt = 3;
+    if (w.size() > 3 && mouse_button(w[3]) < 0 && !find_modifier(w[3])) {
+        dx = number(w[3], "DX");
+        opt = 4;
+    }
+    const mouse_options o = mouse_opts(w, opt, false);
+    std::vector<input_event> ev;
+    ev.push_back(input_event::move(number(w[0], "X"), number(w[1], "Y")));
+    append(ev, o.press);
+    ev.push_back(input_event::wheel(dx, dy));
+    append(ev, o.release);
+    return ev;
+}
+
+// expect /json/pointer [== != < <= > >=] VALUE: the comparison is == unless given; the value is
+// the rest of the line as written (JSON, or a bare word for a string).
+void parse_expect(std::string_view args, const std::vector<std::string>& w, script_step& s) {
+    need(w, 2, "expect /json/pointer [== != < <= > >=] VALUE");
+    s.what = script_step::op::expect;
+    s.pointer = w[0];
+    if (s.pointer.empty() || s.pointer[0] != '/')
+        throw std::invalid_argument("expected a JSON pointer starting with '/', got '" + s.pointer + "'");
+    std::string_view rest = args.substr(args.find(w[0]) + w[0].size());
+    skip_spaces(rest);
+    for (const char* op : {"==", "!=", "<=", ">=", "<", ">"})
+        if (rest.starts_with(op) && (rest.size() == std::strlen(op) || rest[std::strlen(op)] == ' ')) {
+            s.compare = op;
+            rest.remove_prefix(std::strlen(op));
+            skip_spaces(rest);
+            break;
+        }
+    if (rest.empty()) throw std::invalid_argument("expect: no value to compare with");
+    s.value = std::string(rest);
 }
 
 script_step parse_line(const std::string& cmd, std::string_view args) {
@@ -229,46 +314,11 @@ script_step parse_line(const std::string& cmd, std::string_view args) {
         need(w, 2, "move X Y");
         s.events.push_back(input_event::move(number(w[0], "X"), number(w[1], "Y")));
     } else if (cmd == "click") {
-        need(w, 2, "click X Y [left|right|middle] [double] [ctrl|shift|alt]...");
-        const mouse_options o = mouse_opts(w, 2, true);
-        s.events.push_back(input_event::move(number(w[0], "X"), number(w[1], "Y")));
-        append(s.events, o.press);
-        for (int i = 0; i < (o.twice ? 2 : 1); ++i) {
-            s.events.push_back(input_event::button(o.button, true));
-            s.events.push_back(input_event::button(o.button, false));
-        }
-        append(s.events, o.release);
+        s.events = click_events(w);
     } else if (cmd == "drag") {
-        need(w, 4, "drag X0 Y0 X1 Y1 [left|right|middle] [ctrl|shift|alt]...");
-        const mouse_options o = mouse_opts(w, 4, false);
-        const float x0 = number(w[0], "X0"), y0 = number(w[1], "Y0"), x1 = number(w[2], "X1"), y1 = number(w[3], "Y1");
-        s.events.push_back(input_event::move(x0, y0));
-        append(s.events, o.press);
-        s.events.push_back(input_event::button(o.button, true));
-        constexpr int steps = 8;   // a hand's drag: the pointer passes through the points between
-        for (int i = 1; i <= steps; ++i) {
-            const float f = static_cast<float>(i) / steps;
-            s.events.push_back(input_event::move(x0 + (x1 - x0) * f, y0 + (y1 - y0) * f));
-            if (i < steps) s.events.push_back(input_event::next_frame());   // the view sees the pointer travel, step by step
-        }
-        s.events.push_back(input_event::button(o.button, false));
-        append(s.events, o.release);
+        s.events = drag_events(w);
     } else if (cmd == "scroll") {
-        need(w, 3, "scroll X Y DY [DX] [ctrl|shift|alt]...");
-        const float dy = number(w[2], "DY");
-        float dx = 0;
-        std::size_t opt = 3;
-        if (w.size() > 3 && mouse_button(w[3]) < 0 &&
-            std::find_if(modifiers.begin(), modifiers.end(), [&](const modifier& m) { return m.name == w[3]; }) ==
-                modifiers.end()) {
-            dx = number(w[3], "DX");
-            opt = 4;
-        }
-        const mouse_options o = mouse_opts(w, opt, false);
-        s.events.push_back(input_event::move(number(w[0], "X"), number(w[1], "Y")));
-        append(s.events, o.press);
-        s.events.push_back(input_event::wheel(dx, dy));
-        append(s.events, o.release);
+        s.events = scroll_events(w);
     } else if (cmd == "leave") {
         s.events.push_back(input_event::leave());
     } else if (cmd == "frames") {
@@ -282,22 +332,7 @@ script_step parse_line(const std::string& cmd, std::string_view args) {
         s.what = cmd == "dump" ? script_step::op::dump : script_step::op::screenshot;
         s.path = std::string(args);
     } else if (cmd == "expect") {
-        need(w, 2, "expect /json/pointer [== != < <= > >=] VALUE");
-        s.what = script_step::op::expect;
-        s.pointer = w[0];
-        if (s.pointer.empty() || s.pointer[0] != '/')
-            throw std::invalid_argument("expected a JSON pointer starting with '/', got '" + s.pointer + "'");
-        std::string_view rest = args.substr(args.find(w[0]) + w[0].size());
-        while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
-        for (const char* op : {"==", "!=", "<=", ">=", "<", ">"})
-            if (rest.starts_with(op) && (rest.size() == std::strlen(op) || rest[std::strlen(op)] == ' ')) {
-                s.compare = op;
-                rest.remove_prefix(std::strlen(op));
-                while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
-                break;
-            }
-        if (rest.empty()) throw std::invalid_argument("expect: no value to compare with");
-        s.value = std::string(rest);
+        parse_expect(args, w, s);
     } else if (cmd == "resize") {
         need(w, 2, "resize W H");
         s.what = script_step::op::resize;
@@ -328,7 +363,7 @@ std::vector<script_step> parse_script(std::istream& in, const std::string& name)
         const auto sp = t.find(' ');
         const std::string cmd(t.substr(0, sp));
         std::string_view args = sp == std::string_view::npos ? std::string_view{} : t.substr(sp + 1);
-        while (!args.empty() && args.front() == ' ') args.remove_prefix(1);
+        skip_spaces(args);
         try {
             script_step s = parse_line(cmd, args);
             s.line = n;

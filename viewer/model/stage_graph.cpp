@@ -321,136 +321,209 @@ std::string nothing_started_note(const run_graph& g, std::uint32_t s, std::uint6
 
 // --- layout ----------------------------------------------------------------------------------------
 
-graph_layout layout_stage_graph(std::span<const graph_stage> stages, std::span<const graph_edge> edges,
-                                const layout_params& params) {
-    graph_layout out;
-    const std::uint32_t n = static_cast<std::uint32_t>(stages.size());
-    const std::uint32_t ne = static_cast<std::uint32_t>(edges.size());
-    auto valid = [&](const graph_edge& e) { return e.from < n && e.to < n; };
+namespace {
 
-    // Feedback edges: those reaching a stage on the depth-first search's stack (self-loops too).
+bool valid_edge(const graph_edge& e, std::uint32_t n) { return e.from < n && e.to < n; }
+
+// The edges leaving each stage, in edge order.
+std::vector<std::vector<std::uint32_t>> edges_by_source(std::uint32_t n, std::span<const graph_edge> edges) {
     std::vector<std::vector<std::uint32_t>> out_edges(n);
-    for (std::uint32_t k = 0; k < ne; ++k)
-        if (valid(edges[k])) out_edges[edges[k].from].push_back(k);
-    std::vector<char> feedback(ne, 0);
-    {
-        std::vector<char> colour(n, 0);   // 0 new, 1 on the stack, 2 done
-        std::vector<std::pair<std::uint32_t, std::size_t>> stack;
-        for (std::uint32_t root = 0; root < n; ++root) {
-            if (colour[root]) continue;
-            colour[root] = 1;
-            stack.assign(1, {root, 0});
-            while (!stack.empty()) {
-                auto& [v, next] = stack.back();
-                if (next == out_edges[v].size()) {
-                    colour[v] = 2;
-                    stack.pop_back();
-                    continue;
-                }
-                const std::uint32_t k = out_edges[v][next++];
-                const std::uint32_t w = edges[k].to;
-                if (colour[w] == 1) feedback[k] = 1;
-                else if (colour[w] == 0) {
-                    colour[w] = 1;
-                    stack.push_back({w, 0});
-                }
-            }
-        }
-    }
-    // Layers: longest path over the forward edges (Kahn's order, stages in index order).
-    std::vector<std::uint32_t> layer(n, 0), indegree(n, 0);
-    for (std::uint32_t k = 0; k < ne; ++k)
-        if (valid(edges[k]) && !feedback[k]) ++indegree[edges[k].to];
-    {
-        std::vector<std::uint32_t> ready;
-        for (std::uint32_t v = n; v-- > 0;)
-            if (!indegree[v]) ready.push_back(v);
-        while (!ready.empty()) {
-            const std::uint32_t v = ready.back();
-            ready.pop_back();
-            for (std::uint32_t k : out_edges[v]) {
-                if (feedback[k]) continue;
-                const std::uint32_t w = edges[k].to;
-                layer[w] = std::max(layer[w], layer[v] + 1);
-                if (--indegree[w] == 0) ready.push_back(w);
-            }
-        }
-    }
-    std::uint32_t layers = 0;
-    for (auto l : layer) layers = std::max(layers, l + 1);
-    std::vector<std::uint32_t> layer_size(layers, 0), slot(n, 0);
-    for (std::uint32_t v = 0; v < n; ++v) slot[v] = layer_size[layer[v]]++;
-    std::uint32_t max_slots = 0;
-    for (auto s : layer_size) max_slots = std::max(max_slots, s);
-    // A queue bar needs room before the layer its edge enters.
-    std::vector<char> queued_into(layers, 0);
-    for (std::uint32_t k = 0; k < ne; ++k)
-        if (valid(edges[k]) && !feedback[k] && !edges[k].queue_counter.empty()) queued_into[layer[edges[k].to]] = 1;
+    for (std::uint32_t k = 0; k < edges.size(); ++k)
+        if (valid_edge(edges[k], n)) out_edges[edges[k].from].push_back(k);
+    return out_edges;
+}
 
-    layout_params p = params;
-    auto total_width = [&] {
-        float w = 2 * p.margin + static_cast<float>(layers) * p.box_w;
-        for (std::uint32_t l = 1; l < layers; ++l) w += queued_into[l] ? p.queue_gap : p.gap;
-        return w;
-    };
-    if (p.max_width > 0 && total_width() > p.max_width && layers > 0) {
-        const float f = (p.max_width - 2 * p.margin) / (total_width() - 2 * p.margin);
+// Feedback edges: those reaching a stage on the depth-first search's stack (self-loops too).
+// Leaving them out makes the graph acyclic, so that it has layers; they are routed under the boxes.
+std::vector<char> feedback_edges(std::span<const graph_edge> edges,
+                                 const std::vector<std::vector<std::uint32_t>>& out_edges) {
+    const auto n = static_cast<std::uint32_t>(out_edges.size());
+    std::vector<char> feedback(edges.size(), 0);
+    std::vector<char> colour(n, 0);   // 0 new, 1 on the stack, 2 done
+    std::vector<std::pair<std::uint32_t, std::size_t>> stack;
+    for (std::uint32_t root = 0; root < n; ++root) {
+        if (colour[root]) continue;
+        colour[root] = 1;
+        stack.assign(1, {root, 0});
+        while (!stack.empty()) {
+            auto& [v, next] = stack.back();
+            if (next == out_edges[v].size()) {
+                colour[v] = 2;
+                stack.pop_back();
+                continue;
+            }
+            const std::uint32_t k = out_edges[v][next++];
+            const std::uint32_t w = edges[k].to;
+            if (colour[w] == 1) feedback[k] = 1;
+            else if (colour[w] == 0) {
+                colour[w] = 1;
+                stack.push_back({w, 0});
+            }
+        }
+    }
+    return feedback;
+}
+
+// Layers: longest path over the forward edges (Kahn's order, stages in index order), so that every
+// forward edge goes right.
+std::vector<std::uint32_t> longest_path_layers(std::span<const graph_edge> edges,
+                                               const std::vector<std::vector<std::uint32_t>>& out_edges,
+                                               const std::vector<char>& feedback) {
+    const auto n = static_cast<std::uint32_t>(out_edges.size());
+    std::vector<std::uint32_t> layer(n, 0), indegree(n, 0);
+    for (std::uint32_t k = 0; k < edges.size(); ++k)
+        if (valid_edge(edges[k], n) && !feedback[k]) ++indegree[edges[k].to];
+    std::vector<std::uint32_t> ready;
+    for (std::uint32_t v = n; v-- > 0;)
+        if (!indegree[v]) ready.push_back(v);
+    while (!ready.empty()) {
+        const std::uint32_t v = ready.back();
+        ready.pop_back();
+        for (std::uint32_t k : out_edges[v]) {
+            if (feedback[k]) continue;
+            const std::uint32_t w = edges[k].to;
+            layer[w] = std::max(layer[w], layer[v] + 1);
+            if (--indegree[w] == 0) ready.push_back(w);
+        }
+    }
+    return layer;
+}
+
+// The stages in layers (columns) and slots (positions down a column), and the edges closing cycles.
+struct layering {
+    std::uint32_t n = 0;                      // stages
+    std::vector<char> feedback;               // per edge
+    std::vector<std::uint32_t> layer, slot;   // per stage
+    std::vector<std::uint32_t> layer_size;    // stages per layer
+    std::vector<char> queued_into;            // per layer: a forward edge with a queue enters it
+    std::uint32_t layers = 0, max_slots = 0;
+};
+
+layering layer_stages(std::uint32_t n, std::span<const graph_edge> edges) {
+    layering L;
+    L.n = n;
+    const auto out_edges = edges_by_source(n, edges);
+    L.feedback = feedback_edges(edges, out_edges);
+    L.layer = longest_path_layers(edges, out_edges, L.feedback);
+    for (auto l : L.layer) L.layers = std::max(L.layers, l + 1);
+    L.layer_size.assign(L.layers, 0);
+    L.slot.assign(n, 0);
+    for (std::uint32_t v = 0; v < n; ++v) L.slot[v] = L.layer_size[L.layer[v]]++;
+    for (auto s : L.layer_size) L.max_slots = std::max(L.max_slots, s);
+    // A queue bar needs room before the layer its edge enters.
+    L.queued_into.assign(L.layers, 0);
+    for (std::uint32_t k = 0; k < edges.size(); ++k)
+        if (valid_edge(edges[k], n) && !L.feedback[k] && !edges[k].queue_counter.empty())
+            L.queued_into[L.layer[edges[k].to]] = 1;
+    return L;
+}
+
+// The space left of layer l: the margin, or the gap after the previous layer (wider when a queue
+// bar sits in it).
+float gap_before(const layout_params& p, const layering& L, std::uint32_t l) {
+    return l == 0 ? p.margin : (L.queued_into[l] ? p.queue_gap : p.gap);
+}
+
+float total_width(const layout_params& p, const layering& L) {
+    float w = 2 * p.margin + static_cast<float>(L.layers) * p.box_w;
+    for (std::uint32_t l = 1; l < L.layers; ++l) w += gap_before(p, L, l);
+    return w;
+}
+
+// With max_width, box widths and gaps shrink in proportion (down to their minimums) to fit.
+layout_params fit_to_width(layout_params p, const layering& L) {
+    if (p.max_width > 0 && total_width(p, L) > p.max_width && L.layers > 0) {
+        const float f = (p.max_width - 2 * p.margin) / (total_width(p, L) - 2 * p.margin);
         // Whole pixels, so that every box of a picture has one size.
         p.box_w = std::max(p.min_box_w, std::floor(p.box_w * f));
         p.gap = std::max(p.min_gap, std::floor(p.gap * f));
         p.queue_gap = std::max(p.min_queue_gap, std::floor(p.queue_gap * f));
     }
-    out.used = p;
-    std::vector<float> layer_x(layers, p.margin);
-    for (std::uint32_t l = 1; l < layers; ++l)
-        layer_x[l] = layer_x[l - 1] + p.box_w + (queued_into[l] ? p.queue_gap : p.gap);
-    auto gap_before = [&](std::uint32_t l) { return l == 0 ? p.margin : (queued_into[l] ? p.queue_gap : p.gap); };
+    return p;
+}
 
-    // Channels: skip edges (spanning more than one layer) above the boxes, feedback edges below.
+// Where the routed edges run: the channels of skip edges (spanning more than one layer) above
+// the boxes end at `top`, those of feedback edges below start at `bottom`.
+struct channels {
     std::uint32_t skips = 0, backs = 0;
-    for (std::uint32_t k = 0; k < ne; ++k) {
-        if (!valid(edges[k])) continue;
-        if (feedback[k]) ++backs;
-        else if (layer[edges[k].to] > layer[edges[k].from] + 1) ++skips;
+    float top = 0, bottom = 0;
+};
+
+// The boxes, layer by layer from the left, each layer's slots centred on the tallest layer's.
+// Returns the channels around them.
+channels place_boxes(std::span<const graph_edge> edges, const layering& L, const layout_params& p, graph_layout& out) {
+    channels ch;
+    for (std::uint32_t k = 0; k < edges.size(); ++k) {
+        if (!valid_edge(edges[k], L.n)) continue;
+        if (L.feedback[k]) ++ch.backs;
+        else if (L.layer[edges[k].to] > L.layer[edges[k].from] + 1) ++ch.skips;
     }
+    std::vector<float> layer_x(L.layers, p.margin);
+    for (std::uint32_t l = 1; l < L.layers; ++l) layer_x[l] = layer_x[l - 1] + p.box_w + gap_before(p, L, l);
     const float pitch = p.box_h + p.below + p.row_gap;
-    const float top = p.margin + static_cast<float>(skips) * p.channel + (skips ? p.channel * 0.5f : 0.f);
-    const float rows_h = max_slots ? static_cast<float>(max_slots) * pitch - p.row_gap : 0.f;
-    out.boxes.resize(n);
-    for (std::uint32_t v = 0; v < n; ++v) {
+    ch.top = p.margin + static_cast<float>(ch.skips) * p.channel + (ch.skips ? p.channel * 0.5f : 0.f);
+    const float rows_h = L.max_slots ? static_cast<float>(L.max_slots) * pitch - p.row_gap : 0.f;
+    out.boxes.resize(L.n);
+    for (std::uint32_t v = 0; v < L.n; ++v) {
         layout_box& b = out.boxes[v];
-        const float offset = static_cast<float>(max_slots - layer_size[layer[v]]) * pitch * 0.5f;
-        b.layer = layer[v];
-        b.slot = slot[v];
-        b.x0 = layer_x[layer[v]];
+        const float offset = static_cast<float>(L.max_slots - L.layer_size[L.layer[v]]) * pitch * 0.5f;
+        b.layer = L.layer[v];
+        b.slot = L.slot[v];
+        b.x0 = layer_x[L.layer[v]];
         b.x1 = b.x0 + p.box_w;
-        b.y0 = top + offset + static_cast<float>(slot[v]) * pitch;
+        b.y0 = ch.top + offset + static_cast<float>(L.slot[v]) * pitch;
         b.y1 = b.y0 + p.box_h;
     }
-    const float bottom = top + rows_h;   // under the lowest box's reserved band
-    out.width = total_width();
-    out.height = bottom + static_cast<float>(backs) * p.channel + (backs ? p.channel * 0.5f : 0.f) + p.margin;
+    ch.bottom = ch.top + rows_h;   // under the lowest box's reserved band
+    return ch;
+}
 
-    // Edges.
-    out.edges.resize(ne);
+// The queue bar on the edge's longest horizontal segment, if it has room there.
+void place_queue(const layout_params& p, layout_edge& le) {
+    const auto& pts = le.points;
+    float best = -1, sx0 = 0, sx1 = 0, sy = 0;
+    for (std::size_t i = 0; i + 1 < pts.size(); ++i) {
+        if (pts[i].y != pts[i + 1].y) continue;
+        const float l = std::fabs(pts[i + 1].x - pts[i].x);
+        if (l > best) {
+            best = l;
+            sx0 = std::min(pts[i].x, pts[i + 1].x);
+            sx1 = std::max(pts[i].x, pts[i + 1].x);
+            sy = pts[i].y;
+        }
+    }
+    if (best < 2 * p.queue_pad + 4) return;
+    le.has_queue = true;
+    le.qx0 = sx0 + p.queue_pad;
+    le.qx1 = sx1 - p.queue_pad;
+    le.qy0 = sy - p.queue_h * 0.5f;
+    le.qy1 = sy + p.queue_h * 0.5f;
+}
+
+// Each edge's polyline: a feedback edge down into its own channel under the boxes and back left,
+// a skip edge up into its own channel above them, a neighbour edge straight across or with one
+// step; then its queue bar.
+void route_edges(std::span<const graph_edge> edges, const layering& L, const layout_params& p, const channels& ch,
+                 graph_layout& out) {
+    out.edges.resize(edges.size());
     std::uint32_t skip_k = 0, back_k = 0;
     const float half_pad = p.queue_pad * 0.5f;
-    for (std::uint32_t k = 0; k < ne; ++k) {
+    for (std::uint32_t k = 0; k < edges.size(); ++k) {
         const graph_edge& e = edges[k];
         layout_edge& le = out.edges[k];
-        if (!valid(e)) continue;
+        if (!valid_edge(e, L.n)) continue;
         const layout_box& a = out.boxes[e.from];
         const layout_box& b = out.boxes[e.to];
         const float ya = (a.y0 + a.y1) * 0.5f, yb = (b.y0 + b.y1) * 0.5f;
-        le.feedback = feedback[k] != 0;
+        le.feedback = L.feedback[k] != 0;
         auto& pts = le.points;
         if (le.feedback) {
-            const float y = bottom + p.channel * (0.5f + static_cast<float>(back_k++));
+            const float y = ch.bottom + p.channel * (0.5f + static_cast<float>(back_k++));
             const float xo = a.x1 + half_pad, xi = b.x0 - half_pad;
             pts = {{a.x1, ya}, {xo, ya}, {xo, y}, {xi, y}, {xi, yb}, {b.x0, yb}};
         } else if (b.layer > a.layer + 1) {
-            const float y = top - p.channel * (0.5f + static_cast<float>(skip_k++));
-            const float xo = a.x1 + half_pad, xi = b.x0 - gap_before(b.layer) + half_pad;
+            const float y = ch.top - p.channel * (0.5f + static_cast<float>(skip_k++));
+            const float xo = a.x1 + half_pad, xi = b.x0 - gap_before(p, L, b.layer) + half_pad;
             pts = {{a.x1, ya}, {xo, ya}, {xo, y}, {xi, y}, {xi, yb}, {b.x0, yb}};
         } else if (ya == yb) {
             pts = {{a.x1, ya}, {b.x0, yb}};
@@ -458,26 +531,22 @@ graph_layout layout_stage_graph(std::span<const graph_stage> stages, std::span<c
             const float xo = a.x1 + half_pad;
             pts = {{a.x1, ya}, {xo, ya}, {xo, yb}, {b.x0, yb}};
         }
-        if (e.queue_counter.empty()) continue;
-        // The queue on the longest horizontal segment.
-        float best = -1, sx0 = 0, sx1 = 0, sy = 0;
-        for (std::size_t i = 0; i + 1 < pts.size(); ++i) {
-            if (pts[i].y != pts[i + 1].y) continue;
-            const float l = std::fabs(pts[i + 1].x - pts[i].x);
-            if (l > best) {
-                best = l;
-                sx0 = std::min(pts[i].x, pts[i + 1].x);
-                sx1 = std::max(pts[i].x, pts[i + 1].x);
-                sy = pts[i].y;
-            }
-        }
-        if (best < 2 * p.queue_pad + 4) continue;
-        le.has_queue = true;
-        le.qx0 = sx0 + p.queue_pad;
-        le.qx1 = sx1 - p.queue_pad;
-        le.qy0 = sy - p.queue_h * 0.5f;
-        le.qy1 = sy + p.queue_h * 0.5f;
+        if (!e.queue_counter.empty()) place_queue(p, le);
     }
+}
+
+}   // namespace
+
+graph_layout layout_stage_graph(std::span<const graph_stage> stages, std::span<const graph_edge> edges,
+                                const layout_params& params) {
+    graph_layout out;
+    const layering L = layer_stages(static_cast<std::uint32_t>(stages.size()), edges);
+    const layout_params p = fit_to_width(params, L);
+    out.used = p;
+    const channels ch = place_boxes(edges, L, p, out);
+    out.width = total_width(p, L);
+    out.height = ch.bottom + static_cast<float>(ch.backs) * p.channel + (ch.backs ? p.channel * 0.5f : 0.f) + p.margin;
+    route_edges(edges, L, p, ch, out);
     return out;
 }
 
