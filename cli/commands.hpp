@@ -40,6 +40,12 @@ int calibrate_command(const std::vector<std::string>& args);
 // The runs side by side with ratios against the first. Exit 1 if a file cannot be read.
 int compare_command(const std::vector<std::string>& args);
 
+// pipescope annotate <trace> [-o OUT] [--force]
+// Writes the trace with the analysis added as Perfetto tracks (annotate_command.cpp) to OUT (default
+// NAME.annotated.pftrace; an existing file is kept unless --force). Exit 0 when written, 1 if the
+// trace cannot be read (or was annotated already) or OUT cannot be written, 2 on a usage error.
+int annotate_command(const std::vector<std::string>& args);
+
 // pipescope lesson --list | <name> [--workers N] [--size S] [--out DIR] [--no-viewer] [--no-screenshots]
 // Records a lesson's runs, prints its story and opens the viewer on it (docs/lessons/). Exit 1 if a
 // run fails or the viewer cannot write the screenshots, 2 on a usage error.

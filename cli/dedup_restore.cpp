@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include <exception>
-#include <iostream>
+#include <cstdio>
 
 int dedup_restore_command(const std::vector<std::string>& args) {
     if (args.size() != 2 || args[0].empty() || args[1].empty() || args[0][0] == '-' || args[1][0] == '-')
@@ -17,7 +17,7 @@ int dedup_restore_command(const std::vector<std::string>& args) {
     try {   // before reading the archive: a directory, device or link there is refused at once
         pipescope::trace::check_output_path(args[1]);
     } catch (const pipescope::trace::output_path_error& e) {
-        std::cerr << "pipescope: dedup-restore: " << e.what() << "\n";
+        fmt::print(stderr, "pipescope: dedup-restore: {}\n", e.what());
         return 2;
     }
     namespace ws = pipescope::workloads;
@@ -28,16 +28,16 @@ int dedup_restore_command(const std::vector<std::string>& args) {
         archive_bytes = archive.size();
         restored = ws::dedup_restore(archive);
     } catch (const ws::archive_error& e) {
-        std::cerr << "pipescope: " << args[0] << ": corrupt dedup archive " << e.what() << "\n";
+        fmt::print(stderr, "pipescope: {}: corrupt dedup archive {}\n", args[0], e.what());
         return 1;
     } catch (const std::exception& e) {
-        std::cerr << "pipescope: dedup-restore: " << e.what() << "\n";
+        fmt::print(stderr, "pipescope: dedup-restore: {}\n", e.what());
         return 1;
     }
     try {
         ws::write_file_atomically(args[1], restored);
     } catch (const std::exception& e) {
-        std::cerr << "pipescope: dedup-restore: " << e.what() << "\n";
+        fmt::print(stderr, "pipescope: dedup-restore: {}\n", e.what());
         return 1;
     }
     using pipescope::analysis::numbers::count;

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include <exception>
-#include <iostream>
+#include <cstdio>
 
 int export_json_command(const std::vector<std::string>& args) {
     if (args.size() != 2 || args[0].empty() || args[1].empty() || args[0][0] == '-' || args[1][0] == '-')
@@ -19,7 +19,7 @@ int export_json_command(const std::vector<std::string>& args) {
     try {   // before loading the trace: a directory, device or link there is refused at once
         pipescope::trace::check_output_path(args[1]);
     } catch (const pipescope::trace::output_path_error& e) {
-        std::cerr << "pipescope: export-json: " << e.what() << "\n";
+        fmt::print(stderr, "pipescope: export-json: {}\n", e.what());
         return 2;
     }
     std::optional<pipescope::trace::trace_model> loaded = load_one_trace(args[0]);
@@ -32,7 +32,7 @@ int export_json_command(const std::vector<std::string>& args) {
                    count(st.slices), count(st.instants), count(st.counters), count(st.flows));
         for (const auto& p : model.problems) fmt::print("  problem: {}\n", p);
     } catch (const std::exception& e) {
-        std::cerr << "pipescope: export-json: " << e.what() << "\n";
+        fmt::print(stderr, "pipescope: export-json: {}\n", e.what());
         return 1;
     }
     return 0;

@@ -6,10 +6,11 @@
 #include <pipescope/pipeline.hpp>
 #include <pipescope/workloads/workload.hpp>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <iostream>
+#include <cstdio>
 #include <stdexcept>
 
 namespace ws = pipescope::workloads;
@@ -70,16 +71,20 @@ int print_json() {
             params.push_back({{"name", q.name}, {"default", q.default_value}, {"meaning", q.meaning}});
         policies.push_back({{"name", p.name}, {"summary", p.summary}, {"program", "graph"}, {"parameters", params}});
     }
-    std::cout << nlohmann::json{{"workloads", workloads}, {"policies", policies}}.dump(2) << "\n";
+    fmt::print("{}\n", nlohmann::json{{"workloads", workloads}, {"policies", policies}}.dump(2));
     return 0;
+}
+
+// "    --param name=default: meaning", the line `list` gives every parameter.
+template <class Parameter>
+void print_parameter(const Parameter& p) {
+    fmt::print("    --param {}={}{}{}\n", p.name, p.default_value, p.meaning.empty() ? "" : ": ", p.meaning);
 }
 
 int print_text() {
     for (const ws::workload* w : ws::all_workloads()) {
-        std::cout << w->name() << "\n    " << w->summary() << "\n";
-        for (const auto& p : parse_parameters(w->parameters()))
-            std::cout << "    --param " << p.name << "=" << p.default_value << (p.meaning.empty() ? "" : ": ") << p.meaning
-                      << "\n";
+        fmt::print("{}\n    {}\n", w->name(), w->summary());
+        for (const auto& p : parse_parameters(w->parameters())) print_parameter(p);
         std::string runs, refused;
         // Policies refused for the same reason (a graph workload and every pipe_while policy) share a line.
         std::vector<std::pair<std::string, std::string>> refusals;   // why, names
@@ -94,16 +99,14 @@ int print_text() {
             else it->second += ", " + name;
         }
         for (const auto& [why, names] : refusals) refused += "    not under " + names + ": " + why + "\n";
-        std::cout << "    runs under: " << runs << "\n" << refused;
+        fmt::print("    runs under: {}\n{}", runs, refused);
     }
-    std::cout << "policies (--policy):\n";
-    for (const auto& p : pipescope::pipeline_policies()) std::cout << "  " << p.name << "\n    " << p.summary << "\n";
-    std::cout << "graph policies (--policy, for stage graphs; their parameters go in --param):\n";
+    fmt::print("policies (--policy):\n");
+    for (const auto& p : pipescope::pipeline_policies()) fmt::print("  {}\n    {}\n", p.name, p.summary);
+    fmt::print("graph policies (--policy, for stage graphs; their parameters go in --param):\n");
     for (const auto& p : pipescope::graph::policies()) {
-        std::cout << "  " << p.name << "\n    " << p.summary << "\n";
-        for (const auto& q : parse_parameters(p.parameters))
-            std::cout << "    --param " << q.name << "=" << q.default_value << (q.meaning.empty() ? "" : ": ") << q.meaning
-                      << "\n";
+        fmt::print("  {}\n    {}\n", p.name, p.summary);
+        for (const auto& q : parse_parameters(p.parameters)) print_parameter(q);
     }
     return 0;
 }

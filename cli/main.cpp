@@ -71,6 +71,9 @@ constexpr command_usage usages[] = {
     {"export-json", "pipescope export-json <trace.pftrace> <out.json>"},
     {"stats", "pipescope stats <trace.pftrace>... [--run NAME] [--json]"},
     {"compare", "pipescope compare <a.pftrace> <b.pftrace>... [--json]"},
+    {"annotate", "pipescope annotate <trace.pftrace> [-o OUT] [--force]\n"
+                 "         adds the analysis to the trace as Perfetto tracks (critical path, verdicts, throughput\n"
+                 "         bound) under \"pipescope analysis\"; OUT defaults to NAME.annotated.pftrace"},
     {"perfetto", "pipescope perfetto <trace.pftrace> [--port N] [--ui URL] [--no-browser] [--timeout SECONDS]\n"
                  "         serves the trace on 127.0.0.1 to the Perfetto UI (default https://ui.perfetto.dev; offline,\n"
                  "         --ui a build served here) until it is fetched, Ctrl-C, or SECONDS without a fetch (default\n"
@@ -320,6 +323,7 @@ int main(int argc, char** argv) {
         if (args[0] == "calibrate") return calibrate_command({args.begin() + 1, args.end()});
         if (args[0] == "lesson") return lesson_command({args.begin() + 1, args.end()});
         if (args[0] == "compare") return compare_command({args.begin() + 1, args.end()});
+        if (args[0] == "annotate") return annotate_command({args.begin() + 1, args.end()});
         if (args[0] == "perfetto") return perfetto_command({args.begin() + 1, args.end()});
         if (args[0] == "dedup-restore") return dedup_restore_command({args.begin() + 1, args.end()});
         if (args[0] == "scale") return scale_command({args.begin() + 1, args.end()});
