@@ -89,6 +89,198 @@ struct open_slice {
     slice_kind kind;
 };
 
+// The part of the run a worker was traced: its first to its last event. Slices open when the
+// recording stopped run to the end (see the header), and so does the interval then.
+struct traced_span {
+    std::uint64_t first = 0, last = 0;   // within the run
+    std::uint64_t last_event = 0;
+
+    bool open_at_end(const tm::slice& s) const {
+        const slice_kind k = s.kind;
+        return s.unterminated || ((k == slice_kind::idle || k == slice_kind::parked) && s.end >= last_event);
+    }
+};
+
+traced_span traced_span_of(const tm::track& t, std::uint64_t start, std::uint64_t end) {
+    traced_span sp;
+    std::uint64_t first = ~0ull;
+    for (const tm::slice& s : t.slices) {
+        first = std::min(first, s.begin);
+        sp.last_event = std::max(sp.last_event, s.end);
+    }
+    if (!t.instants.empty()) {
+        first = std::min(first, t.instants.front().ts);
+        sp.last_event = std::max(sp.last_event, t.instants.back().ts);
+    }
+    std::uint64_t last = sp.last_event;
+    for (auto it = t.slices.rbegin(); it != t.slices.rend() && last < end; ++it)
+        if (sp.open_at_end(*it)) last = end;
+    sp.first = std::clamp(first, start, end);
+    sp.last = std::clamp(last, sp.first, end);
+    return sp;
+}
+
+// One worker's time over the run, split into categories by a sweep over its slices in begin order:
+// a stack holds the slices still open, the innermost one owns the time, and the time outside every
+// slice is a gap (scheduler, stealing or untraced).
+class time_sweep {
+public:
+    time_sweep(const tm::track& t, tm::string_id steal_id, const std::vector<interval>& waiting, std::uint64_t start,
+               std::uint64_t end, std::vector<open_slice>& stack, time_split& ts)
+        : t_(t),
+          steal_id_(steal_id),
+          waiting_(waiting),
+          start_(start),
+          end_(end),
+          span_(traced_span_of(t, start, end)),
+          stack_(stack),
+          ts_(ts),
+          top_begin_(start),
+          cursor_(start) {}
+
+    void run() {
+        stack_.clear();
+        for (const tm::slice& s : t_.slices) {
+            std::uint64_t b = std::clamp(s.begin, start_, end_),
+                          e = span_.open_at_end(s) ? end_ : std::clamp(s.end, b, end_);
+            while (!stack_.empty() && stack_.back().end <= b) close_innermost();
+            if (stack_.empty()) {
+                gap(cursor_, b);
+                top_begin_ = b;
+            } else {
+                inside(cursor_, b, stack_.back().kind);
+                e = std::min(e, stack_.back().end);   // a nested slice ends with its parent
+            }
+            cursor_ = std::max(cursor_, b);
+            stack_.push_back({e, s.kind});
+        }
+        while (!stack_.empty()) close_innermost();
+        gap(cursor_, end_);
+    }
+
+private:
+    void close_innermost() {
+        inside(cursor_, stack_.back().end, stack_.back().kind);
+        cursor_ = std::max(cursor_, stack_.back().end);
+        stack_.pop_back();
+    }
+
+    // Successful steals, in time order.
+    const tm::instant* next_steal() {
+        while (si_ < t_.instants.size() && t_.instants[si_].name != steal_id_) ++si_;
+        return si_ < t_.instants.size() ? &t_.instants[si_] : nullptr;
+    }
+
+    // [a, b) inside no slice: untraced outside the traced span; stealing from a steal made since the
+    // latest outermost slice began to the end of the gap; scheduler otherwise.
+    void gap(std::uint64_t a, std::uint64_t b) {
+        if (b <= a) return;
+        if (a < span_.first) {   // before the first event
+            const std::uint64_t u = std::min(b, span_.first);
+            ts_[time_category::untraced] += u - a;
+            a = u;
+        }
+        if (b > span_.last) {   // after the last event
+            const std::uint64_t u = std::max(a, span_.last);
+            ts_[time_category::untraced] += b - u;
+            b = u;
+        }
+        if (b <= a) return;
+        for (const tm::instant* s = next_steal(); s && s->ts <= b; s = next_steal()) {
+            last_steal_ = s->ts;
+            have_steal_ = true;
+            ++si_;
+        }
+        if (have_steal_ && last_steal_ >= top_begin_) {
+            const std::uint64_t s = std::clamp(last_steal_, a, b);
+            ts_[time_category::scheduler] += s - a;
+            ts_[time_category::stealing] += b - s;
+            have_steal_ = false;   // one steal explains one gap
+        } else {
+            ts_[time_category::scheduler] += b - a;
+        }
+    }
+
+    // [a, b) inside a slice of kind k.
+    void inside(std::uint64_t a, std::uint64_t b, slice_kind k) {
+        if (b <= a) return;
+        switch (k) {
+            case slice_kind::idle: {
+                const std::uint64_t st = overlap(waiting_, a, b);
+                ts_[time_category::stall] += st;
+                ts_[time_category::idle] += (b - a) - st;
+                break;
+            }
+            case slice_kind::parked: ts_[time_category::parked] += b - a; break;
+            case slice_kind::blocked: ts_[time_category::stall] += b - a; break;
+            case slice_kind::waiting: ts_[time_category::idle] += b - a; break;   // bind-to-stage: input queue empty
+            case slice_kind::queue: ts_[time_category::queue] += b - a; break;
+            default: ts_[time_category::work] += b - a; break;
+        }
+    }
+
+    const tm::track& t_;
+    const tm::string_id steal_id_;
+    const std::vector<interval>& waiting_;
+    const std::uint64_t start_, end_;
+    const traced_span span_;
+    std::vector<open_slice>& stack_;   // the caller's, reused from worker to worker
+    time_split& ts_;
+    std::uint64_t top_begin_;   // begin of the latest outermost slice
+    std::uint64_t cursor_;      // time up to here is counted
+    std::size_t si_ = 0;        // the next instant to look at for a steal
+    bool have_steal_ = false;   // a steal not yet used to explain a gap
+    std::uint64_t last_steal_ = 0;
+};
+
+// A worker's nodes, folded slices, successful and failed steals.
+void count_worker_events(const tm::trace_model& m, const tm::track& t, tm::string_id steal_id, tm::string_id failed_id,
+                         worker_breakdown& w) {
+    for (const auto& in : t.instants) w.steals += in.name == steal_id;
+    for (const tm::slice& s : t.slices) {
+        if (s.kind == slice_kind::node) {
+            const node_extent x = m.node_of(s);
+            w.nodes += x.nodes;
+            w.folded_runs += x.folded();
+        }
+        if (s.kind == slice_kind::idle && failed_id != tm::no_index)
+            for (auto* a = m.args_begin(s); a != m.args_end(s); ++a)
+                if (a->name == failed_id) w.failed_steals += a->bits();
+    }
+}
+
+void add_to_total(const worker_breakdown& w, worker_breakdown& total) {
+    for (int c = 0; c < time_category_count; ++c) total.time.ns[c] += w.time.ns[c];
+    total.time.span += w.time.span;
+    total.nodes += w.nodes;
+    total.folded_runs += w.folded_runs;
+    total.steals += w.steals;
+    total.failed_steals += w.failed_steals;
+}
+
+// CPU and descheduled time per worker, from the run summary: the total only when every worker has them.
+void add_worker_times(const run_scope& r, run_breakdown& out) {
+    const tm::run* ri = r.run_info();
+    if (!ri || ri->worker_times.empty()) return;
+    bool all = !out.workers.empty();
+    std::uint64_t cpu = 0, off = 0;
+    for (std::size_t i = 0; i < out.workers.size(); ++i) {
+        const tm::track& t = r.model->tracks[r.workers[i]];
+        const std::uint64_t w = t.worker >= 0 ? static_cast<std::uint64_t>(t.worker) : i;
+        const auto x = std::find_if(ri->worker_times.begin(), ri->worker_times.end(),
+                                    [&](const tm::worker_time& wt) { return wt.worker == w; });
+        if (x == ri->worker_times.end()) {
+            all = false;
+            continue;
+        }
+        out.workers[i].cpu_ns = x->cpu_ns;
+        out.workers[i].descheduled_ns = x->descheduled_ns;
+        cpu += x->cpu_ns;
+        off += x->descheduled_ns;
+    }
+    if (all) out.total.cpu_ns = cpu, out.total.descheduled_ns = off;
+}
+
 }   // namespace
 
 std::optional<double> worker_breakdown::core_share() const noexcept {
@@ -112,156 +304,20 @@ run_breakdown compute_breakdown(const run_scope& r) {
 
     const tm::string_id failed_id = find_string(m, vocab::key(vocab::arg_key::failed_steals));
     const tm::string_id steal_id = find_string(m, vocab::steal);
-
+    const std::uint64_t start = r.start, end = std::max(r.start, r.end);
     std::vector<open_slice> stack;
     for (auto ti : r.workers) {
         const tm::track& t = m.tracks[ti];
         worker_breakdown w;
         w.name = t.name;
         w.track = ti;
-        time_split& ts = w.time;
-        const std::uint64_t start = r.start, end = std::max(r.start, r.end);
-        ts.span = end - start;
-
-        // Successful steals, in time order.
-        std::size_t si = 0;
-        bool have_steal = false;
-        std::uint64_t last_steal = 0;
-        auto next_steal = [&]() -> const tm::instant* {
-            while (si < t.instants.size() && t.instants[si].name != steal_id) ++si;
-            return si < t.instants.size() ? &t.instants[si] : nullptr;
-        };
-        for (const auto& in : t.instants) w.steals += in.name == steal_id;
-
-        // The worker's traced interval: its first to its last event. Slices open when the
-        // recording stopped run to the end (see the header), and so does the interval then.
-        std::uint64_t first = ~0ull, last_event = 0;
-        for (const tm::slice& s : t.slices) {
-            first = std::min(first, s.begin);
-            last_event = std::max(last_event, s.end);
-        }
-        if (!t.instants.empty()) {
-            first = std::min(first, t.instants.front().ts);
-            last_event = std::max(last_event, t.instants.back().ts);
-        }
-        auto open_at_end = [&](const tm::slice& s) {
-            const slice_kind k = s.kind;
-            return s.unterminated || ((k == slice_kind::idle || k == slice_kind::parked) && s.end >= last_event);
-        };
-        std::uint64_t last = last_event;
-        for (auto it = t.slices.rbegin(); it != t.slices.rend() && last < end; ++it)
-            if (open_at_end(*it)) last = end;
-        first = std::clamp(first, start, end);
-        last = std::clamp(last, first, end);
-
-        std::uint64_t top_begin = start;   // begin of the latest outermost slice
-        auto emit_gap = [&](std::uint64_t a, std::uint64_t b) {
-            if (b <= a) return;
-            if (a < first) {   // before the first event
-                const std::uint64_t u = std::min(b, first);
-                ts[time_category::untraced] += u - a;
-                a = u;
-            }
-            if (b > last) {   // after the last event
-                const std::uint64_t u = std::max(a, last);
-                ts[time_category::untraced] += b - u;
-                b = u;
-            }
-            if (b <= a) return;
-            for (const tm::instant* s = next_steal(); s && s->ts <= b; s = next_steal()) {
-                last_steal = s->ts;
-                have_steal = true;
-                ++si;
-            }
-            if (have_steal && last_steal >= top_begin) {
-                const std::uint64_t s = std::clamp(last_steal, a, b);
-                ts[time_category::scheduler] += s - a;
-                ts[time_category::stealing] += b - s;
-                have_steal = false;   // one steal explains one gap
-            } else {
-                ts[time_category::scheduler] += b - a;
-            }
-        };
-        auto emit_slice = [&](std::uint64_t a, std::uint64_t b, slice_kind k) {
-            if (b <= a) return;
-            switch (k) {
-                case slice_kind::idle: {
-                    const std::uint64_t st = overlap(waiting, a, b);
-                    ts[time_category::stall] += st;
-                    ts[time_category::idle] += (b - a) - st;
-                    break;
-                }
-                case slice_kind::parked: ts[time_category::parked] += b - a; break;
-                case slice_kind::blocked: ts[time_category::stall] += b - a; break;
-                case slice_kind::waiting: ts[time_category::idle] += b - a; break;   // bind-to-stage: input queue empty
-                case slice_kind::queue: ts[time_category::queue] += b - a; break;
-                default: ts[time_category::work] += b - a; break;
-            }
-        };
-
-        stack.clear();
-        std::uint64_t cursor = start;
-        for (const tm::slice& s : t.slices) {
-            std::uint64_t b = std::clamp(s.begin, start, end), e = open_at_end(s) ? end : std::clamp(s.end, b, end);
-            const slice_kind k = s.kind;
-            if (k == slice_kind::node) {
-                const node_extent x = m.node_of(s);
-                w.nodes += x.nodes;
-                w.folded_runs += x.folded();
-            }
-            if (k == slice_kind::idle && failed_id != tm::no_index)
-                for (auto* a = m.args_begin(s); a != m.args_end(s); ++a)
-                    if (a->name == failed_id) w.failed_steals += a->bits();
-            while (!stack.empty() && stack.back().end <= b) {
-                emit_slice(cursor, stack.back().end, stack.back().kind);
-                cursor = std::max(cursor, stack.back().end);
-                stack.pop_back();
-            }
-            if (stack.empty()) {
-                emit_gap(cursor, b);
-                top_begin = b;
-            } else {
-                emit_slice(cursor, b, stack.back().kind);
-                e = std::min(e, stack.back().end);
-            }
-            cursor = std::max(cursor, b);
-            stack.push_back({e, k});
-        }
-        while (!stack.empty()) {
-            emit_slice(cursor, stack.back().end, stack.back().kind);
-            cursor = std::max(cursor, stack.back().end);
-            stack.pop_back();
-        }
-        emit_gap(cursor, end);
-
-        for (int c = 0; c < time_category_count; ++c) out.total.time.ns[c] += ts.ns[c];
-        out.total.time.span += ts.span;
-        out.total.nodes += w.nodes;
-        out.total.folded_runs += w.folded_runs;
-        out.total.steals += w.steals;
-        out.total.failed_steals += w.failed_steals;
+        w.time.span = end - start;
+        count_worker_events(m, t, steal_id, failed_id, w);
+        time_sweep(t, steal_id, waiting, start, end, stack, w.time).run();
+        add_to_total(w, out.total);
         out.workers.push_back(std::move(w));
     }
-    // CPU and descheduled time per worker, from the run summary: the total only when every worker has them.
-    if (const tm::run* ri = r.run_info(); ri && !ri->worker_times.empty()) {
-        bool all = !out.workers.empty();
-        std::uint64_t cpu = 0, off = 0;
-        for (std::size_t i = 0; i < out.workers.size(); ++i) {
-            const tm::track& t = m.tracks[r.workers[i]];
-            const std::uint64_t w = t.worker >= 0 ? static_cast<std::uint64_t>(t.worker) : i;
-            const auto x = std::find_if(ri->worker_times.begin(), ri->worker_times.end(),
-                                        [&](const tm::worker_time& wt) { return wt.worker == w; });
-            if (x == ri->worker_times.end()) {
-                all = false;
-                continue;
-            }
-            out.workers[i].cpu_ns = x->cpu_ns;
-            out.workers[i].descheduled_ns = x->descheduled_ns;
-            cpu += x->cpu_ns;
-            off += x->descheduled_ns;
-        }
-        if (all) out.total.cpu_ns = cpu, out.total.descheduled_ns = off;
-    }
+    add_worker_times(r, out);
     return out;
 }
 

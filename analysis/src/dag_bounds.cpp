@@ -18,96 +18,135 @@ const char* to_string(path_edge e) {
     return "?";
 }
 
-span_result longest_path(const tm::pipeline_dag& dag, bool with_throttle) {
-    span_result out;
-    const std::size_t n = dag.nodes.size();
-    if (n == 0) return out;
-    // Incoming edges by target (counting sort): every edge goes from a node of a smaller
-    // (iteration, stage) to a larger one, so node order is a topological order.
-    std::vector<std::uint32_t> first(n + 1, 0);
-    struct in_edge {
+namespace {
+
+path_edge path_kind(tm::dag_edge_kind k) {
+    switch (k) {
+        case tm::dag_edge_kind::stage: return path_edge::stage;
+        case tm::dag_edge_kind::cross: return path_edge::cross;
+        case tm::dag_edge_kind::retire: return path_edge::retire;
+        case tm::dag_edge_kind::throttle: return path_edge::throttle;
+    }
+    return path_edge::stage;
+}
+
+// The implicit control edges: first node of i-1 -> first node of i, both stage 0.
+std::vector<std::pair<std::uint32_t, std::uint32_t>> control_edges(const tm::pipeline_dag& dag) {
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> control;
+    std::uint32_t prev_first = tm::no_index;
+    for (std::uint32_t i = 0; i < dag.nodes.size(); ++i) {
+        if (i > 0 && dag.nodes[i].iteration == dag.nodes[i - 1].iteration) continue;
+        if (prev_first != tm::no_index && dag.nodes[i].stage == 0 && dag.nodes[prev_first].stage == 0 &&
+            dag.nodes[prev_first].iteration + 1 == dag.nodes[i].iteration)
+            control.emplace_back(prev_first, i);
+        prev_first = i;
+    }
+    return control;
+}
+
+// Incoming edges by target (counting sort): node v's are in[first[v], first[v + 1]), in the order
+// of the model's edges, then the control edges.
+struct incoming {
+    struct edge {
         std::uint32_t from;
         path_edge kind;
     };
-    auto kind_of = [](tm::dag_edge_kind k) {
-        switch (k) {
-            case tm::dag_edge_kind::stage: return path_edge::stage;
-            case tm::dag_edge_kind::cross: return path_edge::cross;
-            case tm::dag_edge_kind::retire: return path_edge::retire;
-            case tm::dag_edge_kind::throttle: return path_edge::throttle;
-        }
-        return path_edge::stage;
-    };
-    // The implicit control edges: first node of i-1 -> first node of i, both stage 0.
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> control;
-    {
-        std::uint32_t prev_first = tm::no_index;
-        for (std::uint32_t i = 0; i < n; ++i) {
-            if (i > 0 && dag.nodes[i].iteration == dag.nodes[i - 1].iteration) continue;
-            if (prev_first != tm::no_index && dag.nodes[i].stage == 0 && dag.nodes[prev_first].stage == 0 &&
-                dag.nodes[prev_first].iteration + 1 == dag.nodes[i].iteration)
-                control.emplace_back(prev_first, i);
-            prev_first = i;
-        }
-    }
-    for (const auto& e : dag.edges)
-        if (with_throttle || e.kind != tm::dag_edge_kind::throttle) ++first[e.to + 1];
-    for (const auto& c : control) ++first[c.second + 1];
-    for (std::size_t i = 1; i <= n; ++i) first[i] += first[i - 1];
-    std::vector<in_edge> in(first[n]);
-    std::vector<std::uint32_t> fill(first.begin(), first.end() - 1);
-    for (const auto& e : dag.edges)
-        if (with_throttle || e.kind != tm::dag_edge_kind::throttle) in[fill[e.to]++] = {e.from, kind_of(e.kind)};
-    for (const auto& c : control) in[fill[c.second]++] = {c.first, path_edge::control};
+    std::vector<std::uint32_t> first;
+    std::vector<edge> in;
 
-    // Retirement: iteration i retires when its last node has finished and i-1 has retired (the
-    // implicit final stage, zero work). The model's retire edges (last of i-1 -> last of i) stand
-    // for it; here it is kept as R_i = max(finish of i's last node, R_{i-1}), and throttling edges
-    // leave from R_{i-K} (seed 001 §1: from the end of iteration i to the start of i + K).
+    incoming(const tm::pipeline_dag& dag, bool with_throttle) : first(dag.nodes.size() + 1, 0) {
+        const std::size_t n = dag.nodes.size();
+        const auto control = control_edges(dag);
+        auto counted = [&](const tm::dag_edge& e) { return with_throttle || e.kind != tm::dag_edge_kind::throttle; };
+        for (const auto& e : dag.edges)
+            if (counted(e)) ++first[e.to + 1];
+        for (const auto& c : control) ++first[c.second + 1];
+        for (std::size_t i = 1; i <= n; ++i) first[i] += first[i - 1];
+        in.resize(first[n]);
+        std::vector<std::uint32_t> fill(first.begin(), first.end() - 1);
+        for (const auto& e : dag.edges)
+            if (counted(e)) in[fill[e.to]++] = {e.from, path_kind(e.kind)};
+        for (const auto& c : control) in[fill[c.second]++] = {c.first, path_edge::control};
+    }
+};
+
+// The longest path to the end of each node, in node order: every edge goes from a node of a
+// smaller (iteration, stage) to a larger one, so node order is a topological order.
+//
+// Retirement: iteration i retires when its last node has finished and i-1 has retired (the
+// implicit final stage, zero work). The model's retire edges (last of i-1 -> last of i) stand
+// for it; here it is kept as R_i = max(finish of i's last node, R_{i-1}), and throttling edges
+// leave from R_{i-K} (seed 001 §1: from the end of iteration i to the start of i + K).
+class longest_paths {
+public:
+    longest_paths(const tm::pipeline_dag& dag, const incoming& edges)
+        : dist(dag.nodes.size(), 0),
+          pred(dag.nodes.size(), tm::no_index),
+          via(dag.nodes.size(), path_edge::start),
+          retire_of_(dag.nodes.size()) {
+        for (std::uint32_t v = 0; v < dag.nodes.size(); ++v) visit(dag, edges, v);
+    }
+
+    std::vector<std::uint64_t> dist;   // the longest path's length to the end of the node
+    std::vector<std::uint32_t> pred;   // its previous node (no_index: none)
+    std::vector<path_edge> via;        // the edge from there
+    std::uint32_t best = 0;            // the node the longest path ends at
+
+private:
     struct retired {
         std::uint64_t at = 0;
         std::uint32_t node = tm::no_index;   // the node whose finish sets it
     };
-    std::vector<retired> retire_of(n);   // per node: R of its iteration (valid once the iteration is done)
-    std::vector<std::uint64_t> dist(n, 0);
-    std::vector<std::uint32_t> pred(n, tm::no_index);
-    std::vector<path_edge> via(n, path_edge::start);
-    std::uint32_t best = 0;
-    retired prev_r;
-    std::uint32_t iter_first = 0;
-    for (std::uint32_t v = 0; v < n; ++v) {
-        if (v > 0 && dag.nodes[v].iteration != dag.nodes[v - 1].iteration) iter_first = v;
+
+    void visit(const tm::pipeline_dag& dag, const incoming& edges, std::uint32_t v) {
+        if (v > 0 && dag.nodes[v].iteration != dag.nodes[v - 1].iteration) iter_first_ = v;
         std::uint64_t d = 0;
-        for (std::uint32_t k = first[v]; k < first[v + 1]; ++k) {
-            std::uint32_t u = in[k].from;
-            if (u >= v || in[k].kind == path_edge::retire) continue;   // retire: see R above
+        for (std::uint32_t k = edges.first[v]; k < edges.first[v + 1]; ++k) {
+            const incoming::edge& e = edges.in[k];
+            std::uint32_t u = e.from;
+            if (u >= v || e.kind == path_edge::retire) continue;   // retire: see R above
             std::uint64_t du = dist[u];
-            if (in[k].kind == path_edge::throttle) {
-                du = retire_of[u].at;
-                u = retire_of[u].node;
+            if (e.kind == path_edge::throttle) {
+                du = retire_of_[u].at;
+                u = retire_of_[u].node;
             }
             if (pred[v] == tm::no_index || du > d) {   // ties: the first incoming edge
                 d = du;
                 pred[v] = u;
-                via[v] = in[k].kind;
+                via[v] = e.kind;
             }
         }
         const auto& node = dag.nodes[v];
         dist[v] = d + (node.end > node.start ? node.end - node.start : 0);
         if (dist[v] > dist[best]) best = v;
-        if (v + 1 == n || dag.nodes[v + 1].iteration != node.iteration) {   // v is its iteration's last node
-            retired r{dist[v], v};
-            if (prev_r.node != tm::no_index && prev_r.at > r.at) r = prev_r;
-            for (std::uint32_t k = iter_first; k <= v; ++k) retire_of[k] = r;
-            prev_r = r;
-        }
+        if (v + 1 == dag.nodes.size() || dag.nodes[v + 1].iteration != node.iteration) retire(v);
     }
-    out.span = dist[best];
-    for (std::uint32_t v = best; v != tm::no_index; v = pred[v]) {
+
+    // v is its iteration's last node: the iteration retires.
+    void retire(std::uint32_t v) {
+        retired r{dist[v], v};
+        if (prev_r_.node != tm::no_index && prev_r_.at > r.at) r = prev_r_;
+        for (std::uint32_t k = iter_first_; k <= v; ++k) retire_of_[k] = r;
+        prev_r_ = r;
+    }
+
+    std::vector<retired> retire_of_;   // per node: R of its iteration (valid once the iteration is done)
+    retired prev_r_;                   // R of the previous iteration
+    std::uint32_t iter_first_ = 0;     // the current iteration's first node
+};
+
+}   // namespace
+
+span_result longest_path(const tm::pipeline_dag& dag, bool with_throttle) {
+    span_result out;
+    if (dag.nodes.empty()) return out;
+    const longest_paths lp(dag, incoming(dag, with_throttle));   // the edges are needed only while it is built
+    out.span = lp.dist[lp.best];
+    for (std::uint32_t v = lp.best; v != tm::no_index; v = lp.pred[v]) {
         const auto& node = dag.nodes[v];
         out.critical_path.push_back({v, node.iteration, node.stage, std::max(node.stage, node.last_stage),
-                                     std::max<std::uint64_t>(1, node.nodes), node.start, node.end, node.worker, via[v]});
-        out.throttle_edges_on_path += via[v] == path_edge::throttle;
+                                     std::max<std::uint64_t>(1, node.nodes), node.start, node.end, node.worker, lp.via[v]});
+        out.throttle_edges_on_path += lp.via[v] == path_edge::throttle;
     }
     std::reverse(out.critical_path.begin(), out.critical_path.end());
     return out;

@@ -54,12 +54,18 @@ using nlohmann::json;
 
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
+// An index or worker, -1 when unknown: null then.
+template <class T>
+json known(T v) {
+    return v >= 0 ? json(v) : json(nullptr);
+}
+
 json place_json(const place& p) {
     return {{"begin_ns", p.begin},
             {"end_ns", p.end},
-            {"worker", p.worker >= 0 ? json(p.worker) : json(nullptr)},
-            {"stage", p.stage >= 0 ? json(p.stage) : json(nullptr)},
-            {"iteration", p.iteration >= 0 ? json(p.iteration) : json(nullptr)}};
+            {"worker", known(p.worker)},
+            {"stage", known(p.stage)},
+            {"iteration", known(p.iteration)}};
 }
 
 json split_json(const time_split& t) {
@@ -76,7 +82,7 @@ json split_json(const time_split& t) {
 json worker_json(const worker_breakdown& w, int worker) {
     json j = split_json(w.time);
     j["name"] = w.name;
-    j["worker"] = worker >= 0 ? json(worker) : json(nullptr);
+    j["worker"] = known(worker);
     j["nodes"] = w.nodes;
     j["folded_runs"] = w.folded_runs;
     j["steals"] = w.steals;
@@ -88,52 +94,59 @@ json worker_json(const worker_breakdown& w, int worker) {
     return j;
 }
 
-}   // namespace
+// The report's sections, one function each, in the order to_json writes them (docs/analysis.md, "JSON
+// schema").
 
-nlohmann::json to_json(const run_report& r) {
-    json out;
-    out["format"] = report_format;
-    out["run"] = {{"title", r.title},
-                  {"workload", r.meta.workload},
-                  {"policy", r.meta.policy},
-                  {"size", r.meta.size},
-                  {"workers", r.meta.workers},
-                  {"K", r.meta.K ? json(r.meta.K) : json(nullptr)},
-                  {"start_ns", r.start},
-                  {"end_ns", r.end},
-                  {"makespan_ns", r.makespan()},
-                  {"iterations", r.stats.iterations},
-                  {"nodes", r.stats.nodes},
-                  {"reference_seconds", opt(r.meta.reference_seconds)},
-                  // A run on virtual workers: its times are virtual ns (docs/virtual.md).
-                  {"virtual", r.meta.virtual_run ? json{{"workers", r.meta.virtual_run->workers},
-                                                        {"job_costs", r.meta.virtual_run->job_costs}}
-                                                 : json(nullptr)}};
+json run_json(const run_report& r) {
+    return {{"title", r.title},
+            {"workload", r.meta.workload},
+            {"policy", r.meta.policy},
+            {"size", r.meta.size},
+            {"workers", r.meta.workers},
+            {"K", r.meta.K ? json(r.meta.K) : json(nullptr)},
+            {"start_ns", r.start},
+            {"end_ns", r.end},
+            {"makespan_ns", r.makespan()},
+            {"iterations", r.stats.iterations},
+            {"nodes", r.stats.nodes},
+            {"reference_seconds", opt(r.meta.reference_seconds)},
+            // A run on virtual workers: its times are virtual ns (docs/virtual.md).
+            {"virtual", r.meta.virtual_run
+                            ? json{{"workers", r.meta.virtual_run->workers}, {"job_costs", r.meta.virtual_run->job_costs}}
+                            : json(nullptr)}};
+}
+
+// The trace's detail level and where trace_detail "auto" decided.
+json trace_json(const run_report& r) {
     json decisions = json::array();
     for (const auto& dd : r.stats.detail_decisions)
         decisions.push_back({{"folded", dd.folded},
                              {"mean_node_ns", dd.mean_node_ns},
                              {"nodes_measured", dd.nodes_measured},
-                             {"stage", dd.stage >= 0 ? json(dd.stage) : json(nullptr)},
+                             {"stage", known(dd.stage)},
                              {"at_ns", dd.where.begin},
-                             {"worker", dd.where.worker >= 0 ? json(dd.where.worker) : json(nullptr)}});
-    out["trace"] = {{"detail", r.meta.trace_detail.empty() ? json(nullptr) : json(r.meta.trace_detail)},
-                    {"fold_below_ns", opt(r.meta.fold_below_ns)},
-                    {"folded_runs", r.stats.folded_runs},
-                    {"folded_nodes", r.stats.folded_nodes},
-                    {"decisions", decisions}};
+                             {"worker", known(dd.where.worker)}});
+    return {{"detail", r.meta.trace_detail.empty() ? json(nullptr) : json(r.meta.trace_detail)},
+            {"fold_below_ns", opt(r.meta.fold_below_ns)},
+            {"folded_runs", r.stats.folded_runs},
+            {"folded_nodes", r.stats.folded_nodes},
+            {"decisions", decisions}};
+}
 
+json breakdown_json(const run_breakdown& b) {
     json workers = json::array();
-    for (const auto& w : r.breakdown.workers) workers.push_back(worker_json(w, static_cast<int>(workers.size())));
+    for (const auto& w : b.workers) workers.push_back(worker_json(w, static_cast<int>(workers.size())));
     json categories = json::array();
     for (int c = 0; c < time_category_count; ++c) categories.push_back(to_string(static_cast<time_category>(c)));
-    out["breakdown"] = {{"categories", categories},
-                        {"total", worker_json(r.breakdown.total, -1)},
-                        {"workers", workers},
-                        {"stall_derived", r.breakdown.stall_derived}};
+    return {{"categories", categories},
+            {"total", worker_json(b.total, -1)},
+            {"workers", workers},
+            {"stall_derived", b.stall_derived}};
+}
 
+json stages_json(const run_stats& st) {
     json stages = json::array();
-    for (const auto& s : r.stats.stages)
+    for (const auto& s : st.stages)
         stages.push_back({{"index", s.index},
                           {"name", s.name},
                           {"kind", s.kind},
@@ -152,39 +165,43 @@ nlohmann::json to_json(const run_report& r) {
                           {"waits", s.waits},
                           {"wait_ns", s.wait_ns},
                           {"longest", place_json(s.longest)}});
-    out["stages"] = stages;
+    return stages;
+}
 
+json steals_json(const run_stats& st) {
     json per_worker = json::array(), pairs = json::array();
-    for (const auto& w : r.stats.steals)
+    for (const auto& w : st.steals)
         per_worker.push_back({{"worker", w.worker}, {"made", w.made}, {"failed", w.failed}, {"tried", w.tried()}});
-    for (const auto& p : r.stats.steal_pairs)
-        pairs.push_back({{"thief", p.thief}, {"victim", p.victim >= 0 ? json(p.victim) : json(nullptr)}, {"made", p.made}});
-    out["steals"] = {{"made", r.stats.steals_made},
-                     {"failed", r.stats.steals_failed},
-                     {"tried", r.stats.steals_made + r.stats.steals_failed},
-                     {"per_worker", per_worker},
-                     {"pairs", pairs}};
-    out["events"] = {{"suspensions", r.stats.suspensions},
-                     {"resumptions", r.stats.resumptions},
-                     {"wakeups", r.stats.wakeups},
-                     {"throttle_waits", r.stats.throttle_waits},
-                     {"throttled_ns", r.stats.throttled_ns},
-                     {"retire_waits", r.stats.retire_waits},
-                     {"retire_wait_ns", r.stats.retire_wait_ns},
-                     {"events_lost", r.stats.events_lost}};
+    for (const auto& p : st.steal_pairs)
+        pairs.push_back({{"thief", p.thief}, {"victim", known(p.victim)}, {"made", p.made}});
+    return {{"made", st.steals_made},
+            {"failed", st.steals_failed},
+            {"tried", st.steals_made + st.steals_failed},
+            {"per_worker", per_worker},
+            {"pairs", pairs}};
+}
 
+json events_json(const run_stats& st) {
+    return {{"suspensions", st.suspensions},       {"resumptions", st.resumptions},   {"wakeups", st.wakeups},
+            {"throttle_waits", st.throttle_waits}, {"throttled_ns", st.throttled_ns}, {"retire_waits", st.retire_waits},
+            {"retire_wait_ns", st.retire_wait_ns}, {"events_lost", st.events_lost}};
+}
+
+// Every counter's peak against its limit.
+json limits_json(const run_stats& st) {
     json counters = json::array();
-    for (const auto& c : r.stats.counters)
+    for (const auto& c : st.counters)
         counters.push_back({{"name", c.name},
                             {"peak", c.peak},
                             {"peak_ts_ns", c.peak_ts},
                             {"capacity", opt(c.capacity)},
                             {"capacity_from", c.capacity ? json(c.capacity_from) : json(nullptr)}});
-    out["limits"] = {{"peak_live", opt(r.stats.peak_live)},           {"K", opt(r.stats.K)},
-                     {"peak_tokens", opt(r.stats.peak_tokens)},       {"N", opt(r.stats.N)},
-                     {"peak_footprint", opt(r.stats.peak_footprint)}, {"counters", counters}};
+    return {{"peak_live", opt(st.peak_live)},           {"K", opt(st.K)},
+            {"peak_tokens", opt(st.peak_tokens)},       {"N", opt(st.N)},
+            {"peak_footprint", opt(st.peak_footprint)}, {"counters", counters}};
+}
 
-    const dag_bounds& d = r.dag;
+json dag_json(const dag_bounds& d) {
     json path = json::array();
     for (const auto& n : d.with_throttle.critical_path)
         path.push_back({{"iteration", n.iteration},
@@ -195,29 +212,30 @@ nlohmann::json to_json(const run_report& r) {
                         {"end_ns", n.end},
                         {"worker", n.worker},
                         {"via", to_string(n.via)}});
-    out["dag"] = {{"available", d.available},
-                  {"nodes", d.nodes},
-                  {"blocks", d.blocks},
-                  {"folded_blocks", d.folded_blocks},
-                  {"approximate", d.approximate},
-                  {"approximate_reason", d.approximate ? json(d.approximate_reason) : json(nullptr)},
-                  {"edges", d.edges},
-                  {"iterations", d.iterations},
-                  {"K", d.K},
-                  {"workers", d.workers},
-                  {"work_ns", d.work},
-                  {"span_ns", d.with_throttle.span},
-                  {"span_unthrottled_ns", d.without_throttle.span},
-                  {"parallelism", d.parallelism},
-                  {"parallelism_unthrottled", d.parallelism_unthrottled},
-                  {"speedup_bound", d.speedup_bound},
-                  {"observed_speedup", d.observed_speedup},
-                  {"observed_from_reference", d.observed_from_reference},
-                  {"makespan_ns", d.makespan},
-                  {"throttle_edges_on_path", d.with_throttle.throttle_edges_on_path},
-                  {"critical_path", path}};
+    return {{"available", d.available},
+            {"nodes", d.nodes},
+            {"blocks", d.blocks},
+            {"folded_blocks", d.folded_blocks},
+            {"approximate", d.approximate},
+            {"approximate_reason", d.approximate ? json(d.approximate_reason) : json(nullptr)},
+            {"edges", d.edges},
+            {"iterations", d.iterations},
+            {"K", d.K},
+            {"workers", d.workers},
+            {"work_ns", d.work},
+            {"span_ns", d.with_throttle.span},
+            {"span_unthrottled_ns", d.without_throttle.span},
+            {"parallelism", d.parallelism},
+            {"parallelism_unthrottled", d.parallelism_unthrottled},
+            {"speedup_bound", d.speedup_bound},
+            {"observed_speedup", d.observed_speedup},
+            {"observed_from_reference", d.observed_from_reference},
+            {"makespan_ns", d.makespan},
+            {"throttle_edges_on_path", d.with_throttle.throttle_edges_on_path},
+            {"critical_path", path}};
+}
 
-    const queueing_bounds& q = r.queueing;
+json queueing_json(const queueing_bounds& q) {
     json qs = json::array();
     for (const auto& s : q.stages)
         qs.push_back({{"index", s.index},
@@ -228,49 +246,54 @@ nlohmann::json to_json(const run_report& r) {
                       {"c_stage", s.c_stage},
                       {"rate_element", s.rate_element},
                       {"rate_stage", s.rate_stage}});
-    out["queueing"] = {{"available", q.available},
-                       {"workers", q.workers},
-                       {"iterations", q.iterations},
-                       {"makespan_s", q.makespan},
-                       {"work_per_item_s", q.work_per_item},
-                       {"lambda_max", q.lambda_max},
-                       {"critical_serial_stage",
-                        q.critical_serial_stage >= 0 ? json(q.critical_serial_stage) : json(nullptr)},
-                       {"bound_bind_to_element", q.bound_element},
-                       {"bound_bind_to_stage", q.bound_stage},
-                       {"bottleneck_stage", q.bottleneck_stage >= 0 ? json(q.bottleneck_stage) : json(nullptr)},
-                       {"model", q.model},
-                       {"predicted", q.predicted},
-                       {"observed", q.observed},
-                       {"efficiency", q.efficiency},
-                       {"tokens_needed", q.tokens_needed},
-                       {"k_for_span", q.k_for_span},
-                       {"K", q.K},
-                       {"stages", qs}};
+    return {{"available", q.available},
+            {"workers", q.workers},
+            {"iterations", q.iterations},
+            {"makespan_s", q.makespan},
+            {"work_per_item_s", q.work_per_item},
+            {"lambda_max", q.lambda_max},
+            {"critical_serial_stage", known(q.critical_serial_stage)},
+            {"bound_bind_to_element", q.bound_element},
+            {"bound_bind_to_stage", q.bound_stage},
+            {"bottleneck_stage", known(q.bottleneck_stage)},
+            {"model", q.model},
+            {"predicted", q.predicted},
+            {"observed", q.observed},
+            {"efficiency", q.efficiency},
+            {"tokens_needed", q.tokens_needed},
+            {"k_for_span", q.k_for_span},
+            {"K", q.K},
+            {"stages", qs}};
+}
 
+json verdicts_json(const std::vector<verdict>& vs) {
     json verdicts = json::array();
-    for (const auto& v : r.verdicts)
+    for (const auto& v : vs)
         verdicts.push_back({{"rule", v.rule},
                             {"limiting", v.limiting},
                             {"severity", v.severity},
                             {"text", v.text},
                             {"suggestion", v.suggestion},
                             {"where", place_json(v.where)}});
-    out["verdicts"] = verdicts;
-    const task_stats& t = r.tasks;
-    out["tasks"] = {{"tasks", t.tasks},
-                    {"roots", t.roots},
-                    {"own_mean_ns", t.own_mean_ns},
-                    {"own_p50_ns", t.own_p50_ns},
-                    {"own_p95_ns", t.own_p95_ns},
-                    {"own_max_ns", t.own_max_ns},
-                    {"work_ns", t.work_ns},
-                    {"span_ns", t.spawn_tree ? json(t.span_ns) : json(nullptr)},
-                    {"parallelism", t.spawn_tree && t.span_ns ? json(t.parallelism()) : json(nullptr)},
-                    {"depth", t.depth},
-                    {"steals", t.steals},
-                    {"scheduling_ns", t.scheduling_ns}};
-    const graph_report& g = r.graph;
+    return verdicts;
+}
+
+json tasks_json(const task_stats& t) {
+    return {{"tasks", t.tasks},
+            {"roots", t.roots},
+            {"own_mean_ns", t.own_mean_ns},
+            {"own_p50_ns", t.own_p50_ns},
+            {"own_p95_ns", t.own_p95_ns},
+            {"own_max_ns", t.own_max_ns},
+            {"work_ns", t.work_ns},
+            {"span_ns", t.spawn_tree ? json(t.span_ns) : json(nullptr)},
+            {"parallelism", t.spawn_tree && t.span_ns ? json(t.parallelism()) : json(nullptr)},
+            {"depth", t.depth},
+            {"steals", t.steals},
+            {"scheduling_ns", t.scheduling_ns}};
+}
+
+json graph_json(const graph_report& g) {
     json queues = json::array();
     for (const auto& q : g.queues)
         queues.push_back({{"name", q.name},
@@ -282,18 +305,37 @@ nlohmann::json to_json(const run_report& r) {
                           {"mean_packets", q.mean_packets},
                           {"samples", q.samples},
                           {"over_capacity", q.over_capacity}});
-    out["graph"] = {{"available", g.available},
-                    {"queues", queues},
-                    {"footprint",
-                     {{"peak_packets", static_cast<std::uint64_t>(g.peak_packets)},   // counts: whole numbers
-                      {"mean_packets", g.mean_packets},
-                      {"peak_bytes", static_cast<std::uint64_t>(g.peak_bytes)},
-                      {"mean_bytes", g.mean_bytes},
-                      {"derived", g.footprint_derived}}},
-                    {"blocked", {{"full", g.blocked_full}, {"empty", g.blocked_empty}, {"order", g.blocked_order}}},
-                    {"preemptions", g.preemptions},
-                    {"stages_done", g.stages_done},
-                    {"queue_operations", g.queue_operations}};
+    return {{"available", g.available},
+            {"queues", queues},
+            {"footprint",
+             {{"peak_packets", static_cast<std::uint64_t>(g.peak_packets)},   // counts: whole numbers
+              {"mean_packets", g.mean_packets},
+              {"peak_bytes", static_cast<std::uint64_t>(g.peak_bytes)},
+              {"mean_bytes", g.mean_bytes},
+              {"derived", g.footprint_derived}}},
+            {"blocked", {{"full", g.blocked_full}, {"empty", g.blocked_empty}, {"order", g.blocked_order}}},
+            {"preemptions", g.preemptions},
+            {"stages_done", g.stages_done},
+            {"queue_operations", g.queue_operations}};
+}
+
+}   // namespace
+
+nlohmann::json to_json(const run_report& r) {
+    json out;
+    out["format"] = report_format;
+    out["run"] = run_json(r);
+    out["trace"] = trace_json(r);
+    out["breakdown"] = breakdown_json(r.breakdown);
+    out["stages"] = stages_json(r.stats);
+    out["steals"] = steals_json(r.stats);
+    out["events"] = events_json(r.stats);
+    out["limits"] = limits_json(r.stats);
+    out["dag"] = dag_json(r.dag);
+    out["queueing"] = queueing_json(r.queueing);
+    out["verdicts"] = verdicts_json(r.verdicts);
+    out["tasks"] = tasks_json(r.tasks);
+    out["graph"] = graph_json(r.graph);
     return out;
 }
 

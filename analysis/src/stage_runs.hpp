@@ -38,6 +38,7 @@ public:
     std::vector<result> summarize() const;
 
 private:
+    class sweep;   // summarize's sweep over the stage numbers (stage_runs.cpp)
     struct single {
         std::uint64_t stage;
         double duration;

@@ -240,59 +240,19 @@ public:
                                 : track_kind::other;
     }
 
+    // Per event of the file (10 M in a large trace): the helpers of its common path are
+    // always_inline (split for reading, not for calls: bench/reader_speed measures it); the rare
+    // paths are [[unlikely]].
     void on_event(const decoded_event& e) override {
-        ++m_.events;
-        if (!seen_ts_ || e.ts < m_.first_ts) m_.first_ts = e.ts;
-        if (!seen_ts_ || e.ts > m_.last_ts) m_.last_ts = e.ts;
-        seen_ts_ = true;
-        progress_ = e.compressed ? e.outer_offset : e.offset;
-        const std::uint32_t ti = e.track == last_uuid_ && last_index_ != no_index ? last_index_ : track_index(e.track);
-        last_uuid_ = e.track;
-        last_index_ = ti;
+        note_time(e);
+        const std::uint32_t ti = track_of(e);
         track_state& st = states_[ti];
-        if (e.type == type_of(event_type::counter)) {
-            ++m_.counter_values;
-            if (!e.has_counter) [[unlikely]] {
-                m_.problems.push_back(where(e) + "counter event without a value (dropped by the importer)");
-                return;
-            }
-            if (m_.tracks[ti].kind != track_kind::counter) [[unlikely]]
-                m_.problems.push_back(where(e) + "counter value on track " + std::to_string(e.track) +
-                                      ", which is not a counter track (dropped by the importer)");
-            grow(st.counters);
-            st.counters.push_back({e.ts, e.counter()});
-            return;
-        }
+        if (e.type == type_of(event_type::counter)) return add_counter(e, ti, st);
         if (e.type < type_of(event_type::slice_begin) || e.type > type_of(event_type::instant)) [[unlikely]] {
             m_.problems.push_back(where(e) + "track event of type " + std::to_string(e.type) + " ignored");
             return;
         }
-        std::uint32_t args_first = 0;
-        std::uint16_t args_count = 0;
-        if (!e.args.empty()) {
-            std::size_t n = e.args.size();
-            if (n > 0xFFFF) [[unlikely]] {
-                m_.problems.push_back(where(e) + "more than 65535 annotations on one event (the rest dropped)");
-                n = 0xFFFF;
-            }
-            args_first = static_cast<std::uint32_t>(m_.args.size());
-            args_count = static_cast<std::uint16_t>(n);
-            if (m_.args.capacity() - m_.args.size() < n) [[unlikely]]
-                m_.args.reserve(std::max(m_.args.size() + n, m_.args.capacity() * 2));
-            const decoded_arg* a = e.args.data();
-            for (std::size_t k = 0; k < n; ++k) {
-                if (a[k].name > max_arg_name_id) [[unlikely]] {   // more distinct strings than a name id holds
-                    if (!arg_name_overflow_reported_)             // once: a hostile file must not flood the list
-                        m_.problems.push_back(where(e) + "annotation name id " + std::to_string(a[k].name) +
-                                              " beyond the model's limit of " + std::to_string(max_arg_name_id) +
-                                              " distinct strings (such annotations are kept without their names)");
-                    arg_name_overflow_reported_ = true;
-                    m_.args.emplace_back(0, a[k].kind, a[k].bits);
-                    continue;
-                }
-                m_.args.emplace_back(a[k].name, a[k].kind, a[k].bits);
-            }
-        }
+        const arg_range args = copy_args(e);
         const std::size_t nflows = e.flows.size() + e.terminating.size();
         if (nflows > 255) [[unlikely]]
             m_.problems.push_back(where(e) + "more than 255 flow ids on one event (the rest dropped)");
@@ -300,85 +260,9 @@ public:
 
         if (!st.buffered && type != event_type::instant && e.ts < st.last_be_ts) [[unlikely]]
             to_buffered(ti);
-        if (st.buffered) [[unlikely]] {
-            raw_event r{e.ts, e.name, args_first, 0, args_count, 0, type};
-            if (nflows) {
-                r.flows_first = static_cast<std::uint32_t>(flows_.size());
-                std::size_t kept = 0;
-                for (auto id : e.flows)
-                    if (kept++ < 255) flows_.push_back({id, e.position, false});
-                for (auto id : e.terminating)
-                    if (kept++ < 255) flows_.push_back({id, e.position, true});
-                r.flows_count = static_cast<std::uint8_t>(std::min<std::size_t>(kept, 255));
-            }
-            if (st.segments.empty() || st.segments.back().rebuilt || st.segments.back().seq != e.seq)
-                st.segments.push_back({static_cast<std::uint32_t>(st.raw.size()), false, e.seq});
-            grow(st.raw);
-            st.raw.push_back(r);
-            return;
-        }
-
-        // Matched now.
-        track& t = m_.tracks[ti];
-        if (e.ts > st.max_ts) st.max_ts = e.ts;
-        const std::uint32_t ordinal = st.ordinal++;
-        grow(st.log);
-        st.log.push_back(type);
-        std::uint32_t index = no_index;
-        std::uint8_t what = 3;
-        if (type != event_type::instant && e.ts < st.max_instant_ts) [[unlikely]]
-            st.fix_depths = true;
-        if (type == event_type::slice_begin) {
-            st.last_be_ts = e.ts;
-            slice s;
-            s.begin = s.end = e.ts;
-            s.name = e.name;
-            s.args_first = args_first;
-            s.args_count = args_count;
-            s.depth = static_cast<std::uint16_t>(std::min<std::size_t>(st.open.size(), 0xFFFF));
-            if (s.depth > t.max_depth) t.max_depth = s.depth;
-            index = static_cast<std::uint32_t>(t.slices.size());
-            st.open.push_back(index);
-            grow(t.slices);
-            t.slices.push_back(s);
-            what = 0;
-        } else if (type == event_type::slice_end) {
-            st.last_be_ts = e.ts;
-            if (st.open.empty()) {
-                ++t.unmatched_ends;
-                st.unmatched.push_back(e.ts);
-            } else {
-                index = st.open.back();
-                st.open.pop_back();
-                t.slices[index].end = e.ts;
-                merge_end_args(t.slices[index], args_first, args_count);
-                what = 0;
-            }
-        } else {
-            instant in;
-            in.ts = e.ts;
-            in.name = e.name;
-            in.args_first = args_first;
-            in.args_count = args_count;
-            in.depth = static_cast<std::uint16_t>(std::min<std::size_t>(st.open.size(), 0xFFFF));
-            index = static_cast<std::uint32_t>(t.instants.size());
-            if (e.ts < st.last_be_ts) [[unlikely]]
-                st.fix_depths = true;
-            if (e.ts < st.last_instant_ts) [[unlikely]]
-                st.instants_sorted = false;
-            st.last_instant_ts = e.ts;
-            if (e.ts > st.max_instant_ts) st.max_instant_ts = e.ts;
-            grow(t.instants);
-            t.instants.push_back(in);
-            what = 1;
-        }
-        if (nflows) [[unlikely]] {
-            std::size_t kept = 0;
-            for (auto id : e.flows)
-                if (kept++ < 255) st.flows.push_back({e.ts, e.position, id, ordinal, index, what, false});
-            for (auto id : e.terminating)
-                if (kept++ < 255) st.flows.push_back({e.ts, e.position, id, ordinal, index, what, true});
-        }
+        if (st.buffered) [[unlikely]]
+            return buffer_event(e, st, type, args, nflows);
+        match_event(e, ti, st, type, args, nflows);
     }
 
     // Reserves the annotation pool from the file's size (about one annotation per 8 bytes at most
@@ -406,6 +290,178 @@ public:
 private:
     bool arg_name_overflow_reported_ = false;
     std::vector<model_arg> merged_;   // merge_end_args()' scratch
+
+    // An event's annotations in the model's pool: args[first, first + count).
+    struct arg_range {
+        std::uint32_t first = 0;
+        std::uint16_t count = 0;
+    };
+
+    // The events' count and time range, and how far into the file the reading is (for grow()).
+    [[gnu::always_inline]] void note_time(const decoded_event& e) {
+        ++m_.events;
+        if (!seen_ts_ || e.ts < m_.first_ts) m_.first_ts = e.ts;
+        if (!seen_ts_ || e.ts > m_.last_ts) m_.last_ts = e.ts;
+        seen_ts_ = true;
+        progress_ = e.compressed ? e.outer_offset : e.offset;
+    }
+
+    // The event's track; consecutive events are mostly on one track, so the last one is remembered.
+    [[gnu::always_inline]] std::uint32_t track_of(const decoded_event& e) {
+        const std::uint32_t ti = e.track == last_uuid_ && last_index_ != no_index ? last_index_ : track_index(e.track);
+        last_uuid_ = e.track;
+        last_index_ = ti;
+        return ti;
+    }
+
+    [[gnu::always_inline]] void add_counter(const decoded_event& e, std::uint32_t ti, track_state& st) {
+        ++m_.counter_values;
+        if (!e.has_counter) [[unlikely]] {
+            m_.problems.push_back(where(e) + "counter event without a value (dropped by the importer)");
+            return;
+        }
+        if (m_.tracks[ti].kind != track_kind::counter) [[unlikely]]
+            m_.problems.push_back(where(e) + "counter value on track " + std::to_string(e.track) +
+                                  ", which is not a counter track (dropped by the importer)");
+        grow(st.counters);
+        st.counters.push_back({e.ts, e.counter()});
+    }
+
+    // Appends the event's annotations (at most 65535) to the pool.
+    [[gnu::always_inline]] arg_range copy_args(const decoded_event& e) {
+        arg_range r;
+        if (e.args.empty()) return r;
+        std::size_t n = e.args.size();
+        if (n > 0xFFFF) [[unlikely]] {
+            m_.problems.push_back(where(e) + "more than 65535 annotations on one event (the rest dropped)");
+            n = 0xFFFF;
+        }
+        r.first = static_cast<std::uint32_t>(m_.args.size());
+        r.count = static_cast<std::uint16_t>(n);
+        if (m_.args.capacity() - m_.args.size() < n) [[unlikely]]
+            m_.args.reserve(std::max(m_.args.size() + n, m_.args.capacity() * 2));
+        const decoded_arg* a = e.args.data();
+        for (std::size_t k = 0; k < n; ++k) {
+            if (a[k].name > max_arg_name_id) [[unlikely]] {   // more distinct strings than a name id holds
+                report_arg_name_overflow(e, a[k].name);
+                m_.args.emplace_back(0, a[k].kind, a[k].bits);
+                continue;
+            }
+            m_.args.emplace_back(a[k].name, a[k].kind, a[k].bits);
+        }
+        return r;
+    }
+
+    void report_arg_name_overflow(const decoded_event& e, std::uint32_t name) {
+        if (!arg_name_overflow_reported_)   // once: a hostile file must not flood the list
+            m_.problems.push_back(where(e) + "annotation name id " + std::to_string(name) + " beyond the model's limit of " +
+                                  std::to_string(max_arg_name_id) +
+                                  " distinct strings (such annotations are kept without their names)");
+        arg_name_overflow_reported_ = true;
+    }
+
+    // Calls f(id, terminating) for the event's flow ids, outgoing then terminating: the first 255
+    // (an event keeps no more; on_event reports the rest dropped).
+    template <class F>
+    [[gnu::always_inline]] static void for_each_flow(const decoded_event& e, F&& f) {
+        std::size_t kept = 0;
+        for (auto id : e.flows)
+            if (kept++ < 255) f(id, false);
+        for (auto id : e.terminating)
+            if (kept++ < 255) f(id, true);
+    }
+
+    // The buffered path (see track_state): the event is kept raw, to be sorted and matched at the end.
+    void buffer_event(const decoded_event& e, track_state& st, event_type type, arg_range args, std::size_t nflows) {
+        raw_event r{e.ts, e.name, args.first, 0, args.count, 0, type};
+        if (nflows) {
+            r.flows_first = static_cast<std::uint32_t>(flows_.size());
+            for_each_flow(e, [&](std::uint64_t id, bool terminating) { flows_.push_back({id, e.position, terminating}); });
+            r.flows_count = static_cast<std::uint8_t>(std::min<std::size_t>(nflows, 255));
+        }
+        if (st.segments.empty() || st.segments.back().rebuilt || st.segments.back().seq != e.seq)
+            st.segments.push_back({static_cast<std::uint32_t>(st.raw.size()), false, e.seq});
+        grow(st.raw);
+        st.raw.push_back(r);
+    }
+
+    // The matched-on-the-fly path (see track_state): the event goes into the track's slices or
+    // instants now.
+    [[gnu::always_inline]] void match_event(const decoded_event& e, std::uint32_t ti, track_state& st, event_type type,
+                                            arg_range args, std::size_t nflows) {
+        track& t = m_.tracks[ti];
+        if (e.ts > st.max_ts) st.max_ts = e.ts;
+        const std::uint32_t ordinal = st.ordinal++;
+        grow(st.log);
+        st.log.push_back(type);
+        if (type != event_type::instant && e.ts < st.max_instant_ts) [[unlikely]]
+            st.fix_depths = true;
+        std::uint32_t index = no_index;
+        std::uint8_t what = 3;   // what the flows bind to: pending_flow::what
+        if (type == event_type::slice_begin) {
+            index = begin_slice(e, t, st, args), what = 0;
+        } else if (type == event_type::slice_end) {
+            index = end_slice(e, t, st, args);
+            if (index != no_index) what = 0;
+        } else {
+            index = add_instant(e, t, st, args), what = 1;
+        }
+        if (nflows) [[unlikely]]
+            for_each_flow(
+                e, [&](std::uint64_t id, bool terminating) __attribute__((always_inline)) {
+                    st.flows.push_back({e.ts, e.position, id, ordinal, index, what, terminating});
+                });
+    }
+
+    [[gnu::always_inline]] std::uint32_t begin_slice(const decoded_event& e, track& t, track_state& st, arg_range args) {
+        st.last_be_ts = e.ts;
+        slice s;
+        s.begin = s.end = e.ts;
+        s.name = e.name;
+        s.args_first = args.first;
+        s.args_count = args.count;
+        s.depth = static_cast<std::uint16_t>(std::min<std::size_t>(st.open.size(), 0xFFFF));
+        if (s.depth > t.max_depth) t.max_depth = s.depth;
+        const auto index = static_cast<std::uint32_t>(t.slices.size());
+        st.open.push_back(index);
+        grow(t.slices);
+        t.slices.push_back(s);
+        return index;
+    }
+
+    // The slice it ends, or no_index for an END with no open slice.
+    [[gnu::always_inline]] std::uint32_t end_slice(const decoded_event& e, track& t, track_state& st, arg_range args) {
+        st.last_be_ts = e.ts;
+        if (st.open.empty()) {
+            ++t.unmatched_ends;
+            st.unmatched.push_back(e.ts);
+            return no_index;
+        }
+        const std::uint32_t index = st.open.back();
+        st.open.pop_back();
+        t.slices[index].end = e.ts;
+        merge_end_args(t.slices[index], args.first, args.count);
+        return index;
+    }
+
+    [[gnu::always_inline]] std::uint32_t add_instant(const decoded_event& e, track& t, track_state& st, arg_range args) {
+        instant in;
+        in.ts = e.ts;
+        in.name = e.name;
+        in.args_first = args.first;
+        in.args_count = args.count;
+        in.depth = static_cast<std::uint16_t>(std::min<std::size_t>(st.open.size(), 0xFFFF));
+        const auto index = static_cast<std::uint32_t>(t.instants.size());
+        if (e.ts < st.last_be_ts) [[unlikely]]
+            st.fix_depths = true;
+        if (e.ts < st.last_instant_ts) [[unlikely]]
+            st.instants_sorted = false;
+        st.last_instant_ts = e.ts;
+        if (e.ts > st.max_instant_ts) st.max_instant_ts = e.ts;
+        grow(t.instants);
+        t.instants.push_back(in);
+        return index;
+    }
 
     // Perfetto merges the annotations of a SLICE_END into its slice's args (pipescope writes user
     // annotations there, and a folded run's `nodes` whose BEGIN went out early); so does the model.
@@ -761,14 +817,29 @@ private:
         steps_.shrink_to_fit();
     }
 
+    // Groups the tracks into runs: a run per process track, every other track in the run of its
+    // pid or its nearest ancestor's; then each run's workers, lines, summary and pipeline DAG.
     void find_runs() {
-        auto& tracks = m_.tracks;
-        for (auto& t : tracks) {
+        link_parents();
+        const std::map<std::int64_t, std::uint32_t> run_of_pid = make_runs();
+        for (track& t : m_.tracks)
+            if (t.kind != track_kind::process) t.run = run_of(t, run_of_pid);
+        add_other_threads(add_tracks_to_runs());
+        for (run& r : m_.runs) finish_run(r);
+    }
+
+    void link_parents() {
+        for (auto& t : m_.tracks) {
             if (t.parent_uuid) {
                 auto it = index_.find(t.parent_uuid);
                 if (it != index_.end()) t.parent = it->second;
             }
         }
+    }
+
+    // A run per process track; returns the runs by pid.
+    std::map<std::int64_t, std::uint32_t> make_runs() {
+        auto& tracks = m_.tracks;
         std::map<std::int64_t, std::uint32_t> run_of_pid;
         for (std::size_t i = 0; i < tracks.size(); ++i) {
             if (tracks[i].kind != track_kind::process) continue;
@@ -780,31 +851,32 @@ private:
             run_of_pid.emplace(r.pid, tracks[i].run);
             m_.runs.push_back(std::move(r));
         }
-        // Each other track: its own pid (threads), else its nearest ancestor's run.
-        for (std::size_t i = 0; i < tracks.size(); ++i) {
-            track& t = tracks[i];
-            if (t.kind == track_kind::process) continue;
-            if (t.kind == track_kind::thread) {
-                auto it = run_of_pid.find(t.pid);
-                if (it != run_of_pid.end()) t.run = it->second;
-                continue;
-            }
-            std::uint32_t p = t.parent;
-            for (int hops = 0; p != no_index && hops < 64; ++hops) {
-                const track& pt = tracks[p];
-                if (pt.kind == track_kind::process) {
-                    t.run = pt.run;
-                    break;
-                }
-                if (pt.kind == track_kind::thread) {
-                    auto it = run_of_pid.find(pt.pid);
-                    if (it != run_of_pid.end()) t.run = it->second;
-                    break;
-                }
-                p = pt.parent;
-            }
+        return run_of_pid;
+    }
+
+    // The run of a track that is not a process track: its own pid's (threads), else its nearest
+    // ancestor's (64 hops at most: a cycle of parents must not hang). Unchanged when none.
+    std::uint32_t run_of(const track& t, const std::map<std::int64_t, std::uint32_t>& run_of_pid) const {
+        const auto by_pid = [&](std::int64_t pid) {
+            auto it = run_of_pid.find(pid);
+            return it != run_of_pid.end() ? it->second : t.run;
+        };
+        if (t.kind == track_kind::thread) return by_pid(t.pid);
+        std::uint32_t p = t.parent;
+        for (int hops = 0; p != no_index && hops < 64; ++hops) {
+            const track& pt = m_.tracks[p];
+            if (pt.kind == track_kind::process) return pt.run;
+            if (pt.kind == track_kind::thread) return by_pid(pt.pid);
+            p = pt.parent;
         }
-        std::vector<std::uint32_t> other_threads;   // thread tracks not named "worker w"
+        return t.run;
+    }
+
+    // Each track into its run's tracks, "worker w" threads into its workers, "line k" tracks under
+    // the lines group into its lines; returns the other thread tracks.
+    std::vector<std::uint32_t> add_tracks_to_runs() {
+        auto& tracks = m_.tracks;
+        std::vector<std::uint32_t> other_threads;
         for (std::size_t i = 0; i < tracks.size(); ++i) {
             track& t = tracks[i];
             if (t.run == no_index) continue;
@@ -825,8 +897,13 @@ private:
                 r.lines[k] = static_cast<std::uint32_t>(i);
             }
         }
-        // Recording threads that are not workers (bind-to-stage's "stage j · thread t") run nodes
-        // too: they count as the run's workers after the "worker w" ones, in tid order.
+        return other_threads;
+    }
+
+    // Recording threads that are not workers (bind-to-stage's "stage j · thread t") run nodes
+    // too: they count as the run's workers after the "worker w" ones, in tid order.
+    void add_other_threads(std::vector<std::uint32_t> other_threads) {
+        auto& tracks = m_.tracks;
         std::stable_sort(other_threads.begin(), other_threads.end(),
                          [&](auto a, auto b) { return tracks[a].tid < tracks[b].tid; });
         for (std::uint32_t i : other_threads) {
@@ -834,15 +911,17 @@ private:
             tracks[i].worker = static_cast<int>(r.workers.size());
             r.workers.push_back(i);
         }
-        for (run& r : m_.runs) {
-            std::stable_sort(r.tracks.begin(), r.tracks.end(),
-                             [&](auto a, auto b) { return (a == r.track) > (b == r.track); });
-            read_run_instant(r);
-            for (const instant& in : tracks[r.track].instants) r.summarized |= m_.strings[in.name] == v::run_summary;
-            for (std::uint32_t t : r.tracks)
-                for (const slice& sl : tracks[t].slices) r.open_slices += sl.unterminated;
-            r.dag = build_pipeline_dag(m_, r, &m_.problems);
-        }
+    }
+
+    // The process track first; the run's metadata and summary, open slices, pipeline DAG.
+    void finish_run(run& r) {
+        const auto& tracks = m_.tracks;
+        std::stable_sort(r.tracks.begin(), r.tracks.end(), [&](auto a, auto b) { return (a == r.track) > (b == r.track); });
+        read_run_instant(r);
+        for (const instant& in : tracks[r.track].instants) r.summarized |= m_.strings[in.name] == v::run_summary;
+        for (std::uint32_t t : r.tracks)
+            for (const slice& sl : tracks[t].slices) r.open_slices += sl.unterminated;
+        r.dag = build_pipeline_dag(m_, r, &m_.problems);
     }
 
     void read_run_instant(run& r) {
