@@ -7,12 +7,12 @@
 
 #include <pipescope/analysis/numbers.hpp>
 #include <pipescope/trace/atomic_output.hpp>
+#include <pipescope/trace/run_metadata.hpp>
 #include <pipescope/trace_session.hpp>
 #include <pipescope/trace/vocabulary.hpp>
 #include <pipescope/workloads/machine.hpp>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -29,49 +29,47 @@ namespace vocab = pipescope::trace::vocab;
 namespace num = pipescope::analysis::numbers;
 
 // The run's configuration and program structure, stored in the trace for the viewer and analysis
-// (docs/tracing.md, "Metadata").
+// (pipescope-run/1: docs/tracing.md, "Metadata"; trace/run_metadata.hpp).
 // What every run's metadata holds: the run, the machine, and the program's stages.
-nlohmann::json common_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
-                               const ws::program_info& program, double reference_seconds) {
-    nlohmann::json stages = nlohmann::json::array();
+trace::run_metadata common_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
+                                    const ws::program_info& program, double reference_seconds) {
+    trace::run_program p{.kind = program.kind, .shape = program.shape, .stages = std::vector<trace::run_stage>{}};
     for (std::size_t j = 0; j < program.stages.size(); ++j)
-        stages.push_back({{"index", j},
-                          {"name", program.stages[j].name},
-                          {"kind", program.stages[j].kind},
-                          {"note", program.stages[j].note}});
+        p.stages->push_back(
+            {.index = j, .name = program.stages[j].name, .kind = program.stages[j].kind, .note = program.stages[j].note});
     const ws::machine_info machine = ws::describe_machine();
-    return {{"format", "pipescope-run/1"},
-            {"workload", workload.name()},
-            {"policy", args.request.policy},
-            {"workers", sched.workers()},
-            {"size", ws::size_name(args.request.size)},
-            {"seed", args.request.seed},
-            {"recorded_by", "pipescope run"},   // the analysis phrases its advice as command-line options
-            // The serial reference's time (T_S): analysis and the compare view take speedups against it.
-            {"reference_seconds", reference_seconds},
-            {"params", args.params},
-            // What the trace records of the nodes; under "auto" the runtime's decision is a
-            // "trace detail" instant in the trace (docs/tracing.md, "Detail levels").
-            {"trace",
-             {{"detail", pipescope::trace::to_string(args.trace_detail)},
-              {"fold_below_ns", pipescope::trace::default_fold_below_ns},
-              {"counter_quantum_ns", args.counter_quantum_ns}}},
-            {"program", {{"kind", program.kind}, {"shape", program.shape}, {"stages", stages}}},
-            {"machine", {{"cpu", machine.cpu}, {"hardware_threads", machine.hardware_threads}, {"kernel", machine.kernel}}}};
+    trace::run_metadata m;
+    m.workload = workload.name();
+    m.policy = args.request.policy;
+    m.workers = sched.workers();
+    m.size = ws::size_name(args.request.size);
+    m.seed = args.request.seed;
+    m.recorded_by = "pipescope run";   // the analysis phrases its advice as command-line options
+    // The serial reference's time (T_S): analysis and the compare view take speedups against it.
+    m.reference_seconds = reference_seconds;
+    m.params = args.params;
+    // What the trace records of the nodes; under "auto" the runtime's decision is a "trace detail"
+    // instant in the trace (docs/tracing.md, "Detail levels").
+    m.trace = trace::run_trace_settings{.detail = std::string(trace::to_string(args.trace_detail)),
+                                        .fold_below_ns = trace::default_fold_below_ns,
+                                        .counter_quantum_ns = args.counter_quantum_ns};
+    m.program = std::move(p);
+    m.machine =
+        trace::run_machine{.cpu = machine.cpu, .hardware_threads = machine.hardware_threads, .kernel = machine.kernel};
+    return m;
 }
 
 // A stage graph's program is the runtime's description of it (graph_program_json, as a
 // trace_session writes it: stages, queues, footprint; docs/tracing.md, "Metadata") in the workload's
 // words: its shape and stage notes.
-std::string graph_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
-                           const ws::program_info& program, double reference_seconds) {
-    nlohmann::json meta = common_metadata(sched, args, workload, program, reference_seconds);
-    nlohmann::json graph = nlohmann::json::parse(program.graph_json);
-    graph["shape"] = program.shape;
-    nlohmann::json& stages = graph["stages"];
-    for (std::size_t j = 0; j < program.stages.size() && j < stages.size(); ++j) stages[j]["note"] = program.stages[j].note;
-    meta["program"] = std::move(graph);
-    return meta.dump();
+trace::run_program graph_program_of(const ws::program_info& program) {
+    std::optional<trace::run_program> graph = trace::run_program_from_json(program.graph_json);
+    if (!graph) throw std::logic_error("the workload's graph_json is not a JSON object");
+    graph->shape = program.shape;
+    if (graph->stages)
+        for (std::size_t j = 0; j < program.stages.size() && j < graph->stages->size(); ++j)
+            (*graph->stages)[j].note = program.stages[j].note;
+    return *graph;
 }
 
 // The program as this run sizes it: rules that depend on the worker count (DANBI's queue
@@ -82,21 +80,32 @@ ws::program_info program_of(const pipescope::scheduler& sched, const run_args& a
     return workload.program(request);
 }
 
+trace::run_metadata metadata_of(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
+                                double reference_seconds) {
+    ws::param_set params = args.request.params;   // a copy: the workload takes its own later
+    const pipescope::pipeline_options options = ws::pipeline_options_from(args.request, params);
+    const ws::program_info program = program_of(sched, args, workload);
+    trace::run_metadata meta = common_metadata(sched, args, workload, program, reference_seconds);
+    if (program.kind == vocab::graph_program) {
+        meta.program = graph_program_of(program);
+        return meta;
+    }
+    // How the loop is scheduled, as the runtime's sessions describe any pipe_while (K, lazy enabling,
+    // dependency folding; bind-to-stage's c and Queue_size instead of K); the stages stay the workload's.
+    const trace::run_program loop = pipescope::pipeline_program(options, sched.workers());
+    meta.program->K = loop.K;
+    meta.program->lazy_enabling = loop.lazy_enabling;
+    meta.program->dependency_folding = loop.dependency_folding;
+    meta.program->c = loop.c;
+    meta.program->queue = loop.queue;
+    return meta;
+}
+
 }   // namespace
 
 std::string run_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
                          double reference_seconds) {
-    ws::param_set params = args.request.params;   // a copy: the workload takes its own later
-    const pipescope::pipeline_options options = ws::pipeline_options_from(args.request, params);
-    const ws::program_info program = program_of(sched, args, workload);
-    if (program.kind == vocab::graph_program) return graph_metadata(sched, args, workload, program, reference_seconds);
-    nlohmann::json meta = common_metadata(sched, args, workload, program, reference_seconds);
-    // How the loop is scheduled, as the runtime's sessions describe any pipe_while (K, lazy enabling,
-    // dependency folding; bind-to-stage's c and Queue_size instead of K); the stages stay the workload's.
-    const nlohmann::json loop = nlohmann::json::parse(pipescope::pipeline_program_json(options, sched.workers()));
-    for (const char* key : {"K", "lazy_enabling", "dependency_folding", "c", "queue"})
-        if (loop.contains(key)) meta["program"][key] = loop[key];
-    return meta.dump();
+    return trace::to_json(metadata_of(sched, args, workload, reference_seconds));
 }
 
 namespace {
@@ -112,12 +121,9 @@ pipescope::trace::run_info measured_run(const pipescope::scheduler& sched, const
     // With node costs from a recording, the serial reference's time is that recording's too: the
     // file then depends on nothing measured now (docs/virtual.md, "Determinism").
     if (virtual_costs && virtual_costs->node_costs) reference_seconds = virtual_costs->node_costs->reference_seconds();
-    run.metadata_json = run_metadata(sched, args, workload, reference_seconds);
-    if (virtual_costs) {   // where the costs came from; the session adds what the scheduler charged
-        nlohmann::json meta = nlohmann::json::parse(run.metadata_json);
-        meta["virtual"] = virtual_costs->origin;
-        run.metadata_json = meta.dump();
-    }
+    trace::run_metadata meta = metadata_of(sched, args, workload, reference_seconds);
+    if (virtual_costs) meta.virtual_run = virtual_costs->origin;   // the session adds what the scheduler charged
+    run.metadata_json = trace::to_json(meta);
     run.counters = program.counters;
     // The workloads name their stages "stage j · what it does": the slices get the "what".
     for (std::size_t j = 0; j < program.stages.size(); ++j) {
