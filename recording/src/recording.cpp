@@ -201,83 +201,100 @@ std::string refusal_reason(const std::string& workload, const std::string& polic
     return w->cannot_run_under(policy);
 }
 
-recorded_run record_run(const run_args& args, std::stop_token cancel) {
+namespace {
+
+// The workload to run, after refusing what cannot run: an unknown or refused workload and policy,
+// and a trace path that cannot be a file (refused before the workload runs, not after).
+const ws::workload& checked_workload(const run_args& args) {
     if (const std::string why = refusal_reason(args.workload, args.request.policy); !why.empty())
         throw usage_error(args.workload + " cannot run under policy '" + args.request.policy + "': " + why);
-    const ws::workload* w = ws::find_workload(args.workload);
-    // A trace path that cannot be a file is refused before the workload runs, not after.
     if (args.trace && !args.trace_path.empty()) pipescope::trace::check_output_path(args.trace_path);
+    return *ws::find_workload(args.workload);
+}
 
-    std::optional<virtual_setup> virt;
-    if (args.virtual_time) virt.emplace(prepare_virtual(args));
-    pipescope::scheduler sched({.workers = args.workers,
-                                .virtual_time = args.virtual_time,
-                                .measure_jobs = !(virt && virt->node_costs),   // fixed costs: nothing measured
-                                .costs = virt ? virt->costs : pipescope::virtual_costs{},
-                                .node_costs = virt ? virt->node_costs.get() : nullptr});
-    ws::run_request request = args.request;
-    // Opened when the measured run starts, so a run refused before it (a bad parameter) leaves no file.
+pipescope::scheduler_options scheduler_options_of(const run_args& args, const virtual_setup* virt) {
+    return {.workers = args.workers,
+            .virtual_time = args.virtual_time,
+            .measure_jobs = !(virt && virt->node_costs),   // fixed costs: nothing measured
+            .costs = virt ? virt->costs : pipescope::virtual_costs{},
+            .node_costs = virt ? virt->node_costs.get() : nullptr};
+}
+
+// The measured run as the workload marks it (on_measured_start, on_measured_end): its trace,
+// opened at its start so that a run refused before it (a bad parameter) leaves no file, and the
+// CPU clocks at both ends.
+struct measured_window {
     std::optional<pipescope::trace_session> session;
-    const bool recording = !args.trace_path.empty() && args.trace;
     double cpu_at_start = 0, process_cpu_at_start = 0;
     std::optional<double> cpu_at_end, process_cpu_at_end;   // the measured run's end, if the workload says
-    request.on_measured_start = [&](double reference_seconds) {
+};
+
+// Sets the request's hooks that open the window's trace and read its clocks.
+void watch_measured_run(ws::run_request& request, measured_window& w, pipescope::scheduler& sched, const run_args& args,
+                        const ws::workload& workload, const virtual_setup* virt, std::stop_token cancel) {
+    request.on_measured_start = [&w, &sched, &args, &workload, virt, cancel](double reference_seconds) {
         // A Ctrl-C during the set-up that no check of the workload's caught: nothing is recorded.
         ws::throw_if_cancelled(cancel);
-        if (recording) {
-            session.emplace(sched, args.trace_path, session_options(args, *w));
-            session->begin_run(measured_run(sched, args, *w, reference_seconds, virt ? &*virt : nullptr));
+        if (!args.trace_path.empty() && args.trace) {
+            w.session.emplace(sched, args.trace_path, session_options(args, workload));
+            w.session->begin_run(measured_run(sched, args, workload, reference_seconds, virt));
         }
-        cpu_at_start = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
-        process_cpu_at_start = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+        w.cpu_at_start = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+        w.process_cpu_at_start = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     };
-    request.on_measured_end = [&] {
-        cpu_at_end = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
-        process_cpu_at_end = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+    request.on_measured_end = [&w] {
+        w.cpu_at_end = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+        w.process_cpu_at_end = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     };
     request.cancel = cancel;
-    recorded_run r;
-    try {
-        // On a terminal, a run longer than two seconds says how far it got (the workers' own counters).
-        const progress_line progress(fmt::format("{} · {} · P={}", w->name(), request.policy, sched.workers()),
-                                     [&sched] { return work_done(sched); });
-        r.report = w->run(sched, request);
-    } catch (const std::exception& e) {
-        // The run failed (a stage threw): the trace still ends whole, its summary says how.
-        if (session && session->run_open()) session->end_run(std::string("exception: ") + e.what());
-        throw;
+}
+
+// Whether a cancelled run did nothing: no iteration (or a graph's stage instance, or element
+// pushed). Its trace would hold nothing but a "cancelled" marker.
+bool nothing_done(const ws::run_report& report) {
+    bool nothing = report.stats.iterations == 0;
+    if (const auto& g = report.graph) {
+        nothing = g->instances == 0 && g->resumptions == 0;
+        for (const auto& q : g->queues) nothing = nothing && q.stats.elements_pushed == 0;
     }
-    r.measured_cpu_seconds = cpu_at_end.value_or(cpu_seconds(CLOCK_THREAD_CPUTIME_ID)) - cpu_at_start;
-    r.measured_process_cpu_seconds =
-        process_cpu_at_end.value_or(cpu_seconds(CLOCK_PROCESS_CPUTIME_ID)) - process_cpu_at_start;
-    // Nodes the costs recording did not have cost nothing: the run is not the one asked for.
+    return nothing;
+}
+
+// Ends the trace of a finished run: removed if nodes the costs recording did not have cost nothing
+// (the run is not the one asked for: throws), discarded if the run was cancelled before doing
+// anything (a trace the user has stays), else closed.
+void finish_trace(recorded_run& r, measured_window& w, const run_args& args, const ws::workload& workload,
+                  const virtual_setup* virt) {
     if (const std::string missing = virt && virt->node_costs ? virt->node_costs->missing_error() : ""; !missing.empty()) {
-        if (session) {
-            if (session->run_open()) session->end_run("node costs missing");
-            session->close();
+        if (w.session) {
+            if (w.session->run_open()) w.session->end_run("node costs missing");
+            w.session->close();
             std::filesystem::remove(args.trace_path);   // a file whose times are wrong is no trace of this run
         }
         throw std::runtime_error(missing);
     }
-    // Cancelled before the first iteration (or a graph's first stage instance): the trace would hold
-    // nothing but a "cancelled" marker, and must not replace a trace the user has.
-    bool nothing_done = r.report.stats.iterations == 0;
-    if (const auto& g = r.report.graph) {
-        nothing_done = g->instances == 0 && g->resumptions == 0;
-        for (const auto& q : g->queues) nothing_done = nothing_done && q.stats.elements_pushed == 0;
-    }
-    if (r.report.stats.cancelled && nothing_done) {
+    if (r.report.stats.cancelled && nothing_done(r.report)) {
         r.nothing_recorded = true;
-        if (session) session->discard();
-    } else if (recording) {
-        if (!session)
-            throw std::logic_error("workload " + w->name() + " never called on_measured_start: nothing was recorded");
-        session->end_run(r.report.stats.cancelled ? "cancelled" : "");
-        session->close();
-        r.trace_line = session->report("  trace     ");
+        if (w.session) w.session->discard();
+    } else if (!args.trace_path.empty() && args.trace) {
+        if (!w.session)
+            throw std::logic_error("workload " + workload.name() + " never called on_measured_start: nothing was recorded");
+        w.session->end_run(r.report.stats.cancelled ? "cancelled" : "");
+        w.session->close();
+        r.trace_line = w.session->report("  trace     ");
     }
-    r.workload = w->name();
-    r.policy = request.policy;
+}
+
+// The CPU time of the measured run, up to its end as the workload marked it, else until now.
+void read_cpu_times(recorded_run& r, const measured_window& w) {
+    r.measured_cpu_seconds = w.cpu_at_end.value_or(cpu_seconds(CLOCK_THREAD_CPUTIME_ID)) - w.cpu_at_start;
+    r.measured_process_cpu_seconds =
+        w.process_cpu_at_end.value_or(cpu_seconds(CLOCK_PROCESS_CPUTIME_ID)) - w.process_cpu_at_start;
+}
+
+// What `pipescope run` prints of the run besides the workload's report: the workers' counters, the
+// virtual span and where its costs came from.
+void describe_run(recorded_run& r, const pipescope::scheduler& sched, const run_args& args, const virtual_setup* virt) {
     r.virtual_time = args.virtual_time;
     if (virt) r.virtual_lines = virt->lines;
     if (args.virtual_time) {
@@ -292,6 +309,35 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
         r.total.steal_attempts += c.steal_attempts;
         r.total.parks += c.parks;
     }
+}
+
+}   // namespace
+
+recorded_run record_run(const run_args& args, std::stop_token cancel) {
+    const ws::workload& w = checked_workload(args);
+    std::optional<virtual_setup> virt;
+    if (args.virtual_time) virt.emplace(prepare_virtual(args));
+    const virtual_setup* v = virt ? &*virt : nullptr;
+    pipescope::scheduler sched(scheduler_options_of(args, v));
+    ws::run_request request = args.request;
+    measured_window window;
+    watch_measured_run(request, window, sched, args, w, v, cancel);
+    recorded_run r;
+    try {
+        // On a terminal, a run longer than two seconds says how far it got (the workers' own counters).
+        const progress_line progress(fmt::format("{} · {} · P={}", w.name(), request.policy, sched.workers()),
+                                     [&sched] { return work_done(sched); });
+        r.report = w.run(sched, request);
+    } catch (const std::exception& e) {
+        // The run failed (a stage threw): the trace still ends whole, its summary says how.
+        if (window.session && window.session->run_open()) window.session->end_run(std::string("exception: ") + e.what());
+        throw;
+    }
+    read_cpu_times(r, window);
+    finish_trace(r, window, args, w, v);
+    r.workload = w.name();
+    r.policy = request.policy;
+    describe_run(r, sched, args, v);
     return r;
 }
 
