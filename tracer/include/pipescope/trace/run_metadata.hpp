@@ -1,8 +1,8 @@
 // pipescope-run/1: the metadata a run's "run" instant carries (docs/tracing.md, "Metadata"), as one
 // typed value. Its writers — the runtime's trace_session and `pipescope run` (recording/) — fill it
-// and call to_json; its readers — the analysis' read_meta and the viewer's stage graph — call
-// run_metadata_from_json and interpret what they find. The tracer is the lowest layer both sides
-// include; the JSON library stays inside tracer/src/run_metadata.cpp.
+// and call to_json; its readers — the trace model, the analysis' read_meta, the viewer's stage
+// graph, `run --costs` — call run_metadata_from_json and interpret what they find. The tracer is
+// the lowest layer both sides include; the JSON library stays inside tracer/src/run_metadata.cpp.
 //
 // What the writers always write is a plain member; what a writer may leave out, or only some
 // writers write, is optional and written only when set. Keys come out sorted (nlohmann's objects),
