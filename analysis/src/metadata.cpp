@@ -1,29 +1,12 @@
 // Reading the run metadata (metadata.hpp).
 #include <pipescope/analysis/metadata.hpp>
 
-#include <nlohmann/json.hpp>
+#include <pipescope/trace/run_metadata.hpp>
 
 #include <exception>
 #include <string>
 
 namespace pipescope::analysis {
-
-namespace {
-
-std::optional<double> number(const nlohmann::json& j, const char* key) {
-    if (!j.is_object()) return std::nullopt;
-    auto it = j.find(key);
-    if (it == j.end() || !it->is_number()) return std::nullopt;
-    return it->get<double>();
-}
-
-std::string text(const nlohmann::json& j, const char* key) {
-    if (!j.is_object()) return {};
-    auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-}   // namespace
 
 bool is_serial_kind(std::string_view kind) { return kind.find("serial") != std::string_view::npos || kind == "stage_wait"; }
 
@@ -98,29 +81,111 @@ std::optional<std::uint64_t> stage_number_of_name(std::string_view name, bool* a
 
 namespace {
 
-// A stage graph's queues: every field optional, a malformed entry skipped.
-void read_graph_queues(const nlohmann::json& prog, run_meta& out) {
-    auto queues = prog.find("queues");
-    if (queues == prog.end() || !queues->is_array()) return;
-    for (const auto& q : *queues) {
-        if (!q.is_object()) continue;
+std::optional<double> as_double(const std::optional<std::uint64_t>& v) {
+    return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+}
+
+// A stage graph's queues: every field optional.
+void read_graph_queues(const std::vector<trace::run_queue>& queues, run_meta& out) {
+    for (const trace::run_queue& q : queues) {
         queue_meta m;
-        m.index = static_cast<std::uint64_t>(number(q, "index").value_or(static_cast<double>(out.queues.size())));
-        m.name = text(q, "name");
-        m.counter = text(q, "counter");
-        m.capacity_packets = number(q, "capacity_packets").value_or(0);
-        m.packet_elements = number(q, "packet_elements").value_or(0);
-        m.element_bytes = number(q, "element_bytes").value_or(0);
-        auto flag = [&](const char* key) { return q.contains(key) && q[key].is_boolean() && q[key].get<bool>(); };
-        m.ordered = flag("ordered");
-        m.backward = flag("backward");
-        m.unbounded = flag("unbounded");
-        if (auto p = q.find("producers"); p != q.end() && p->is_array())
-            for (const auto& v : *p)
-                if (v.is_number_unsigned()) m.producers.push_back(v.get<std::uint64_t>());
-        if (auto c = number(q, "consumer"); c && *c >= 0) m.consumer = static_cast<std::uint64_t>(*c);
+        m.index = q.index.value_or(out.queues.size());
+        m.name = q.name;
+        m.counter = q.counter;
+        m.capacity_packets = as_double(q.capacity_packets).value_or(0);
+        m.packet_elements = as_double(q.packet_elements).value_or(0);
+        m.element_bytes = as_double(q.element_bytes).value_or(0);
+        m.ordered = q.ordered;
+        m.backward = q.backward;
+        m.unbounded = q.unbounded;
+        m.producers = q.producers;
+        m.consumer = q.consumer;
         out.queues.push_back(std::move(m));
     }
+}
+
+// A pipeline's queue capacities: of all queues, and of each stage's input queue (a stage entry's
+// own, or a queue entry {"stage" | "index": j, "capacity": C}).
+void read_pipeline_queues(const trace::run_program& prog, run_meta& out) {
+    if (prog.queue_capacity) out.queue_capacity = prog.queue_capacity;
+    else if (prog.queue_size) out.queue_capacity = prog.queue_size;
+    if (prog.stages)
+        for (std::size_t k = 0; k < prog.stages->size() && k < out.stages.size(); ++k) {
+            out.stages[k].threads = as_double((*prog.stages)[k].threads);
+            out.stages[k].queue_capacity = (*prog.stages)[k].queue_capacity;
+        }
+    if (prog.queues)
+        for (const trace::run_queue& q : *prog.queues) {
+            const std::optional<std::uint64_t> stage = q.stage ? q.stage : q.index;
+            if (!q.capacity || !stage) continue;
+            for (auto& s : out.stages)
+                if (s.index == *stage) s.queue_capacity = q.capacity;
+        }
+}
+
+// What the trace model read of the run: its workload, policy, K, stages and workers.
+void read_model_run(const tm::run& r, const run_scope& scope, run_meta& out) {
+    out.workload = r.workload;
+    out.policy = r.policy;
+    out.K = r.dag.K;
+    for (const auto& s : r.stages) {
+        stage_meta sm;
+        sm.index = s.index;
+        sm.name = s.name;
+        sm.kind = s.kind;
+        if (auto n = stage_number_of_name(s.name, &sm.all_from)) sm.index = *n;
+        out.stages.push_back(std::move(sm));
+    }
+    out.workers = r.declared_workers ? r.declared_workers : scope.workers.size();
+}
+
+// "params": "key=value" strings (an entry without "=" says nothing).
+void read_params(const std::vector<std::string>& params, run_meta& out) {
+    for (const std::string& t : params)
+        if (const auto eq = t.find('='); eq != std::string::npos) out.params[t.substr(0, eq)] = t.substr(eq + 1);
+}
+
+// The run's own fields: size, who recorded it, workers, the serial reference, virtual workers,
+// the trace's detail, the parameters.
+void read_run_fields(const trace::run_metadata& meta, run_meta& out) {
+    out.size = meta.size.value_or("");
+    out.recorded_by = meta.recorded_by.value_or("");
+    if (meta.workers && *meta.workers >= 1) out.workers = *meta.workers;
+    out.reference_seconds = meta.reference_seconds;
+    if (out.reference_seconds && *out.reference_seconds <= 0) out.reference_seconds.reset();
+    if (meta.virtual_run) {
+        virtual_meta vm;
+        vm.workers = meta.virtual_run->workers.value_or(out.workers);
+        vm.job_costs = meta.virtual_run->job_costs.value_or("");
+        out.virtual_run = std::move(vm);
+    }
+    if (meta.trace) {
+        out.trace_detail = meta.trace->detail;
+        out.fold_below_ns = as_double(meta.trace->fold_below_ns);
+    }
+    read_params(meta.params, out);
+}
+
+// A positive number in parameter `key`, or nullopt.
+std::optional<double> positive_param(const run_meta& out, const char* key) {
+    auto it = out.params.find(key);
+    if (it == out.params.end()) return std::nullopt;
+    try {
+        const double v = std::stod(it->second);
+        return v > 0 ? std::optional<double>(v) : std::nullopt;
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+// bind-to-stage's threads per parallel stage and queue capacity: its parameters, else its defaults
+// (P and 20).
+void read_bound_threads(run_meta& out) {
+    const bool bts = vocab::classify_policy(out.policy) == vocab::policy_family::bound_threads;
+    out.threads_per_parallel_stage = positive_param(out, "c");
+    if (!out.threads_per_parallel_stage && bts) out.threads_per_parallel_stage = static_cast<double>(out.workers);
+    out.queue_capacity = positive_param(out, "queue");
+    if (!out.queue_capacity && bts) out.queue_capacity = 20.0;
 }
 
 }   // namespace
@@ -147,101 +212,19 @@ run_meta read_meta(const run_scope& scope) {
         out.workers = scope.workers.size();
         return out;
     }
-    out.workload = r->workload;
-    out.policy = r->policy;
-    out.K = r->dag.K;
-    for (const auto& s : r->stages) {
-        stage_meta sm;
-        sm.index = s.index;
-        sm.name = s.name;
-        sm.kind = s.kind;
-        if (auto n = stage_number_of_name(s.name, &sm.all_from)) sm.index = *n;
-        out.stages.push_back(std::move(sm));
-    }
-    out.workers = r->declared_workers ? r->declared_workers : scope.workers.size();
+    read_model_run(*r, scope, out);
     if (!r->metadata_valid) return out;
-    const auto meta = nlohmann::json::parse(r->metadata_json, nullptr, false);
-    if (meta.is_discarded() || !meta.is_object()) return out;
-    out.size = text(meta, "size");
-    out.recorded_by = text(meta, "recorded_by");
-    if (auto w = number(meta, "workers"); w && *w >= 1) out.workers = static_cast<std::uint64_t>(*w);
-    for (const char* key : {"reference_seconds", "serial_seconds", "T_S"})
-        if (!out.reference_seconds) out.reference_seconds = number(meta, key);
-    if (!out.reference_seconds && meta.contains("reference"))
-        for (const char* key : {"seconds", "reference_seconds", "serial_seconds"})
-            if (!out.reference_seconds) out.reference_seconds = number(meta["reference"], key);
-    if (out.reference_seconds && *out.reference_seconds <= 0) out.reference_seconds.reset();
-    if (auto v = meta.find("virtual"); v != meta.end() && v->is_object()) {
-        virtual_meta vm;
-        vm.workers = static_cast<std::uint64_t>(number(*v, "workers").value_or(static_cast<double>(out.workers)));
-        vm.job_costs = text(*v, "job_costs");
-        out.virtual_run = std::move(vm);
-    }
-    if (auto tr = meta.find("trace"); tr != meta.end() && tr->is_object()) {
-        out.trace_detail = text(*tr, "detail");
-        out.fold_below_ns = number(*tr, "fold_below_ns");
-    }
-    if (auto p = meta.find("params"); p != meta.end()) {
-        if (p->is_array()) {
-            for (const auto& kv : *p) {
-                if (!kv.is_string()) continue;
-                const std::string t = kv.get<std::string>();
-                const auto eq = t.find('=');
-                if (eq != std::string::npos) out.params[t.substr(0, eq)] = t.substr(eq + 1);
-            }
-        } else if (p->is_object()) {
-            for (auto it = p->begin(); it != p->end(); ++it)
-                out.params[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
-        }
-    }
-    auto param = [&](const char* key) -> std::optional<double> {
-        auto it = out.params.find(key);
-        if (it == out.params.end()) return std::nullopt;
-        try {
-            const double v = std::stod(it->second);
-            return v > 0 ? std::optional<double>(v) : std::nullopt;
-        } catch (const std::exception&) {
-            return std::nullopt;
-        }
-    };
-    const bool bts = vocab::classify_policy(out.policy) == vocab::policy_family::bound_threads;
-    out.threads_per_parallel_stage = param("c");
-    if (!out.threads_per_parallel_stage && bts) out.threads_per_parallel_stage = static_cast<double>(out.workers);
-    out.queue_capacity = param("queue");
-    if (!out.queue_capacity && bts) out.queue_capacity = 20.0;
-    auto prog = meta.find("program");
-    if (prog == meta.end() || !prog->is_object()) return out;
-    out.program_kind = text(*prog, "kind");
+    const std::optional<trace::run_metadata> meta = trace::run_metadata_from_json(r->metadata_json);
+    if (!meta) return out;
+    read_run_fields(*meta, out);
+    read_bound_threads(out);
+    if (!meta->program) return out;
+    out.program_kind = meta->program->kind;
     if (out.program_kind == vocab::graph_program) {
-        read_graph_queues(*prog, out);
+        if (meta->program->queues) read_graph_queues(*meta->program->queues, out);
         return out;
     }
-    if (auto q = number(*prog, "queue_capacity")) out.queue_capacity = q;
-    else if (auto q2 = number(*prog, "queue_size")) out.queue_capacity = q2;
-    auto stages = prog->find("stages");
-    if (stages != prog->end() && stages->is_array()) {
-        std::size_t k = 0;
-        for (const auto& s : *stages) {
-            if (!s.is_object()) continue;
-            if (k < out.stages.size()) {
-                out.stages[k].threads = number(s, "threads");
-                out.stages[k].queue_capacity = number(s, "queue_capacity");
-                if (!out.stages[k].queue_capacity) out.stages[k].queue_capacity = number(s, "capacity");
-            }
-            ++k;
-        }
-    }
-    auto queues = prog->find("queues");   // [{"index"|"stage": j, "capacity": C}, ...]
-    if (queues != prog->end() && queues->is_array()) {
-        for (const auto& q : *queues) {
-            auto cap = number(q, "capacity");
-            auto idx = number(q, "stage");
-            if (!idx) idx = number(q, "index");
-            if (!cap || !idx) continue;
-            for (auto& s : out.stages)
-                if (static_cast<double>(s.index) == *idx) s.queue_capacity = cap;
-        }
-    }
+    read_pipeline_queues(*meta->program, out);
     return out;
 }
 

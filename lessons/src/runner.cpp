@@ -3,6 +3,8 @@
 
 #include <pipescope/recording/recording.hpp>
 
+#include <pipescope/analysis/lesson_file.hpp>
+
 #include <pipescope/trace/atomic_output.hpp>
 #include <pipescope/trace/trace_model.hpp>
 #include <pipescope/workloads/workload.hpp>
@@ -105,43 +107,40 @@ lesson_result run_lesson(const lesson& l, const options& o, const fs::path& dir,
     return result;
 }
 
+namespace {
+
+analysis::lesson_run file_run(const recorded& run) {
+    return {.key = run.spec.key,
+            .workload = run.spec.workload,
+            .policy = run.spec.policy,
+            .params = run.spec.params,
+            .workers = run.spec.workers,
+            .virtual_time = run.spec.virtual_time,
+            .size = run.spec.size,
+            .trace = run.trace_file};
+}
+
+analysis::lesson_step file_step(const step& s) {
+    return {.title = s.title,
+            .text = s.text,
+            .move = {.view = s.move.view,
+                     .cursor = s.move.cursor,
+                     .range = s.move.range,
+                     .select = s.move.select,
+                     .align_runs = s.move.align_runs}};
+}
+
+}   // namespace
+
 nlohmann::json to_json(const lesson& l, const lesson_result& r) {
-    nlohmann::json j = {
-        {"format", "pipescope-lesson/1"}, {"name", l.name()},        {"title", l.title()}, {"seeds", l.seeds()},
-        {"workers", r.data.opts.workers}, {"size", r.data.opts.size}};
-    j["runs"] = nlohmann::json::array();
-    for (const recorded& run : r.data.runs)
-        j["runs"].push_back({{"key", run.spec.key},
-                             {"workload", run.spec.workload},
-                             {"policy", run.spec.policy},
-                             {"params", run.spec.params},
-                             {"workers", run.spec.workers},
-                             {"virtual", run.spec.virtual_time},
-                             {"size", run.spec.size},
-                             {"trace", run.trace_file}});
-    j["refusals"] = nlohmann::json::array();
-    for (const refusal& f : r.data.refusals)
-        j["refusals"].push_back(
-            {{"key", f.spec.key}, {"workload", f.spec.workload}, {"policy", f.spec.policy}, {"reason", f.reason}});
-    j["findings"] = nlohmann::json::array();
-    for (const finding& f : r.told.findings)
-        j["findings"].push_back({{"name", f.name},
-                                 {"what", f.what},
-                                 {"value", f.value},
-                                 {"shown", f.shown},
-                                 {"paper", f.paper},
-                                 {"holds", f.holds},
-                                 {"why_not", f.why_not}});
-    j["steps"] = nlohmann::json::array();
-    for (const step& s : r.told.steps) {
-        nlohmann::json js = {{"title", s.title}, {"text", s.text}, {"view", s.move.view}};
-        if (s.move.align_runs) js["align_runs"] = *s.move.align_runs;
-        if (s.move.cursor) js["cursor"] = *s.move.cursor;
-        if (s.move.range) js["range"] = {s.move.range->first, s.move.range->second};
-        if (s.move.select) js["select"] = {s.move.select->first, s.move.select->second};
-        j["steps"].push_back(std::move(js));
-    }
-    return j;
+    analysis::lesson_file f{
+        .name = l.name(), .title = l.title(), .seeds = l.seeds(), .size = r.data.opts.size, .workers = r.data.opts.workers};
+    for (const recorded& run : r.data.runs) f.runs.push_back(file_run(run));
+    for (const refusal& x : r.data.refusals) f.refusals.push_back({x.spec.key, x.spec.workload, x.spec.policy, x.reason});
+    for (const finding& x : r.told.findings)
+        f.findings.push_back({x.name, x.what, x.value, x.shown, x.paper, x.holds, x.why_not});
+    for (const step& s : r.told.steps) f.steps.push_back(file_step(s));
+    return analysis::to_json(f);
 }
 
 std::string story_text(const lesson& l, const lesson_result& r) {

@@ -7,12 +7,12 @@
 
 #include <pipescope/analysis/numbers.hpp>
 #include <pipescope/trace/atomic_output.hpp>
+#include <pipescope/trace/run_metadata.hpp>
 #include <pipescope/trace_session.hpp>
 #include <pipescope/trace/vocabulary.hpp>
 #include <pipescope/workloads/machine.hpp>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -29,49 +29,47 @@ namespace vocab = pipescope::trace::vocab;
 namespace num = pipescope::analysis::numbers;
 
 // The run's configuration and program structure, stored in the trace for the viewer and analysis
-// (docs/tracing.md, "Metadata").
+// (pipescope-run/1: docs/tracing.md, "Metadata"; trace/run_metadata.hpp).
 // What every run's metadata holds: the run, the machine, and the program's stages.
-nlohmann::json common_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
-                               const ws::program_info& program, double reference_seconds) {
-    nlohmann::json stages = nlohmann::json::array();
+trace::run_metadata common_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
+                                    const ws::program_info& program, double reference_seconds) {
+    trace::run_program p{.kind = program.kind, .shape = program.shape, .stages = std::vector<trace::run_stage>{}};
     for (std::size_t j = 0; j < program.stages.size(); ++j)
-        stages.push_back({{"index", j},
-                          {"name", program.stages[j].name},
-                          {"kind", program.stages[j].kind},
-                          {"note", program.stages[j].note}});
+        p.stages->push_back(
+            {.index = j, .name = program.stages[j].name, .kind = program.stages[j].kind, .note = program.stages[j].note});
     const ws::machine_info machine = ws::describe_machine();
-    return {{"format", "pipescope-run/1"},
-            {"workload", workload.name()},
-            {"policy", args.request.policy},
-            {"workers", sched.workers()},
-            {"size", ws::size_name(args.request.size)},
-            {"seed", args.request.seed},
-            {"recorded_by", "pipescope run"},   // the analysis phrases its advice as command-line options
-            // The serial reference's time (T_S): analysis and the compare view take speedups against it.
-            {"reference_seconds", reference_seconds},
-            {"params", args.params},
-            // What the trace records of the nodes; under "auto" the runtime's decision is a
-            // "trace detail" instant in the trace (docs/tracing.md, "Detail levels").
-            {"trace",
-             {{"detail", pipescope::trace::to_string(args.trace_detail)},
-              {"fold_below_ns", pipescope::trace::default_fold_below_ns},
-              {"counter_quantum_ns", args.counter_quantum_ns}}},
-            {"program", {{"kind", program.kind}, {"shape", program.shape}, {"stages", stages}}},
-            {"machine", {{"cpu", machine.cpu}, {"hardware_threads", machine.hardware_threads}, {"kernel", machine.kernel}}}};
+    trace::run_metadata m;
+    m.workload = workload.name();
+    m.policy = args.request.policy;
+    m.workers = sched.workers();
+    m.size = ws::size_name(args.request.size);
+    m.seed = args.request.seed;
+    m.recorded_by = "pipescope run";   // the analysis phrases its advice as command-line options
+    // The serial reference's time (T_S): analysis and the compare view take speedups against it.
+    m.reference_seconds = reference_seconds;
+    m.params = args.params;
+    // What the trace records of the nodes; under "auto" the runtime's decision is a "trace detail"
+    // instant in the trace (docs/tracing.md, "Detail levels").
+    m.trace = trace::run_trace_settings{.detail = std::string(trace::to_string(args.trace_detail)),
+                                        .fold_below_ns = trace::default_fold_below_ns,
+                                        .counter_quantum_ns = args.counter_quantum_ns};
+    m.program = std::move(p);
+    m.machine =
+        trace::run_machine{.cpu = machine.cpu, .hardware_threads = machine.hardware_threads, .kernel = machine.kernel};
+    return m;
 }
 
 // A stage graph's program is the runtime's description of it (graph_program_json, as a
 // trace_session writes it: stages, queues, footprint; docs/tracing.md, "Metadata") in the workload's
 // words: its shape and stage notes.
-std::string graph_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
-                           const ws::program_info& program, double reference_seconds) {
-    nlohmann::json meta = common_metadata(sched, args, workload, program, reference_seconds);
-    nlohmann::json graph = nlohmann::json::parse(program.graph_json);
-    graph["shape"] = program.shape;
-    nlohmann::json& stages = graph["stages"];
-    for (std::size_t j = 0; j < program.stages.size() && j < stages.size(); ++j) stages[j]["note"] = program.stages[j].note;
-    meta["program"] = std::move(graph);
-    return meta.dump();
+trace::run_program graph_program_of(const ws::program_info& program) {
+    std::optional<trace::run_program> graph = trace::run_program_from_json(program.graph_json);
+    if (!graph) throw std::logic_error("the workload's graph_json is not a JSON object");
+    graph->shape = program.shape;
+    if (graph->stages)
+        for (std::size_t j = 0; j < program.stages.size() && j < graph->stages->size(); ++j)
+            (*graph->stages)[j].note = program.stages[j].note;
+    return *graph;
 }
 
 // The program as this run sizes it: rules that depend on the worker count (DANBI's queue
@@ -82,21 +80,32 @@ ws::program_info program_of(const pipescope::scheduler& sched, const run_args& a
     return workload.program(request);
 }
 
+trace::run_metadata metadata_of(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
+                                double reference_seconds) {
+    ws::param_set params = args.request.params;   // a copy: the workload takes its own later
+    const pipescope::pipeline_options options = ws::pipeline_options_from(args.request, params);
+    const ws::program_info program = program_of(sched, args, workload);
+    trace::run_metadata meta = common_metadata(sched, args, workload, program, reference_seconds);
+    if (program.kind == vocab::graph_program) {
+        meta.program = graph_program_of(program);
+        return meta;
+    }
+    // How the loop is scheduled, as the runtime's sessions describe any pipe_while (K, lazy enabling,
+    // dependency folding; bind-to-stage's c and Queue_size instead of K); the stages stay the workload's.
+    const trace::run_program loop = pipescope::pipeline_program(options, sched.workers());
+    meta.program->K = loop.K;
+    meta.program->lazy_enabling = loop.lazy_enabling;
+    meta.program->dependency_folding = loop.dependency_folding;
+    meta.program->c = loop.c;
+    meta.program->queue = loop.queue;
+    return meta;
+}
+
 }   // namespace
 
 std::string run_metadata(const pipescope::scheduler& sched, const run_args& args, const ws::workload& workload,
                          double reference_seconds) {
-    ws::param_set params = args.request.params;   // a copy: the workload takes its own later
-    const pipescope::pipeline_options options = ws::pipeline_options_from(args.request, params);
-    const ws::program_info program = program_of(sched, args, workload);
-    if (program.kind == vocab::graph_program) return graph_metadata(sched, args, workload, program, reference_seconds);
-    nlohmann::json meta = common_metadata(sched, args, workload, program, reference_seconds);
-    // How the loop is scheduled, as the runtime's sessions describe any pipe_while (K, lazy enabling,
-    // dependency folding; bind-to-stage's c and Queue_size instead of K); the stages stay the workload's.
-    const nlohmann::json loop = nlohmann::json::parse(pipescope::pipeline_program_json(options, sched.workers()));
-    for (const char* key : {"K", "lazy_enabling", "dependency_folding", "c", "queue"})
-        if (loop.contains(key)) meta["program"][key] = loop[key];
-    return meta.dump();
+    return trace::to_json(metadata_of(sched, args, workload, reference_seconds));
 }
 
 namespace {
@@ -112,12 +121,9 @@ pipescope::trace::run_info measured_run(const pipescope::scheduler& sched, const
     // With node costs from a recording, the serial reference's time is that recording's too: the
     // file then depends on nothing measured now (docs/virtual.md, "Determinism").
     if (virtual_costs && virtual_costs->node_costs) reference_seconds = virtual_costs->node_costs->reference_seconds();
-    run.metadata_json = run_metadata(sched, args, workload, reference_seconds);
-    if (virtual_costs) {   // where the costs came from; the session adds what the scheduler charged
-        nlohmann::json meta = nlohmann::json::parse(run.metadata_json);
-        meta["virtual"] = virtual_costs->origin;
-        run.metadata_json = meta.dump();
-    }
+    trace::run_metadata meta = metadata_of(sched, args, workload, reference_seconds);
+    if (virtual_costs) meta.virtual_run = virtual_costs->origin;   // the session adds what the scheduler charged
+    run.metadata_json = trace::to_json(meta);
     run.counters = program.counters;
     // The workloads name their stages "stage j · what it does": the slices get the "what".
     for (std::size_t j = 0; j < program.stages.size(); ++j) {
@@ -195,83 +201,100 @@ std::string refusal_reason(const std::string& workload, const std::string& polic
     return w->cannot_run_under(policy);
 }
 
-recorded_run record_run(const run_args& args, std::stop_token cancel) {
+namespace {
+
+// The workload to run, after refusing what cannot run: an unknown or refused workload and policy,
+// and a trace path that cannot be a file (refused before the workload runs, not after).
+const ws::workload& checked_workload(const run_args& args) {
     if (const std::string why = refusal_reason(args.workload, args.request.policy); !why.empty())
         throw usage_error(args.workload + " cannot run under policy '" + args.request.policy + "': " + why);
-    const ws::workload* w = ws::find_workload(args.workload);
-    // A trace path that cannot be a file is refused before the workload runs, not after.
     if (args.trace && !args.trace_path.empty()) pipescope::trace::check_output_path(args.trace_path);
+    return *ws::find_workload(args.workload);
+}
 
-    std::optional<virtual_setup> virt;
-    if (args.virtual_time) virt.emplace(prepare_virtual(args));
-    pipescope::scheduler sched({.workers = args.workers,
-                                .virtual_time = args.virtual_time,
-                                .measure_jobs = !(virt && virt->node_costs),   // fixed costs: nothing measured
-                                .costs = virt ? virt->costs : pipescope::virtual_costs{},
-                                .node_costs = virt ? virt->node_costs.get() : nullptr});
-    ws::run_request request = args.request;
-    // Opened when the measured run starts, so a run refused before it (a bad parameter) leaves no file.
+pipescope::scheduler_options scheduler_options_of(const run_args& args, const virtual_setup* virt) {
+    return {.workers = args.workers,
+            .virtual_time = args.virtual_time,
+            .measure_jobs = !(virt && virt->node_costs),   // fixed costs: nothing measured
+            .costs = virt ? virt->costs : pipescope::virtual_costs{},
+            .node_costs = virt ? virt->node_costs.get() : nullptr};
+}
+
+// The measured run as the workload marks it (on_measured_start, on_measured_end): its trace,
+// opened at its start so that a run refused before it (a bad parameter) leaves no file, and the
+// CPU clocks at both ends.
+struct measured_window {
     std::optional<pipescope::trace_session> session;
-    const bool recording = !args.trace_path.empty() && args.trace;
     double cpu_at_start = 0, process_cpu_at_start = 0;
     std::optional<double> cpu_at_end, process_cpu_at_end;   // the measured run's end, if the workload says
-    request.on_measured_start = [&](double reference_seconds) {
+};
+
+// Sets the request's hooks that open the window's trace and read its clocks.
+void watch_measured_run(ws::run_request& request, measured_window& w, pipescope::scheduler& sched, const run_args& args,
+                        const ws::workload& workload, const virtual_setup* virt, std::stop_token cancel) {
+    request.on_measured_start = [&w, &sched, &args, &workload, virt, cancel](double reference_seconds) {
         // A Ctrl-C during the set-up that no check of the workload's caught: nothing is recorded.
         ws::throw_if_cancelled(cancel);
-        if (recording) {
-            session.emplace(sched, args.trace_path, session_options(args, *w));
-            session->begin_run(measured_run(sched, args, *w, reference_seconds, virt ? &*virt : nullptr));
+        if (!args.trace_path.empty() && args.trace) {
+            w.session.emplace(sched, args.trace_path, session_options(args, workload));
+            w.session->begin_run(measured_run(sched, args, workload, reference_seconds, virt));
         }
-        cpu_at_start = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
-        process_cpu_at_start = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+        w.cpu_at_start = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+        w.process_cpu_at_start = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     };
-    request.on_measured_end = [&] {
-        cpu_at_end = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
-        process_cpu_at_end = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+    request.on_measured_end = [&w] {
+        w.cpu_at_end = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+        w.process_cpu_at_end = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     };
     request.cancel = cancel;
-    recorded_run r;
-    try {
-        // On a terminal, a run longer than two seconds says how far it got (the workers' own counters).
-        const progress_line progress(fmt::format("{} · {} · P={}", w->name(), request.policy, sched.workers()),
-                                     [&sched] { return work_done(sched); });
-        r.report = w->run(sched, request);
-    } catch (const std::exception& e) {
-        // The run failed (a stage threw): the trace still ends whole, its summary says how.
-        if (session && session->run_open()) session->end_run(std::string("exception: ") + e.what());
-        throw;
+}
+
+// Whether a cancelled run did nothing: no iteration (or a graph's stage instance, or element
+// pushed). Its trace would hold nothing but a "cancelled" marker.
+bool nothing_done(const ws::run_report& report) {
+    bool nothing = report.stats.iterations == 0;
+    if (const auto& g = report.graph) {
+        nothing = g->instances == 0 && g->resumptions == 0;
+        for (const auto& q : g->queues) nothing = nothing && q.stats.elements_pushed == 0;
     }
-    r.measured_cpu_seconds = cpu_at_end.value_or(cpu_seconds(CLOCK_THREAD_CPUTIME_ID)) - cpu_at_start;
-    r.measured_process_cpu_seconds =
-        process_cpu_at_end.value_or(cpu_seconds(CLOCK_PROCESS_CPUTIME_ID)) - process_cpu_at_start;
-    // Nodes the costs recording did not have cost nothing: the run is not the one asked for.
+    return nothing;
+}
+
+// Ends the trace of a finished run: removed if nodes the costs recording did not have cost nothing
+// (the run is not the one asked for: throws), discarded if the run was cancelled before doing
+// anything (a trace the user has stays), else closed.
+void finish_trace(recorded_run& r, measured_window& w, const run_args& args, const ws::workload& workload,
+                  const virtual_setup* virt) {
     if (const std::string missing = virt && virt->node_costs ? virt->node_costs->missing_error() : ""; !missing.empty()) {
-        if (session) {
-            if (session->run_open()) session->end_run("node costs missing");
-            session->close();
+        if (w.session) {
+            if (w.session->run_open()) w.session->end_run("node costs missing");
+            w.session->close();
             std::filesystem::remove(args.trace_path);   // a file whose times are wrong is no trace of this run
         }
         throw std::runtime_error(missing);
     }
-    // Cancelled before the first iteration (or a graph's first stage instance): the trace would hold
-    // nothing but a "cancelled" marker, and must not replace a trace the user has.
-    bool nothing_done = r.report.stats.iterations == 0;
-    if (const auto& g = r.report.graph) {
-        nothing_done = g->instances == 0 && g->resumptions == 0;
-        for (const auto& q : g->queues) nothing_done = nothing_done && q.stats.elements_pushed == 0;
-    }
-    if (r.report.stats.cancelled && nothing_done) {
+    if (r.report.stats.cancelled && nothing_done(r.report)) {
         r.nothing_recorded = true;
-        if (session) session->discard();
-    } else if (recording) {
-        if (!session)
-            throw std::logic_error("workload " + w->name() + " never called on_measured_start: nothing was recorded");
-        session->end_run(r.report.stats.cancelled ? "cancelled" : "");
-        session->close();
-        r.trace_line = session->report("  trace     ");
+        if (w.session) w.session->discard();
+    } else if (!args.trace_path.empty() && args.trace) {
+        if (!w.session)
+            throw std::logic_error("workload " + workload.name() + " never called on_measured_start: nothing was recorded");
+        w.session->end_run(r.report.stats.cancelled ? "cancelled" : "");
+        w.session->close();
+        r.trace_line = w.session->report("  trace     ");
     }
-    r.workload = w->name();
-    r.policy = request.policy;
+}
+
+// The CPU time of the measured run, up to its end as the workload marked it, else until now.
+void read_cpu_times(recorded_run& r, const measured_window& w) {
+    r.measured_cpu_seconds = w.cpu_at_end.value_or(cpu_seconds(CLOCK_THREAD_CPUTIME_ID)) - w.cpu_at_start;
+    r.measured_process_cpu_seconds =
+        w.process_cpu_at_end.value_or(cpu_seconds(CLOCK_PROCESS_CPUTIME_ID)) - w.process_cpu_at_start;
+}
+
+// What `pipescope run` prints of the run besides the workload's report: the workers' counters, the
+// virtual span and where its costs came from.
+void describe_run(recorded_run& r, const pipescope::scheduler& sched, const run_args& args, const virtual_setup* virt) {
     r.virtual_time = args.virtual_time;
     if (virt) r.virtual_lines = virt->lines;
     if (args.virtual_time) {
@@ -286,6 +309,35 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
         r.total.steal_attempts += c.steal_attempts;
         r.total.parks += c.parks;
     }
+}
+
+}   // namespace
+
+recorded_run record_run(const run_args& args, std::stop_token cancel) {
+    const ws::workload& w = checked_workload(args);
+    std::optional<virtual_setup> virt;
+    if (args.virtual_time) virt.emplace(prepare_virtual(args));
+    const virtual_setup* v = virt ? &*virt : nullptr;
+    pipescope::scheduler sched(scheduler_options_of(args, v));
+    ws::run_request request = args.request;
+    measured_window window;
+    watch_measured_run(request, window, sched, args, w, v, cancel);
+    recorded_run r;
+    try {
+        // On a terminal, a run longer than two seconds says how far it got (the workers' own counters).
+        const progress_line progress(fmt::format("{} · {} · P={}", w.name(), request.policy, sched.workers()),
+                                     [&sched] { return work_done(sched); });
+        r.report = w.run(sched, request);
+    } catch (const std::exception& e) {
+        // The run failed (a stage threw): the trace still ends whole, its summary says how.
+        if (window.session && window.session->run_open()) window.session->end_run(std::string("exception: ") + e.what());
+        throw;
+    }
+    read_cpu_times(r, window);
+    finish_trace(r, window, args, w, v);
+    r.workload = w.name();
+    r.policy = request.policy;
+    describe_run(r, sched, args, v);
     return r;
 }
 

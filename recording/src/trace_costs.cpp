@@ -68,14 +68,11 @@ trace_node_costs::trace_node_costs(const std::filesystem::path& path, const cost
         throw std::runtime_error(fmt::format("{}: its run has no pipescope metadata: --costs needs a recording "
                                              "made by pipescope run -o",
                                              path_));
-    const nlohmann::json meta = nlohmann::json::parse(run.metadata_json);
-    const std::string workload = meta.value("workload", ""), size = meta.value("size", "");
-    const std::uint64_t seed = meta.value("seed", std::uint64_t{0});
-    std::vector<std::string> params;
-    if (meta.contains("params") && meta["params"].is_array())
-        for (const auto& p : meta["params"])
-            if (p.is_string()) params.push_back(p.get<std::string>());
-    params = program_params(params);
+    // metadata_valid: it parsed as an object.
+    const trace::run_metadata meta = trace::run_metadata_from_json(run.metadata_json).value_or(trace::run_metadata{});
+    const std::string workload = meta.workload, size = meta.size.value_or("");
+    const std::uint64_t seed = meta.seed.value_or(0);
+    const std::vector<std::string> params = program_params(meta.params);
     const std::vector<std::string> want_params = program_params(wanted.params);
     if (workload != wanted.workload || size != wanted.size || seed != wanted.seed || params != want_params)
         throw std::runtime_error(fmt::format("{}: recorded {}, but this run is {}: node costs carry over only between "
@@ -85,7 +82,7 @@ trace_node_costs::trace_node_costs(const std::filesystem::path& path, const cost
     run_name_ = run.name;
     policy_ = run.policy;
     graph_ = run.program_kind == vocab::graph_program;
-    reference_seconds_ = meta.value("reference_seconds", 0.0);
+    reference_seconds_ = meta.reference_seconds.value_or(0.0);
 
     for (std::uint32_t t : run.workers) {
         if (t == trace::no_index) continue;
@@ -163,13 +160,13 @@ std::string trace_node_costs::missing_error() const {
                        path_, first_missing_, missing_ > 1 ? fmt::format(" and {} more", missing_ - 1) : "", run_name_);
 }
 
-nlohmann::json trace_node_costs::describe() const {
-    return {{"trace", std::filesystem::path(path_).filename().string()},
-            {"run", run_name_},
-            {"policy", policy_},
-            {"nodes", costs_.size()},
-            {"folded_nodes", folded_nodes_},
-            {"total_ns", total_ns_}};
+trace::node_cost_recording trace_node_costs::describe() const {
+    return {.trace = std::filesystem::path(path_).filename().string(),
+            .run = run_name_,
+            .policy = policy_,
+            .nodes = costs_.size(),
+            .folded_nodes = folded_nodes_,
+            .total_ns = total_ns_};
 }
 
 }   // namespace pipescope::recording

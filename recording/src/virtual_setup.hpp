@@ -7,8 +7,7 @@
 #include <pipescope/recording/trace_costs.hpp>
 
 #include <pipescope/scheduler.hpp>
-
-#include <nlohmann/json.hpp>
+#include <pipescope/trace/run_metadata.hpp>
 
 #include <memory>
 #include <string>
@@ -22,7 +21,7 @@ struct virtual_setup {
     pipescope::virtual_costs costs;
     std::unique_ptr<trace_node_costs> node_costs;   // --costs, else nullptr (measured)
     // The run's "virtual" metadata entries saying where every value came from.
-    nlohmann::json origin = nlohmann::json::object();
+    pipescope::trace::run_virtual origin;
     std::vector<std::string> lines;   // the same for people: what `pipescope run` prints
 };
 

@@ -71,8 +71,8 @@ TEST_CASE("a lesson file parses into its runs, refusals, findings and steps", "[
     CHECK(l.runs[0].workload == "ferret");
     CHECK(l.runs[0].params == std::vector<std::string>{"stages=6"});
     CHECK(l.runs[0].trace == "bind-to-stage.pftrace");
-    CHECK(l.runs[0].trace_path == fs::path("/tmp/l/bind-to-stage.pftrace"));   // relative to the lesson's directory
-    CHECK(l.runs[1].trace_path == fs::path("/abs/piper.pftrace"));             // absolute stays
+    CHECK(l.trace_paths[0] == fs::path("/tmp/l/bind-to-stage.pftrace"));   // relative to the lesson's directory
+    CHECK(l.trace_paths[1] == fs::path("/abs/piper.pftrace"));             // absolute stays
     REQUIRE(l.refusals.size() == 1);
     CHECK(l.refusals[0].policy == "tbb");
     CHECK(l.refusals[0].reason == "x264 waits across iterations");
@@ -100,6 +100,16 @@ TEST_CASE("a lesson file parses into its runs, refusals, findings and steps", "[
     CHECK_FALSE(l.steps[2].move.range);
     CHECK_FALSE(l.steps[2].move.select);
     CHECK(l.steps[2].move.align_runs == true);
+}
+
+TEST_CASE("the viewer reads the lesson file as the lessons write it (analysis/lesson_file.hpp)", "[viewer][lesson]") {
+    pipescope::analysis::lesson_file f{.name = "n", .title = "t", .seeds = "s", .size = "tiny", .workers = 2};
+    f.runs.push_back({.key = "a", .workload = "ferret", .policy = "piper", .virtual_time = true, .trace = "a.pftrace"});
+    f.findings.push_back({"x", "what", 1.5, "1.5×", "paper", true, ""});
+    f.steps.push_back({"Look", "text", {.view = "timeline", .cursor = 0.5, .align_runs = true}});
+    const lesson l = parse_lesson(pipescope::analysis::to_json(f).dump(2), "/tmp/l/lesson.json");
+    CHECK(static_cast<const pipescope::analysis::lesson_file&>(l) == f);
+    CHECK(l.trace_paths == std::vector<fs::path>{"/tmp/l/a.pftrace"});
 }
 
 TEST_CASE("the optional parts of a lesson may be left out", "[viewer][lesson]") {
@@ -216,7 +226,7 @@ TEST_CASE("an unreadable lesson file is an error naming it", "[viewer][lesson]")
     { std::ofstream(tmp) << good_lesson().dump(2); }
     const lesson l = load_lesson(tmp);
     CHECK(l.file == tmp);
-    CHECK(l.runs[0].trace_path == tmp.parent_path() / "bind-to-stage.pftrace");
+    CHECK(l.trace_paths[0] == tmp.parent_path() / "bind-to-stage.pftrace");
     fs::remove(tmp);
 }
 

@@ -10,9 +10,8 @@
 // is in `pipescope run`'s output (graph::run_stats).
 #include "graph_footprint.hpp"
 
+#include <pipescope/trace/run_metadata.hpp>
 #include <pipescope/trace/vocabulary.hpp>
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -38,11 +37,9 @@ struct queue_source {
 };
 
 // A queue's packet size in bytes from its metadata entry, or 0.
-double packet_bytes_of(const nlohmann::json& q) {
-    const auto element = q.find("element_bytes"), packet = q.find("packet_elements");
-    if (element == q.end() || packet == q.end() || !element->is_number() || !packet->is_number()) return 0;
-    const double bytes = element->get<double>() * packet->get<double>();
-    return bytes > 0 ? bytes : 0;
+double packet_bytes_of(const run_queue& q) {
+    if (!q.element_bytes || !q.packet_elements) return 0;
+    return static_cast<double>(*q.element_bytes) * static_cast<double>(*q.packet_elements);
 }
 
 // The queues of run r that have a counter track, in the metadata's order; empty if the run is not a
@@ -54,19 +51,12 @@ std::vector<queue_source> queue_sources(const trace_model& m, const run& r) {
         if (m.tracks[ti].kind == track_kind::counter) counter_tracks.emplace(m.tracks[ti].name, ti);
     if (counter_tracks.contains(footprint_packets) || counter_tracks.contains(footprint_bytes)) return {};
 
-    const auto meta = nlohmann::json::parse(r.metadata_json, nullptr, false);
-    const auto program = meta.find("program");
-    if (program == meta.end() || !program->is_object()) return {};
-    const auto queues = program->find("queues");
-    if (queues == program->end() || !queues->is_array()) return {};
+    const std::optional<run_metadata> meta = run_metadata_from_json(r.metadata_json);
+    if (!meta || !meta->program || !meta->program->queues) return {};
     std::vector<queue_source> out;
     std::vector<bool> used(m.tracks.size());   // a counter named by two queues counts once
-    for (const auto& q : *queues) {
-        if (!q.is_object()) continue;
-        std::string counter;
-        if (auto c = q.find("counter"); c != q.end() && c->is_string()) counter = c->get<std::string>();
-        else if (auto n = q.find("name"); n != q.end() && n->is_string())
-            counter = vocab::queue_packets(n->get<std::string>());
+    for (const run_queue& q : *meta->program->queues) {
+        const std::string counter = !q.counter.empty() ? q.counter : vocab::queue_packets(q.name);
         const auto t = counter_tracks.find(counter);
         if (t == counter_tracks.end() || used[t->second]) continue;
         used[t->second] = true;

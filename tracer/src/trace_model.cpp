@@ -3,6 +3,7 @@
 #include "graph_footprint.hpp"
 #include "perfetto_fields.hpp"
 
+#include <pipescope/trace/run_metadata.hpp>
 #include <pipescope/trace/trace_file.hpp>
 #include <pipescope/trace/vocabulary.hpp>
 
@@ -978,38 +979,22 @@ private:
             }
     }
 
+    // pipescope-run/1 (run_metadata.hpp): the run's workload, policy, program kind, K and stages.
     void parse_metadata(run& r) {
-        const auto meta = nlohmann::json::parse(r.metadata_json, nullptr, false);
-        if (meta.is_discarded() || !meta.is_object()) {
+        const std::optional<run_metadata> meta = run_metadata_from_json(r.metadata_json);
+        if (!meta) {
             m_.problems.push_back("run '" + r.name + "': its metadata annotation is not a JSON object");
             return;
         }
         r.metadata_valid = true;
-        auto str = [](const nlohmann::json& j, const char* key) {
-            auto it = j.find(key);
-            return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-        };
-        r.workload = str(meta, "workload");
-        r.policy = str(meta, "policy");
-        auto prog = meta.find("program");
-        if (prog == meta.end() || !prog->is_object()) return;
-        r.program_kind = str(*prog, "kind");
-        auto K = prog->find("K");
-        if (K != prog->end() && K->is_number_unsigned()) r.dag.K = K->get<std::uint64_t>();
-        else if (K != prog->end() && K->is_number_integer() && K->get<std::int64_t>() > 0) r.dag.K = K->get<std::uint64_t>();
-        auto stages = prog->find("stages");
-        if (stages != prog->end() && stages->is_array()) {
-            for (const auto& s : *stages) {
-                if (!s.is_object()) continue;
-                stage_info si;
-                auto idx = s.find("index");
-                if (idx != s.end() && idx->is_number_unsigned()) si.index = idx->get<std::uint64_t>();
-                else si.index = r.stages.size();
-                si.name = str(s, "name");
-                si.kind = str(s, "kind");
-                r.stages.push_back(std::move(si));
-            }
-        }
+        r.workload = meta->workload;
+        r.policy = meta->policy;
+        if (!meta->program) return;
+        r.program_kind = meta->program->kind;
+        if (meta->program->K) r.dag.K = *meta->program->K;
+        if (meta->program->stages)
+            for (const run_stage& s : *meta->program->stages)
+                r.stages.push_back({s.index.value_or(r.stages.size()), s.name, s.kind});
     }
 
     trace_model& m_;

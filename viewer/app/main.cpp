@@ -273,7 +273,7 @@ int load_all_now(shell& sh, const viewer_options& o, const std::optional<lesson>
     int rc = 0;
     std::vector<std::filesystem::path> traces;
     if (lsn)
-        for (const auto& r : lsn->runs) traces.push_back(r.trace_path);
+        for (const auto& path : lsn->trace_paths) traces.push_back(path);
     traces.insert(traces.end(), o.traces.begin(), o.traces.end());
     for (const auto& t : traces) {
         load_result r = loader::load_now(t);

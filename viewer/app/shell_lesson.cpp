@@ -9,7 +9,7 @@
 namespace pipescope::viewer {
 
 void shell::open_lesson(lesson l, std::size_t first) {
-    for (const auto& r : l.runs) open(r.trace_path, open_origin::command_line);   // the lesson file is the recent one
+    for (const auto& path : l.trace_paths) open(path, open_origin::command_line);   // the lesson file is the recent one
     lesson_loaded = std::move(l);
     lesson_step = first;
     lesson_pending_ = true;   // frame() goes to the step when the loads are done

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <limits>
 #include <sstream>
 
 namespace pipescope::viewer {
@@ -13,107 +12,11 @@ namespace {
 
 using json = nlohmann::json;
 
-const char* type_name(const json& j) {
-    switch (j.type()) {
-        case json::value_t::null: return "null";
-        case json::value_t::boolean: return "a boolean";
-        case json::value_t::string: return "a string";
-        case json::value_t::array: return "an array";
-        case json::value_t::object: return "an object";
-        case json::value_t::discarded: return "invalid JSON";
-        default: return "a number";
-    }
+// Where run i's trace is: its path in the file, against the file's directory unless absolute.
+std::filesystem::path resolved_trace(const lesson_run& r, const std::filesystem::path& file) {
+    const std::filesystem::path t(r.trace);
+    return t.is_absolute() ? t : file.parent_path() / t;
 }
-
-// Reads the fields of one JSON object, naming the file and the field's path in every error.
-class fields {
-public:
-    fields(const json& obj, std::string path, const std::string& file) : obj_(obj), path_(std::move(path)), file_(file) {
-        if (!obj_.is_object())
-            fail(path_.empty() ? "the file" : path_, std::string("expected an object, got ") + type_name(obj_));
-    }
-
-    [[noreturn]] void fail(const std::string& where, const std::string& what) const {
-        throw lesson_error(file_ + ": " + where + ": " + what);
-    }
-    std::string at(std::string_view key) const { return path_.empty() ? std::string(key) : path_ + "." + std::string(key); }
-
-    // The member, or nullptr when absent or null (an optional field may be written as null).
-    const json* find(std::string_view key) const {
-        const auto it = obj_.find(std::string(key));
-        return it == obj_.end() || it->is_null() ? nullptr : &*it;
-    }
-    const json& need(std::string_view key) const {
-        const json* j = find(key);
-        if (!j) fail(at(key), "missing");
-        return *j;
-    }
-
-    std::string string(std::string_view key, bool required = true) const {
-        const json* j = required ? &need(key) : find(key);
-        if (!j) return {};
-        if (!j->is_string()) fail(at(key), std::string("expected a string, got ") + type_name(*j));
-        return j->get<std::string>();
-    }
-    std::optional<double> number(std::string_view key, bool required) const {
-        const json* j = required ? &need(key) : find(key);
-        if (!j) return std::nullopt;
-        if (!j->is_number()) fail(at(key), std::string("expected a number, got ") + type_name(*j));
-        return j->get<double>();
-    }
-    std::optional<bool> boolean(std::string_view key, bool required) const {
-        const json* j = required ? &need(key) : find(key);
-        if (!j) return std::nullopt;
-        if (!j->is_boolean()) fail(at(key), std::string("expected true or false, got ") + type_name(*j));
-        return j->get<bool>();
-    }
-    unsigned count(std::string_view key) const {   // optional non-negative integer, 0 when absent
-        const json* j = find(key);
-        if (!j) return 0;
-        if (!j->is_number_unsigned()) fail(at(key), std::string("expected a non-negative integer, got ") + j->dump());
-        return static_cast<unsigned>(std::min<std::uint64_t>(j->get<std::uint64_t>(), std::numeric_limits<unsigned>::max()));
-    }
-    // An array member (empty when optional and absent).
-    const json& array(std::string_view key, bool required) const {
-        static const json empty = json::array();
-        const json* j = required ? &need(key) : find(key);
-        if (!j) return empty;
-        if (!j->is_array()) fail(at(key), std::string("expected an array, got ") + type_name(*j));
-        return *j;
-    }
-    // A time as a fraction of the document's span.
-    std::optional<double> fraction(std::string_view key) const {
-        const auto v = number(key, false);
-        if (v && !(*v >= 0 && *v <= 1))
-            fail(at(key), "expected a fraction of the document's span in [0, 1], got " + find(key)->dump());
-        return v;
-    }
-    std::optional<std::pair<double, double>> range(std::string_view key) const {
-        const json* j = find(key);
-        if (!j) return std::nullopt;
-        if (!j->is_array() || j->size() != 2 || !(*j)[0].is_number() || !(*j)[1].is_number())
-            fail(at(key), "expected [a, b]: two fractions of the document's span, got " + j->dump());
-        const double a = (*j)[0].get<double>(), b = (*j)[1].get<double>();
-        if (!(a >= 0 && a <= 1 && b >= 0 && b <= 1))
-            fail(at(key), "fractions of the document's span must be in [0, 1], got " + j->dump());
-        if (!(a < b)) fail(at(key), "expected a < b, got " + j->dump());
-        return std::pair{a, b};
-    }
-    std::optional<std::pair<std::uint64_t, std::uint64_t>> node(std::string_view key) const {
-        const json* j = find(key);
-        if (!j) return std::nullopt;
-        if (!j->is_array() || j->size() != 2 || !(*j)[0].is_number_unsigned() || !(*j)[1].is_number_unsigned())
-            fail(at(key), "expected [iteration, stage]: two non-negative integers, got " + j->dump());
-        return std::pair{(*j)[0].get<std::uint64_t>(), (*j)[1].get<std::uint64_t>()};
-    }
-
-private:
-    const json& obj_;
-    std::string path_;
-    const std::string& file_;
-};
-
-std::string item(std::string_view array, std::size_t i) { return std::string(array) + "[" + std::to_string(i) + "]"; }
 
 }   // namespace
 
@@ -128,77 +31,18 @@ lesson parse_lesson(std::string_view text, const std::filesystem::path& file, co
         if (const auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
         throw lesson_error(name + ": not valid JSON: " + what);
     }
-    const fields top(root, "", name);
     lesson l;
+    try {
+        static_cast<analysis::lesson_file&>(l) = analysis::lesson_from_json(root);
+    } catch (const std::runtime_error& e) {   // "steps[2].range: ..."
+        throw lesson_error(name + ": " + e.what());
+    }
     l.file = file;
-    const std::string format = top.string("format");
-    if (format != lesson_format)
-        top.fail("format", "expected \"" + std::string(lesson_format) + "\", got \"" + format +
-                               "\" (a lesson file written by another version?)");
-    l.name = top.string("name");
-    l.title = top.string("title");
-    l.seeds = top.string("seeds", false);
-    l.workers = top.count("workers");
-    l.size = top.string("size", false);
-
-    const std::filesystem::path dir = file.parent_path();
-    const json& runs = top.array("runs", true);
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-        const fields r(runs[i], item("runs", i), name);
-        lesson_run run;
-        run.key = r.string("key");
-        run.workload = r.string("workload", false);
-        run.policy = r.string("policy", false);
-        const json& params = r.array("params", false);
-        for (std::size_t k = 0; k < params.size(); ++k) {
-            if (!params[k].is_string())
-                r.fail(r.at(item("params", k)), std::string("expected a string, got ") + type_name(params[k]));
-            run.params.push_back(params[k].get<std::string>());
-        }
-        run.workers = r.count("workers");
-        run.size = r.string("size", false);
-        run.trace = r.string("trace");
-        if (run.trace.empty()) r.fail(r.at("trace"), "empty path");
-        const std::filesystem::path t(run.trace);
-        run.trace_path = t.is_absolute() ? t : dir / t;
-        l.runs.push_back(std::move(run));
-    }
-
-    const json& refusals = top.array("refusals", false);
-    for (std::size_t i = 0; i < refusals.size(); ++i) {
-        const fields r(refusals[i], item("refusals", i), name);
-        l.refusals.push_back({r.string("key"), r.string("workload"), r.string("policy"), r.string("reason")});
-    }
-
-    const json& findings = top.array("findings", false);
-    for (std::size_t i = 0; i < findings.size(); ++i) {
-        const fields f(findings[i], item("findings", i), name);
-        lesson_finding x;
-        x.name = f.string("name", false);
-        x.what = f.string("what");
-        x.value = f.number("value", false);
-        x.shown = f.string("shown");
-        x.paper = f.string("paper", false);
-        x.holds = *f.boolean("holds", true);
-        x.why_not = f.string("why_not", false);
-        l.findings.push_back(std::move(x));
-    }
-
-    const json& steps = top.array("steps", true);
-    if (steps.empty()) top.fail("steps", "empty: a lesson has at least one step");
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-        const fields s(steps[i], item("steps", i), name);
-        lesson_step st;
-        st.title = s.string("title");
-        st.text = s.string("text");
-        st.move.view = s.string("view");
-        if (known_view && !known_view(st.move.view)) s.fail(s.at("view"), "unknown view \"" + st.move.view + "\"");
-        st.move.cursor = s.fraction("cursor");
-        st.move.range = s.range("range");
-        st.move.select = s.node("select");
-        st.move.align_runs = s.boolean("align_runs", false);
-        l.steps.push_back(std::move(st));
-    }
+    for (std::size_t i = 0; i < l.steps.size(); ++i)
+        if (known_view && !known_view(l.steps[i].move.view))
+            throw lesson_error(name + ": steps[" + std::to_string(i) + "].view: unknown view \"" + l.steps[i].move.view +
+                               "\"");
+    for (const lesson_run& r : l.runs) l.trace_paths.push_back(resolved_trace(r, file));
     return l;
 }
 

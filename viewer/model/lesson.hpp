@@ -6,6 +6,8 @@
 #include "document.hpp"
 #include "view_state.hpp"
 
+#include <pipescope/analysis/lesson_file.hpp>
+
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -18,57 +20,24 @@
 
 namespace pipescope::viewer {
 
-inline constexpr std::string_view lesson_format = "pipescope-lesson/1";
+inline constexpr std::string_view lesson_format = analysis::lesson_format;
 
 // A lesson file that cannot be used; what() names the file and the field ("lesson.json: steps[2].range: ...").
 struct lesson_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-struct lesson_run {
-    std::string key, workload, policy;
-    std::vector<std::string> params;   // "key=value"
-    unsigned workers = 0;              // 0: not given
-    std::string size;
-    std::string trace;                  // as written in the file
-    std::filesystem::path trace_path;   // resolved against the lesson file's directory
-};
+// The file's parts, as the format defines them (analysis/lesson_file.hpp).
+using lesson_run = analysis::lesson_run;
+using lesson_refusal = analysis::lesson_refusal;
+using lesson_finding = analysis::lesson_finding;
+using lesson_move = analysis::lesson_move;
+using lesson_step = analysis::lesson_step;
 
-struct lesson_refusal {
-    std::string key, workload, policy, reason;
-};
-
-struct lesson_finding {
-    std::string name, what;
-    std::optional<double> value;
-    std::string shown;   // the value as the story prints it, e.g. "3.4×"
-    std::string paper;   // what the paper found
-    bool holds = false;
-    std::string why_not;   // when it does not hold: why
-};
-
-// Where a step puts the viewer. Times are fractions of the document's span on the display axis.
-struct lesson_move {
-    std::string view;
-    std::optional<double> cursor;
-    std::optional<std::pair<double, double>> range;
-    std::optional<std::pair<std::uint64_t, std::uint64_t>> select;   // pipeline node (iteration, stage)
-    std::optional<bool> align_runs;   // absent: the document's default (aligned when several files)
-};
-
-struct lesson_step {
-    std::string title, text;
-    lesson_move move;
-};
-
-struct lesson {
-    std::filesystem::path file;   // the lesson.json
-    std::string name, title, seeds, size;
-    unsigned workers = 0;
-    std::vector<lesson_run> runs;
-    std::vector<lesson_refusal> refusals;
-    std::vector<lesson_finding> findings;
-    std::vector<lesson_step> steps;   // at least one
+// A lesson file as loaded: what it says, where it is, and where each run's trace is.
+struct lesson : analysis::lesson_file {
+    std::filesystem::path file;                       // the lesson.json
+    std::vector<std::filesystem::path> trace_paths;   // runs[i].trace resolved against the file's directory
 };
 
 // Tells whether a view name exists (the app passes its view registry; the model does not know it).

@@ -1,7 +1,7 @@
 #include "stage_graph.hpp"
 #include "viewport.hpp"
 
-#include <nlohmann/json.hpp>
+#include <pipescope/trace/run_metadata.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -11,23 +11,10 @@ namespace pipescope::viewer {
 
 namespace {
 
-using json = nlohmann::json;
-
-std::optional<double> number_field(const json& j, const char* key) {
-    if (!j.is_object()) return std::nullopt;
-    auto it = j.find(key);
-    if (it == j.end() || !it->is_number()) return std::nullopt;
-    return it->get<double>();
-}
-std::optional<std::uint64_t> count_field(const json& j, const char* key) {
-    auto v = number_field(j, key);
+// A count from a capacity another writer gave as any number: nullopt if negative or not finite.
+std::optional<std::uint64_t> count_of(const std::optional<double>& v) {
     if (!v || *v < 0 || !std::isfinite(*v)) return std::nullopt;
     return static_cast<std::uint64_t>(std::llround(*v));
-}
-std::string text_field(const json& j, const char* key) {
-    if (!j.is_object()) return {};
-    auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 // Stage k -> stage k+1, with bind-to-stage's queue in front of every stage but the first, and each
@@ -56,24 +43,43 @@ void link_chain(program_structure& p) {
 
 // A stage graph: one edge per (producer, queue), into the queue's consumer, carrying the queue's
 // counter of packets in use and its capacity in packets (docs/tracing.md "Metadata").
-void link_queues(program_structure& p, const json& queues) {
-    for (const auto& q : queues) {
-        if (!q.is_object()) continue;
-        const auto consumer = count_field(q, "consumer");
-        auto producers = q.find("producers");
-        if (!consumer || *consumer >= p.stages.size() || producers == q.end() || !producers->is_array()) continue;
-        for (const auto& from : *producers) {
-            if (!from.is_number_unsigned() || from.get<std::uint64_t>() >= p.stages.size()) continue;
+void link_queues(program_structure& p, const std::vector<trace::run_queue>& queues) {
+    for (const trace::run_queue& q : queues) {
+        if (!q.consumer || *q.consumer >= p.stages.size()) continue;
+        for (const std::uint64_t from : q.producers) {
+            if (from >= p.stages.size()) continue;
             graph_edge e;
-            e.from = static_cast<std::uint32_t>(from.get<std::uint64_t>());
-            e.to = static_cast<std::uint32_t>(*consumer);
-            e.queue_name = text_field(q, "name");
-            e.queue_counter = text_field(q, "counter");
-            if (e.queue_counter.empty()) e.queue_counter = vocab::queue_packets(e.queue_name);
-            e.capacity = number_field(q, "capacity_packets");
-            e.unbounded = q.contains("unbounded") && q["unbounded"].is_boolean() && q["unbounded"].get<bool>();
+            e.from = static_cast<std::uint32_t>(from);
+            e.to = static_cast<std::uint32_t>(*q.consumer);
+            e.queue_name = q.name;
+            e.queue_counter = q.counter.empty() ? vocab::queue_packets(e.queue_name) : q.counter;
+            if (q.capacity_packets) e.capacity = static_cast<double>(*q.capacity_packets);
+            e.unbounded = q.unbounded;
             p.edges.push_back(std::move(e));
         }
+    }
+}
+
+// A box per entry of program.stages, in order; bind-to-stage's threads default to 1 for a serial
+// stage and c for a parallel one.
+void add_stages(program_structure& p, const std::vector<trace::run_stage>& stages) {
+    const bool bts = vocab::classify_policy(p.policy) == vocab::policy_family::bound_threads;
+    for (const trace::run_stage& s : stages) {
+        graph_stage g;
+        g.entry = static_cast<std::uint32_t>(p.stages.size());
+        g.index = s.index.value_or(g.entry);
+        g.name = s.name;
+        g.kind = s.kind;
+        g.note = s.note;
+        g.number = analysis::stage_number_of_name(g.name, &g.all_from, &g.formula).value_or(g.index);
+        // A formula entry covers stages of many timeline colours: none of them.
+        g.colour = g.formula ? key_other : stage_colour(g.number);
+        g.threads = s.threads;
+        if (!g.threads && bts) {
+            if (analysis::is_serial_kind(g.kind)) g.threads = 1;
+            else g.threads = p.c;
+        }
+        p.stages.push_back(std::move(g));
     }
 }
 
@@ -87,41 +93,21 @@ std::string plain_relations(std::string s) {
 
 program_structure read_program_structure(std::string_view metadata_json) {
     program_structure p;
-    const json meta = json::parse(metadata_json.begin(), metadata_json.end(), nullptr, false);
-    if (meta.is_discarded() || !meta.is_object()) return p;
-    p.workload = text_field(meta, "workload");
-    p.policy = text_field(meta, "policy");
-    auto prog = meta.find("program");
-    if (prog == meta.end() || !prog->is_object()) return p;
-    p.K = count_field(*prog, "K");
-    p.c = count_field(*prog, "c");
-    p.queue = count_field(*prog, "queue");
-    if (!p.queue) p.queue = count_field(*prog, "queue_capacity");
-    auto stages = prog->find("stages");
-    if (stages == prog->end() || !stages->is_array()) return p;
+    const std::optional<trace::run_metadata> meta = trace::run_metadata_from_json(metadata_json);
+    if (!meta) return p;
+    p.workload = meta->workload;
+    p.policy = meta->policy;
+    if (!meta->program) return p;
+    const trace::run_program& prog = *meta->program;
+    p.K = prog.K;
+    p.c = prog.c;
+    p.queue = prog.queue ? prog.queue : count_of(prog.queue_capacity);
+    if (!prog.stages) return p;
     p.valid = true;
-    const bool bts = vocab::classify_policy(p.policy) == vocab::policy_family::bound_threads;
-    for (const auto& s : *stages) {
-        if (!s.is_object()) continue;
-        graph_stage g;
-        g.entry = static_cast<std::uint32_t>(p.stages.size());
-        g.index = count_field(s, "index").value_or(g.entry);
-        g.name = text_field(s, "name");
-        g.kind = text_field(s, "kind");
-        g.note = text_field(s, "note");
-        g.number = analysis::stage_number_of_name(g.name, &g.all_from, &g.formula).value_or(g.index);
-        // A formula entry covers stages of many timeline colours: none of them.
-        g.colour = g.formula ? key_other : stage_colour(g.number);
-        g.threads = count_field(s, "threads");
-        if (!g.threads && bts) {
-            if (analysis::is_serial_kind(g.kind)) g.threads = 1;
-            else g.threads = p.c;
-        }
-        p.stages.push_back(std::move(g));
-    }
-    if (text_field(*prog, "kind") == vocab::graph_program) {
+    add_stages(p, *prog.stages);
+    if (prog.kind == vocab::graph_program) {
         p.graph = true;
-        if (auto queues = prog->find("queues"); queues != prog->end() && queues->is_array()) link_queues(p, *queues);
+        if (prog.queues) link_queues(p, *prog.queues);
         return p;
     }
     link_chain(p);

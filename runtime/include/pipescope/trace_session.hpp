@@ -27,6 +27,7 @@
 #include <pipescope/scheduler.hpp>
 #include <pipescope/trace/perfetto_writer.hpp>
 #include <pipescope/trace/recorder.hpp>
+#include <pipescope/trace/run_metadata.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -110,12 +111,15 @@ private:
 
 // The metadata `trace_session` stores for a pipe_while loop of the given options on `workers`
 // workers: the "program" object of docs/tracing.md, "Metadata" (kind, stages with their kinds and
-// names, K, lazy enabling, dependency folding; bind-to-stage's c and Queue_size), as JSON text.
+// names, K, lazy enabling, dependency folding; bind-to-stage's c and Queue_size); the _json
+// versions give it as JSON text (trace/run_metadata.hpp).
+trace::run_program pipeline_program(const pipeline_options& options, unsigned workers);
 std::string pipeline_program_json(const pipeline_options& options, unsigned workers);
 // ... and for a stage graph `g` run under options.policy (docs/tracing.md, "Metadata"): its stages
 // (index, name, kind), its queues (shape, producers, consumer, whether the policy leaves them
 // unbounded, their counter track) and how readers derive the footprint. `pipescope run` writes it
 // too, with the workload's own shape text and stage notes. `workers` as graph::unbounded_queues.
+trace::run_program graph_program(const graph::program& g, const graph::run_options& options, unsigned workers = 0);
 std::string graph_program_json(const graph::program& g, const graph::run_options& options, unsigned workers = 0);
 
 }   // namespace pipescope

@@ -10,7 +10,7 @@
 
 #include <pipescope/node_costs.hpp>
 
-#include <nlohmann/json.hpp>
+#include <pipescope/trace/run_metadata.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -49,7 +49,7 @@ public:
     std::uint64_t total_ns() const noexcept { return total_ns_; }
     double reference_seconds() const noexcept { return reference_seconds_; }
     // For the run's "virtual" metadata: the file, its run, how many nodes and how many came folded.
-    nlohmann::json describe() const;
+    pipescope::trace::node_cost_recording describe() const;
 
 private:
     struct key_hash {
