@@ -7,6 +7,7 @@
 // extremes its spread, and a cost whose spread is too wide is named with the way out
 // (calibration_stats.hpp: a VM measured a wake-up of 788 us once and 57 us the next time).
 #include <pipescope/recording/calibration_stats.hpp>
+#include "arg_parser.hpp"
 #include "commands.hpp"
 #include <pipescope/recording/cost_table.hpp>
 #include <pipescope/recording/recording.hpp>
@@ -280,31 +281,19 @@ void write_file(const std::filesystem::path& path, const nlohmann::json& doc) {
     pipescope::trace::write_file_atomically(path, doc.dump(2) + "\n");
 }
 
-unsigned parse_repetitions(const std::string& text) {
-    try {
-        std::size_t used = 0;
-        const unsigned long v = std::stoul(text, &used);
-        if (used == text.size() && v >= 3 && v <= 1000) return static_cast<unsigned>(v);
-    } catch (const std::exception&) {
-    }
-    throw pipescope::recording::usage_error("--repetitions " + text + ": expected a number between 3 and 1000");
-}
-
 }   // namespace
 
 int calibrate_command(const std::vector<std::string>& args) {
     std::filesystem::path out = pipescope::recording::default_calibration_path();
     unsigned repetitions = 21;   // enough for a median and a 10th-90th percentile range
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (i + 1 >= args.size() && (a == "--out" || a == "--repetitions"))
-            throw pipescope::recording::usage_error(a + " needs a value");
-        if (a == "--out") {
-            out = args[++i];
-            if (out.empty()) pipescope::trace::check_output_path(out);   // refused, not taken for the default
-        } else if (a == "--repetitions") repetitions = parse_repetitions(args[++i]);
-        else throw pipescope::recording::usage_error("calibrate: unexpected argument " + a);
-    }
+    pipescope::cli::arg_parser p({.prefix = "", .unknown = "calibrate: unexpected argument {}"});   // no positionals either
+    p.option({"--out"}, [&](const std::string& v) {
+        out = v;
+        if (out.empty()) pipescope::trace::check_output_path(out);   // refused, not taken for the default
+    });
+    p.number({"--repetitions"}, {3, 1000, "a number between 3 and 1000"},
+             [&](std::uint64_t n) { repetitions = static_cast<unsigned>(n); });
+    p.parse(args);
     if (out.empty())
         throw pipescope::recording::usage_error("calibrate: neither XDG_CONFIG_HOME nor HOME is set: give --out FILE");
     // The default file's directory is made if missing; then a directory, device or link there is

@@ -1,7 +1,7 @@
 // `pipescope compare a.pftrace b.pftrace... [--json]`: the runs side by side (makespan, speedup
 // against the serial reference when recorded, steals, suspensions, peaks, T1, T∞), each with its
 // ratio against the first run.
-#include <pipescope/recording/usage_error.hpp>
+#include "arg_parser.hpp"
 #include "commands.hpp"
 #include "trace_loading.hpp"
 
@@ -42,12 +42,11 @@ std::string cell(std::optional<double> v, bool ns) {
 int compare_command(const std::vector<std::string>& args) {
     std::vector<std::string> files;
     bool json = false;
-    for (const auto& a : args) {
-        if (a == "--json") json = true;
-        else if (!a.empty() && a[0] == '-') throw pipescope::recording::usage_error("compare: unknown option '" + a + "'");
-        else files.push_back(a);
-    }
-    if (files.empty()) throw pipescope::recording::usage_error("compare: which traces?");
+    pipescope::cli::arg_parser p({.prefix = "compare: ", .unknown = "unknown option '{}'"});
+    p.flag({"--json"}, [&] { json = true; });
+    p.positional([&](const std::string& v) { files.push_back(v); });
+    p.parse(args);
+    if (files.empty()) p.fail("which traces?");
     std::vector<loaded_trace> traces;
     if (!load_traces(files, traces)) return 1;
     std::vector<an::run_report> reports;
