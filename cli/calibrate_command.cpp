@@ -281,12 +281,32 @@ void write_file(const std::filesystem::path& path, const nlohmann::json& doc) {
     pipescope::trace::write_file_atomically(path, doc.dump(2) + "\n");
 }
 
+// What calibrate measures, in the order it measures and prints them; `one_worker` is woken for "wake".
+std::vector<measured> costs_to_measure(pipescope::scheduler& one_worker) {
+    return {
+        {"clock_read", "N back-to-back reads of CLOCK_THREAD_CPUTIME_ID, as that clock sees them", clock_read_ns},
+        {"wall_clock_read", "N back-to-back reads of CLOCK_MONOTONIC, as that clock sees them", wall_clock_read_ns},
+        {"failed_steal", "chase_lev_deque::steal on a deque its owner thread pushes and pops one job at a time",
+         failed_steal_ns},
+        {"steal", "chase_lev_deque::steal of jobs its owner thread keeps pushing", steal_ns},
+        {"queue_op", "graph packet_queue: a reserve plus a commit (push and pop of one packet)", queue_op_ns},
+        {"wake", "a scheduler's parked worker: from an outside spawn to the task's start",
+         [w = &one_worker] { return wake_ns(*w); }},
+        {"context_switch", "two threads on one CPU handing it over through a condition variable", context_switch_ns},
+        {"yield", "std::this_thread::yield (the sched_yield system call), on the thread's CPU clock", yield_ns},
+        {"handoff", "one cache line passed back and forth between threads pinned to two CPUs: half the median round trip",
+         handoff_ns},
+        {"lock_hold", "an uncontended mutex lock, a push into a FIFO, the unlock", lock_hold_ns},
+    };
+}
+
 }   // namespace
 
 int calibrate_command(const std::vector<std::string>& args) {
     std::filesystem::path out = pipescope::recording::default_calibration_path();
     unsigned repetitions = 21;   // enough for a median and a 10th-90th percentile range
-    pipescope::cli::arg_parser p({.prefix = "", .unknown = "calibrate: unexpected argument {}"});   // no positionals either
+    // No positionals: any other argument is "unexpected".
+    pipescope::cli::arg_parser p({.prefix = "", .unknown = "calibrate: unexpected argument {}"});
     p.option({"--out"}, [&](const std::string& v) {
         out = v;
         if (out.empty()) pipescope::trace::check_output_path(out);   // refused, not taken for the default
@@ -302,21 +322,7 @@ int calibrate_command(const std::vector<std::string>& args) {
     pipescope::trace::check_output_path(out);
 
     pipescope::scheduler one_worker({.workers = 1});
-    std::vector<measured> costs = {
-        {"clock_read", "N back-to-back reads of CLOCK_THREAD_CPUTIME_ID, as that clock sees them", clock_read_ns},
-        {"wall_clock_read", "N back-to-back reads of CLOCK_MONOTONIC, as that clock sees them", wall_clock_read_ns},
-        {"failed_steal", "chase_lev_deque::steal on a deque its owner thread pushes and pops one job at a time",
-         failed_steal_ns},
-        {"steal", "chase_lev_deque::steal of jobs its owner thread keeps pushing", steal_ns},
-        {"queue_op", "graph packet_queue: a reserve plus a commit (push and pop of one packet)", queue_op_ns},
-        {"wake", "a scheduler's parked worker: from an outside spawn to the task's start",
-         [&] { return wake_ns(one_worker); }},
-        {"context_switch", "two threads on one CPU handing it over through a condition variable", context_switch_ns},
-        {"yield", "std::this_thread::yield (the sched_yield system call), on the thread's CPU clock", yield_ns},
-        {"handoff", "one cache line passed back and forth between threads pinned to two CPUs: half the median round trip",
-         handoff_ns},
-        {"lock_hold", "an uncontended mutex lock, a push into a FIFO, the unlock", lock_hold_ns},
-    };
+    std::vector<measured> costs = costs_to_measure(one_worker);
     // Interleaved: a burst of load on the machine spreads over every cost instead of hitting one.
     for (unsigned r = 0; r < repetitions; ++r)
         for (measured& m : costs) {
