@@ -7,6 +7,7 @@
 // extremes its spread, and a cost whose spread is too wide is named with the way out
 // (calibration_stats.hpp: a VM measured a wake-up of 788 us once and 57 us the next time).
 #include <pipescope/recording/calibration_stats.hpp>
+#include "arg_parser.hpp"
 #include "commands.hpp"
 #include <pipescope/recording/cost_table.hpp>
 #include <pipescope/recording/recording.hpp>
@@ -280,14 +281,23 @@ void write_file(const std::filesystem::path& path, const nlohmann::json& doc) {
     pipescope::trace::write_file_atomically(path, doc.dump(2) + "\n");
 }
 
-unsigned parse_repetitions(const std::string& text) {
-    try {
-        std::size_t used = 0;
-        const unsigned long v = std::stoul(text, &used);
-        if (used == text.size() && v >= 3 && v <= 1000) return static_cast<unsigned>(v);
-    } catch (const std::exception&) {
-    }
-    throw pipescope::recording::usage_error("--repetitions " + text + ": expected a number between 3 and 1000");
+// What calibrate measures, in the order it measures and prints them; `one_worker` is woken for "wake".
+std::vector<measured> costs_to_measure(pipescope::scheduler& one_worker) {
+    return {
+        {"clock_read", "N back-to-back reads of CLOCK_THREAD_CPUTIME_ID, as that clock sees them", clock_read_ns},
+        {"wall_clock_read", "N back-to-back reads of CLOCK_MONOTONIC, as that clock sees them", wall_clock_read_ns},
+        {"failed_steal", "chase_lev_deque::steal on a deque its owner thread pushes and pops one job at a time",
+         failed_steal_ns},
+        {"steal", "chase_lev_deque::steal of jobs its owner thread keeps pushing", steal_ns},
+        {"queue_op", "graph packet_queue: a reserve plus a commit (push and pop of one packet)", queue_op_ns},
+        {"wake", "a scheduler's parked worker: from an outside spawn to the task's start",
+         [w = &one_worker] { return wake_ns(*w); }},
+        {"context_switch", "two threads on one CPU handing it over through a condition variable", context_switch_ns},
+        {"yield", "std::this_thread::yield (the sched_yield system call), on the thread's CPU clock", yield_ns},
+        {"handoff", "one cache line passed back and forth between threads pinned to two CPUs: half the median round trip",
+         handoff_ns},
+        {"lock_hold", "an uncontended mutex lock, a push into a FIFO, the unlock", lock_hold_ns},
+    };
 }
 
 }   // namespace
@@ -295,16 +305,15 @@ unsigned parse_repetitions(const std::string& text) {
 int calibrate_command(const std::vector<std::string>& args) {
     std::filesystem::path out = pipescope::recording::default_calibration_path();
     unsigned repetitions = 21;   // enough for a median and a 10th-90th percentile range
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (i + 1 >= args.size() && (a == "--out" || a == "--repetitions"))
-            throw pipescope::recording::usage_error(a + " needs a value");
-        if (a == "--out") {
-            out = args[++i];
-            if (out.empty()) pipescope::trace::check_output_path(out);   // refused, not taken for the default
-        } else if (a == "--repetitions") repetitions = parse_repetitions(args[++i]);
-        else throw pipescope::recording::usage_error("calibrate: unexpected argument " + a);
-    }
+    // No positionals: any other argument is "unexpected".
+    pipescope::cli::arg_parser p({.prefix = "", .unknown = "calibrate: unexpected argument {}"});
+    p.option({"--out"}, [&](const std::string& v) {
+        out = v;
+        if (out.empty()) pipescope::trace::check_output_path(out);   // refused, not taken for the default
+    });
+    p.number({"--repetitions"}, {3, 1000, "a number between 3 and 1000"},
+             [&](std::uint64_t n) { repetitions = static_cast<unsigned>(n); });
+    p.parse(args);
     if (out.empty())
         throw pipescope::recording::usage_error("calibrate: neither XDG_CONFIG_HOME nor HOME is set: give --out FILE");
     // The default file's directory is made if missing; then a directory, device or link there is
@@ -313,21 +322,7 @@ int calibrate_command(const std::vector<std::string>& args) {
     pipescope::trace::check_output_path(out);
 
     pipescope::scheduler one_worker({.workers = 1});
-    std::vector<measured> costs = {
-        {"clock_read", "N back-to-back reads of CLOCK_THREAD_CPUTIME_ID, as that clock sees them", clock_read_ns},
-        {"wall_clock_read", "N back-to-back reads of CLOCK_MONOTONIC, as that clock sees them", wall_clock_read_ns},
-        {"failed_steal", "chase_lev_deque::steal on a deque its owner thread pushes and pops one job at a time",
-         failed_steal_ns},
-        {"steal", "chase_lev_deque::steal of jobs its owner thread keeps pushing", steal_ns},
-        {"queue_op", "graph packet_queue: a reserve plus a commit (push and pop of one packet)", queue_op_ns},
-        {"wake", "a scheduler's parked worker: from an outside spawn to the task's start",
-         [&] { return wake_ns(one_worker); }},
-        {"context_switch", "two threads on one CPU handing it over through a condition variable", context_switch_ns},
-        {"yield", "std::this_thread::yield (the sched_yield system call), on the thread's CPU clock", yield_ns},
-        {"handoff", "one cache line passed back and forth between threads pinned to two CPUs: half the median round trip",
-         handoff_ns},
-        {"lock_hold", "an uncontended mutex lock, a push into a FIFO, the unlock", lock_hold_ns},
-    };
+    std::vector<measured> costs = costs_to_measure(one_worker);
     // Interleaved: a burst of load on the machine spreads over every cost instead of hitting one.
     for (unsigned r = 0; r < repetitions; ++r)
         for (measured& m : costs) {

@@ -1,7 +1,7 @@
 // `pipescope compare a.pftrace b.pftrace... [--json]`: the runs side by side (makespan, speedup
 // against the serial reference when recorded, steals, suspensions, peaks, T1, T∞), each with its
 // ratio against the first run.
-#include <pipescope/recording/usage_error.hpp>
+#include "arg_parser.hpp"
 #include "commands.hpp"
 #include "trace_loading.hpp"
 
@@ -37,44 +37,24 @@ std::string cell(std::optional<double> v, bool ns) {
     return x >= 1000 ? an::numbers::fixed(x, 0) : an::numbers::fixed(x, 3);
 }
 
-}   // namespace
+// A figure every run has.
+std::optional<double> known(double v) { return v; }
 
-int compare_command(const std::vector<std::string>& args) {
-    std::vector<std::string> files;
-    bool json = false;
-    for (const auto& a : args) {
-        if (a == "--json") json = true;
-        else if (!a.empty() && a[0] == '-') throw pipescope::recording::usage_error("compare: unknown option '" + a + "'");
-        else files.push_back(a);
-    }
-    if (files.empty()) throw pipescope::recording::usage_error("compare: which traces?");
-    std::vector<loaded_trace> traces;
-    if (!load_traces(files, traces)) return 1;
-    std::vector<an::run_report> reports;
-    std::vector<std::string> origin;
-    for (const auto& t : traces)
-        for (auto& r : an::analyze_all(t.model)) {
-            reports.push_back(std::move(r));
-            origin.push_back(t.path);
-        }
-    if (reports.empty()) {
-        std::cerr << "pipescope: compare: the files hold no runs\n";
-        return 1;
-    }
-    auto d = [](double v) { return std::optional<double>(v); };
-    const std::vector<metric> metrics = {
-        {"makespan", [&](const an::run_report& r) { return d(static_cast<double>(r.makespan())); }, true},
+// The rows of the comparison, in the order the table and the JSON give them.
+std::vector<metric> metrics() {
+    return {
+        {"makespan", [](const an::run_report& r) { return known(static_cast<double>(r.makespan())); }, true},
         {"speedup_vs_serial",
          [](const an::run_report& r) -> std::optional<double> {
              if (!r.meta.reference_seconds || !r.makespan()) return std::nullopt;
              return *r.meta.reference_seconds * 1e9 / static_cast<double>(r.makespan());
          }},
-        {"workers", [&](const an::run_report& r) { return d(static_cast<double>(r.meta.workers)); }},
-        {"iterations", [&](const an::run_report& r) { return d(static_cast<double>(r.stats.iterations)); }},
+        {"workers", [](const an::run_report& r) { return known(static_cast<double>(r.meta.workers)); }},
+        {"iterations", [](const an::run_report& r) { return known(static_cast<double>(r.stats.iterations)); }},
         {"steals_tried",
-         [&](const an::run_report& r) { return d(static_cast<double>(r.stats.steals_made + r.stats.steals_failed)); }},
-        {"steals_made", [&](const an::run_report& r) { return d(static_cast<double>(r.stats.steals_made)); }},
-        {"suspensions", [&](const an::run_report& r) { return d(static_cast<double>(r.stats.suspensions)); }},
+         [](const an::run_report& r) { return known(static_cast<double>(r.stats.steals_made + r.stats.steals_failed)); }},
+        {"steals_made", [](const an::run_report& r) { return known(static_cast<double>(r.stats.steals_made)); }},
+        {"suspensions", [](const an::run_report& r) { return known(static_cast<double>(r.stats.suspensions)); }},
         {"peak_live", [](const an::run_report& r) { return r.stats.peak_live; }},
         {"peak_footprint", [](const an::run_report& r) { return r.stats.peak_footprint; }},
         {"work_T1",
@@ -100,30 +80,35 @@ int compare_command(const std::vector<std::string>& args) {
              return r.queueing.observed;
          }},
     };
+}
 
-    if (json) {
-        nlohmann::json runs = nlohmann::json::array();
-        for (std::size_t i = 0; i < reports.size(); ++i) {
-            nlohmann::json j = {{"title", reports[i].title},
-                                {"file", origin[i]},
-                                {"virtual_workers", reports[i].meta.virtual_run
-                                                        ? nlohmann::json(reports[i].meta.virtual_run->workers)
-                                                        : nlohmann::json(nullptr)}};
-            nlohmann::json ratios = nlohmann::json::object();
-            for (const auto& m : metrics) {
-                const auto v = m.value(reports[i]), v0 = m.value(reports[0]);
-                j[m.name] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-                ratios[m.name] = v && v0 && *v0 != 0 ? nlohmann::json(*v / *v0) : nlohmann::json(nullptr);
-            }
-            j["ratio_to_first"] = ratios;
-            j["verdicts"] = nlohmann::json::array();
-            for (const auto& v : reports[i].verdicts) j["verdicts"].push_back(v.rule);
-            runs.push_back(std::move(j));
+// --json: every run's figures and their ratios to the first run's (format pipescope-compare/1).
+void print_json(const std::vector<an::run_report>& reports, const std::vector<std::string>& origin,
+                const std::vector<metric>& metrics) {
+    nlohmann::json runs = nlohmann::json::array();
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+        nlohmann::json j = {{"title", reports[i].title},
+                            {"file", origin[i]},
+                            {"virtual_workers", reports[i].meta.virtual_run
+                                                    ? nlohmann::json(reports[i].meta.virtual_run->workers)
+                                                    : nlohmann::json(nullptr)}};
+        nlohmann::json ratios = nlohmann::json::object();
+        for (const auto& m : metrics) {
+            const auto v = m.value(reports[i]), v0 = m.value(reports[0]);
+            j[m.name] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+            ratios[m.name] = v && v0 && *v0 != 0 ? nlohmann::json(*v / *v0) : nlohmann::json(nullptr);
         }
-        std::cout << nlohmann::json{{"format", "pipescope-compare/1"}, {"runs", runs}}.dump(2) << "\n";
-        return 0;
+        j["ratio_to_first"] = ratios;
+        j["verdicts"] = nlohmann::json::array();
+        for (const auto& v : reports[i].verdicts) j["verdicts"].push_back(v.rule);
+        runs.push_back(std::move(j));
     }
+    std::cout << nlohmann::json{{"format", "pipescope-compare/1"}, {"runs", runs}}.dump(2) << "\n";
+}
 
+// The runs side by side, a row per metric, each value with its ratio to the first run's.
+void print_table(const std::vector<an::run_report>& reports, const std::vector<std::string>& origin,
+                 const std::vector<metric>& metrics) {
     for (std::size_t i = 0; i < reports.size(); ++i) {
         const std::string badge = an::virtual_badge(reports[i].meta);   // times in virtual ns: say so
         fmt::print("#{}  {}{}  ({})\n", i + 1, reports[i].title, badge.empty() ? "" : "  [" + badge + "]", origin[i]);
@@ -145,5 +130,32 @@ int compare_command(const std::vector<std::string>& args) {
     fmt::print("{:<18}", "main verdict");
     for (const auto& r : reports) fmt::print(" {:>24}", r.verdicts.empty() ? "-" : r.verdicts.front().rule);
     fmt::print("\n(ratios: the run's value / the first run's)\n");
+}
+
+}   // namespace
+
+int compare_command(const std::vector<std::string>& args) {
+    std::vector<std::string> files;
+    bool json = false;
+    pipescope::cli::arg_parser p({.prefix = "compare: ", .unknown = "unknown option '{}'"});
+    p.flag({"--json"}, [&] { json = true; });
+    p.positional([&](const std::string& v) { files.push_back(v); });
+    p.parse(args);
+    if (files.empty()) p.fail("which traces?");
+    std::vector<loaded_trace> traces;
+    if (!load_traces(files, traces)) return 1;
+    std::vector<an::run_report> reports;
+    std::vector<std::string> origin;
+    for (const auto& t : traces)
+        for (auto& r : an::analyze_all(t.model)) {
+            reports.push_back(std::move(r));
+            origin.push_back(t.path);
+        }
+    if (reports.empty()) {
+        std::cerr << "pipescope: compare: the files hold no runs\n";
+        return 1;
+    }
+    if (json) print_json(reports, origin, metrics());
+    else print_table(reports, origin, metrics());
     return 0;
 }

@@ -4,6 +4,7 @@
 // Records the lesson's runs, prints its story with the measured numbers, and opens the viewer on
 // lesson.json; without a display (or with --no-viewer) it writes one screenshot per step instead,
 // under Xvfb when xvfb-run is installed. See docs/lessons/.
+#include "arg_parser.hpp"
 #include "commands.hpp"
 #include "interrupt.hpp"
 #include <pipescope/lessons/runner.hpp>
@@ -38,34 +39,26 @@ struct lesson_args {
 
 lesson_args parse(const std::vector<std::string>& args) {
     lesson_args a;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& s = args[i];
-        auto value = [&]() -> const std::string& {
-            if (i + 1 >= args.size()) throw usage_error("lesson: " + s + " needs a value");
-            return args[++i];
-        };
-        if (s == "--list") a.list = true;
-        else if (s == "--workers") {
-            const std::string& v = value();
-            char* end = nullptr;
-            const unsigned long n = std::strtoul(v.c_str(), &end, 10);
-            if (v.empty() || *end || n < 1 || n > 1024)
-                throw usage_error("lesson: --workers " + v + ": expected a number of workers between 1 and 1024");
-            a.opts.workers = static_cast<unsigned>(n);
-        } else if (s == "--size") {
-            a.opts.size = value();
-            try {
-                pipescope::workloads::parse_size(a.opts.size);
-            } catch (const std::invalid_argument& e) {
-                throw usage_error(std::string("lesson: ") + e.what());
-            }
-        } else if (s == "--out") a.out = value();
-        else if (s == "--no-viewer") a.viewer = false;
-        else if (s == "--no-screenshots") a.screenshots = false;
-        else if (!s.empty() && s[0] == '-') throw usage_error("lesson: unknown option " + s);
-        else if (a.name.empty()) a.name = s;
-        else throw usage_error("lesson: one lesson at a time (got " + a.name + " and " + s + ")");
-    }
+    pipescope::cli::arg_parser p({.prefix = "lesson: "});
+    p.flag({"--list"}, [&] { a.list = true; });
+    p.number({"--workers"}, {1, 1024, "a number of workers between 1 and 1024"},
+             [&](std::uint64_t n) { a.opts.workers = static_cast<unsigned>(n); });
+    p.option({"--size"}, [&](const std::string& v) {
+        a.opts.size = v;
+        try {
+            pipescope::workloads::parse_size(a.opts.size);
+        } catch (const std::invalid_argument& e) {
+            p.fail(e.what());
+        }
+    });
+    p.option({"--out"}, [&](const std::string& v) { a.out = v; });
+    p.flag({"--no-viewer"}, [&] { a.viewer = false; });
+    p.flag({"--no-screenshots"}, [&] { a.screenshots = false; });
+    p.positional([&](const std::string& v) {
+        if (!a.name.empty()) p.fail("one lesson at a time (got " + a.name + " and " + v + ")");
+        a.name = v;
+    });
+    p.parse(args);
     if (!a.list && a.name.empty()) throw usage_error("lesson: which lesson? (see `pipescope lesson --list`)");
     if (a.out.empty()) a.out = fs::path("pipescope-lessons") / a.name;
     return a;

@@ -6,6 +6,7 @@
 // Exit status: 0 success, 1 a failed check (the output differs from the serial reference, a trace
 // is unsound, a file cannot be read), 2 a usage error (one line naming what is wrong, then where its
 // usage is: "see 'pipescope help run'"), 3 any other error, 128 + signal when a run was interrupted.
+#include "arg_parser.hpp"
 #include "commands.hpp"
 #include <pipescope/recording/cost_table.hpp>
 #include "interrupt.hpp"
@@ -128,86 +129,54 @@ int help_command(const std::vector<std::string>& args) {
     return 0;
 }
 
-unsigned parse_workers(const std::string& text) {
-    try {
-        std::size_t used = 0;
-        const unsigned long v = std::stoul(text, &used);
-        if (used == text.size() && v >= 1 && v <= 1024) return static_cast<unsigned>(v);
-    } catch (const std::exception&) {
-    }
-    throw usage_error("--workers " + text + ": expected a number of workers between 1 and 1024");
-}
-
-std::uint64_t parse_seed(const std::string& text) {
-    try {
-        std::size_t used = 0;
-        const unsigned long long v = std::stoull(text, &used);
-        if (used == text.size() && !text.empty() && text[0] != '-') return v;
-    } catch (const std::exception&) {
-    }
-    throw usage_error("--seed " + text + ": expected a non-negative integer");
-}
-
+// --trace-buffer MIB: the budget is reserved, not touched (docs/tracing.md, "Recording"), but more
+// than the machine has cannot be meant.
 std::size_t parse_mib(const std::string& text) {
-    std::size_t mib = 0;
-    try {
-        std::size_t used = 0;
-        const unsigned long v = std::stoul(text, &used);
-        if (used == text.size() && v >= 1 && v <= 1048576) mib = v;
-    } catch (const std::exception&) {
-    }
-    if (mib == 0) throw usage_error("--trace-buffer " + text + ": expected a size in MiB between 1 and 1048576");
-    // The budget is reserved, not touched (docs/tracing.md, "Recording"), but more than the machine
-    // has cannot be meant.
+    const std::size_t mib =
+        pipescope::cli::whole_number("--trace-buffer", text, {1, 1048576, "a size in MiB between 1 and 1048576"});
     if (const std::string why = pipescope::trace::budget_problem(mib); !why.empty())
         throw usage_error("--trace-buffer " + text + " MiB" + why);
     return mib;
 }
 
+// The options of `pipescope run` that say what is recorded and how.
+void trace_options(pipescope::cli::arg_parser& p, run_args& r) {
+    p.option({"-o", "--output"}, [&](const std::string& v) {
+        r.trace_path = v;
+        // Refused now ("" included), not after the run: a directory, device, FIFO or link there.
+        pipescope::trace::check_output_path(r.trace_path);
+    });
+    p.flag({"--no-trace"}, [&] { r.trace = false; });
+    p.option({"--trace-buffer"}, [&](const std::string& v) { r.trace_buffer_mib = parse_mib(v); });
+    p.flag({"--trace-plain"}, [&] { r.trace_compress = false; });
+    p.option({"--trace-detail"}, [&](const std::string& v) {
+        const auto d = pipescope::trace::parse_trace_detail(v);
+        if (!d) throw usage_error("--trace-detail " + v + ": expected nodes, folded or auto");
+        r.trace_detail = *d;
+    });
+    p.number({"--counter-quantum"}, {0, 1'000'000'000, "nanoseconds between 0 (every sample) and 1000000000"},
+             [&](std::uint64_t ns) { r.counter_quantum_ns = ns; });
+}
+
 run_args parse_run(const std::vector<std::string>& args) {
     run_args r;
     std::vector<std::string> params;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        auto value = [&]() -> const std::string& {
-            if (i + 1 >= args.size()) throw usage_error(a + " needs a value");
-            return args[++i];
-        };
-        if (a == "--policy") r.request.policy = value();
-        else if (a == "--workers") r.workers = parse_workers(value());
-        else if (a == "--size") r.request.size = ws::parse_size(value());
-        else if (a == "--seed") r.request.seed = parse_seed(value());
-        else if (a == "--param") params.push_back(value());
-        else if (a == "-o" || a == "--output") {
-            r.trace_path = value();
-            // Refused now ("" included), not after the run: a directory, device, FIFO or link there.
-            pipescope::trace::check_output_path(r.trace_path);
-        } else if (a == "--no-trace") r.trace = false;
-        else if (a == "--virtual") r.virtual_time = true;
-        else if (a == "--costs") r.costs_trace = value();
-        else if (a == "--cost-file") r.cost_file = value();
-        else if (a == "--trace-buffer") r.trace_buffer_mib = parse_mib(value());
-        else if (a == "--trace-plain") r.trace_compress = false;
-        else if (a == "--trace-detail") {
-            const std::string& v = value();
-            const auto d = pipescope::trace::parse_trace_detail(v);
-            if (!d) throw usage_error("--trace-detail " + v + ": expected nodes, folded or auto");
-            r.trace_detail = *d;
-        } else if (a == "--counter-quantum") {
-            const std::string& v = value();
-            try {
-                std::size_t used = 0;
-                const unsigned long long ns = std::stoull(v, &used);
-                if (used != v.size() || v[0] == '-' || ns > 1'000'000'000ull) throw std::invalid_argument(v);
-                r.counter_quantum_ns = ns;
-            } catch (const std::exception&) {
-                throw usage_error("--counter-quantum " + v +
-                                  ": expected nanoseconds between 0 (every sample) and 1000000000");
-            }
-        } else if (!a.empty() && a[0] == '-') throw usage_error("unknown option " + a);
-        else if (r.workload.empty()) r.workload = a;
-        else throw usage_error("unexpected argument " + a + " (one workload per run)");
-    }
+    pipescope::cli::arg_parser p;
+    p.option({"--policy"}, [&](const std::string& v) { r.request.policy = v; });
+    p.number({"--workers"}, {1, 1024, "a number of workers between 1 and 1024"},
+             [&](std::uint64_t n) { r.workers = static_cast<unsigned>(n); });
+    p.option({"--size"}, [&](const std::string& v) { r.request.size = ws::parse_size(v); });
+    p.number({"--seed"}, {0, UINT64_MAX, "a non-negative integer"}, [&](std::uint64_t n) { r.request.seed = n; });
+    p.option({"--param"}, [&](const std::string& v) { params.push_back(v); });
+    trace_options(p, r);
+    p.flag({"--virtual"}, [&] { r.virtual_time = true; });
+    p.option({"--costs"}, [&](const std::string& v) { r.costs_trace = v; });
+    p.option({"--cost-file"}, [&](const std::string& v) { r.cost_file = v; });
+    p.positional([&](const std::string& v) {
+        if (!r.workload.empty()) throw usage_error("unexpected argument " + v + " (one workload per run)");
+        r.workload = v;
+    });
+    p.parse(args);
     if (r.workload.empty()) throw usage_error("run: which workload? (see `pipescope list`)");
     r.cost_params = pipescope::recording::take_cost_params(params);
     if (!r.virtual_time && (!r.cost_params.empty() || !r.costs_trace.empty() || !r.cost_file.empty()))
@@ -228,8 +197,10 @@ run_args parse_run(const std::vector<std::string>& args) {
 // (a killed recording) is read up to that packet and reported as partial.
 int validate_trace(const std::vector<std::string>& args) {
     if (args.size() != 1) throw usage_error("validate: give exactly one trace file");
-    if (!args[0].empty() && args[0][0] == '-') throw usage_error("unknown option " + args[0]);
-    const std::string& file = args[0];
+    std::string file;
+    pipescope::cli::arg_parser p;   // an option is refused: validate has none
+    p.positional([&](const std::string& v) { file = v; });
+    p.parse(args);
     pipescope::trace::perfetto_summary s;
     try {
         const pipescope::trace::mapped_file f = pipescope::trace::open_trace_file(file);

@@ -8,6 +8,7 @@
 // 127.0.0.1 and its Host only, one thread per connection) stops once it has sent the whole file, on
 // Ctrl-C, after --timeout seconds without a fetch, or when the file changed on disk under it.
 // Without a display (or with --no-browser) it prints the URL.
+#include "arg_parser.hpp"
 #include "commands.hpp"
 #include "interrupt.hpp"
 #include <pipescope/recording/recording.hpp>
@@ -44,43 +45,33 @@ struct perfetto_args {
     std::optional<double> timeout_seconds = 300;
 };
 
-[[noreturn]] void usage(const std::string& what) {
-    throw pipescope::recording::usage_error(what);   // main prints it with this subcommand's usage line
-}
-
-unsigned long parse_number(const std::string& option, const std::string& text, unsigned long lo, unsigned long hi) {
-    try {
-        std::size_t used = 0;
-        const unsigned long v = std::stoul(text, &used);
-        if (used == text.size() && v >= lo && v <= hi) return v;
-    } catch (const std::exception&) {
-    }
-    usage(option + " " + text + ": expected a whole number between " + std::to_string(lo) + " and " + std::to_string(hi));
+// --port and --timeout say what they expect without the "perfetto: " the parser's own messages carry.
+pipescope::cli::number_range whole_numbers(std::uint64_t lo, std::uint64_t hi) {
+    return {lo, hi, fmt::format("a whole number between {} and {}", lo, hi)};
 }
 
 perfetto_args parse(const std::vector<std::string>& args) {
     perfetto_args a;
     bool have_trace = false;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& s = args[i];
-        const auto value = [&]() -> const std::string& {
-            if (i + 1 >= args.size()) usage("perfetto: " + s + " needs a value");
-            return args[++i];
-        };
-        if (s == "--port") a.port = static_cast<unsigned>(parse_number(s, value(), 1, 65535));
-        else if (s == "--ui") a.ui = value();
-        else if (s == "--no-browser") a.open_browser = false;
-        else if (s == "--timeout") {
-            const unsigned long t = parse_number(s, value(), 0, 86400);
-            a.timeout_seconds = t ? std::optional<double>(static_cast<double>(t)) : std::nullopt;
-        } else if (!s.empty() && s[0] == '-') usage("perfetto: unknown option " + s);
-        else if (have_trace) usage("perfetto: one trace at a time (got " + a.trace.string() + " and " + s + ")");
-        else a.trace = s, have_trace = true;
-    }
-    if (!have_trace) usage("perfetto: which trace?");
+    pipescope::cli::arg_parser p({.prefix = "perfetto: "});
+    p.option({"--port"}, [&](const std::string& v) {
+        a.port = static_cast<unsigned>(pipescope::cli::whole_number("--port", v, whole_numbers(1, 65535)));
+    });
+    p.option({"--ui"}, [&](const std::string& v) { a.ui = v; });
+    p.flag({"--no-browser"}, [&] { a.open_browser = false; });
+    p.option({"--timeout"}, [&](const std::string& v) {
+        const std::uint64_t t = pipescope::cli::whole_number("--timeout", v, whole_numbers(0, 86400));
+        a.timeout_seconds = t ? std::optional<double>(static_cast<double>(t)) : std::nullopt;
+    });
+    p.positional([&](const std::string& v) {
+        if (have_trace) p.fail("one trace at a time (got " + a.trace.string() + " and " + v + ")");
+        a.trace = v, have_trace = true;
+    });
+    p.parse(args);
+    if (!have_trace) p.fail("which trace?");
     while (!a.ui.empty() && a.ui.back() == '/') a.ui.pop_back();
     if (a.ui.rfind("http://", 0) != 0 && a.ui.rfind("https://", 0) != 0)
-        usage("perfetto: --ui " + a.ui + ": expected an http:// or https:// URL");
+        p.fail("--ui " + a.ui + ": expected an http:// or https:// URL");
     return a;
 }
 

@@ -4,6 +4,7 @@
 // virtual run (recording.hpp, as `pipescope run --virtual -o` does) and measured from its trace by
 // the analysis (analysis/scaling.hpp). DIR gets the traces, scale.json and the speedup plot (SVG,
 // PNG), all written into a temporary directory (DIR.XXXXXX.tmp) renamed to DIR when complete.
+#include "arg_parser.hpp"
 #include "commands.hpp"
 #include <pipescope/recording/cost_table.hpp>
 #include <pipescope/recording/recording.hpp>
@@ -58,44 +59,32 @@ std::vector<std::string> split_list(const std::string& option, const std::string
     return out;
 }
 
-std::uint64_t parse_number(const std::string& option, const std::string& text, std::uint64_t min, std::uint64_t max,
-                           const char* what) {
-    try {
-        std::size_t used = 0;
-        const unsigned long long v = std::stoull(text, &used);
-        if (used == text.size() && text[0] != '-' && v >= min && v <= max) return v;
-    } catch (const std::exception&) {
-    }
-    throw usage_error(fmt::format("{} {}: expected {}", option, text, what));
-}
-
 scale_args parse_scale(const std::vector<std::string>& args) {
     scale_args s;
     std::vector<std::string> params;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        auto value = [&]() -> const std::string& {
-            if (i + 1 >= args.size()) throw usage_error(a + " needs a value");
-            return args[++i];
-        };
-        if (a == "--policies") s.policies = split_list(a, value());
-        else if (a == "--workers") {
-            for (const std::string& p : split_list(a, value()))
-                s.workers.push_back(static_cast<unsigned>(
-                    parse_number(a, p, 1, 1024, "numbers of virtual workers between 1 and 1024, e.g. 1,2,4,8")));
-        } else if (a == "--size") s.base.request.size = ws::parse_size(value());
-        else if (a == "--seed") s.base.request.seed = parse_number(a, value(), 0, UINT64_MAX, "a non-negative integer");
-        else if (a == "--param") params.push_back(value());
-        else if (a == "--out" || a == "-o") {
-            s.out = value();
-            if (s.out.empty()) pipescope::trace::check_output_path(s.out);   // refused, not taken for the default
-        } else if (a == "--costs") s.costs = value();
-        else if (a == "--serial-runs")
-            s.serial_runs = static_cast<unsigned>(parse_number(a, value(), 1, 99, "a number of runs between 1 and 99"));
-        else if (!a.empty() && a[0] == '-') throw usage_error("unknown option " + a);
-        else if (s.workload.empty()) s.workload = a;
-        else throw usage_error("unexpected argument " + a + " (one workload per sweep)");
-    }
+    pipescope::cli::arg_parser p;
+    p.option({"--policies"}, [&](const std::string& v) { s.policies = split_list("--policies", v); });
+    p.option({"--workers"}, [&](const std::string& v) {
+        for (const std::string& n : split_list("--workers", v))
+            s.workers.push_back(static_cast<unsigned>(
+                pipescope::cli::whole_number("--workers", n,
+                                             {1, 1024, "numbers of virtual workers between 1 and 1024, e.g. 1,2,4,8"})));
+    });
+    p.option({"--size"}, [&](const std::string& v) { s.base.request.size = ws::parse_size(v); });
+    p.number({"--seed"}, {0, UINT64_MAX, "a non-negative integer"}, [&](std::uint64_t n) { s.base.request.seed = n; });
+    p.option({"--param"}, [&](const std::string& v) { params.push_back(v); });
+    p.option({"--out", "-o"}, [&](const std::string& v) {
+        s.out = v;
+        if (s.out.empty()) pipescope::trace::check_output_path(s.out);   // refused, not taken for the default
+    });
+    p.option({"--costs"}, [&](const std::string& v) { s.costs = v; });
+    p.number({"--serial-runs"}, {1, 99, "a number of runs between 1 and 99"},
+             [&](std::uint64_t n) { s.serial_runs = static_cast<unsigned>(n); });
+    p.positional([&](const std::string& v) {
+        if (!s.workload.empty()) throw usage_error("unexpected argument " + v + " (one workload per sweep)");
+        s.workload = v;
+    });
+    p.parse(args);
     if (s.workload.empty()) throw usage_error("scale: which workload? (see `pipescope list`)");
     if (s.policies.empty()) throw usage_error("scale: which policies? (--policies piper,tbb)");
     if (s.workers.empty()) throw usage_error("scale: which numbers of virtual workers? (--workers 1,2,4,8)");

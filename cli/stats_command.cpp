@@ -1,6 +1,6 @@
 // `pipescope stats trace.pftrace... [--run NAME] [--json]`: for each run, the analysis report
 // (analysis/report.hpp): breakdown, per-stage table, DAG bounds, queueing bounds and verdicts.
-#include <pipescope/recording/usage_error.hpp>
+#include "arg_parser.hpp"
 #include "commands.hpp"
 #include "trace_loading.hpp"
 
@@ -16,15 +16,13 @@ int stats_command(const std::vector<std::string>& args) {
     std::vector<std::string> files;
     std::string run_name;
     bool json = false, have_run = false;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--json") json = true;
-        else if (args[i] == "--run" && i + 1 < args.size()) run_name = args[++i], have_run = true;
-        else if (args[i] == "--run") throw pipescope::recording::usage_error("stats: --run needs a run's name");
-        else if (!args[i].empty() && args[i][0] == '-')
-            throw pipescope::recording::usage_error("stats: unknown option '" + args[i] + "'");
-        else files.push_back(args[i]);
-    }
-    if (files.empty()) throw pipescope::recording::usage_error("stats: which trace?");
+    pipescope::cli::arg_parser p({.prefix = "stats: ", .unknown = "unknown option '{}'"});
+    p.flag({"--json"}, [&] { json = true; });
+    p.option(
+        {"--run"}, [&](const std::string& v) { run_name = v, have_run = true; }, "a run's name");
+    p.positional([&](const std::string& v) { files.push_back(v); });
+    p.parse(args);
+    if (files.empty()) p.fail("which trace?");
     std::vector<loaded_trace> traces;
     if (!load_traces(files, traces)) return 1;
 

@@ -148,14 +148,9 @@ graph::serial_body lockstep(std::string name, std::size_t inputs, Combine combin
 
 std::string band_name(std::size_t b, const char* what) { return "band " + std::to_string(b) + " " + what; }
 
-}   // namespace
-
-graph::program build_fm_radio_graph(fm_radio_state& st) {
-    const fm_radio_design& d = st.design;
-    const std::size_t taps = d.taps, bands = d.bands;
-    graph::program g;
-
-    const std::size_t packet = st.packet;
+// The packet and queue sizes of the run: refused when a filter could not work with them.
+void check_sizes(const fm_radio_state& st) {
+    const std::size_t taps = st.design.taps, packet = st.packet;
     if (packet < fm_min_packet || packet > fm_max_packet)
         throw std::invalid_argument("fm-radio: packet = " + std::to_string(packet) +
                                     " audio samples per packet is outside [" + std::to_string(fm_min_packet) + ", " +
@@ -166,30 +161,47 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
                                     ", " + std::to_string(fm_max_capacity) + "]: a " + std::to_string(taps) +
                                     "-tap filter peeks " + std::to_string(taps - 1) + " samples past its packet of " +
                                     std::to_string(packet) + " and its producer needs a free packet meanwhile");
-    auto shape = [cap = st.capacity](std::size_t elements, bool ordered) {
+}
+
+// The graph's queues, added in this order (their ids).
+struct fm_queues {
+    graph::queue_id ranges, antenna, channel, audio;
+    std::vector<graph::queue_id> split_out, upper, lower, pass, out;   // per band (split_out: two per band)
+    graph::queue_id equalized;
+};
+
+fm_queues add_queues(graph::program& g, const fm_radio_state& st) {
+    const std::size_t packet = st.packet, bands = st.design.bands;
+    const auto shape = [cap = st.capacity](std::size_t elements, bool ordered) {
         graph::queue_shape s;
         s.packet_elements = elements;
         s.capacity_packets = cap;
         s.ordered = ordered;
         return s;
     };
-    const std::size_t antenna_packet = packet * fm_decimation;
+    fm_queues q;
     // One range per packet: a range is one antenna instance's work, one antenna packet.
-    const auto ranges = g.add_queue<fm_sample_range>("sample ranges", shape(1, false));
-    const auto antenna = g.add_queue<iq_sample>("antenna", shape(antenna_packet, true));
-    const auto channel = g.add_queue<iq_sample>("channel", shape(packet, true));
-    const auto audio = g.add_queue<float>("audio", shape(packet, true));
-    std::vector<graph::queue_id> split_out, upper, lower, pass, out;
+    q.ranges = g.add_queue<fm_sample_range>("sample ranges", shape(1, false));
+    q.antenna = g.add_queue<iq_sample>("antenna", shape(packet * fm_decimation, true));
+    q.channel = g.add_queue<iq_sample>("channel", shape(packet, true));
+    q.audio = g.add_queue<float>("audio", shape(packet, true));
     for (std::size_t b = 0; b < bands; ++b) {
-        split_out.push_back(g.add_queue<float>(band_name(b, "upper in"), shape(packet, true)));
-        split_out.push_back(g.add_queue<float>(band_name(b, "lower in"), shape(packet, true)));
-        upper.push_back(g.add_queue<float>(band_name(b, "upper"), shape(packet, true)));
-        lower.push_back(g.add_queue<float>(band_name(b, "lower"), shape(packet, true)));
-        pass.push_back(g.add_queue<float>(band_name(b, "pass"), shape(packet, false)));
-        out.push_back(g.add_queue<float>(band_name(b, "out"), shape(packet, true)));
+        q.split_out.push_back(g.add_queue<float>(band_name(b, "upper in"), shape(packet, true)));
+        q.split_out.push_back(g.add_queue<float>(band_name(b, "lower in"), shape(packet, true)));
+        q.upper.push_back(g.add_queue<float>(band_name(b, "upper"), shape(packet, true)));
+        q.lower.push_back(g.add_queue<float>(band_name(b, "lower"), shape(packet, true)));
+        q.pass.push_back(g.add_queue<float>(band_name(b, "pass"), shape(packet, false)));
+        q.out.push_back(g.add_queue<float>(band_name(b, "out"), shape(packet, true)));
     }
-    const auto equalized = g.add_queue<float>("equalized", shape(packet, false));
+    q.equalized = g.add_queue<float>("equalized", shape(packet, false));
+    return q;
+}
 
+// The sampler, the antenna, the channel filter and the demodulator: from antenna samples to audio.
+void add_receiver(graph::program& g, fm_radio_state& st, const fm_queues& q) {
+    const fm_radio_design& d = st.design;
+    const std::size_t taps = d.taps, antenna_packet = st.packet * fm_decimation;
+    const graph::queue_id ranges = q.ranges, antenna = q.antenna, channel = q.channel, audio = q.audio;
     // Source: ranges of fm_decimation·N sample indices, one antenna packet each; the last range
     // holds what is left. The antenna the instances share is made here, before the first range.
     g.add_serial("sampler", {}, {ranges}, [&st, antenna_packet](graph::thread_context& ctx) -> graph::stage_task {
@@ -236,7 +248,11 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
             ctx.push_n(0, result.data(), result.size());
         },
         1);
+}
 
+// The duplicate splitter, then each band's two low-pass filters, subtractor and gain.
+void add_bands(graph::program& g, const fm_radio_design& d, const fm_queues& q) {
+    const std::size_t taps = d.taps, bands = d.bands;
     // Duplicate splitter: every packet to both filters of every band (StreamIt's duplicate splitter,
     // a kernel of its own in DANBI's FMRadio, where "all kernels except the test source and test
     // sink are parallel kernels", seed 002 §IV-A). Stateless, so a parallel stage: an instance copies
@@ -244,8 +260,8 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
     // ordered, so however the instances finish, every band filter sees the audio in stream order
     // (DANBI's ticket synchronization, seed 002 §II).
     std::vector<graph::output_spec> split_specs;
-    for (graph::queue_id q : split_out) split_specs.push_back({q, 1});
-    g.add_parallel("split", audio, split_specs, [outputs = split_out.size()](graph::instance_context& ctx) {
+    for (graph::queue_id to : q.split_out) split_specs.push_back({to, 1});
+    g.add_parallel("split", q.audio, split_specs, [outputs = q.split_out.size()](graph::instance_context& ctx) {
         const float* x = input_elements<float>(ctx);
         const std::size_t n = ctx.size();
         for (std::size_t k = 0; k < outputs; ++k) ctx.push_n(k, x, n);
@@ -262,24 +278,29 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
                 ctx.push_n(0, result.data(), result.size());
             };
         };
-        g.add_parallel(band_name(b, "upper low-pass"), split_out[2 * b], {{upper[b], 1}}, lowpass(d.band_high[b]), taps - 1);
-        g.add_parallel(band_name(b, "lower low-pass"), split_out[2 * b + 1], {{lower[b], 1}}, lowpass(d.band_low[b]),
+        g.add_parallel(band_name(b, "upper low-pass"), q.split_out[2 * b], {{q.upper[b], 1}}, lowpass(d.band_high[b]),
                        taps - 1);
-        g.add_serial(band_name(b, "subtract"), {upper[b], lower[b]}, {pass[b]},
+        g.add_parallel(band_name(b, "lower low-pass"), q.split_out[2 * b + 1], {{q.lower[b], 1}}, lowpass(d.band_low[b]),
+                       taps - 1);
+        g.add_serial(band_name(b, "subtract"), {q.upper[b], q.lower[b]}, {q.pass[b]},
                      lockstep(band_name(b, "subtract"), 2, [](const float* const* in, float* out, std::size_t n) {
                          const float *high = in[0], *low = in[1];
                          for (std::size_t i = 0; i < n; ++i) out[i] = band_difference(high[i], low[i]);
                      }));
-        g.add_parallel(band_name(b, "gain"), pass[b], {{out[b], 1}}, [gain = d.gains[b]](graph::instance_context& ctx) {
+        g.add_parallel(band_name(b, "gain"), q.pass[b], {{q.out[b], 1}}, [gain = d.gains[b]](graph::instance_context& ctx) {
             const float* x = input_elements<float>(ctx);
             const std::size_t n = ctx.size();
             for (std::size_t i = 0; i < n; ++i) ctx.push(0, band_gain(x[i], gain));
         });
     }
+}
 
+// The join of the bands, and the sink that keeps the audio.
+void add_output(graph::program& g, fm_radio_state& st, const fm_queues& q) {
+    const std::size_t bands = st.design.bands;
     // The join sums the bands of each output in band order (mix_bands over one value per band), as
     // the reference does; the values of one output are gathered into a small array first.
-    g.add_serial("join", out, {equalized},
+    g.add_serial("join", q.out, {q.equalized},
                  lockstep("join", bands, [bands](const float* const* in, float* out, std::size_t n) {
                      float values[fm_max_bands];
                      for (std::size_t i = 0; i < n; ++i) {
@@ -288,7 +309,7 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
                      }
                  }));
 
-    g.add_serial("sink", {equalized}, {}, [&st](graph::thread_context& ctx) -> graph::stage_task {
+    g.add_serial("sink", {q.equalized}, {}, [&st](graph::thread_context& ctx) -> graph::stage_task {
         for (;;) {
             graph::pop_window w = co_await ctx.pop(0);
             if (!w) break;
@@ -302,6 +323,17 @@ graph::program build_fm_radio_graph(fm_radio_state& st) {
             ctx.commit(w);
         }
     });
+}
+
+}   // namespace
+
+graph::program build_fm_radio_graph(fm_radio_state& st) {
+    check_sizes(st);
+    graph::program g;
+    const fm_queues q = add_queues(g, st);
+    add_receiver(g, st, q);
+    add_bands(g, st.design, q);
+    add_output(g, st, q);
     return g;
 }
 

@@ -87,6 +87,56 @@ std::vector<std::size_t> queue_floors(const sort_state& st) {
     return {0, std::max<std::size_t>(2 * c, 2), std::max<std::size_t>(c, 1), 0};
 }
 
+namespace {
+
+// The "pair" stage: a run that arrives waits for its sibling; with both, the merge of the two is
+// handed out in pieces to "merges" (output 0); the whole array goes to "sorted" (output 1).
+graph::stage_task pair_runs(sort_state& st, graph::thread_context& ctx) {
+    // waiting[l][j]: run j of level l (keys [j·len, (j+1)·len)) arrived and waits for its
+    // sibling j ^ 1. Siblings are adjacent and together form run j / 2 of level l + 1.
+    std::vector<std::vector<bool>> waiting(st.levels + 1);
+    for (std::uint32_t l = 0; l <= st.levels; ++l) waiting[l].assign(st.chunks >> l, false);
+    std::vector<run_desc> arrived;
+    for (;;) {
+        graph::pop_window w = co_await ctx.pop(0);
+        if (!w) break;   // end of stream: every sort is done and the last merge closed the feedback
+        arrived.clear();
+        for (std::size_t i = 0; i < w.size(); ++i) arrived.push_back(w.at<run_desc>(i));
+        ctx.commit(w);
+        for (const run_desc& r : arrived) {
+            if (r.length == st.keys) {
+                co_await ctx.push(1, r);
+                // A single chunk: the sort formed the whole array and no merge will ever run,
+                // so nobody will close the feedback queue. Pair knows nothing more can come;
+                // returning closes "merges", whose end finishes merge, which closes its side.
+                if (st.chunks == 1) co_return;
+                continue;
+            }
+            const std::uint64_t j = r.offset / r.length;
+            if (!waiting[r.level][j ^ 1]) {
+                waiting[r.level][j] = true;
+                continue;
+            }
+            waiting[r.level][j ^ 1] = false;
+            merge_piece p;
+            p.offset = (j & ~std::uint64_t{1}) * r.length;
+            p.half = r.length;
+            p.level = r.level;
+            p.node = st.node(r.level + 1, p.offset);
+            const std::uint64_t pieces = 2 * r.length / st.piece_keys();
+            // Set before any piece can run: the queue's commit publishes it to the merges.
+            st.pieces_left[p.node].store(static_cast<std::uint32_t>(pieces), std::memory_order_relaxed);
+            for (std::uint64_t k = 0; k < pieces; ++k) {
+                p.begin = k * st.piece_keys();
+                p.end = p.begin + st.piece_keys();
+                co_await ctx.push(0, p);
+            }
+        }
+    }
+}
+
+}   // namespace
+
 graph::program build_graph(sort_state& st) {
     graph::program g;
     // One descriptor per packet everywhere: a parallel instance is then one chunk or one merge piece
@@ -124,49 +174,7 @@ graph::program build_graph(sort_state& st) {
         }
     });
 
-    g.add_serial("pair", {runs}, {merges, sorted}, [&st](graph::thread_context& ctx) -> graph::stage_task {
-        // waiting[l][j]: run j of level l (keys [j·len, (j+1)·len)) arrived and waits for its
-        // sibling j ^ 1. Siblings are adjacent and together form run j / 2 of level l + 1.
-        std::vector<std::vector<bool>> waiting(st.levels + 1);
-        for (std::uint32_t l = 0; l <= st.levels; ++l) waiting[l].assign(st.chunks >> l, false);
-        std::vector<run_desc> arrived;
-        for (;;) {
-            graph::pop_window w = co_await ctx.pop(0);
-            if (!w) break;   // end of stream: every sort is done and the last merge closed the feedback
-            arrived.clear();
-            for (std::size_t i = 0; i < w.size(); ++i) arrived.push_back(w.at<run_desc>(i));
-            ctx.commit(w);
-            for (const run_desc& r : arrived) {
-                if (r.length == st.keys) {
-                    co_await ctx.push(1, r);
-                    // A single chunk: the sort formed the whole array and no merge will ever run,
-                    // so nobody will close the feedback queue. Pair knows nothing more can come;
-                    // returning closes "merges", whose end finishes merge, which closes its side.
-                    if (st.chunks == 1) co_return;
-                    continue;
-                }
-                const std::uint64_t j = r.offset / r.length;
-                if (!waiting[r.level][j ^ 1]) {
-                    waiting[r.level][j] = true;
-                    continue;
-                }
-                waiting[r.level][j ^ 1] = false;
-                merge_piece p;
-                p.offset = (j & ~std::uint64_t{1}) * r.length;
-                p.half = r.length;
-                p.level = r.level;
-                p.node = st.node(r.level + 1, p.offset);
-                const std::uint64_t pieces = 2 * r.length / st.piece_keys();
-                // Set before any piece can run: the queue's commit publishes it to the merges.
-                st.pieces_left[p.node].store(static_cast<std::uint32_t>(pieces), std::memory_order_relaxed);
-                for (std::uint64_t k = 0; k < pieces; ++k) {
-                    p.begin = k * st.piece_keys();
-                    p.end = p.begin + st.piece_keys();
-                    co_await ctx.push(0, p);
-                }
-            }
-        }
-    });
+    g.add_serial("pair", {runs}, {merges, sorted}, [&st](graph::thread_context& ctx) { return pair_runs(st, ctx); });
 
     g.add_parallel("merge", merges, {{runs, 1}}, [&st](graph::instance_context& ctx) {
         for (std::size_t i = 0; i < ctx.size(); ++i) {

@@ -381,64 +381,171 @@ void graph_engine::release_outputs(const stage_state& st, push_window* outs, std
         if (outs[k]) queues_[st.spec->outputs[k].queue]->cancel_push(outs[k]);
 }
 
+// What a parallel step holds from its reservations to its commits. The scratch is on the stack of
+// the step (step_scratch); the helpers below are inlined into step_parallel, so the step is one
+// function to the compiler as it was before it was split for reading.
+struct graph_engine::instance_step {
+    instance_step(const stage_state& st, packet_queue& input, bool traced)
+        : spec(*st.spec),
+          in_id(spec.inputs[0]),
+          in_q(input),
+          n_out(spec.outputs.size()),
+          outs(n_out),
+          reserved(traced ? n_out : 0),
+          split(st.placed.size() > 1) {}
+    const stage_spec& spec;
+    const queue_id in_id;
+    packet_queue& in_q;
+    const std::size_t n_out;
+    step_scratch<push_window> outs;
+    // Traced: what each output reservation did to its queue's fill (its counters are recorded once
+    // the step holds all of them; a tentative reservation given back changes nothing in the end).
+    step_scratch<queue_change> reserved;
+    pop_window in;
+    std::uint64_t instance = 0;
+    const bool split;
+    std::uint64_t queue_ops = 1;   // each a reserve and its commit: the input and every output reserved
+};
+
+// Reserves the instance's input and room in its outputs, under the stage's lock (never call
+// try_finish_parallel inside: finishing takes the same lock). A result when the step cannot run.
+[[gnu::always_inline]] inline std::optional<step_result> graph_engine::reserve_instance(stage_state& st, instance_step& p) {
+    std::lock_guard lock(st.reserve_mutex);
+    if (st.finishing.load(std::memory_order_acquire)) return step_result{step_status::finished};
+    if (p.split && st.placed[st.next_instance % st.placed.size()] != static_cast<unsigned>(this_worker_index()))
+        return step_result{step_status::busy};   // another replica's turn (place())
+    // The input first: a stage without input touches nothing (no signal, no wake-up). Then room
+    // in the outputs; if one is full, both are given back quietly (cancel_*: a signal only if
+    // someone was refused meanwhile), so probing a blocked stage does not wake every worker.
+    p.in = p.in_q.try_reserve_pop(1, p.spec.peek);
+    if (!p.in) {
+        if (p.in.status() == reserve_status::end_of_stream) {
+            st.input_ended.store(true, std::memory_order_release);
+            return step_result{step_status::finished, p.in_id};
+        }
+        return step_result{p.in_q.waiting_commits_hint() > 0 ? step_status::waiting : step_status::empty, p.in_id};
+    }
+    for (std::size_t k = 0; k < p.n_out; ++k) {
+        const output_spec& o = p.spec.outputs[k];
+        if (st.output_closing[k].load(std::memory_order_seq_cst)) continue;   // closed: no room taken
+        if (!over_forward_bound(st, k, o.max_packets))
+            p.outs[k] = queues_[o.queue]->try_reserve_push(o.max_packets, traced_ ? &p.reserved[k] : nullptr);
+        if (!p.outs[k]) {   // backpressure: this stage is not runnable until the queue drains
+            release_outputs(st, p.outs.data(), k);
+            p.in_q.cancel_pop(p.in);
+            trace_blocked(st.id, o.queue, thread_event::full);
+            return step_result{step_status::full, o.queue};
+        }
+    }
+    p.instance = st.next_instance++;
+    for (std::size_t k = 0; k < p.n_out; ++k)
+        if (p.outs[k]) {
+            if (st.counts_reservations[k]) st.output_reservations(k).fetch_add(1, std::memory_order_seq_cst);
+            ++p.queue_ops;
+        }
+    return std::nullopt;
+}
+
+// Traced: the step's granted reserves, and what they did to the queues' fill.
+[[gnu::always_inline]] inline void graph_engine::trace_reserved(const stage_state& st, instance_step& p) const {
+    trace_queue_op(event_kind::graph_reserve, p.in_id, 1, true, true, st.id);
+    for (std::size_t k = 0; k < p.n_out; ++k)
+        if (p.outs[k])
+            trace_queue_op(event_kind::graph_reserve, p.spec.outputs[k].queue, p.spec.outputs[k].max_packets, false, true,
+                           st.id);
+    for (std::size_t k = 0; k < p.n_out; ++k)
+        if (p.outs[k]) queue_changed(p.spec.outputs[k].queue, p.reserved[k]);
+}
+
+// Runs the stage's body on the reserved packet; the instance fills `counts` (elements pushed per
+// output) and `close` (outputs it closed). False when the body threw (the run fails).
+[[gnu::always_inline]] inline bool graph_engine::run_instance(stage_state& st, instance_step& p, std::size_t* counts,
+                                                              bool* close) {
+    step_scratch<instance_context::cursor> cursors(p.n_out);
+    // Every field is set with no call in between, so the compiler drops the zeroing that the
+    // fields' initialisers imply (a `rep stos` over the context otherwise).
+    const std::span<const std::byte> packet = p.in.packet_bytes(0);
+    const int worker = this_worker_index();
+    instance_context ctx;
+    ctx.input_ = &p.in;
+    ctx.in_data_ = packet.data();
+    ctx.in_count_ = p.in.size();
+    ctx.in_element_ = p.in_q.element_size();
+    ctx.outputs_ = p.outs.data();
+    ctx.outputs_count_ = p.n_out;
+    ctx.cursors_ = cursors.data();
+    ctx.counts_ = counts;
+    ctx.close_ = close;
+    ctx.state_ = &st;
+    ctx.stage_ = st.id;
+    ctx.instance_ = p.instance;
+    ctx.worker_ = worker;
+
+    const node_mark mark = node_begin(st, p.instance);
+    try {
+        p.spec.parallel(ctx);
+        // On virtual time the instance ends here, before its commits publish it.
+        pipescope::detail::virtual_graph_node_end(st.id, p.instance, p.queue_ops);
+    } catch (...) {
+        pipescope::detail::virtual_graph_node_end(st.id, p.instance, p.queue_ops);
+        if (traced_) {
+            node_end(st, p.instance, mark);
+            trace_event(event_kind::stage_exception, p.instance, st.id);
+        }
+        fail(std::current_exception());
+        return false;
+    }
+    node_end(st, p.instance, mark);
+    return true;
+}
+
+// Publishes what the instance pushed and consumes its input packet; closes the outputs it closed
+// once no other instance holds room in them.
+[[gnu::always_inline]] inline void graph_engine::commit_instance(stage_state& st, instance_step& p,
+                                                                 const std::size_t* counts, const bool* close,
+                                                                 step_result& r) {
+    const deferred_bumps one_bump(*this);   // (closes before the caller's leave(): finishing bumps on its own)
+    for (std::size_t k = 0; k < p.n_out; ++k) {
+        if (!p.outs[k]) continue;   // an output this stage closed before the instance reserved
+        const queue_id out_id = p.spec.outputs[k].queue;
+        packet_queue& q = *queues_[out_id];
+        queue_change change;
+        const bool published = q.commit_push(p.outs[k], counts[k], traced_ ? &change : nullptr);
+        r.packets_out += static_cast<std::uint32_t>(packets_for(counts[k], q.packet_elements()));
+        if (traced_) {
+            trace_queue_op(event_kind::graph_commit, out_id, counts[k], false, published, st.id);
+            queue_changed(out_id, change);
+        }
+        // The last reservation on an output another instance closed: close the queue now.
+        if (st.counts_reservations[k]) {
+            if (st.output_reservations(k).fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+                st.output_closing[k].load(std::memory_order_seq_cst))
+                close_output(st, k);
+        } else if (st.output_closing[k].load(std::memory_order_seq_cst) && unreserved(st, k)) {
+            close_output(st, k);
+        }
+    }
+    const std::size_t consumed = p.in.size();
+    queue_change change;
+    p.in_q.commit_pop(p.in, traced_ ? &change : nullptr);
+    if (traced_) {
+        trace_queue_op(event_kind::graph_commit, p.in_id, consumed, true, true, st.id);
+        queue_changed(p.in_id, change);
+    }
+    for (std::size_t k = 0; k < p.n_out; ++k)
+        if (close[k]) close_output_when_unreserved(st, k);
+    if (p.in_q.end_of_stream()) st.input_ended.store(true, std::memory_order_release);
+}
+
 step_result graph_engine::step_parallel(stage_state& st) {
-    const stage_spec& spec = *st.spec;
-    const queue_id in_id = spec.inputs[0];
-    packet_queue& in_q = *queues_[in_id];
+    instance_step p(st, *queues_[st.spec->inputs[0]], traced_);
     // An instance is in flight from its input reservation to that reservation's commit, its last:
     // the input queue's open pop reservations count the instances, so finishing asks the queue
     // (try_finish_parallel) and an instance writes no counter of its own (issue 17).
     auto leave = [&] {
         if (st.input_ended.load(std::memory_order_acquire)) try_finish_parallel(st);
     };
-
-    const std::size_t n_out = spec.outputs.size();
-    step_scratch<push_window> outs(n_out);
-    // Traced: what each output reservation did to its queue's fill (its counters are recorded once
-    // the step holds all of them; a tentative reservation given back changes nothing in the end).
-    step_scratch<queue_change> reserved(traced_ ? n_out : 0);
-    pop_window in;
-    std::uint64_t instance = 0;
-    const bool split = st.placed.size() > 1;
-    std::uint64_t queue_ops = 1;   // each a reserve and its commit: the input and every output reserved
-    // Reserve under the stage's lock (never call leave() inside: finishing takes the same lock).
-    auto reserve = [&]() -> std::optional<step_result> {
-        std::lock_guard lock(st.reserve_mutex);
-        if (st.finishing.load(std::memory_order_acquire)) return step_result{step_status::finished};
-        if (split && st.placed[st.next_instance % st.placed.size()] != static_cast<unsigned>(this_worker_index()))
-            return step_result{step_status::busy};   // another replica's turn (place())
-        // The input first: a stage without input touches nothing (no signal, no wake-up). Then room
-        // in the outputs; if one is full, both are given back quietly (cancel_*: a signal only if
-        // someone was refused meanwhile), so probing a blocked stage does not wake every worker.
-        in = in_q.try_reserve_pop(1, spec.peek);
-        if (!in) {
-            if (in.status() == reserve_status::end_of_stream) {
-                st.input_ended.store(true, std::memory_order_release);
-                return step_result{step_status::finished, in_id};
-            }
-            return step_result{in_q.waiting_commits_hint() > 0 ? step_status::waiting : step_status::empty, in_id};
-        }
-        for (std::size_t k = 0; k < n_out; ++k) {
-            const output_spec& o = spec.outputs[k];
-            if (st.output_closing[k].load(std::memory_order_seq_cst)) continue;   // closed: no room taken
-            if (!over_forward_bound(st, k, o.max_packets))
-                outs[k] = queues_[o.queue]->try_reserve_push(o.max_packets, traced_ ? &reserved[k] : nullptr);
-            if (!outs[k]) {   // backpressure: this stage is not runnable until the queue drains
-                release_outputs(st, outs.data(), k);
-                in_q.cancel_pop(in);
-                trace_blocked(st.id, o.queue, thread_event::full);
-                return step_result{step_status::full, o.queue};
-            }
-        }
-        instance = st.next_instance++;
-        for (std::size_t k = 0; k < n_out; ++k)
-            if (outs[k]) {
-                if (st.counts_reservations[k]) st.output_reservations(k).fetch_add(1, std::memory_order_seq_cst);
-                ++queue_ops;
-            }
-        return std::nullopt;
-    };
-    if (std::optional<step_result> r = reserve()) {
+    if (std::optional<step_result> r = reserve_instance(st, p)) {
         leave();
         if (r->status == step_status::finished && !st.finished.load(std::memory_order_acquire))
             r->status = step_status::empty;   // instances still run; the last one finishes the stage
@@ -446,159 +553,96 @@ step_result graph_engine::step_parallel(stage_state& st) {
     }
     // The turn moved on: the replica whose turn it is now may be waiting for the epoch, and nothing
     // else need move it (a commit signals only those its queue refused).
-    if (split) bump();
-    if (traced_) {
-        trace_queue_op(event_kind::graph_reserve, in_id, 1, true, true, st.id);
-        for (std::size_t k = 0; k < n_out; ++k)
-            if (outs[k])
-                trace_queue_op(event_kind::graph_reserve, spec.outputs[k].queue, spec.outputs[k].max_packets, false, true,
-                               st.id);
-        for (std::size_t k = 0; k < n_out; ++k)
-            if (outs[k]) queue_changed(spec.outputs[k].queue, reserved[k]);
-    }
+    if (p.split) bump();
+    if (traced_) trace_reserved(st, p);
 
-    step_scratch<std::size_t> counts(n_out);
-    step_scratch<bool> close(n_out);
-    step_scratch<instance_context::cursor> cursors(n_out);
-    // Every field is set with no call in between, so the compiler drops the zeroing that the
-    // fields' initialisers imply (a `rep stos` over the context otherwise).
-    const std::span<const std::byte> packet = in.packet_bytes(0);
-    const int worker = this_worker_index();
-    instance_context ctx;
-    ctx.input_ = &in;
-    ctx.in_data_ = packet.data();
-    ctx.in_count_ = in.size();
-    ctx.in_element_ = in_q.element_size();
-    ctx.outputs_ = outs.data();
-    ctx.outputs_count_ = n_out;
-    ctx.cursors_ = cursors.data();
-    ctx.counts_ = counts.data();
-    ctx.close_ = close.data();
-    ctx.state_ = &st;
-    ctx.stage_ = st.id;
-    ctx.instance_ = instance;
-    ctx.worker_ = worker;
-
-    const node_mark mark = node_begin(st, instance);
-    try {
-        spec.parallel(ctx);
-        // On virtual time the instance ends here, before its commits publish it.
-        pipescope::detail::virtual_graph_node_end(st.id, instance, queue_ops);
-    } catch (...) {
-        pipescope::detail::virtual_graph_node_end(st.id, instance, queue_ops);
-        if (traced_) {
-            node_end(st, instance, mark);
-            trace_event(event_kind::stage_exception, instance, st.id);
-        }
-        fail(std::current_exception());
+    step_scratch<std::size_t> counts(p.n_out);
+    step_scratch<bool> close(p.n_out);
+    if (!run_instance(st, p, counts.data(), close.data())) {
         leave();
         return {step_status::failed};
     }
-    node_end(st, instance, mark);
-
     step_result r{step_status::ran};
     r.progressed = true;
-    {
-        const deferred_bumps one_bump(*this);   // (closes before leave(): finishing bumps on its own)
-        for (std::size_t k = 0; k < n_out; ++k) {
-            if (!outs[k]) continue;   // an output this stage closed before the instance reserved
-            packet_queue& q = *queues_[spec.outputs[k].queue];
-            queue_change change;
-            const bool published = q.commit_push(outs[k], counts[k], traced_ ? &change : nullptr);
-            r.packets_out += static_cast<std::uint32_t>(packets_for(counts[k], q.packet_elements()));
-            if (traced_) {
-                trace_queue_op(event_kind::graph_commit, spec.outputs[k].queue, counts[k], false, published, st.id);
-                queue_changed(spec.outputs[k].queue, change);
-            }
-            // The last reservation on an output another instance closed: close the queue now.
-            if (st.counts_reservations[k]) {
-                if (st.output_reservations(k).fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-                    st.output_closing[k].load(std::memory_order_seq_cst))
-                    close_output(st, k);
-            } else if (st.output_closing[k].load(std::memory_order_seq_cst) && unreserved(st, k)) {
-                close_output(st, k);
-            }
-        }
-        const std::size_t consumed = in.size();
-        queue_change change;
-        in_q.commit_pop(in, traced_ ? &change : nullptr);
-        if (traced_) {
-            trace_queue_op(event_kind::graph_commit, in_id, consumed, true, true, st.id);
-            queue_changed(in_id, change);
-        }
-        for (std::size_t k = 0; k < n_out; ++k)
-            if (close[k]) close_output_when_unreserved(st, k);
-        if (in_q.end_of_stream()) st.input_ended.store(true, std::memory_order_release);
-    }
+    commit_instance(st, p, counts.data(), close.data(), r);
     leave();   // (the instance is counted by next_instance: no shared counter written per step)
     return r;
 }
 
-step_result graph_engine::step_serial(stage_state& st) {
-    if (st.claimed.exchange(true, std::memory_order_acq_rel)) return {step_status::busy};
-    auto release = [&] {
-        st.claimed.store(false, std::memory_order_release);
-        // Whatever moved while the claim was held could not make the stage runnable for others:
-        // tell them now.
-        if (runnable(st.id)) bump();
-    };
-    if (st.finished.load(std::memory_order_acquire)) {
-        st.claimed.store(false, std::memory_order_release);
-        return {step_status::finished};
-    }
-    thread_context& ctx = st.ctx;
-    ctx.worker_ = this_worker_index();
-    ctx.preempt_after_ = config_.preempt_after;
-    ctx.outputs_since_resume_ = 0;
-    ctx.event_ = thread_event::none;
+namespace {
+// Where a suspended serial stage waits, as a step's status.
+step_status blocked_status(thread_event why) noexcept {
+    return why == thread_event::full      ? step_status::full
+           : why == thread_event::waiting ? step_status::waiting
+                                          : step_status::empty;
+}
+}   // namespace
 
-    step_result r{step_status::ran};
-    try {
-        if (!st.task) st.task.emplace(st.spec->serial(ctx));
-        // A stage suspended in a reserve gets it retried first; it is resumed only once it succeeds.
-        if (st.retry) {
-            if (!st.retry(st.retry_awaiter, ctx)) {
-                // Read ctx before release(): once the claim is dropped another worker may step
-                // the stage and overwrite it.
-                const thread_event why = ctx.event_;
-                const queue_id on = ctx.event_queue_;
-                st.blocked_on.store(static_cast<std::uint8_t>(why), std::memory_order_release);
-                st.blocked_queue.store(on, std::memory_order_release);
-                st.blocked_version.store(ctx.event_version_, std::memory_order_release);
-                release();
-                return {why == thread_event::full      ? step_status::full
-                        : why == thread_event::waiting ? step_status::waiting
-                                                       : step_status::empty,
-                        on};
-            }
-            st.retry = nullptr;
-            st.retry_awaiter = nullptr;
-        }
-        ctx.event_ = thread_event::none;
-        const std::uint64_t run = st.runs.fetch_add(1, std::memory_order_relaxed);
-        const node_mark mark = node_begin(st, run);
-        st.task->handle().resume();
-        pipescope::detail::virtual_graph_node_end(st.id, run);   // on virtual time the resumption ends here
-        node_end(st, run, mark);
-        r.progressed = true;
-        r.packets_out = static_cast<std::uint32_t>(ctx.outputs_since_resume_);
-        if (st.task->handle().done()) {
-            if (std::exception_ptr e = st.task->handle().promise().error) {
-                if (traced_) trace_event(event_kind::stage_exception, run, st.id);
-                fail(e);
-                st.claimed.store(false, std::memory_order_release);
-                return {step_status::failed};
-            }
-            finish_stage(st);
-            st.claimed.store(false, std::memory_order_release);
-            r.status = step_status::finished;
-            return r;
-        }
-    } catch (...) {   // the body's first call, or a flush / close, threw
-        fail(std::current_exception());
-        st.claimed.store(false, std::memory_order_release);
-        return {step_status::failed};
+// A serial step that ends with the stage's claim dropped, nothing else to tell.
+[[gnu::always_inline]] inline step_result graph_engine::unclaim(stage_state& st, step_result r) noexcept {
+    st.claimed.store(false, std::memory_order_release);
+    return r;
+}
+
+// Drops the claim of a stage that may be stepped again. Whatever moved while the claim was held
+// could not make the stage runnable for others: tell them now.
+[[gnu::always_inline]] inline void graph_engine::release_claim(stage_state& st) noexcept {
+    st.claimed.store(false, std::memory_order_release);
+    if (runnable(st.id)) bump();
+}
+
+// Where a serial stage waits, for runnable() to watch.
+[[gnu::always_inline]] inline void graph_engine::note_blocked(stage_state& st, const thread_context& ctx) noexcept {
+    st.blocked_on.store(static_cast<std::uint8_t>(ctx.event_), std::memory_order_release);
+    st.blocked_queue.store(ctx.event_queue_, std::memory_order_release);
+    st.blocked_version.store(ctx.event_version_, std::memory_order_release);
+}
+
+// A stage suspended in a reserve gets it retried first; it is resumed only once it succeeds. A
+// result when the retry failed again (the stage stays blocked, its claim released).
+[[gnu::always_inline]] inline std::optional<step_result> graph_engine::retry_reserve(stage_state& st) {
+    if (!st.retry) return std::nullopt;
+    thread_context& ctx = st.ctx;
+    if (!st.retry(st.retry_awaiter, ctx)) {
+        // Read ctx before release_claim(): once the claim is dropped another worker may step the
+        // stage and overwrite it.
+        const step_result blocked{blocked_status(ctx.event_), ctx.event_queue_};
+        note_blocked(st, ctx);
+        release_claim(st);
+        return blocked;
     }
+    st.retry = nullptr;
+    st.retry_awaiter = nullptr;
+    return std::nullopt;
+}
+
+// Resumes the claimed stage's coroutine once. A result when the step ends with it: the stage
+// finished, or its body threw (the claim dropped either way).
+[[gnu::always_inline]] inline std::optional<step_result> graph_engine::resume_serial(stage_state& st, step_result& r) {
+    thread_context& ctx = st.ctx;
+    ctx.event_ = thread_event::none;
+    const std::uint64_t run = st.runs.fetch_add(1, std::memory_order_relaxed);
+    const node_mark mark = node_begin(st, run);
+    st.task->handle().resume();
+    pipescope::detail::virtual_graph_node_end(st.id, run);   // on virtual time the resumption ends here
+    node_end(st, run, mark);
+    r.progressed = true;
+    r.packets_out = static_cast<std::uint32_t>(ctx.outputs_since_resume_);
+    if (!st.task->handle().done()) return std::nullopt;
+    if (std::exception_ptr e = st.task->handle().promise().error) {
+        if (traced_) trace_event(event_kind::stage_exception, run, st.id);
+        fail(e);
+        return unclaim(st, {step_status::failed});
+    }
+    finish_stage(st);
+    r.status = step_status::finished;
+    return unclaim(st, r);
+}
+
+// The resumed stage suspended: its partial packets flushed, where it waits recorded, the claim
+// released; `r` says why it stopped.
+[[gnu::always_inline]] inline step_result graph_engine::suspend_serial(stage_state& st, step_result r) {
+    thread_context& ctx = st.ctx;
     // A suspended stage holds no packet it filled with push(): held back, a partial packet could be
     // exactly what the stages downstream wait for — and on an ordered queue it would hold back every
     // later ticket too — while this stage waits for them (through its other queues) in turn.
@@ -606,12 +650,9 @@ step_result graph_engine::step_serial(stage_state& st) {
         for (std::size_t k = 0; k < st.spec->outputs.size(); ++k) ctx.flush(k);
     } catch (...) {
         fail(std::current_exception());
-        st.claimed.store(false, std::memory_order_release);
-        return {step_status::failed};
+        return unclaim(st, {step_status::failed});
     }
-    st.blocked_on.store(static_cast<std::uint8_t>(ctx.event_), std::memory_order_release);
-    st.blocked_queue.store(ctx.event_queue_, std::memory_order_release);
-    st.blocked_version.store(ctx.event_version_, std::memory_order_release);
+    note_blocked(st, ctx);
     switch (ctx.event_) {
         case thread_event::preempted:
             st.preemptions.fetch_add(1, std::memory_order_relaxed);
@@ -624,19 +665,37 @@ step_result graph_engine::step_serial(stage_state& st) {
             st.blocks.fetch_add(1, std::memory_order_relaxed);
             trace_blocked(st.id, ctx.event_queue_, ctx.event_);
             r.queue = ctx.event_queue_;
-            r.status = ctx.event_ == thread_event::full      ? step_status::full
-                       : ctx.event_ == thread_event::waiting ? step_status::waiting
-                                                             : step_status::empty;
+            r.status = blocked_status(ctx.event_);
             break;
         case thread_event::none:   // a coroutine suspended outside the context's awaiters
             fail(std::make_exception_ptr(std::logic_error(
                 "graph stage '" + st.spec->name +
                 "' suspended on something other than its thread_context (co_await only ctx.pop/reserve/push)")));
-            st.claimed.store(false, std::memory_order_release);
-            return {step_status::failed};
+            return unclaim(st, {step_status::failed});
     }
-    release();
+    release_claim(st);
     return r;
+}
+
+step_result graph_engine::step_serial(stage_state& st) {
+    if (st.claimed.exchange(true, std::memory_order_acq_rel)) return {step_status::busy};
+    if (st.finished.load(std::memory_order_acquire)) return unclaim(st, {step_status::finished});
+    thread_context& ctx = st.ctx;
+    ctx.worker_ = this_worker_index();
+    ctx.preempt_after_ = config_.preempt_after;
+    ctx.outputs_since_resume_ = 0;
+    ctx.event_ = thread_event::none;
+
+    step_result r{step_status::ran};
+    try {
+        if (!st.task) st.task.emplace(st.spec->serial(ctx));
+        if (std::optional<step_result> blocked = retry_reserve(st)) return *blocked;
+        if (std::optional<step_result> ended = resume_serial(st, r)) return *ended;
+    } catch (...) {   // the body's first call, or a flush / close, threw
+        fail(std::current_exception());
+        return unclaim(st, {step_status::failed});
+    }
+    return suspend_serial(st, r);
 }
 
 // ---------------------------------------------------------------------------------------------------

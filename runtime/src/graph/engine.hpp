@@ -244,6 +244,20 @@ public:
 private:
     step_result step_parallel(stage_state& st);
     step_result step_serial(stage_state& st);
+    // The parts of the two steps (defined in engine.cpp, inline: one function
+    // to the compiler on the per-step path, as before they were split for reading).
+    struct instance_step;
+    inline std::optional<step_result> reserve_instance(stage_state& st, instance_step& p);
+    inline void trace_reserved(const stage_state& st, instance_step& p) const;
+    inline bool run_instance(stage_state& st, instance_step& p, std::size_t* counts, bool* close);
+    inline void commit_instance(stage_state& st, instance_step& p, const std::size_t* counts, const bool* close,
+                                step_result& r);
+    inline step_result unclaim(stage_state& st, step_result r) noexcept;
+    inline void release_claim(stage_state& st) noexcept;
+    inline void note_blocked(stage_state& st, const thread_context& ctx) noexcept;
+    inline std::optional<step_result> retry_reserve(stage_state& st);
+    inline std::optional<step_result> resume_serial(stage_state& st, step_result& r);
+    inline step_result suspend_serial(stage_state& st, step_result r);
     void release_outputs(const stage_state& st, push_window* outs, std::size_t n);
     void finish_stage(stage_state& st);
     void try_finish_parallel(stage_state& st);

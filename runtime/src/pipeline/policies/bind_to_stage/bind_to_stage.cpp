@@ -168,22 +168,7 @@ pipeline_stats bind_to_stage_engine::run() {
     if (virtual_) sched_.impl().virtual_outside_ran(virtual_->now());
     for (auto& [role, buf] : buffers) sched_.impl().release_thread_buffer(role, buf);
 
-    if (bind_to_stage_check* c = installed_check.load(std::memory_order_acquire)) {
-        bind_to_stage_check::run report;
-        report.capacity = queue_size_;
-        for (const stage& st : stages_) {
-            report.queue_peak.push_back(st.in ? st.in->peak() : 0);
-            report.reorder_peak.push_back(st.reorder_peak);
-            report.threads.push_back(st.threads);
-            if (st.in) report.handoffs += st.in->handoffs();
-        }
-        if (virtual_) {
-            report.lock_holder_preemptions = virtual_->lock_holder_preemptions();
-            report.lock_waits = virtual_->lock_waits();
-        }
-        std::lock_guard lock(c->mutex);
-        c->runs.push_back(std::move(report));
-    }
+    report_to_check();
 
     pipeline_stats stats;
     stats.iterations = retired.load(std::memory_order_acquire);
@@ -193,6 +178,26 @@ pipeline_stats bind_to_stage_engine::run() {
     stats.throttle = queue_size_;
     if (error_) std::rethrow_exception(error_);
     return stats;
+}
+
+// A test's check installed (bind_to_stage_check.hpp): what the run's queues and threads did.
+void bind_to_stage_engine::report_to_check() const {
+    bind_to_stage_check* c = installed_check.load(std::memory_order_acquire);
+    if (!c) return;
+    bind_to_stage_check::run report;
+    report.capacity = queue_size_;
+    for (const stage& st : stages_) {
+        report.queue_peak.push_back(st.in ? st.in->peak() : 0);
+        report.reorder_peak.push_back(st.reorder_peak);
+        report.threads.push_back(st.threads);
+        if (st.in) report.handoffs += st.in->handoffs();
+    }
+    if (virtual_) {
+        report.lock_holder_preemptions = virtual_->lock_holder_preemptions();
+        report.lock_waits = virtual_->lock_waits();
+    }
+    std::lock_guard lock(c->mutex);
+    c->runs.push_back(std::move(report));
 }
 
 void bind_to_stage_engine::record_exception(std::exception_ptr e) noexcept {

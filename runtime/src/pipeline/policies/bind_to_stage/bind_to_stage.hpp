@@ -105,6 +105,7 @@ private:
     void forward(item* r);                     // into the next stage's queue, or retire
     void complete(item* r);                    // the body returned: retire in order
     void thread_exits(std::uint64_t j);
+    void report_to_check() const;
     void abort_queues() noexcept;
     void trace_blocked(bool begin, std::uint64_t queue, trace::blocked_on why) noexcept;
 
