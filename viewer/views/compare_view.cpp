@@ -6,6 +6,7 @@
 #include "legend.hpp"
 #include "palette.hpp"
 #include "time_ruler.hpp"   // imgui_text_width
+#include "track_painters.hpp"
 #include "view.hpp"
 
 #include "../model/compare.hpp"
@@ -45,6 +46,21 @@ std::string stage_name(const document& d, const run_ref& rr, colour_key k) {
     return stage_name_of_number(d.files[rr.file]->model.runs[rr.run].stages, k);
 }
 
+// This frame's band area: the child window's draw list, its visible band [clip_y0, clip_y1), the
+// name column from xl, the time area [x0, x0 + width), and whether the mouse is over that.
+struct band_frame {
+    ImDrawList* dl;
+    float clip_y0, clip_y1, xl, x0, width;
+    bool hovered = false;
+    bool visible(float a, float b) const { return b >= clip_y0 && a <= clip_y1; }
+};
+
+// The slice under the mouse (found while laying out, used after) and its run's axis offset.
+struct band_hover {
+    selection sel;
+    double offset = 0;
+};
+
 class compare_view final : public view {
 public:
     void draw(view_context& ctx) override;
@@ -56,8 +72,7 @@ private:
     bool framed_ = false;
     document_key key_;
     std::vector<compare_row> rows_;
-    std::vector<lod_block> blocks_;
-    std::vector<counter_column> ccols_;
+    track_painter painter_;
     bool dragging_ = false;
     float drag_x_ = 0;
 
@@ -66,10 +81,17 @@ private:
     void run_axis(const document& d, const run_ref& rr, double& offset, double& scale) const;
     void toolbar(view_context& ctx);
     void ruler(ImDrawList* dl, ImVec2 o, float width) const;
-    void draw_worker(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float x0, float y, float width,
-                     const lod_params& p);
-    void draw_counter(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float x0, float y, float width,
-                      const lod_params& p);
+    // The phases of a frame (draw() says in which order).
+    void update_viewport(view_context& ctx, float width);
+    float bands_height(const document& doc, float avail_h, float table_h) const;
+    void draw_grid(const band_frame& fr) const;
+    float run_bands(view_context& ctx, const band_frame& fr, std::uint32_t ri, float y, band_hover& hover);
+    void run_header(view_context& ctx, const band_frame& fr, std::uint32_t ri, float y, const lod_params& p);
+    void worker_band(const band_frame& fr, const loaded_file& f, const run_ref& rr, std::size_t wi, float y,
+                     const lod_params& p, double offset, band_hover& hover);
+    void mouse(view_context& ctx, const band_frame& fr, ImVec2 ro, const band_hover& hover);
+    void slice_tooltip(const document& doc, const band_hover& hover) const;
+    void note(view_context& ctx) const;
     void table(view_context& ctx, float height);
 };
 
@@ -162,59 +184,6 @@ void compare_view::ruler(ImDrawList* dl, ImVec2 o, float width) const {
                 IM_COL32(80, 80, 90, 255));
 }
 
-void compare_view::draw_worker(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float x0, float y, float width,
-                               const lod_params& p) {
-    const tm::track& t = f.model.tracks[ti];
-    if (t.slices.empty()) return;
-    // Every depth into the one compact row, outermost first: the innermost slice shows (a
-    // `parked` inside an `idle` is drawn parked).
-    for (int d = 0; d <= t.max_depth; ++d) {
-        lod_merge(f.row(ti, static_cast<std::uint16_t>(d)), f.key_of_string.data(), p, blocks_);
-        for (const lod_block& b : blocks_) {
-            const float bx0 = x0 + static_cast<float>(std::max(b.x0, -2.0));
-            const float bx1 = x0 + static_cast<float>(std::min(std::max(b.x1, b.x0 + 1.0), width + 2.0));
-            dl->AddRectFilled(ImVec2(bx0, y), ImVec2(bx1, y + sz_.worker_h - 1), key_colour(b.key));
-        }
-    }
-}
-
-void compare_view::draw_counter(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float x0, float y, float width,
-                                const lod_params& p) {
-    const auto& v = f.model.tracks[ti].counters;
-    if (v.empty()) return;
-    const double hi = std::max(1.0, f.counter_max[ti]);
-    const float top = y + 2, bot = y + sz_.counter_h - 2;
-    auto vy = [&](double val) { return bot - static_cast<float>(val / hi) * (bot - top); };
-    double before = 0;
-    counter_lod(v, p, ccols_, &before);
-    const ImU32 fill = rgb(0x4E79A7, 170), line = rgb(0x9FD0FF);
-    const bool has_before = static_cast<double>(v.front().ts) < p.t_left;
-    double prev_x = 0, prev_v = before;
-    bool have = has_before;
-    for (const counter_column& c : ccols_) {
-        const double cx = std::max(c.x, 0.0);
-        if (have && cx > prev_x) {
-            dl->AddRectFilled(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)), ImVec2(x0 + static_cast<float>(cx), bot),
-                              fill);
-            dl->AddLine(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)), ImVec2(x0 + static_cast<float>(cx), vy(prev_v)),
-                        line);
-        }
-        dl->AddRectFilled(ImVec2(x0 + static_cast<float>(cx), vy(c.hi)), ImVec2(x0 + static_cast<float>(cx) + 1, bot), fill);
-        prev_x = cx + 1;
-        prev_v = c.last;
-        have = true;
-    }
-    if (have) {
-        const double end_px = std::min<double>(width, (static_cast<double>(v.back().ts) - p.t_left) / p.npp);
-        if (end_px > prev_x) {
-            dl->AddRectFilled(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)),
-                              ImVec2(x0 + static_cast<float>(end_px), bot), fill);
-            dl->AddLine(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)),
-                        ImVec2(x0 + static_cast<float>(end_px), vy(prev_v)), line);
-        }
-    }
-}
-
 void compare_view::table(view_context& ctx, float height) {
     const ImGuiTableFlags flags =
         ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_ScrollY |
@@ -289,10 +258,11 @@ void compare_view::table(view_context& ctx, float height) {
     ImGui::PopStyleColor();
 }
 
+// A frame of the compare view, in phases: the toolbar, the axis, the heights (the bands take what
+// the table and the note leave), the ruler, the run bands (laid out run by run, finding what the
+// mouse is over on the way), the mouse, then the note and the table.
 void compare_view::draw(view_context& ctx) {
     const document& doc = ctx.doc;
-    view_state& st = ctx.state;
-    ImGuiIO& io = ImGui::GetIO();
     sz_ = compare_sizes::for_font(ImGui::GetFontSize());
     if (!key_.matches(doc)) {
         key_ = document_key::of(doc);
@@ -300,11 +270,48 @@ void compare_view::draw(view_context& ctx) {
         framed_ = false;
     }
     toolbar(ctx);
-
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float width = std::max(50.f, avail.x - sz_.label_w);
-    vp_.resize(width);   // a resized window shows the same range over its new width
-    const double dom = domain(doc);
+    update_viewport(ctx, width);
+    const float row_text_h = ImGui::GetTextLineHeightWithSpacing() + 4;
+    const float table_h = std::min(avail.y * 0.4f, row_text_h * (static_cast<float>(rows_.size()) + 1) + 8);
+    const float bands_h = bands_height(doc, avail.y, table_h);
+    const ImVec2 ro = ImGui::GetCursorScreenPos();
+    ruler(ImGui::GetWindowDrawList(), ro, width);
+    ImGui::Dummy(ImVec2(sz_.label_w + width, sz_.ruler_h));
+
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, col_background);
+    ImGui::BeginChild("##runs", ImVec2(0, bands_h - sz_.ruler_h), false,
+                      ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
+    const ImVec2 wpos = ImGui::GetWindowPos(), mp = ImGui::GetIO().MousePos;
+    band_frame fr{ImGui::GetWindowDrawList(), wpos.y, wpos.y + ImGui::GetWindowHeight(), wpos.x,
+                  wpos.x + sz_.label_w,       width};
+    fr.hovered = ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && mp.x >= fr.x0 &&
+                 mp.x < fr.x0 + width && mp.y >= fr.clip_y0 && mp.y < fr.clip_y1;
+    const float y_start = ImGui::GetCursorScreenPos().y;
+    draw_grid(fr);
+    band_hover hover;
+    float y = y_start;
+    for (std::uint32_t ri = 0; ri < doc.runs.size(); ++ri) y = run_bands(ctx, fr, ri, y, hover);
+    if (doc.runs.empty())
+        fr.dl->AddText(ImVec2(fr.x0 + 10, y + 10), IM_COL32(200, 200, 200, 255), "no runs: open one or more traces");
+    fr.dl->AddLine(ImVec2(fr.x0 - 0.5f, fr.clip_y0), ImVec2(fr.x0 - 0.5f, fr.clip_y1), IM_COL32(90, 90, 100, 255));
+    ImGui::SetCursorScreenPos(ImVec2(fr.xl, y_start));
+    ImGui::Dummy(ImVec2(sz_.label_w + width - 4, std::max(1.f, y - y_start)));
+    mouse(ctx, fr, ro, hover);
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
+
+    note(ctx);
+    table(ctx, table_h);
+}
+
+// The viewport takes the time area's width (a resized window shows the same range over it), shows
+// the whole axis until framed, and then what was asked of it; it stays within the axis.
+void compare_view::update_viewport(view_context& ctx, float width) {
+    view_state& st = ctx.state;
+    vp_.resize(width);
+    const double dom = domain(ctx.doc);
     if (!framed_) {
         vp_.frame(0, dom, 0.01);
         framed_ = true;
@@ -317,9 +324,11 @@ void compare_view::draw(view_context& ctx) {
         st.frame_request.reset();
     }
     vp_.clamp(0, dom);
+}
 
-    const float row_text_h = ImGui::GetTextLineHeightWithSpacing() + 4;
-    const float table_h = std::min(avail.y * 0.4f, row_text_h * (static_cast<float>(rows_.size()) + 1) + 8);
+// The height of the ruler and the bands: what every run needs, between 60 px and what the table,
+// the note and the spacing leave of `avail_h`.
+float compare_view::bands_height(const document& doc, float avail_h, float table_h) const {
     const float note_h = ImGui::GetTextLineHeightWithSpacing();
     float needed = sz_.ruler_h + 4;
     for (const auto& rr : doc.runs) {
@@ -327,176 +336,172 @@ void compare_view::draw(view_context& ctx) {
         for (auto ti : rr.counters)
             needed += doc.files[rr.file]->model.tracks[ti].name == vocab::live_iterations ? sz_.counter_h : 0;
     }
-    const float bands_h =
-        std::clamp(needed, 60.f, std::max(60.f, avail.y - table_h - note_h - ImGui::GetStyle().ItemSpacing.y * 3));
+    return std::clamp(needed, 60.f, std::max(60.f, avail_h - table_h - note_h - ImGui::GetStyle().ItemSpacing.y * 3));
+}
 
-    const ImVec2 ro = ImGui::GetCursorScreenPos();
-    ruler(ImGui::GetWindowDrawList(), ro, width);
-    ImGui::Dummy(ImVec2(sz_.label_w + width, sz_.ruler_h));
+// Grid lines at the ruler's major ticks.
+void compare_view::draw_grid(const band_frame& fr) const {
+    const double step = nice_step(vp_.npp, 100);
+    for (double t = std::ceil(vp_.t0 / step) * step; t <= vp_.t1(); t += step) {
+        const float x = fr.x0 + static_cast<float>(vp_.to_px(t));
+        fr.dl->AddLine(ImVec2(x, fr.clip_y0), ImVec2(x, fr.clip_y1), IM_COL32(255, 255, 255, 14));
+    }
+}
 
-    ImGui::PushStyleColor(ImGuiCol_ChildBg, col_background);
-    ImGui::BeginChild("##runs", ImVec2(0, bands_h - sz_.ruler_h), false,
-                      ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const ImVec2 wpos = ImGui::GetWindowPos();
-    const float clip_y0 = wpos.y, clip_y1 = wpos.y + ImGui::GetWindowHeight();
-    const float xl = wpos.x, x0 = wpos.x + sz_.label_w;
-    float y = ImGui::GetCursorScreenPos().y;
-    const float y_start = y;
-    auto visible = [&](float a, float b) { return b >= clip_y0 && a <= clip_y1; };
-    {   // grid
-        const double step = nice_step(vp_.npp, 100);
-        for (double t = std::ceil(vp_.t0 / step) * step; t <= vp_.t1(); t += step) {
-            const float x = x0 + static_cast<float>(vp_.to_px(t));
-            dl->AddLine(ImVec2(x, clip_y0), ImVec2(x, clip_y1), IM_COL32(255, 255, 255, 14));
+// Run ri's bands from y down: its header, a row per worker, its live-iterations counter. Notes in
+// `hover` the slice under the mouse; returns the y after the run.
+float compare_view::run_bands(view_context& ctx, const band_frame& fr, std::uint32_t ri, float y, band_hover& hover) {
+    const run_ref& rr = ctx.doc.runs[ri];
+    const loaded_file& f = *ctx.doc.files[rr.file];
+    double offset = 0, scale = 1;
+    run_axis(ctx.doc, rr, offset, scale);
+    lod_params p;
+    p.t_left = offset + vp_.t0 * scale;
+    p.npp = vp_.npp * scale;
+    p.width = fr.width;
+    if (fr.visible(y, y + sz_.header_h)) run_header(ctx, fr, ri, y, p);
+    y += sz_.header_h + 2;
+    for (std::size_t wi = 0; wi < rr.workers.size(); ++wi) {
+        if (fr.visible(y, y + sz_.worker_h)) worker_band(fr, f, rr, wi, y, p, offset, hover);
+        y += sz_.worker_h;
+    }
+    for (auto ti : rr.counters) {
+        if (f.model.tracks[ti].name != vocab::live_iterations) continue;
+        if (fr.visible(y, y + sz_.counter_h)) {
+            fr.dl->AddRectFilled(ImVec2(fr.xl, y), ImVec2(fr.x0 + fr.width, y + sz_.counter_h), IM_COL32(33, 35, 42, 255));
+            const std::string label = "live (max " + numbers::value(f.counter_max[ti]) + ")";
+            fr.dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * 0.8f, ImVec2(fr.xl + 14, y + 3),
+                           IM_COL32(160, 160, 170, 255), label.c_str());
+            fr.dl->PushClipRect(ImVec2(fr.x0, y), ImVec2(fr.x0 + fr.width, y + sz_.counter_h), true);
+            painter_.counter(fr.dl, f, ti, p, fr.x0, y + 2, y + sz_.counter_h - 2,
+                             {rgb(0x4E79A7, 170), rgb(0x9FD0FF), false});
+            fr.dl->PopClipRect();
+        }
+        y += sz_.counter_h;
+    }
+    return y + sz_.run_gap;
+}
+
+// A run's header: title, makespan (P and K when the title lacks them, the ratio to the first run),
+// elided to the width with the whole text in a tooltip (as the timeline's headers), and a bar where
+// the run lies on the axis.
+void compare_view::run_header(view_context& ctx, const band_frame& fr, std::uint32_t ri, float y, const lod_params& p) {
+    const run_ref& rr = ctx.doc.runs[ri];
+    const float xl = fr.xl, x0 = fr.x0, width = fr.width;
+    fr.dl->AddRectFilled(ImVec2(xl, y), ImVec2(x0 + width, y + sz_.header_h), IM_COL32(52, 56, 70, 255));
+    std::string h = rr.title + "    " + format_duration(static_cast<double>(rr.end - rr.start), 2);
+    if (ri < rows_.size()) {
+        const compare_row& r = rows_[ri];
+        if (rr.title.find("P=") == std::string::npos) h += "  ·  P = " + std::to_string(r.workers);
+        if (r.K) h += "  ·  K = " + std::to_string(r.K);
+        if (ri > 0) h += "  ·  " + numbers::ratio(r.vs_first, 2) + " vs first";
+    }
+    const float room = x0 + width - (xl + 6) - 6;
+    const std::string shown = elide_to_width(h, room, imgui_text_width);
+    ctx.state.layout.check("compare run header", shown, imgui_text_width(shown), room);
+    fr.dl->AddText(ImVec2(xl + 6, y + (sz_.header_h - ImGui::GetFontSize()) * 0.5f), IM_COL32(240, 240, 245, 255),
+                   shown.c_str());
+    const ImVec2 mp = ImGui::GetIO().MousePos;
+    if (shown != h && ImGui::IsWindowHovered() && mp.x >= xl && mp.x < x0 + width && mp.y >= y && mp.y < y + sz_.header_h)
+        ImGui::SetTooltip("%s", h.c_str());
+    const float rx0 = x0 + static_cast<float>((static_cast<double>(rr.start) - p.t_left) / p.npp);
+    const float rx1 = x0 + static_cast<float>((static_cast<double>(rr.end) - p.t_left) / p.npp);
+    fr.dl->AddRectFilled(ImVec2(std::max(rx0, x0), y + sz_.header_h - 3),
+                         ImVec2(std::min(rx1, x0 + width), y + sz_.header_h), IM_COL32(120, 150, 220, 255));
+}
+
+// Worker wi of a run as one compact row: every depth into it, outermost first, so that the
+// innermost slice shows (a `parked` inside an `idle` is drawn parked). The innermost slice under
+// the mouse is the hover.
+void compare_view::worker_band(const band_frame& fr, const loaded_file& f, const run_ref& rr, std::size_t wi, float y,
+                               const lod_params& p, double offset, band_hover& hover) {
+    const std::uint32_t ti = rr.workers[wi];
+    const tm::track& tr = f.model.tracks[ti];
+    fr.dl->AddRectFilled(ImVec2(fr.xl, y), ImVec2(fr.x0 + fr.width, y + sz_.worker_h),
+                         (wi & 1) ? col_track_bg_a : col_track_bg_b);
+    fr.dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * 0.8f, ImVec2(fr.xl + 14, y), IM_COL32(190, 190, 198, 255),
+                   tr.name.c_str());
+    fr.dl->PushClipRect(ImVec2(fr.x0, y), ImVec2(fr.x0 + fr.width, y + sz_.worker_h), true);
+    if (!tr.slices.empty())
+        for (int d = 0; d <= tr.max_depth; ++d)
+            painter_.slice_row(fr.dl, f, f.row(ti, static_cast<std::uint16_t>(d)), p, fr.x0, y, y + sz_.worker_h - 1);
+    fr.dl->PopClipRect();
+    const ImVec2 mp = ImGui::GetIO().MousePos;
+    if (!fr.hovered || mp.y < y || mp.y >= y + sz_.worker_h) return;
+    const double t = p.t_left + (mp.x - fr.x0) * p.npp, tol = 2 * p.npp;
+    for (int d = tr.slices.empty() ? -1 : tr.max_depth; d >= 0; --d) {
+        const row_view row = f.row(ti, static_cast<std::uint16_t>(d));
+        const std::size_t k = hit_row(row, t, tol);
+        if (k != npos) {
+            hover = {{rr.file, {ti, row.slice_index(k), false}}, offset};
+            return;
         }
     }
-    // Hover target (found while laying out, used after).
+}
+
+// The mouse over the bands: a line down from the ruler with the time under it, the hovered slice's
+// tooltip; the wheel zooms at it (Shift: scrolls), a drag pans, a click (no drag) selects.
+void compare_view::mouse(view_context& ctx, const band_frame& fr, ImVec2 ro, const band_hover& hover) {
+    const ImGuiIO& io = ImGui::GetIO();
     const ImVec2 mp = io.MousePos;
-    const bool hovered = ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && mp.x >= x0 &&
-                         mp.x < x0 + width && mp.y >= clip_y0 && mp.y < clip_y1;
-    selection hover;
-    double hover_offset = 0;
-
-    for (std::uint32_t ri = 0; ri < doc.runs.size(); ++ri) {
-        const run_ref& rr = doc.runs[ri];
-        const loaded_file& f = *doc.files[rr.file];
-        double offset = 0, scale = 1;
-        run_axis(doc, rr, offset, scale);
-        lod_params p;
-        p.t_left = offset + vp_.t0 * scale;
-        p.npp = vp_.npp * scale;
-        p.width = width;
-        // Header: title, makespan, where the run lies on the axis.
-        if (visible(y, y + sz_.header_h)) {
-            dl->AddRectFilled(ImVec2(xl, y), ImVec2(x0 + width, y + sz_.header_h), IM_COL32(52, 56, 70, 255));
-            std::string h = rr.title + "    " + format_duration(static_cast<double>(rr.end - rr.start), 2);
-            if (ri < rows_.size()) {
-                const compare_row& r = rows_[ri];
-                if (rr.title.find("P=") == std::string::npos) h += "  ·  P = " + std::to_string(r.workers);
-                if (r.K) h += "  ·  K = " + std::to_string(r.K);
-                if (ri > 0) h += "  ·  " + numbers::ratio(r.vs_first, 2) + " vs first";
-            }
-            // Elided to the width, the whole text in a tooltip (as the timeline's headers).
-            const float room = x0 + width - (xl + 6) - 6;
-            const std::string shown = elide_to_width(h, room, imgui_text_width);
-            st.layout.check("compare run header", shown, imgui_text_width(shown), room);
-            dl->AddText(ImVec2(xl + 6, y + (sz_.header_h - ImGui::GetFontSize()) * 0.5f), IM_COL32(240, 240, 245, 255),
-                        shown.c_str());
-            if (shown != h && ImGui::IsWindowHovered() && mp.x >= xl && mp.x < x0 + width && mp.y >= y &&
-                mp.y < y + sz_.header_h)
-                ImGui::SetTooltip("%s", h.c_str());
-            const float rx0 = x0 + static_cast<float>((static_cast<double>(rr.start) - p.t_left) / p.npp);
-            const float rx1 = x0 + static_cast<float>((static_cast<double>(rr.end) - p.t_left) / p.npp);
-            dl->AddRectFilled(ImVec2(std::max(rx0, x0), y + sz_.header_h - 3),
-                              ImVec2(std::min(rx1, x0 + width), y + sz_.header_h), IM_COL32(120, 150, 220, 255));
-        }
-        y += sz_.header_h + 2;
-        for (std::size_t wi = 0; wi < rr.workers.size(); ++wi) {
-            const std::uint32_t ti = rr.workers[wi];
-            if (visible(y, y + sz_.worker_h)) {
-                dl->AddRectFilled(ImVec2(xl, y), ImVec2(x0 + width, y + sz_.worker_h),
-                                  (wi & 1) ? col_track_bg_a : col_track_bg_b);
-                const std::string& name = f.model.tracks[ti].name;
-                dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * 0.8f, ImVec2(xl + 14, y), IM_COL32(190, 190, 198, 255),
-                            name.c_str());
-                dl->PushClipRect(ImVec2(x0, y), ImVec2(x0 + width, y + sz_.worker_h), true);
-                draw_worker(dl, f, ti, x0, y, width, p);
-                dl->PopClipRect();
-                if (hovered && mp.y >= y && mp.y < y + sz_.worker_h) {
-                    const double t = p.t_left + (mp.x - x0) * p.npp, tol = 2 * p.npp;
-                    const tm::track& tr = f.model.tracks[ti];
-                    for (int d = tr.slices.empty() ? -1 : tr.max_depth; d >= 0; --d) {
-                        const row_view row = f.row(ti, static_cast<std::uint16_t>(d));
-                        const std::size_t k = hit_row(row, t, tol);
-                        if (k != npos) {
-                            hover = {rr.file, {ti, row.slice_index(k), false}};
-                            hover_offset = offset;
-                            break;
-                        }
-                    }
-                }
-            }
-            y += sz_.worker_h;
-        }
-        for (auto ti : rr.counters) {
-            if (f.model.tracks[ti].name != vocab::live_iterations) continue;
-            if (visible(y, y + sz_.counter_h)) {
-                dl->AddRectFilled(ImVec2(xl, y), ImVec2(x0 + width, y + sz_.counter_h), IM_COL32(33, 35, 42, 255));
-                const std::string label = "live (max " + numbers::value(f.counter_max[ti]) + ")";
-                dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * 0.8f, ImVec2(xl + 14, y + 3),
-                            IM_COL32(160, 160, 170, 255), label.c_str());
-                dl->PushClipRect(ImVec2(x0, y), ImVec2(x0 + width, y + sz_.counter_h), true);
-                draw_counter(dl, f, ti, x0, y, width, p);
-                dl->PopClipRect();
-            }
-            y += sz_.counter_h;
-        }
-        y += sz_.run_gap;
-    }
-    if (doc.runs.empty())
-        dl->AddText(ImVec2(x0 + 10, y + 10), IM_COL32(200, 200, 200, 255), "no runs: open one or more traces");
-    dl->AddLine(ImVec2(x0 - 0.5f, clip_y0), ImVec2(x0 - 0.5f, clip_y1), IM_COL32(90, 90, 100, 255));
-    ImGui::SetCursorScreenPos(ImVec2(xl, y_start));
-    ImGui::Dummy(ImVec2(sz_.label_w + width - 4, std::max(1.f, y - y_start)));
-
-    // Interaction: wheel zooms at the cursor (Shift+wheel scrolls), drag pans, click selects.
-    if (hovered) {
+    if (fr.hovered) {
         ImDrawList* fg = ImGui::GetForegroundDrawList();
-        fg->AddLine(ImVec2(mp.x, ro.y), ImVec2(mp.x, clip_y1), IM_COL32(255, 255, 255, 60));
-        const double u = vp_.to_ns(mp.x - x0);
+        fg->AddLine(ImVec2(mp.x, ro.y), ImVec2(mp.x, fr.clip_y1), IM_COL32(255, 255, 255, 60));
+        const double u = vp_.to_ns(mp.x - fr.x0);
         const std::string at = mode_ == axis_mode::normalised ? numbers::percent(u / norm_units, 2) : format_duration(u, 3);
         fg->AddRectFilled(ImVec2(mp.x + 2, ro.y + sz_.ruler_h - ImGui::GetFontSize()),
                           ImVec2(mp.x + 8 + ImGui::CalcTextSize(at.c_str()).x, ro.y + sz_.ruler_h),
                           IM_COL32(60, 60, 70, 255));
         fg->AddText(ImVec2(mp.x + 5, ro.y + sz_.ruler_h - ImGui::GetFontSize()), IM_COL32(255, 255, 255, 255), at.c_str());
-        if (hover.valid() && !dragging_) {
-            const loaded_file& f = *doc.files[hover.file];
-            const tm::slice& s = f.model.tracks[hover.ev.track].slices[hover.ev.index];
-            ImGui::BeginTooltip();
-            ImGui::TextUnformatted(f.model.str(s.name).c_str());
-            const colour_key k = f.key(s);
-            const std::uint32_t run = run_of(doc, hover.file, hover.ev.track);
-            if (is_stage(k) && run != tm::no_index) {
-                const std::string sn = stage_name(doc, doc.runs[run], k);
-                if (!sn.empty()) ImGui::TextColored(ImColor(key_colour(k)), "%s", sn.c_str());
-            }
-            if (auto it = f.model.uint_arg(s, vocab::arg_key::iteration))
-                ImGui::Text("iteration %llu", static_cast<unsigned long long>(*it));
-            ImGui::TextDisabled("%s", f.model.tracks[hover.ev.track].name.c_str());
-            ImGui::Text("start %s  duration %s", format_duration(static_cast<double>(s.begin) - hover_offset, 3).c_str(),
-                        format_duration(static_cast<double>(s.duration()), 3).c_str());
-            ImGui::EndTooltip();
-        }
+        if (hover.sel.valid() && !dragging_) slice_tooltip(ctx.doc, hover);
         if (io.MouseWheel != 0) {
             if (io.KeyShift) ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseWheel * 60);
-            else vp_.zoom_at(mp.x - x0, std::pow(0.8, io.MouseWheel));
+            else vp_.zoom_at(mp.x - fr.x0, std::pow(0.8, io.MouseWheel));
         }
         if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
             dragging_ = true;
             drag_x_ = mp.x;
         }
     }
-    if (dragging_) {
-        if (ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
-            if (std::fabs(mp.x - drag_x_) > 3) vp_.pan_px(io.MouseDelta.x);
-        } else {
-            dragging_ = false;
-            if (std::fabs(mp.x - drag_x_) <= 3 && hovered) st.select(doc, hover);
-        }
+    if (!dragging_) return;
+    if (ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
+        if (std::fabs(mp.x - drag_x_) > 3) vp_.pan_px(io.MouseDelta.x);
+    } else {
+        dragging_ = false;
+        if (std::fabs(mp.x - drag_x_) <= 3 && fr.hovered) ctx.state.select(ctx.doc, hover.sel);
     }
-    ImGui::EndChild();
-    ImGui::PopStyleColor();
+}
 
-    // One line, elided (its height is laid out above); the whole note in a tooltip.
+void compare_view::slice_tooltip(const document& doc, const band_hover& hover) const {
+    const selection& h = hover.sel;
+    const loaded_file& f = *doc.files[h.file];
+    const tm::slice& s = f.model.tracks[h.ev.track].slices[h.ev.index];
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(f.model.str(s.name).c_str());
+    const colour_key k = f.key(s);
+    const std::uint32_t run = run_of(doc, h.file, h.ev.track);
+    if (is_stage(k) && run != tm::no_index) {
+        const std::string sn = stage_name(doc, doc.runs[run], k);
+        if (!sn.empty()) ImGui::TextColored(ImColor(key_colour(k)), "%s", sn.c_str());
+    }
+    if (auto it = f.model.uint_arg(s, vocab::arg_key::iteration))
+        ImGui::Text("iteration %llu", static_cast<unsigned long long>(*it));
+    ImGui::TextDisabled("%s", f.model.tracks[h.ev.track].name.c_str());
+    ImGui::Text("start %s  duration %s", format_duration(static_cast<double>(s.begin) - hover.offset, 3).c_str(),
+                format_duration(static_cast<double>(s.duration()), 3).c_str());
+    ImGui::EndTooltip();
+}
+
+// One line under the bands, elided (its height is laid out in bands_height); the whole note in a
+// tooltip.
+void compare_view::note(view_context& ctx) const {
     const std::string note = "speedup: the serial reference's time (recorded by pipescope run) / makespan, — when the trace "
                              "has none; \"vs first\" compares each makespan with the first run's.";
     const float note_room = ImGui::GetContentRegionAvail().x;
     const std::string note_shown = elide_to_width(note, note_room, imgui_text_width);
-    st.layout.check("compare note", note_shown, imgui_text_width(note_shown), note_room);
+    ctx.state.layout.check("compare note", note_shown, imgui_text_width(note_shown), note_room);
     ImGui::TextDisabled("%s", note_shown.c_str());
     if (note_shown != note && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", note.c_str());
-    table(ctx, table_h);
 }
 
 }   // namespace

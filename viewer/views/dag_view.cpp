@@ -78,6 +78,16 @@ void arrow_head(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 c, float size) {
                           ImVec2(b.x - ux * size + uy * size * 0.5f, b.y - uy * size - ux * size * 0.5f), c);
 }
 
+// Where the canvas is on screen: its child window's top left, and the node area [cx0, cx1) x
+// [cy0, cy1) right of the row-name column and under the iteration axis. X and Y take the draw
+// list's canvas-relative pixels to the screen.
+struct canvas_frame {
+    ImVec2 wp;
+    float cx0, cy0, cx1, cy1;
+    float X(float x) const { return cx0 + x; }
+    float Y(float y) const { return cy0 + y; }
+};
+
 class dag_view final : public view {
 public:
     void draw(view_context& ctx) override;
@@ -110,6 +120,27 @@ private:
     replay_steps steps(double off) const;
     void legend(view_context& ctx, std::uint64_t t);
     void canvas(view_context& ctx, const run_ref& rr, double off);
+    // The canvas's phases (canvas() says in which order).
+    void place_camera(const canvas_frame& fr);
+    std::uint32_t follow_selection(const view_state& st, const run_ref& rr);
+    void build_list(const tm::pipeline_dag& dag, std::uint64_t t);
+    void draw_row_labels(view_context& ctx, ImDrawList* dl, const canvas_frame& fr) const;
+    void draw_iteration_axis(ImDrawList* dl, const canvas_frame& fr) const;
+    void draw_cells(ImDrawList* dl, const canvas_frame& fr) const;
+    void draw_critical_ticks(ImDrawList* dl, const canvas_frame& fr) const;
+    void draw_edges(ImDrawList* dl, const canvas_frame& fr) const;
+    void draw_boxes(ImDrawList* dl, const canvas_frame& fr, const tm::pipeline_dag& dag) const;
+    ImU32 draw_folded_box(ImDrawList* dl, const canvas_frame& fr, const dag_box& b, const tm::dag_node& nd, ImU32 c) const;
+    void draw_box_label(ImDrawList* dl, const canvas_frame& fr, const dag_box& b, const tm::dag_node& nd, ImU32 c,
+                        bool big) const;
+    void draw_null_marks(ImDrawList* dl, const canvas_frame& fr) const;
+    void draw_selected_node(ImDrawList* dl, const canvas_frame& fr, std::uint32_t v) const;
+    void mouse(view_context& ctx, const run_ref& rr, const canvas_frame& fr, double off, std::uint64_t t);
+    void node_tooltip(const tm::pipeline_dag& dag, std::uint32_t v, double ly, double off, std::uint64_t t) const;
+    void folded_node_lines(const tm::pipeline_dag& dag, std::uint32_t v, std::uint32_t hrow, double off,
+                           std::uint64_t t) const;
+    void null_node_tooltip(double lx, double ly) const;
+    void keys(view_context& ctx, double off, std::uint32_t sel_node);
     ImU32 fill(node_state s, int worker) const {
         if (by_worker_ && (s == node_state::done || s == node_state::running) && worker >= 0) return worker_colour(worker);
         return state_colour(s);
@@ -363,12 +394,11 @@ void dag_view::legend(view_context& ctx, std::uint64_t t) {
             true);
 }
 
+// The canvas is drawn in phases, back to front, then reads the mouse and keys: the camera, the
+// selection it follows, the draw list, the row names and iteration axis, the nodes (level-of-detail
+// cells, or edges under boxes under null marks), the selected node, then hover, drag and keys.
 void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
     view_state& st = ctx.state;
-    const document& doc = ctx.doc;
-    ImGuiIO& io = ImGui::GetIO();
-    const tm::run& r = run(ctx);
-    const tm::pipeline_dag& dag = r.dag;
     const std::uint64_t t = static_cast<std::uint64_t>(std::max(0.0, std::round(*st.cursor + off)));
 
     ImGui::PushStyleColor(ImGuiCol_ChildBg, col_background);
@@ -376,9 +406,40 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
                       ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 wp = ImGui::GetWindowPos(), ws = ImGui::GetWindowSize();
-    const float cx0 = wp.x + label_w(), cy0 = wp.y + header_h(), cx1 = wp.x + ws.x, cy1 = wp.y + ws.y;
-    cam_.width = std::max(10.f, cx1 - cx0);
-    cam_.height = std::max(10.f, cy1 - cy0);
+    const canvas_frame fr{wp, wp.x + label_w(), wp.y + header_h(), wp.x + ws.x, wp.y + ws.y};
+    place_camera(fr);
+    const std::uint32_t sel_node = follow_selection(st, rr);
+    build_list(run(ctx).dag, t);
+
+    draw_row_labels(ctx, dl, fr);
+    draw_iteration_axis(dl, fr);
+    dl->PushClipRect(ImVec2(fr.cx0, fr.cy0), ImVec2(fr.cx1, fr.cy1), true);
+    if (list_.lod) {
+        draw_cells(dl, fr);
+        if (show_critical_ && !cp_.empty()) draw_critical_ticks(dl, fr);
+    } else {
+        draw_edges(dl, fr);
+        draw_boxes(dl, fr, run(ctx).dag);
+        draw_null_marks(dl, fr);
+    }
+    if (sel_node != tm::no_index) draw_selected_node(dl, fr, sel_node);
+    if (idx_.columns() == 0)
+        dl->AddText(ImVec2(fr.cx0 + 10, fr.cy0 + 10), IM_COL32(200, 200, 200, 255), "this run has no pipeline DAG");
+    dl->PopClipRect();
+    ImGui::SetCursorScreenPos(ImVec2(fr.cx0, fr.cy0));
+    ImGui::Dummy(ImVec2(cam_.width, cam_.height));
+
+    mouse(ctx, rr, fr, off, t);
+    keys(ctx, off, sel_node);
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
+}
+
+// The camera takes the canvas's size; it fits the whole DAG when asked to, and again after a resize
+// until the user has zoomed or panned.
+void dag_view::place_camera(const canvas_frame& fr) {
+    cam_.width = std::max(10.f, fr.cx1 - fr.cx0);
+    cam_.height = std::max(10.f, fr.cy1 - fr.cy0);
     const double cols = static_cast<double>(idx_.columns()), rows = static_cast<double>(idx_.rows());
     if (auto_fit_ && (fitted_size_.x != static_cast<float>(cam_.width) || fitted_size_.y != static_cast<float>(cam_.height)))
         fit_pending_ = true;
@@ -389,8 +450,11 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
         fitted_size_ = ImVec2(static_cast<float>(cam_.width), static_cast<float>(cam_.height));
     }
     cam_.clamp(cols, rows);
+}
 
-    // Selection from the other views.
+// The node of this run that the selection (made in any view) is, or no_index; a selection new since
+// the last frame is brought into view when it is outside it.
+std::uint32_t dag_view::follow_selection(const view_state& st, const run_ref& rr) {
     std::uint32_t sel_node = tm::no_index;
     if (st.sel.valid() && st.sel.file == rr.file) sel_node = idx_.node_of_slice(st.sel.ev);
     if (!(st.sel == last_sel_)) {
@@ -404,7 +468,10 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
         }
         last_sel_ = st.sel;
     }
+    return sel_node;
+}
 
+void dag_view::build_list(const tm::pipeline_dag& dag, std::uint64_t t) {
     dag_draw_params p;
     p.t = t;
     p.edges_shown = (show_stage_ ? edge_bit(tm::dag_edge_kind::stage) : 0) |
@@ -413,24 +480,25 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
                     (show_retire_ ? edge_bit(tm::dag_edge_kind::retire) : 0);
     p.critical = show_critical_ ? &cp_ : nullptr;
     build_dag_draw_list(dag, idx_, cam_, p, list_);
+}
 
-    // Row stripes and the stage labels.
+// Row stripes and the stage labels (every row_step-th row when rows are thinner than the text), with
+// the metadata's stage name under the label when rows are tall enough for two lines.
+void dag_view::draw_row_labels(view_context& ctx, ImDrawList* dl, const canvas_frame& fr) const {
     const float fs = ImGui::GetFontSize();
-    const ImVec2 origin(cx0, cy0);
-    auto X = [&](float x) { return origin.x + x; };
-    auto Y = [&](float y) { return origin.y + y; };
-    dl->PushClipRect(ImVec2(wp.x, cy0), ImVec2(cx1, cy1), true);
+    const ImVec2 wp = fr.wp;
+    dl->PushClipRect(ImVec2(wp.x, fr.cy0), ImVec2(fr.cx1, fr.cy1), true);
     const double row_step = nice_count_step(cam_.sy, fs + 4);
     for (std::uint32_t rw = list_.row0; rw < list_.row1; ++rw) {
-        const float y0 = Y(static_cast<float>(cam_.px_y(rw))), y1 = Y(static_cast<float>(cam_.px_y(rw + 1)));
-        if (cam_.sy >= 4 && (rw & 1)) dl->AddRectFilled(ImVec2(cx0, y0), ImVec2(cx1, y1), IM_COL32(255, 255, 255, 7));
+        const float y0 = fr.Y(static_cast<float>(cam_.px_y(rw))), y1 = fr.Y(static_cast<float>(cam_.px_y(rw + 1)));
+        if (cam_.sy >= 4 && (rw & 1)) dl->AddRectFilled(ImVec2(fr.cx0, y0), ImVec2(fr.cx1, y1), IM_COL32(255, 255, 255, 7));
         if (std::fmod(static_cast<double>(rw), row_step) != 0) continue;
         const std::string& lab = row_labels_[rw].stage;
         const std::string& nm = row_labels_[rw].name;
         const float ly = cam_.sy >= fs ? (y0 + y1 - fs) * 0.5f : y0;
-        const ImVec4 clip(wp.x, std::max(cy0, y0 - fs), cx0 - 6, cy1);
+        const ImVec4 clip(wp.x, std::max(fr.cy0, y0 - fs), fr.cx0 - 6, fr.cy1);
         // Names longer than the column end in "…" (a node's tooltip has the name whole).
-        const float room = cx0 - 6 - (wp.x + 8);
+        const float room = fr.cx0 - 6 - (wp.x + 8);
         const std::string shown = elide_to_width(lab, room, imgui_text_width);
         ctx.state.layout.check("dag row label", shown, imgui_text_width(shown), room);
         dl->AddText(ImGui::GetFont(), fs, ImVec2(wp.x + 8, ly), IM_COL32(215, 215, 222, 255), shown.c_str(), nullptr, 0,
@@ -447,161 +515,189 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
         }
     }
     dl->PopClipRect();
-    // Iteration numbers along the top.
-    dl->AddRectFilled(ImVec2(wp.x, wp.y), ImVec2(cx1, cy0), IM_COL32(36, 38, 45, 255));
+}
+
+// Iteration numbers along the top (as many as fit, at round steps), and the lines that frame the
+// row-name column and the axis.
+void dag_view::draw_iteration_axis(ImDrawList* dl, const canvas_frame& fr) const {
+    const float fs = ImGui::GetFontSize();
+    const ImVec2 wp = fr.wp;
+    dl->AddRectFilled(ImVec2(wp.x, wp.y), ImVec2(fr.cx1, fr.cy0), IM_COL32(36, 38, 45, 255));
     dl->AddText(ImVec2(wp.x + 8, wp.y + (header_h() - fs) * 0.5f), IM_COL32(150, 150, 160, 255), "iteration");
-    {
-        dl->PushClipRect(ImVec2(cx0, wp.y), ImVec2(cx1, cy0), true);
-        const double col_step = nice_count_step(cam_.sx, 56);
-        const std::uint32_t first = static_cast<std::uint32_t>(std::ceil(list_.col0 / col_step) * col_step);
-        for (double c = first; c < list_.col1; c += col_step) {
-            const std::uint32_t ci = static_cast<std::uint32_t>(c);
-            const std::string s = std::to_string(idx_.col_iteration[ci]);
-            const float x = X(static_cast<float>(cam_.px_x(c + 0.5)));
-            dl->AddText(ImVec2(x - ImGui::CalcTextSize(s.c_str()).x * 0.5f, wp.y + (header_h() - fs) * 0.5f),
-                        IM_COL32(200, 200, 210, 255), s.c_str());
-            dl->AddLine(ImVec2(x, cy0 - 3), ImVec2(x, cy0), IM_COL32(120, 120, 130, 255));
-        }
-        dl->PopClipRect();
+    dl->PushClipRect(ImVec2(fr.cx0, wp.y), ImVec2(fr.cx1, fr.cy0), true);
+    const double col_step = nice_count_step(cam_.sx, 56);
+    const std::uint32_t first = static_cast<std::uint32_t>(std::ceil(list_.col0 / col_step) * col_step);
+    for (double c = first; c < list_.col1; c += col_step) {
+        const std::uint32_t ci = static_cast<std::uint32_t>(c);
+        const std::string s = std::to_string(idx_.col_iteration[ci]);
+        const float x = fr.X(static_cast<float>(cam_.px_x(c + 0.5)));
+        dl->AddText(ImVec2(x - ImGui::CalcTextSize(s.c_str()).x * 0.5f, wp.y + (header_h() - fs) * 0.5f),
+                    IM_COL32(200, 200, 210, 255), s.c_str());
+        dl->AddLine(ImVec2(x, fr.cy0 - 3), ImVec2(x, fr.cy0), IM_COL32(120, 120, 130, 255));
     }
-    dl->AddLine(ImVec2(cx0 - 0.5f, wp.y), ImVec2(cx0 - 0.5f, cy1), IM_COL32(80, 80, 90, 255));
-    dl->AddLine(ImVec2(wp.x, cy0 - 0.5f), ImVec2(cx1, cy0 - 0.5f), IM_COL32(80, 80, 90, 255));
-
-    dl->PushClipRect(ImVec2(cx0, cy0), ImVec2(cx1, cy1), true);
-    if (list_.lod) {
-        for (const dag_lod_cell& c : list_.cells) {
-            dl->AddRectFilled(ImVec2(X(c.x0), Y(c.y0)), ImVec2(X(c.x1), Y(c.y1)), fill(c.state, c.worker));
-            if (2 * c.folded_nodes > c.nodes)
-                hatch_rect(dl, ImVec2(X(c.x0), Y(c.y0)), ImVec2(X(c.x1), Y(c.y1)), col_folded_hatch);
-        }
-        // The critical path: a red tick on each cell that holds one of its nodes (the path is in
-        // column order: binary search to the view, one tick per cell).
-        if (show_critical_ && !cp_.empty()) {
-            const std::uint32_t gx = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::ceil(3 / cam_.sx)));
-            const std::uint32_t gy = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::ceil(3 / cam_.sy)));
-            auto it = std::lower_bound(cp_.nodes.begin(), cp_.nodes.end(), list_.col0 / gx * gx,
-                                       [&](std::uint32_t v, std::uint32_t c) { return idx_.node_col[v] < c; });
-            std::uint32_t last_g = tm::no_index, last_r = tm::no_index;
-            for (; it != cp_.nodes.end() && idx_.node_col[*it] < list_.col1; ++it) {
-                const std::uint32_t g = idx_.node_col[*it] / gx, rg = idx_.node_row[*it] / gy;
-                if (g == last_g && rg == last_r) continue;
-                last_g = g;
-                last_r = rg;
-                const float x0 = X(static_cast<float>(cam_.px_x(g * gx))),
-                            x1 = std::max(x0 + 1, X(static_cast<float>(cam_.px_x((g + 1) * gx))));
-                const float y = Y(static_cast<float>(cam_.px_y(rg * gy + gy * 0.5)));
-                dl->AddRectFilled(ImVec2(x0, y - 0.5f), ImVec2(x1, y + 0.5f), (col_critical & 0x00FFFFFF) | 0xC0000000);
-            }
-        }
-    } else {
-        // Edges under the boxes; the critical ones on top of the others.
-        const float bsz = list_.boxes.empty()
-                              ? 10.f
-                              : std::min(list_.boxes[0].x1 - list_.boxes[0].x0, list_.boxes[0].y1 - list_.boxes[0].y0);
-        const float head = std::clamp(bsz * 0.22f, 3.f, 7.f);
-        for (int pass = 0; pass < 2; ++pass)
-            for (const dag_edge_seg& e : list_.edges) {
-                if (e.critical != (pass == 1)) continue;
-                const ImVec2 a(X(e.ax), Y(e.ay)), b(X(e.bx), Y(e.by));
-                ImU32 c = col_stage_edge;
-                float th = 1.2f;
-                switch (e.kind) {
-                    case tm::dag_edge_kind::stage: c = col_stage_edge; break;
-                    case tm::dag_edge_kind::cross: c = col_cross_edge; break;
-                    case tm::dag_edge_kind::throttle: c = col_throttle_edge; break;
-                    case tm::dag_edge_kind::retire: c = col_retire_edge; break;
-                }
-                if (e.critical) c = col_critical, th = 2.5f;
-                if (e.kind == tm::dag_edge_kind::throttle && !e.critical) dashed_line(dl, a, b, c, th, 5, 4);
-                else if (e.kind == tm::dag_edge_kind::retire && !e.critical) dashed_line(dl, a, b, c, th, 2, 3);
-                else dl->AddLine(a, b, c, th);
-                arrow_head(dl, a, b, c, head);
-            }
-        // Critical nodes: a frame just outside the box.
-        for (const dag_box& b : list_.boxes)
-            if (b.critical)
-                dl->AddRect(ImVec2(X(b.x0) - 2, Y(b.y0) - 2), ImVec2(X(b.x1) + 2, Y(b.y1) + 2), col_critical, 0, 0, 1.5f);
-        const bool labels = !list_.boxes.empty() && list_.boxes[0].x1 - list_.boxes[0].x0 >= 22 &&
-                            list_.boxes[0].y1 - list_.boxes[0].y0 >= fs;
-        const bool big =
-            labels && list_.boxes[0].x1 - list_.boxes[0].x0 >= 64 && list_.boxes[0].y1 - list_.boxes[0].y0 >= 2 * fs + 2;
-        char buf[64];
-        for (const dag_box& b : list_.boxes) {
-            const tm::dag_node& nd = dag.nodes[b.node];
-            ImU32 c = fill(b.state, nd.worker);
-            if (b.folded) {
-                // Its nodes by their shares: done ones, the next (running, or the block's state before
-                // it starts), the rest not ready; hatched and framed as one block.
-                const ImVec2 a(X(b.x0), Y(b.y0)), e(X(b.x1), Y(b.y1));
-                const ImU32 done = fill(node_state::done, nd.worker);
-                if (b.split0 > b.y0) dl->AddRectFilled(a, ImVec2(e.x, Y(b.split0)), done);
-                if (b.split1 > b.split0) dl->AddRectFilled(ImVec2(a.x, Y(b.split0)), ImVec2(e.x, Y(b.split1)), c);
-                if (b.y1 > b.split1) dl->AddRectFilled(ImVec2(a.x, Y(b.split1)), e, state_colour(node_state::not_ready));
-                hatch_rect(dl, a, e, col_folded_hatch, std::clamp(std::round((b.x1 - b.x0) / 3.f), 4.f, 8.f));
-                dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(e.x + 1, e.y + 1), col_folded_frame);
-                if (b.split0 > b.y0) c = done;   // the label sits on the top part
-            } else {
-                dl->AddRectFilled(ImVec2(X(b.x0), Y(b.y0)), ImVec2(X(b.x1), Y(b.y1)), c);
-            }
-            if (by_worker_ && b.state == node_state::running)
-                dl->AddRect(ImVec2(X(b.x0) - 1, Y(b.y0) - 1), ImVec2(X(b.x1) + 1, Y(b.y1) + 1), IM_COL32(255, 255, 255, 255),
-                            0, 0, 1.5f);
-            if (!labels) continue;
-            const ImVec4 clip(X(b.x0) + 1, Y(b.y0), X(b.x1) - 1, Y(b.y1));
-            if (big && nd.folded()) {
-                *fmt::format_to_n(buf, sizeof buf - 1, "({}, {}\xE2\x80\x93{})",
-                                  static_cast<unsigned long long>(nd.iteration), static_cast<unsigned long long>(nd.stage),
-                                  static_cast<unsigned long long>(nd.last_stage))
-                     .out = '\0';
-                dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2), text_colour_on(c), buf, nullptr,
-                            0, &clip);
-                *(nd.worker >= 0 ? fmt::format_to_n(buf, sizeof buf - 1, "w{}, {} nodes", nd.worker, nd.nodes)
-                                 : fmt::format_to_n(buf, sizeof buf - 1, "{} nodes", nd.nodes))
-                     .out = '\0';
-                dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2 + fs), text_colour_on(c), buf,
-                            nullptr, 0, &clip);
-            } else if (big) {
-                *fmt::format_to_n(buf, sizeof buf - 1, "({}, {})", static_cast<unsigned long long>(nd.iteration),
-                                  static_cast<unsigned long long>(nd.stage))
-                     .out = '\0';
-                dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2), text_colour_on(c), buf, nullptr,
-                            0, &clip);
-                const char* running = b.state == node_state::running ? " running" : "";
-                *(nd.worker >= 0 ? fmt::format_to_n(buf, sizeof buf - 1, "w{}{}", nd.worker, running)
-                                 : fmt::format_to_n(buf, sizeof buf - 1, "{}", running))
-                     .out = '\0';
-                dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(X(b.x0) + 4, Y(b.y0) + 2 + fs), text_colour_on(c), buf,
-                            nullptr, 0, &clip);
-            } else if (b.state == node_state::running && nd.worker >= 0) {
-                *fmt::format_to_n(buf, sizeof buf - 1, "w{}", nd.worker).out = '\0';
-                const ImVec2 ts = ImGui::CalcTextSize(buf);
-                dl->AddText(ImGui::GetFont(), fs, ImVec2((X(b.x0) + X(b.x1) - ts.x) * 0.5f, (Y(b.y0) + Y(b.y1) - fs) * 0.5f),
-                            text_colour_on(c), buf, nullptr, 0, &clip);
-            }
-        }
-        const float nr =
-            std::clamp(std::min<float>(static_cast<float>(cam_.sx), static_cast<float>(cam_.sy)) * 0.1f, 1.5f, 4.f);
-        for (const dag_null_mark& m : list_.nulls) dl->AddCircle(ImVec2(X(m.x), Y(m.y)), nr, col_null, 10, 1.2f);
-    }
-    // The selected node.
-    if (sel_node != tm::no_index) {
-        const float x0 = X(static_cast<float>(cam_.px_x(idx_.node_col[sel_node]))),
-                    y0 = Y(static_cast<float>(cam_.px_y(idx_.node_row[sel_node])));
-        const float x1 = std::max(x0 + 3, X(static_cast<float>(cam_.px_x(idx_.node_col[sel_node] + 1)))),
-                    y1 = std::max(y0 + 3, Y(static_cast<float>(cam_.px_y(idx_.node_last_row[sel_node] + 1))));
-        dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x1 + 1, y1 + 1), col_select, 0, 0, 2.0f);
-    }
-    if (idx_.columns() == 0)
-        dl->AddText(ImVec2(cx0 + 10, cy0 + 10), IM_COL32(200, 200, 200, 255), "this run has no pipeline DAG");
     dl->PopClipRect();
-    ImGui::SetCursorScreenPos(ImVec2(cx0, cy0));
-    ImGui::Dummy(ImVec2(cam_.width, cam_.height));
+    dl->AddLine(ImVec2(fr.cx0 - 0.5f, wp.y), ImVec2(fr.cx0 - 0.5f, fr.cy1), IM_COL32(80, 80, 90, 255));
+    dl->AddLine(ImVec2(wp.x, fr.cy0 - 0.5f), ImVec2(fr.cx1, fr.cy0 - 0.5f), IM_COL32(80, 80, 90, 255));
+}
 
-    // --- input ---------------------------------------------------------------------------------
+// Zoomed out (level of detail): one cell per group of nodes, hatched when most of them are folded.
+void dag_view::draw_cells(ImDrawList* dl, const canvas_frame& fr) const {
+    for (const dag_lod_cell& c : list_.cells) {
+        dl->AddRectFilled(ImVec2(fr.X(c.x0), fr.Y(c.y0)), ImVec2(fr.X(c.x1), fr.Y(c.y1)), fill(c.state, c.worker));
+        if (2 * c.folded_nodes > c.nodes)
+            hatch_rect(dl, ImVec2(fr.X(c.x0), fr.Y(c.y0)), ImVec2(fr.X(c.x1), fr.Y(c.y1)), col_folded_hatch);
+    }
+}
+
+// Zoomed out, the critical path: a red tick on each cell that holds one of its nodes (the path is in
+// column order: binary search to the view, one tick per cell).
+void dag_view::draw_critical_ticks(ImDrawList* dl, const canvas_frame& fr) const {
+    const std::uint32_t gx = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::ceil(3 / cam_.sx)));
+    const std::uint32_t gy = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::ceil(3 / cam_.sy)));
+    auto it = std::lower_bound(cp_.nodes.begin(), cp_.nodes.end(), list_.col0 / gx * gx,
+                               [&](std::uint32_t v, std::uint32_t c) { return idx_.node_col[v] < c; });
+    std::uint32_t last_g = tm::no_index, last_r = tm::no_index;
+    for (; it != cp_.nodes.end() && idx_.node_col[*it] < list_.col1; ++it) {
+        const std::uint32_t g = idx_.node_col[*it] / gx, rg = idx_.node_row[*it] / gy;
+        if (g == last_g && rg == last_r) continue;
+        last_g = g;
+        last_r = rg;
+        const float x0 = fr.X(static_cast<float>(cam_.px_x(g * gx))),
+                    x1 = std::max(x0 + 1, fr.X(static_cast<float>(cam_.px_x((g + 1) * gx))));
+        const float y = fr.Y(static_cast<float>(cam_.px_y(rg * gy + gy * 0.5)));
+        dl->AddRectFilled(ImVec2(x0, y - 0.5f), ImVec2(x1, y + 0.5f), (col_critical & 0x00FFFFFF) | 0xC0000000);
+    }
+}
+
+// Edges under the boxes; the critical ones on top of the others. Throttle edges are dashed, retire
+// edges dotted (off the critical path), so that the four kinds read apart where they cross.
+void dag_view::draw_edges(ImDrawList* dl, const canvas_frame& fr) const {
+    const float bsz =
+        list_.boxes.empty() ? 10.f : std::min(list_.boxes[0].x1 - list_.boxes[0].x0, list_.boxes[0].y1 - list_.boxes[0].y0);
+    const float head = std::clamp(bsz * 0.22f, 3.f, 7.f);
+    for (int pass = 0; pass < 2; ++pass)
+        for (const dag_edge_seg& e : list_.edges) {
+            if (e.critical != (pass == 1)) continue;
+            const ImVec2 a(fr.X(e.ax), fr.Y(e.ay)), b(fr.X(e.bx), fr.Y(e.by));
+            ImU32 c = col_stage_edge;
+            float th = 1.2f;
+            switch (e.kind) {
+                case tm::dag_edge_kind::stage: c = col_stage_edge; break;
+                case tm::dag_edge_kind::cross: c = col_cross_edge; break;
+                case tm::dag_edge_kind::throttle: c = col_throttle_edge; break;
+                case tm::dag_edge_kind::retire: c = col_retire_edge; break;
+            }
+            if (e.critical) c = col_critical, th = 2.5f;
+            if (e.kind == tm::dag_edge_kind::throttle && !e.critical) dashed_line(dl, a, b, c, th, 5, 4);
+            else if (e.kind == tm::dag_edge_kind::retire && !e.critical) dashed_line(dl, a, b, c, th, 2, 3);
+            else dl->AddLine(a, b, c, th);
+            arrow_head(dl, a, b, c, head);
+        }
+}
+
+// The node boxes: critical ones framed just outside, folded blocks split by their nodes' shares,
+// running ones outlined when coloured by worker; labels when the boxes are big enough for text.
+void dag_view::draw_boxes(ImDrawList* dl, const canvas_frame& fr, const tm::pipeline_dag& dag) const {
+    for (const dag_box& b : list_.boxes)
+        if (b.critical)
+            dl->AddRect(ImVec2(fr.X(b.x0) - 2, fr.Y(b.y0) - 2), ImVec2(fr.X(b.x1) + 2, fr.Y(b.y1) + 2), col_critical, 0, 0,
+                        1.5f);
+    const float fs = ImGui::GetFontSize();
+    const bool labels =
+        !list_.boxes.empty() && list_.boxes[0].x1 - list_.boxes[0].x0 >= 22 && list_.boxes[0].y1 - list_.boxes[0].y0 >= fs;
+    const bool big =
+        labels && list_.boxes[0].x1 - list_.boxes[0].x0 >= 64 && list_.boxes[0].y1 - list_.boxes[0].y0 >= 2 * fs + 2;
+    for (const dag_box& b : list_.boxes) {
+        const tm::dag_node& nd = dag.nodes[b.node];
+        ImU32 c = fill(b.state, nd.worker);
+        if (b.folded) c = draw_folded_box(dl, fr, b, nd, c);
+        else dl->AddRectFilled(ImVec2(fr.X(b.x0), fr.Y(b.y0)), ImVec2(fr.X(b.x1), fr.Y(b.y1)), c);
+        if (by_worker_ && b.state == node_state::running)
+            dl->AddRect(ImVec2(fr.X(b.x0) - 1, fr.Y(b.y0) - 1), ImVec2(fr.X(b.x1) + 1, fr.Y(b.y1) + 1),
+                        IM_COL32(255, 255, 255, 255), 0, 0, 1.5f);
+        if (labels) draw_box_label(dl, fr, b, nd, c, big);
+    }
+}
+
+// A folded block: its nodes by their shares — done ones, the next (running, or the block's state
+// before it starts, in `c`), the rest not ready — hatched and framed as one block. Returns the colour
+// under its label (which sits on the top part).
+ImU32 dag_view::draw_folded_box(ImDrawList* dl, const canvas_frame& fr, const dag_box& b, const tm::dag_node& nd,
+                                ImU32 c) const {
+    const ImVec2 a(fr.X(b.x0), fr.Y(b.y0)), e(fr.X(b.x1), fr.Y(b.y1));
+    const ImU32 done = fill(node_state::done, nd.worker);
+    if (b.split0 > b.y0) dl->AddRectFilled(a, ImVec2(e.x, fr.Y(b.split0)), done);
+    if (b.split1 > b.split0) dl->AddRectFilled(ImVec2(a.x, fr.Y(b.split0)), ImVec2(e.x, fr.Y(b.split1)), c);
+    if (b.y1 > b.split1) dl->AddRectFilled(ImVec2(a.x, fr.Y(b.split1)), e, state_colour(node_state::not_ready));
+    hatch_rect(dl, a, e, col_folded_hatch, std::clamp(std::round((b.x1 - b.x0) / 3.f), 4.f, 8.f));
+    dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(e.x + 1, e.y + 1), col_folded_frame);
+    return b.split0 > b.y0 ? done : c;
+}
+
+// A box's text on its colour `c`: big boxes say which node (or block) and its worker on two lines,
+// smaller ones only a running node's worker, centred.
+void dag_view::draw_box_label(ImDrawList* dl, const canvas_frame& fr, const dag_box& b, const tm::dag_node& nd, ImU32 c,
+                              bool big) const {
+    const float fs = ImGui::GetFontSize();
+    char buf[64];
+    char buf2[64];
+    const ImVec4 clip(fr.X(b.x0) + 1, fr.Y(b.y0), fr.X(b.x1) - 1, fr.Y(b.y1));
+    auto two_lines = [&] {   // buf over buf2, in the small font
+        dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(fr.X(b.x0) + 4, fr.Y(b.y0) + 2), text_colour_on(c), buf, nullptr, 0,
+                    &clip);
+        dl->AddText(ImGui::GetFont(), fs * 0.85f, ImVec2(fr.X(b.x0) + 4, fr.Y(b.y0) + 2 + fs), text_colour_on(c), buf2,
+                    nullptr, 0, &clip);
+    };
+    if (big && nd.folded()) {
+        *fmt::format_to_n(buf, sizeof buf - 1, "({}, {}\xE2\x80\x93{})", static_cast<unsigned long long>(nd.iteration),
+                          static_cast<unsigned long long>(nd.stage), static_cast<unsigned long long>(nd.last_stage))
+             .out = '\0';
+        *(nd.worker >= 0 ? fmt::format_to_n(buf2, sizeof buf2 - 1, "w{}, {} nodes", nd.worker, nd.nodes)
+                         : fmt::format_to_n(buf2, sizeof buf2 - 1, "{} nodes", nd.nodes))
+             .out = '\0';
+        two_lines();
+    } else if (big) {
+        *fmt::format_to_n(buf, sizeof buf - 1, "({}, {})", static_cast<unsigned long long>(nd.iteration),
+                          static_cast<unsigned long long>(nd.stage))
+             .out = '\0';
+        const char* running = b.state == node_state::running ? " running" : "";
+        *(nd.worker >= 0 ? fmt::format_to_n(buf2, sizeof buf2 - 1, "w{}{}", nd.worker, running)
+                         : fmt::format_to_n(buf2, sizeof buf2 - 1, "{}", running))
+             .out = '\0';
+        two_lines();
+    } else if (b.state == node_state::running && nd.worker >= 0) {
+        *fmt::format_to_n(buf, sizeof buf - 1, "w{}", nd.worker).out = '\0';
+        const ImVec2 ts = ImGui::CalcTextSize(buf);
+        dl->AddText(ImGui::GetFont(), fs,
+                    ImVec2((fr.X(b.x0) + fr.X(b.x1) - ts.x) * 0.5f, (fr.Y(b.y0) + fr.Y(b.y1) - fs) * 0.5f),
+                    text_colour_on(c), buf, nullptr, 0, &clip);
+    }
+}
+
+void dag_view::draw_null_marks(ImDrawList* dl, const canvas_frame& fr) const {
+    const float nr = std::clamp(std::min<float>(static_cast<float>(cam_.sx), static_cast<float>(cam_.sy)) * 0.1f, 1.5f, 4.f);
+    for (const dag_null_mark& m : list_.nulls) dl->AddCircle(ImVec2(fr.X(m.x), fr.Y(m.y)), nr, col_null, 10, 1.2f);
+}
+
+// The selected node's outline, at least 3 px across however far out the view is zoomed.
+void dag_view::draw_selected_node(ImDrawList* dl, const canvas_frame& fr, std::uint32_t v) const {
+    const float x0 = fr.X(static_cast<float>(cam_.px_x(idx_.node_col[v]))),
+                y0 = fr.Y(static_cast<float>(cam_.px_y(idx_.node_row[v])));
+    const float x1 = std::max(x0 + 3, fr.X(static_cast<float>(cam_.px_x(idx_.node_col[v] + 1)))),
+                y1 = std::max(y0 + 3, fr.Y(static_cast<float>(cam_.px_y(idx_.node_last_row[v] + 1))));
+    dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x1 + 1, y1 + 1), col_select, 0, 0, 2.0f);
+}
+
+// The mouse over the canvas: the wheel zooms (Ctrl: rows only, Shift: columns only), hovering a node
+// or a null node explains it, a drag pans and a click (no drag) selects the node under it.
+void dag_view::mouse(view_context& ctx, const run_ref& rr, const canvas_frame& fr, double off, std::uint64_t t) {
+    view_state& st = ctx.state;
+    ImGuiIO& io = ImGui::GetIO();
+    const tm::pipeline_dag& dag = run(ctx).dag;
     const ImVec2 mp = io.MousePos;
-    const bool in_canvas = ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && mp.x >= cx0 &&
-                           mp.x < cx1 && mp.y >= cy0 && mp.y < cy1;
-    const double lx = mp.x - cx0, ly = mp.y - cy0;
+    const bool in_canvas = ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && mp.x >= fr.cx0 &&
+                           mp.x < fr.cx1 && mp.y >= fr.cy0 && mp.y < fr.cy1;
+    const double lx = mp.x - fr.cx0, ly = mp.y - fr.cy0;
     if (in_canvas && io.MouseWheel != 0) {
         const double f = std::pow(1.25, io.MouseWheel);
         cam_.zoom_at(lx, ly, io.KeyCtrl ? 1.0 : f, io.KeyShift ? 1.0 : f);
@@ -610,75 +706,10 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
     if (in_canvas && !dragging_) {
         const std::uint32_t v = node_at_px(idx_, cam_, lx, ly);
         if (v != tm::no_index) {
-            const tm::dag_node& nd = dag.nodes[v];
-            const node_state s = state_at(dag, idx_, v, t);
-            st.hover = {rr.file, nd.slice};
-            ImGui::BeginTooltip();
-            // The row under the mouse: inside a folded block, one of its nodes.
-            const std::uint32_t hrow = std::clamp(static_cast<std::uint32_t>(std::max(0.0, std::floor(cam_.row_at(ly)))),
-                                                  idx_.node_row[v], idx_.node_last_row[v]);
-            if (nd.folded()) {
-                const std::uint32_t k = hrow - idx_.node_row[v];
-                const node_state sk = state_in_block(dag, idx_, v, k, t);
-                const auto [ks, ke] = node_share_times(nd, k);
-                ImGui::Text("folded run (%llu, %llu\xE2\x80\x93%llu): %u nodes",
-                            static_cast<unsigned long long>(nd.iteration), static_cast<unsigned long long>(nd.stage),
-                            static_cast<unsigned long long>(nd.last_stage), nd.nodes);
-                ImGui::TextDisabled(
-                    "one slice for stages %llu to %llu of iteration %llu; %u of its nodes done at the cursor",
-                    static_cast<unsigned long long>(nd.stage), static_cast<unsigned long long>(nd.last_stage),
-                    static_cast<unsigned long long>(nd.iteration), nodes_done_at(nd, t));
-                ImGui::TextColored(ImColor(state_colour(sk)), "node (%llu, %llu): %s at the cursor",
-                                   static_cast<unsigned long long>(nd.iteration),
-                                   static_cast<unsigned long long>(idx_.row_stage[hrow]), to_string(sk));
-                ImGui::TextDisabled("its share of the run: %s to %s (%s, the run's duration / %u)",
-                                    format_duration(static_cast<double>(ks) - off, 3).c_str(),
-                                    format_duration(static_cast<double>(ke) - off, 3).c_str(),
-                                    format_duration(static_cast<double>(ke - ks), 3).c_str(), nd.nodes);
-            } else {
-                ImGui::Text("node (%llu, %llu)", static_cast<unsigned long long>(nd.iteration),
-                            static_cast<unsigned long long>(nd.stage));
-            }
-            const std::string& nm = row_labels_[hrow].name;
-            if (!nm.empty()) ImGui::TextDisabled("%s", nm.c_str());
-            ImGui::TextColored(ImColor(state_colour(s)), "%s%s at the cursor", nd.folded() ? "the run: " : "", to_string(s));
-            if (nd.worker >= 0) ImGui::TextColored(ImColor(worker_colour(nd.worker)), "worker %d", nd.worker);
-            ImGui::Text("start %s   duration %s", format_duration(static_cast<double>(nd.start) - off, 3).c_str(),
-                        format_duration(static_cast<double>(nd.end - nd.start), 3).c_str());
-            if (nd.waited) ImGui::TextDisabled("entered through pipe_stage_wait (cross edge)");
-            if (idx_.suspend_at[v] != no_time)
-                ImGui::Text("suspended at %s, waited %s",
-                            format_duration(static_cast<double>(idx_.suspend_at[v]) - off, 3).c_str(),
-                            format_duration(static_cast<double>(nd.start - idx_.suspend_at[v]), 3).c_str());
-            for (std::uint32_t k = idx_.in_first[v]; k < idx_.in_first[v + 1]; ++k) {
-                const tm::dag_edge& e = dag.edges[idx_.in_edges[k]];
-                const tm::dag_node& u = dag.nodes[e.from];
-                if (u.folded())
-                    ImGui::TextDisabled("%s edge from (%llu, %llu\xE2\x80\x93%llu), ended %s", tm::to_string(e.kind),
-                                        static_cast<unsigned long long>(u.iteration),
-                                        static_cast<unsigned long long>(u.stage),
-                                        static_cast<unsigned long long>(u.last_stage),
-                                        format_duration(static_cast<double>(u.end) - off, 3).c_str());
-                else
-                    ImGui::TextDisabled("%s edge from (%llu, %llu), ended %s", tm::to_string(e.kind),
-                                        static_cast<unsigned long long>(u.iteration),
-                                        static_cast<unsigned long long>(u.stage),
-                                        format_duration(static_cast<double>(u.end) - off, 3).c_str());
-            }
-            if (!cp_.empty() && cp_.on_node[v]) ImGui::TextColored(ImColor(col_critical), "on the critical path");
-            ImGui::EndTooltip();
+            st.hover = {rr.file, dag.nodes[v].slice};
+            node_tooltip(dag, v, ly, off, t);
         } else if (cam_.sx >= 3 && cam_.sy >= 3) {
-            const double c = std::floor(cam_.col_at(lx)), rw = std::floor(cam_.row_at(ly));
-            if (c >= 0 && rw >= 0 && c < cols && rw < rows) {
-                const std::uint32_t ci = static_cast<std::uint32_t>(c), ri = static_cast<std::uint32_t>(rw);
-                const std::uint32_t b = idx_.col_first[ci], e = idx_.col_first[ci + 1];
-                if (idx_.node_row[b] < ri && idx_.node_row[e - 1] > ri)
-                    ImGui::SetTooltip("null node (%llu, %llu): iteration %llu skipped stage %llu",
-                                      static_cast<unsigned long long>(idx_.col_iteration[ci]),
-                                      static_cast<unsigned long long>(idx_.row_stage[ri]),
-                                      static_cast<unsigned long long>(idx_.col_iteration[ci]),
-                                      static_cast<unsigned long long>(idx_.row_stage[ri]));
-            }
+            null_node_tooltip(lx, ly);
         }
     }
     if (in_canvas && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
@@ -686,38 +717,114 @@ void dag_view::canvas(view_context& ctx, const run_ref& rr, double off) {
         drag_moved_ = false;
         drag_origin_ = mp;
     }
-    if (dragging_) {
-        if (ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
-            if (std::fabs(mp.x - drag_origin_.x) + std::fabs(mp.y - drag_origin_.y) > 3) drag_moved_ = true;
-            if (drag_moved_) {
-                cam_.pan_px(io.MouseDelta.x, io.MouseDelta.y);
-                auto_fit_ = false;
-            }
-        } else {
-            dragging_ = false;
-            if (!drag_moved_) {
-                const std::uint32_t v = node_at_px(idx_, cam_, mp.x - cx0, mp.y - cy0);
-                selection s;
-                if (v != tm::no_index && dag.nodes[v].slice.valid()) s = {rr.file, dag.nodes[v].slice};
-                st.select(doc, s);
-                last_sel_ = st.sel;   // already in view
-            }
-        }
-    }
-    // Keys.
-    if (!io.WantTextInput && (ImGui::IsWindowHovered() || ImGui::IsWindowFocused())) {
-        replay_.keys(st, static_cast<double>(idx_.start) - off, static_cast<double>(idx_.end) - off, steps(off));
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false) || ImGui::IsKeyPressed('0', false))
-            fit_pending_ = true;
-        if (ImGui::IsKeyPressed('F', false) && sel_node != tm::no_index) {
-            cam_.sx = std::max(cam_.sx, 40.0);
-            cam_.sy = std::max(cam_.sy, 30.0);
-            cam_.centre_on(idx_.node_col[sel_node] + 0.5, idx_.node_row[sel_node] + 0.5);
+    if (!dragging_) return;
+    if (ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
+        if (std::fabs(mp.x - drag_origin_.x) + std::fabs(mp.y - drag_origin_.y) > 3) drag_moved_ = true;
+        if (drag_moved_) {
+            cam_.pan_px(io.MouseDelta.x, io.MouseDelta.y);
             auto_fit_ = false;
         }
+    } else {
+        dragging_ = false;
+        if (!drag_moved_) {
+            const std::uint32_t v = node_at_px(idx_, cam_, mp.x - fr.cx0, mp.y - fr.cy0);
+            selection s;
+            if (v != tm::no_index && dag.nodes[v].slice.valid()) s = {rr.file, dag.nodes[v].slice};
+            st.select(ctx.doc, s);
+            last_sel_ = st.sel;   // already in view
+        }
     }
-    ImGui::EndChild();
-    ImGui::PopStyleColor();
+}
+
+// Node v under the mouse (ly: px below the canvas's top): what it is, its state at the cursor, its
+// worker and times, the edges into it, whether the critical path runs through it.
+void dag_view::node_tooltip(const tm::pipeline_dag& dag, std::uint32_t v, double ly, double off, std::uint64_t t) const {
+    const tm::dag_node& nd = dag.nodes[v];
+    const node_state s = state_at(dag, idx_, v, t);
+    ImGui::BeginTooltip();
+    // The row under the mouse: inside a folded block, one of its nodes.
+    const std::uint32_t hrow = std::clamp(static_cast<std::uint32_t>(std::max(0.0, std::floor(cam_.row_at(ly)))),
+                                          idx_.node_row[v], idx_.node_last_row[v]);
+    if (nd.folded()) folded_node_lines(dag, v, hrow, off, t);
+    else
+        ImGui::Text("node (%llu, %llu)", static_cast<unsigned long long>(nd.iteration),
+                    static_cast<unsigned long long>(nd.stage));
+    const std::string& nm = row_labels_[hrow].name;
+    if (!nm.empty()) ImGui::TextDisabled("%s", nm.c_str());
+    ImGui::TextColored(ImColor(state_colour(s)), "%s%s at the cursor", nd.folded() ? "the run: " : "", to_string(s));
+    if (nd.worker >= 0) ImGui::TextColored(ImColor(worker_colour(nd.worker)), "worker %d", nd.worker);
+    ImGui::Text("start %s   duration %s", format_duration(static_cast<double>(nd.start) - off, 3).c_str(),
+                format_duration(static_cast<double>(nd.end - nd.start), 3).c_str());
+    if (nd.waited) ImGui::TextDisabled("entered through pipe_stage_wait (cross edge)");
+    if (idx_.suspend_at[v] != no_time)
+        ImGui::Text("suspended at %s, waited %s", format_duration(static_cast<double>(idx_.suspend_at[v]) - off, 3).c_str(),
+                    format_duration(static_cast<double>(nd.start - idx_.suspend_at[v]), 3).c_str());
+    for (std::uint32_t k = idx_.in_first[v]; k < idx_.in_first[v + 1]; ++k) {
+        const tm::dag_edge& e = dag.edges[idx_.in_edges[k]];
+        const tm::dag_node& u = dag.nodes[e.from];
+        if (u.folded())
+            ImGui::TextDisabled("%s edge from (%llu, %llu\xE2\x80\x93%llu), ended %s", tm::to_string(e.kind),
+                                static_cast<unsigned long long>(u.iteration), static_cast<unsigned long long>(u.stage),
+                                static_cast<unsigned long long>(u.last_stage),
+                                format_duration(static_cast<double>(u.end) - off, 3).c_str());
+        else
+            ImGui::TextDisabled("%s edge from (%llu, %llu), ended %s", tm::to_string(e.kind),
+                                static_cast<unsigned long long>(u.iteration), static_cast<unsigned long long>(u.stage),
+                                format_duration(static_cast<double>(u.end) - off, 3).c_str());
+    }
+    if (!cp_.empty() && cp_.on_node[v]) ImGui::TextColored(ImColor(col_critical), "on the critical path");
+    ImGui::EndTooltip();
+}
+
+// A folded block's first tooltip lines: the block, and the node of it in row hrow by its share.
+void dag_view::folded_node_lines(const tm::pipeline_dag& dag, std::uint32_t v, std::uint32_t hrow, double off,
+                                 std::uint64_t t) const {
+    const tm::dag_node& nd = dag.nodes[v];
+    const std::uint32_t k = hrow - idx_.node_row[v];
+    const node_state sk = state_in_block(dag, idx_, v, k, t);
+    const auto [ks, ke] = node_share_times(nd, k);
+    ImGui::Text("folded run (%llu, %llu\xE2\x80\x93%llu): %u nodes", static_cast<unsigned long long>(nd.iteration),
+                static_cast<unsigned long long>(nd.stage), static_cast<unsigned long long>(nd.last_stage), nd.nodes);
+    ImGui::TextDisabled("one slice for stages %llu to %llu of iteration %llu; %u of its nodes done at the cursor",
+                        static_cast<unsigned long long>(nd.stage), static_cast<unsigned long long>(nd.last_stage),
+                        static_cast<unsigned long long>(nd.iteration), nodes_done_at(nd, t));
+    ImGui::TextColored(ImColor(state_colour(sk)), "node (%llu, %llu): %s at the cursor",
+                       static_cast<unsigned long long>(nd.iteration), static_cast<unsigned long long>(idx_.row_stage[hrow]),
+                       to_string(sk));
+    ImGui::TextDisabled("its share of the run: %s to %s (%s, the run's duration / %u)",
+                        format_duration(static_cast<double>(ks) - off, 3).c_str(),
+                        format_duration(static_cast<double>(ke) - off, 3).c_str(),
+                        format_duration(static_cast<double>(ke - ks), 3).c_str(), nd.nodes);
+}
+
+// Between an iteration's first and last node, a cell without a node is a stage it skipped.
+void dag_view::null_node_tooltip(double lx, double ly) const {
+    const double cols = static_cast<double>(idx_.columns()), rows = static_cast<double>(idx_.rows());
+    const double c = std::floor(cam_.col_at(lx)), rw = std::floor(cam_.row_at(ly));
+    if (c < 0 || rw < 0 || c >= cols || rw >= rows) return;
+    const std::uint32_t ci = static_cast<std::uint32_t>(c), ri = static_cast<std::uint32_t>(rw);
+    const std::uint32_t b = idx_.col_first[ci], e = idx_.col_first[ci + 1];
+    if (idx_.node_row[b] < ri && idx_.node_row[e - 1] > ri)
+        ImGui::SetTooltip("null node (%llu, %llu): iteration %llu skipped stage %llu",
+                          static_cast<unsigned long long>(idx_.col_iteration[ci]),
+                          static_cast<unsigned long long>(idx_.row_stage[ri]),
+                          static_cast<unsigned long long>(idx_.col_iteration[ci]),
+                          static_cast<unsigned long long>(idx_.row_stage[ri]));
+}
+
+// The replay's keys, Home / 0 (fit) and F (frame the selected node), while the canvas has the mouse
+// or the focus and no text field the keyboard.
+void dag_view::keys(view_context& ctx, double off, std::uint32_t sel_node) {
+    if (ImGui::GetIO().WantTextInput || !(ImGui::IsWindowHovered() || ImGui::IsWindowFocused())) return;
+    replay_.keys(ctx.state, static_cast<double>(idx_.start) - off, static_cast<double>(idx_.end) - off, steps(off));
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false) || ImGui::IsKeyPressed('0', false))
+        fit_pending_ = true;
+    if (ImGui::IsKeyPressed('F', false) && sel_node != tm::no_index) {
+        cam_.sx = std::max(cam_.sx, 40.0);
+        cam_.sy = std::max(cam_.sy, 30.0);
+        cam_.centre_on(idx_.node_col[sel_node] + 0.5, idx_.node_row[sel_node] + 0.5);
+        auto_fit_ = false;
+    }
 }
 
 void dag_view::draw(view_context& ctx) {

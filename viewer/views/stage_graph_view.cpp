@@ -81,6 +81,41 @@ void gauge(ImDrawList* dl, ImVec2 a, ImVec2 b, double value, double scale, std::
     }
 }
 
+// What the phases of one run's section share: the run, its program, the draw list and fonts, and the
+// cursor on the run's clock (t, in the trace's ns; off: the run's display offset).
+struct section {
+    const document& doc;
+    const run_graph& g;
+    const run_ref& rr;
+    const loaded_file& f;
+    const program_structure& prog;
+    bool tokens;   // tbb: N tokens, serial-filter buffers
+    ImDrawList* dl;
+    ImFont* font;
+    ImFont* mono;
+    float fs, small;
+    double off;
+    std::uint64_t t;
+    // Counter track ti at the cursor (0 before its first sample, or without the track).
+    double value_at(std::uint32_t ti) const {
+        const auto samples = ti == tm::no_index ? std::span<const tm::counter_sample>()
+                                                : std::span<const tm::counter_sample>(f.model.tracks[ti].counters);
+        return counter_value_at(samples, t).value_or(0.0);
+    }
+};
+
+// Where the graph is drawn: its layout's origin on screen (o), whether the mouse is over the graph
+// and where.
+struct graph_area {
+    ImVec2 o;
+    bool hovered;
+    ImVec2 mp;
+    ImVec2 P(float x, float y) const { return ImVec2(o.x + x, o.y + y); }
+    bool inside(float x0, float y0, float x1, float y1) const {
+        return hovered && mp.x >= o.x + x0 && mp.x < o.x + x1 && mp.y >= o.y + y0 && mp.y < o.y + y1;
+    }
+};
+
 class stage_graph_view final : public view {
 public:
     void draw(view_context& ctx) override;
@@ -99,6 +134,7 @@ private:
     void legend(toolbar_flow& flow);
     // One run: header, graph, run-level gauges.
     void run_section(view_context& ctx, const run_graph& g, const layout_params& sizes, float avail);
+    void stage_tooltip(view_context& ctx, const section& s, int hover);
     layout_params params_for(const run_graph& g, float avail) const;
 };
 
@@ -180,60 +216,292 @@ layout_params stage_graph_view::params_for(const run_graph& g, float avail) cons
     return p;
 }
 
+// What bounds the run, for its header: a stage graph's queues, bind-to-stage's bounded queues and
+// threads, or the throttle K (tbb: the N tokens).
+std::string bounds_note(const section& s) {
+    const program_structure& prog = s.prog;
+    std::string note;
+    std::size_t queues = 0;
+    for (const auto& e : prog.edges) queues += !e.queue_counter.empty();
+    if (prog.graph) {
+        std::size_t unbounded = 0;
+        for (const auto& e : prog.edges) unbounded += e.unbounded;
+        note = "stage graph · " + std::to_string(prog.stages.size()) + " stages, " + std::to_string(queues) +
+               " queue arrows" + (unbounded ? ", " + std::to_string(unbounded) + " unbounded (no backpressure)" : "");
+    } else if (queues) {
+        note = std::to_string(queues) + " bounded queue" + (queues > 1 ? "s" : "");
+        if (prog.queue) note += " of " + std::to_string(*prog.queue);
+        if (prog.c) note += "  ·  c = " + std::to_string(*prog.c) + " threads per parallel stage";
+    } else if (prog.K) {
+        note = (s.tokens ? "N = " : "K = ") + std::to_string(*prog.K) +
+               (s.tokens ? " tokens" : " iterations in flight at most");
+    }
+    if (!prog.valid && !prog.stages.empty())
+        note += (note.empty() ? "" : "  ·  ") + std::string("stages from the DAG (no program.stages in the metadata)");
+    return note;
+}
+
+// The run's title and, right-aligned in what it leaves, what bounds the run.
+void section_header(const section& s, float avail) {
+    const ImVec2 hp = ImGui::GetCursorScreenPos();
+    s.dl->AddRectFilled(hp, ImVec2(hp.x + avail, hp.y + header_h), IM_COL32(52, 56, 70, 255));
+    s.dl->AddText(ImVec2(hp.x + 6, hp.y + (header_h - s.fs) * 0.5f), IM_COL32(240, 240, 245, 255), s.rr.title.c_str());
+    std::string note = bounds_note(s);
+    // The note right-aligned in what the title leaves (shortened, or left out when there is no room).
+    const float room = avail - ImGui::CalcTextSize(s.rr.title.c_str()).x - 6 - 24 - 8;
+    if (!note.empty() && room > 60) {
+        note = ellipsize(s.font, s.fs, note, room);
+        const float nw = ImGui::CalcTextSize(note.c_str()).x;
+        s.dl->AddText(ImVec2(hp.x + avail - nw - 8, hp.y + (header_h - s.fs) * 0.5f), IM_COL32(170, 170, 185, 255),
+                      note.c_str());
+    }
+    ImGui::Dummy(ImVec2(avail, header_h + 4));
+}
+
+// The stage of the selected node, if the selection is a node slice of this run; else no_index.
+std::uint32_t selected_stage(const view_state& st, const section& s) {
+    const tm::trace_model& m = s.f.model;
+    if (!st.sel.valid() || st.sel.ev.is_instant || st.sel.file != s.rr.file ||
+        run_of(s.doc, st.sel.file, st.sel.ev.track) != s.g.doc_run)
+        return tm::no_index;
+    const tm::slice& sl = m.tracks[st.sel.ev.track].slices[st.sel.ev.index];
+    if (const tm::node_extent x = m.node_of(sl); x.stage >= 0)
+        return stage_of_number(s.prog, static_cast<std::uint64_t>(x.stage));
+    if (is_stage(s.f.key(sl))) return stage_of_number(s.prog, s.f.key(sl));
+    return tm::no_index;
+}
+
+// The arrows, under everything: each edge's polyline, stopped at its arrow head's base.
+void draw_arrows(const section& s, const graph_layout& L, const graph_area& ga) {
+    for (const layout_edge& e : L.edges) {
+        if (e.points.size() < 2) continue;
+        for (std::size_t i = 0; i + 1 < e.points.size(); ++i) {
+            ImVec2 a = ga.P(e.points[i].x, e.points[i].y), b = ga.P(e.points[i + 1].x, e.points[i + 1].y);
+            if (i + 2 == e.points.size()) {   // stop the line at the arrow head's base
+                const float dx = b.x - a.x, dy = b.y - a.y, len = std::sqrt(dx * dx + dy * dy);
+                if (len > 8) b = ImVec2(b.x - dx / len * 6, b.y - dy / len * 6);
+            }
+            s.dl->AddLine(a, b, col_arrow, 1.6f);
+        }
+        const auto& q = e.points[e.points.size() - 2];
+        const auto& z = e.points.back();
+        arrow_head(s.dl, ga.P(q.x, q.y), ga.P(z.x, z.y), col_arrow, 9);
+    }
+}
+
+// The queues on the arrows: a gauge of the fill at the cursor against the capacity (the peak
+// marked), the queue's name above it and the count under it. Returns the edge under the mouse, or -1.
+int draw_queues(const section& s, const graph_layout& L, const layout_params& lp, const graph_area& ga) {
+    const program_structure& prog = s.prog;
+    ImFont* font = s.font;
+    ImFont* mono = s.mono;
+    const float small = s.small;
+    int hover_edge = -1;
+    for (std::size_t k = 0; k < L.edges.size(); ++k) {
+        const layout_edge& e = L.edges[k];
+        if (!e.has_queue) continue;
+        const graph_edge& ge = prog.edges[k];
+        const std::uint32_t ti = s.g.edge_counter[k];
+        const double v = s.value_at(ti);
+        const counter_peak& pk = s.g.edge_peak[k];
+        // An unbounded queue may grow past its capacity (its first block): scale it to its peak.
+        const double cap =
+            ge.capacity ? (ge.unbounded ? std::max(*ge.capacity, pk.value) : *ge.capacity) : std::max(1.0, pk.value);
+        const bool full = ge.capacity && !ge.unbounded && v >= *ge.capacity;
+        gauge(s.dl, ga.P(e.qx0, e.qy0), ga.P(e.qx1, e.qy1), v, cap, pk.any ? std::optional<double>(pk.value) : std::nullopt,
+              full ? col_queue_full : col_queue_fill);
+        const float cx = ga.o.x + (e.qx0 + e.qx1) * 0.5f;
+        const float gx0 = ga.o.x + e.qx0 - lp.queue_pad + 2, gx1 = ga.o.x + e.qx1 + lp.queue_pad - 2;
+        const std::string name =
+            ge.queue_name.empty() ? "queue " + std::to_string(prog.stages[ge.to].number) : ge.queue_name;
+        std::string fill = ti == tm::no_index ? std::string("not recorded") : count_text(v);
+        if (ti != tm::no_index && ge.capacity && !ge.unbounded)
+            fill += " / " + count_text(*ge.capacity);   // unbounded: the header says so
+        const ImU32 fill_colour = ti == tm::no_index ? col_dim : col_text;
+        if (!e.feedback) {
+            centred_text(s.dl, font, small, cx, ga.o.y + e.qy0 - small - 4, col_dim, name, gx0, gx1);
+            centred_text(s.dl, mono, mono->FontSize, cx, ga.o.y + e.qy1 + 4, fill_colour, fill, gx0, gx1);
+        } else {
+            // A feedback edge runs just under the boxes, where a forward queue above writes its count:
+            // its name goes beside its own count, under the bar, not above it over theirs.
+            const float nw = font->CalcTextSizeA(small, FLT_MAX, 0, name.c_str()).x, gap = small * 0.6f;
+            const float fw = mono->CalcTextSizeA(mono->FontSize, FLT_MAX, 0, fill.c_str()).x;
+            const float x0 = std::max(gx0, cx - (nw + gap + fw) * 0.5f), y = ga.o.y + e.qy1 + 4;
+            s.dl->AddText(font, small, ImVec2(x0, y + (mono->FontSize - small) * 0.5f), col_dim, name.c_str());
+            s.dl->AddText(mono, mono->FontSize, ImVec2(x0 + nw + gap, y), fill_colour, fill.c_str());
+        }
+        if (ga.inside(e.qx0 - 4, e.qy0 - small - 4, e.qx1 + 4, e.qy1 + mono->FontSize + 6)) hover_edge = static_cast<int>(k);
+    }
+    return hover_edge;
+}
+
+// Threads (bind-to-stage) and how many of them, or of the stage's nodes, run at the cursor; for a
+// family of stages, how many it stands for: the longest form that fits `inner` px.
+std::string stage_activity(const section& s, std::uint32_t k, float inner) {
+    const graph_stage& gs = s.prog.stages[k];
+    auto fits = [&](const std::string& x) { return s.font->CalcTextSizeA(s.small, FLT_MAX, 0, x.c_str()).x <= inner; };
+    std::string now;
+    const std::string thr =
+        gs.threads ? std::to_string(*gs.threads) + (*gs.threads == 1 ? " thread" : " threads") : std::string();
+    if (!s.g.node_starts[k].empty()) {
+        const std::uint64_t n = running_at(s.g, k, s.t);
+        if (gs.threads) {
+            now = thr + "  ·  " + std::to_string(n) + " busy";
+            if (!fits(now)) now = thr + ", " + std::to_string(n) + " busy";
+            if (!fits(now)) now = std::to_string(n) + " / " + std::to_string(*gs.threads) + " busy";
+        } else {
+            now = n ? std::to_string(n) + " running" : std::string("not running");
+        }
+    } else {
+        now = thr;
+    }
+    if (gs.all_from && s.g.stage_numbers[k] > 0) {
+        const std::string many = std::to_string(s.g.stage_numbers[k]) + " stages";
+        now = now.empty() ? many : fits(now + "  ·  " + many) ? now + "  ·  " + many : now;
+    }
+    return now;
+}
+
+// A stage box's four lines: its name (split at " · " over two lines), its kind, and its threads
+// with what runs at the cursor (the shortest form when the box is narrow).
+void stage_text(const section& s, std::uint32_t k, ImVec2 a, ImVec2 z, ImU32 tc) {
+    const graph_stage& gs = s.prog.stages[k];
+    ImFont* font = s.font;
+    const float fs = s.fs, small = s.small, line_h = ImGui::GetTextLineHeight();
+    const ImVec4 clip(a.x + 4, a.y, z.x - 4, z.y);
+    const std::string name = plain_relations(gs.name.empty() ? vocab::numbered(vocab::stage_prefix, gs.number) : gs.name);
+    std::string head = name, rest;
+    if (const auto dot = name.find(" \xC2\xB7 "); dot != std::string::npos) {
+        head = name.substr(0, dot);
+        rest = name.substr(dot + 4);
+    }
+    const float inner = z.x - a.x - 11;
+    float y = a.y + 5;
+    s.dl->AddText(font, fs, ImVec2(a.x + 7, y), tc, ellipsize(font, fs, head, inner).c_str(), nullptr, 0, &clip);
+    y += line_h;
+    if (!rest.empty())
+        s.dl->AddText(font, fs, ImVec2(a.x + 7, y), tc, ellipsize(font, fs, rest, inner).c_str(), nullptr, 0, &clip);
+    y += line_h;
+    const std::string kind = gs.kind.empty() ? std::string("kind ?") : gs.kind;
+    s.dl->AddText(font, small, ImVec2(a.x + 7, y + 1), tc, ellipsize(font, small, kind, inner).c_str(), nullptr, 0, &clip);
+    y += line_h;
+    const std::string now = stage_activity(s, k, inner);
+    if (!now.empty()) s.dl->AddText(font, small, ImVec2(a.x + 7, y + 1), tc, now.c_str(), nullptr, 0, &clip);
+}
+
+// The stage's buffer under its box (a) .. (z): bind-to-stage's reorder buffer, or tbb's input
+// buffer against its N tokens.
+void stage_buffer(const section& s, std::uint32_t k, ImVec2 a, ImVec2 z) {
+    const double v = s.value_at(s.g.buffer_counter[k]);
+    const counter_peak& pk = s.g.buffer_peak[k];
+    const double scale = s.tokens && s.prog.K ? static_cast<double>(*s.prog.K) : std::max(1.0, pk.value);
+    const std::string lab = (s.tokens ? "buffer " : "reorder buffer ") + count_text(v);
+    const float by = z.y + 4;
+    s.dl->AddText(s.font, s.small, ImVec2(a.x + 1, by), col_text, lab.c_str(), nullptr, 0, nullptr);
+    gauge(s.dl, ImVec2(a.x + 1, by + s.small + 3), ImVec2(z.x - 1, by + s.small + 11), v, scale,
+          pk.any ? std::optional<double>(pk.value) : std::nullopt, col_buffer_fill);
+}
+
+// The stage boxes in their stage colours (the selected node's stage framed), each with its buffer
+// under it when the run records one. Returns the stage under the mouse, 100000 + the stage when it
+// is the stage's buffer, or -1.
+int draw_stages(const section& s, const graph_layout& L, const graph_area& ga, std::uint32_t sel_stage) {
+    int hover_stage = -1;
+    for (std::uint32_t k = 0; k < s.prog.stages.size(); ++k) {
+        const layout_box& b = L.boxes[k];
+        const ImU32 c = key_colour(s.prog.stages[k].colour);
+        const ImVec2 a = ga.P(b.x0, b.y0), z = ga.P(b.x1, b.y1);
+        s.dl->AddRectFilled(a, z, c, 4);
+        if (k == sel_stage) s.dl->AddRect(ImVec2(a.x - 3, a.y - 3), ImVec2(z.x + 3, z.y + 3), col_select, 5, 0, 2);
+        stage_text(s, k, a, z, text_colour_on(c));
+        if (ga.inside(b.x0, b.y0, b.x1, b.y1)) hover_stage = static_cast<int>(k);
+        if (s.g.buffer_counter[k] == tm::no_index) continue;
+        stage_buffer(s, k, a, z);
+        if (ga.inside(b.x0, b.y1, b.x1, b.y1 + buffer_band)) hover_stage = static_cast<int>(k) + 100000;
+    }
+    return hover_stage;
+}
+
+void queue_tooltip(const section& s, std::size_t k) {
+    const graph_edge& ge = s.prog.edges[k];
+    const std::uint32_t ti = s.g.edge_counter[k];
+    const counter_peak& pk = s.g.edge_peak[k];
+    ImGui::BeginTooltip();
+    ImGui::Text("%s", ge.queue_counter.c_str());
+    ImGui::TextDisabled("the bounded queue in front of %s", plain_relations(s.prog.stages[ge.to].name).c_str());
+    if (ti == tm::no_index) ImGui::TextDisabled("the run has no such counter");
+    else {
+        ImGui::Text("at the cursor: %s%s", count_text(s.value_at(ti)).c_str(),
+                    ge.capacity ? (" of " + count_text(*ge.capacity)).c_str() : "");
+        if (pk.any)
+            ImGui::Text("peak %s, first at %s", count_text(pk.value).c_str(),
+                        format_duration(static_cast<double>(pk.ts) - s.off, 3).c_str());
+    }
+    ImGui::EndTooltip();
+}
+
+// One gauge row: the label, the counter at the cursor against program.K (else its peak), and the
+// figures; nothing when the run does not record the counter.
+void gauge_row(const section& s, float avail, const char* label, std::uint32_t ti, const counter_peak& pk, ImU32 fill,
+               const char* bound_name, const char* tip) {
+    if (ti == tm::no_index) return;
+    const program_structure& prog = s.prog;
+    ImFont* mono = s.mono;
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const double v = s.value_at(ti);
+    const double scale = prog.K ? static_cast<double>(*prog.K) : std::max(1.0, pk.value);
+    s.dl->AddText(ImVec2(p.x + 8, p.y + (bar_row_h - s.fs) * 0.5f), col_text, label);
+    gauge(s.dl, ImVec2(p.x + bar_label_w, p.y + 5), ImVec2(p.x + bar_label_w + bar_w, p.y + bar_row_h - 5), v, scale,
+          pk.any ? std::optional<double>(pk.value) : std::nullopt, fill);
+    std::string text = count_text(v);
+    if (prog.K) text += " / " + std::string(bound_name) + " = " + std::to_string(*prog.K);
+    text += "   (peak " + count_text(pk.value) + (prog.K || prog.graph ? "" : ", no K: the queues bound it") + ")";
+    s.dl->AddText(mono, mono->FontSize, ImVec2(p.x + bar_label_w + bar_w + 10, p.y + (bar_row_h - mono->FontSize) * 0.5f),
+                  col_text, text.c_str());
+    ImGui::Dummy(ImVec2(avail, bar_row_h));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
+}
+
+// Run-level gauges under the graph: live iterations vs K (not for a stage graph: it has packets,
+// not iterations), a stage graph's footprint, tokens in flight vs N.
+void run_gauges(const section& s, float avail) {
+    const run_graph& g = s.g;
+    if (!s.prog.graph)
+        gauge_row(s, avail, vocab::live_iterations.data(), g.live, g.live_peak, col_live_fill, "K",
+                  "iterations in flight at the cursor (counter `live iterations`), against program.K");
+    gauge_row(s, avail, "footprint", g.footprint, g.footprint_peak, col_live_fill, "K",
+              "stage graphs: packets in use in all queues at the cursor (counter `footprint packets`: the sum of the queue "
+              "counters, which the trace model derives unless the trace recorded it; seed 004 Table III)");
+    if (s.tokens || g.tokens != tm::no_index)
+        gauge_row(s, avail, vocab::tokens_in_flight.data(), g.tokens, g.tokens_peak, col_tokens_fill, "N",
+                  "tbb: tokens taken at the cursor (counter `tokens in flight`), against N (program.K)");
+}
+
+// One run's section, in phases: the header, then (when the run has stages) the graph laid out and
+// drawn back to front (arrows, the queues on them, the stage boxes with their buffers), the
+// tooltip and click of what the mouse is over, and the run-level gauges under the graph.
 void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const layout_params& sizes, float avail) {
     const document& doc = ctx.doc;
-    view_state& st = ctx.state;
     const run_ref& rr = doc.runs[g.doc_run];
     const loaded_file& f = *doc.files[rr.file];
-    const tm::trace_model& m = f.model;
-    const program_structure& prog = g.program;
-    const bool tokens = prog.family() == vocab::policy_family::tokens;   // tbb: N tokens, serial-filter buffers
-    ImDrawList* dl = ImGui::GetWindowDrawList();
     ImFont* font = ImGui::GetFont();
-    ImFont* mono = ctx.mono ? ctx.mono : font;
-    const float fs = ImGui::GetFontSize(), small = std::round(fs * 0.87f);
-    const double off = display_offset(doc, rr, st.align_runs);
-    const std::uint64_t t = static_cast<std::uint64_t>(std::max(0.0, std::round(*st.cursor + off)));
-    auto samples = [&](std::uint32_t ti) {
-        return ti == tm::no_index ? std::span<const tm::counter_sample>()
-                                  : std::span<const tm::counter_sample>(m.tracks[ti].counters);
-    };
-    auto value_at = [&](std::uint32_t ti) { return counter_value_at(samples(ti), t).value_or(0.0); };
-
-    // Header: the run's title and what bounds it.
-    {
-        const ImVec2 hp = ImGui::GetCursorScreenPos();
-        dl->AddRectFilled(hp, ImVec2(hp.x + avail, hp.y + header_h), IM_COL32(52, 56, 70, 255));
-        dl->AddText(ImVec2(hp.x + 6, hp.y + (header_h - fs) * 0.5f), IM_COL32(240, 240, 245, 255), rr.title.c_str());
-        std::string note;
-        std::size_t queues = 0;
-        for (const auto& e : prog.edges) queues += !e.queue_counter.empty();
-        if (prog.graph) {
-            std::size_t unbounded = 0;
-            for (const auto& e : prog.edges) unbounded += e.unbounded;
-            note = "stage graph · " + std::to_string(prog.stages.size()) + " stages, " + std::to_string(queues) +
-                   " queue arrows" + (unbounded ? ", " + std::to_string(unbounded) + " unbounded (no backpressure)" : "");
-        } else if (queues) {
-            note = std::to_string(queues) + " bounded queue" + (queues > 1 ? "s" : "");
-            if (prog.queue) note += " of " + std::to_string(*prog.queue);
-            if (prog.c) note += "  ·  c = " + std::to_string(*prog.c) + " threads per parallel stage";
-        } else if (prog.K) {
-            note = (tokens ? "N = " : "K = ") + std::to_string(*prog.K) +
-                   (tokens ? " tokens" : " iterations in flight at most");
-        }
-        if (!prog.valid && !prog.stages.empty())
-            note += (note.empty() ? "" : "  ·  ") + std::string("stages from the DAG (no program.stages in the metadata)");
-        // The note right-aligned in what the title leaves (shortened, or left out when there is no room).
-        const float room = avail - ImGui::CalcTextSize(rr.title.c_str()).x - 6 - 24 - 8;
-        if (!note.empty() && room > 60) {
-            note = ellipsize(font, fs, note, room);
-            const float nw = ImGui::CalcTextSize(note.c_str()).x;
-            dl->AddText(ImVec2(hp.x + avail - nw - 8, hp.y + (header_h - fs) * 0.5f), IM_COL32(170, 170, 185, 255),
-                        note.c_str());
-        }
-        ImGui::Dummy(ImVec2(avail, header_h + 4));
-    }
-    if (prog.stages.empty()) {
+    const float fs = ImGui::GetFontSize();
+    const double off = display_offset(doc, rr, ctx.state.align_runs);
+    const section s{doc,
+                    g,
+                    rr,
+                    f,
+                    g.program,
+                    g.program.family() == vocab::policy_family::tokens,
+                    ImGui::GetWindowDrawList(),
+                    font,
+                    ctx.mono ? ctx.mono : font,
+                    fs,
+                    std::round(fs * 0.87f),
+                    off,
+                    static_cast<std::uint64_t>(std::max(0.0, std::round(*ctx.state.cursor + off)))};
+    section_header(s, avail);
+    if (s.prog.stages.empty()) {
         ImGui::TextDisabled(rr.run == tm::no_index
                                 ? "not a pipescope run: no program structure"
                                 : "no stages: the run metadata names none and the run has no pipeline DAG");
@@ -246,235 +514,62 @@ void stage_graph_view::run_section(view_context& ctx, const run_graph& g, const 
     lp.gap = sizes.gap;
     lp.queue_gap = sizes.queue_gap;
     lp.max_width = 0;
-    const graph_layout L = layout_stage_graph(prog.stages, prog.edges, lp);
+    const graph_layout L = layout_stage_graph(s.prog.stages, s.prog.edges, lp);
     bool queues = false;
     for (const auto& e : L.edges) queues |= e.has_queue;
     const float above = queues ? fs + 2 : 0.f;   // room over the first row for the queues' names
     const ImVec2 cp = ImGui::GetCursorScreenPos();
-    const ImVec2 o(std::floor(cp.x), std::floor(cp.y + above));
-    const float total_h = L.height + above;
-    ImGui::InvisibleButton("##graph", ImVec2(std::max(avail, L.width), total_h));
-    const bool hovered = ImGui::IsItemHovered();
-    const ImVec2 mp = ImGui::GetIO().MousePos;
-    auto P = [&](float x, float y) { return ImVec2(o.x + x, o.y + y); };
-    auto inside = [&](float x0, float y0, float x1, float y1) {
-        return hovered && mp.x >= o.x + x0 && mp.x < o.x + x1 && mp.y >= o.y + y0 && mp.y < o.y + y1;
-    };
+    ImGui::InvisibleButton("##graph", ImVec2(std::max(avail, L.width), L.height + above));
+    const graph_area ga{ImVec2(std::floor(cp.x), std::floor(cp.y + above)), ImGui::IsItemHovered(), ImGui::GetIO().MousePos};
 
-    // The selected node's stage, if the selection is a node slice of this run.
-    std::uint32_t sel_stage = tm::no_index;
-    if (st.sel.valid() && !st.sel.ev.is_instant && st.sel.file == rr.file &&
-        run_of(doc, st.sel.file, st.sel.ev.track) == g.doc_run) {
-        const tm::slice& s = m.tracks[st.sel.ev.track].slices[st.sel.ev.index];
-        if (const tm::node_extent x = m.node_of(s); x.stage >= 0)
-            sel_stage = stage_of_number(prog, static_cast<std::uint64_t>(x.stage));
-        else if (is_stage(f.key(s))) sel_stage = stage_of_number(prog, f.key(s));
-    }
-
-    // Arrows under everything.
-    for (std::size_t k = 0; k < L.edges.size(); ++k) {
-        const layout_edge& e = L.edges[k];
-        if (e.points.size() < 2) continue;
-        for (std::size_t i = 0; i + 1 < e.points.size(); ++i) {
-            ImVec2 a = P(e.points[i].x, e.points[i].y), b = P(e.points[i + 1].x, e.points[i + 1].y);
-            if (i + 2 == e.points.size()) {   // stop the line at the arrow head's base
-                const float dx = b.x - a.x, dy = b.y - a.y, len = std::sqrt(dx * dx + dy * dy);
-                if (len > 8) b = ImVec2(b.x - dx / len * 6, b.y - dy / len * 6);
-            }
-            dl->AddLine(a, b, col_arrow, 1.6f);
-        }
-        const auto& q = e.points[e.points.size() - 2];
-        const auto& z = e.points.back();
-        arrow_head(dl, P(q.x, q.y), P(z.x, z.y), col_arrow, 9);
-    }
-    // Queues on the arrows.
-    int hover_edge = -1;
-    for (std::size_t k = 0; k < L.edges.size(); ++k) {
-        const layout_edge& e = L.edges[k];
-        if (!e.has_queue) continue;
-        const graph_edge& ge = prog.edges[k];
-        const std::uint32_t ti = g.edge_counter[k];
-        const double v = value_at(ti);
-        const counter_peak& pk = g.edge_peak[k];
-        // An unbounded queue may grow past its capacity (its first block): scale it to its peak.
-        const double cap =
-            ge.capacity ? (ge.unbounded ? std::max(*ge.capacity, pk.value) : *ge.capacity) : std::max(1.0, pk.value);
-        const bool full = ge.capacity && !ge.unbounded && v >= *ge.capacity;
-        gauge(dl, P(e.qx0, e.qy0), P(e.qx1, e.qy1), v, cap, pk.any ? std::optional<double>(pk.value) : std::nullopt,
-              full ? col_queue_full : col_queue_fill);
-        const float cx = o.x + (e.qx0 + e.qx1) * 0.5f;
-        const float gx0 = o.x + e.qx0 - lp.queue_pad + 2, gx1 = o.x + e.qx1 + lp.queue_pad - 2;
-        const std::string name =
-            ge.queue_name.empty() ? "queue " + std::to_string(prog.stages[ge.to].number) : ge.queue_name;
-        std::string fill = ti == tm::no_index ? std::string("not recorded") : count_text(v);
-        if (ti != tm::no_index && ge.capacity && !ge.unbounded)
-            fill += " / " + count_text(*ge.capacity);   // unbounded: the header says so
-        const ImU32 fill_colour = ti == tm::no_index ? col_dim : col_text;
-        if (!e.feedback) {
-            centred_text(dl, font, small, cx, o.y + e.qy0 - small - 4, col_dim, name, gx0, gx1);
-            centred_text(dl, mono, mono->FontSize, cx, o.y + e.qy1 + 4, fill_colour, fill, gx0, gx1);
-        } else {
-            // A feedback edge runs just under the boxes, where a forward queue above writes its count:
-            // its name goes beside its own count, under the bar, not above it over theirs.
-            const float nw = font->CalcTextSizeA(small, FLT_MAX, 0, name.c_str()).x, gap = small * 0.6f;
-            const float fw = mono->CalcTextSizeA(mono->FontSize, FLT_MAX, 0, fill.c_str()).x;
-            const float x0 = std::max(gx0, cx - (nw + gap + fw) * 0.5f), y = o.y + e.qy1 + 4;
-            dl->AddText(font, small, ImVec2(x0, y + (mono->FontSize - small) * 0.5f), col_dim, name.c_str());
-            dl->AddText(mono, mono->FontSize, ImVec2(x0 + nw + gap, y), fill_colour, fill.c_str());
-        }
-        if (inside(e.qx0 - 4, e.qy0 - small - 4, e.qx1 + 4, e.qy1 + mono->FontSize + 6)) hover_edge = static_cast<int>(k);
-    }
-    // Stage boxes.
-    int hover_stage = -1;
-    const float line_h = ImGui::GetTextLineHeight();
-    for (std::uint32_t s = 0; s < prog.stages.size(); ++s) {
-        const graph_stage& gs = prog.stages[s];
-        const layout_box& b = L.boxes[s];
-        const ImU32 c = key_colour(gs.colour);
-        const ImU32 tc = text_colour_on(c);
-        const ImVec2 a = P(b.x0, b.y0), z = P(b.x1, b.y1);
-        dl->AddRectFilled(a, z, c, 4);
-        if (s == sel_stage) dl->AddRect(ImVec2(a.x - 3, a.y - 3), ImVec2(z.x + 3, z.y + 3), col_select, 5, 0, 2);
-        const ImVec4 clip(a.x + 4, a.y, z.x - 4, z.y);
-        const std::string name =
-            plain_relations(gs.name.empty() ? vocab::numbered(vocab::stage_prefix, gs.number) : gs.name);
-        std::string head = name, rest;
-        if (const auto dot = name.find(" \xC2\xB7 "); dot != std::string::npos) {
-            head = name.substr(0, dot);
-            rest = name.substr(dot + 4);
-        }
-        const float inner = z.x - a.x - 11;
-        float y = a.y + 5;
-        dl->AddText(font, fs, ImVec2(a.x + 7, y), tc, ellipsize(font, fs, head, inner).c_str(), nullptr, 0, &clip);
-        y += line_h;
-        if (!rest.empty())
-            dl->AddText(font, fs, ImVec2(a.x + 7, y), tc, ellipsize(font, fs, rest, inner).c_str(), nullptr, 0, &clip);
-        y += line_h;
-        const std::string kind = gs.kind.empty() ? std::string("kind ?") : gs.kind;
-        dl->AddText(font, small, ImVec2(a.x + 7, y + 1), tc, ellipsize(font, small, kind, inner).c_str(), nullptr, 0, &clip);
-        y += line_h;
-        // Threads (bind-to-stage) and what runs at the cursor; the shortest form when the box is narrow.
-        auto fits = [&](const std::string& x) { return font->CalcTextSizeA(small, FLT_MAX, 0, x.c_str()).x <= inner; };
-        std::string now;
-        const std::string thr =
-            gs.threads ? std::to_string(*gs.threads) + (*gs.threads == 1 ? " thread" : " threads") : std::string();
-        if (!g.node_starts[s].empty()) {
-            const std::uint64_t n = running_at(g, s, t);
-            if (gs.threads) {
-                now = thr + "  ·  " + std::to_string(n) + " busy";
-                if (!fits(now)) now = thr + ", " + std::to_string(n) + " busy";
-                if (!fits(now)) now = std::to_string(n) + " / " + std::to_string(*gs.threads) + " busy";
-            } else {
-                now = n ? std::to_string(n) + " running" : std::string("not running");
-            }
-        } else {
-            now = thr;
-        }
-        if (gs.all_from && g.stage_numbers[s] > 0) {
-            const std::string many = std::to_string(g.stage_numbers[s]) + " stages";
-            now = now.empty() ? many : fits(now + "  ·  " + many) ? now + "  ·  " + many : now;
-        }
-        if (!now.empty()) dl->AddText(font, small, ImVec2(a.x + 7, y + 1), tc, now.c_str(), nullptr, 0, &clip);
-        if (inside(b.x0, b.y0, b.x1, b.y1)) hover_stage = static_cast<int>(s);
-        // The stage's buffer under its box.
-        const std::uint32_t bt = g.buffer_counter[s];
-        if (bt != tm::no_index) {
-            const double v = value_at(bt);
-            const counter_peak& pk = g.buffer_peak[s];
-            const double scale = tokens && prog.K ? static_cast<double>(*prog.K) : std::max(1.0, pk.value);
-            const std::string lab = (tokens ? "buffer " : "reorder buffer ") + count_text(v);
-            const float by = z.y + 4;
-            dl->AddText(font, small, ImVec2(a.x + 1, by), col_text, lab.c_str(), nullptr, 0, nullptr);
-            gauge(dl, ImVec2(a.x + 1, by + small + 3), ImVec2(z.x - 1, by + small + 11), v, scale,
-                  pk.any ? std::optional<double>(pk.value) : std::nullopt, col_buffer_fill);
-            if (inside(b.x0, b.y1, b.x1, b.y1 + buffer_band)) hover_stage = static_cast<int>(s) + 100000;
-        }
-    }
-    // Tooltips and clicks.
-    if (hover_edge >= 0) {
-        const graph_edge& ge = prog.edges[static_cast<std::size_t>(hover_edge)];
-        const std::uint32_t ti = g.edge_counter[static_cast<std::size_t>(hover_edge)];
-        const counter_peak& pk = g.edge_peak[static_cast<std::size_t>(hover_edge)];
-        ImGui::BeginTooltip();
-        ImGui::Text("%s", ge.queue_counter.c_str());
-        ImGui::TextDisabled("the bounded queue in front of %s", plain_relations(prog.stages[ge.to].name).c_str());
-        if (ti == tm::no_index) ImGui::TextDisabled("the run has no such counter");
-        else {
-            ImGui::Text("at the cursor: %s%s", count_text(value_at(ti)).c_str(),
-                        ge.capacity ? (" of " + count_text(*ge.capacity)).c_str() : "");
-            if (pk.any)
-                ImGui::Text("peak %s, first at %s", count_text(pk.value).c_str(),
-                            format_duration(static_cast<double>(pk.ts) - off, 3).c_str());
-        }
-        ImGui::EndTooltip();
-    } else if (hover_stage >= 0) {
-        const bool buffer = hover_stage >= 100000;
-        const std::uint32_t s = static_cast<std::uint32_t>(buffer ? hover_stage - 100000 : hover_stage);
-        const graph_stage& gs = prog.stages[s];
-        ImGui::BeginTooltip();
-        ImGui::TextColored(ImColor(key_colour(gs.colour)), "%s", plain_relations(gs.name).c_str());
-        if (!gs.kind.empty())
-            ImGui::Text("kind %s%s", gs.kind.c_str(), analysis::is_serial_kind(gs.kind) ? " (serial)" : "");
-        if (gs.threads)
-            ImGui::Text("%llu thread%s bound to it", static_cast<unsigned long long>(*gs.threads),
-                        *gs.threads == 1 ? "" : "s");
-        if (!gs.note.empty()) {
-            ImGui::PushTextWrapPos(fs * 28);
-            ImGui::TextDisabled("%s", gs.note.c_str());
-            ImGui::PopTextWrapPos();
-        }
-        if (!g.node_starts[s].empty())
-            ImGui::Text("%llu nodes, %llu running at the cursor", static_cast<unsigned long long>(g.node_starts[s].size()),
-                        static_cast<unsigned long long>(running_at(g, s, t)));
-        if (g.buffer_counter[s] != tm::no_index) {
-            const counter_peak& pk = g.buffer_peak[s];
-            ImGui::Text("%s: %s at the cursor, peak %s", gs.buffer_counter.c_str(),
-                        count_text(value_at(g.buffer_counter[s])).c_str(), count_text(pk.value).c_str());
-        }
-        const std::string why_not = nothing_started_note(g, s, t, off, plain_relations(gs.name));
-        if (!why_not.empty()) ImGui::TextDisabled("%s", why_not.c_str());
-        else ImGui::TextDisabled("click: select its latest node started at or before the cursor");
-        ImGui::EndTooltip();
-        if (ImGui::IsMouseClicked(ImGuiMouseButton_Left) && rr.run != tm::no_index) {
-            // A click that selects nothing says why (under the scrubber) rather than doing nothing.
-            click_note_ = why_not;
-            click_note_cursor_ = st.cursor;
-            const std::uint32_t v = latest_node_at(g, s, t);
-            if (v != tm::no_index) {
-                const tm::dag_node& nd = m.runs[rr.run].dag.nodes[v];
-                if (nd.slice.valid()) st.select(doc, {rr.file, nd.slice});
-            }
-        }
-    }
-
-    // Run-level gauges: live iterations vs K, tokens in flight vs N.
-    auto row = [&](const char* label, std::uint32_t ti, const counter_peak& pk, ImU32 fill, const char* bound_name,
-                   const char* tip) {
-        if (ti == tm::no_index) return;
-        const ImVec2 p = ImGui::GetCursorScreenPos();
-        const double v = value_at(ti);
-        const double scale = prog.K ? static_cast<double>(*prog.K) : std::max(1.0, pk.value);
-        dl->AddText(ImVec2(p.x + 8, p.y + (bar_row_h - fs) * 0.5f), col_text, label);
-        gauge(dl, ImVec2(p.x + bar_label_w, p.y + 5), ImVec2(p.x + bar_label_w + bar_w, p.y + bar_row_h - 5), v, scale,
-              pk.any ? std::optional<double>(pk.value) : std::nullopt, fill);
-        std::string s = count_text(v);
-        if (prog.K) s += " / " + std::string(bound_name) + " = " + std::to_string(*prog.K);
-        s += "   (peak " + count_text(pk.value) + (prog.K || prog.graph ? "" : ", no K: the queues bound it") + ")";
-        dl->AddText(mono, mono->FontSize, ImVec2(p.x + bar_label_w + bar_w + 10, p.y + (bar_row_h - mono->FontSize) * 0.5f),
-                    col_text, s.c_str());
-        ImGui::Dummy(ImVec2(avail, bar_row_h));
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
-    };
-    if (!prog.graph)   // a stage graph has packets, not iterations
-        row(vocab::live_iterations.data(), g.live, g.live_peak, col_live_fill, "K",
-            "iterations in flight at the cursor (counter `live iterations`), against program.K");
-    row("footprint", g.footprint, g.footprint_peak, col_live_fill, "K",
-        "stage graphs: packets in use in all queues at the cursor (counter `footprint packets`: the sum of the queue "
-        "counters, which the trace model derives unless the trace recorded it; seed 004 Table III)");
-    if (tokens || g.tokens != tm::no_index)
-        row(vocab::tokens_in_flight.data(), g.tokens, g.tokens_peak, col_tokens_fill, "N",
-            "tbb: tokens taken at the cursor (counter `tokens in flight`), against N (program.K)");
+    draw_arrows(s, L, ga);
+    const int hover_edge = draw_queues(s, L, lp, ga);
+    const int hover_stage = draw_stages(s, L, ga, selected_stage(ctx.state, s));
+    if (hover_edge >= 0) queue_tooltip(s, static_cast<std::size_t>(hover_edge));
+    else if (hover_stage >= 0) stage_tooltip(ctx, s, hover_stage);
+    run_gauges(s, avail);
     ImGui::Dummy(ImVec2(avail, 10));
+}
+
+// The tooltip of a stage (or its buffer: hover >= 100000); a click selects its latest node started
+// at or before the cursor, or says (under the scrubber) why there is none.
+void stage_graph_view::stage_tooltip(view_context& ctx, const section& s, int hover) {
+    const bool buffer = hover >= 100000;
+    const std::uint32_t k = static_cast<std::uint32_t>(buffer ? hover - 100000 : hover);
+    const graph_stage& gs = s.prog.stages[k];
+    const run_graph& g = s.g;
+    ImGui::BeginTooltip();
+    ImGui::TextColored(ImColor(key_colour(gs.colour)), "%s", plain_relations(gs.name).c_str());
+    if (!gs.kind.empty()) ImGui::Text("kind %s%s", gs.kind.c_str(), analysis::is_serial_kind(gs.kind) ? " (serial)" : "");
+    if (gs.threads)
+        ImGui::Text("%llu thread%s bound to it", static_cast<unsigned long long>(*gs.threads), *gs.threads == 1 ? "" : "s");
+    if (!gs.note.empty()) {
+        ImGui::PushTextWrapPos(s.fs * 28);
+        ImGui::TextDisabled("%s", gs.note.c_str());
+        ImGui::PopTextWrapPos();
+    }
+    if (!g.node_starts[k].empty())
+        ImGui::Text("%llu nodes, %llu running at the cursor", static_cast<unsigned long long>(g.node_starts[k].size()),
+                    static_cast<unsigned long long>(running_at(g, k, s.t)));
+    if (g.buffer_counter[k] != tm::no_index) {
+        const counter_peak& pk = g.buffer_peak[k];
+        ImGui::Text("%s: %s at the cursor, peak %s", gs.buffer_counter.c_str(),
+                    count_text(s.value_at(g.buffer_counter[k])).c_str(), count_text(pk.value).c_str());
+    }
+    const std::string why_not = nothing_started_note(g, k, s.t, s.off, plain_relations(gs.name));
+    if (!why_not.empty()) ImGui::TextDisabled("%s", why_not.c_str());
+    else ImGui::TextDisabled("click: select its latest node started at or before the cursor");
+    ImGui::EndTooltip();
+    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left) && s.rr.run != tm::no_index) {
+        // A click that selects nothing says why (under the scrubber) rather than doing nothing.
+        click_note_ = why_not;
+        click_note_cursor_ = ctx.state.cursor;
+        const std::uint32_t v = latest_node_at(g, k, s.t);
+        if (v != tm::no_index) {
+            const tm::dag_node& nd = s.f.model.runs[s.rr.run].dag.nodes[v];
+            if (nd.slice.valid()) ctx.state.select(ctx.doc, {s.rr.file, nd.slice});
+        }
+    }
 }
 
 void stage_graph_view::draw(view_context& ctx) {

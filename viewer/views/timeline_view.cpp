@@ -8,6 +8,7 @@
 #include "time_ruler.hpp"
 #include "toolbar_flow.hpp"
 #include "timeline_overlays.hpp"
+#include "track_painters.hpp"
 #include "view.hpp"
 
 #include "../model/ruler.hpp"
@@ -35,6 +36,24 @@ struct hit_region {
     double offset;   // display offset of the run
 };
 
+// This frame's track area: the child window's draw list, its visible band [clip_y0, clip_y1), the
+// label column from x_labels and the time area [x0, x0 + width).
+struct track_frame {
+    ImDrawList* dl;
+    float clip_y0, clip_y1, x_labels, x0, width;
+    bool visible(float a, float b) const { return b >= clip_y0 && a <= clip_y1; }
+};
+
+// A run being laid out: its display offset, the next track's top, and how many tracks it has on
+// the striped background so far (they alternate).
+struct run_layout {
+    const run_ref& rr;
+    const loaded_file& f;
+    double off;
+    float y;
+    int stripe = 0;
+};
+
 // A run's header and how far down its tracks go, for the sticky header.
 struct run_span {
     std::uint32_t run;
@@ -50,8 +69,7 @@ public:
     void draw(view_context& ctx) override;
 
 private:
-    std::vector<lod_block> blocks_;
-    std::vector<counter_column> ccols_;
+    track_painter painter_;
     std::vector<hit_region> hits_;
     std::vector<track_region> track_regions_;
     std::vector<run_span> run_spans_;
@@ -70,9 +88,25 @@ private:
     timeline_metrics sz_ = timeline_metrics_for(15);   // this frame's sizes, from the font (the UI scale)
 
     void toolbar(view_context& ctx);
+    // The phases of a frame (draw() says in which order).
+    void update_viewport(view_context& ctx, float width);
+    void time_ruler(view_context& ctx, const ruler_area& ruler, const ruler_layout& ticks);
+    void reset_layout(view_context& ctx);
+    float layout_run(view_context& ctx, const track_frame& fr, std::uint32_t ri, float y);
+    void slice_track(view_context& ctx, const track_frame& fr, run_layout& rl, std::uint32_t ti, float rh);
+    void lines_group(view_context& ctx, const track_frame& fr, std::uint32_t ri, float& y);
+    void counter_track(view_context& ctx, const track_frame& fr, run_layout& rl, std::uint32_t ti);
+    void track_label(view_context& ctx, const track_frame& fr, float ly, float h, const char* text,
+                     ImU32 c = IM_COL32(205, 205, 212, 255));
+    void draw_overlays(view_context& ctx, const track_frame& fr);
+    bool in_time(const track_frame& fr) const;
+    void mouse(view_context& ctx, const track_frame& fr, const ruler_area& ruler, double base);
+    void area_drag(view_context& ctx, const track_frame& fr, const ruler_area& ruler);
+    void pan_drag(view_context& ctx, const track_frame& fr);
+    void scroll_to_selection(view_context& ctx, const track_frame& fr);
     void run_header(view_context& ctx, ImDrawList* dl, std::uint32_t ri, float y, float x_labels, float x0, float width);
     void draw_slices(view_context& ctx, ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, float rh, int rows,
-                     double offset, float x0, float width, bool labels);
+                     double offset, float x0, float width);
     void draw_instants(view_context& ctx, ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, double offset,
                        float x0, float width);
     void draw_counter(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, double offset, float x0, float width,
@@ -120,7 +154,7 @@ void timeline_view::toolbar(view_context& ctx) {
 }
 
 void timeline_view::draw_slices(view_context& ctx, ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, float rh,
-                                int rows, double offset, float x0, float width, bool labels) {
+                                int rows, double offset, float x0, float width) {
     const viewport& vp = ctx.state.vp;
     lod_params p;
     p.t_left = vp.t0 + offset;
@@ -130,26 +164,21 @@ void timeline_view::draw_slices(view_context& ctx, ImDrawList* dl, const loaded_
     const float fs = ImGui::GetFontSize() * (rh < sz_.row_h ? 0.85f : 1.0f);
     for (int d = 0; d < rows; ++d) {
         const row_view row = f.row(ti, static_cast<std::uint16_t>(d));
-        lod_merge(row, f.key_of_string.data(), p, blocks_);
         const float ry0 = y + d * rh + 1, ry1 = y + (d + 1) * rh - 1;
-        for (const lod_block& b : blocks_) {
-            const float bx0 = x0 + static_cast<float>(std::max(b.x0, -2.0));
-            const float bx1 = x0 + static_cast<float>(std::min(std::max(b.x1, b.x0 + 1.0), width + 2.0));
-            const ImU32 c = key_colour(b.key);
-            dl->AddRectFilled(ImVec2(bx0, ry0), ImVec2(bx1, ry1), c);
+        // A slice drawn as itself gets a dark left edge, and its name when it is wide enough.
+        painter_.slice_row(dl, f, row, p, x0, ry0, ry1, [&](const lod_block& b, float bx0, float bx1, ImU32 c) {
             if (!b.merged() && bx1 - bx0 > 3) dl->AddLine(ImVec2(bx0, ry0), ImVec2(bx0, ry1), IM_COL32(0, 0, 0, 90));
-            if (labels && !b.merged() && bx1 - bx0 > 28) {
-                const tm::slice& s = row[b.first];
-                std::string text = f.model.str(s.name);
-                if (auto it = f.model.uint_arg(s, vocab::arg_key::iteration)) text += "  i" + std::to_string(*it);
-                const float cx0 = std::max(bx0, x0) + 3, cx1 = std::min(bx1, x0 + width) - 2;
-                if (cx1 - cx0 > 8) {
-                    const ImVec4 clip(cx0, ry0, cx1, ry1);
-                    dl->AddText(font, fs, ImVec2(cx0, ry0 + (ry1 - ry0 - fs) * 0.5f), text_colour_on(c), text.c_str(),
-                                nullptr, 0, &clip);
-                }
+            if (b.merged() || bx1 - bx0 <= 28) return;
+            const tm::slice& s = row[b.first];
+            std::string text = f.model.str(s.name);
+            if (auto it = f.model.uint_arg(s, vocab::arg_key::iteration)) text += "  i" + std::to_string(*it);
+            const float cx0 = std::max(bx0, x0) + 3, cx1 = std::min(bx1, x0 + width) - 2;
+            if (cx1 - cx0 > 8) {
+                const ImVec4 clip(cx0, ry0, cx1, ry1);
+                dl->AddText(font, fs, ImVec2(cx0, ry0 + (ry1 - ry0 - fs) * 0.5f), text_colour_on(c), text.c_str(), nullptr,
+                            0, &clip);
             }
-        }
+        });
     }
     // Selection outline.
     const selection& sel = ctx.state.sel;
@@ -214,44 +243,13 @@ void timeline_view::draw_instants(view_context& ctx, ImDrawList* dl, const loade
 
 void timeline_view::draw_counter(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, double offset, float x0,
                                  float width, const viewport& vp) {
-    const auto& v = f.model.tracks[ti].counters;
-    const double hi = std::max(1.0, f.counter_max[ti]);
-    const float top = y + ImGui::GetFontSize() * 0.8f, bot = y + sz_.counter_h - 3;   // the "max" label above the graph
-    auto vy = [&](double val) { return bot - static_cast<float>(val / hi) * (bot - top); };
     lod_params p;
     p.t_left = vp.t0 + offset;
     p.npp = vp.npp;
     p.width = width;
-    double before = 0;
-    counter_lod(v, p, ccols_, &before);
-    const ImU32 line = rgb(0x9FD0FF), fill = rgb(0x4E79A7, 110);
-    const bool has_before = !v.empty() && static_cast<double>(v.front().ts) < p.t_left;
-    double prev_x = 0, prev_v = has_before ? before : 0;
-    bool have = has_before;
-    for (const counter_column& c : ccols_) {
-        const double cx = std::max(c.x, 0.0);
-        if (have) {
-            dl->AddRectFilled(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)),
-                              ImVec2(x0 + static_cast<float>(cx) + 1, bot), fill);
-            dl->AddLine(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)),
-                        ImVec2(x0 + static_cast<float>(cx) + 1, vy(prev_v)), line);
-        }
-        dl->AddRectFilled(ImVec2(x0 + static_cast<float>(cx), vy(c.hi)), ImVec2(x0 + static_cast<float>(cx) + 1, bot), fill);
-        dl->AddLine(ImVec2(x0 + static_cast<float>(cx) + 0.5f, vy(c.hi)),
-                    ImVec2(x0 + static_cast<float>(cx) + 0.5f, vy(c.lo) + 1), line);
-        prev_x = cx + 1;
-        prev_v = c.last;
-        have = true;
-    }
-    if (have && !v.empty()) {
-        const double end_px = std::min<double>(width, (static_cast<double>(v.back().ts) - p.t_left) / vp.npp);
-        if (end_px > prev_x) {
-            dl->AddRectFilled(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)),
-                              ImVec2(x0 + static_cast<float>(end_px), bot), fill);
-            dl->AddLine(ImVec2(x0 + static_cast<float>(prev_x), vy(prev_v)),
-                        ImVec2(x0 + static_cast<float>(end_px), vy(prev_v)), line);
-        }
-    }
+    // The graph under the "max" label.
+    painter_.counter(dl, f, ti, p, x0, y + ImGui::GetFontSize() * 0.8f, y + sz_.counter_h - 3,
+                     {rgb(0x4E79A7, 110), rgb(0x9FD0FF), true});
     const std::string max = "max " + analysis::numbers::value(f.counter_max[ti]);
     dl->AddText(ImVec2(x0 + 4, y), IM_COL32(150, 150, 160, 255), max.c_str());
 }
@@ -464,16 +462,57 @@ void timeline_view::reveal_selection(view_context& ctx) {
     else st.bring_into_view(*r);
 }
 
+// A frame of the timeline, in phases: the toolbar, the axis (viewport, ruler), the tracks laid out
+// run by run (which also records where everything is, for hits, areas and flows), the overlays
+// drawn over all tracks, then the mouse and the keys.
 void timeline_view::draw(view_context& ctx) {
-    view_state& st = ctx.state;
-    const document& doc = ctx.doc;
-    ImGuiIO& io = ImGui::GetIO();
     sz_ = timeline_metrics_for(ImGui::GetFontSize());
     toolbar(ctx);
-
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float width = std::max(50.f, avail.x - sz_.label_w);
-    st.vp.resize(width);   // a resized window shows the same time range over its new width
+    update_viewport(ctx, width);
+    const double base = ctx.state.ruler_base();
+    const ruler_area ruler{ImGui::GetCursorScreenPos(), sz_.label_w, width, sz_.ruler_h};
+    const ruler_layout ticks = ruler_ticks(ctx.state.vp.t0, ctx.state.vp.t1(), width, base, imgui_text_width);
+    time_ruler(ctx, ruler, ticks);
+
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, col_background);
+    ImGui::BeginChild("##tracks", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
+    const ImVec2 wpos = ImGui::GetWindowPos();
+    const track_frame fr{ImGui::GetWindowDrawList(), wpos.y, wpos.y + ImGui::GetWindowHeight(), wpos.x,
+                         wpos.x + sz_.label_w,       width};
+    const float y_start = ImGui::GetCursorScreenPos().y;
+    reset_layout(ctx);
+    // Grid lines behind the tracks, at the ruler's major ticks.
+    for (const ruler_tick& t : ticks.ticks)
+        if (t.major)
+            fr.dl->AddLine(ImVec2(fr.x0 + static_cast<float>(t.x), fr.clip_y0),
+                           ImVec2(fr.x0 + static_cast<float>(t.x), fr.clip_y1), IM_COL32(255, 255, 255, 14));
+    float y = y_start;
+    for (std::uint32_t ri = 0; ri < ctx.doc.runs.size(); ++ri) y = layout_run(ctx, fr, ri, y);
+    if (ctx.doc.runs.empty())
+        fr.dl->AddText(ImVec2(fr.x0 + 10, y + 10), IM_COL32(200, 200, 200, 255), "no events in this trace");
+    draw_overlays(ctx, fr);
+    // Content size for scrolling.
+    ImGui::SetCursorScreenPos(ImVec2(fr.x_labels, y_start));
+    ImGui::Dummy(ImVec2(sz_.label_w + width - 4, std::max(1.f, y - y_start)));
+
+    mouse(ctx, fr, ruler, base);
+    if (ImGui::IsWindowHovered() || ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) ||
+        !ImGui::IsAnyItemActive())
+        keys(ctx, in_time(fr), ImGui::GetIO().MousePos.x - fr.x0, width);
+    scroll_to_selection(ctx, fr);
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
+}
+
+// The viewport takes the time area's width (a resized window shows the same time range over it),
+// then what was asked of it since the last frame: a selection to reveal, a range to frame; it stays
+// within the document's time.
+void timeline_view::update_viewport(view_context& ctx, float width) {
+    view_state& st = ctx.state;
+    const document& doc = ctx.doc;
+    st.vp.resize(width);
     // An area over tracks of files that were closed since: gone with them.
     if (st.area && std::any_of(st.area->tracks.begin(), st.area->tracks.end(), [&](const track_ref& t) {
             return t.file >= doc.files.size() || t.track >= doc.files[t.file]->model.tracks.size();
@@ -490,34 +529,28 @@ void timeline_view::draw(view_context& ctx) {
         return h;
     }() : std::max(1.0, static_cast<double>(doc.end - doc.start));
     st.vp.clamp(0, doc_span);
+}
 
-    // The ruler counts from the marked area's start, else from the start of the axis (each run's
-    // start with aligned runs).
-    const double base = st.ruler_base();
-    const char* base_name = st.area                                ? "from the mark"
-                            : st.align_runs || doc.runs.size() < 2 ? "from the run start"
-                                                                   : "from the first run";
-    const ruler_area ruler{ImGui::GetCursorScreenPos(), sz_.label_w, width, sz_.ruler_h};
-    const ruler_layout ticks = ruler_ticks(st.vp.t0, st.vp.t1(), width, base, imgui_text_width);
+// The ruler counts from the marked area's start, else from the start of the axis (each run's start
+// with aligned runs). A click on it puts the shared time cursor there (the DAG view replays to it).
+void timeline_view::time_ruler(view_context& ctx, const ruler_area& ruler, const ruler_layout& ticks) {
+    view_state& st = ctx.state;
+    const ImGuiIO& io = ImGui::GetIO();
+    const char* base_name = st.area                                    ? "from the mark"
+                            : st.align_runs || ctx.doc.runs.size() < 2 ? "from the run start"
+                                                                       : "from the first run";
     draw_time_ruler(ImGui::GetWindowDrawList(), ruler, ticks, base_name, st.vp, st.cursor);
-    const ImVec2 ruler_origin = ruler.origin;
-    // A click on the ruler puts the shared time cursor there (the DAG view replays to it).
-    ImGui::InvisibleButton("##ruler", ImVec2(sz_.label_w + width, sz_.ruler_h));
+    ImGui::InvisibleButton("##ruler", ImVec2(sz_.label_w + ruler.width, sz_.ruler_h));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Click to put the time cursor here (the DAG view replays to it)");
-    if (ImGui::IsItemClicked() && io.MousePos.x >= ruler_origin.x + sz_.label_w) {
-        st.cursor = st.vp.to_ns(io.MousePos.x - ruler_origin.x - sz_.label_w);
+    if (ImGui::IsItemClicked() && io.MousePos.x >= ruler.origin.x + sz_.label_w) {
+        st.cursor = st.vp.to_ns(io.MousePos.x - ruler.origin.x - sz_.label_w);
         st.playing = false;
     }
+}
 
-    ImGui::PushStyleColor(ImGuiCol_ChildBg, col_background);
-    ImGui::BeginChild("##tracks", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const ImVec2 wpos = ImGui::GetWindowPos();
-    const float clip_y0 = wpos.y, clip_y1 = wpos.y + ImGui::GetWindowHeight();
-    const float x_labels = wpos.x, x0 = wpos.x + sz_.label_w;
-    float y = ImGui::GetCursorScreenPos().y;
-    const float y_start = y;
-
+// Forgets the last frame's layout: every track's y is unknown (NaN) until laid out again.
+void timeline_view::reset_layout(view_context& ctx) {
+    const document& doc = ctx.doc;
     if (laid_out_for_ != &doc || track_y_.size() != doc.files.size()) {
         track_y_.assign(doc.files.size(), {});
         lane_y_.assign(doc.files.size(), {});
@@ -530,104 +563,117 @@ void timeline_view::draw(view_context& ctx) {
     hits_.clear();
     track_regions_.clear();
     run_spans_.clear();
-    if (st.lines_open.size() != doc.runs.size()) st.lines_open.resize(doc.runs.size(), 1);
+    if (ctx.state.lines_open.size() != doc.runs.size()) ctx.state.lines_open.resize(doc.runs.size(), 1);
+}
 
-    // Grid lines behind the tracks, at the ruler's major ticks.
-    for (const ruler_tick& t : ticks.ticks)
-        if (t.major)
-            dl->AddLine(ImVec2(x0 + static_cast<float>(t.x), clip_y0), ImVec2(x0 + static_cast<float>(t.x), clip_y1),
-                        IM_COL32(255, 255, 255, 14));
-    auto visible = [&](float a, float b) { return b >= clip_y0 && a <= clip_y1; };
-    // A track's name in the label column, elided to it; hover for the whole name.
-    auto label = [&](float ly, float h, const char* text, ImU32 c = IM_COL32(205, 205, 212, 255)) {
-        if (!visible(ly, ly + h)) return;
-        const float tx = x_labels + sz_.pad * 3.5f, room = x0 - sz_.pad - tx;
-        const std::string shown = elide_to_width(text, room, imgui_text_width);
-        st.layout.check("timeline track label", shown, imgui_text_width(shown), room);
-        dl->AddText(ImVec2(tx, ly + (h - ImGui::GetFontSize()) * 0.5f), c, shown.c_str());
-        const ImVec2 mp = io.MousePos;
-        if (shown != text && ImGui::IsWindowHovered() && mp.x >= x_labels && mp.x < x0 && mp.y >= ly && mp.y < ly + h)
-            ImGui::SetTooltip("%s", text);
-    };
-
-    for (std::uint32_t ri = 0; ri < doc.runs.size(); ++ri) {
-        const run_ref& rr = doc.runs[ri];
-        const loaded_file& f = *doc.files[rr.file];
-        const tm::trace_model& m = f.model;
-        const double off = display_offset(doc, rr, st.align_runs);
-        run_spans_.push_back({ri, y, 0});
-        if (visible(y, y + sz_.header_h)) run_header(ctx, dl, ri, y, x_labels, x0, width);
-        y += sz_.header_h + 2;
-        int stripe = 0;
-        auto track_rows = [&](std::uint32_t ti, float rh, bool with_lane, const char* name, bool labels) {
-            const tm::track& t = m.tracks[ti];
-            const int rows = std::max<int>(1, t.slices.empty() ? 0 : t.max_depth + 1);
-            const float h = (t.slices.empty() ? 0 : rows * rh) + (with_lane && !t.instants.empty() ? sz_.instant_h : 0) + 4;
-            const float th = std::max(h, rh + 4);
-            track_y_[rr.file][ti] = y + 2;
-            lane_y_[rr.file][ti] = y + 2 + (t.slices.empty() ? 0 : rows * rh);
-            if (visible(y, y + th)) {
-                dl->AddRectFilled(ImVec2(x_labels, y), ImVec2(x0 + width, y + th),
-                                  (stripe++ & 1) ? col_track_bg_a : col_track_bg_b);
-                label(y, std::min(th, rh + 4), name);
-                dl->PushClipRect(ImVec2(x0, y), ImVec2(x0 + width, y + th), true);
-                if (!t.slices.empty()) draw_slices(ctx, dl, f, ti, y + 2, rh, rows, off, x0, width, labels);
-                if (with_lane) draw_instants(ctx, dl, f, ti, lane_y_[rr.file][ti], off, x0, width);
-                dl->PopClipRect();
-            }
-            for (int d = 0; d < (t.slices.empty() ? 0 : rows); ++d)
-                hits_.push_back({y + 2 + d * rh, y + 2 + (d + 1) * rh, rr.file, ti, d, off});
-            if (with_lane && !t.instants.empty())
-                hits_.push_back({lane_y_[rr.file][ti], lane_y_[rr.file][ti] + sz_.instant_h, rr.file, ti, -1, off});
-            track_regions_.push_back({y, y + th, {rr.file, ti}});
-            y += th;
-        };
-        for (auto ti : rr.workers) track_rows(ti, sz_.row_h, true, m.tracks[ti].name.c_str(), true);
-        if (!rr.lines.empty()) {
-            // Collapsible group.
-            char gl[64];
-            *fmt::format_to_n(gl, sizeof gl - 1, "{} lines ({})", st.lines_open[ri] ? "v" : ">", rr.lines.size()).out = '\0';
-            ImGui::SetCursorScreenPos(ImVec2(x_labels, y));
-            ImGui::PushID(static_cast<int>(ri));
-            if (ImGui::InvisibleButton("##lines", ImVec2(sz_.label_w, sz_.group_h))) st.lines_open[ri] = !st.lines_open[ri];
-            ImGui::PopID();
-            if (visible(y, y + sz_.group_h)) {
-                dl->AddRectFilled(ImVec2(x_labels, y), ImVec2(x0 + width, y + sz_.group_h), IM_COL32(44, 46, 54, 255));
-                const float u = sz_.pad / 4, cy = y + sz_.group_h * 0.5f, cx = x_labels + 6 * u;   // u: a pixel at scale 1
-                if (st.lines_open[ri])
-                    dl->AddTriangleFilled(ImVec2(cx - 4 * u, cy - 2 * u), ImVec2(cx + 4 * u, cy - 2 * u),
-                                          ImVec2(cx, cy + 3 * u), IM_COL32(200, 200, 210, 255));
-                else
-                    dl->AddTriangleFilled(ImVec2(cx - 2 * u, cy - 4 * u), ImVec2(cx - 2 * u, cy + 4 * u),
-                                          ImVec2(cx + 3 * u, cy), IM_COL32(200, 200, 210, 255));
-                *fmt::format_to_n(gl, sizeof gl - 1, "lines ({})", rr.lines.size()).out = '\0';
-                label(y, sz_.group_h, gl, IM_COL32(180, 180, 190, 255));
-            }
-            for (auto ti : rr.lines) {
-                track_y_[rr.file][ti] = y;
-                lane_y_[rr.file][ti] = y;
-            }
-            y += sz_.group_h;
-            if (st.lines_open[ri])
-                for (auto ti : rr.lines) track_rows(ti, sz_.line_h, true, m.tracks[ti].name.c_str(), true);
-        }
-        for (auto ti : rr.counters) {
-            track_y_[rr.file][ti] = y;
-            if (visible(y, y + sz_.counter_h)) {
-                dl->AddRectFilled(ImVec2(x_labels, y), ImVec2(x0 + width, y + sz_.counter_h), IM_COL32(33, 35, 42, 255));
-                label(y, sz_.counter_h, m.tracks[ti].name.c_str());
-                dl->PushClipRect(ImVec2(x0, y), ImVec2(x0 + width, y + sz_.counter_h), true);
-                draw_counter(dl, f, ti, y, off, x0, width, st.vp);
-                dl->PopClipRect();
-            }
-            track_regions_.push_back({y, y + sz_.counter_h, {rr.file, ti}});
-            y += sz_.counter_h;
-        }
-        for (auto ti : rr.others) track_rows(ti, sz_.line_h, true, m.tracks[ti].name.c_str(), true);
-        run_spans_.back().end_y = y;
-        y += sz_.gap * 2;
+// Run ri from y down: its header, its workers, its line tracks (a collapsible group), its counters
+// and its other tracks. Draws what is visible, records where everything is; returns the y after it.
+float timeline_view::layout_run(view_context& ctx, const track_frame& fr, std::uint32_t ri, float y) {
+    const document& doc = ctx.doc;
+    const run_ref& rr = doc.runs[ri];
+    run_spans_.push_back({ri, y, 0});
+    if (fr.visible(y, y + sz_.header_h)) run_header(ctx, fr.dl, ri, y, fr.x_labels, fr.x0, fr.width);
+    run_layout rl{rr, *doc.files[rr.file], display_offset(doc, rr, ctx.state.align_runs), y + (sz_.header_h + 2)};
+    for (auto ti : rr.workers) slice_track(ctx, fr, rl, ti, sz_.row_h);
+    if (!rr.lines.empty()) {
+        lines_group(ctx, fr, ri, rl.y);
+        if (ctx.state.lines_open[ri])
+            for (auto ti : rr.lines) slice_track(ctx, fr, rl, ti, sz_.line_h);
     }
-    if (doc.runs.empty()) dl->AddText(ImVec2(x0 + 10, y + 10), IM_COL32(200, 200, 200, 255), "no events in this trace");
+    for (auto ti : rr.counters) counter_track(ctx, fr, rl, ti);
+    for (auto ti : rr.others) slice_track(ctx, fr, rl, ti, sz_.line_h);
+    run_spans_.back().end_y = rl.y;
+    return rl.y + sz_.gap * 2;
+}
+
+// A track of slices (rows rh px high) and its instant lane, on the striped background, with its
+// name in the label column; its rows and lane become hit regions.
+void timeline_view::slice_track(view_context& ctx, const track_frame& fr, run_layout& rl, std::uint32_t ti, float rh) {
+    const float y = rl.y;
+    const tm::track& t = rl.f.model.tracks[ti];
+    const std::uint32_t file = rl.rr.file;
+    const int rows = std::max<int>(1, t.slices.empty() ? 0 : t.max_depth + 1);
+    const float h = (t.slices.empty() ? 0 : rows * rh) + (!t.instants.empty() ? sz_.instant_h : 0) + 4;
+    const float th = std::max(h, rh + 4);
+    track_y_[file][ti] = y + 2;
+    lane_y_[file][ti] = y + 2 + (t.slices.empty() ? 0 : rows * rh);
+    if (fr.visible(y, y + th)) {
+        fr.dl->AddRectFilled(ImVec2(fr.x_labels, y), ImVec2(fr.x0 + fr.width, y + th),
+                             (rl.stripe++ & 1) ? col_track_bg_a : col_track_bg_b);
+        track_label(ctx, fr, y, std::min(th, rh + 4), t.name.c_str());
+        fr.dl->PushClipRect(ImVec2(fr.x0, y), ImVec2(fr.x0 + fr.width, y + th), true);
+        if (!t.slices.empty()) draw_slices(ctx, fr.dl, rl.f, ti, y + 2, rh, rows, rl.off, fr.x0, fr.width);
+        draw_instants(ctx, fr.dl, rl.f, ti, lane_y_[file][ti], rl.off, fr.x0, fr.width);
+        fr.dl->PopClipRect();
+    }
+    for (int d = 0; d < (t.slices.empty() ? 0 : rows); ++d)
+        hits_.push_back({y + 2 + d * rh, y + 2 + (d + 1) * rh, file, ti, d, rl.off});
+    if (!t.instants.empty()) hits_.push_back({lane_y_[file][ti], lane_y_[file][ti] + sz_.instant_h, file, ti, -1, rl.off});
+    track_regions_.push_back({y, y + th, {file, ti}});
+    rl.y += th;
+}
+
+// The header row of run ri's line tracks: a click opens or closes the group. Collapsed, the lines'
+// events (flows, a search hit) sit on the header row. Moves y under it.
+void timeline_view::lines_group(view_context& ctx, const track_frame& fr, std::uint32_t ri, float& y) {
+    view_state& st = ctx.state;
+    const run_ref& rr = ctx.doc.runs[ri];
+    char gl[64];
+    *fmt::format_to_n(gl, sizeof gl - 1, "{} lines ({})", st.lines_open[ri] ? "v" : ">", rr.lines.size()).out = '\0';
+    ImGui::SetCursorScreenPos(ImVec2(fr.x_labels, y));
+    ImGui::PushID(static_cast<int>(ri));
+    if (ImGui::InvisibleButton("##lines", ImVec2(sz_.label_w, sz_.group_h))) st.lines_open[ri] = !st.lines_open[ri];
+    ImGui::PopID();
+    if (fr.visible(y, y + sz_.group_h)) {
+        ImDrawList* dl = fr.dl;
+        dl->AddRectFilled(ImVec2(fr.x_labels, y), ImVec2(fr.x0 + fr.width, y + sz_.group_h), IM_COL32(44, 46, 54, 255));
+        const float u = sz_.pad / 4, cy = y + sz_.group_h * 0.5f, cx = fr.x_labels + 6 * u;   // u: a pixel at scale 1
+        if (st.lines_open[ri])
+            dl->AddTriangleFilled(ImVec2(cx - 4 * u, cy - 2 * u), ImVec2(cx + 4 * u, cy - 2 * u), ImVec2(cx, cy + 3 * u),
+                                  IM_COL32(200, 200, 210, 255));
+        else
+            dl->AddTriangleFilled(ImVec2(cx - 2 * u, cy - 4 * u), ImVec2(cx - 2 * u, cy + 4 * u), ImVec2(cx + 3 * u, cy),
+                                  IM_COL32(200, 200, 210, 255));
+        *fmt::format_to_n(gl, sizeof gl - 1, "lines ({})", rr.lines.size()).out = '\0';
+        track_label(ctx, fr, y, sz_.group_h, gl, IM_COL32(180, 180, 190, 255));
+    }
+    for (auto ti : rr.lines) {
+        track_y_[rr.file][ti] = y;
+        lane_y_[rr.file][ti] = y;
+    }
+    y += sz_.group_h;
+}
+
+void timeline_view::counter_track(view_context& ctx, const track_frame& fr, run_layout& rl, std::uint32_t ti) {
+    const float y = rl.y;
+    track_y_[rl.rr.file][ti] = y;
+    if (fr.visible(y, y + sz_.counter_h)) {
+        fr.dl->AddRectFilled(ImVec2(fr.x_labels, y), ImVec2(fr.x0 + fr.width, y + sz_.counter_h), IM_COL32(33, 35, 42, 255));
+        track_label(ctx, fr, y, sz_.counter_h, rl.f.model.tracks[ti].name.c_str());
+        fr.dl->PushClipRect(ImVec2(fr.x0, y), ImVec2(fr.x0 + fr.width, y + sz_.counter_h), true);
+        draw_counter(fr.dl, rl.f, ti, y, rl.off, fr.x0, fr.width, ctx.state.vp);
+        fr.dl->PopClipRect();
+    }
+    track_regions_.push_back({y, y + sz_.counter_h, {rl.rr.file, ti}});
+    rl.y += sz_.counter_h;
+}
+
+// A track's name in the label column, elided to it; hover for the whole name.
+void timeline_view::track_label(view_context& ctx, const track_frame& fr, float ly, float h, const char* text, ImU32 c) {
+    if (!fr.visible(ly, ly + h)) return;
+    const float tx = fr.x_labels + sz_.pad * 3.5f, room = fr.x0 - sz_.pad - tx;
+    const std::string shown = elide_to_width(text, room, imgui_text_width);
+    ctx.state.layout.check("timeline track label", shown, imgui_text_width(shown), room);
+    fr.dl->AddText(ImVec2(tx, ly + (h - ImGui::GetFontSize()) * 0.5f), c, shown.c_str());
+    const ImVec2 mp = ImGui::GetIO().MousePos;
+    if (shown != text && ImGui::IsWindowHovered() && mp.x >= fr.x_labels && mp.x < fr.x0 && mp.y >= ly && mp.y < ly + h)
+        ImGui::SetTooltip("%s", text);
+}
+
+// Over all tracks: the label column's separator, the flows, the time cursor and the sticky header.
+void timeline_view::draw_overlays(view_context& ctx, const track_frame& fr) {
+    ImDrawList* dl = fr.dl;
+    const float x0 = fr.x0, clip_y0 = fr.clip_y0, clip_y1 = fr.clip_y1;
     // Label column separator, not across the run headers: their text runs on past the column.
     float sep_y = clip_y0;
     for (const run_span& r : run_spans_) {
@@ -637,10 +683,10 @@ void timeline_view::draw(view_context& ctx) {
     }
     if (sep_y < clip_y1) dl->AddLine(ImVec2(x0 - 0.5f, sep_y), ImVec2(x0 - 0.5f, clip_y1), IM_COL32(90, 90, 100, 255));
 
-    draw_flows(ctx, dl, x0, width, clip_y0, clip_y1);
-    if (st.cursor) {
-        const double px = st.vp.to_px(*st.cursor);
-        if (px >= 0 && px <= width)
+    draw_flows(ctx, dl, x0, fr.width, clip_y0, clip_y1);
+    if (ctx.state.cursor) {
+        const double px = ctx.state.vp.to_px(*ctx.state.cursor);
+        if (px >= 0 && px <= fr.width)
             dl->AddLine(ImVec2(x0 + static_cast<float>(px), clip_y0), ImVec2(x0 + static_cast<float>(px), clip_y1),
                         col_time_cursor, 1.5f);
     }
@@ -648,34 +694,40 @@ void timeline_view::draw(view_context& ctx) {
     // up by the next run's header, so that every visible track's run is named.
     for (const run_span& r : run_spans_)
         if (r.header_y < clip_y0 && r.end_y > clip_y0) {
-            run_header(ctx, dl, r.run, std::min(clip_y0, r.end_y - sz_.header_h), x_labels, x0, width);
-            dl->AddLine(ImVec2(x_labels, std::min(clip_y0, r.end_y - sz_.header_h) + sz_.header_h),
-                        ImVec2(x0 + width, std::min(clip_y0, r.end_y - sz_.header_h) + sz_.header_h), IM_COL32(0, 0, 0, 160),
-                        2);
+            const float hy = std::min(clip_y0, r.end_y - sz_.header_h);
+            run_header(ctx, dl, r.run, hy, fr.x_labels, x0, fr.width);
+            dl->AddLine(ImVec2(fr.x_labels, hy + sz_.header_h), ImVec2(x0 + fr.width, hy + sz_.header_h),
+                        IM_COL32(0, 0, 0, 160), 2);
         }
+}
 
-    // Content size for scrolling.
-    ImGui::SetCursorScreenPos(ImVec2(x_labels, y_start));
-    ImGui::Dummy(ImVec2(sz_.label_w + width - 4, std::max(1.f, y - y_start)));
+bool timeline_view::in_time(const track_frame& fr) const {
+    const ImVec2 mp = ImGui::GetIO().MousePos;
+    return ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && mp.x >= fr.x0 &&
+           mp.x < fr.x0 + fr.width && mp.y >= fr.clip_y0 && mp.y < fr.clip_y1;
+}
 
-    // --- interaction -------------------------------------------------------------------------
+// The mouse over the time area: hover (tooltip, the time readout on the ruler), the wheel (zoom;
+// Shift: scroll), a press that starts a pan or (Shift) an area selection, and those drags.
+void timeline_view::mouse(view_context& ctx, const track_frame& fr, const ruler_area& ruler, double base) {
+    view_state& st = ctx.state;
+    const ImGuiIO& io = ImGui::GetIO();
     const ImVec2 mp = io.MousePos;
-    const bool in_time = ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && mp.x >= x0 &&
-                         mp.x < x0 + width && mp.y >= clip_y0 && mp.y < clip_y1;
+    const bool over = in_time(fr);
     st.hover = {};
-    if (in_time && !dragging_ && !area_dragging_) {
-        st.hover = hit_at(ctx, mp, x0);
-        if (!lost_events_tooltip(ctx, track_regions_, mp, x0) && st.hover.valid()) tooltip(ctx, st.hover);
+    if (over && !dragging_ && !area_dragging_) {
+        st.hover = hit_at(ctx, mp, fr.x0);
+        if (!lost_events_tooltip(ctx, track_regions_, mp, fr.x0) && st.hover.valid()) tooltip(ctx, st.hover);
     }
-    if (in_time || area_dragging_) draw_time_readout(ImGui::GetForegroundDrawList(), ruler, mp.x, clip_y1, st.vp, base);
-    if (in_time && io.MouseWheel != 0) {
+    if (over || area_dragging_) draw_time_readout(ImGui::GetForegroundDrawList(), ruler, mp.x, fr.clip_y1, st.vp, base);
+    if (over && io.MouseWheel != 0) {
         if (io.KeyShift) ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseWheel * 60);
-        else st.vp.zoom_at(mp.x - x0, std::pow(0.8, io.MouseWheel));
+        else st.vp.zoom_at(mp.x - fr.x0, std::pow(0.8, io.MouseWheel));
     }
-    if (in_time && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+    if (over && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
         if (io.KeyShift) {   // an area selection: the time and tracks between here and where the mouse is let go
             area_dragging_ = true;
-            area_from_t_ = st.vp.to_ns(mp.x - x0);
+            area_from_t_ = st.vp.to_ns(mp.x - fr.x0);
             area_from_y_ = mp.y;
         } else {
             dragging_ = true;
@@ -683,47 +735,62 @@ void timeline_view::draw(view_context& ctx) {
             drag_origin_ = mp;
         }
     }
+    area_drag(ctx, fr, ruler);
+    if (dragging_) pan_drag(ctx, fr);
+}
+
+// An area selection being drawn follows the mouse and is kept when the button is let go (a
+// Shift+click without a drag clears it); the area is drawn over its tracks.
+void timeline_view::area_drag(view_context& ctx, const track_frame& fr, const ruler_area& ruler) {
+    view_state& st = ctx.state;
+    const ImVec2 mp = ImGui::GetIO().MousePos;
     if (area_dragging_) {
-        const double t_now = st.vp.to_ns(std::clamp(mp.x, x0, x0 + width) - x0);
+        const double t_now = st.vp.to_ns(std::clamp(mp.x, fr.x0, fr.x0 + fr.width) - fr.x0);
         const auto a =
-            area_between(track_regions_, area_from_t_, t_now, area_from_y_, std::clamp(mp.y, clip_y0, clip_y1 - 1));
+            area_between(track_regions_, area_from_t_, t_now, area_from_y_, std::clamp(mp.y, fr.clip_y0, fr.clip_y1 - 1));
         if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
             area_dragging_ = false;
-            // A Shift+click without a drag clears the area.
             st.area = a && std::fabs(st.vp.to_px(a->t1) - st.vp.to_px(a->t0)) >= 2 ? a : std::nullopt;
         } else if (a) {
-            draw_area(st.vp, dl, track_regions_, *a, x0, width, clip_y0, clip_y1, ruler);
+            draw_area(st.vp, fr.dl, track_regions_, *a, fr.x0, fr.width, fr.clip_y0, fr.clip_y1, ruler);
         }
     }
-    if (st.area && !area_dragging_) draw_area(st.vp, dl, track_regions_, *st.area, x0, width, clip_y0, clip_y1, ruler);
-    if (dragging_) {
-        if (ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
-            const ImVec2 d = io.MouseDelta;
-            if (std::fabs(mp.x - drag_origin_.x) + std::fabs(mp.y - drag_origin_.y) > 3) drag_moved_ = true;
-            if (drag_moved_) {
-                st.vp.pan_px(d.x);
-                ImGui::SetScrollY(ImGui::GetScrollY() - d.y);
-            }
-        } else {
-            dragging_ = false;
-            if (!drag_moved_) {   // a click: select what is under it (it is in view: no need to bring it there)
-                st.select(doc, hit_at(ctx, mp, x0));
-                last_seen_sel_ = st.sel;
-            }
+    if (st.area && !area_dragging_)
+        draw_area(st.vp, fr.dl, track_regions_, *st.area, fr.x0, fr.width, fr.clip_y0, fr.clip_y1, ruler);
+}
+
+// A drag pans time and scrolls the tracks once it has moved 3 px; let go before that, it was a
+// click: it selects what is under it.
+void timeline_view::pan_drag(view_context& ctx, const track_frame& fr) {
+    view_state& st = ctx.state;
+    const ImGuiIO& io = ImGui::GetIO();
+    const ImVec2 mp = io.MousePos;
+    if (ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
+        const ImVec2 d = io.MouseDelta;
+        if (std::fabs(mp.x - drag_origin_.x) + std::fabs(mp.y - drag_origin_.y) > 3) drag_moved_ = true;
+        if (drag_moved_) {
+            st.vp.pan_px(d.x);
+            ImGui::SetScrollY(ImGui::GetScrollY() - d.y);
+        }
+    } else {
+        dragging_ = false;
+        if (!drag_moved_) {   // a click: select what is under it (it is in view: no need to bring it there)
+            st.select(ctx.doc, hit_at(ctx, mp, fr.x0));
+            last_seen_sel_ = st.sel;
         }
     }
-    if (ImGui::IsWindowHovered() || ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) ||
-        !ImGui::IsAnyItemActive())
-        keys(ctx, in_time, mp.x - x0, width);
-    if (st.scroll_to_selection && st.sel.valid()) {
-        bool ok = false;
-        const ImVec2 p = event_pos(ctx, st.sel.file, st.sel.ev, x0, ok);
-        if (ok && (p.y < clip_y0 + 20 || p.y > clip_y1 - 20))
-            ImGui::SetScrollY(ImGui::GetScrollY() + (p.y - (clip_y0 + clip_y1) * 0.5f));
-        st.scroll_to_selection = false;
-    }
-    ImGui::EndChild();
-    ImGui::PopStyleColor();
+}
+
+// A selection that asked to be scrolled to (view_state::scroll_to_selection) is centred vertically
+// when it is not already well inside the visible tracks.
+void timeline_view::scroll_to_selection(view_context& ctx, const track_frame& fr) {
+    view_state& st = ctx.state;
+    if (!st.scroll_to_selection || !st.sel.valid()) return;
+    bool ok = false;
+    const ImVec2 p = event_pos(ctx, st.sel.file, st.sel.ev, fr.x0, ok);
+    if (ok && (p.y < fr.clip_y0 + 20 || p.y > fr.clip_y1 - 20))
+        ImGui::SetScrollY(ImGui::GetScrollY() + (p.y - (fr.clip_y0 + fr.clip_y1) * 0.5f));
+    st.scroll_to_selection = false;
 }
 
 }   // namespace

@@ -1,0 +1,42 @@
+// The counter painter the timeline and the compare view share (track_painters.hpp).
+#include "track_painters.hpp"
+
+namespace pipescope::viewer {
+
+void track_painter::counter(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, const lod_params& p, float x0, float top,
+                            float bot, const counter_style& style) {
+    const auto& v = f.model.tracks[ti].counters;
+    if (v.empty()) return;
+    const double hi = std::max(1.0, f.counter_max[ti]);
+    auto vy = [&](double val) { return bot - static_cast<float>(val / hi) * (bot - top); };
+    double before = 0;
+    counter_lod(v, p, columns_, &before);
+    // The value in effect from prev_x on, once a sample at or before it is known (`have`): drawn as
+    // a step up to the next column, then from the last column to the last sample.
+    auto step = [&](double from_x, double to_x, double value) {
+        dl->AddRectFilled(ImVec2(x0 + static_cast<float>(from_x), vy(value)), ImVec2(x0 + static_cast<float>(to_x), bot),
+                          style.fill);
+        dl->AddLine(ImVec2(x0 + static_cast<float>(from_x), vy(value)), ImVec2(x0 + static_cast<float>(to_x), vy(value)),
+                    style.line);
+    };
+    double prev_x = 0, prev_v = before;
+    bool have = static_cast<double>(v.front().ts) < p.t_left;
+    for (const counter_column& c : columns_) {
+        const double cx = std::max(c.x, 0.0);
+        if (have && style.column_ranges) step(prev_x, cx + 1, prev_v);
+        else if (have && cx > prev_x) step(prev_x, cx, prev_v);
+        dl->AddRectFilled(ImVec2(x0 + static_cast<float>(cx), vy(c.hi)), ImVec2(x0 + static_cast<float>(cx) + 1, bot),
+                          style.fill);
+        if (style.column_ranges)
+            dl->AddLine(ImVec2(x0 + static_cast<float>(cx) + 0.5f, vy(c.hi)),
+                        ImVec2(x0 + static_cast<float>(cx) + 0.5f, vy(c.lo) + 1), style.line);
+        prev_x = cx + 1;
+        prev_v = c.last;
+        have = true;
+    }
+    if (!have) return;
+    const double end_px = std::min<double>(p.width, (static_cast<double>(v.back().ts) - p.t_left) / p.npp);
+    if (end_px > prev_x) step(prev_x, end_px, prev_v);
+}
+
+}   // namespace pipescope::viewer
