@@ -46,15 +46,6 @@ std::string stage_name(const document& d, const run_ref& rr, colour_key k) {
     return stage_name_of_number(d.files[rr.file]->model.runs[rr.run].stages, k);
 }
 
-// This frame's band area: the child window's draw list, its visible band [clip_y0, clip_y1), the
-// name column from xl, the time area [x0, x0 + width), and whether the mouse is over that.
-struct band_frame {
-    ImDrawList* dl;
-    float clip_y0, clip_y1, xl, x0, width;
-    bool hovered = false;
-    bool visible(float a, float b) const { return b >= clip_y0 && a <= clip_y1; }
-};
-
 // The slice under the mouse (found while laying out, used after) and its run's axis offset.
 struct band_hover {
     selection sel;
@@ -84,12 +75,12 @@ private:
     // The phases of a frame (draw() says in which order).
     void update_viewport(view_context& ctx, float width);
     float bands_height(const document& doc, float avail_h, float table_h) const;
-    void draw_grid(const band_frame& fr) const;
-    float run_bands(view_context& ctx, const band_frame& fr, std::uint32_t ri, float y, band_hover& hover);
-    void run_header(view_context& ctx, const band_frame& fr, std::uint32_t ri, float y, const lod_params& p);
-    void worker_band(const band_frame& fr, const loaded_file& f, const run_ref& rr, std::size_t wi, float y,
+    void draw_grid(const track_area& fr) const;
+    float run_bands(view_context& ctx, const track_area& fr, std::uint32_t ri, float y, band_hover& hover);
+    void run_header(view_context& ctx, const track_area& fr, std::uint32_t ri, float y, const lod_params& p);
+    void worker_band(const track_area& fr, const loaded_file& f, const run_ref& rr, std::size_t wi, float y,
                      const lod_params& p, double offset, band_hover& hover);
-    void mouse(view_context& ctx, const band_frame& fr, ImVec2 ro, const band_hover& hover);
+    void mouse(view_context& ctx, const track_area& fr, ImVec2 ro, const band_hover& hover);
     void slice_tooltip(const document& doc, const band_hover& hover) const;
     void note(view_context& ctx) const;
     void table(view_context& ctx, float height);
@@ -283,11 +274,7 @@ void compare_view::draw(view_context& ctx) {
     ImGui::PushStyleColor(ImGuiCol_ChildBg, col_background);
     ImGui::BeginChild("##runs", ImVec2(0, bands_h - sz_.ruler_h), false,
                       ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
-    const ImVec2 wpos = ImGui::GetWindowPos(), mp = ImGui::GetIO().MousePos;
-    band_frame fr{ImGui::GetWindowDrawList(), wpos.y, wpos.y + ImGui::GetWindowHeight(), wpos.x,
-                  wpos.x + sz_.label_w,       width};
-    fr.hovered = ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && mp.x >= fr.x0 &&
-                 mp.x < fr.x0 + width && mp.y >= fr.clip_y0 && mp.y < fr.clip_y1;
+    const track_area fr = track_area::of_window(sz_.label_w, width);
     const float y_start = ImGui::GetCursorScreenPos().y;
     draw_grid(fr);
     band_hover hover;
@@ -296,7 +283,7 @@ void compare_view::draw(view_context& ctx) {
     if (doc.runs.empty())
         fr.dl->AddText(ImVec2(fr.x0 + 10, y + 10), IM_COL32(200, 200, 200, 255), "no runs: open one or more traces");
     fr.dl->AddLine(ImVec2(fr.x0 - 0.5f, fr.clip_y0), ImVec2(fr.x0 - 0.5f, fr.clip_y1), IM_COL32(90, 90, 100, 255));
-    ImGui::SetCursorScreenPos(ImVec2(fr.xl, y_start));
+    ImGui::SetCursorScreenPos(ImVec2(fr.x_labels, y_start));
     ImGui::Dummy(ImVec2(sz_.label_w + width - 4, std::max(1.f, y - y_start)));
     mouse(ctx, fr, ro, hover);
     ImGui::EndChild();
@@ -340,7 +327,7 @@ float compare_view::bands_height(const document& doc, float avail_h, float table
 }
 
 // Grid lines at the ruler's major ticks.
-void compare_view::draw_grid(const band_frame& fr) const {
+void compare_view::draw_grid(const track_area& fr) const {
     const double step = nice_step(vp_.npp, 100);
     for (double t = std::ceil(vp_.t0 / step) * step; t <= vp_.t1(); t += step) {
         const float x = fr.x0 + static_cast<float>(vp_.to_px(t));
@@ -350,7 +337,7 @@ void compare_view::draw_grid(const band_frame& fr) const {
 
 // Run ri's bands from y down: its header, a row per worker, its live-iterations counter. Notes in
 // `hover` the slice under the mouse; returns the y after the run.
-float compare_view::run_bands(view_context& ctx, const band_frame& fr, std::uint32_t ri, float y, band_hover& hover) {
+float compare_view::run_bands(view_context& ctx, const track_area& fr, std::uint32_t ri, float y, band_hover& hover) {
     const run_ref& rr = ctx.doc.runs[ri];
     const loaded_file& f = *ctx.doc.files[rr.file];
     double offset = 0, scale = 1;
@@ -368,9 +355,10 @@ float compare_view::run_bands(view_context& ctx, const band_frame& fr, std::uint
     for (auto ti : rr.counters) {
         if (f.model.tracks[ti].name != vocab::live_iterations) continue;
         if (fr.visible(y, y + sz_.counter_h)) {
-            fr.dl->AddRectFilled(ImVec2(fr.xl, y), ImVec2(fr.x0 + fr.width, y + sz_.counter_h), IM_COL32(33, 35, 42, 255));
+            fr.dl->AddRectFilled(ImVec2(fr.x_labels, y), ImVec2(fr.x0 + fr.width, y + sz_.counter_h),
+                                 IM_COL32(33, 35, 42, 255));
             const std::string label = "live (max " + numbers::value(f.counter_max[ti]) + ")";
-            fr.dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * 0.8f, ImVec2(fr.xl + 14, y + 3),
+            fr.dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * 0.8f, ImVec2(fr.x_labels + 14, y + 3),
                            IM_COL32(160, 160, 170, 255), label.c_str());
             fr.dl->PushClipRect(ImVec2(fr.x0, y), ImVec2(fr.x0 + fr.width, y + sz_.counter_h), true);
             painter_.counter(fr.dl, f, ti, p, fr.x0, y + 2, y + sz_.counter_h - 2,
@@ -385,9 +373,9 @@ float compare_view::run_bands(view_context& ctx, const band_frame& fr, std::uint
 // A run's header: title, makespan (P and K when the title lacks them, the ratio to the first run),
 // elided to the width with the whole text in a tooltip (as the timeline's headers), and a bar where
 // the run lies on the axis.
-void compare_view::run_header(view_context& ctx, const band_frame& fr, std::uint32_t ri, float y, const lod_params& p) {
+void compare_view::run_header(view_context& ctx, const track_area& fr, std::uint32_t ri, float y, const lod_params& p) {
     const run_ref& rr = ctx.doc.runs[ri];
-    const float xl = fr.xl, x0 = fr.x0, width = fr.width;
+    const float xl = fr.x_labels, x0 = fr.x0, width = fr.width;
     fr.dl->AddRectFilled(ImVec2(xl, y), ImVec2(x0 + width, y + sz_.header_h), IM_COL32(52, 56, 70, 255));
     std::string h = rr.title + "    " + format_duration(static_cast<double>(rr.end - rr.start), 2);
     if (ri < rows_.size()) {
@@ -396,30 +384,22 @@ void compare_view::run_header(view_context& ctx, const band_frame& fr, std::uint
         if (r.K) h += "  ·  K = " + std::to_string(r.K);
         if (ri > 0) h += "  ·  " + numbers::ratio(r.vs_first, 2) + " vs first";
     }
-    const float room = x0 + width - (xl + 6) - 6;
-    const std::string shown = elide_to_width(h, room, imgui_text_width);
-    ctx.state.layout.check("compare run header", shown, imgui_text_width(shown), room);
-    fr.dl->AddText(ImVec2(xl + 6, y + (sz_.header_h - ImGui::GetFontSize()) * 0.5f), IM_COL32(240, 240, 245, 255),
-                   shown.c_str());
-    const ImVec2 mp = ImGui::GetIO().MousePos;
-    if (shown != h && ImGui::IsWindowHovered() && mp.x >= xl && mp.x < x0 + width && mp.y >= y && mp.y < y + sz_.header_h)
-        ImGui::SetTooltip("%s", h.c_str());
+    run_header_title(fr, ctx.state.layout, "compare run header", h, xl + 6, x0 + width - (xl + 6) - 6, y, sz_.header_h);
     const float rx0 = x0 + static_cast<float>((static_cast<double>(rr.start) - p.t_left) / p.npp);
     const float rx1 = x0 + static_cast<float>((static_cast<double>(rr.end) - p.t_left) / p.npp);
-    fr.dl->AddRectFilled(ImVec2(std::max(rx0, x0), y + sz_.header_h - 3),
-                         ImVec2(std::min(rx1, x0 + width), y + sz_.header_h), IM_COL32(120, 150, 220, 255));
+    run_extent_bar(fr, y, sz_.header_h, rx0, rx1);
 }
 
 // Worker wi of a run as one compact row: every depth into it, outermost first, so that the
 // innermost slice shows (a `parked` inside an `idle` is drawn parked). The innermost slice under
 // the mouse is the hover.
-void compare_view::worker_band(const band_frame& fr, const loaded_file& f, const run_ref& rr, std::size_t wi, float y,
+void compare_view::worker_band(const track_area& fr, const loaded_file& f, const run_ref& rr, std::size_t wi, float y,
                                const lod_params& p, double offset, band_hover& hover) {
     const std::uint32_t ti = rr.workers[wi];
     const tm::track& tr = f.model.tracks[ti];
-    fr.dl->AddRectFilled(ImVec2(fr.xl, y), ImVec2(fr.x0 + fr.width, y + sz_.worker_h),
+    fr.dl->AddRectFilled(ImVec2(fr.x_labels, y), ImVec2(fr.x0 + fr.width, y + sz_.worker_h),
                          (wi & 1) ? col_track_bg_a : col_track_bg_b);
-    fr.dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * 0.8f, ImVec2(fr.xl + 14, y), IM_COL32(190, 190, 198, 255),
+    fr.dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * 0.8f, ImVec2(fr.x_labels + 14, y), IM_COL32(190, 190, 198, 255),
                    tr.name.c_str());
     fr.dl->PushClipRect(ImVec2(fr.x0, y), ImVec2(fr.x0 + fr.width, y + sz_.worker_h), true);
     if (!tr.slices.empty())
@@ -427,7 +407,7 @@ void compare_view::worker_band(const band_frame& fr, const loaded_file& f, const
             painter_.slice_row(fr.dl, f, f.row(ti, static_cast<std::uint16_t>(d)), p, fr.x0, y, y + sz_.worker_h - 1);
     fr.dl->PopClipRect();
     const ImVec2 mp = ImGui::GetIO().MousePos;
-    if (!fr.hovered || mp.y < y || mp.y >= y + sz_.worker_h) return;
+    if (!fr.hovered() || mp.y < y || mp.y >= y + sz_.worker_h) return;
     const double t = p.t_left + (mp.x - fr.x0) * p.npp, tol = 2 * p.npp;
     for (int d = tr.slices.empty() ? -1 : tr.max_depth; d >= 0; --d) {
         const row_view row = f.row(ti, static_cast<std::uint16_t>(d));
@@ -441,10 +421,10 @@ void compare_view::worker_band(const band_frame& fr, const loaded_file& f, const
 
 // The mouse over the bands: a line down from the ruler with the time under it, the hovered slice's
 // tooltip; the wheel zooms at it (Shift: scrolls), a drag pans, a click (no drag) selects.
-void compare_view::mouse(view_context& ctx, const band_frame& fr, ImVec2 ro, const band_hover& hover) {
+void compare_view::mouse(view_context& ctx, const track_area& fr, ImVec2 ro, const band_hover& hover) {
     const ImGuiIO& io = ImGui::GetIO();
     const ImVec2 mp = io.MousePos;
-    if (fr.hovered) {
+    if (fr.hovered()) {
         ImDrawList* fg = ImGui::GetForegroundDrawList();
         fg->AddLine(ImVec2(mp.x, ro.y), ImVec2(mp.x, fr.clip_y1), IM_COL32(255, 255, 255, 60));
         const double u = vp_.to_ns(mp.x - fr.x0);
@@ -468,7 +448,7 @@ void compare_view::mouse(view_context& ctx, const band_frame& fr, ImVec2 ro, con
         if (std::fabs(mp.x - drag_x_) > 3) vp_.pan_px(io.MouseDelta.x);
     } else {
         dragging_ = false;
-        if (std::fabs(mp.x - drag_x_) <= 3 && fr.hovered) ctx.state.select(ctx.doc, hover.sel);
+        if (std::fabs(mp.x - drag_x_) <= 3 && fr.hovered()) ctx.state.select(ctx.doc, hover.sel);
     }
 }
 

@@ -4,6 +4,7 @@
 // suspended / done, or coloured by worker), the critical path, play / pause / step / speed and a
 // time scrubber (the shared replay control, views/replay.hpp). The model (indices, states, critical path, camera, draw list) is
 // viewer/model/dag_state.hpp; this file only draws what its draw list says and handles input.
+#include "arrow_head.hpp"
 #include "hatch.hpp"
 #include "palette.hpp"
 #include "replay.hpp"
@@ -68,14 +69,6 @@ void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 c, float thick, float
         const float e = std::min(len, s + dash);
         dl->AddLine(ImVec2(a.x + ux * s, a.y + uy * s), ImVec2(a.x + ux * e, a.y + uy * e), c, thick);
     }
-}
-
-void arrow_head(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 c, float size) {
-    const float dx = b.x - a.x, dy = b.y - a.y, len = std::sqrt(dx * dx + dy * dy);
-    if (len < size * 2) return;
-    const float ux = dx / len, uy = dy / len;
-    dl->AddTriangleFilled(b, ImVec2(b.x - ux * size - uy * size * 0.5f, b.y - uy * size + ux * size * 0.5f),
-                          ImVec2(b.x - ux * size + uy * size * 0.5f, b.y - uy * size - ux * size * 0.5f), c);
 }
 
 // Where the canvas is on screen: its child window's top left, and the node area [cx0, cx1) x
@@ -591,7 +584,7 @@ void dag_view::draw_edges(ImDrawList* dl, const canvas_frame& fr) const {
             if (e.kind == tm::dag_edge_kind::throttle && !e.critical) dashed_line(dl, a, b, c, th, 5, 4);
             else if (e.kind == tm::dag_edge_kind::retire && !e.critical) dashed_line(dl, a, b, c, th, 2, 3);
             else dl->AddLine(a, b, c, th);
-            arrow_head(dl, a, b, c, head);
+            arrow_head(dl, a, b, c, head, head * 2);   // no head on an edge shorter than two
         }
 }
 

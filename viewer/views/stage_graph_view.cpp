@@ -6,6 +6,7 @@
 // tokens in flight vs N under the graph. Several runs stack, one graph each. The model (structure,
 // counters at t, peaks, layout) is viewer/model/stage_graph.hpp; the replay control is shared with
 // the DAG view (views/replay.hpp).
+#include "arrow_head.hpp"
 #include "palette.hpp"
 #include "replay.hpp"
 #include "view.hpp"
@@ -32,14 +33,6 @@ constexpr ImU32 col_queue_fill = rgb(0x4FC3F7), col_queue_full = rgb(0xFF7043), 
 
 std::string count_text(double v) {
     return v == std::floor(v) && std::fabs(v) < 1e15 ? fmt::format("{:.0f}", v) : fmt::format("{:.2f}", v);
-}
-
-void arrow_head(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 c, float size) {
-    const float dx = b.x - a.x, dy = b.y - a.y, len = std::sqrt(dx * dx + dy * dy);
-    if (len < 1) return;
-    const float ux = dx / len, uy = dy / len;
-    dl->AddTriangleFilled(b, ImVec2(b.x - ux * size - uy * size * 0.5f, b.y - uy * size + ux * size * 0.5f),
-                          ImVec2(b.x - ux * size + uy * size * 0.5f, b.y - uy * size - ux * size * 0.5f), c);
 }
 
 // Text centred at x, clipped to [clip_x0, clip_x1].
@@ -285,7 +278,7 @@ void draw_arrows(const section& s, const graph_layout& L, const graph_area& ga) 
         }
         const auto& q = e.points[e.points.size() - 2];
         const auto& z = e.points.back();
-        arrow_head(s.dl, ga.P(q.x, q.y), ga.P(z.x, z.y), col_arrow, 9);
+        arrow_head(s.dl, ga.P(q.x, q.y), ga.P(z.x, z.y), col_arrow, 9, 1);
     }
 }
 

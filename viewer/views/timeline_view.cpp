@@ -36,14 +36,6 @@ struct hit_region {
     double offset;   // display offset of the run
 };
 
-// This frame's track area: the child window's draw list, its visible band [clip_y0, clip_y1), the
-// label column from x_labels and the time area [x0, x0 + width).
-struct track_frame {
-    ImDrawList* dl;
-    float clip_y0, clip_y1, x_labels, x0, width;
-    bool visible(float a, float b) const { return b >= clip_y0 && a <= clip_y1; }
-};
-
 // A run being laid out: its display offset, the next track's top, and how many tracks it has on
 // the striped background so far (they alternate).
 struct run_layout {
@@ -92,19 +84,18 @@ private:
     void update_viewport(view_context& ctx, float width);
     void time_ruler(view_context& ctx, const ruler_area& ruler, const ruler_layout& ticks);
     void reset_layout(view_context& ctx);
-    float layout_run(view_context& ctx, const track_frame& fr, std::uint32_t ri, float y);
-    void slice_track(view_context& ctx, const track_frame& fr, run_layout& rl, std::uint32_t ti, float rh);
-    void lines_group(view_context& ctx, const track_frame& fr, std::uint32_t ri, float& y);
-    void counter_track(view_context& ctx, const track_frame& fr, run_layout& rl, std::uint32_t ti);
-    void track_label(view_context& ctx, const track_frame& fr, float ly, float h, const char* text,
+    float layout_run(view_context& ctx, const track_area& fr, std::uint32_t ri, float y);
+    void slice_track(view_context& ctx, const track_area& fr, run_layout& rl, std::uint32_t ti, float rh);
+    void lines_group(view_context& ctx, const track_area& fr, std::uint32_t ri, float& y);
+    void counter_track(view_context& ctx, const track_area& fr, run_layout& rl, std::uint32_t ti);
+    void track_label(view_context& ctx, const track_area& fr, float ly, float h, const char* text,
                      ImU32 c = IM_COL32(205, 205, 212, 255));
-    void draw_overlays(view_context& ctx, const track_frame& fr);
-    bool in_time(const track_frame& fr) const;
-    void mouse(view_context& ctx, const track_frame& fr, const ruler_area& ruler, double base);
-    void area_drag(view_context& ctx, const track_frame& fr, const ruler_area& ruler);
-    void pan_drag(view_context& ctx, const track_frame& fr);
-    void scroll_to_selection(view_context& ctx, const track_frame& fr);
-    void run_header(view_context& ctx, ImDrawList* dl, std::uint32_t ri, float y, float x_labels, float x0, float width);
+    void draw_overlays(view_context& ctx, const track_area& fr);
+    void mouse(view_context& ctx, const track_area& fr, const ruler_area& ruler, double base);
+    void area_drag(view_context& ctx, const track_area& fr, const ruler_area& ruler);
+    void pan_drag(view_context& ctx, const track_area& fr);
+    void scroll_to_selection(view_context& ctx, const track_area& fr);
+    void run_header(view_context& ctx, const track_area& a, std::uint32_t ri, float y);
     void draw_slices(view_context& ctx, ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, float rh, int rows,
                      double offset, float x0, float width);
     void draw_instants(view_context& ctx, ImDrawList* dl, const loaded_file& f, std::uint32_t ti, float y, double offset,
@@ -363,33 +354,26 @@ void timeline_view::tooltip(view_context& ctx, const selection& s) {
 
 // The header elides its text with "…" to the width it has (Perfetto's track titles do the same)
 // and shows all of it in a tooltip.
-void timeline_view::run_header(view_context& ctx, ImDrawList* dl, std::uint32_t ri, float y, float x_labels, float x0,
-                               float width) {
+void timeline_view::run_header(view_context& ctx, const track_area& a, std::uint32_t ri, float y) {
     const document& doc = ctx.doc;
+    const float x_labels = a.x_labels, x0 = a.x0, width = a.width;
     const run_ref& rr = doc.runs[ri];
     const tm::trace_model& m = doc.files[rr.file]->model;
     const double off = display_offset(doc, rr, ctx.state.align_runs);
     // A run on virtual workers: its times are not this machine's; the header says so in colour too.
     const ImU32 header_bg = rr.virtual_badge.empty() ? IM_COL32(52, 56, 70, 255) : IM_COL32(88, 56, 120, 255);
-    dl->AddRectFilled(ImVec2(x_labels, y), ImVec2(x0 + width, y + sz_.header_h), header_bg);
+    a.dl->AddRectFilled(ImVec2(x_labels, y), ImVec2(x0 + width, y + sz_.header_h), header_bg);
     std::string h = rr.title + "   " + format_duration(static_cast<double>(rr.end - rr.start)) + ", " +
                     std::to_string(rr.workers.size()) + " workers";
     if (rr.run != tm::no_index && m.runs[rr.run].dag.K) h += ", K = " + std::to_string(m.runs[rr.run].dag.K);
     if (rr.run != tm::no_index && m.runs[rr.run].dag.iterations)
         h += ", " + std::to_string(m.runs[rr.run].dag.iterations) + " iterations";
     const float tx = x_labels + sz_.pad + 2, room = x0 + width - sz_.pad - tx;
-    const std::string shown = elide_to_width(h, room, imgui_text_width);
-    ctx.state.layout.check("timeline run header", shown, imgui_text_width(shown), room);
-    dl->AddText(ImVec2(tx, y + (sz_.header_h - ImGui::GetFontSize()) * 0.5f), IM_COL32(240, 240, 245, 255), shown.c_str());
-    const ImVec2 mp = ImGui::GetIO().MousePos;
-    if (shown != h && ImGui::IsWindowHovered() && mp.x >= x_labels && mp.x < x0 + width && mp.y >= y &&
-        mp.y < y + sz_.header_h)
-        ImGui::SetTooltip("%s", h.c_str());
+    run_header_title(a, ctx.state.layout, "timeline run header", h, tx, room, y, sz_.header_h);
     // Where the run lies on the axis.
     const float rx0 = x0 + static_cast<float>(ctx.state.vp.to_px(static_cast<double>(rr.start) - off));
     const float rx1 = x0 + static_cast<float>(ctx.state.vp.to_px(static_cast<double>(rr.end) - off));
-    dl->AddRectFilled(ImVec2(std::max(rx0, x0), y + sz_.header_h - 3), ImVec2(std::min(rx1, x0 + width), y + sz_.header_h),
-                      IM_COL32(120, 150, 220, 255));
+    run_extent_bar(a, y, sz_.header_h, rx0, rx1);
 }
 
 selection timeline_view::hit_at(const view_context& ctx, ImVec2 mp, float x0) const {
@@ -478,9 +462,7 @@ void timeline_view::draw(view_context& ctx) {
 
     ImGui::PushStyleColor(ImGuiCol_ChildBg, col_background);
     ImGui::BeginChild("##tracks", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoMove);
-    const ImVec2 wpos = ImGui::GetWindowPos();
-    const track_frame fr{ImGui::GetWindowDrawList(), wpos.y, wpos.y + ImGui::GetWindowHeight(), wpos.x,
-                         wpos.x + sz_.label_w,       width};
+    const track_area fr = track_area::of_window(sz_.label_w, width);
     const float y_start = ImGui::GetCursorScreenPos().y;
     reset_layout(ctx);
     // Grid lines behind the tracks, at the ruler's major ticks.
@@ -500,7 +482,7 @@ void timeline_view::draw(view_context& ctx) {
     mouse(ctx, fr, ruler, base);
     if (ImGui::IsWindowHovered() || ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) ||
         !ImGui::IsAnyItemActive())
-        keys(ctx, in_time(fr), ImGui::GetIO().MousePos.x - fr.x0, width);
+        keys(ctx, fr.hovered(), ImGui::GetIO().MousePos.x - fr.x0, width);
     scroll_to_selection(ctx, fr);
     ImGui::EndChild();
     ImGui::PopStyleColor();
@@ -568,11 +550,11 @@ void timeline_view::reset_layout(view_context& ctx) {
 
 // Run ri from y down: its header, its workers, its line tracks (a collapsible group), its counters
 // and its other tracks. Draws what is visible, records where everything is; returns the y after it.
-float timeline_view::layout_run(view_context& ctx, const track_frame& fr, std::uint32_t ri, float y) {
+float timeline_view::layout_run(view_context& ctx, const track_area& fr, std::uint32_t ri, float y) {
     const document& doc = ctx.doc;
     const run_ref& rr = doc.runs[ri];
     run_spans_.push_back({ri, y, 0});
-    if (fr.visible(y, y + sz_.header_h)) run_header(ctx, fr.dl, ri, y, fr.x_labels, fr.x0, fr.width);
+    if (fr.visible(y, y + sz_.header_h)) run_header(ctx, fr, ri, y);
     run_layout rl{rr, *doc.files[rr.file], display_offset(doc, rr, ctx.state.align_runs), y + (sz_.header_h + 2)};
     for (auto ti : rr.workers) slice_track(ctx, fr, rl, ti, sz_.row_h);
     if (!rr.lines.empty()) {
@@ -588,7 +570,7 @@ float timeline_view::layout_run(view_context& ctx, const track_frame& fr, std::u
 
 // A track of slices (rows rh px high) and its instant lane, on the striped background, with its
 // name in the label column; its rows and lane become hit regions.
-void timeline_view::slice_track(view_context& ctx, const track_frame& fr, run_layout& rl, std::uint32_t ti, float rh) {
+void timeline_view::slice_track(view_context& ctx, const track_area& fr, run_layout& rl, std::uint32_t ti, float rh) {
     const float y = rl.y;
     const tm::track& t = rl.f.model.tracks[ti];
     const std::uint32_t file = rl.rr.file;
@@ -615,7 +597,7 @@ void timeline_view::slice_track(view_context& ctx, const track_frame& fr, run_la
 
 // The header row of run ri's line tracks: a click opens or closes the group. Collapsed, the lines'
 // events (flows, a search hit) sit on the header row. Moves y under it.
-void timeline_view::lines_group(view_context& ctx, const track_frame& fr, std::uint32_t ri, float& y) {
+void timeline_view::lines_group(view_context& ctx, const track_area& fr, std::uint32_t ri, float& y) {
     view_state& st = ctx.state;
     const run_ref& rr = ctx.doc.runs[ri];
     char gl[64];
@@ -644,7 +626,7 @@ void timeline_view::lines_group(view_context& ctx, const track_frame& fr, std::u
     y += sz_.group_h;
 }
 
-void timeline_view::counter_track(view_context& ctx, const track_frame& fr, run_layout& rl, std::uint32_t ti) {
+void timeline_view::counter_track(view_context& ctx, const track_area& fr, run_layout& rl, std::uint32_t ti) {
     const float y = rl.y;
     track_y_[rl.rr.file][ti] = y;
     if (fr.visible(y, y + sz_.counter_h)) {
@@ -659,7 +641,7 @@ void timeline_view::counter_track(view_context& ctx, const track_frame& fr, run_
 }
 
 // A track's name in the label column, elided to it; hover for the whole name.
-void timeline_view::track_label(view_context& ctx, const track_frame& fr, float ly, float h, const char* text, ImU32 c) {
+void timeline_view::track_label(view_context& ctx, const track_area& fr, float ly, float h, const char* text, ImU32 c) {
     if (!fr.visible(ly, ly + h)) return;
     const float tx = fr.x_labels + sz_.pad * 3.5f, room = fr.x0 - sz_.pad - tx;
     const std::string shown = elide_to_width(text, room, imgui_text_width);
@@ -671,7 +653,7 @@ void timeline_view::track_label(view_context& ctx, const track_frame& fr, float 
 }
 
 // Over all tracks: the label column's separator, the flows, the time cursor and the sticky header.
-void timeline_view::draw_overlays(view_context& ctx, const track_frame& fr) {
+void timeline_view::draw_overlays(view_context& ctx, const track_area& fr) {
     ImDrawList* dl = fr.dl;
     const float x0 = fr.x0, clip_y0 = fr.clip_y0, clip_y1 = fr.clip_y1;
     // Label column separator, not across the run headers: their text runs on past the column.
@@ -695,25 +677,19 @@ void timeline_view::draw_overlays(view_context& ctx, const track_frame& fr) {
     for (const run_span& r : run_spans_)
         if (r.header_y < clip_y0 && r.end_y > clip_y0) {
             const float hy = std::min(clip_y0, r.end_y - sz_.header_h);
-            run_header(ctx, dl, r.run, hy, fr.x_labels, x0, fr.width);
+            run_header(ctx, fr, r.run, hy);
             dl->AddLine(ImVec2(fr.x_labels, hy + sz_.header_h), ImVec2(x0 + fr.width, hy + sz_.header_h),
                         IM_COL32(0, 0, 0, 160), 2);
         }
 }
 
-bool timeline_view::in_time(const track_frame& fr) const {
-    const ImVec2 mp = ImGui::GetIO().MousePos;
-    return ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && mp.x >= fr.x0 &&
-           mp.x < fr.x0 + fr.width && mp.y >= fr.clip_y0 && mp.y < fr.clip_y1;
-}
-
 // The mouse over the time area: hover (tooltip, the time readout on the ruler), the wheel (zoom;
 // Shift: scroll), a press that starts a pan or (Shift) an area selection, and those drags.
-void timeline_view::mouse(view_context& ctx, const track_frame& fr, const ruler_area& ruler, double base) {
+void timeline_view::mouse(view_context& ctx, const track_area& fr, const ruler_area& ruler, double base) {
     view_state& st = ctx.state;
     const ImGuiIO& io = ImGui::GetIO();
     const ImVec2 mp = io.MousePos;
-    const bool over = in_time(fr);
+    const bool over = fr.hovered();
     st.hover = {};
     if (over && !dragging_ && !area_dragging_) {
         st.hover = hit_at(ctx, mp, fr.x0);
@@ -741,7 +717,7 @@ void timeline_view::mouse(view_context& ctx, const track_frame& fr, const ruler_
 
 // An area selection being drawn follows the mouse and is kept when the button is let go (a
 // Shift+click without a drag clears it); the area is drawn over its tracks.
-void timeline_view::area_drag(view_context& ctx, const track_frame& fr, const ruler_area& ruler) {
+void timeline_view::area_drag(view_context& ctx, const track_area& fr, const ruler_area& ruler) {
     view_state& st = ctx.state;
     const ImVec2 mp = ImGui::GetIO().MousePos;
     if (area_dragging_) {
@@ -761,7 +737,7 @@ void timeline_view::area_drag(view_context& ctx, const track_frame& fr, const ru
 
 // A drag pans time and scrolls the tracks once it has moved 3 px; let go before that, it was a
 // click: it selects what is under it.
-void timeline_view::pan_drag(view_context& ctx, const track_frame& fr) {
+void timeline_view::pan_drag(view_context& ctx, const track_area& fr) {
     view_state& st = ctx.state;
     const ImGuiIO& io = ImGui::GetIO();
     const ImVec2 mp = io.MousePos;
@@ -783,7 +759,7 @@ void timeline_view::pan_drag(view_context& ctx, const track_frame& fr) {
 
 // A selection that asked to be scrolled to (view_state::scroll_to_selection) is centred vertically
 // when it is not already well inside the visible tracks.
-void timeline_view::scroll_to_selection(view_context& ctx, const track_frame& fr) {
+void timeline_view::scroll_to_selection(view_context& ctx, const track_area& fr) {
     view_state& st = ctx.state;
     if (!st.scroll_to_selection || !st.sel.valid()) return;
     bool ok = false;

@@ -1,7 +1,22 @@
-// The counter painter the timeline and the compare view share (track_painters.hpp).
+// What the timeline and the compare view share to draw their tracks (track_painters.hpp).
 #include "track_painters.hpp"
 
+#include "time_ruler.hpp"   // imgui_text_width
+
+#include "../model/text_fit.hpp"
+
 namespace pipescope::viewer {
+
+void run_header_title(const track_area& a, layout_audit& layout, const char* where, const std::string& title, float tx,
+                      float room, float y, float h) {
+    const std::string shown = elide_to_width(title, room, imgui_text_width);
+    layout.check(where, shown, imgui_text_width(shown), room);
+    a.dl->AddText(ImVec2(tx, y + (h - ImGui::GetFontSize()) * 0.5f), IM_COL32(240, 240, 245, 255), shown.c_str());
+    const ImVec2 mp = ImGui::GetIO().MousePos;
+    if (shown != title && ImGui::IsWindowHovered() && mp.x >= a.x_labels && mp.x < a.x0 + a.width && mp.y >= y &&
+        mp.y < y + h)
+        ImGui::SetTooltip("%s", title.c_str());
+}
 
 void track_painter::counter(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, const lod_params& p, float x0, float top,
                             float bot, const counter_style& style) {

@@ -1,4 +1,5 @@
-// The track painters the timeline and the compare view share: a row of slices merged to the pixel
+// What the timeline and the compare view share to draw their tracks: the track area, a run header's
+// title and extent bar, and the track painters — a row of slices merged to the pixel
 // (model/lod.hpp) and a counter drawn as a step graph. Each view keeps one track_painter, which
 // holds the level-of-detail buffers reused from track to track and frame to frame.
 #pragma once
@@ -6,15 +7,49 @@
 #include "palette.hpp"
 
 #include "../model/document.hpp"
+#include "../model/layout_audit.hpp"
 #include "../model/lod.hpp"
 
 #include <imgui.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace pipescope::viewer {
+
+// A view's track area this frame, in its child window: the window's draw list, the visible band
+// [clip_y0, clip_y1), the label column from x_labels, and the time area [x0, x0 + width).
+struct track_area {
+    ImDrawList* dl;
+    float clip_y0, clip_y1, x_labels, x0, width;
+
+    // The current window's, with a label column label_w px wide.
+    static track_area of_window(float label_w, float width) {
+        const ImVec2 wpos = ImGui::GetWindowPos();
+        return {ImGui::GetWindowDrawList(), wpos.y, wpos.y + ImGui::GetWindowHeight(), wpos.x, wpos.x + label_w, width};
+    }
+    bool visible(float a, float b) const { return b >= clip_y0 && a <= clip_y1; }
+    // The mouse is over the time area (also while another item is active: a drag that began there).
+    bool hovered() const {
+        const ImVec2 mp = ImGui::GetIO().MousePos;
+        return ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && mp.x >= x0 && mp.x < x0 + width &&
+               mp.y >= clip_y0 && mp.y < clip_y1;
+    }
+};
+
+// A run header's title at (tx, y), in its row from y, h px high, across the area: elided with "…"
+// to `room` (audited as `where`), and whole in a tooltip while the mouse is over the row.
+void run_header_title(const track_area& a, layout_audit& layout, const char* where, const std::string& title, float tx,
+                      float room, float y, float h);
+
+// The bar along the bottom of a run's header row (y, h px high): where the run lies on the axis,
+// from rx0 to rx1, cut to the time area.
+inline void run_extent_bar(const track_area& a, float y, float h, float rx0, float rx1) {
+    a.dl->AddRectFilled(ImVec2(std::max(rx0, a.x0), y + h - 3), ImVec2(std::min(rx1, a.x0 + a.width), y + h),
+                        IM_COL32(120, 150, 220, 255));
+}
 
 // How a counter is painted. The timeline's tall counter tracks draw each pixel column's range of
 // values as a line and carry the step before a column through that column; the compare view's short
