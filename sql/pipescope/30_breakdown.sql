@@ -65,21 +65,29 @@ FROM c LEFT JOIN c p ON c.parent_id = p.id;
 -- _pipescope_slice_self: each slice's own time (ns): its length less its children's, and for an
 -- idle slice the part of its own time covered by a waiting/throttled line state (stall).
 CREATE PERFETTO TABLE _pipescope_slice_self AS
-WITH ov AS (   -- length of [b, e) covered by the run's waiting union
-  SELECT c.id,
-    coalesce((SELECT sum(min(c.e, u.b) - max(c.b, u.a)) FROM _pipescope_waiting_union u
-              WHERE u.upid = c.upid AND u.a < c.e AND u.b > c.b), 0) AS covered
-  FROM _pipescope_clamped_slice c
+WITH idle_part AS (   -- idle slices and their children
+  SELECT c.* FROM _pipescope_clamped_slice c
   WHERE c.kind = 'idle' OR c.parent_id IN (SELECT id FROM _pipescope_clamped_slice WHERE kind = 'idle')
+),
+ov AS (   -- length of each one's [b, e) covered by the run's waiting union
+  SELECT c.id, c.parent_id, sum(min(c.e, u.b) - max(c.b, u.a)) AS covered
+  FROM idle_part c JOIN _pipescope_waiting_union u ON u.upid = c.upid AND u.a < c.e AND u.b > c.b
+  GROUP BY c.id
+),
+children AS (
+  SELECT parent_id AS id, sum(e - b) AS child_ns FROM _pipescope_clamped_slice
+  WHERE parent_id IS NOT NULL GROUP BY parent_id
+),
+children_covered AS (
+  SELECT parent_id AS id, sum(covered) AS child_covered FROM ov WHERE parent_id IS NOT NULL GROUP BY parent_id
 )
 SELECT c.id, c.upid, c.worker, c.kind,
-  (c.e - c.b) - coalesce((SELECT sum(k.e - k.b) FROM _pipescope_clamped_slice k WHERE k.parent_id = c.id), 0)
-    AS self_ns,
-  CASE WHEN c.kind = 'idle' THEN
-    (SELECT covered FROM ov WHERE ov.id = c.id)
-    - coalesce((SELECT sum(ov.covered) FROM ov JOIN _pipescope_clamped_slice k USING (id) WHERE k.parent_id = c.id), 0)
-  ELSE 0 END AS stall_ns
-FROM _pipescope_clamped_slice c;
+  (c.e - c.b) - coalesce(ch.child_ns, 0) AS self_ns,
+  CASE WHEN c.kind = 'idle' THEN coalesce(ov.covered, 0) - coalesce(cc.child_covered, 0) ELSE 0 END AS stall_ns
+FROM _pipescope_clamped_slice c
+LEFT JOIN children ch USING (id)
+LEFT JOIN ov USING (id)
+LEFT JOIN children_covered cc USING (id);
 
 -- _pipescope_gap: per worker, the time between its outermost slices, within its traced interval:
 -- [a, b) (ns), and tb, the begin of the latest outermost slice before the gap (else the run's start).
@@ -111,18 +119,25 @@ CREATE PERFETTO TABLE _pipescope_gap_split AS
 WITH g AS (
   SELECT *, lag(b) OVER (PARTITION BY upid, worker ORDER BY b) AS prev_gap_b FROM _pipescope_gap
 ),
+-- The gaps' ends and the steals in one stream per worker, a steal before a gap ending at its instant:
+-- the latest steal at or before each gap's end is a running maximum.
+stream AS (
+  SELECT upid, worker, ts AS t, 0 AS is_gap, ts AS steal_ts, NULL AS a, NULL AS b, NULL AS tb, NULL AS prev_gap_b
+  FROM pipescope_worker_instant WHERE name = 'steal'
+  UNION ALL
+  SELECT upid, worker, b, 1, NULL, a, b, tb, prev_gap_b FROM g
+),
 s AS (
-  SELECT g.*,
-    (SELECT max(i.ts) FROM pipescope_worker_instant i
-     WHERE i.upid = g.upid AND i.worker = g.worker AND i.name = 'steal'
-       AND i.ts <= g.b AND (g.prev_gap_b IS NULL OR i.ts > g.prev_gap_b)) AS steal_ts
-  FROM g
+  SELECT *, max(steal_ts) OVER (PARTITION BY upid, worker ORDER BY t, is_gap ROWS UNBOUNDED PRECEDING) AS last_steal
+  FROM stream
+),
+used AS (   -- a steal explains the gap when made since the previous gap and the latest outermost slice
+  SELECT upid, worker, a, b,
+    CASE WHEN last_steal IS NOT NULL AND (prev_gap_b IS NULL OR last_steal > prev_gap_b) AND last_steal >= tb
+         THEN b - min(max(last_steal, a), b) ELSE 0 END AS stealing_ns
+  FROM s WHERE is_gap
 )
-SELECT upid, worker, a, b,
-  CASE WHEN steal_ts IS NOT NULL AND steal_ts >= tb THEN b - min(max(steal_ts, a), b) ELSE 0 END AS stealing_ns,
-  (b - a) - CASE WHEN steal_ts IS NOT NULL AND steal_ts >= tb THEN b - min(max(steal_ts, a), b) ELSE 0 END
-    AS scheduler_ns
-FROM s;
+SELECT upid, worker, a, b, stealing_ns, (b - a) - stealing_ns AS scheduler_ns FROM used;
 
 -- pipescope_worker_time: the time breakdown of each worker (ns); the eight categories sum to span_ns.
 --   upid, worker, name
