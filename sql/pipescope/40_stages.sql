@@ -105,7 +105,7 @@ SELECT
   cast(round(pct.p50) AS INT) AS p50_ns,
   cast(round(pct.p95) AS INT) AS p95_ns,
   cast(round(s.max_ns) AS INT) AS max_ns,
-  coalesce(s.total, 0) / (SELECT makespan_ns FROM pipescope_run r WHERE r.upid = st.upid) AS busy_fraction,
+  coalesce(round(s.total), 0) / (SELECT makespan_ns FROM pipescope_run r WHERE r.upid = st.upid) AS busy_fraction,
   coalesce(su.n, 0) AS suspensions,
   coalesce(wa.n, 0) AS waits,
   coalesce(wa.ns, 0) AS wait_ns
@@ -123,7 +123,7 @@ LEFT JOIN waits wa USING (upid, stage);
 --   total_ns     service time, summed (ns, rounded to a whole ns)
 --   mean_ns      total / executions (ns, REAL)
 --   p50_ns, p95_ns, max_ns   nearest rank: the ceil(q·n)-th smallest execution (ns, rounded)
---   busy_fraction  total_ns / the run's makespan
+--   busy_fraction  total_ns / the run's makespan (the total rounded first, as pipescope stats does)
 --   suspensions  `suspend` instants at the stage; waits, wait_ns: `waiting at stage j` line states (ns)
 CREATE PERFETTO TABLE pipescope_stage AS
 SELECT

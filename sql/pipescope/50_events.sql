@@ -90,3 +90,24 @@ FROM pipescope_run r
 LEFT JOIN w USING (upid)
 LEFT JOIN l USING (upid)
 LEFT JOIN t USING (upid);
+
+-- pipescope_graph_events: per run, a stage graph's instants (all 0 for a pipeline).
+--   upid
+--   blocked_full   `stage blocked: queue full`: a stage found no room in its output (backpressure)
+--   blocked_empty  `stage blocked: queue empty`: a serial stage found its input empty
+--   blocked_order  `stage blocked: commit order`: a stage waited to commit in order (DANBI's "waiting")
+--   preemptions    `preempted`: a serial stage's preemption budget ran out
+--   stages_done    `stage done`: stages that finished and closed their outputs
+--   queue_operations  `reserve push/pop`, `commit push/pop` instants
+CREATE PERFETTO TABLE pipescope_graph_events AS
+SELECT r.upid,
+  count(i.id) FILTER (WHERE i.name = 'stage blocked: queue full') AS blocked_full,
+  count(i.id) FILTER (WHERE i.name = 'stage blocked: queue empty') AS blocked_empty,
+  count(i.id) FILTER (WHERE i.name = 'stage blocked: commit order') AS blocked_order,
+  count(i.id) FILTER (WHERE i.name = 'preempted') AS preemptions,
+  count(i.id) FILTER (WHERE i.name = 'stage done') AS stages_done,
+  count(i.id) FILTER (WHERE i.name IN ('reserve push', 'reserve pop', 'commit push', 'commit pop'))
+    AS queue_operations
+FROM pipescope_run r
+LEFT JOIN pipescope_worker_instant i USING (upid)
+GROUP BY r.upid;
