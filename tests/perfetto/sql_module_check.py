@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The PerfettoSQL module (sql/pipescope/) gives the numbers `pipescope stats --json` gives.
 
-    sql_module_check.py --cli PIPESCOPE --tools-dir DIR [--node NODE] [--out DIR] [TRACE ...]
+    sql_module_check.py --cli PIPESCOPE --tools-dir DIR [--node NODE] [--out DIR] [--sql-dir DIR] [--quiet] [TRACE ...]
 
 Without TRACEs it records one small trace per policy family with the CLI into --out (pipelines:
 piper with folded nodes, piper, tbb, bind-to-stage; stage graphs: gramps, danbi). For each trace it
@@ -58,10 +58,10 @@ QUERIES = {
 CATEGORIES = ['work', 'queue', 'scheduler', 'stealing', 'idle', 'stall', 'parked', 'untraced']
 
 
-def module_text():
-    files = sorted(glob.glob(os.path.join(SQL_DIR, '*.sql')))
+def module_text(sql_dir):
+    files = sorted(glob.glob(os.path.join(sql_dir, '*.sql')))
     if not files:
-        sys.exit(f'sql_module_check: no module files in {SQL_DIR}')
+        sys.exit(f'sql_module_check: no module files in {sql_dir}')
     return '\n'.join(open(f, encoding='utf-8').read() for f in files)
 
 
@@ -316,11 +316,12 @@ def main():
                     os.path.expanduser('~/.cache/pipescope-tools'))
     ap.add_argument('--node', default='node')
     ap.add_argument('--out', default='.', help='where to record the traces (without TRACEs)')
+    ap.add_argument('--sql-dir', default=SQL_DIR, help='the module\'s files (default: sql/pipescope of this tree)')
     ap.add_argument('--quiet', action='store_true', help='print only differences and the summary')
     ap.add_argument('traces', nargs='*')
     args = ap.parse_args()
     web_dist = find_web_dist(args.tools_dir)
-    module = module_text()
+    module = module_text(args.sql_dir)
     traces = args.traces or record(args.cli, args.out)
     results = [check_trace(args, web_dist, module, t) for t in traces]
     figures = sum(r.figures for r in results)
