@@ -78,15 +78,26 @@ LEFT JOIN pipescope_counter pc
 LEFT JOIN _pipescope_counter_mean cm ON cm.track_id = pc.track_id
 WHERE json_extract(m.metadata, '$.program.kind') = 'graph';
 
--- pipescope_footprint_sample: a stage graph's footprint, the sum of its queues' fills, at every
--- timestamp where a queue counter has a value (after every change stamped then), as pipescope's
--- trace model derives it.
---   upid, ts (ns), packets (packets in use in all queues), bytes (the same in bytes, NULL unless
---   every queue's packet size is recorded)
+-- pipescope_footprint_sample: a stage graph's footprint over time, as pipescope's trace model has it.
+-- A trace that recorded the counters `footprint packets` / `footprint bytes` (older traces) gives
+-- their samples; otherwise it is derived: the sum of the queues' fills at every timestamp where a
+-- queue counter has a value (after every change stamped then).
+--   upid
+--   measure   packets (packets in use in all queues) | bytes (the same in bytes; derived only when
+--             every queue's packet size is recorded)
+--   ts (ns), value
+--   derived   1: summed from the queue counters here; 0: recorded by the runtime
 CREATE PERFETTO TABLE pipescope_footprint_sample AS
-WITH q AS (   -- a counter named by two queues counts once
-  SELECT upid, counter, min(packet_bytes) AS packet_bytes, min(packet_bytes IS NULL) AS bytes_unknown
-  FROM pipescope_graph_queue GROUP BY upid, counter
+WITH recorded AS (
+  SELECT pc.upid, CASE pc.name WHEN 'footprint packets' THEN 'packets' ELSE 'bytes' END AS measure,
+    c.ts, c.value
+  FROM pipescope_counter pc JOIN counter c USING (track_id)
+  WHERE pc.name IN ('footprint packets', 'footprint bytes')
+),
+q AS (   -- the queues of runs without recorded footprint; a counter named by two queues counts once
+  SELECT upid, counter, min(packet_bytes) AS packet_bytes FROM pipescope_graph_queue
+  WHERE upid NOT IN (SELECT upid FROM recorded)
+  GROUP BY upid, counter
 ),
 change AS (
   SELECT q.upid, c.ts,
@@ -98,30 +109,43 @@ change AS (
 ),
 at_ts AS (
   SELECT upid, ts, sum(delta) AS delta, sum(delta * packet_bytes) AS delta_bytes FROM change GROUP BY upid, ts
+),
+derived AS (
+  SELECT upid, ts,
+    sum(delta) OVER (PARTITION BY upid ORDER BY ts ROWS UNBOUNDED PRECEDING) AS packets,
+    sum(delta_bytes) OVER (PARTITION BY upid ORDER BY ts ROWS UNBOUNDED PRECEDING) AS bytes
+  FROM at_ts
 )
-SELECT upid, ts,
-  sum(delta) OVER (PARTITION BY upid ORDER BY ts ROWS UNBOUNDED PRECEDING) AS packets,
-  CASE WHEN (SELECT max(bytes_unknown) FROM q WHERE q.upid = at_ts.upid) THEN NULL
-       ELSE sum(delta_bytes) OVER (PARTITION BY upid ORDER BY ts ROWS UNBOUNDED PRECEDING) END AS bytes
-FROM at_ts;
+SELECT upid, measure, ts, value, 0 AS derived FROM recorded
+UNION ALL
+SELECT upid, 'packets', ts, packets, 1 FROM derived
+UNION ALL
+SELECT upid, 'bytes', ts, bytes, 1 FROM derived
+WHERE upid NOT IN (SELECT upid FROM q WHERE packet_bytes IS NULL);
 
 -- pipescope_footprint: per stage-graph run, the footprint's peak and time-weighted mean over the run
--- (seed 004 Table III). Derived like pipescope's trace model, so within one counter quantum or one
--- clock skew of the true footprint (docs/tracing.md, "Counters").
---   upid, peak_packets, mean_packets (packets), peak_bytes, mean_bytes (bytes)
+-- (seed 004 Table III). When derived, it is within one counter quantum or one clock skew of the true
+-- footprint (docs/tracing.md, "Counters").
+--   upid, peak_packets, mean_packets (packets), peak_bytes, mean_bytes (bytes), derived (1/0)
 CREATE PERFETTO TABLE pipescope_footprint AS
 WITH s AS (
-  SELECT f.*, lead(f.ts) OVER (PARTITION BY f.upid ORDER BY f.ts) AS next_ts FROM pipescope_footprint_sample f
+  SELECT f.*, lead(f.ts) OVER (PARTITION BY f.upid, f.measure ORDER BY f.ts) AS next_ts
+  FROM pipescope_footprint_sample f
 ),
 held AS (
-  SELECT s.upid, s.packets, s.bytes,
+  SELECT s.upid, s.measure, s.value, s.derived,
     max(min(coalesce(s.next_ts, r.end_ns), r.end_ns) - max(s.ts, r.start_ns), 0) AS held_ns,
     r.end_ns - r.start_ns AS makespan_ns
   FROM s JOIN pipescope_run r USING (upid)
+),
+m AS (
+  SELECT upid, measure, max(derived) AS derived, max(value) AS peak, sum(value * held_ns) / makespan_ns AS mean
+  FROM held GROUP BY upid, measure
 )
 SELECT upid,
-  max(packets) AS peak_packets,
-  sum(packets * held_ns) / makespan_ns AS mean_packets,
-  max(bytes) AS peak_bytes,
-  sum(bytes * held_ns) / makespan_ns AS mean_bytes
-FROM held GROUP BY upid;
+  max(CASE WHEN measure = 'packets' THEN peak END) AS peak_packets,
+  max(CASE WHEN measure = 'packets' THEN mean END) AS mean_packets,
+  max(CASE WHEN measure = 'bytes' THEN peak END) AS peak_bytes,
+  max(CASE WHEN measure = 'bytes' THEN mean END) AS mean_bytes,
+  max(derived) AS derived
+FROM m GROUP BY upid;

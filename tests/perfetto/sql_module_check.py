@@ -257,6 +257,7 @@ def compare_graph(c, sql, st):
         c.check(f'graph.footprint.{k}', fp.get(k, 0), g['footprint'][k])
     for k in ['mean_packets', 'mean_bytes']:
         c.check(f'graph.footprint.{k}', fp.get(k, 0.0), g['footprint'][k], 'float')
+    c.check('graph.footprint.derived', fp.get('derived', False), g['footprint']['derived'])
     ge = sql['graph_events'][0] if sql['graph_events'] else {}
     for k in ['full', 'empty', 'order']:
         c.check(f'graph.blocked.{k}', ge.get(f'blocked_{k}'), g['blocked'][k])
