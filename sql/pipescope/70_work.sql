@@ -1,8 +1,10 @@
--- pipescope PerfettoSQL module, part 7 of 7: work (docs/analysis.md, "Work and span"; `dag` of
--- `pipescope stats --json`). The work T1 is a sum and is expressed here; the span T∞ is the longest
--- path through the pipeline DAG, whose edges (stage, cross, retire, throttle) pipescope builds by
--- rules of its own (tracer/src/pipeline_dag.cpp): it is not expressed in this module, use
--- `pipescope stats` for T∞, T1/T∞ and the critical path.
+-- pipescope PerfettoSQL module, part 7 of 7: work and span (docs/analysis.md, "Work and span"; `dag`
+-- of `pipescope stats --json`; analysis/src/dag_bounds.cpp). The DAG is pipescope's
+-- (tracer/src/pipeline_dag.cpp): a vertex per node slice (a folded block is one vertex), stage
+-- edges down an iteration, cross edges from iteration i-1, control edges between stage-0 nodes,
+-- throttle edges from iteration i-K's retirement. The critical path itself is not listed here
+-- (`pipescope stats` gives it); a node slice repeated for one (iteration, stage) is not dropped as
+-- pipescope drops it (its writer never records one twice).
 
 -- pipescope_work: per run.
 --   upid
@@ -25,3 +27,112 @@ SELECT r.upid,
 FROM pipescope_run r
 LEFT JOIN pipescope_worker_slice s ON s.upid = r.upid AND s.kind = 'node'
 GROUP BY r.upid;
+
+-- _pipescope_dag_node: the vertices of a pipeline run's DAG (tracer/src/pipeline_dag.cpp): node
+-- slices annotated with an iteration and a stage, by (iteration, stage, start).
+--   upid, iteration, k (its rank in its iteration, from 0), stage, last_stage, dur (ns),
+--   s (its iteration's durations summed up to it, it included, ns), crossing (it has a cross edge
+--   from iteration i-1: it waited, or it is a folded block), cross_k (the rank in i-1 of the node
+--   holding its last stage: i-1's last node with stage <= last_stage)
+CREATE PERFETTO TABLE _pipescope_dag_node AS
+WITH n AS (
+  SELECT s.upid, s.iteration, s.stage, s.last_stage, max(s.dur, 0) AS dur, s.ts,
+    (s.waited OR s.nodes > 1) AS crossing,
+    row_number() OVER (PARTITION BY s.upid, s.iteration ORDER BY s.stage, s.ts) - 1 AS k
+  FROM pipescope_worker_slice s JOIN pipescope_run r USING (upid)
+  WHERE s.kind = 'node' AND s.iteration IS NOT NULL AND s.stage IS NOT NULL AND r.program_kind = 'pipeline'
+),
+w AS (
+  SELECT *, sum(dur) OVER (PARTITION BY upid, iteration ORDER BY k ROWS UNBOUNDED PRECEDING) AS s FROM n
+),
+cross_from AS (
+  SELECT v.upid, v.iteration, v.k, max(u.k) AS cross_k
+  FROM n v JOIN n u ON u.upid = v.upid AND u.iteration = v.iteration - 1 AND u.stage <= v.last_stage
+  WHERE v.crossing GROUP BY v.upid, v.iteration, v.k
+)
+SELECT w.upid, w.iteration, w.k, w.stage, w.last_stage, w.dur, w.s, w.crossing, c.cross_k
+FROM w LEFT JOIN cross_from c USING (upid, iteration, k);
+
+-- _pipescope_dag_iteration: the iterations with nodes, ranked per run; first_stage: their first node's stage.
+CREATE PERFETTO TABLE _pipescope_dag_iteration AS
+SELECT upid, iteration, stage AS first_stage,
+  row_number() OVER (PARTITION BY upid ORDER BY iteration) AS rank
+FROM _pipescope_dag_node WHERE k = 0;
+
+-- _pipescope_iteration_finish: the longest-path distances (ns) of one iteration's nodes, as a JSON
+-- array by rank. A node's distance is its duration plus the largest of its predecessors': the node
+-- before it in its iteration (stage edge), the node of i-1 holding its last stage (cross edge),
+-- and for the first node i-1's first node when both are stage 0 (control edge) and iteration i-K's
+-- retirement (throttle edge: R(i-K), R(i) = max(the finish of i's last node, R of the iteration before)).
+--   prev_d: the distances of iteration i-1 (NULL when i-1 has no nodes); control: the distance of
+--   i-1's first node when the control edge applies, else NULL; throttle: R(i-K), else NULL
+CREATE PERFETTO FUNCTION _pipescope_iteration_finish(
+  p_upid INT, p_iteration LONG, prev_d STRING, control LONG, throttle LONG)
+RETURNS STRING AS
+SELECT json_group_array(dist) FROM (
+  SELECT k, s + max(e - (s - dur)) OVER (ORDER BY k ROWS UNBOUNDED PRECEDING) AS dist
+  FROM (
+    SELECT n.k, n.s, n.dur,
+      CASE WHEN n.k = 0 THEN max(0, coalesce($control, 0), coalesce($throttle, 0),
+                                 coalesce(CASE WHEN n.crossing AND n.cross_k IS NOT NULL
+                                               THEN json_extract($prev_d, '$[' || n.cross_k || ']') END, 0))
+           WHEN n.crossing AND n.cross_k IS NOT NULL THEN json_extract($prev_d, '$[' || n.cross_k || ']')
+      END AS e
+    FROM _pipescope_dag_node n WHERE n.upid = $p_upid AND n.iteration = $p_iteration
+  )
+  ORDER BY k
+);
+
+-- _pipescope_span_walk: the iterations in order, each with its nodes' distances (d), the retirement
+-- R of the iteration before it (r_prev) and the last K iterations' retirements before it (h, JSON
+-- [[iteration, R], ...]); throttled 1 with the throttle edges, 0 without.
+CREATE PERFETTO TABLE _pipescope_span_walk AS
+WITH RECURSIVE walk(upid, throttled, K, rank, iteration, first_stage, d, r_prev, h) AS (
+  SELECT i.upid, t.throttled, coalesce(r.K, 0), i.rank, i.iteration, i.first_stage,
+    _pipescope_iteration_finish(i.upid, i.iteration, NULL, NULL, NULL), 0, json_array()
+  FROM _pipescope_dag_iteration i JOIN pipescope_run r USING (upid), (SELECT 1 AS throttled UNION ALL SELECT 0) t
+  WHERE i.rank = 1
+  UNION ALL
+  SELECT w.upid, w.throttled, w.K, i.rank, i.iteration, i.first_stage,
+    _pipescope_iteration_finish(
+      i.upid, i.iteration,
+      CASE WHEN w.iteration = i.iteration - 1 THEN w.d END,
+      CASE WHEN w.iteration = i.iteration - 1 AND w.first_stage = 0 AND i.first_stage = 0
+           THEN json_extract(w.d, '$[0]') END,
+      CASE WHEN w.throttled AND w.K > 0 AND i.iteration >= w.K THEN
+        CASE WHEN w.iteration = i.iteration - w.K THEN max(json_extract(w.d, '$[#-1]'), w.r_prev)
+             ELSE (SELECT json_extract(value, '$[1]') FROM json_each(w.h)
+                   WHERE json_extract(value, '$[0]') = i.iteration - w.K) END
+      END),
+    max(json_extract(w.d, '$[#-1]'), w.r_prev),
+    -- the history keeps the last K retirements (K >= 1 here: without a throttle it is not read)
+    CASE WHEN json_array_length(w.h) >= max(w.K, 1)
+         THEN json_remove(json_insert(w.h, '$[#]', json_array(w.iteration, max(json_extract(w.d, '$[#-1]'), w.r_prev))), '$[0]')
+         ELSE json_insert(w.h, '$[#]', json_array(w.iteration, max(json_extract(w.d, '$[#-1]'), w.r_prev))) END
+  FROM walk w JOIN _pipescope_dag_iteration i ON i.upid = w.upid AND i.rank = w.rank + 1
+)
+SELECT * FROM walk;
+
+-- pipescope_span: per pipeline run, the span of its DAG (docs/analysis.md, "Work and span"). Over
+-- folded blocks it is an upper bound of the span over nodes, as in pipescope stats.
+--   upid
+--   span_ns                  T∞: the longest path, throttling edges included (ns)
+--   span_unthrottled_ns      the same without throttling edges (ns)
+--   parallelism              T1 / T∞; parallelism_unthrottled: T1 / the unthrottled span
+--   speedup_bound            min(P, T1 / T∞)
+CREATE PERFETTO TABLE pipescope_span AS
+WITH last AS (
+  SELECT w.upid, w.throttled, max(json_extract(w.d, '$[#-1]'), w.r_prev) AS span
+  FROM _pipescope_span_walk w
+  WHERE w.rank = (SELECT max(rank) FROM _pipescope_dag_iteration i WHERE i.upid = w.upid)
+)
+SELECT r.upid,
+  t.span AS span_ns,
+  u.span AS span_unthrottled_ns,
+  CASE WHEN t.span > 0 THEN 1.0 * k.work_ns / t.span ELSE 0 END AS parallelism,
+  CASE WHEN u.span > 0 THEN 1.0 * k.work_ns / u.span ELSE 0 END AS parallelism_unthrottled,
+  min(r.workers, CASE WHEN t.span > 0 THEN 1.0 * k.work_ns / t.span ELSE 0 END) AS speedup_bound
+FROM pipescope_run r
+JOIN last t ON t.upid = r.upid AND t.throttled = 1
+JOIN last u ON u.upid = r.upid AND u.throttled = 0
+JOIN pipescope_work k USING (upid);

@@ -44,6 +44,7 @@ RECORDINGS = [
 QUERIES = {
     'run': 'select * from pipescope_run',
     'work': 'select * from pipescope_work',
+    'span': 'select * from pipescope_span',
     'time': 'select * from pipescope_worker_time',
     'stage': 'select * from pipescope_stage',
     'worker_events': 'select * from pipescope_worker_events',
@@ -272,6 +273,11 @@ def compare_dag(c, sql, st):
     work = sql['work'][0]
     for k in ['nodes', 'blocks', 'folded_blocks', 'iterations', 'work_ns']:
         c.check(f'dag.{k}', work[k], d[k])
+    span = sql['span'][0] if sql['span'] else {}
+    for k in ['span_ns', 'span_unthrottled_ns']:
+        c.check(f'dag.{k}', span.get(k), d[k])
+    for k in ['parallelism', 'parallelism_unthrottled', 'speedup_bound']:
+        c.check(f'dag.{k}', span.get(k), d[k], 'float')
 
 
 def check_trace(args, web_dist, module, trace):
