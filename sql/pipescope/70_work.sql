@@ -45,13 +45,25 @@ WITH n AS (
 w AS (
   SELECT *, sum(dur) OVER (PARTITION BY upid, iteration ORDER BY k ROWS UNBOUNDED PRECEDING) AS s FROM n
 ),
+-- i-1's nodes by stage and i's crossing nodes by last stage in one stream per iteration i: the
+-- holder of a node's last stage is the latest i-1 node before it (a running maximum of ranks).
+stream AS (
+  SELECT upid, iteration + 1 AS iteration, stage AS key, 0 AS is_node, k AS holder_k, NULL AS k FROM n
+  UNION ALL
+  SELECT upid, iteration, last_stage, 1, NULL, k FROM n WHERE crossing
+),
 cross_from AS (
-  SELECT v.upid, v.iteration, v.k, max(u.k) AS cross_k
-  FROM n v JOIN n u ON u.upid = v.upid AND u.iteration = v.iteration - 1 AND u.stage <= v.last_stage
-  WHERE v.crossing GROUP BY v.upid, v.iteration, v.k
+  SELECT upid, iteration, k, cross_k FROM (
+    SELECT upid, iteration, k, is_node,
+      max(holder_k) OVER (PARTITION BY upid, iteration ORDER BY key, is_node ROWS UNBOUNDED PRECEDING) AS cross_k
+    FROM stream)
+  WHERE is_node
 )
 SELECT w.upid, w.iteration, w.k, w.stage, w.last_stage, w.dur, w.s, w.crossing, c.cross_k
 FROM w LEFT JOIN cross_from c USING (upid, iteration, k);
+
+-- The walk below reads one iteration's nodes at a time.
+CREATE PERFETTO INDEX _pipescope_dag_node_by_iteration ON _pipescope_dag_node(upid, iteration);
 
 -- _pipescope_dag_iteration: the iterations with nodes, ranked per run; first_stage: their first node's stage.
 CREATE PERFETTO TABLE _pipescope_dag_iteration AS
