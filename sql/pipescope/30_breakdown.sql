@@ -40,7 +40,7 @@ x AS (
               AND (s.dur < 0 OR (s.kind IN ('idle', 'parked') AND s.ts + s.dur >= ev.last_event))) AS open_at_end
   FROM ev JOIN pipescope_run r USING (upid)
 )
-SELECT upid, worker, start_ns, end_ns, open_at_end,
+SELECT upid, worker, start_ns, end_ns, open_at_end, last_event,
   min(max(coalesce(first_event, end_ns), start_ns), end_ns) AS first_ns,
   CASE WHEN open_at_end THEN end_ns
        ELSE min(max(coalesce(last_event, 0), min(max(coalesce(first_event, end_ns), start_ns), end_ns)), end_ns)
@@ -52,7 +52,7 @@ CREATE PERFETTO TABLE _pipescope_clamped_slice AS
 WITH c AS (
   SELECT s.id, s.upid, s.worker, s.kind, s.depth, s.parent_id, s.ts,
     min(max(s.ts, x.start_ns), x.end_ns) AS b,
-    CASE WHEN s.dur < 0 OR (s.kind IN ('idle', 'parked') AND s.ts + s.dur >= x.last_ns AND x.open_at_end)
+    CASE WHEN s.dur < 0 OR (s.kind IN ('idle', 'parked') AND s.ts + s.dur >= x.last_event)
          THEN x.end_ns
          ELSE min(max(s.ts + s.dur, min(max(s.ts, x.start_ns), x.end_ns)), x.end_ns) END AS e
   FROM pipescope_worker_slice s JOIN _pipescope_worker_extent x USING (upid, worker)

@@ -101,11 +101,12 @@ SELECT
   coalesce(s.executions, 0) AS executions,
   coalesce(s.shares, 0) AS shares,
   coalesce(cast(round(s.total) AS INT), 0) AS total_ns,
-  CASE WHEN s.executions > 0 THEN s.total / s.executions END AS mean_ns,
-  cast(round(pct.p50) AS INT) AS p50_ns,
-  cast(round(pct.p95) AS INT) AS p95_ns,
-  cast(round(s.max_ns) AS INT) AS max_ns,
-  coalesce(round(s.total), 0) / (SELECT makespan_ns FROM pipescope_run r WHERE r.upid = st.upid) AS busy_fraction,
+  CASE WHEN s.executions > 0 THEN s.total / s.executions ELSE 0 END AS mean_ns,
+  coalesce(cast(round(pct.p50) AS INT), 0) AS p50_ns,
+  coalesce(cast(round(pct.p95) AS INT), 0) AS p95_ns,
+  coalesce(cast(round(s.max_ns) AS INT), 0) AS max_ns,
+  coalesce(coalesce(round(s.total), 0) * 1.0 / (SELECT nullif(makespan_ns, 0) FROM pipescope_run r WHERE r.upid = st.upid), 0)
+    AS busy_fraction,
   coalesce(su.n, 0) AS suspensions,
   coalesce(wa.n, 0) AS waits,
   coalesce(wa.ns, 0) AS wait_ns
@@ -126,12 +127,32 @@ LEFT JOIN waits wa USING (upid, stage);
 --   busy_fraction  total_ns / the run's makespan (the total rounded first, as pipescope stats does)
 --   suspensions  `suspend` instants at the stage; waits, wait_ns: `waiting at stage j` line states (ns)
 CREATE PERFETTO TABLE pipescope_stage AS
+-- A stage of unknown kind is serial when its unfolded nodes (two or more) all waited for their
+-- predecessor but the first and no two of consecutive iterations overlap in time; with fewer, when
+-- the slices starting at it did (pipeline_dag.cpp, inferred_stage_kind; stages.cpp).
+WITH node AS (
+  SELECT upid, stage, iteration, ts, ts + dur AS end_ts, waited,
+    lag(iteration) OVER (PARTITION BY upid, stage ORDER BY iteration, ts) AS prev_iteration,
+    lag(ts + dur) OVER (PARTITION BY upid, stage ORDER BY iteration, ts) AS prev_end
+  FROM pipescope_worker_slice WHERE kind = 'node' AND nodes = 1 AND iteration IS NOT NULL
+),
+inferred AS (
+  SELECT upid, stage, count(*) AS nodes, sum(waited) AS waited,
+    max(prev_iteration IS NOT NULL AND prev_iteration + 1 = iteration AND ts < prev_end) AS overlap
+  FROM node GROUP BY upid, stage
+),
+any_slice AS (
+  SELECT upid, stage, count(*) AS slices, sum(waited) AS waited FROM pipescope_worker_slice
+  WHERE kind = 'node' GROUP BY upid, stage
+)
 SELECT
   c.upid, c.stage, c.name, c.kind,
   CASE WHEN c.kind IS NOT NULL THEN c.kind GLOB '*serial*' OR c.kind = 'stage_wait'
-       ELSE c.stage = 0 OR (
-         SELECT count(*) > 1 AND sum(s.waited) + 1 >= count(*) FROM pipescope_worker_slice s
-         WHERE s.upid = c.upid AND s.kind = 'node' AND s.stage = c.stage) END AS serial,
+       WHEN c.stage = 0 THEN 1
+       WHEN i.nodes >= 2 THEN NOT i.overlap AND i.waited + 1 >= i.nodes
+       ELSE coalesce(a.slices > 1 AND a.waited + 1 >= a.slices, 0) END AS serial,
   c.executions, c.shares, c.total_ns, c.mean_ns, c.p50_ns, c.p95_ns, c.max_ns, c.busy_fraction,
   c.suspensions, c.waits, c.wait_ns
-FROM _pipescope_stage_core c;
+FROM _pipescope_stage_core c
+LEFT JOIN inferred i USING (upid, stage)
+LEFT JOIN any_slice a USING (upid, stage);

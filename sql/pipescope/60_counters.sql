@@ -7,8 +7,9 @@
 --   samples       values recorded
 --   peak          the largest value; peak_ts: when it was first reached (ns)
 --   capacity      the limit it is measured against, when known: K (program.K) for `live iterations`
---                 and `tokens in flight`; for bind-to-stage's `queue j fill`, program.stages[j].queue_capacity,
---                 else program.queue_capacity, else program.queue, else 20 (bind-to-stage's default)
+--                 and `tokens in flight`; for bind-to-stage's `queue j fill`, program.stages[j].queue_capacity
+--                 (or .capacity), else program.queues[] naming stage j, else program.queue_capacity, else
+--                 program.queue_size, else the `queue=N` parameter, else 20 (bind-to-stage's default)
 CREATE PERFETTO TABLE pipescope_counter AS
 WITH c AS (
   SELECT r.upid, c.track_id, ct.name, c.ts, c.value,
@@ -24,11 +25,16 @@ SELECT c.upid, c.track_id, c.name,
   CASE
     WHEN c.name IN ('live iterations', 'tokens in flight') THEN json_extract(m.metadata, '$.program.K')
     WHEN c.name GLOB 'queue [0-9]* fill' THEN coalesce(
-      (SELECT json_extract(j.value, '$.queue_capacity') FROM json_each(json_extract(m.metadata, '$.program.stages')) j
+      (SELECT coalesce(json_extract(j.value, '$.queue_capacity'), json_extract(j.value, '$.capacity'))
+       FROM json_each(json_extract(m.metadata, '$.program.stages')) j
        WHERE json_extract(j.value, '$.index') = cast(substr(c.name, 7) AS INT)),
+      (SELECT json_extract(j.value, '$.capacity') FROM json_each(json_extract(m.metadata, '$.program.queues')) j
+       WHERE coalesce(json_extract(j.value, '$.stage'), json_extract(j.value, '$.index')) = cast(substr(c.name, 7) AS INT)),
       json_extract(m.metadata, '$.program.queue_capacity'),
-      nullif(json_extract(m.metadata, '$.program.queue'), 0),
-      CASE WHEN json_extract(m.metadata, '$.policy') = 'bind-to-stage' THEN 20 END)
+      json_extract(m.metadata, '$.program.queue_size'),
+      (SELECT nullif(max(cast(substr(p.value, 7) AS REAL), 0), 0) FROM json_each(json_extract(m.metadata, '$.params')) p
+       WHERE p.value GLOB 'queue=*'),
+      CASE WHEN json_extract(m.metadata, '$.policy') GLOB 'bind-to-stage*' THEN 20 END)
   END AS capacity
 FROM c JOIN _pipescope_run_meta m USING (upid)
 WHERE c.rank_by_value = 1;

@@ -40,7 +40,8 @@ WITH n AS (
     (s.waited OR s.nodes > 1) AS crossing,
     row_number() OVER (PARTITION BY s.upid, s.iteration ORDER BY s.stage, s.ts) - 1 AS k
   FROM pipescope_worker_slice s JOIN pipescope_run r USING (upid)
-  WHERE s.kind = 'node' AND s.iteration IS NOT NULL AND s.stage IS NOT NULL AND r.program_kind = 'pipeline'
+  WHERE s.kind = 'node' AND s.iteration IS NOT NULL AND s.stage IS NOT NULL
+    AND coalesce(r.program_kind, '') <> 'graph'
 ),
 w AS (
   SELECT *, sum(dur) OVER (PARTITION BY upid, iteration ORDER BY k ROWS UNBOUNDED PRECEDING) AS s FROM n
@@ -125,7 +126,7 @@ WITH RECURSIVE walk(upid, throttled, K, rank, iteration, first_stage, d, r_prev,
 )
 SELECT * FROM walk;
 
--- pipescope_span: per pipeline run, the span of its DAG (docs/analysis.md, "Work and span"). Over
+-- pipescope_span: per run that is not a stage graph (a pipeline, or a run without metadata), the span of its DAG (docs/analysis.md, "Work and span"). Over
 -- folded blocks it is an upper bound of the span over nodes, as in pipescope stats.
 --   upid
 --   span_ns                  T∞: the longest path, throttling edges included (ns)
