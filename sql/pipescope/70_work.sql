@@ -149,3 +149,77 @@ FROM pipescope_run r
 JOIN last t ON t.upid = r.upid AND t.throttled = 1
 JOIN last u ON u.upid = r.upid AND u.throttled = 0
 JOIN pipescope_work k USING (upid);
+
+-- pipescope_task: each fork-join task (docs/analysis.md, "Fork-join runs"; analysis/src/tasks.cpp):
+-- a `task` slice with a `task` annotation.
+--   upid, slice_id, worker, task (its id), parent (the spawning task's id, 0: spawned outside any
+--   task), ts, dur (ns), spawned_ts (ts less the `spawn_delay` annotation, ns)
+--   own_ns  its own time: its duration less the task, idle and parked slices nested in it whose
+--           nearest enclosing task, idle or parked slice is this task (a sync that helps or waits)
+CREATE PERFETTO TABLE pipescope_task AS
+WITH gap AS (   -- the slices that are not their enclosing task's own time
+  SELECT s.id, s.upid, s.dur FROM pipescope_worker_slice s
+  WHERE s.kind IN ('idle', 'parked') OR (s.kind = 'task' AND extract_arg(
+    (SELECT arg_set_id FROM slice x WHERE x.id = s.id), 'debug.task') IS NOT NULL)
+),
+nested AS (   -- each gap and its nearest enclosing gap
+  SELECT g.id, g.dur,
+    (SELECT a.id FROM ancestor_slice(g.id) a JOIN gap e ON e.id = a.id ORDER BY a.depth DESC LIMIT 1) AS encloser
+  FROM gap g
+),
+t AS (
+  SELECT s.id, s.upid, s.worker, s.ts, s.dur, x.arg_set_id FROM pipescope_worker_slice s JOIN slice x USING (id)
+  WHERE s.kind = 'task' AND extract_arg(x.arg_set_id, 'debug.task') IS NOT NULL
+)
+SELECT t.upid, t.id AS slice_id, t.worker,
+  extract_arg(t.arg_set_id, 'debug.task') AS task,
+  extract_arg(t.arg_set_id, 'debug.parent') AS parent,
+  t.ts, t.dur,
+  t.ts - min(coalesce(extract_arg(t.arg_set_id, 'debug.spawn_delay'), 0), t.ts) AS spawned_ts,
+  t.dur - coalesce((SELECT sum(n.dur) FROM nested n WHERE n.encloser = t.id), 0) AS own_ns
+FROM t;
+
+-- pipescope_tasks: per run, its fork-join tasks.
+--   upid, tasks, roots (tasks whose parent is no task of the run), work_ns (T1: their own times summed, ns),
+--   own_mean_ns, own_p50_ns, own_p95_ns, own_max_ns (nearest rank, ns), depth (of the spawn tree),
+--   steals (successful steals), scheduling_ns (the workers' scheduler + stealing time, ns).
+--   The span of the spawn tree is not expressed here (`pipescope stats` gives it).
+CREATE PERFETTO TABLE pipescope_tasks AS
+WITH RECURSIVE
+ranked AS (
+  SELECT upid, own_ns, row_number() OVER (PARTITION BY upid ORDER BY own_ns) AS k,
+    count(*) OVER (PARTITION BY upid) AS n
+  FROM pipescope_task
+),
+own AS (
+  SELECT upid, count(*) AS tasks, sum(own_ns) AS work_ns, avg(own_ns) AS own_mean_ns, max(own_ns) AS own_max_ns,
+    min(CASE WHEN k >= max(1, cast(0.50 * n AS INT) + (0.50 * n > cast(0.50 * n AS INT))) THEN own_ns END) AS own_p50_ns,
+    min(CASE WHEN k >= max(1, cast(0.95 * n AS INT) + (0.95 * n > cast(0.95 * n AS INT))) THEN own_ns END) AS own_p95_ns
+  FROM ranked GROUP BY upid
+),
+root AS (
+  SELECT t.upid, t.task FROM pipescope_task t
+  WHERE t.parent IS NULL OR t.parent = 0 OR t.parent = t.task
+    OR NOT EXISTS (SELECT 1 FROM pipescope_task p WHERE p.upid = t.upid AND p.task = t.parent)
+),
+tree(upid, task, depth) AS (
+  SELECT upid, task, 1 FROM root
+  UNION
+  SELECT c.upid, c.task, tree.depth + 1 FROM tree JOIN pipescope_task c ON c.upid = tree.upid AND c.parent = tree.task
+  WHERE c.parent <> c.task
+)
+SELECT r.upid,
+  coalesce(o.tasks, 0) AS tasks,
+  (SELECT count(*) FROM root WHERE root.upid = r.upid) AS roots,
+  coalesce(o.work_ns, 0) AS work_ns,
+  coalesce(o.own_mean_ns, 0) AS own_mean_ns,
+  coalesce(o.own_p50_ns, 0) AS own_p50_ns,
+  coalesce(o.own_p95_ns, 0) AS own_p95_ns,
+  coalesce(o.own_max_ns, 0) AS own_max_ns,
+  coalesce((SELECT max(depth) FROM tree WHERE tree.upid = r.upid), 0) AS depth,
+  e.steals_made AS steals,
+  t.scheduler_ns + t.stealing_ns AS scheduling_ns
+FROM pipescope_run r
+LEFT JOIN own o USING (upid)
+JOIN pipescope_run_events e USING (upid)
+JOIN pipescope_run_time t USING (upid);

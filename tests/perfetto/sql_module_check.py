@@ -46,6 +46,7 @@ QUERIES = {
     'run': 'select * from pipescope_run',
     'work': 'select * from pipescope_work',
     'span': 'select * from pipescope_span',
+    'tasks': 'select * from pipescope_tasks',
     'time': 'select * from pipescope_worker_time',
     'stage': 'select * from pipescope_stage',
     'worker_events': 'select * from pipescope_worker_events',
@@ -285,6 +286,14 @@ def compare_dag(c, sql, st):
         c.check(f'dag.{k}', span.get(k), d[k], 'float')
 
 
+def compare_tasks(c, sql, st):
+    t = st['tasks']
+    row = sql['tasks'][0] if sql['tasks'] else {}
+    for k in ['tasks', 'roots', 'work_ns', 'own_p50_ns', 'own_p95_ns', 'own_max_ns', 'depth', 'steals', 'scheduling_ns']:
+        c.check(f'tasks.{k}', row.get(k), t[k])
+    c.check('tasks.own_mean_ns', row.get('own_mean_ns'), t['own_mean_ns'], 'float')
+
+
 def check_trace(args, web_dist, module, trace):
     print(f'{os.path.basename(trace)}:')
     c = Comparison(trace, args.quiet)
@@ -314,6 +323,7 @@ def check_trace(args, web_dist, module, trace):
         compare_counters(c, one, run)
         compare_graph(c, one, run)
         compare_dag(c, one, run)
+        compare_tasks(c, one, run)
     print(f'  {c.figures} figures, {len(c.differences)} differences')
     return c
 
