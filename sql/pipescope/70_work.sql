@@ -1,10 +1,10 @@
--- pipescope PerfettoSQL module, part 7 of 7: work and span (docs/analysis.md, "Work and span"; `dag`
--- of `pipescope stats --json`; analysis/src/dag_bounds.cpp), and fork-join tasks' own times (`tasks`). The DAG is pipescope's
--- (tracer/src/pipeline_dag.cpp): a vertex per node slice (a folded block is one vertex), stage
--- edges down an iteration, cross edges from iteration i-1, control edges between stage-0 nodes,
--- throttle edges from iteration i-K's retirement. The critical path itself is not listed here
--- (`pipescope stats` gives it); a node slice repeated for one (iteration, stage) is not dropped as
--- pipescope drops it (its writer never records one twice).
+-- pipescope PerfettoSQL module, part 7 of 7: work and span (docs/analysis.md, "Work and span";
+-- `dag` of `pipescope stats --json`; analysis/src/dag_bounds.cpp), and fork-join tasks' own times
+-- (`tasks`). The DAG is pipescope's (tracer/src/pipeline_dag.cpp): a vertex per node slice (a folded
+-- block is one vertex), stage edges down an iteration, cross edges from iteration i-1, control edges
+-- between stage-0 nodes, throttle edges from iteration i-K's retirement. The critical path itself is
+-- not listed here (`pipescope stats` gives it); a node slice repeated for one (iteration, stage) is
+-- not dropped as pipescope drops it (its writer never records one twice).
 
 -- pipescope_work: per run.
 --   upid
