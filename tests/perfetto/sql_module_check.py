@@ -7,7 +7,7 @@ Without TRACEs it records one small trace per policy family with the CLI into --
 piper with folded nodes, piper, tbb, bind-to-stage; stage graphs: gramps, danbi). For each trace it
 runs the module and its queries in Perfetto's own trace processor (tests/perfetto/tp_query.js, the
 wasm build of Perfetto UI v52, offline), runs `pipescope stats --json` on the same file, and
-compares every figure. It prints one line per figure compared (`--quiet`: only the differences and
+compares every figure; the example queries of docs/perfetto-sql.md must run too. It prints one line per figure compared (`--quiet`: only the differences and
 a summary) and exits 1 when any differs beyond its rule:
 
   exact   integers and strings: equal (text the trace does not hold is NULL in the module, "" in
@@ -24,12 +24,14 @@ import glob
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SQL_DIR = os.path.join(HERE, '..', '..', 'sql', 'pipescope')
+DOC = os.path.join(HERE, '..', '..', 'docs', 'perfetto-sql.md')
 
 # (file name, `pipescope run` arguments): every policy family and both workload families.
 RECORDINGS = [
@@ -77,11 +79,20 @@ def find_web_dist(tools_dir):
     return os.path.dirname(found[0])
 
 
+def doc_queries():
+    """The example queries of docs/perfetto-sql.md, which must run."""
+    if not os.path.exists(DOC):
+        return {}
+    text = open(DOC, encoding='utf-8').read()
+    return {f'docs example {k + 1}': q for k, q in enumerate(re.findall(r'```sql\n(.*?)```', text, re.S))}
+
+
 def run_module(node, web_dist, trace, module):
     """Runs the module then each query; returns {name: [row dicts]}."""
-    names = list(QUERIES)
+    queries = dict(QUERIES, **doc_queries())
+    names = list(queries)
     with tempfile.NamedTemporaryFile('w', suffix='.json', delete=False) as f:
-        json.dump([module + '\nselect 1'] + [QUERIES[n] for n in names], f)
+        json.dump([module + '\nselect 1'] + [queries[n] for n in names], f)
         qfile = f.name
     try:
         p = subprocess.run([node, os.path.join(HERE, 'tp_query.js'), web_dist, trace, '--queries-json', qfile],
