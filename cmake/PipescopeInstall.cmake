@@ -11,6 +11,8 @@
 #   lib/cmake/pipescope/             pipescopeConfig.cmake, pipescopeConfigVersion.cmake,
 #                                    pipescopeTargets.cmake (+ per-configuration files)
 #   bin/pipescope                    the CLI, when the pipescope_cli target exists
+#   share/pipescope/sql/pipescope/   the PerfettoSQL module, one file per topic (docs/perfetto-sql.md)
+#   share/pipescope/sql/pipescope.sql  the same files in one, in load order: the text to run first
 #
 # Third-party packages the exported targets need at link time must be found again by the
 # consumer. Threads is always there; a target that starts to need another exported dependency
@@ -59,6 +61,27 @@ if(TARGET pipescope_cli)
   install(TARGETS pipescope_cli
           RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT pipescope_runtime)
 endif()
+
+# --- the PerfettoSQL module (sql/pipescope, docs/perfetto-sql.md) -------------------------------
+# User modules are loaded by running their text, so besides the files, one file holding them all in
+# load order (their names' order) is written at configure time; editing a file re-runs the configure.
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/sql/" DESTINATION "${CMAKE_INSTALL_DATADIR}/pipescope/sql"
+        COMPONENT pipescope_runtime)
+file(GLOB _ps_sql CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/sql/pipescope/*.sql")
+list(SORT _ps_sql)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_ps_sql})   # their text, not only their names
+set(_ps_sql_all "-- pipescope PerfettoSQL module: sql/pipescope/*.sql in load order (docs/perfetto-sql.md)\n")
+foreach(_ps_file IN LISTS _ps_sql)
+  file(READ "${_ps_file}" _ps_text)
+  string(APPEND _ps_sql_all "${_ps_text}\n")
+endforeach()
+file(WRITE "${PROJECT_BINARY_DIR}/sql/pipescope.sql" "${_ps_sql_all}")
+install(FILES "${PROJECT_BINARY_DIR}/sql/pipescope.sql" DESTINATION "${CMAKE_INSTALL_DATADIR}/pipescope/sql"
+        COMPONENT pipescope_runtime)
+unset(_ps_sql)
+unset(_ps_sql_all)
+unset(_ps_file)
+unset(_ps_text)
 
 # --- pipescopeConfig.cmake and pipescopeConfigVersion.cmake ------------------------------------
 get_property(_ps_deps GLOBAL PROPERTY PIPESCOPE_PACKAGE_DEPENDENCIES)
