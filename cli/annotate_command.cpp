@@ -6,12 +6,12 @@
 //   throughput bound · RUN     counters: the queueing model's predicted items/s, and the observed rate
 // The packets go after the trace's own, on a sequence of their own (trace::overlay_writer); the
 // file's bytes are kept as they are, and OUT is written whole or not at all.
+#include "arg_parser.hpp"
 #include "commands.hpp"
 #include "trace_loading.hpp"
 
 #include <pipescope/analysis/numbers.hpp>
 #include <pipescope/analysis/report.hpp>
-#include <pipescope/recording/usage_error.hpp>
 #include <pipescope/trace/atomic_output.hpp>
 #include <pipescope/trace/overlay_writer.hpp>
 #include <pipescope/trace/trace_file.hpp>
@@ -27,7 +27,6 @@ namespace {
 
 namespace trace = pipescope::trace;
 namespace analysis = pipescope::analysis;
-using pipescope::recording::usage_error;
 
 constexpr const char* group_name = "pipescope analysis";
 
@@ -45,17 +44,15 @@ std::string default_output(const std::string& in) {
 
 annotate_args parse(const std::vector<std::string>& args) {
     annotate_args r;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a == "-o" || a == "--output") {
-            if (i + 1 >= args.size()) throw usage_error(a + " needs a value");
-            r.out = args[++i];
-        } else if (a == "--force") r.force = true;
-        else if (!a.empty() && a[0] == '-') throw usage_error("annotate: unknown option " + a);
-        else if (r.in.empty()) r.in = a;
-        else throw usage_error("annotate: unexpected argument " + a + " (one file at a time)");
-    }
-    if (r.in.empty()) throw usage_error("annotate: which trace?");
+    pipescope::cli::arg_parser p({.prefix = "annotate: "});
+    p.option({"-o", "--output"}, [&](const std::string& v) { r.out = v; });
+    p.flag({"--force"}, [&] { r.force = true; });
+    p.positional([&](const std::string& v) {
+        if (!r.in.empty()) p.fail("unexpected argument " + v + " (one file at a time)");
+        r.in = v;
+    });
+    p.parse(args);
+    if (r.in.empty()) p.fail("which trace?");
     if (r.out.empty()) r.out = default_output(r.in);
     return r;
 }

@@ -46,6 +46,12 @@ int compare_command(const std::vector<std::string>& args);
 // trace cannot be read (or was annotated already) or OUT cannot be written, 2 on a usage error.
 int annotate_command(const std::vector<std::string>& args);
 
+// pipescope sql '<query>' <trace>... [--csv | --json] [--no-module]
+// The query's rows for every trace, the module sql/pipescope loaded first, in Perfetto's trace
+// processor (sql_command.cpp). Exit 0 when every trace answered, 1 if the trace processor is not
+// installed or a trace or the query failed (each named), 2 on a usage error.
+int sql_command(const std::vector<std::string>& args);
+
 // pipescope lesson --list | <name> [--workers N] [--size S] [--out DIR] [--no-viewer] [--no-screenshots]
 // Records a lesson's runs, prints its story and opens the viewer on it (docs/lessons/). Exit 1 if a
 // run fails or the viewer cannot write the screenshots, 2 on a usage error.

@@ -75,6 +75,9 @@ constexpr command_usage usages[] = {
     {"annotate", "pipescope annotate <trace.pftrace> [-o OUT] [--force]\n"
                  "         adds the analysis to the trace as Perfetto tracks (critical path, verdicts, throughput\n"
                  "         bound) under \"pipescope analysis\"; OUT defaults to NAME.annotated.pftrace"},
+    {"sql", "pipescope sql '<query>' <trace.pftrace>... [--csv | --json] [--no-module]\n"
+            "         runs a PerfettoSQL query, pipescope's module loaded (docs/perfetto-sql.md), over each trace in\n"
+            "         Perfetto's trace processor and prints one table with a file column"},
     {"perfetto", "pipescope perfetto <trace.pftrace> [--port N] [--ui URL] [--no-browser] [--timeout SECONDS]\n"
                  "         serves the trace on 127.0.0.1 to the Perfetto UI (default https://ui.perfetto.dev; offline,\n"
                  "         --ui a build served here) until it is fetched, Ctrl-C, or SECONDS without a fetch (default\n"
@@ -295,6 +298,7 @@ int main(int argc, char** argv) {
         if (args[0] == "lesson") return lesson_command({args.begin() + 1, args.end()});
         if (args[0] == "compare") return compare_command({args.begin() + 1, args.end()});
         if (args[0] == "annotate") return annotate_command({args.begin() + 1, args.end()});
+        if (args[0] == "sql") return sql_command({args.begin() + 1, args.end()});
         if (args[0] == "perfetto") return perfetto_command({args.begin() + 1, args.end()});
         if (args[0] == "dedup-restore") return dedup_restore_command({args.begin() + 1, args.end()});
         if (args[0] == "scale") return scale_command({args.begin() + 1, args.end()});

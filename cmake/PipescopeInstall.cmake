@@ -13,6 +13,7 @@
 #   bin/pipescope                    the CLI, when the pipescope_cli target exists
 #   share/pipescope/sql/pipescope/   the PerfettoSQL module, one file per topic (docs/perfetto-sql.md)
 #   share/pipescope/sql/pipescope.sql  the same files in one, in load order: the text to run first
+#   share/pipescope/tp_query.js      Perfetto's trace processor driven by Node, for `pipescope sql`
 #
 # Third-party packages the exported targets need at link time must be found again by the
 # consumer. Threads is always there; a target that starts to need another exported dependency
@@ -77,6 +78,9 @@ foreach(_ps_file IN LISTS _ps_sql)
 endforeach()
 file(WRITE "${PROJECT_BINARY_DIR}/sql/pipescope.sql" "${_ps_sql_all}")
 install(FILES "${PROJECT_BINARY_DIR}/sql/pipescope.sql" DESTINATION "${CMAKE_INSTALL_DATADIR}/pipescope/sql"
+        COMPONENT pipescope_runtime)
+# `pipescope sql` runs the module in Perfetto's trace processor through this script (cli/sql_command.cpp).
+install(FILES "${PROJECT_SOURCE_DIR}/tests/perfetto/tp_query.js" DESTINATION "${CMAKE_INSTALL_DATADIR}/pipescope"
         COMPONENT pipescope_runtime)
 unset(_ps_sql)
 unset(_ps_sql_all)

