@@ -13,7 +13,7 @@
 
 #include <cstdint>
 #include <functional>
-#include <iostream>
+#include <cstdio>
 #include <optional>
 
 namespace an = pipescope::analysis;
@@ -103,7 +103,7 @@ void print_json(const std::vector<an::run_report>& reports, const std::vector<st
         for (const auto& v : reports[i].verdicts) j["verdicts"].push_back(v.rule);
         runs.push_back(std::move(j));
     }
-    std::cout << nlohmann::json{{"format", "pipescope-compare/1"}, {"runs", runs}}.dump(2) << "\n";
+    fmt::print("{}\n", nlohmann::json{{"format", "pipescope-compare/1"}, {"runs", runs}}.dump(2));
 }
 
 // The runs side by side, a row per metric, each value with its ratio to the first run's.
@@ -152,7 +152,7 @@ int compare_command(const std::vector<std::string>& args) {
             origin.push_back(t.path);
         }
     if (reports.empty()) {
-        std::cerr << "pipescope: compare: the files hold no runs\n";
+        fmt::print(stderr, "pipescope: compare: the files hold no runs\n");
         return 1;
     }
     if (json) print_json(reports, origin, metrics());

@@ -23,7 +23,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
-#include <iostream>
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -127,7 +127,7 @@ int perfetto_command(const std::vector<std::string>& args) {
     try {
         file.emplace(a.trace);   // opened once: every request is answered from this descriptor
     } catch (const std::exception& e) {
-        std::cerr << "pipescope: " << e.what() << "\n";   // as every reader says it (trace_file.hpp)
+        fmt::print(stderr, "pipescope: {}\n", e.what());   // as every reader says it (trace_file.hpp)
         return 1;
     }
     const std::string name = a.trace.filename().string();
@@ -138,26 +138,25 @@ int perfetto_command(const std::vector<std::string>& args) {
     const std::string trace_url = "http://127.0.0.1:" + std::to_string(a.port) + path;
     const std::string ui_url = a.ui + "/#!/?url=" + trace_url + "&referrer=pipescope";
     const bool opened = a.open_browser && have_display() && start_browser(ui_url);
-    std::cout << "serving " << a.trace.string() << " (" << file->size() << " bytes) at " << trace_url
-              << " on 127.0.0.1 only\n"
-              << (opened ? "opened the Perfetto UI: " : "open this in a browser: ") << ui_url << "\n"
-              << "waiting for the UI to fetch it (Ctrl-C stops"
-              << (a.timeout_seconds ? fmt::format(", or {:.0f} s without a fetch", *a.timeout_seconds) : "") << ")\n";
+    fmt::print("serving {} ({} bytes) at {} on 127.0.0.1 only\n{}{}\nwaiting for the UI to fetch it (Ctrl-C stops{})\n",
+               a.trace.string(), file->size(), trace_url,
+               opened ? "opened the Perfetto UI: " : "open this in a browser: ", ui_url,
+               a.timeout_seconds ? fmt::format(", or {:.0f} s without a fetch", *a.timeout_seconds) : "");
     // The public UI is a web page: without the internet it never loads, and nothing here can tell.
     if (a.ui == default_ui)
-        std::cout << "offline? the public UI needs the internet: serve a Perfetto UI build on this machine and pass "
-                     "--ui http://127.0.0.1:PORT, or open the trace in pipescope-viewer\n";
-    std::cout << std::flush;
+        fmt::print("offline? the public UI needs the internet: serve a Perfetto UI build on this machine and pass "
+                   "--ui http://127.0.0.1:PORT, or open the trace in pipescope-viewer\n");
+    std::fflush(stdout);
 
     using outcome = pipescope::cli::trace_server::outcome;
     switch (server.run(interrupt.token(), a.timeout_seconds)) {
-        case outcome::fetched: std::cout << "the UI fetched the trace (" << file->size() << " bytes); done\n"; return 0;
-        case outcome::interrupted: std::cout << "stopped before the trace was fetched\n"; return 130;
+        case outcome::fetched: fmt::print("the UI fetched the trace ({} bytes); done\n", file->size()); return 0;
+        case outcome::interrupted: fmt::print("stopped before the trace was fetched\n"); return 130;
         case outcome::timed_out:
-            std::cerr << "pipescope: perfetto: nobody fetched " << trace_url << " within " << *a.timeout_seconds << " s\n";
+            fmt::print(stderr, "pipescope: perfetto: nobody fetched {} within {} s\n", trace_url, *a.timeout_seconds);
             return 1;
         case outcome::broken: break;
     }
-    std::cerr << "pipescope: perfetto: " << server.failure() << "\n";
+    fmt::print(stderr, "pipescope: perfetto: {}\n", server.failure());
     return 1;
 }

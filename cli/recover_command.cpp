@@ -1,6 +1,7 @@
 // `pipescope recover FILE [-o OUT] [--force]`: turns what a killed recording left behind (a
 // NAME.XXXXXX.tmp whose last packet may be torn) into a clean trace of its complete packets
 // (docs/trace-format.md, "Reading a file").
+#include "arg_parser.hpp"
 #include "commands.hpp"
 #include <pipescope/recording/recording.hpp>
 #include "trace_loading.hpp"
@@ -22,7 +23,7 @@
 
 namespace {
 
-namespace tm = pipescope::trace;
+namespace trace = pipescope::trace;
 namespace num = pipescope::analysis::numbers;
 using pipescope::recording::usage_error;
 
@@ -48,16 +49,14 @@ struct recover_args {
 
 recover_args parse(const std::vector<std::string>& args) {
     recover_args r;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a == "-o" || a == "--output") {
-            if (i + 1 >= args.size()) throw usage_error(a + " needs a value");
-            r.out = args[++i];
-        } else if (a == "--force") r.force = true;
-        else if (!a.empty() && a[0] == '-') throw usage_error("unknown option " + a);
-        else if (r.in.empty()) r.in = a;
-        else throw usage_error("unexpected argument " + a + " (one file at a time)");
-    }
+    pipescope::cli::arg_parser p;
+    p.option({"-o", "--output"}, [&](const std::string& v) { r.out = v; });
+    p.flag({"--force"}, [&] { r.force = true; });
+    p.positional([&](const std::string& v) {
+        if (!r.in.empty()) p.fail("unexpected argument " + v + " (one file at a time)");
+        r.in = v;
+    });
+    p.parse(args);
     if (r.in.empty()) throw usage_error("recover: which file? (a NAME.XXXXXX.tmp left by a killed recording)");
     if (r.out.empty()) r.out = name_without_temporary_suffix(r.in);
     if (r.out.empty())
@@ -77,17 +76,17 @@ int recover_command(const std::vector<std::string>& args) {
         return 1;
     }
     try {   // before reading: a directory, device or link at the output is refused at once
-        tm::check_output_path(a.out);
-    } catch (const tm::output_path_error& e) {
+        trace::check_output_path(a.out);
+    } catch (const trace::output_path_error& e) {
         fmt::print(stderr, "pipescope: recover: {}\n", e.what());
         return 2;
     }
-    tm::mapped_file file;
-    tm::trace_model m;
+    trace::mapped_file file;
+    trace::trace_model m;
     try {
-        file = tm::open_trace_file(a.in);
-        m = tm::load_trace(file.bytes(), cli_read_options());
-    } catch (const tm::proto::decode_error& e) {
+        file = trace::open_trace_file(a.in);
+        m = trace::load_trace(file.bytes(), cli_read_options());
+    } catch (const trace::proto::decode_error& e) {
         fmt::print(stderr,
                    "pipescope: {}: malformed at {}: it is damaged before its end, which recover does not repair "
                    "(it keeps the complete packets of a file cut short)\n",
@@ -99,18 +98,18 @@ int recover_command(const std::vector<std::string>& args) {
     }
     const std::uint64_t kept = m.cut_short ? m.cut_short_at : file.size();
     try {
-        tm::write_file_atomically(a.out, file.bytes().substr(0, kept));   // whole or not at all
+        trace::write_file_atomically(a.out, file.bytes().substr(0, kept));   // whole or not at all
     } catch (const std::runtime_error& e) {
         fmt::print(stderr, "pipescope: {}\n", e.what());
         return 1;
     }
     std::uint64_t summarized = 0;
-    for (const tm::run& r : m.runs) summarized += r.summarized;
+    for (const trace::run& r : m.runs) summarized += r.summarized;
     fmt::print("recovered {}: {} of the {} bytes of {}: {} packets, {} runs ({} with a summary), {} slices, {} "
                "instants, {} counter values\n",
                a.out, num::count(kept), num::count(file.size()), a.in, num::count(m.packets), num::count(m.runs.size()),
                num::count(summarized), num::count(m.slices), num::count(m.instants), num::count(m.counter_values));
-    const std::vector<std::string> notes = tm::incomplete_notes(m, a.in);
+    const std::vector<std::string> notes = trace::incomplete_notes(m, a.in);
     if (notes.empty()) fmt::print("  nothing is missing: {} was complete\n", a.in);
     for (const std::string& n : notes) fmt::print("  missing: {}\n", n);
     return 0;

@@ -6,9 +6,10 @@
 
 #include <pipescope/analysis/report.hpp>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <iostream>
+#include <cstdio>
 
 namespace an = pipescope::analysis;
 
@@ -31,9 +32,9 @@ int stats_command(const std::vector<std::string>& args) {
         for (auto& s : an::scopes_of(t.model))
             if (!have_run || s.title == run_name) selected.emplace_back(&t, std::move(s));
     if (have_run && selected.empty()) {
-        std::cerr << "pipescope: stats: no run named '" << run_name << "'; the runs are:\n";
+        fmt::print(stderr, "pipescope: stats: no run named '{}'; the runs are:\n", run_name);
         for (const auto& t : traces)
-            for (const auto& s : an::scopes_of(t.model)) std::cerr << "  " << s.title << "  (" << t.path << ")\n";
+            for (const auto& s : an::scopes_of(t.model)) fmt::print(stderr, "  {}  ({})\n", s.title, t.path);
         return 1;
     }
 
@@ -44,20 +45,19 @@ int stats_command(const std::vector<std::string>& args) {
             j["file"] = t->path;
             runs.push_back(std::move(j));
         }
-        std::cout << nlohmann::json{{"format", an::report_format}, {"runs", runs}}.dump(2) << "\n";
+        fmt::print("{}\n", nlohmann::json{{"format", an::report_format}, {"runs", runs}}.dump(2));
         return 0;
     }
     const loaded_trace* last = nullptr;
     for (const auto& [t, s] : selected) {
         if (t != last) {
-            std::cout << "# " << t->path << "\n";
-            for (const auto& p : t->model.problems) std::cout << "  problem: " << p << "\n";
+            fmt::print("# {}\n", t->path);
+            for (const auto& p : t->model.problems) fmt::print("  problem: {}\n", p);
             // A recording cut short: its figures are lower bounds (the note also went to stderr).
-            for (const auto& n : pipescope::trace::incomplete_notes(t->model, t->path))
-                std::cout << "  incomplete: " << n << "\n";
+            for (const auto& n : pipescope::trace::incomplete_notes(t->model, t->path)) fmt::print("  incomplete: {}\n", n);
             last = t;
         }
-        std::cout << an::to_text(an::analyze(s)) << "\n";
+        fmt::print("{}\n", an::to_text(an::analyze(s)));
     }
     return 0;
 }

@@ -8,8 +8,10 @@
 
 #include <pipescope/trace/trace_model.hpp>
 
+#include <fmt/format.h>
+
 #include <exception>
-#include <iostream>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,12 +39,12 @@ inline std::string incomplete_note(const pipescope::trace::trace_model& m, const
 inline std::optional<pipescope::trace::trace_model> load_one_trace(const std::string& f) {
     try {
         pipescope::trace::trace_model m = pipescope::trace::load_trace_file(f, cli_read_options());
-        if (const std::string note = incomplete_note(m, f); !note.empty()) std::cerr << "pipescope: note: " << note << "\n";
+        if (const std::string note = incomplete_note(m, f); !note.empty()) fmt::print(stderr, "pipescope: note: {}\n", note);
         return m;
     } catch (const pipescope::trace::proto::decode_error& e) {
-        std::cerr << "pipescope: " << f << ": not a readable Perfetto trace: malformed at " << e.what() << "\n";
+        fmt::print(stderr, "pipescope: {}: not a readable Perfetto trace: malformed at {}\n", f, e.what());
     } catch (const std::exception& e) {
-        std::cerr << "pipescope: " << e.what() << "\n";
+        fmt::print(stderr, "pipescope: {}\n", e.what());
     }
     return std::nullopt;
 }
@@ -58,7 +60,7 @@ inline bool load_traces(const std::vector<std::string>& files, std::vector<loade
             continue;
         }
         if (m->tracks.empty() && m->events == 0) {
-            std::cerr << "pipescope: " << f << ": holds no trace events (empty, or not a Perfetto trace)\n";
+            fmt::print(stderr, "pipescope: {}: holds no trace events (empty, or not a Perfetto trace)\n", f);
             ok = false;
             continue;
         }

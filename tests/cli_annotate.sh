@@ -2,9 +2,10 @@
 # `pipescope annotate` (docs/perfetto-sql.md, "Annotated traces"): the annotated trace holds the
 # original's analysis unchanged (stats --json equal but for the file name), a critical-path track with
 # exactly the slices of stats' critical path and a verdicts track with one instant per verdict (read
-# back through Perfetto's own trace processor when the tooling is there); a second annotate, an
-# existing output without --force and a cut-short file are refused and change nothing.
-# Usage: cli_annotate.sh PIPESCOPE_CLI TRACE_DIR [WEB_DIST]
+# back through Perfetto's own trace processor, which must import it without a load error, when the
+# tooling is there); a second annotate, an existing output without --force and a cut-short file are
+# refused and change nothing.
+# Usage: cli_annotate.sh PIPESCOPE_CLI DIR [WEB_DIST]
 set -u
 cli=$1; dir=$2; web_dist=${3:-}
 work=$dir/annotate-work
@@ -15,7 +16,7 @@ for spec in "pipe-fib --policy piper" "ferret --policy tbb" "mergesort --policy 
     read -r workload _ policy <<<"$spec"
     trace=$work/$workload-$policy.pftrace
     "$cli" run $workload --policy $policy --workers 2 --size tiny -o "$trace" >/dev/null || fail "recording $spec"
-    out=$dir/annotated-$workload-$policy.pftrace   # perfetto.check_traces imports it with zero errors
+    out=$work/annotated-$workload-$policy.pftrace
     rm -f "$out"
     "$cli" annotate "$trace" -o "$out" >"$work/out" || fail "annotate $trace: $(cat "$work/out")"
     grep -q "^annotated $out: 1 run" "$work/out" || fail "annotate said: $(cat "$work/out")"
