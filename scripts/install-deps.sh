@@ -19,7 +19,7 @@ packages=(
     libtbb-dev catch2 nlohmann-json3-dev zlib1g-dev libdeflate-dev libssl-dev
     # text formatting in the analysis and the CLI (fmt); the format check (scripts/check-format.sh) and
     # the lint (scripts/check-tidy.sh, .clang-tidy)
-    libfmt-dev clang-format
+    libfmt-dev clang-format clang-tidy-14
     # the plot of `pipescope scale` (SVG written by hand, PNG rendered with cairo)
     libcairo2-dev
     # viewer (GLFW + Dear ImGui + OpenGL) and its headless test environment

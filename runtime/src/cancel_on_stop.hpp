@@ -19,5 +19,8 @@ struct cancel_engine {
     Engine* engine;
     void operator()() const noexcept { engine->cancel(); }
 };
+// Spelled out for compilers without deduction for aggregates (clang before 17: clang-tidy 14).
+template <class Engine>
+cancel_engine(Engine*) -> cancel_engine<Engine>;
 
 }   // namespace pipescope::detail

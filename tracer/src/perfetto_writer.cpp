@@ -124,7 +124,7 @@ public:
     run_state(unsigned index, run_info info, run_clock clock, std::uint64_t counter_quantum_ns)
         : index_(index),
           info_(std::move(info)),
-          clock_(std::move(clock)),
+          clock_(clock),
           counter_quantum_(counter_quantum_ns),
           run_seq_(run_sequence(index), 0) {
         workers_.reserve(info_.workers);
@@ -850,7 +850,7 @@ void perfetto_writer::begin_run(run_info info, run_clock clock) {
     if (info.workers == 0 || info.workers > max_workers)
         throw std::invalid_argument("perfetto_writer: a run needs 1.." + std::to_string(max_workers) + " workers");
     if (run_index_ >= max_runs) throw std::length_error("perfetto_writer: too many runs in one trace");
-    run_ = std::make_unique<run_state>(run_index_, std::move(info), std::move(clock), options_.counter_quantum_ns);
+    run_ = std::make_unique<run_state>(run_index_, std::move(info), clock, options_.counter_quantum_ns);
     proto::writer w(packets_);
     run_->write_start(w);
     write_packets(packets_);

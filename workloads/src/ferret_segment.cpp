@@ -64,7 +64,9 @@ segmentation segment(const image& img, unsigned max_regions) {
     std::vector<float> centres(std::size_t{k} * point_dims);
     for (unsigned j = 0; j < k; ++j) {
         const unsigned x = static_cast<unsigned>((j % grid_x + 0.5) * img.width / grid_x);
-        const unsigned y = static_cast<unsigned>((j / grid_x + 0.5) * img.height / grid_y);
+        // The cell's row j / grid_x is an integer division on purpose; + 0.5 takes the cell's centre.
+        const unsigned y =
+            static_cast<unsigned>((j / grid_x + 0.5) * img.height / grid_y);   // NOLINT(bugprone-integer-division)
         const float* p = &points[(std::size_t{y} * img.width + x) * point_dims];
         std::copy(p, p + point_dims, &centres[std::size_t{j} * point_dims]);
     }

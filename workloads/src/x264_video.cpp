@@ -151,7 +151,7 @@ plane synthetic_video::frame(unsigned display) const {
 
     // Sensor noise, fresh in every frame.
     if (sc.noise > 0) {
-        const std::uint64_t span = static_cast<std::uint64_t>(2 * sc.noise + 1);
+        const std::uint64_t span = 2 * static_cast<std::uint64_t>(sc.noise) + 1;
         for (int y = 0; y < h; ++y) {
             std::uint64_t state = hash3(params_.seed, display, static_cast<std::uint64_t>(y));
             std::uint8_t* dst = out.row(y);

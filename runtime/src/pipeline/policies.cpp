@@ -13,6 +13,9 @@ template <class... F>
 struct overloaded : F... {
     using F::operator()...;
 };
+// Spelled out for compilers without deduction for aggregates (clang before 17: clang-tidy 14).
+template <class... F>
+overloaded(F...) -> overloaded<F...>;
 
 // A knob of one policy set in `common`, where options_for would silently drop or overwrite it.
 void refuse_policy_knobs(std::string_view policy, const pipeline_options& common) {
