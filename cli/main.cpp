@@ -78,10 +78,12 @@ constexpr command_usage usages[] = {
     {"sql", "pipescope sql '<query>' <trace.pftrace>... [--csv | --json] [--no-module]\n"
             "         runs a PerfettoSQL query, pipescope's module loaded (docs/perfetto-sql.md), over each trace in\n"
             "         Perfetto's trace processor and prints one table with a file column"},
-    {"perfetto", "pipescope perfetto <trace.pftrace> [--port N] [--ui URL] [--no-browser] [--timeout SECONDS]\n"
-                 "         serves the trace on 127.0.0.1 to the Perfetto UI (default https://ui.perfetto.dev; offline,\n"
-                 "         --ui a build served here) until it is fetched, Ctrl-C, or SECONDS without a fetch (default\n"
-                 "         300, 0: no limit)"},
+    {"perfetto",
+     "pipescope perfetto <trace.pftrace> [--port N] [--ui URL] [--no-browser] [--timeout SECONDS] [--no-module]\n"
+     "         serves the trace on 127.0.0.1 to the Perfetto UI (default https://ui.perfetto.dev; offline,\n"
+     "         --ui a build served here) until it is fetched, Ctrl-C, or SECONDS without a fetch (default\n"
+     "         300, 0: no limit); the UI opens with pipescope's PerfettoSQL module loaded and a per-stage\n"
+     "         query tab (startup commands; --no-module: the bare trace)"},
     {"lesson", "pipescope lesson --list | <name> [--workers N] [--size tiny|small|large] [--out DIR] [--no-viewer]"},
     {"dedup-restore", "pipescope dedup-restore <archive> <out>"},
     {"list", "pipescope list [--json]"},

@@ -10,6 +10,7 @@
 // Without a display (or with --no-browser) it prints the URL.
 #include "arg_parser.hpp"
 #include "commands.hpp"
+#include "sql_module.hpp"
 #include "interrupt.hpp"
 #include <pipescope/recording/recording.hpp>
 #include "trace_server.hpp"
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cctype>
 #include <cstdlib>
@@ -40,6 +42,7 @@ struct perfetto_args {
     unsigned port = 9001;
     std::string ui = default_ui;
     bool open_browser = true;
+    bool module = true;   // --no-module: the bare trace, no startup commands
     // Nobody fetching the trace for five minutes means no UI is coming (no browser, no network):
     // the command ends rather than holding the port forever. --timeout 0 waits as long as it takes.
     std::optional<double> timeout_seconds = 300;
@@ -59,6 +62,7 @@ perfetto_args parse(const std::vector<std::string>& args) {
     });
     p.option({"--ui"}, [&](const std::string& v) { a.ui = v; });
     p.flag({"--no-browser"}, [&] { a.open_browser = false; });
+    p.flag({"--no-module"}, [&] { a.module = false; });
     p.option({"--timeout"}, [&](const std::string& v) {
         const std::uint64_t t = pipescope::cli::whole_number("--timeout", v, whole_numbers(0, 86400));
         a.timeout_seconds = t ? std::optional<double>(static_cast<double>(t)) : std::nullopt;
@@ -119,6 +123,19 @@ bool start_browser(const std::string& url) {
     return true;
 }
 
+// The UI's startup commands (route argument `startupCommands`, a JSON list of {id, args}; Perfetto UI
+// v52 runs these ones from a URL, its allowlist): load pipescope's module, pin an annotated trace's
+// critical paths, and open the per-stage table in a query tab. "" when the module is not found.
+std::string startup_commands() {
+    const std::optional<std::filesystem::path> module = pipescope::cli::sql_module_file();
+    if (!module) return {};
+    const nlohmann::json commands =
+        nlohmann::json::array({{{"id", "dev.perfetto.RunQuery"}, {"args", {pipescope::cli::sql_module_statements(*module)}}},
+                               {{"id", "dev.perfetto.PinTracksByRegex"}, {"args", {"^critical path · .*"}}},
+                               {{"id", "dev.perfetto.RunQueryAndShowTab"}, {"args", {"select * from pipescope_stage"}}}});
+    return "&startupCommands=" + url_encode(commands.dump());
+}
+
 }   // namespace
 
 int perfetto_command(const std::vector<std::string>& args) {
@@ -137,10 +154,15 @@ int perfetto_command(const std::vector<std::string>& args) {
 
     const std::string trace_url = "http://127.0.0.1:" + std::to_string(a.port) + path;
     const std::string ui_url = a.ui + "/#!/?url=" + trace_url + "&referrer=pipescope";
-    const bool opened = a.open_browser && have_display() && start_browser(ui_url);
-    fmt::print("serving {} ({} bytes) at {} on 127.0.0.1 only\n{}{}\nwaiting for the UI to fetch it (Ctrl-C stops{})\n",
-               a.trace.string(), file->size(), trace_url,
-               opened ? "opened the Perfetto UI: " : "open this in a browser: ", ui_url,
+    const std::string startup = a.module ? startup_commands() : std::string();
+    const bool opened = a.open_browser && have_display() && start_browser(ui_url + startup);
+    // Opened here, the long startup part need not be printed; otherwise the user needs all of it.
+    fmt::print("serving {} ({} bytes) at {} on 127.0.0.1 only\n{}{}{}\n", a.trace.string(), file->size(), trace_url,
+               opened ? "opened the Perfetto UI: " : "open this in a browser: ", ui_url, opened ? "" : startup);
+    if (!startup.empty())
+        fmt::print("  with startup commands: pipescope's PerfettoSQL module loaded, an annotated trace's critical paths "
+                   "pinned, pipescope_stage in a query tab (--no-module: the bare trace)\n");
+    fmt::print("waiting for the UI to fetch it (Ctrl-C stops{})\n",
                a.timeout_seconds ? fmt::format(", or {:.0f} s without a fetch", *a.timeout_seconds) : "");
     // The public UI is a web page: without the internet it never loads, and nothing here can tell.
     if (a.ui == default_ui)

@@ -7,6 +7,7 @@
 // tp_query.js, one process per file, as many at once as the machine has cores.
 #include "arg_parser.hpp"
 #include "commands.hpp"
+#include "sql_module.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -54,21 +55,6 @@ sql_args parse(const std::vector<std::string>& args) {
     if (r.query.empty()) p.fail("which query? (pipescope sql 'SELECT ...' FILE...)");
     if (r.files.empty()) p.fail("which traces?");
     return r;
-}
-
-// Where the installed or built project keeps a data file: beside the build tree's sources when run
-// from the build tree (PIPESCOPE_SQL_BUILD_DIR, PIPESCOPE_TP_QUERY_SOURCE), else under the prefix's
-// share/pipescope/ next to bin/.
-fs::path installed(const std::string& name) {
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    return exe.parent_path().parent_path() / "share/pipescope" / name;
-}
-
-std::optional<fs::path> first_existing(std::initializer_list<fs::path> candidates) {
-    for (const fs::path& p : candidates)
-        if (fs::exists(p)) return p;
-    return std::nullopt;
 }
 
 fs::path tools_dir() {
@@ -224,9 +210,8 @@ void print_answers(const sql_args& a, const std::vector<answer>& answers) {
 int sql_command(const std::vector<std::string>& args) {
     const sql_args a = parse(args);
     const std::optional<fs::path> dist = web_dist();
-    const std::optional<fs::path> script = first_existing({fs::path(PIPESCOPE_TP_QUERY_SOURCE), installed("tp_query.js")});
-    const std::optional<fs::path> module =
-        first_existing({fs::path(PIPESCOPE_SQL_BUILD_DIR) / "pipescope.sql", installed("sql/pipescope.sql")});
+    const std::optional<fs::path> script = pipescope::cli::tp_query_script();
+    const std::optional<fs::path> module = pipescope::cli::sql_module_file();
     if (!dist || !script || (a.module && !module)) {
         fmt::print(stderr,
                    "pipescope: sql: Perfetto's trace processor is not installed here ({} missing under {}): "

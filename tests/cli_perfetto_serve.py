@@ -12,7 +12,9 @@ usage: cli_perfetto_serve.py PIPESCOPE_CLI TRACE
 """
 import hashlib
 import http.client
+import json
 import os
+import urllib.parse
 import socket
 import subprocess
 import shutil
@@ -46,6 +48,14 @@ def start_server(path):
     expected_url = f"https://ui.perfetto.dev/#!/?url=http://127.0.0.1:{port}/{os.path.basename(path)}"
     if expected_url not in url_line:
         fail(f"the URL line does not hold {expected_url}: {url_line!r}")
+    # The ready view (docs/perfetto-sql.md): the module, the pinned critical paths, the stage table.
+    if "&startupCommands=" not in url_line:
+        fail(f"the URL carries no startup commands: {url_line[:200]!r}")
+    commands = json.loads(urllib.parse.unquote(url_line.split("&startupCommands=", 1)[1].strip()))
+    ids = [c["id"] for c in commands]
+    if ids != ["dev.perfetto.RunQuery", "dev.perfetto.PinTracksByRegex", "dev.perfetto.RunQueryAndShowTab"] or \
+            "CREATE PERFETTO TABLE pipescope_stage" not in commands[0]["args"][0]:
+        fail(f"unexpected startup commands: {ids}")
     return server, port
 
 
