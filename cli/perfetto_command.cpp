@@ -159,15 +159,15 @@ int perfetto_command(const std::vector<std::string>& args) {
     // Opened here, the long startup part need not be printed; otherwise the user needs all of it.
     fmt::print("serving {} ({} bytes) at {} on 127.0.0.1 only\n{}{}{}\n", a.trace.string(), file->size(), trace_url,
                opened ? "opened the Perfetto UI: " : "open this in a browser: ", ui_url, opened ? "" : startup);
-    if (!startup.empty())
-        fmt::print("  with startup commands: pipescope's PerfettoSQL module loaded, an annotated trace's critical paths "
-                   "pinned, pipescope_stage in a query tab (--no-module: the bare trace)\n");
     fmt::print("waiting for the UI to fetch it (Ctrl-C stops{})\n",
                a.timeout_seconds ? fmt::format(", or {:.0f} s without a fetch", *a.timeout_seconds) : "");
     // The public UI is a web page: without the internet it never loads, and nothing here can tell.
     if (a.ui == default_ui)
         fmt::print("offline? the public UI needs the internet: serve a Perfetto UI build on this machine and pass "
                    "--ui http://127.0.0.1:PORT, or open the trace in pipescope-viewer\n");
+    if (!startup.empty())
+        fmt::print("the URL's startup commands load pipescope's PerfettoSQL module, pin an annotated trace's critical "
+                   "paths and open pipescope_stage in a query tab (--no-module: the bare trace)\n");
     std::fflush(stdout);
 
     using outcome = pipescope::cli::trace_server::outcome;
