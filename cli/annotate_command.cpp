@@ -124,19 +124,12 @@ int annotate_command(const std::vector<std::string>& args) {
         fmt::print(stderr, "pipescope: annotate: {}\n", e.what());
         return 2;
     }
-    trace::mapped_file file;
-    trace::trace_model m;
-    try {
-        file = trace::open_trace_file(a.in);
-        m = trace::load_trace(file.bytes(), trace::read_options{});   // a torn last packet is an error here
-    } catch (const trace::proto::decode_error& e) {
-        fmt::print(stderr, "pipescope: {}: malformed at {} (a file cut short: `pipescope recover` it first)\n", a.in,
-                   e.what());
-        return 1;
-    } catch (const std::runtime_error& e) {
-        fmt::print(stderr, "pipescope: {}\n", e.what());
-        return 1;
-    }
+    // A torn last packet is an error here: packets appended after it would be lost with it.
+    std::optional<mapped_trace> t =
+        open_mapped_trace(a.in, trace::read_options{}, " (a file cut short: `pipescope recover` it first)");
+    if (!t) return 1;
+    const trace::mapped_file& file = t->file;
+    const trace::trace_model& m = t->model;
     if (annotated_already(m)) {
         fmt::print(stderr, "pipescope: {}: annotated already (it has a '{}' track)\n", a.in, group_name);
         return 1;

@@ -81,21 +81,12 @@ int recover_command(const std::vector<std::string>& args) {
         fmt::print(stderr, "pipescope: recover: {}\n", e.what());
         return 2;
     }
-    trace::mapped_file file;
-    trace::trace_model m;
-    try {
-        file = trace::open_trace_file(a.in);
-        m = trace::load_trace(file.bytes(), cli_read_options());
-    } catch (const trace::proto::decode_error& e) {
-        fmt::print(stderr,
-                   "pipescope: {}: malformed at {}: it is damaged before its end, which recover does not repair "
-                   "(it keeps the complete packets of a file cut short)\n",
-                   a.in, e.what());
-        return 1;
-    } catch (const std::runtime_error& e) {
-        fmt::print(stderr, "pipescope: {}\n", e.what());
-        return 1;
-    }
+    std::optional<mapped_trace> t = open_mapped_trace(a.in, cli_read_options(),
+                                                      ": it is damaged before its end, which recover does not repair "
+                                                      "(it keeps the complete packets of a file cut short)");
+    if (!t) return 1;
+    const trace::mapped_file& file = t->file;
+    const trace::trace_model& m = t->model;
     const std::uint64_t kept = m.cut_short ? m.cut_short_at : file.size();
     try {
         trace::write_file_atomically(a.out, file.bytes().substr(0, kept));   // whole or not at all

@@ -230,16 +230,18 @@ int sql_command(const std::vector<std::string>& args) {
         statements.push_back(text.str());
     }
     statements.push_back(a.query);
-    char name[] = "/tmp/pipescope-sql-XXXXXX.json";
-    const int fd = mkstemps(name, 5);
+    // The statements go to the driver as a file ($TMPDIR, else /tmp): a 50 KB module is no argument.
+    std::error_code tmp_ec;
+    std::string name = (fs::temp_directory_path(tmp_ec) / "pipescope-sql-XXXXXX.json").string();
+    const int fd = mkstemps(name.data(), 5);
     if (fd < 0) {
-        fmt::print(stderr, "pipescope: sql: cannot create a temporary file in /tmp\n");
+        fmt::print(stderr, "pipescope: sql: cannot create a temporary file like {}\n", name);
         return 1;
     }
     const std::string body = statements.dump();
     const bool written = write(fd, body.data(), body.size()) == static_cast<ssize_t>(body.size());
     close(fd);
-    const engine e{*dist, *script, name};
+    const engine e{*dist, *script, fs::path(name)};
     std::vector<answer> answers(a.files.size());
     const std::size_t at_once = std::max(2u, std::thread::hardware_concurrency());
     for (std::size_t first = 0; written && first < a.files.size(); first += at_once) {
@@ -252,7 +254,7 @@ int sql_command(const std::vector<std::string>& args) {
             });
         for (std::thread& t : workers) t.join();
     }
-    unlink(name);
+    unlink(name.c_str());
     if (!written) {
         fmt::print(stderr, "pipescope: sql: cannot write the query to {}\n", name);
         return 1;

@@ -6,6 +6,7 @@
 // read up to that packet: the commands say so on stderr ("pipescope: note: ...") and go on.
 #pragma once
 
+#include <pipescope/trace/trace_file.hpp>
 #include <pipescope/trace/trace_model.hpp>
 
 #include <fmt/format.h>
@@ -33,6 +34,28 @@ inline std::string incomplete_note(const pipescope::trace::trace_model& m, const
     std::string out;
     for (const std::string& n : pipescope::trace::incomplete_notes(m, file)) out += (out.empty() ? "" : "; ") + n;
     return out;
+}
+
+// A trace file mapped and loaded, for the commands that write it out again (recover, annotate): the
+// model and the file's bytes. Prints "pipescope: FILE: malformed at OFFSET<decode_note>" or the
+// open error and returns nothing on failure.
+struct mapped_trace {
+    pipescope::trace::mapped_file file;
+    pipescope::trace::trace_model model;
+};
+inline std::optional<mapped_trace> open_mapped_trace(const std::string& f, const pipescope::trace::read_options& o,
+                                                     const char* decode_note) {
+    try {
+        mapped_trace t;
+        t.file = pipescope::trace::open_trace_file(f);
+        t.model = pipescope::trace::load_trace(t.file.bytes(), o);
+        return t;
+    } catch (const pipescope::trace::proto::decode_error& e) {
+        fmt::print(stderr, "pipescope: {}: malformed at {}{}\n", f, e.what(), decode_note);
+    } catch (const std::runtime_error& e) {
+        fmt::print(stderr, "pipescope: {}\n", e.what());
+    }
+    return std::nullopt;
 }
 
 // Loads one file; prints "pipescope: what is wrong" (naming the file) and returns nothing on failure.
