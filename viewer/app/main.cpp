@@ -405,6 +405,7 @@ int main(int argc, char** argv) {
     if (int rc = open_window(g, o)) return rc;
     create_imgui(o);
     shell sh;
+    sh.keep_state_of_all_files = !o.headless() && !o.scripted();   // a user's window: every file's arrangement
     set_up_ui(g, sh, o);
     sh.loads.on_finished([] { glfwPostEmptyEvent(); });   // wakes draw_until_closed's idle wait
     sh.set_view(o.view);

@@ -54,6 +54,7 @@ std::vector<fs::path> find_examples() {
 shell::shell() {
     examples_ = find_examples();
     load_recent();
+    file_states_.set_dir(config_dir());
     set_view("timeline");
     std::error_code ec;
     browser_dir_ = fs::current_path(ec);
@@ -109,6 +110,7 @@ void shell::open(const fs::path& p, open_origin from) {
     try {
         lesson l = load_lesson(p, [](std::string_view v) { return find_view(v) != nullptr; });
         doc.clear();
+        forget_file_states();
         state.select(doc, {});
         if (from == open_origin::user) save_recent(p);
         open_lesson(std::move(l), 0);
@@ -138,6 +140,7 @@ void shell::add_loaded(load_result r) {
     }
     const bool first = doc.empty();
     doc.add(std::move(r.file));
+    attach_file_state(r.user_opened);
     // Runs recorded into different files ran at unrelated times: on one absolute axis all but
     // one would be off screen, so a second file switches to aligned runs (the user can undo it).
     if (doc.files.size() == 2) state.align_runs = true;
@@ -171,6 +174,7 @@ void shell::menus() {
         }
         if (ImGui::MenuItem("Close all", nullptr, false, !doc.empty())) {
             doc.clear();
+            forget_file_states();
             state.scaling.reset();
             state.select(doc, {});
         }
@@ -195,6 +199,7 @@ void shell::menus() {
         ImGui::MenuItem("Lesson panel", "L", &state.show_lesson, lesson_loaded.has_value());
         ImGui::MenuItem("Align runs to their start", nullptr, &state.align_runs);
         ImGui::MenuItem("All flows in view", nullptr, &state.all_flows);
+        bookmark_menu();
         if (ImGui::BeginMenu("UI scale")) {
             char auto_label[48];
             *fmt::format_to_n(auto_label, sizeof auto_label - 1, "Monitor's ({})", analysis::numbers::percent(monitor_scale))
@@ -443,6 +448,7 @@ void shell::frame() {
         set_view(state.view_request);
         state.view_request.clear();
     }
+    save_file_states();
 }
 
 }   // namespace pipescope::viewer

@@ -1,5 +1,6 @@
 #include "state_dump.hpp"
 
+#include "../views/arrangement_state.hpp"
 #include "../views/timeline_state.hpp"
 
 #include <imgui.h>
@@ -77,7 +78,8 @@ json dump_state(const shell& sh, window_size win) {
                     {"width_px", st.vp.width}};
     j["cursor"] = st.cursor ? json(*st.cursor) : json(nullptr);
     j["playing"] = st.playing;
-    j.update(timeline_state_json(d, st));   // search, area, ruler
+    j.update(timeline_state_json(d, st));      // search, area, ruler
+    j.update(arrangement_state_json(d, st));   // tracks (pinned, hidden, filter, collapsed), bookmarks
     j["align_runs"] = st.align_runs;
     j["all_flows"] = st.all_flows;
     j["overlays"] = {{"help", st.show_help},

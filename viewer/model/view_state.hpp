@@ -4,6 +4,7 @@
 
 #include "area_selection.hpp"
 #include "document.hpp"
+#include "file_state.hpp"
 #include "layout_audit.hpp"
 #include "scaling.hpp"
 #include "search.hpp"
@@ -76,6 +77,12 @@ struct view_state {
     std::string view_request;                 // a view asks to show another (the shell switches after the frame)
     std::vector<plot_point> scaling_points;   // the scaling view's points as last drawn (window pixels)
     std::size_t scaling_hover = no_row;       // the row under the pointer there
+    // What the user arranged, per document file (pins, hidden tracks, collapsed runs, bookmarks; kept
+    // with the file, model/file_state.hpp), the timeline's track filter, and the bookmark whose note
+    // takes the keyboard next / the one last jumped to (model/bookmarks.hpp).
+    std::vector<file_arrangement> arranged;
+    std::string track_filter;
+    std::optional<bookmark_ref> bookmark_edit, bookmark_current;
 
     void select(const document& d, const selection& s);
     // What the timeline's ruler counts from: the marked area's start, else display time 0 (the
