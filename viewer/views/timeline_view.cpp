@@ -375,6 +375,7 @@ void timeline_view::run_header(view_context& ctx, const track_area& a, std::uint
     if (rr.run != tm::no_index && m.runs[rr.run].dag.K) h += ", K = " + std::to_string(m.runs[rr.run].dag.K);
     if (rr.run != tm::no_index && m.runs[rr.run].dag.iterations)
         h += ", " + std::to_string(m.runs[rr.run].dag.iterations) + " iterations";
+    if (arrangement_.runs[ri].collapsed) h += "   (collapsed: click to expand)";
     // A disclosure triangle: a click on the name column collapses or expands the run (track_controls).
     const float u = sz_.pad / 4;
     disclosure_triangle(a.dl, x_labels + 6 * u, y + sz_.header_h * 0.5f, u, !arrangement_.runs[ri].collapsed);
@@ -544,9 +545,9 @@ void timeline_view::time_ruler(view_context& ctx, const ruler_area& ruler, const
                             : st.align_runs || ctx.doc.runs.size() < 2 ? "from the run start"
                                                                        : "from the first run";
     draw_time_ruler(ImGui::GetWindowDrawList(), ruler, ticks, base_name, st.vp, st.cursor);
-    draw_bookmark_flags(ctx, ImGui::GetWindowDrawList(), ruler);
     ImGui::InvisibleButton("##ruler", ImVec2(sz_.label_w + ruler.width, sz_.ruler_h));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Click to put the time cursor here (the DAG view replays to it)");
+    draw_bookmark_flags(ctx, ImGui::GetWindowDrawList(), ruler);   // after: a flag's tooltip wins
     if (ImGui::IsItemClicked() && io.MousePos.x >= ruler.origin.x + sz_.label_w) {
         st.cursor = st.vp.to_ns(io.MousePos.x - ruler.origin.x - sz_.label_w);
         st.playing = false;
@@ -609,6 +610,7 @@ float timeline_view::layout_pinned(view_context& ctx, const track_area& fr) {
         run_layout rl{rr, *ctx.doc.files[p.file], display_offset(ctx.doc, rr, ctx.state.align_runs), y};
         if (p.track.group == track_group::counter) counter_track(ctx, band, rl, p.track.track);
         else slice_track(ctx, band, rl, p.track.track, p.track.group == track_group::worker ? sz_.row_h : sz_.line_h);
+        pinned_run_badge(ctx, band, p.run, y, rl.y);
         y = rl.y;
     }
     const float bottom = std::min(y, band.clip_y1) + 2;

@@ -19,6 +19,17 @@ void disclosure_triangle(ImDrawList* dl, float cx, float cy, float u, bool open)
     else dl->AddTriangleFilled(ImVec2(cx - 2 * u, cy - 4 * u), ImVec2(cx - 2 * u, cy + 4 * u), ImVec2(cx + 3 * u, cy), c);
 }
 
+void pinned_run_badge(view_context& ctx, const track_area& band, std::uint32_t run, float y0, float y1) {
+    if (ctx.doc.runs.size() < 2 || !band.visible(y0, y0 + 1)) return;
+    const std::string n = std::to_string(run + 1);
+    const float fs = ImGui::GetFontSize(), y = y0 + 2 + (std::min(y1 - y0, fs * 1.2f) - fs) * 0.5f;
+    band.dl->AddText(ImVec2(band.x_labels + 3, y), IM_COL32(140, 170, 230, 255), n.c_str());
+    const ImVec2 mp = ImGui::GetIO().MousePos;
+    if (ImGui::IsWindowHovered() && mp.x >= band.x_labels && mp.x < band.x0 && mp.y >= y0 && mp.y < y1 &&
+        mp.y < band.clip_y1)
+        ImGui::SetTooltip("pinned from run %u: %s", run + 1, ctx.doc.runs[run].title.c_str());
+}
+
 namespace {
 
 // "pipe-fib · piper · P=2: worker 1": a track named with its run, for the hidden tracks' menu.

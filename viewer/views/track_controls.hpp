@@ -29,6 +29,10 @@ file_arrangement& arrangement_for(view_state& st, std::uint32_t file);
 // at UI scale 1.
 void disclosure_triangle(ImDrawList* dl, float cx, float cy, float u, bool open);
 
+// In the pinned band, left of a pinned track's name (rows y0 to y1): the number of its run (1-based,
+// document order) when there are several; hover for the run's title.
+void pinned_run_badge(view_context& ctx, const track_area& band, std::uint32_t run, float y0, float y1);
+
 class track_controls {
 public:
     // The filter field and, when tracks are hidden, the "N hidden" button with its menu.
