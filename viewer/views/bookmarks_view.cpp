@@ -8,6 +8,28 @@
 
 namespace pipescope::viewer {
 
+namespace {
+
+// Appends the characters queued this frame from `from` on to the note waiting for the keyboard.
+void take_note_text_from(view_state& st, std::size_t from) {
+    ImGuiIO& io = ImGui::GetIO();
+    if (!st.bookmark_edit || st.bookmark_edit->file >= st.arranged.size()) return;
+    auto& list = st.arranged[st.bookmark_edit->file].bookmarks;
+    if (st.bookmark_edit->index >= list.size()) return;
+    for (int i = static_cast<int>(from); i < io.InputQueueCharacters.Size; ++i) {   // UTF-8
+        const ImWchar c = io.InputQueueCharacters[i];
+        std::string& s = list[st.bookmark_edit->index].note;
+        if (c < 0x80) s += static_cast<char>(c);
+        else if (c < 0x800) s += {static_cast<char>(0xC0 | (c >> 6)), static_cast<char>(0x80 | (c & 0x3F))};
+        else
+            s += {static_cast<char>(0xE0 | (c >> 12)), static_cast<char>(0x80 | ((c >> 6) & 0x3F)),
+                  static_cast<char>(0x80 | (c & 0x3F))};
+    }
+    io.InputQueueCharacters.resize(0);
+}
+
+}   // namespace
+
 void draw_bookmark_flags(view_context& ctx, ImDrawList* dl, const ruler_area& ruler) {
     const viewport& vp = ctx.state.vp;
     const float x0 = ruler.origin.x + ruler.label_w, y0 = ruler.origin.y, fs = ImGui::GetFontSize();
@@ -42,10 +64,19 @@ void draw_bookmark_lines(view_context& ctx, const track_area& fr) {
 }
 
 void bookmark_keys(view_context& ctx) {
-    if (ImGui::IsKeyPressed('B', false) && add_bookmark(ctx.doc, ctx.state)) ctx.state.show_details = true;
+    if (ImGui::IsKeyPressed('B', false) && add_bookmark(ctx.doc, ctx.state)) {
+        ctx.state.show_details = true;
+        // What was typed after the B in this frame already is the note (a quick typist).
+        const ImVector<ImWchar>& q = ImGui::GetIO().InputQueueCharacters;
+        int b = 0;
+        while (b < q.Size && q[b] != 'b' && q[b] != 'B') ++b;
+        take_note_text_from(ctx.state, static_cast<std::size_t>(b < q.Size ? b + 1 : q.Size));
+    }
     if (ImGui::IsKeyPressed(']', false)) step_bookmark(ctx.doc, ctx.state, +1);
     if (ImGui::IsKeyPressed('[', false)) step_bookmark(ctx.doc, ctx.state, -1);
 }
+
+void take_note_text(view_context& ctx) { take_note_text_from(ctx.state, 0); }
 
 void draw_bookmarks_panel(view_context& ctx) {
     view_state& st = ctx.state;
@@ -66,15 +97,25 @@ void draw_bookmarks_panel(view_context& ctx) {
         ImGui::SameLine();
         const float del_w = ImGui::CalcTextSize("x").x + ImGui::GetStyle().FramePadding.x * 2;
         ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - del_w - ImGui::GetStyle().ItemSpacing.x);
-        if (st.bookmark_edit && *st.bookmark_edit == p.ref) {
+        // A new bookmark's note asks for the keyboard until its field has it (ImGui gives it a frame later).
+        const bool edit = st.bookmark_edit && *st.bookmark_edit == p.ref;
+        if (edit) {
+            take_note_text_from(st, 0);   // typed before the field has the keyboard (it drops them)
             ImGui::SetKeyboardFocusHere();
-            st.bookmark_edit.reset();
         }
         std::string& note = st.arranged[p.ref.file].bookmarks[p.ref.index].note;
         char buf[256];
         std::strncpy(buf, note.c_str(), sizeof buf - 1);
         buf[sizeof buf - 1] = '\0';
-        if (ImGui::InputTextWithHint("##note", "note (Enter)", buf, sizeof buf)) note = buf;
+        // Focused by code, ImGui selects the text: what was already typed would be overwritten.
+        const auto cursor_to_end = [](ImGuiInputTextCallbackData* data) {
+            data->CursorPos = data->SelectionStart = data->SelectionEnd = data->BufTextLen;
+            return 0;
+        };
+        if (ImGui::InputTextWithHint("##note", "note (Enter)", buf, sizeof buf,
+                                     edit ? ImGuiInputTextFlags_CallbackAlways : 0, edit ? +cursor_to_end : nullptr))
+            note = buf;
+        if (edit && ImGui::IsItemActive()) st.bookmark_edit.reset();
         ImGui::SameLine();
         if (ImGui::SmallButton("x")) remove = p.ref;
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("Remove this bookmark");

@@ -17,6 +17,8 @@ void draw_bookmark_flags(view_context& ctx, ImDrawList* dl, const ruler_area& ru
 void draw_bookmark_lines(view_context& ctx, const track_area& fr);
 // B, [ and ] (the timeline calls it when no text field has the keyboard and Ctrl is up).
 void bookmark_keys(view_context& ctx);
+// While a new bookmark's note waits for the keyboard: the characters typed this frame go into it.
+void take_note_text(view_context& ctx);
 // "Bookmarks (N)" in the details panel: one row per bookmark by time; nothing without bookmarks.
 void draw_bookmarks_panel(view_context& ctx);
 

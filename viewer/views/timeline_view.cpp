@@ -83,6 +83,7 @@ private:
     track_arrangement arrangement_;                    // which tracks are drawn this frame, in which order
     track_controls track_controls_;                    // filter, hidden tracks, the tracks' right-click menus
     std::vector<header_row> header_rows_;              // run headers drawn this frame
+    int note_wait_ = 0;                                // frames a new bookmark's note has waited for the keyboard
 
     void toolbar(view_context& ctx);
     // The phases of a frame (draw() says in which order).
@@ -413,6 +414,11 @@ void timeline_view::keys(view_context& ctx, bool in_time, float mouse_px, float 
     view_state& st = ctx.state;
     const ImGuiIO& io = ImGui::GetIO();
     if (io.WantTextInput) return;
+    // A new bookmark's note is about to take the keyboard (ImGui gives it a frame later): what is
+    // typed meanwhile is its text, not keys (a few frames at most: the details panel may be hidden).
+    if (st.bookmark_edit && ++note_wait_ <= 8) return take_note_text(ctx);
+    st.bookmark_edit.reset();
+    note_wait_ = 0;
     const double dt = std::min(0.1, static_cast<double>(io.DeltaTime));
     const double zx = in_time ? mouse_px : width * 0.5;
     // A tap zooms one step; held past zoom_hold_after_s, the zoom goes on smoothly.
