@@ -659,8 +659,11 @@ void timeline_view::slice_track(view_context& ctx, const track_area& fr, run_lay
 void timeline_view::lines_group(view_context& ctx, const track_area& fr, std::uint32_t ri, float& y) {
     view_state& st = ctx.state;
     const run_ref& rr = ctx.doc.runs[ri];
+    const auto& shown = arrangement_.runs[ri].shown;   // the lines the filter and hiding leave
+    const auto lines =
+        std::count_if(shown.begin(), shown.end(), [](const run_track& t) { return t.group == track_group::line; });
     char gl[64];
-    *fmt::format_to_n(gl, sizeof gl - 1, "{} lines ({})", st.lines_open[ri] ? "v" : ">", rr.lines.size()).out = '\0';
+    *fmt::format_to_n(gl, sizeof gl - 1, "{} lines ({})", st.lines_open[ri] ? "v" : ">", lines).out = '\0';
     ImGui::SetCursorScreenPos(ImVec2(fr.x_labels, y));
     ImGui::PushID(static_cast<int>(ri));
     if (y >= fr.clip_y0 &&   // not under the pinned band
@@ -672,7 +675,7 @@ void timeline_view::lines_group(view_context& ctx, const track_area& fr, std::ui
         dl->AddRectFilled(ImVec2(fr.x_labels, y), ImVec2(fr.x0 + fr.width, y + sz_.group_h), IM_COL32(44, 46, 54, 255));
         const float u = sz_.pad / 4;   // a pixel at scale 1
         disclosure_triangle(dl, fr.x_labels + 6 * u, y + sz_.group_h * 0.5f, u, st.lines_open[ri]);
-        *fmt::format_to_n(gl, sizeof gl - 1, "lines ({})", rr.lines.size()).out = '\0';
+        *fmt::format_to_n(gl, sizeof gl - 1, "lines ({})", lines).out = '\0';
         track_label(ctx, fr, y, sz_.group_h, gl, IM_COL32(180, 180, 190, 255));
     }
     for (auto ti : rr.lines)
