@@ -825,7 +825,10 @@ void timeline_view::scroll_to_selection(view_context& ctx, const track_area& fr)
     if (!st.scroll_to_selection || !st.sel.valid()) return;
     bool ok = false;
     const ImVec2 p = event_pos(ctx, st.sel.file, st.sel.ev, fr.x0, ok);
-    if (ok && (p.y < fr.clip_y0 + 20 || p.y > fr.clip_y1 - 20))
+    const bool pinned = std::any_of(arrangement_.pinned.begin(), arrangement_.pinned.end(), [&](const pinned_track& t) {
+        return t.file == st.sel.file && t.track.track == st.sel.ev.track;
+    });   // in the band: always in view
+    if (ok && !pinned && (p.y < fr.clip_y0 + 20 || p.y > fr.clip_y1 - 20))
         ImGui::SetScrollY(ImGui::GetScrollY() + (p.y - (fr.clip_y0 + fr.clip_y1) * 0.5f));
     st.scroll_to_selection = false;
 }
