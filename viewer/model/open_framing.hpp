@@ -6,7 +6,7 @@
 // - a view that still shows everything — the frame of every run so far (view_state::request_frame_all,
 //   pending or applied), nothing selected and no area marked — is framed again over every run, the
 //   new ones included: several files given at once open on all their runs, whatever order their
-//   loads finish in;
+//   loads finish in (the compare view frames its own axis and the timeline's from the request);
 // - otherwise what the user chose stays: the visible range, the selection, the area and the time
 //   cursor keep showing the same moments of the runs already open. Display times move only by the
 //   change of the first run's display offset (the document's start moved earlier, or a second file
