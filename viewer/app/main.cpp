@@ -407,6 +407,7 @@ int main(int argc, char** argv) {
     shell sh;
     set_up_ui(g, sh, o);
     sh.loads.on_finished([] { glfwPostEmptyEvent(); });   // wakes draw_until_closed's idle wait
+    sh.runs.on_change = [] { glfwPostEmptyEvent(); };     // and a run panel's progress
     sh.set_view(o.view);
     if (swp) sh.state.scaling = std::move(swp);
     return o.headless() ? run_headless(g, sh, o, lsn) : run_window(g, sh, o, lsn, script);
