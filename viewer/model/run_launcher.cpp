@@ -80,6 +80,10 @@ std::vector<fs::path> run_launcher::take_finished() {
     return out;
 }
 
+bool run_launcher::recording() const {
+    return std::any_of(jobs_.begin(), jobs_.end(), [](const auto& j) { return j->running(); });
+}
+
 bool run_launcher::busy() const {
     for (std::size_t i = 0; i < jobs_.size(); ++i)
         if (!taken_[i]) return true;

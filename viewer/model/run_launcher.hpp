@@ -48,7 +48,8 @@ public:
     const std::vector<std::unique_ptr<run_job>>& jobs() const { return jobs_; }
     // The traces of the runs that finished since the last call (each handed out once).
     std::vector<std::filesystem::path> take_finished();
-    bool busy() const;   // a run is recording, or finished and not yet taken
+    bool busy() const;
+    bool recording() const;   // a run's command is still going   // a run is recording, or finished and not yet taken
     const std::filesystem::path& last_path() const { return last_path_; }
 
 private:

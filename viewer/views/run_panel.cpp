@@ -163,6 +163,8 @@ nlohmann::json run_panel_state(const run_launcher& l) {
                         {"messages", s.messages}});
     }
     const run_choice c = l.choice();
+    nlohmann::json params = nlohmann::json::object();
+    for (const auto& [k, v] : c.params) params[k] = v;
     return {{"open", l.show},
             {"cli", l.cli.string()},
             {"dir", l.dir.string()},
@@ -174,7 +176,8 @@ nlohmann::json run_panel_state(const run_launcher& l) {
               {"policy", c.policy},
               {"workers", c.workers},
               {"size", c.size},
-              {"virtual", c.virtual_time}}},
+              {"virtual", c.virtual_time},
+              {"params", std::move(params)}}},
             {"jobs", std::move(jobs)},
             {"last_path", l.last_path().string()}};
 }
