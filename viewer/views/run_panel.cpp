@@ -12,6 +12,12 @@ namespace pipescope::viewer {
 
 namespace {
 
+// A line that may be wider than the panel: cut at its edge, whole in a tooltip.
+void line_with_tooltip(const std::string& text) {
+    ImGui::TextDisabled("%s", text.c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text.c_str());
+}
+
 // A combo over `names`; true when the choice changed.
 bool choose(const char* label, int& index, const std::vector<std::string>& names) {
     const char* shown = index >= 0 && static_cast<std::size_t>(index) < names.size() ? names[index].c_str() : "";
@@ -52,7 +58,7 @@ void form(run_launcher& l, const run_catalog& c, float s) {
     if (choose("##workload", l.workload, names)) l.select_workload(l.workload);
     const catalog_workload* w = l.current_workload();
     if (!w) return;
-    ImGui::TextDisabled("%s", w->summary.c_str());
+    line_with_tooltip(w->summary);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("Policy");
     ImGui::SameLine(label_w);
@@ -60,7 +66,7 @@ void form(run_launcher& l, const run_catalog& c, float s) {
     choose("##policy", l.policy, w->policies);
     if (l.policy >= 0 && static_cast<std::size_t>(l.policy) < w->policies.size())
         if (const auto it = c.policy_summaries.find(w->policies[l.policy]); it != c.policy_summaries.end())
-            ImGui::TextDisabled("%s", it->second.c_str());
+            line_with_tooltip(it->second);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("Workers");
     ImGui::SameLine(label_w);
@@ -116,7 +122,8 @@ void job_row(run_launcher& l, std::size_t i, float s) {
                            : snap.state == run_job::status::cancelled ? ": nothing kept"
                                                                       : "");
     }
-    if (snap.state != run_job::status::cancelled) ImGui::TextDisabled("%s", j.trace().string().c_str());
+    if (snap.state == run_job::status::running || snap.state == run_job::status::finished)
+        line_with_tooltip(j.trace().string());   // a failed or cancelled run has no file
     if (snap.state == run_job::status::failed && !snap.messages.empty()) ImGui::TextWrapped("%s", snap.messages.c_str());
     ImGui::Separator();
     ImGui::PopID();
