@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The run panel's recording must not stall the viewer's frames (issue 37: p99 frame time while a run
 # records <= 2x idle). Each session opens the K=2 example, opens the run panel, draws 300 idle
-# frames, starts a run of pipe-fib (size small, 2 workers, K default) with Run, draws while it
-# records and loads, then 300 idle frames again; PIPESCOPE_FRAME_LOG (viewer/app/frame_log.hpp)
+# frames, starts a run of pipe-fib (size large, 2 workers, K default) with Run, draws 300 frames while
+# it records, cancels it, then draws 300 idle frames again; PIPESCOPE_FRAME_LOG (viewer/app/frame_log.hpp)
 # logs every frame's build time and whether a recording was going on. Sessions are repeated, so idle
 # and recording frames are interleaved in time; the load average is printed before each.
 #   scripts/bench-run-panel.sh [BUILD_DIR] [SESSIONS]      (default build, 5)
@@ -16,9 +16,12 @@ cat >"$tmp/script.txt" <<'SCRIPT'
 wait-loaded
 key ctrl+r
 frames 300
-# size small, then Run (the panel's default place in a 1600x1000 window)
-click 229 677
+# size large, then Run (the panel's default place in a 1600x1000 window): pipe-fib large records
+# far longer than the 300 frames drawn while it does; its row's Cancel then stops it
+click 297 677
 click 107 749
+frames 300
+click 549 800
 wait-loaded
 frames 300
 SCRIPT
