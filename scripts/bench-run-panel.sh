@@ -3,15 +3,19 @@
 # records <= 2x idle). Each session opens the K=2 example, opens the run panel, draws 300 idle
 # frames, starts a run of pipe-fib (size large, 2 workers, K default) with Run, draws 300 frames while
 # it records, cancels it, then draws 300 idle frames again; PIPESCOPE_FRAME_LOG (viewer/app/frame_log.hpp)
-# logs every frame's build time and whether a recording was going on. Sessions are repeated, so idle
-# and recording frames are interleaved in time; the load average is printed before each.
-#   scripts/bench-run-panel.sh [BUILD_DIR] [SESSIONS]      (default build, 5)
+# logs every frame's build time and whether a recording was going on. The idle frames compared are
+# those before the run (the same document on screen; after it a second trace is open, or a cancelled
+# run's row). Sessions are repeated, so idle and recording frames are interleaved in time; the load
+# average is printed before each.
+#   scripts/bench-run-panel.sh [BUILD_DIR] [SESSIONS] [LOG_DIR]   (default build, 5, a temporary one)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build=${1:-build}
 sessions=${2:-5}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+logs=${3:-$tmp}
+mkdir -p "$logs"
 cat >"$tmp/script.txt" <<'SCRIPT'
 wait-loaded
 key ctrl+r
@@ -27,11 +31,11 @@ frames 300
 SCRIPT
 for i in $(seq 1 "$sessions"); do
     echo "session $i: load average $(cut -d' ' -f1-3 /proc/loadavg)"
-    PIPESCOPE_FRAME_LOG="$tmp/frames-$i.txt" PIPESCOPE_RUNS_DIR="$tmp/runs" XDG_CONFIG_HOME="$tmp/config" \
+    PIPESCOPE_FRAME_LOG="$logs/frames-$i.txt" PIPESCOPE_RUNS_DIR="$tmp/runs" XDG_CONFIG_HOME="$tmp/config" \
         sh scripts/under-xvfb.sh xvfb-run "-screen 0 1600x1000x24" "$build/viewer/pipescope-viewer" \
         traces/pipe-fib-256-piper-K2.pftrace --script "$tmp/script.txt" >/dev/null
 done
-python3 - "$tmp" "$sessions" <<'PY'
+python3 - "$logs" "$sessions" <<'PY'
 import statistics, sys
 tmp, n = sys.argv[1], int(sys.argv[2])
 def pct(v, q):
@@ -42,7 +46,8 @@ for i in range(1, n + 1):
     idle, rec = [], []
     for line in open(f"{tmp}/frames-{i}.txt"):
         ms, recording = line.split()
-        (rec if recording == "1" else idle).append(float(ms))
+        if recording == "1": rec.append(float(ms))
+        elif not rec: idle.append(float(ms))   # before the run
     rows.append((pct(idle, .5), pct(idle, .99), pct(rec, .5), pct(rec, .99), len(idle), len(rec)))
     print(f"session {i}: idle p50 {rows[-1][0]:.2f} ms p99 {rows[-1][1]:.2f} ms ({len(idle)} frames); "
           f"recording p50 {rows[-1][2]:.2f} ms p99 {rows[-1][3]:.2f} ms ({len(rec)} frames); "

@@ -6,8 +6,11 @@
 #include <model/loader.hpp>
 #include <model/run_catalog.hpp>
 #include <model/run_job.hpp>
+#include <model/run_launcher.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -163,4 +166,34 @@ TEST_CASE("run_catalog: pipescope list --json gives the workloads, their policie
     CHECK(c.policy_summaries.count("piper") == 1);
     CHECK_THROWS(parse_catalog("not json"));
     CHECK_FALSE(load_catalog("/nonexistent/pipescope").error.empty());
+}
+
+TEST_CASE("run_launcher: the form's choice, and each finished trace handed out once", "[run_job]") {
+    run_launcher l;
+    l.cli = cli;
+    l.dir = fresh_dir();
+    REQUIRE(l.catalog().error.empty());
+    CHECK(l.choice().workload == "pipe-fib");   // the first question: pipe-fib under PIPER
+    CHECK(l.choice().policy == "piper");
+    REQUIRE_FALSE(l.params.empty());
+    CHECK(l.params.front().parameter.name == "K");   // K first
+    CHECK(l.choice().params.empty());                // empty fields pass nothing
+    std::snprintf(l.params.front().value.data(), l.params.front().value.size(), "2");
+    CHECK(l.choice().params == std::vector<std::pair<std::string, std::string>>{{"K", "2"}});
+    REQUIRE(l.start().empty());
+    CHECK(l.busy());
+    wait_for(*l.jobs()[0], [](const auto& s) { return s.state != run_job::status::running; });
+    const std::vector<fs::path> first = l.take_finished();
+    REQUIRE(first.size() == 1);
+    CHECK(first[0] == l.last_path());
+    CHECK(fs::is_regular_file(first[0]));
+    CHECK(l.take_finished().empty());   // once
+    CHECK_FALSE(l.busy());
+    CHECK_FALSE(l.recording());
+    // A workload with no PIPER (a stage graph) starts at its first policy, with its own parameters.
+    for (std::size_t i = 0; i < l.catalog().workloads.size(); ++i)
+        if (l.catalog().workloads[i].name == "mergesort") l.select_workload(static_cast<int>(i));
+    CHECK(l.choice().workload == "mergesort");
+    CHECK(l.choice().policy == l.catalog().find("mergesort")->policies.front());
+    fs::remove_all(l.dir);
 }

@@ -26,6 +26,7 @@ public:
     std::filesystem::path cli = find_cli();
     std::filesystem::path dir = runs_dir();
     std::function<void()> on_change;   // a job's progress or end (wakes the window)
+    std::string refused;               // why the last Run did not start (no command, no directory)
 
     // The form.
     int workload = 0, policy = 0, size = 0;   // size: tiny, small, large

@@ -146,11 +146,10 @@ void draw_run_panel(run_launcher& l, float s) {
             ImGui::TextWrapped("%s", c.error.c_str());
         } else {
             form(l, c, s);
-            static std::string refused;   // why the last Run did not start
-            if (ImGui::Button("Run", ImVec2(120 * s, 0))) refused = l.start();
+            if (ImGui::Button("Run", ImVec2(120 * s, 0))) l.refused = l.start();
             ImGui::SameLine();
             ImGui::TextDisabled("into %s", l.dir.string().c_str());
-            if (!refused.empty()) ImGui::TextColored(ImVec4(1, 0.5f, 0.5f, 1), "%s", refused.c_str());
+            if (!l.refused.empty()) ImGui::TextColored(ImVec4(1, 0.5f, 0.5f, 1), "%s", l.refused.c_str());
         }
         ImGui::Separator();
         for (std::size_t i = l.jobs().size(); i-- > 0;) job_row(l, i, s);   // newest first
