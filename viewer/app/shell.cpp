@@ -5,6 +5,7 @@
 #include "../model/open_framing.hpp"
 
 #include "../views/palette.hpp"
+#include "../views/run_panel.hpp"
 
 #include <pipescope/analysis/numbers.hpp>
 
@@ -163,6 +164,7 @@ void shell::menus() {
     if (!ImGui::BeginMainMenuBar()) return;
     if (ImGui::BeginMenu("File")) {
         if (ImGui::MenuItem("Open...", "Ctrl+O")) browser_open_ = true;
+        if (ImGui::MenuItem("New run...", "Ctrl+R")) runs.show = true;
         if (ImGui::BeginMenu("Open recent", !recent_.empty())) {
             for (const auto& r : recent_)
                 if (ImGui::MenuItem(r.string().c_str())) open(r);
@@ -392,6 +394,7 @@ void shell::banners(std::vector<std::string>& list, const char* heading, ImU32 b
 void shell::frame() {
     state.layout.clear();
     poll_loads();
+    for (const auto& p : runs.take_finished()) open(p);              // a run from the run panel, beside the open ones
     if (lesson_pending_ && !loads.busy()) go_to_step(lesson_step);   // the lesson's traces have loaded
     global_keys();
     menus();
@@ -446,6 +449,7 @@ void shell::frame() {
     }
     ImGui::End();
     file_browser();
+    draw_run_panel(runs, ui_scale);
     view_context ctx{doc, state, mono};
     draw_help_overlay(ctx);
     if (!state.view_request.empty()) {   // e.g. the scaling view's click: the run in the timeline

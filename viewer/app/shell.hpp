@@ -6,6 +6,7 @@
 #include "../model/file_state.hpp"
 #include "../model/lesson.hpp"
 #include "../model/loader.hpp"
+#include "../model/run_launcher.hpp"
 #include "../model/view_state.hpp"
 #include "../views/view.hpp"
 
@@ -48,6 +49,7 @@ public:
     document doc;
     view_state state;
     loader loads;
+    run_launcher runs;                   // the run panel's recordings (views/run_panel.cpp)
     std::vector<std::string> errors;     // files that could not be opened
     std::vector<std::string> warnings;   // files read only up to their damage
     ImFont* mono = nullptr;

@@ -1,6 +1,7 @@
 #include "state_dump.hpp"
 
 #include "../views/arrangement_state.hpp"
+#include "../views/run_panel.hpp"
 #include "../views/timeline_state.hpp"
 
 #include <imgui.h>
@@ -70,6 +71,7 @@ json dump_state(const shell& sh, window_size win) {
     j["errors"] = sh.errors;
     j["warnings"] = sh.warnings;
     j["loading"] = sh.loads.busy();
+    j["run_panel"] = run_panel_state(sh.runs);
     j["selection"] = selection_json(d, st);
     // The timeline's axis, in display ns (from the document's start, or each run's start when aligned).
     j["visible"] = {{"start", st.vp.t0},

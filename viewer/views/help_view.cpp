@@ -23,6 +23,7 @@ const shortcut_group groups[] = {
       {"Esc", "close the help, a menu or the file browser; else clear the selection and the area"},
       {"1 .. 6 or Ctrl+1 .. 6", "views: timeline, DAG, compare, breakdown, explain, stage graph"},
       {"Ctrl+O", "open a trace (or drop files on the window)"},
+      {"Ctrl+R", "new run: record a workload (policy, workers, K, size) and open it beside the others"},
       {"Ctrl+Q", "quit"},
       {"click", "select a slice, instant, node or stage; details on the right"}}},
     {"Timeline and compare",
