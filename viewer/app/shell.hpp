@@ -2,6 +2,8 @@
 // browser, recent files, examples, error display, and the active view with the details panel.
 #pragma once
 
+#include "save_screenshot.hpp"
+
 #include "../model/document.hpp"
 #include "../model/lesson.hpp"
 #include "../model/loader.hpp"
@@ -51,6 +53,7 @@ public:
     std::vector<std::string> warnings;   // files read only up to their damage
     ImFont* mono = nullptr;
     bool quit = false;
+    screenshot_state screenshot;   // File > Save screenshot... (app/save_screenshot.hpp)
 
     const std::vector<std::filesystem::path>& recent_files() const { return recent_; }
     // UI scale: the monitor's content scale (GLFW), unless View > UI scale or --ui-scale overrides

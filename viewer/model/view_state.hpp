@@ -76,6 +76,7 @@ struct view_state {
     std::string view_request;                 // a view asks to show another (the shell switches after the frame)
     std::vector<plot_point> scaling_points;   // the scaling view's points as last drawn (window pixels)
     std::size_t scaling_hover = no_row;       // the row under the pointer there
+    std::string clipboard;                    // what Copy put on the clipboard last (views/clipboard.hpp)
 
     void select(const document& d, const selection& s);
     // What the timeline's ruler counts from: the marked area's start, else display time 0 (the

@@ -1,0 +1,138 @@
+#include "search_marks.hpp"
+
+#include "search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <ranges>
+
+namespace pipescope::viewer {
+
+namespace {
+
+// The first position of `row` whose slice begins at or after t (begins are sorted in a row).
+std::size_t first_beginning_at_or_after(const row_view& row, double t) {
+    const auto positions = std::views::iota(std::size_t{0}, row.size);
+    const auto it =
+        std::ranges::partition_point(positions, [&](std::size_t k) { return static_cast<double>(row[k].begin) < t; });
+    return static_cast<std::size_t>(it - positions.begin());
+}
+
+}   // namespace
+
+std::size_t row_position(const row_view& row, std::uint32_t slice_index) {
+    if (!row.index) return slice_index;   // the row is the whole track
+    const std::uint64_t begin = row.slices[slice_index].begin;
+    std::size_t lo = first_beginning_at_or_after(row, static_cast<double>(begin));
+    while (lo < row.size && row.index[lo] != slice_index) ++lo;   // zero-length slices may share a begin
+    return lo;
+}
+
+void search_marks::build(const document& d, const std::vector<search_match>& matches) {
+    clear();
+    files_.resize(d.files.size());
+    for (const search_match& m : matches) {
+        if (m.file >= d.files.size()) continue;
+        const loaded_file& f = *d.files[m.file];
+        if (m.ev.track >= f.model.tracks.size()) continue;
+        auto& tracks = files_[m.file];
+        if (tracks.empty()) tracks.resize(f.model.tracks.size());
+        track_marks& t = tracks[m.ev.track];
+        if (m.ev.is_instant) {
+            t.instants.push_back(m.ev.index);
+        } else {
+            const std::uint16_t depth = f.model.tracks[m.ev.track].slices[m.ev.index].depth;
+            if (t.rows.size() <= depth) t.rows.resize(depth + 1u);
+            t.rows[depth].push_back(static_cast<std::uint32_t>(row_position(f.row(m.ev.track, depth), m.ev.index)));
+        }
+        ++count_;
+    }
+    for (auto& tracks : files_)
+        for (track_marks& t : tracks) {
+            for (auto& r : t.rows) std::sort(r.begin(), r.end());
+            std::sort(t.instants.begin(), t.instants.end());
+        }
+}
+
+const std::vector<std::uint32_t>* search_marks::row(std::uint32_t file, std::uint32_t track, std::uint16_t depth) const {
+    if (file >= files_.size() || track >= files_[file].size()) return nullptr;
+    const auto& rows = files_[file][track].rows;
+    return depth < rows.size() && !rows[depth].empty() ? &rows[depth] : nullptr;
+}
+
+const std::vector<std::uint32_t>* search_marks::instants(std::uint32_t file, std::uint32_t track) const {
+    if (file >= files_.size() || track >= files_[file].size()) return nullptr;
+    const auto& v = files_[file][track].instants;
+    return v.empty() ? nullptr : &v;
+}
+
+namespace {
+
+// Appends column c (pixel [c, c + 1)) to out, joining it to the column mark before it if adjacent.
+void add_column(std::vector<mark_span>& out, double c, std::uint32_t pos) {
+    if (!out.empty() && out.back().column && out.back().x1 >= c) {
+        out.back().x1 = std::max(out.back().x1, c + 1);
+        return;
+    }
+    out.push_back({c, c + 1, pos, true});
+}
+
+// Walks the matched positions in view: `at(pos)` gives [x0, x1) in pixels, `first_from(t)` the first
+// position whose event starts at or after t (to skip the rest of a column). A match at least min_px
+// wide is a mark of its own, narrower ones mark their pixel column once.
+template <class At, class FirstFrom>
+void walk_marks(const std::vector<std::uint32_t>& marks, std::size_t first_visible, const lod_params& p, At&& at,
+                FirstFrom&& first_from, std::vector<mark_span>& out) {
+    auto it = std::lower_bound(marks.begin(), marks.end(), first_visible);
+    while (it != marks.end()) {
+        const auto [x0, x1] = at(*it);
+        if (x0 >= p.width) break;
+        if (x1 - x0 >= p.min_px) {
+            out.push_back({x0, x1, *it, false});
+            ++it;
+            continue;
+        }
+        const double c = std::floor(x0);
+        add_column(out, c, *it);
+        // Every other match starting in this column is in the same mark, but for the last event
+        // starting in it, which may be wide (events of a row do not overlap: only the last can
+        // reach past the column): then it is a mark of its own.
+        const std::size_t next = first_from(p.t_left + (c + 1) * p.npp);
+        const auto after = std::lower_bound(it + 1, marks.end(), static_cast<std::uint32_t>(next));
+        if (after - it > 1) {
+            const auto [lx0, lx1] = at(*(after - 1));
+            if (lx1 - lx0 >= p.min_px) out.push_back({lx0, lx1, *(after - 1), false});
+        }
+        it = after;
+    }
+}
+
+}   // namespace
+
+void row_marks(const row_view& row, const std::vector<std::uint32_t>& marks, const lod_params& p,
+               std::vector<mark_span>& out) {
+    out.clear();
+    auto at = [&](std::uint32_t pos) {
+        const tm::slice& s = row[pos];
+        return std::pair{(static_cast<double>(s.begin) - p.t_left) / p.npp, (static_cast<double>(s.end) - p.t_left) / p.npp};
+    };
+    auto first_from = [&](double t) { return first_beginning_at_or_after(row, t); };
+    walk_marks(marks, first_ending_at_or_after(row, p.t_left), p, at, first_from, out);
+}
+
+void instant_marks(const std::vector<tm::instant>& instants, const std::vector<std::uint32_t>& marks, const lod_params& p,
+                   std::vector<mark_span>& out) {
+    out.clear();
+    auto at = [&](std::uint32_t k) {
+        const double x = (static_cast<double>(instants[k].ts) - p.t_left) / p.npp;
+        return std::pair{x, x};   // a point: always a column
+    };
+    auto first_from = [&](double t) {
+        const auto it = std::partition_point(instants.begin(), instants.end(),
+                                             [&](const tm::instant& x) { return static_cast<double>(x.ts) < t; });
+        return static_cast<std::size_t>(it - instants.begin());
+    };
+    walk_marks(marks, first_from(p.t_left), p, at, first_from, out);
+}
+
+}   // namespace pipescope::viewer
