@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <ranges>
 
 namespace pipescope::viewer {
 
@@ -12,10 +11,12 @@ namespace {
 
 // The first position of `row` whose slice begins at or after t (begins are sorted in a row).
 std::size_t first_beginning_at_or_after(const row_view& row, double t) {
-    const auto positions = std::views::iota(std::size_t{0}, row.size);
-    const auto it =
-        std::ranges::partition_point(positions, [&](std::size_t k) { return static_cast<double>(row[k].begin) < t; });
-    return static_cast<std::size_t>(it - positions.begin());
+    auto before = [&](const tm::slice& s) { return static_cast<double>(s.begin) < t; };
+    if (!row.index)
+        return static_cast<std::size_t>(std::partition_point(row.slices, row.slices + row.size, before) - row.slices);
+    const std::uint32_t* end = row.index + row.size;
+    return static_cast<std::size_t>(
+        std::partition_point(row.index, end, [&](std::uint32_t k) { return before(row.slices[k]); }) - row.index);
 }
 
 }   // namespace
