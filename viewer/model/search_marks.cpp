@@ -78,12 +78,32 @@ void add_column(std::vector<mark_span>& out, double c, std::uint32_t pos) {
     out.push_back({c, c + 1, pos, true});
 }
 
-// Walks the matched positions in view: `at(pos)` gives [x0, x1) in pixels, `first_from(t)` the first
-// position whose event starts at or after t (to skip the rest of a column). A match at least min_px
-// wide is a mark of its own, narrower ones mark their pixel column once.
-template <class At, class FirstFrom>
+// The first k in [lo, hi) for which before(k) is false (it holds for a prefix), probing lo, lo + 1,
+// lo + 3, lo + 7, ... before a binary search: the next column's first match is usually near, so the
+// reads stay within a few cache lines instead of jumping across millions of entries.
+template <class Before>
+std::size_t gallop(std::size_t lo, std::size_t hi, Before&& before) {
+    std::size_t a = lo, b = lo, step = 1;
+    while (b < hi && before(b)) {
+        a = b + 1;
+        step *= 2;
+        b = lo + step - 1;
+    }
+    b = std::min(b, hi);
+    while (a < b) {
+        const std::size_t mid = a + (b - a) / 2;
+        if (before(mid)) a = mid + 1;
+        else b = mid;
+    }
+    return a;
+}
+
+// Walks the matched positions in view: `at(pos)` gives [x0, x1) in pixels, `begin_of(pos)` the
+// event's start (ns; ascending with pos). A match at least min_px wide is a mark of its own, narrower
+// ones mark their pixel column once: the walk then gallops to the first match starting after it.
+template <class At, class BeginOf>
 void walk_marks(const std::vector<std::uint32_t>& marks, std::size_t first_visible, const lod_params& p, At&& at,
-                FirstFrom&& first_from, std::vector<mark_span>& out) {
+                BeginOf&& begin_of, std::vector<mark_span>& out) {
     auto it = std::lower_bound(marks.begin(), marks.end(), first_visible);
     while (it != marks.end()) {
         const auto [x0, x1] = at(*it);
@@ -98,8 +118,11 @@ void walk_marks(const std::vector<std::uint32_t>& marks, std::size_t first_visib
         // Every other match starting in this column is in the same mark, but for the last event
         // starting in it, which may be wide (events of a row do not overlap: only the last can
         // reach past the column): then it is a mark of its own.
-        const std::size_t next = first_from(p.t_left + (c + 1) * p.npp);
-        const auto after = std::lower_bound(it + 1, marks.end(), static_cast<std::uint32_t>(next));
+        const double column_end = p.t_left + (c + 1) * p.npp;
+        const auto from = static_cast<std::size_t>(it - marks.begin()) + 1;
+        const auto after = marks.begin() + static_cast<std::ptrdiff_t>(gallop(from, marks.size(), [&](std::size_t k) {
+                               return begin_of(marks[k]) < column_end;
+                           }));
         if (after - it > 1) {
             const auto [lx0, lx1] = at(*(after - 1));
             if (lx1 - lx0 >= p.min_px) out.push_back({lx0, lx1, *(after - 1), false});
@@ -117,8 +140,8 @@ void row_marks(const row_view& row, const std::vector<std::uint32_t>& marks, con
         const tm::slice& s = row[pos];
         return std::pair{(static_cast<double>(s.begin) - p.t_left) / p.npp, (static_cast<double>(s.end) - p.t_left) / p.npp};
     };
-    auto first_from = [&](double t) { return first_beginning_at_or_after(row, t); };
-    walk_marks(marks, first_ending_at_or_after(row, p.t_left), p, at, first_from, out);
+    auto begin_of = [&](std::uint32_t pos) { return static_cast<double>(row[pos].begin); };
+    walk_marks(marks, first_ending_at_or_after(row, p.t_left), p, at, begin_of, out);
 }
 
 void instant_marks(const std::vector<tm::instant>& instants, const std::vector<std::uint32_t>& marks, const lod_params& p,
@@ -128,12 +151,10 @@ void instant_marks(const std::vector<tm::instant>& instants, const std::vector<s
         const double x = (static_cast<double>(instants[k].ts) - p.t_left) / p.npp;
         return std::pair{x, x};   // a point: always a column
     };
-    auto first_from = [&](double t) {
-        const auto it = std::partition_point(instants.begin(), instants.end(),
-                                             [&](const tm::instant& x) { return static_cast<double>(x.ts) < t; });
-        return static_cast<std::size_t>(it - instants.begin());
-    };
-    walk_marks(marks, first_from(p.t_left), p, at, first_from, out);
+    auto begin_of = [&](std::uint32_t k) { return static_cast<double>(instants[k].ts); };
+    const std::size_t first_visible =
+        gallop(0, instants.size(), [&](std::size_t k) { return static_cast<double>(instants[k].ts) < p.t_left; });
+    walk_marks(marks, first_visible, p, at, begin_of, out);
 }
 
 }   // namespace pipescope::viewer
