@@ -2,6 +2,8 @@
 
 #include "open_in_perfetto.hpp"
 
+#include "../model/open_framing.hpp"
+
 #include "../views/palette.hpp"
 
 #include <pipescope/analysis/numbers.hpp>
@@ -136,14 +138,16 @@ void shell::add_loaded(load_result r) {
         warnings.push_back(std::move(note));
         return;
     }
-    const bool first = doc.empty();
+    // Everything framed again while nothing was zoomed or selected, else the range and the
+    // selection kept (model/open_framing.hpp); files append, so selections stay valid.
+    const axis_before_add axis = note_axis_before_add(doc, state);
     doc.add(std::move(r.file));
     // Runs recorded into different files ran at unrelated times: on one absolute axis all but
     // one would be off screen, so a second file switches to aligned runs (the user can undo it).
     if (doc.files.size() == 2) state.align_runs = true;
-    state.select(doc, {});
-    state.lines_open.assign(doc.runs.size(), 1);
-    if (first || !state.frame_request) state.request_frame_all(doc);
+    if (!axis.had_runs) state.lines_open.clear();   // Close all left the old runs' entries
+    state.lines_open.resize(doc.runs.size(), 1);
+    carry_axis_after_add(doc, state, axis);
 }
 
 void shell::poll_loads() {

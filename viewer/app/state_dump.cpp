@@ -106,6 +106,18 @@ json dump_state(const shell& sh, window_size win) {
     } else {
         j["scaling"] = nullptr;
     }
+    if (const auto& g = st.dag_shown; g && st.active_view == "dag")   // the DAG view's run length and counts
+        j["dag"] = {{"run", g->run},
+                    {"start", g->start},
+                    {"end", g->end},
+                    {"nodes", g->nodes},
+                    {"counts",
+                     {{"done", g->done},
+                      {"running", g->running},
+                      {"suspended", g->suspended},
+                      {"ready", g->ready},
+                      {"not_ready", g->not_ready}}}};
+    else j["dag"] = nullptr;
     j["panels"] = {{"details", st.show_details}, {"lesson", st.show_lesson}, {"side_width", sh.side_width()}};
     j["lesson"] = sh.lesson_loaded ? json{{"name", sh.lesson_loaded->name}, {"step", sh.lesson_step + 1}} : json(nullptr);
     json recent = json::array();

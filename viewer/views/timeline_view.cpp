@@ -510,7 +510,7 @@ void timeline_view::update_viewport(view_context& ctx, float width) {
         st.area.reset();
     reveal_selection(ctx);
     if (st.frame_request) {
-        st.vp.frame(st.frame_request->first, st.frame_request->second, 0.02);
+        st.vp.frame(st.frame_request->first, st.frame_request->second, timeline_frame_margin);
         st.frame_request.reset();
     }
     const double doc_span = st.align_runs ? [&] {
