@@ -2,6 +2,7 @@
 
 #include "../views/arrangement_state.hpp"
 #include "../views/run_panel.hpp"
+#include "../views/stats_state.hpp"
 #include "../views/timeline_state.hpp"
 
 #include <imgui.h>
@@ -82,6 +83,7 @@ json dump_state(const shell& sh, window_size win) {
     j["playing"] = st.playing;
     j.update(timeline_state_json(d, st));      // search, area, ruler
     j.update(arrangement_state_json(d, st));   // tracks (pinned, hidden, filter, collapsed), bookmarks
+    j["stats"] = stats_state_json(d, st);   // the statistics view's table
     j["align_runs"] = st.align_runs;
     j["all_flows"] = st.all_flows;
     j["overlays"] = {{"help", st.show_help},
