@@ -160,7 +160,10 @@ TEST_CASE("slice statistics: two runs joined, sorted, ratios; histogram; the cac
     }
     // A name only in B sorts last, whatever the direction; its ratio is missing.
     stats_table b2 = b;
-    b2.rows.push_back({"zzz only in B", no_stage, 5, 50, 10, 10, 10, 10, 10});
+    stats_row only_b;
+    only_b.name = "zzz only in B";
+    only_b.count = 5, only_b.total = 50, only_b.min = only_b.max = only_b.median = only_b.p95 = 10, only_b.mean = 10;
+    b2.rows.push_back(only_b);
     for (bool desc : {true, false}) {
         const auto r2 = join_and_sort(a, &b2, {false, stats_measure::total, stats_side::a, desc});
         CHECK(r2.back().name == "zzz only in B");

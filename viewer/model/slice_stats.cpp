@@ -1,10 +1,12 @@
 #include "slice_stats.hpp"
 
 #include "lod.hpp"
+#include "stage_graph.hpp"
 #include "view_state.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <unordered_map>
 
 namespace pipescope::viewer {
@@ -55,7 +57,7 @@ public:
         for (std::uint32_t i : order) {
             stats_row row;
             if (g_ == stats_group::name) row.name = f_.model.str(static_cast<tm::string_id>(keys_[i]));
-            else row.stage = keys_[i], row.name = "stage " + std::to_string(keys_[i]);
+            else describe_stage(row, keys_[i]);
             summarize_into(row, durations_[i]);
             t.slices += row.count;
             t.rows.push_back(std::move(row));
@@ -64,9 +66,17 @@ public:
         return t;
     }
 
+    std::span<const tm::stage_info> stages;   // the run metadata's program.stages (names the stage rows)
+
 private:
     const loaded_file& f_;
     stats_group g_;
+
+    void describe_stage(stats_row& row, std::uint64_t j) const {
+        row.stage = j;
+        row.name = "stage " + std::to_string(j);
+        row.what = stage_name_of_number(stages, j);
+    }
     std::vector<std::uint32_t> by_name_;   // string id -> group
     std::unordered_map<std::uint64_t, std::uint32_t> by_stage_;
     std::vector<std::uint64_t> keys_;
@@ -131,6 +141,7 @@ stats_table compute_slice_stats(const document& d, std::uint32_t run, stats_grou
     const run_ref& rr = d.runs[run];
     const loaded_file& f = *d.files[rr.file];
     grouper groups(f, g);
+    if (rr.run != tm::no_index) groups.stages = f.model.runs[rr.run].stages;
     for (std::uint32_t ti : slice_tracks(rr)) {
         if (ti >= f.model.tracks.size()) continue;
         const tm::track& t = f.model.tracks[ti];
@@ -312,6 +323,8 @@ bool slice_stats_cache::update(const document& d, const std::optional<area_selec
         rows = join_and_sort(a, run_b ? &b : nullptr, sort);
         sorted_by_ = sort;
     }
+    if (selected.empty() && !rows.empty() && rows.front().a)
+        selected = rows.front().name;   // as Tracy's Find Zone: one shown
     if (changed || hist_of_ != selected) {
         const auto* dur = selected_durations();
         hist = dur ? make_histogram(*dur, 64) : stats_histogram{};

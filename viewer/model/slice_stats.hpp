@@ -39,6 +39,7 @@ inline constexpr std::uint64_t no_stage = ~std::uint64_t{0};
 struct stats_row {
     std::string name;                 // the slice name, or "stage 3"
     std::uint64_t stage = no_stage;   // by stage: the stage number (orders the rows)
+    std::string what;                 // by stage: the run metadata's name of the stage ("extract"), or ""
     std::uint64_t count = 0, total = 0, min = 0, max = 0, median = 0, p95 = 0;
     double mean = 0;
 };
@@ -120,7 +121,7 @@ struct slice_stats_cache {
     std::uint32_t run_a = 0;
     std::optional<std::uint32_t> run_b;   // compare with another run
     stats_sort sort;
-    std::string selected;                                  // the row shown in the histogram ("" none)
+    std::string selected;   // the row shown in the histogram: the first row shown until one is clicked
     std::optional<std::pair<double, double>> hist_range;   // durations (ns) dragged on the histogram
 
     // Results (for the inputs below).

@@ -19,6 +19,7 @@ json rows_json(const slice_stats_cache& c, std::size_t limit) {
         const stats_pair& p = c.rows[i];
         json r = p.a ? row_json(p.a) : json::object();
         r["name"] = p.name;
+        if (const stats_row* x = p.a ? p.a : p.b; x && !x->what.empty()) r["what"] = x->what;
         if (c.run_b) {
             r["b"] = row_json(p.b);
             const auto ratio = stats_ratio(p, stats_measure::total);

@@ -206,7 +206,9 @@ void stats_view::table(view_context& ctx, float height) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
             ImGui::PushID(i);
-            if (ImGui::Selectable(p.name.c_str(), p.name == c.selected,
+            const stats_row* described = p.a ? p.a : p.b;
+            const std::string label = described && !described->what.empty() ? p.name + " · " + described->what : p.name;
+            if (ImGui::Selectable(label.c_str(), p.name == c.selected,
                                   ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowDoubleClick))
                 on_row_clicked(ctx, p, ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left));
             ImGui::PopID();
