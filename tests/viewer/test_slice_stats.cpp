@@ -143,7 +143,7 @@ TEST_CASE("slice statistics restricted to an area: overlapping slices, whole dur
     CHECK(compute_slice_stats(d, 0, stats_group::name, &none, true).rows.empty());
 }
 
-TEST_CASE("slice statistics: two runs joined, sorted, ratios; histogram; the cache", "[viewer][stats]") {
+TEST_CASE("slice statistics: two runs joined and sorted with ratios, the histogram, the cache", "[viewer][stats]") {
     document d = k2_document();
     d.add(load_file(fs::path(PIPESCOPE_SOURCE_DIR) / "traces" / "pipe-fib-256-piper-K2.pftrace"));
     REQUIRE(d.runs.size() == 2);

@@ -276,15 +276,29 @@ std::size_t stats_histogram::bin_of(double ns) const {
     return static_cast<std::size_t>(std::clamp<long long>(k, 0, static_cast<long long>(bins.size()) - 1));
 }
 
-stats_histogram make_histogram(const std::vector<std::uint64_t>& durations, std::size_t bins) {
+stats_histogram make_histogram(const std::vector<std::uint64_t>& durations, std::size_t bins,
+                               const std::vector<std::uint64_t>* also) {
     stats_histogram h;
-    if (durations.empty() || bins == 0) return h;
-    const auto [mn, mx] = std::minmax_element(durations.begin(), durations.end());
-    h.lo = std::max<double>(1, static_cast<double>(*mn));
-    h.hi = std::max(h.lo * 1.0001, static_cast<double>(*mx) * 1.0001);   // the largest inside the last bin
+    if ((durations.empty() && (!also || also->empty())) || bins == 0) return h;
+    double lo = 1e300, hi = 0;
+    for (const auto* v : {&durations, also})
+        if (v && !v->empty()) {
+            const auto [mn, mx] = std::minmax_element(v->begin(), v->end());
+            lo = std::min(lo, static_cast<double>(*mn)), hi = std::max(hi, static_cast<double>(*mx));
+        }
+    h.lo = std::max(1.0, lo);
+    h.hi = std::max(h.lo * 1.0001, hi * 1.0001);   // the largest inside the last bin
     h.bins.assign(bins, 0);
     for (std::uint64_t v : durations) ++h.bins[h.bin_of(static_cast<double>(v))];
     h.peak = *std::max_element(h.bins.begin(), h.bins.end());
+    return h;
+}
+
+stats_histogram histogram_on_edges(const stats_histogram& edges, const std::vector<std::uint64_t>& durations) {
+    stats_histogram h = edges;
+    std::fill(h.bins.begin(), h.bins.end(), 0);
+    for (std::uint64_t v : durations) ++h.bins[h.bin_of(static_cast<double>(v))];
+    h.peak = h.bins.empty() ? 0 : *std::max_element(h.bins.begin(), h.bins.end());
     return h;
 }
 
@@ -327,13 +341,17 @@ bool slice_stats_cache::update(const document& d, const std::optional<area_selec
         selected = rows.front().name;   // as Tracy's Find Zone: one shown
     if (changed || hist_of_ != selected) {
         const auto* dur = selected_durations();
-        hist = dur ? make_histogram(*dur, 64) : stats_histogram{};
+        const auto* dur_b = selected_durations_b();
+        hist = dur ? make_histogram(*dur, 64, dur_b) : stats_histogram{};
+        hist_b = dur && dur_b ? histogram_on_edges(hist, *dur_b) : stats_histogram{};
         hist_of_ = selected;
         changed = true;
     }
     if (changed || range_of_ != hist_range) {
         const auto* dur = selected_durations();
         in_range = dur && hist_range ? count_in_range(*dur, hist_range->first, hist_range->second) : range_count{};
+        const auto* dur_b = selected_durations_b();
+        in_range_b = dur_b && hist_range ? count_in_range(*dur_b, hist_range->first, hist_range->second) : range_count{};
         range_of_ = hist_range;
     }
     return changed;
@@ -349,6 +367,13 @@ const stats_row* slice_stats_cache::selected_row() const {
 const std::vector<std::uint64_t>* slice_stats_cache::selected_durations() const {
     const stats_row* r = selected_row();
     return r ? &a.durations[static_cast<std::size_t>(r - a.rows.data())] : nullptr;
+}
+
+const std::vector<std::uint64_t>* slice_stats_cache::selected_durations_b() const {
+    if (!run_b || selected.empty()) return nullptr;
+    for (std::size_t i = 0; i < b.rows.size(); ++i)
+        if (b.rows[i].name == selected) return &b.durations[i];
+    return nullptr;
 }
 
 }   // namespace pipescope::viewer

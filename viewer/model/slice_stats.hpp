@@ -104,7 +104,12 @@ struct stats_histogram {
     // The bin of a duration (clamped into [0, bins.size())).
     std::size_t bin_of(double ns) const;
 };
-stats_histogram make_histogram(const std::vector<std::uint64_t>& durations, std::size_t bins);
+// The bins span `durations` and `also` (if given: another run's, so that both share the edges); only
+// `durations` are counted.
+stats_histogram make_histogram(const std::vector<std::uint64_t>& durations, std::size_t bins,
+                               const std::vector<std::uint64_t>* also = nullptr);
+// `durations` counted on the bins of `edges`.
+stats_histogram histogram_on_edges(const stats_histogram& edges, const std::vector<std::uint64_t>& durations);
 // How many of the durations lie in [lo, hi], and their summed time.
 struct range_count {
     std::uint64_t count = 0, total = 0;
@@ -127,8 +132,10 @@ struct slice_stats_cache {
     // Results (for the inputs below).
     stats_table a, b;
     std::vector<stats_pair> rows;   // joined and sorted
-    stats_histogram hist;           // of the selected row of A
+    stats_histogram hist;           // of the selected row of A (spanning B's too)
+    stats_histogram hist_b;         // of the same row of B, on hist's bins (empty without B)
     range_count in_range;           // of the selected row's durations in hist_range
+    range_count in_range_b;         // of B's durations of that name in hist_range
     std::size_t computations = 0;   // how many times the tables were computed (tests: not per frame)
 
     // Brings the results up to date; true if anything was recomputed.
@@ -147,6 +154,7 @@ struct slice_stats_cache {
     // The selected row of table A, or nullptr.
     const stats_row* selected_row() const;
     const std::vector<std::uint64_t>* selected_durations() const;
+    const std::vector<std::uint64_t>* selected_durations_b() const;   // the selected name in B
 
 private:
     struct inputs {

@@ -60,8 +60,16 @@ json stats_state_json(const document& d, const view_state& st) {
         j["range"] = {{"from", c.hist_range->first},
                       {"to", c.hist_range->second},
                       {"count", c.in_range.count},
-                      {"total", c.in_range.total}};
+                      {"total", c.in_range.total},
+                      {"b_count", c.in_range_b.count}};
     else j["range"] = nullptr;
+    auto sum = [](const stats_histogram& h) {
+        std::uint64_t n = 0;
+        for (auto v : h.bins) n += v;
+        return n;
+    };
+    j["histogram"] = {
+        {"bins", c.hist.bins.size()}, {"a", sum(c.hist)}, {"b", sum(c.hist_b)}, {"lo", c.hist.lo}, {"hi", c.hist.hi}};
     j["computations"] = st.stats.computations;
     return j;
 }

@@ -5,9 +5,11 @@
 // p95 marked, the selected slice's duration, and a range dragged on it with its count and time.
 // The numbers come from model/slice_stats.hpp, computed when an input changes, not per frame.
 #include "palette.hpp"
+#include "time_ruler.hpp"
 #include "view.hpp"
 
 #include "../model/slice_stats.hpp"
+#include "../model/text_fit.hpp"
 #include "../model/viewport.hpp"
 
 #include <fmt/format.h>
@@ -24,15 +26,19 @@ constexpr ImU32 col_range = IM_COL32(240, 200, 80, 60);
 constexpr ImU32 col_median = IM_COL32(120, 220, 120, 255);
 constexpr ImU32 col_p95 = IM_COL32(230, 120, 70, 255);
 constexpr ImU32 col_selected = IM_COL32(255, 255, 255, 255);
+constexpr ImU32 col_run_b = IM_COL32(240, 110, 200, 255);   // run B's histogram line
 
 const char* side_name(stats_side s) { return s == stats_side::a ? "A" : s == stats_side::b ? "B" : "B/A"; }
 
-// The run picker: the document's runs by title; `none` adds a first entry for no run.
+// The run picker: the document's runs by title; `none` adds a first entry for no run. A title too
+// long for the picker ends in "…" (the list and the tooltip have it whole).
 bool run_combo(const char* id, const document& d, std::uint32_t& run, bool* none) {
     const bool is_none = none && *none;
-    const std::string preview = is_none ? std::string("none") : (run < d.runs.size() ? d.runs[run].title : "");
-    ImGui::SetNextItemWidth(
-        std::min(ImGui::GetFontSize() * 22, ImGui::CalcTextSize(preview.c_str()).x + ImGui::GetFontSize() * 2.5f));
+    const std::string title = is_none ? std::string("none") : (run < d.runs.size() ? d.runs[run].title : "");
+    const float chrome = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().FramePadding.x;
+    const float w = std::min(ImGui::GetFontSize() * 22, static_cast<float>(imgui_text_width(title)) + chrome);
+    const std::string preview = elide_to_width(title, w - chrome, imgui_text_width);
+    ImGui::SetNextItemWidth(w);
     bool changed = false;
     if (ImGui::BeginCombo(id, preview.c_str())) {
         if (none && ImGui::Selectable("none", is_none)) *none = true, changed = true;
@@ -46,7 +52,7 @@ bool run_combo(const char* id, const document& d, std::uint32_t& run, bool* none
         }
         ImGui::EndCombo();
     }
-    if (ImGui::IsItemHovered() && !preview.empty()) ImGui::SetTooltip("%s", preview.c_str());
+    if (ImGui::IsItemHovered() && preview != title) ImGui::SetTooltip("%s", title.c_str());
     return changed;
 }
 
@@ -86,6 +92,26 @@ void axis(ImDrawList* dl, const stats_histogram& h, ImVec2 a, ImVec2 b) {
         dl->AddLine(ImVec2(x, b.y), ImVec2(x, b.y + 4), col);
         const std::string t = format_duration(v, 0);
         dl->AddText(ImVec2(x - ImGui::CalcTextSize(t.c_str()).x / 2, b.y + 5), col, t.c_str());
+    }
+}
+
+// A's bins as bars and B's (on the same bins) as a step line over them, both to one scale.
+void bars(ImDrawList* dl, const stats_histogram& h, const stats_histogram& hb, ImVec2 a, ImVec2 b, float top_gap) {
+    const float w = b.x - a.x,
+                scale = (b.y - a.y - top_gap) / static_cast<float>(std::max<std::uint64_t>({h.peak, hb.peak, 1}));
+    for (std::size_t k = 0; k < h.bins.size(); ++k) {
+        if (!h.bins[k]) continue;
+        const float x0 = hist_x(h, h.edge(k), a.x, w), x1 = hist_x(h, h.edge(k + 1), a.x, w);
+        const float y = b.y - scale * static_cast<float>(h.bins[k]);
+        dl->AddRectFilled(ImVec2(x0, std::min(y, b.y - 1)), ImVec2(std::max(x1 - 1, x0 + 1), b.y), col_bar);
+    }
+    float prev_y = b.y;
+    for (std::size_t k = 0; k < hb.bins.size(); ++k) {
+        const float x0 = hist_x(hb, hb.edge(k), a.x, w), x1 = hist_x(hb, hb.edge(k + 1), a.x, w);
+        const float y = hb.bins[k] ? std::min(b.y - scale * static_cast<float>(hb.bins[k]), b.y - 1) : b.y;
+        dl->AddLine(ImVec2(x0, prev_y), ImVec2(x0, y), col_run_b, 2);
+        dl->AddLine(ImVec2(x0, y), ImVec2(x1, y), col_run_b, 2);
+        prev_y = y;
     }
 }
 
@@ -249,6 +275,12 @@ void stats_view::histogram(view_context& ctx, ImVec2 size) {
     ImGui::Text("%s: %llu durations, %s to %s (log scale); drag on it to measure a range, click to clear", row->name.c_str(),
                 static_cast<unsigned long long>(row->count), format_duration(static_cast<double>(row->min)).c_str(),
                 format_duration(static_cast<double>(row->max)).c_str());
+    if (!c.hist_b.bins.empty()) {
+        ImGui::SameLine();
+        ImGui::TextColored(ImColor(col_bar).Value, "run A: bars");
+        ImGui::SameLine();
+        ImGui::TextColored(ImColor(col_run_b).Value, "run B: line");
+    }
     const float line = ImGui::GetTextLineHeightWithSpacing();
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const float margin = ImGui::GetFontSize();
@@ -261,14 +293,10 @@ void stats_view::histogram(view_context& ctx, ImVec2 size) {
         const float x0 = hist_x(h, c.hist_range->first, a.x, w), x1 = hist_x(h, c.hist_range->second, a.x, w);
         dl->AddRectFilled(ImVec2(x0, a.y), ImVec2(std::max(x1, x0 + 1), b.y), col_range);
     }
-    for (std::size_t k = 0; k < h.bins.size(); ++k) {
-        if (!h.bins[k]) continue;
-        const float x0 = hist_x(h, h.edge(k), a.x, w), x1 = hist_x(h, h.edge(k + 1), a.x, w);
-        const float y = b.y - (b.y - a.y - line) * static_cast<float>(h.bins[k]) / static_cast<float>(h.peak);
-        dl->AddRectFilled(ImVec2(x0, std::min(y, b.y - 1)), ImVec2(std::max(x1 - 1, x0 + 1), b.y), col_bar);
-    }
+    bars(dl, h, c.hist_b, a, b, line);
     axis(dl, h, a, b);
-    dl->AddText(ImVec2(a.x + 4, a.y + 2), IM_COL32(170, 170, 180, 255), fmt::format("peak {}", h.peak).c_str());
+    dl->AddText(ImVec2(a.x + 4, a.y + 2), IM_COL32(170, 170, 180, 255),
+                fmt::format("peak {}", std::max(h.peak, c.hist_b.peak)).c_str());
     mark(dl, hist_x(h, static_cast<double>(row->median), a.x, w), a, b, col_median, "median");
     mark(dl, hist_x(h, static_cast<double>(row->p95), a.x, w), ImVec2(a.x, a.y + line), b, col_p95, "p95");
     const selection& sel = ctx.state.sel;
@@ -305,6 +333,12 @@ void stats_view::histogram(view_context& ctx, ImVec2 size) {
                     format_duration(static_cast<double>(c.in_range.total)).c_str(),
                     format_duration(static_cast<double>(row->total)).c_str(),
                     100.0 * static_cast<double>(c.in_range.total) / t);
+        if (const auto* b_durations = c.selected_durations_b(); b_durations && !b_durations->empty()) {
+            ImGui::SameLine();
+            ImGui::TextColored(ImColor(col_run_b).Value, "· run B: %llu of %zu, %s",
+                               static_cast<unsigned long long>(c.in_range_b.count), b_durations->size(),
+                               format_duration(static_cast<double>(c.in_range_b.total)).c_str());
+        }
     }
 }
 
