@@ -15,6 +15,7 @@
 using namespace pipescope::viewer;
 namespace fs = std::filesystem;
 namespace an = pipescope::analysis;
+namespace pt = pipescope::trace;
 
 namespace {
 
@@ -32,11 +33,11 @@ std::vector<std::uint32_t> run_slice_tracks(const run_ref& r) {
 }
 
 // The expected rows: every slice of `tracks` passing `keep`, by name, summarized by the analysis.
-std::map<std::string, std::vector<std::uint64_t>> by_name(const tm::trace_model& m, const std::vector<std::uint32_t>& tracks,
+std::map<std::string, std::vector<std::uint64_t>> by_name(const pt::trace_model& m, const std::vector<std::uint32_t>& tracks,
                                                           std::uint64_t lo, std::uint64_t hi) {
     std::map<std::string, std::vector<std::uint64_t>> out;
     for (auto ti : tracks)
-        for (const tm::slice& s : m.tracks[ti].slices)
+        for (const pt::slice& s : m.tracks[ti].slices)
             if (s.begin < hi && (s.end > lo || (s.begin == s.end && s.begin >= lo)))
                 out[m.str(s.name)].push_back(s.duration());
     return out;
@@ -69,7 +70,7 @@ void check_rows(const stats_table& t, const std::map<std::string, std::vector<st
 TEST_CASE("slice statistics by name over the K = 2 example's run", "[viewer][stats]") {
     const document d = k2_document();
     REQUIRE(d.runs.size() == 1);
-    const tm::trace_model& m = d.files[0]->model;
+    const pt::trace_model& m = d.files[0]->model;
     const auto tracks = run_slice_tracks(d.runs[0]);
     const auto expect = by_name(m, tracks, 0, ~std::uint64_t{0});
     const stats_table t = compute_slice_stats(d, 0, stats_group::name, nullptr, false);
@@ -110,7 +111,7 @@ TEST_CASE("slice statistics by stage agree with the area selection's nodes", "[v
 
 TEST_CASE("slice statistics restricted to an area: overlapping slices, whole durations", "[viewer][stats]") {
     const document d = k2_document();
-    const tm::trace_model& m = d.files[0]->model;
+    const pt::trace_model& m = d.files[0]->model;
     const run_ref& run = d.runs[0];
     REQUIRE(run.workers.size() >= 2);
     const double len = static_cast<double>(run.end - run.start);
