@@ -297,7 +297,8 @@ int run_bench(gl_app& g, shell& sh, const viewer_options& o, double load_s) {
         fmt::print(stderr, "pipescope-viewer: --bench needs a trace that loads\n");
         return 2;
     }
-    for (int i = 0; i < 3; ++i) run_frame(g, sh);
+    const double first_ms = run_frame(g, sh);   // with a view's one-off work (the statistics view's tables)
+    for (int i = 1; i < 3; ++i) run_frame(g, sh);
     const double span = static_cast<double>(sh.doc.end - sh.doc.start);
     std::vector<double> out_ms, mid_ms;
     const int n_out = o.bench / 2, n_mid = o.bench - n_out;
@@ -323,6 +324,7 @@ int run_bench(gl_app& g, shell& sh, const viewer_options& o, double load_s) {
     fmt::print("load_seconds {:.3f}\nevents {:.0f}\nframes {}\nzoomed_out_p50_ms {:.3f}\nzoomed_out_p99_ms {:.3f}\n"
                "mid_zoom_p50_ms {:.3f}\nmid_zoom_p99_ms {:.3f}\nrss_mb {:.1f}\nrss_bytes_per_event {:.1f}\n",
                load_s, events, o.bench, out50, out99, mid50, mid99, rss, per_event);
+    fmt::print("first_frame_ms {:.3f}\n", first_ms);
     return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include "../views/arrangement_state.hpp"
 #include "../views/run_panel.hpp"
+#include "../views/stats_state.hpp"
 #include "../views/timeline_state.hpp"
 
 #include <imgui.h>
@@ -46,6 +47,22 @@ json selection_json(const document& d, const view_state& st) {
     return j;
 }
 
+// A sweep (the scaling view): its rows' points as last drawn, in window pixels, and the hovered row.
+json scaling_json(const view_state& st) {
+    if (!st.scaling) return nullptr;
+    json points = json::array();
+    for (const plot_point& p : st.scaling_points)
+        points.push_back({{"row", p.row},
+                          {"policy", st.scaling->data.rows[p.row].policy},
+                          {"workers", st.scaling->data.rows[p.row].workers},
+                          {"x", p.x},
+                          {"y", p.y}});
+    return {{"rows", st.scaling->data.rows.size()},
+            {"refused", st.scaling->data.refused.size()},
+            {"points", std::move(points)},
+            {"hovered", st.scaling_hover == no_row ? json(nullptr) : json(st.scaling_hover)}};
+}
+
 }   // namespace
 
 json dump_state(const shell& sh, window_size win) {
@@ -82,6 +99,7 @@ json dump_state(const shell& sh, window_size win) {
     j["playing"] = st.playing;
     j.update(timeline_state_json(d, st));      // search, area, ruler
     j.update(arrangement_state_json(d, st));   // tracks (pinned, hidden, filter, collapsed), bookmarks
+    j["stats"] = stats_state_json(d, st);      // the statistics view's table
     j["align_runs"] = st.align_runs;
     j["all_flows"] = st.all_flows;
     j["overlays"] = {{"help", st.show_help},
@@ -94,22 +112,7 @@ json dump_state(const shell& sh, window_size win) {
         clipped.push_back(l.where + ": \"" + l.text + "\" needs " + std::to_string(static_cast<int>(std::ceil(l.need))) +
                           " px, has " + std::to_string(static_cast<int>(std::floor(l.have))));
     j["layout"] = {{"labels", st.layout.labels().size()}, {"clipped", std::move(clipped)}};
-    // A sweep (the scaling view): its rows' points as last drawn, in window pixels, and the hovered row.
-    if (st.scaling) {
-        json points = json::array();
-        for (const plot_point& p : st.scaling_points)
-            points.push_back({{"row", p.row},
-                              {"policy", st.scaling->data.rows[p.row].policy},
-                              {"workers", st.scaling->data.rows[p.row].workers},
-                              {"x", p.x},
-                              {"y", p.y}});
-        j["scaling"] = {{"rows", st.scaling->data.rows.size()},
-                        {"refused", st.scaling->data.refused.size()},
-                        {"points", std::move(points)},
-                        {"hovered", st.scaling_hover == no_row ? json(nullptr) : json(st.scaling_hover)}};
-    } else {
-        j["scaling"] = nullptr;
-    }
+    j["scaling"] = scaling_json(st);
     if (const auto& g = st.dag_shown; g && st.active_view == "dag")   // the DAG view's run length and counts
         j["dag"] = {{"run", g->run},
                     {"start", g->start},

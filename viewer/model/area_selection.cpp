@@ -48,6 +48,8 @@ void add_state_time(const loaded_file& f, std::uint32_t ti, time_range r, std::a
     advance_to(r.second);
 }
 
+}   // namespace
+
 // Which stage node k of a node slice's n nodes is: one per stage for a pipeline block, all of
 // one stage for a graph's run of instances, else spread over the stages in order (node_extent).
 std::uint64_t stage_of_node(const an::node_extent& x, std::uint64_t k) {
@@ -57,6 +59,8 @@ std::uint64_t stage_of_node(const an::node_extent& x, std::uint64_t k) {
     if (k < extra * (per + 1)) return first + k / (per + 1);
     return first + extra + (per ? (k - extra * (per + 1)) / per : 0);
 }
+
+namespace {
 
 struct stage_acc {
     std::uint64_t ns = 0;

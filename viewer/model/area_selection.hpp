@@ -58,6 +58,10 @@ struct area_stats {
     std::uint64_t steals = 0, suspensions = 0, wakeups = 0, events_lost = 0;
 };
 
+// Which stage node k of a folded node slice's x.nodes nodes is: one per stage for a pipeline block,
+// all of one stage for a graph's run of instances, else spread over the stages in order.
+std::uint64_t stage_of_node(const analysis::node_extent& x, std::uint64_t k);
+
 // O(log n) per row plus the events inside the range.
 area_stats compute_area_stats(const document& d, const area_selection& a, bool aligned);
 

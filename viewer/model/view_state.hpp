@@ -8,6 +8,7 @@
 #include "layout_audit.hpp"
 #include "scaling.hpp"
 #include "search.hpp"
+#include "slice_stats.hpp"
 #include "viewport.hpp"
 
 #include <cstdint>
@@ -96,6 +97,7 @@ struct view_state {
     std::string track_filter;
     std::optional<bookmark_ref> bookmark_edit, bookmark_current;
     std::string clipboard;                    // what Copy put on the clipboard last (views/clipboard.hpp)
+    slice_stats_cache stats;                  // the statistics view's settings and results (model/slice_stats.hpp)
 
     void select(const document& d, const selection& s);
     // What the timeline's ruler counts from: the marked area's start, else display time 0 (the

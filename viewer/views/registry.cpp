@@ -11,6 +11,7 @@ std::unique_ptr<view> make_breakdown_view();     // breakdown_view.cpp
 std::unique_ptr<view> make_explain_view();       // explain_view.cpp
 std::unique_ptr<view> make_stage_graph_view();   // stage_graph_view.cpp
 std::unique_ptr<view> make_scaling_view();       // scaling_view.cpp
+std::unique_ptr<view> make_stats_view();         // stats_view.cpp
 
 // One line per view: {name for --view, menu title, factory}.
 static const std::array registry{
@@ -21,6 +22,7 @@ static const std::array registry{
     view_entry{"explain", "Explain (analysis)", &make_explain_view},
     view_entry{"graph", "Stage graph", &make_stage_graph_view},
     view_entry{"scaling", "Scaling (sweep)", &make_scaling_view},
+    view_entry{"stats", "Statistics", &make_stats_view},
 };
 
 std::span<const view_entry> view_registry() { return registry; }
