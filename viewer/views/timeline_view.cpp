@@ -164,11 +164,7 @@ void timeline_view::draw_slices(view_context& ctx, ImDrawList* dl, const loaded_
             std::string text = f.model.str(s.name);
             if (auto it = f.model.uint_arg(s, vocab::arg_key::iteration)) text += "  i" + std::to_string(*it);
             const float cx0 = std::max(bx0, x0) + 3, cx1 = std::min(bx1, x0 + width) - 2;
-            if (cx1 - cx0 > 8) {
-                const ImVec4 clip(cx0, ry0, cx1, ry1);
-                dl->AddText(font, fs, ImVec2(cx0, ry0 + (ry1 - ry0 - fs) * 0.5f), text_colour_on(c), text.c_str(), nullptr,
-                            0, &clip);
-            }
+            if (cx1 - cx0 > 8) slice_label(dl, font, fs, text, cx0, cx1, ry0, ry1, text_colour_on(c));
         });
     }
     // Selection outline.
