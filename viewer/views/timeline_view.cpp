@@ -86,7 +86,7 @@ private:
     void reset_layout(view_context& ctx);
     float layout_run(view_context& ctx, const track_area& fr, std::uint32_t ri, float y);
     void slice_track(view_context& ctx, const track_area& fr, run_layout& rl, std::uint32_t ti, float rh);
-    void lines_group(view_context& ctx, const track_area& fr, std::uint32_t ri, float& y);
+    void lines_group(view_context& ctx, const track_area& fr, std::uint32_t ri, float& y, std::size_t shown);
     void counter_track(view_context& ctx, const track_area& fr, run_layout& rl, std::uint32_t ti);
     void track_label(view_context& ctx, const track_area& fr, float ly, float h, const char* text,
                      ImU32 c = IM_COL32(205, 205, 212, 255));
@@ -553,12 +553,17 @@ float timeline_view::layout_run(view_context& ctx, const track_area& fr, std::ui
     if (fr.visible(y, y + sz_.header_h)) run_header(ctx, fr, ri, y);
     run_layout rl{rr, *doc.files[rr.file], display_offset(doc, rr, ctx.state.align_runs), y + (sz_.header_h + 2)};
     for (auto ti : rr.workers) slice_track(ctx, fr, rl, ti, sz_.row_h);
-    if (!rr.lines.empty()) {
-        lines_group(ctx, fr, ri, rl.y);
+    const auto& tracks = rl.f.model.tracks;
+    const auto lines =
+        std::count_if(rr.lines.begin(), rr.lines.end(), [&](auto ti) { return track_has_content(tracks[ti]); });
+    if (lines > 0) {
+        lines_group(ctx, fr, ri, rl.y, static_cast<std::size_t>(lines));
         if (ctx.state.lines_open[ri])
-            for (auto ti : rr.lines) slice_track(ctx, fr, rl, ti, sz_.line_h);
+            for (auto ti : rr.lines)
+                if (track_has_content(tracks[ti])) slice_track(ctx, fr, rl, ti, sz_.line_h);
     }
-    for (auto ti : rr.counters) counter_track(ctx, fr, rl, ti);
+    for (auto ti : rr.counters)
+        if (track_has_content(tracks[ti])) counter_track(ctx, fr, rl, ti);
     for (auto ti : rr.others) slice_track(ctx, fr, rl, ti, sz_.line_h);
     run_spans_.back().end_y = rl.y;
     return rl.y + sz_.gap * 2;
@@ -593,11 +598,11 @@ void timeline_view::slice_track(view_context& ctx, const track_area& fr, run_lay
 
 // The header row of run ri's line tracks: a click opens or closes the group. Collapsed, the lines'
 // events (flows, a search hit) sit on the header row. Moves y under it.
-void timeline_view::lines_group(view_context& ctx, const track_area& fr, std::uint32_t ri, float& y) {
+void timeline_view::lines_group(view_context& ctx, const track_area& fr, std::uint32_t ri, float& y, std::size_t shown) {
     view_state& st = ctx.state;
     const run_ref& rr = ctx.doc.runs[ri];
     char gl[64];
-    *fmt::format_to_n(gl, sizeof gl - 1, "{} lines ({})", st.lines_open[ri] ? "v" : ">", rr.lines.size()).out = '\0';
+    *fmt::format_to_n(gl, sizeof gl - 1, "{} lines ({})", st.lines_open[ri] ? "v" : ">", shown).out = '\0';
     ImGui::SetCursorScreenPos(ImVec2(fr.x_labels, y));
     ImGui::PushID(static_cast<int>(ri));
     if (ImGui::InvisibleButton("##lines", ImVec2(sz_.label_w, sz_.group_h))) st.lines_open[ri] = !st.lines_open[ri];
@@ -612,7 +617,7 @@ void timeline_view::lines_group(view_context& ctx, const track_area& fr, std::ui
         else
             dl->AddTriangleFilled(ImVec2(cx - 2 * u, cy - 4 * u), ImVec2(cx - 2 * u, cy + 4 * u), ImVec2(cx + 3 * u, cy),
                                   IM_COL32(200, 200, 210, 255));
-        *fmt::format_to_n(gl, sizeof gl - 1, "lines ({})", rr.lines.size()).out = '\0';
+        *fmt::format_to_n(gl, sizeof gl - 1, "lines ({})", shown).out = '\0';
         track_label(ctx, fr, y, sz_.group_h, gl, IM_COL32(180, 180, 190, 255));
     }
     for (auto ti : rr.lines) {
