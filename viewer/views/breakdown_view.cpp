@@ -5,6 +5,8 @@
 #include "palette.hpp"
 #include "view.hpp"
 
+#include <imgui_internal.h>   // ImGuiTable: the width its columns need, for the layout audit
+
 #include "../model/breakdown.hpp"
 #include "../model/compare.hpp"
 
@@ -175,6 +177,10 @@ void breakdown_view::table(view_context& ctx, std::size_t ri, const run_breakdow
     for (const auto& w : b.workers) row(w);
     row(b.total);
     if (ctx.mono) ImGui::PopFont();
+    // Audited: a table wider than its view scrolls sideways (fine where the view is narrow, not at
+    // 1600 px beside the details panel: viewer.script.breakdown-fit).
+    const ImGuiTable* t = ImGui::GetCurrentTable();
+    ctx.state.layout.check("breakdown table", b.title, t->ColumnsAutoFitWidth, t->OuterRect.GetWidth());
     ImGui::EndTable();
     ImGui::PopID();
 }
