@@ -46,6 +46,7 @@ constexpr command_usage usages[] = {
     {"run", "pipescope run <workload> [--policy NAME] [--workers N] [--size tiny|small|large] [--seed N]\n"
             "                     [--param key=value]... [-o trace.pftrace [--no-trace] [--trace-buffer MiB]\n"
             "                     [--trace-plain] [--trace-detail nodes|folded|auto] [--counter-quantum NS]]\n"
+            "                     [--progress json]  (progress as JSON lines on stderr, for a program: the viewer)\n"
             "                     [--virtual [--costs EARLIER.pftrace] [--cost-file COSTS.json] [--param NAME_ns=V]...]\n"
             "         --virtual: N virtual workers in virtual time (docs/virtual.md). Scheduler costs: built in, then\n"
             "         the calibration file (pipescope calibrate), then --cost-file, then --param NAME_ns=V (NAME: steal,\n"
@@ -175,6 +176,10 @@ run_args parse_run(const std::vector<std::string>& args) {
     p.option({"--param"}, [&](const std::string& v) { params.push_back(v); });
     trace_options(p, r);
     p.flag({"--virtual"}, [&] { r.virtual_time = true; });
+    p.option({"--progress"}, [&](const std::string& v) {
+        if (v != "json") throw usage_error("--progress " + v + ": expected json");
+        r.progress_json = true;
+    });
     p.option({"--costs"}, [&](const std::string& v) { r.costs_trace = v; });
     p.option({"--cost-file"}, [&](const std::string& v) { r.cost_file = v; });
     p.positional([&](const std::string& v) {

@@ -2,6 +2,7 @@
 #include <pipescope/recording/recording.hpp>
 #include <pipescope/recording/suggest.hpp>
 
+#include "progress_json.hpp"
 #include "progress_line.hpp"
 #include "virtual_setup.hpp"
 
@@ -231,14 +232,16 @@ struct measured_window {
 
 // Sets the request's hooks that open the window's trace and read its clocks.
 void watch_measured_run(ws::run_request& request, measured_window& w, pipescope::scheduler& sched, const run_args& args,
-                        const ws::workload& workload, const virtual_setup* virt, std::stop_token cancel) {
-    request.on_measured_start = [&w, &sched, &args, &workload, virt, cancel](double reference_seconds) {
+                        const ws::workload& workload, const virtual_setup* virt, std::stop_token cancel,
+                        progress_json& progress) {
+    request.on_measured_start = [&w, &sched, &args, &workload, virt, cancel, &progress](double reference_seconds) {
         // A Ctrl-C during the set-up that no check of the workload's caught: nothing is recorded.
         ws::throw_if_cancelled(cancel);
         if (!args.trace_path.empty() && args.trace) {
             w.session.emplace(sched, args.trace_path, session_options(args, workload));
             w.session->begin_run(measured_run(sched, args, workload, reference_seconds, virt));
         }
+        progress.measured_start(reference_seconds);
         w.cpu_at_start = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
         w.process_cpu_at_start = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     };
@@ -321,7 +324,8 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
     pipescope::scheduler sched(scheduler_options_of(args, v));
     ws::run_request request = args.request;
     measured_window window;
-    watch_measured_run(request, window, sched, args, w, v, cancel);
+    progress_json progress(args.progress_json, sched);   // --progress json: lines for a program
+    watch_measured_run(request, window, sched, args, w, v, cancel, progress);
     recorded_run r;
     try {
         // On a terminal, a run longer than two seconds says how far it got (the workers' own counters).
@@ -334,7 +338,9 @@ recorded_run record_run(const run_args& args, std::stop_token cancel) {
         throw;
     }
     read_cpu_times(r, window);
+    progress.phase("writing");
     finish_trace(r, window, args, w, v);
+    progress.done(r.trace_line.empty() ? std::string() : args.trace_path);
     r.workload = w.name();
     r.policy = request.policy;
     describe_run(r, sched, args, v);

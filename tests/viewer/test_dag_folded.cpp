@@ -133,14 +133,16 @@ TEST_CASE("dag folded: state counts count the nodes inside blocks by their share
                 if (s == node_state::done) ++want.done;
                 else if (s == node_state::running) ++want.running;
                 else if (s == node_state::suspended) ++want.suspended;
-                else ++want.waiting;
+                else if (s == node_state::ready) ++want.ready;
+                else ++want.not_ready;
             }
         const state_counts c = counts_at(x, t);
         CHECK(c.done == want.done);
         CHECK(c.running == want.running);
         CHECK(c.suspended == want.suspended);
-        CHECK(c.waiting == want.waiting);
-        CHECK(c.done + c.running + c.suspended + c.waiting == 9);
+        CHECK(c.ready == want.ready);
+        CHECK(c.not_ready == want.not_ready);
+        CHECK(c.done + c.running + c.suspended + c.ready + c.not_ready == 9);
     }
     const state_counts mid = counts_at(x, 40);   // b0 and (1, 0) done, b2: one share done, one running
     CHECK(mid.done == 5);

@@ -80,3 +80,18 @@ TEST_CASE("ruler: nice steps and units", "[viewer][viewport]") {
     CHECK(format_tick(1.25e3, 250) == "1250 ns");
     CHECK(format_tick(1.2e3, 200) == "1200 ns");
 }
+
+// Issue 37, defect 1: a file opened after the view was clamped to a shorter document opened on a
+// window 1.5 times the shorter one wide (the last clamp's max_npp held back frame()).
+TEST_CASE("viewport: framing a range longer than the last clamp allowed shows it whole", "[viewer][viewport]") {
+    viewport vp;
+    vp.width = 1000;
+    vp.frame(0, 1.5e6, 0.02);
+    vp.clamp(0, 1.5e6);         // a 1.5 ms document
+    vp.frame(0, 9.8e6, 0.02);   // a 9.8 ms run opened since
+    CHECK(vp.to_px(0) == Approx(20));
+    CHECK(vp.to_px(9.8e6) == Approx(980));
+    vp.clamp(0, 9.8e6);   // the view's next clamp, against the document with the new run
+    CHECK(vp.to_px(0) == Approx(20));
+    CHECK(vp.to_px(9.8e6) == Approx(980));
+}

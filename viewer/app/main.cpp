@@ -4,6 +4,7 @@
 // Exit status: 0 success; 1 usage error; 2 a trace or the lesson could not be loaded (with --screenshot
 // the screenshot of a trace's error is still written and shows it); 3 no window/OpenGL; 4 the PNG could
 // not be written.
+#include "frame_log.hpp"
 #include "options.hpp"
 #include "script_runner.hpp"
 #include "shell.hpp"
@@ -376,13 +377,14 @@ int run_window(gl_app& g, shell& sh, const viewer_options& o, std::optional<less
     for (const auto& t : o.traces) sh.open(t, open_origin::command_line);
     // --range, --time and --select apply once the files given have loaded.
     bool startup_pending = o.has_range || o.has_time || o.has_select;
+    frame_log frame_times;   // $PIPESCOPE_FRAME_LOG (app/frame_log.hpp)
     const frame_fn frame = [&](const std::function<void()>& before_swap) {
         if (startup_pending && !sh.loads.busy() && !sh.lesson_waiting()) {
             startup_pending = false;
             apply_view_options(sh, o);   // prints why if no run has the node; the window stays open
         }
         follow_ui_scale(g, sh);
-        run_frame(g, sh, before_swap);
+        frame_times.add(run_frame(g, sh, before_swap), sh.runs.recording());
     };
     if (o.scripted()) return run_script(script, g, sh, frame);
     draw_until_closed(g, sh, frame);
@@ -405,8 +407,10 @@ int main(int argc, char** argv) {
     if (int rc = open_window(g, o)) return rc;
     create_imgui(o);
     shell sh;
+    sh.keep_state_of_all_files = !o.headless() && !o.scripted();   // a user's window: every file's arrangement
     set_up_ui(g, sh, o);
     sh.loads.on_finished([] { glfwPostEmptyEvent(); });   // wakes draw_until_closed's idle wait
+    sh.runs.on_change = [] { glfwPostEmptyEvent(); };     // and a run panel's progress
     sh.set_view(o.view);
     if (swp) sh.state.scaling = std::move(swp);
     return o.headless() ? run_headless(g, sh, o, lsn) : run_window(g, sh, o, lsn, script);

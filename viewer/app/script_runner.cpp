@@ -119,7 +119,7 @@ private:
 
     void wait_loaded(const script_step& s) {
         const auto t0 = std::chrono::steady_clock::now();
-        while (sh_.loads.busy() || sh_.lesson_waiting()) {
+        while (sh_.loads.busy() || sh_.lesson_waiting() || sh_.runs.busy()) {
             frames(1);
             if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > load_timeout_s) {
                 fail(s, "still loading after " + std::to_string(static_cast<int>(load_timeout_s)) + " s");

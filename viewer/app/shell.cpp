@@ -2,7 +2,10 @@
 
 #include "open_in_perfetto.hpp"
 
+#include "../model/open_framing.hpp"
+
 #include "../views/palette.hpp"
+#include "../views/run_panel.hpp"
 
 #include <pipescope/analysis/numbers.hpp>
 
@@ -54,6 +57,7 @@ std::vector<fs::path> find_examples() {
 shell::shell() {
     examples_ = find_examples();
     load_recent();
+    file_states_.set_dir(config_dir());
     set_view("timeline");
     std::error_code ec;
     browser_dir_ = fs::current_path(ec);
@@ -109,6 +113,7 @@ void shell::open(const fs::path& p, open_origin from) {
     try {
         lesson l = load_lesson(p, [](std::string_view v) { return find_view(v) != nullptr; });
         doc.clear();
+        forget_file_states();
         state.select(doc, {});
         if (from == open_origin::user) save_recent(p);
         open_lesson(std::move(l), 0);
@@ -136,14 +141,17 @@ void shell::add_loaded(load_result r) {
         warnings.push_back(std::move(note));
         return;
     }
-    const bool first = doc.empty();
+    // Everything framed again while nothing was zoomed or selected, else the range and the
+    // selection kept (model/open_framing.hpp); files append, so selections stay valid.
+    const axis_before_add axis = note_axis_before_add(doc, state);
     doc.add(std::move(r.file));
+    attach_file_state(r.user_opened);
     // Runs recorded into different files ran at unrelated times: on one absolute axis all but
     // one would be off screen, so a second file switches to aligned runs (the user can undo it).
     if (doc.files.size() == 2) state.align_runs = true;
-    state.select(doc, {});
-    state.lines_open.assign(doc.runs.size(), 1);
-    if (first || !state.frame_request) state.request_frame_all(doc);
+    if (!axis.had_runs) state.lines_open.clear();   // Close all left the old runs' entries
+    state.lines_open.resize(doc.runs.size(), 1);
+    carry_axis_after_add(doc, state, axis);
 }
 
 void shell::poll_loads() {
@@ -156,6 +164,7 @@ void shell::menus() {
     if (!ImGui::BeginMainMenuBar()) return;
     if (ImGui::BeginMenu("File")) {
         if (ImGui::MenuItem("Open...", "Ctrl+O")) browser_open_ = true;
+        if (ImGui::MenuItem("New run...", "Ctrl+R")) runs.show = true;
         if (ImGui::BeginMenu("Open recent", !recent_.empty())) {
             for (const auto& r : recent_)
                 if (ImGui::MenuItem(r.string().c_str())) open(r);
@@ -171,6 +180,7 @@ void shell::menus() {
         }
         if (ImGui::MenuItem("Close all", nullptr, false, !doc.empty())) {
             doc.clear();
+            forget_file_states();
             state.scaling.reset();
             state.select(doc, {});
         }
@@ -195,6 +205,7 @@ void shell::menus() {
         ImGui::MenuItem("Lesson panel", "L", &state.show_lesson, lesson_loaded.has_value());
         ImGui::MenuItem("Align runs to their start", nullptr, &state.align_runs);
         ImGui::MenuItem("All flows in view", nullptr, &state.all_flows);
+        bookmark_menu();
         if (ImGui::BeginMenu("UI scale")) {
             char auto_label[48];
             *fmt::format_to_n(auto_label, sizeof auto_label - 1, "Monitor's ({})", analysis::numbers::percent(monitor_scale))
@@ -390,6 +401,7 @@ void shell::banners(std::vector<std::string>& list, const char* heading, ImU32 b
 void shell::frame() {
     state.layout.clear();
     poll_loads();
+    for (const auto& p : runs.take_finished()) open(p);              // a run from the run panel, beside the open ones
     if (lesson_pending_ && !loads.busy()) go_to_step(lesson_step);   // the lesson's traces have loaded
     global_keys();
     menus();
@@ -444,12 +456,14 @@ void shell::frame() {
     }
     ImGui::End();
     file_browser();
+    draw_run_panel(runs, ui_scale);
     view_context ctx{doc, state, mono};
     draw_help_overlay(ctx);
     if (!state.view_request.empty()) {   // e.g. the scaling view's click: the run in the timeline
         set_view(state.view_request);
         state.view_request.clear();
     }
+    save_file_states();
 }
 
 }   // namespace pipescope::viewer

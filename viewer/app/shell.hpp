@@ -3,8 +3,10 @@
 #pragma once
 
 #include "../model/document.hpp"
+#include "../model/file_state.hpp"
 #include "../model/lesson.hpp"
 #include "../model/loader.hpp"
+#include "../model/run_launcher.hpp"
 #include "../model/view_state.hpp"
 #include "../views/view.hpp"
 
@@ -47,10 +49,14 @@ public:
     document doc;
     view_state state;
     loader loads;
+    run_launcher runs;                   // the run panel's recordings (views/run_panel.cpp)
     std::vector<std::string> errors;     // files that could not be opened
     std::vector<std::string> warnings;   // files read only up to their damage
     ImFont* mono = nullptr;
     bool quit = false;
+    // Keep every file's arrangement and bookmarks (model/file_state.hpp; a user's window). Else only
+    // of the files opened in the window, as the recent files (--script, --screenshot).
+    bool keep_state_of_all_files = false;
 
     const std::vector<std::filesystem::path>& recent_files() const { return recent_; }
     // UI scale: the monitor's content scale (GLFW), unless View > UI scale or --ui-scale overrides
@@ -84,6 +90,13 @@ private:
     void side_column(view_context& ctx);   // the lesson and details panels, right of the view
     void splitter(float& width, float avail);
     float clamp_side_width(float width, float avail) const;
+    // The files' arrangements and bookmarks (app/shell_file_state.cpp): read when a file is added,
+    // written when changed, forgotten with the files.
+    file_state_store file_states_;
+    void attach_file_state(bool user_opened);
+    void save_file_states();
+    void forget_file_states();
+    void bookmark_menu();
     static constexpr float splitter_w = 8;
     float details_width_ = 360, lesson_width_ = 420;   // the side column's, as last dragged
     bool lesson_pending_ = false;                      // go to lesson_step once the loads finish

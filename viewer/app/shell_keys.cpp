@@ -28,6 +28,7 @@ void shell::global_keys() {
     const bool command = io.KeyCtrl && !io.KeyAlt;
     if (command && pressed(GLFW_KEY_O)) browser_open_ = true;
     if (command && pressed(GLFW_KEY_Q)) quit = true;
+    if (command && pressed(GLFW_KEY_R)) runs.show = !runs.show;
     if (!typing && !command && (typed('?') || pressed(GLFW_KEY_H) || pressed(GLFW_KEY_F1)))
         state.show_help = !state.show_help;
     if (!typing && !command && lesson_loaded && pressed(GLFW_KEY_L)) state.show_lesson = !state.show_lesson;
@@ -43,6 +44,7 @@ void shell::global_keys() {
             ImGui::ClosePopupsOverWindow(nullptr, false);
         else if (state.show_help) state.show_help = false;
         else if (browser_open_) browser_open_ = false;
+        else if (runs.show) runs.show = false;
         else if (state.sel.valid() || state.area) state.select(doc, {}), state.area.reset();
     }
 }

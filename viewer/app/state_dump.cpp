@@ -1,5 +1,7 @@
 #include "state_dump.hpp"
 
+#include "../views/arrangement_state.hpp"
+#include "../views/run_panel.hpp"
 #include "../views/timeline_state.hpp"
 
 #include <imgui.h>
@@ -69,6 +71,7 @@ json dump_state(const shell& sh, window_size win) {
     j["errors"] = sh.errors;
     j["warnings"] = sh.warnings;
     j["loading"] = sh.loads.busy();
+    j["run_panel"] = run_panel_state(sh.runs);
     j["selection"] = selection_json(d, st);
     // The timeline's axis, in display ns (from the document's start, or each run's start when aligned).
     j["visible"] = {{"start", st.vp.t0},
@@ -77,7 +80,8 @@ json dump_state(const shell& sh, window_size win) {
                     {"width_px", st.vp.width}};
     j["cursor"] = st.cursor ? json(*st.cursor) : json(nullptr);
     j["playing"] = st.playing;
-    j.update(timeline_state_json(d, st));   // search, area, ruler
+    j.update(timeline_state_json(d, st));      // search, area, ruler
+    j.update(arrangement_state_json(d, st));   // tracks (pinned, hidden, filter, collapsed), bookmarks
     j["align_runs"] = st.align_runs;
     j["all_flows"] = st.all_flows;
     j["overlays"] = {{"help", st.show_help},
@@ -106,6 +110,18 @@ json dump_state(const shell& sh, window_size win) {
     } else {
         j["scaling"] = nullptr;
     }
+    if (const auto& g = st.dag_shown; g && st.active_view == "dag")   // the DAG view's run length and counts
+        j["dag"] = {{"run", g->run},
+                    {"start", g->start},
+                    {"end", g->end},
+                    {"nodes", g->nodes},
+                    {"counts",
+                     {{"done", g->done},
+                      {"running", g->running},
+                      {"suspended", g->suspended},
+                      {"ready", g->ready},
+                      {"not_ready", g->not_ready}}}};
+    else j["dag"] = nullptr;
     j["panels"] = {{"details", st.show_details}, {"lesson", st.show_lesson}, {"side_width", sh.side_width()}};
     j["lesson"] = sh.lesson_loaded ? json{{"name", sh.lesson_loaded->name}, {"step", sh.lesson_step + 1}} : json(nullptr);
     json recent = json::array();

@@ -154,6 +154,27 @@ std::vector<end_mark> collect_times(const std::vector<tm::dag_node>& nodes, dag_
     return ends;
 }
 
+// When each node (or block: its first node) is ready: from its last ready-edge predecessor's end
+// until it starts or its iteration suspends before it (state_at's precedence), kept when not empty.
+void index_ready(const tm::pipeline_dag& dag, dag_index& x) {
+    for (std::uint32_t v = 0; v < dag.nodes.size(); ++v) {
+        std::uint64_t from = 0;
+        for (std::uint32_t k = x.in_first[v]; k < x.in_first[v + 1]; ++k) {
+            const tm::dag_edge& e = dag.edges[x.in_edges[k]];
+            if (!(ready_edge_kinds & edge_bit(e.kind))) continue;
+            const tm::dag_node& u = dag.nodes[e.from];
+            from = std::max(from, std::max(u.start, u.end));
+        }
+        const std::uint64_t to = std::min(dag.nodes[v].start, x.suspend_at[v]);
+        if (from < to) {
+            x.ready_from.push_back(from);
+            x.ready_to.push_back(to);
+        }
+    }
+    std::sort(x.ready_from.begin(), x.ready_from.end());
+    std::sort(x.ready_to.begin(), x.ready_to.end());
+}
+
 // Everything counts_at and the replay's steps look up by binary search, sorted: starts, ends with
 // the nodes done by each, suspensions, and the events (starts and ends, unique).
 void sort_times(std::vector<end_mark> ends, dag_index& x) {
@@ -204,6 +225,7 @@ dag_index build_dag_index(const tm::pipeline_dag& dag, std::span<const suspend_m
     index_rows(dag.nodes, x);
     index_suspends(dag.nodes, suspends, x);   // after the columns: it finds the iteration's column
     sort_times(collect_times(dag.nodes, x), x);
+    index_ready(dag, x);   // after the suspensions
     index_slices_and_span(dag, x);
     return x;
 }
@@ -249,7 +271,8 @@ state_counts counts_at(const dag_index& idx, std::uint64_t t) {
     c.running = started - ended;       // one node of each block running
     c.done += idx.folded_done_at(t);   // the nodes of running folded blocks whose share has passed
     c.suspended = le(idx.susp_from) - le(idx.susp_to);
-    c.waiting = idx.node_total - c.done - c.running - c.suspended;
+    c.ready = le(idx.ready_from) - le(idx.ready_to);   // an interval that has ended has begun
+    c.not_ready = idx.node_total - c.done - c.running - c.suspended - c.ready;
     return c;
 }
 

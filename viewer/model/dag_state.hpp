@@ -83,6 +83,7 @@ struct dag_index {
     std::uint64_t node_total = 0;                            // nodes, those inside folded blocks included
     std::uint64_t folded_blocks = 0, folded_nodes = 0;       // folded blocks and the nodes they hold
     std::vector<std::uint64_t> susp_from, susp_to;           // suspended nodes: suspend times, their starts (sorted)
+    std::vector<std::uint64_t> ready_from, ready_to;   // ready nodes: [last predecessor's end, start or suspend) (sorted)
     std::vector<std::pair<std::uint64_t, std::uint32_t>> by_slice;   // (track << 32 | slice index, node), sorted
     int workers = 0;                                                 // max worker + 1
     std::uint64_t start = 0, end = 0;                                // first start, last end (0, 0 if no nodes)
@@ -136,10 +137,12 @@ std::pair<std::uint64_t, std::uint64_t> node_share_times(const tm::dag_node& nd,
 node_state state_in_block(const tm::pipeline_dag& dag, const dag_index& idx, std::uint32_t v, std::uint32_t k,
                           std::uint64_t t, edge_mask ready_mask = ready_edge_kinds);
 
-// How many nodes are done / running / suspended / not yet started at t: O(log N + the folded
+// How many nodes are done / running / suspended / ready / not ready at t: O(log N + the folded
 // blocks' workers x log N); the nodes inside folded blocks counted by their shares.
 struct state_counts {
-    std::uint64_t done = 0, running = 0, suspended = 0, waiting = 0;   // waiting: not started, not suspended
+    // Every state state_in_block draws, so they sum to node_total (a folded block's later nodes are
+    // never ready: their stage predecessor is the node before them in the block).
+    std::uint64_t done = 0, running = 0, suspended = 0, ready = 0, not_ready = 0;
 };
 state_counts counts_at(const dag_index& idx, std::uint64_t t);
 

@@ -75,13 +75,15 @@ void view_state::bring_into_view(std::pair<double, double> range) {
     }
 }
 
-void view_state::request_frame_all(const document& d) {
+std::pair<double, double> frame_all_range(const document& d, bool aligned) {
     double lo = 0, hi = static_cast<double>(d.end - d.start);
-    if (align_runs) {
+    if (aligned) {
         hi = 0;
         for (const auto& r : d.runs) hi = std::max(hi, static_cast<double>(r.end - r.start));
     }
-    frame_request = std::pair{lo, std::max(hi, lo + 1)};
+    return {lo, std::max(hi, lo + 1)};
 }
+
+void view_state::request_frame_all(const document& d) { frame_request = frame_all_range(d, align_runs); }
 
 }   // namespace pipescope::viewer

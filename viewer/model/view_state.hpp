@@ -4,6 +4,7 @@
 
 #include "area_selection.hpp"
 #include "document.hpp"
+#include "file_state.hpp"
 #include "layout_audit.hpp"
 #include "scaling.hpp"
 #include "search.hpp"
@@ -51,6 +52,17 @@ double display_offset_of(const document& d, std::uint32_t file, std::uint32_t tr
 // Display-time range of a selection (ns on the view's axis), if valid.
 std::optional<std::pair<double, double>> selection_range(const document& d, const selection& s, bool aligned);
 
+// What the DAG view showed in its last frame (the state dump's `dag`): its run (index into
+// document::runs), the replay's range on the display axis and the node counts at the cursor.
+struct dag_readout {
+    std::uint32_t run = 0;
+    double start = 0, end = 0;
+    std::uint64_t done = 0, running = 0, suspended = 0, ready = 0, not_ready = 0, nodes = 0;
+};
+
+// Every run on the display axis: [0, the document's span], or [0, the longest run] with aligned runs.
+std::pair<double, double> frame_all_range(const document& d, bool aligned);
+
 struct view_state {
     viewport vp;
     selection sel;                      // clicked
@@ -77,6 +89,13 @@ struct view_state {
     std::string view_request;                 // a view asks to show another (the shell switches after the frame)
     std::vector<plot_point> scaling_points;   // the scaling view's points as last drawn (window pixels)
     std::size_t scaling_hover = no_row;       // the row under the pointer there
+    std::optional<dag_readout> dag_shown;     // set by the DAG view each frame it draws a run
+    // What the user arranged, per document file (pins, hidden tracks, collapsed runs, bookmarks; kept
+    // with the file, model/file_state.hpp), the timeline's track filter, and the bookmark whose note
+    // takes the keyboard next / the one last jumped to (model/bookmarks.hpp).
+    std::vector<file_arrangement> arranged;
+    std::string track_filter;
+    std::optional<bookmark_ref> bookmark_edit, bookmark_current;
 
     void select(const document& d, const selection& s);
     // What the timeline's ruler counts from: the marked area's start, else display time 0 (the

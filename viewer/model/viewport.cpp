@@ -31,7 +31,9 @@ void viewport::frame(double a, double b, double margin) {
         t0 = a - width * 0.5 * npp;
         return;
     }
-    npp = std::clamp(span / usable, min_npp, max_npp);
+    // Not limited by max_npp: that is the last clamp()'s, against the document as it was then (a file
+    // opened since may be much longer); the view's next clamp() sets it for the document as it is.
+    npp = std::max(span / usable, min_npp);
     t0 = a - (width - span / npp) * 0.5 * npp;
 }
 

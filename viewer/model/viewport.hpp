@@ -24,11 +24,14 @@ struct viewport {
     // resized window shows what it showed (a run fitted to the width stays fitted).
     void resize(double w);
     // Shows [a, b] with `margin` (fraction of the width) on either side; a zero-length range is
-    // shown at a default scale centred on it.
+    // shown at a default scale centred on it. Any length fits, whatever the last clamp allowed.
     void frame(double a, double b, double margin = 0.05);
     // Keeps [t0, t1] overlapping [lo, hi] (the whole document) and the scale within the limits.
     void clamp(double lo, double hi);
 };
+
+// The timeline frames a requested range with this margin on either side (a fraction of its width).
+inline constexpr double timeline_frame_margin = 0.02;
 
 // The unit a time of this size is written in: s, ms, µs or ns.
 struct time_unit {

@@ -330,6 +330,7 @@ void compare_view::update_viewport(view_context& ctx, float width) {
     // view's units too, unless its axis is normalised or disagrees about alignment.
     if (st.frame_request && mode_ != axis_mode::normalised && (mode_ == axis_mode::from_start) == st.align_runs) {
         vp_.frame(st.frame_request->first, st.frame_request->second, 0.01);
+        st.vp.frame(st.frame_request->first, st.frame_request->second, timeline_frame_margin);   // the timeline shows it too
         st.frame_request.reset();
     }
     vp_.clamp(0, dom);

@@ -102,7 +102,8 @@ private:
     // Toggles.
     bool show_stage_ = true, show_cross_ = true, show_throttle_ = true, show_retire_ = false;
     bool show_critical_ = true, by_worker_ = false;
-    replay_control replay_;   // play / pause / step / speed / scrubber (views/replay.hpp)
+    replay_control replay_;            // play / pause / step / speed / scrubber (views/replay.hpp)
+    double run_t0_ = 0, run_t1_ = 0;   // the run's extent on the display axis (set by draw)
     // Input.
     bool dragging_ = false, drag_moved_ = false;
     ImVec2 drag_origin_{};
@@ -245,7 +246,7 @@ void dag_view::toolbar(view_context& ctx, const run_ref& rr, double off) {
             ImGui::EndCombo();
         }
     }
-    const double t0 = static_cast<double>(idx_.start) - off, t1 = static_cast<double>(idx_.end) - off;
+    const double t0 = run_t0_, t1 = run_t1_;
     auto tip = [](const char* s) {
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s);
     };
@@ -286,8 +287,7 @@ void dag_view::toolbar(view_context& ctx, const run_ref& rr, double off) {
         ImGui::SetTooltip(
             "The longest path through the DAG weighted by node durations: %llu nodes, %s\n(%.0f%% of the run)%s",
             static_cast<unsigned long long>(cp_nodes_), format_duration(static_cast<double>(cp_.length), 3).c_str(),
-            idx_.end > idx_.start ? 100.0 * static_cast<double>(cp_.length) / static_cast<double>(idx_.end - idx_.start)
-                                  : 0.0,
+            rr.end > rr.start ? 100.0 * static_cast<double>(cp_.length) / static_cast<double>(rr.end - rr.start) : 0.0,
             idx_.folded_blocks
                 ? "\nFolded trace: the path runs over folded blocks, so its length is an upper bound of the span"
                 : "");
@@ -377,7 +377,8 @@ void dag_view::legend(view_context& ctx, std::uint64_t t) {
         }
     };
     phrases({"at t: " + std::to_string(c.done) + " done,", std::to_string(c.running) + " running,",
-             std::to_string(c.suspended) + " suspended,", std::to_string(c.waiting) + " not started"},
+             std::to_string(c.suspended) + " suspended,", std::to_string(c.ready) + " ready,",
+             std::to_string(c.not_ready) + " not ready"},
             false);
     const tm::pipeline_dag& dag = file_->model.runs[model_run_].dag;
     phrases({std::to_string(idx_.columns()) + " iterations x " + std::to_string(idx_.rows()) + " stages,",
@@ -809,7 +810,7 @@ void dag_view::null_node_tooltip(double lx, double ly) const {
 // or the focus and no text field the keyboard.
 void dag_view::keys(view_context& ctx, double off, std::uint32_t sel_node) {
     if (ImGui::GetIO().WantTextInput || !(ImGui::IsWindowHovered() || ImGui::IsWindowFocused())) return;
-    replay_.keys(ctx.state, static_cast<double>(idx_.start) - off, static_cast<double>(idx_.end) - off, steps(off));
+    replay_.keys(ctx.state, run_t0_, run_t1_, steps(off));
     if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false) || ImGui::IsKeyPressed('0', false))
         fit_pending_ = true;
     if (ImGui::IsKeyPressed('F', false) && sel_node != tm::no_index) {
@@ -835,11 +836,18 @@ void dag_view::draw(view_context& ctx) {
     }
     const run_ref& rr = ctx.doc.runs[doc_run_];
     const double off = display_offset(ctx.doc, rr, st.align_runs);
-    const double t0 = static_cast<double>(idx_.start) - off, t1 = static_cast<double>(idx_.end) - off;
+    // The run's one extent (its scope, the run instant to the run summary), as every other view
+    // shows it; the DAG's first start and last end lie inside it.
+    const double t0 = static_cast<double>(rr.start) - off, t1 = static_cast<double>(rr.end) - off;
+    run_t0_ = t0;
+    run_t1_ = t1;
     replay_.advance(st, t0, t1);   // an unset cursor starts halfway through the run
     toolbar(ctx, rr, off);
     replay_.scrubber(st, t0, t1, scrub_h());
-    legend(ctx, static_cast<std::uint64_t>(std::max(0.0, std::round(*st.cursor + off))));
+    const std::uint64_t t = static_cast<std::uint64_t>(std::max(0.0, std::round(*st.cursor + off)));
+    const state_counts c = counts_at(idx_, t);
+    st.dag_shown = dag_readout{doc_run_, t0, t1, c.done, c.running, c.suspended, c.ready, c.not_ready, idx_.node_total};
+    legend(ctx, t);
     canvas(ctx, rr, off);
 }
 

@@ -1,5 +1,6 @@
 // The details panel: everything about the selection (annotations, flows in and out with links
 // that jump to the other end), or a summary of the document when nothing is selected.
+#include "bookmarks_view.hpp"
 #include "palette.hpp"
 #include "view.hpp"
 
@@ -96,6 +97,7 @@ void folded_note(const tm::trace_model& m, const tm::slice& s) {
 void draw_details_panel(view_context& ctx) {
     const document& d = ctx.doc;
     view_state& st = ctx.state;
+    draw_bookmarks_panel(ctx);   // bookmarks_view.cpp
     draw_area_panel(ctx);
     if (!st.sel.valid() || st.sel.file >= d.files.size()) {
         if (!st.area) summary(ctx);

@@ -2,12 +2,14 @@
 // by stage, scheduler states, instants), the run's line tracks (collapsible) and counters, flows as
 // arrows, a time ruler; search, area selection (Shift+drag, M) and the keys of docs/viewer.md.
 // Everything drawn per frame is bounded by the visible pixels (see model/lod.hpp).
+#include "bookmarks_view.hpp"
 #include "legend.hpp"
 #include "palette.hpp"
 #include "search_box.hpp"
 #include "time_ruler.hpp"
 #include "toolbar_flow.hpp"
 #include "timeline_overlays.hpp"
+#include "track_controls.hpp"
 #include "track_painters.hpp"
 #include "view.hpp"
 
@@ -78,6 +80,10 @@ private:
     ImVec2 drag_origin_{};
     const document* laid_out_for_ = nullptr;
     timeline_metrics sz_ = timeline_metrics_for(15);   // this frame's sizes, from the font (the UI scale)
+    track_arrangement arrangement_;                    // which tracks are drawn this frame, in which order
+    track_controls track_controls_;                    // filter, hidden tracks, the tracks' right-click menus
+    std::vector<header_row> header_rows_;              // run headers drawn this frame
+    int note_wait_ = 0;                                // frames a new bookmark's note has waited for the keyboard
 
     void toolbar(view_context& ctx);
     // The phases of a frame (draw() says in which order).
@@ -85,12 +91,13 @@ private:
     void time_ruler(view_context& ctx, const ruler_area& ruler, const ruler_layout& ticks);
     void reset_layout(view_context& ctx);
     float layout_run(view_context& ctx, const track_area& fr, std::uint32_t ri, float y);
+    float layout_pinned(view_context& ctx, const track_area& fr);
     void slice_track(view_context& ctx, const track_area& fr, run_layout& rl, std::uint32_t ti, float rh);
-    void lines_group(view_context& ctx, const track_area& fr, std::uint32_t ri, float& y, std::size_t shown);
+    void lines_group(view_context& ctx, const track_area& fr, std::uint32_t ri, float& y);
     void counter_track(view_context& ctx, const track_area& fr, run_layout& rl, std::uint32_t ti);
     void track_label(view_context& ctx, const track_area& fr, float ly, float h, const char* text,
                      ImU32 c = IM_COL32(205, 205, 212, 255));
-    void draw_overlays(view_context& ctx, const track_area& fr);
+    void draw_overlays(view_context& ctx, const track_area& fr, float sticky_top);
     void mouse(view_context& ctx, const track_area& fr, const ruler_area& ruler, double base);
     void area_drag(view_context& ctx, const track_area& fr, const ruler_area& ruler);
     void pan_drag(view_context& ctx, const track_area& fr);
@@ -124,6 +131,7 @@ void timeline_view::toolbar(view_context& ctx) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Draw every flow arrow in view (off: only the selection's)");
     flow.next(toolbar_flow::button_width("Fit"), "Fit");
     if (ImGui::Button("Fit")) st.request_frame_all(ctx.doc);
+    track_controls_.toolbar(ctx, flow, arrangement_);
     flow.next(toolbar_flow::text_width("|"), "|");
     ImGui::TextDisabled("|");
     // Legend: the stage indices that occur in the document (names from the run metadata), then
@@ -364,7 +372,12 @@ void timeline_view::run_header(view_context& ctx, const track_area& a, std::uint
     if (rr.run != tm::no_index && m.runs[rr.run].dag.K) h += ", K = " + std::to_string(m.runs[rr.run].dag.K);
     if (rr.run != tm::no_index && m.runs[rr.run].dag.iterations)
         h += ", " + std::to_string(m.runs[rr.run].dag.iterations) + " iterations";
-    const float tx = x_labels + sz_.pad + 2, room = x0 + width - sz_.pad - tx;
+    if (arrangement_.runs[ri].collapsed) h += "   (collapsed: click to expand)";
+    // A disclosure triangle: a click on the name column collapses or expands the run (track_controls).
+    const float u = sz_.pad / 4;
+    disclosure_triangle(a.dl, x_labels + 6 * u, y + sz_.header_h * 0.5f, u, !arrangement_.runs[ri].collapsed);
+    header_rows_.push_back({y, y + sz_.header_h, ri});
+    const float tx = x_labels + 12 * u, room = x0 + width - sz_.pad - tx;
     run_header_title(a, ctx.state.layout, "timeline run header", h, tx, room, y, sz_.header_h);
     // Where the run lies on the axis.
     const float rx0 = x0 + static_cast<float>(ctx.state.vp.to_px(static_cast<double>(rr.start) - off));
@@ -397,6 +410,11 @@ void timeline_view::keys(view_context& ctx, bool in_time, float mouse_px, float 
     view_state& st = ctx.state;
     const ImGuiIO& io = ImGui::GetIO();
     if (io.WantTextInput) return;
+    // A new bookmark's note is about to take the keyboard (ImGui gives it a frame later): what is
+    // typed meanwhile is its text, not keys (a few frames at most: the details panel may be hidden).
+    if (st.bookmark_edit && ++note_wait_ <= 8) return take_note_text(ctx);
+    st.bookmark_edit.reset();
+    note_wait_ = 0;
     const double dt = std::min(0.1, static_cast<double>(io.DeltaTime));
     const double zx = in_time ? mouse_px : width * 0.5;
     // A tap zooms one step; held past zoom_hold_after_s, the zoom goes on smoothly.
@@ -420,6 +438,7 @@ void timeline_view::keys(view_context& ctx, bool in_time, float mouse_px, float 
                 else st.area = a;
             }
         }
+        bookmark_keys(ctx);   // B, [ and ]
     }
     if (ImGui::IsKeyPressed('0', false) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false))
         st.request_frame_all(ctx.doc);
@@ -447,6 +466,7 @@ void timeline_view::reveal_selection(view_context& ctx) {
 // drawn over all tracks, then the mouse and the keys.
 void timeline_view::draw(view_context& ctx) {
     sz_ = timeline_metrics_for(ImGui::GetFontSize());
+    arrangement_ = arrange_tracks(ctx.doc, ctx.state.arranged, ctx.state.track_filter);
     toolbar(ctx);
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float width = std::max(50.f, avail.x - sz_.label_w);
@@ -466,11 +486,20 @@ void timeline_view::draw(view_context& ctx) {
         if (t.major)
             fr.dl->AddLine(ImVec2(fr.x0 + static_cast<float>(t.x), fr.clip_y0),
                            ImVec2(fr.x0 + static_cast<float>(t.x), fr.clip_y1), IM_COL32(255, 255, 255, 14));
-    float y = y_start;
-    for (std::uint32_t ri = 0; ri < ctx.doc.runs.size(); ++ri) y = layout_run(ctx, fr, ri, y);
+    // The pinned band at the top, the runs scrolling under it (their regions cut to below it).
+    track_area scrolled = fr;
+    scrolled.clip_y0 += layout_pinned(ctx, fr);
+    const std::size_t first_hit = hits_.size(), first_region = track_regions_.size();
+    fr.dl->PushClipRect(ImVec2(fr.x_labels, scrolled.clip_y0), ImVec2(fr.x0 + fr.width, fr.clip_y1), true);
+    float y = y_start + (scrolled.clip_y0 - fr.clip_y0);
+    for (std::uint32_t ri = 0; ri < ctx.doc.runs.size(); ++ri) y = layout_run(ctx, scrolled, ri, y);
+    fr.dl->PopClipRect();
+    clip_regions(hits_, first_hit, scrolled.clip_y0, fr.clip_y1);
+    clip_regions(track_regions_, first_region, scrolled.clip_y0, fr.clip_y1);
     if (ctx.doc.runs.empty())
         fr.dl->AddText(ImVec2(fr.x0 + 10, y + 10), IM_COL32(200, 200, 200, 255), "no events in this trace");
-    draw_overlays(ctx, fr);
+    draw_overlays(ctx, fr, scrolled.clip_y0);
+    track_controls_.mouse(ctx, fr, scrolled.clip_y0, track_regions_, header_rows_);
     // Content size for scrolling.
     ImGui::SetCursorScreenPos(ImVec2(fr.x_labels, y_start));
     ImGui::Dummy(ImVec2(sz_.label_w + width - 4, std::max(1.f, y - y_start)));
@@ -479,7 +508,7 @@ void timeline_view::draw(view_context& ctx) {
     if (ImGui::IsWindowHovered() || ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) ||
         !ImGui::IsAnyItemActive())
         keys(ctx, fr.hovered(), ImGui::GetIO().MousePos.x - fr.x0, width);
-    scroll_to_selection(ctx, fr);
+    scroll_to_selection(ctx, scrolled);
     ImGui::EndChild();
     ImGui::PopStyleColor();
 }
@@ -498,7 +527,7 @@ void timeline_view::update_viewport(view_context& ctx, float width) {
         st.area.reset();
     reveal_selection(ctx);
     if (st.frame_request) {
-        st.vp.frame(st.frame_request->first, st.frame_request->second, 0.02);
+        st.vp.frame(st.frame_request->first, st.frame_request->second, timeline_frame_margin);
         st.frame_request.reset();
     }
     const double doc_span = st.align_runs ? [&] {
@@ -520,6 +549,7 @@ void timeline_view::time_ruler(view_context& ctx, const ruler_area& ruler, const
     draw_time_ruler(ImGui::GetWindowDrawList(), ruler, ticks, base_name, st.vp, st.cursor);
     ImGui::InvisibleButton("##ruler", ImVec2(sz_.label_w + ruler.width, sz_.ruler_h));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Click to put the time cursor here (the DAG view replays to it)");
+    draw_bookmark_flags(ctx, ImGui::GetWindowDrawList(), ruler);   // after: a flag's tooltip wins
     if (ImGui::IsItemClicked() && io.MousePos.x >= ruler.origin.x + sz_.label_w) {
         st.cursor = st.vp.to_ns(io.MousePos.x - ruler.origin.x - sz_.label_w);
         st.playing = false;
@@ -541,7 +571,14 @@ void timeline_view::reset_layout(view_context& ctx) {
     hits_.clear();
     track_regions_.clear();
     run_spans_.clear();
+    header_rows_.clear();
     if (ctx.state.lines_open.size() != doc.runs.size()) ctx.state.lines_open.resize(doc.runs.size(), 1);
+}
+
+// A line or counter track with nothing to draw (a stage-graph run's unused control line and live
+// iterations counter: an empty row, a flat "max 0") is left out (issue 37); workers always show.
+bool drawn(const loaded_file& f, const run_track& t) {
+    return (t.group != track_group::line && t.group != track_group::counter) || track_has_content(f.model.tracks[t.track]);
 }
 
 // Run ri from y down: its header, its workers, its line tracks (a collapsible group), its counters
@@ -552,21 +589,45 @@ float timeline_view::layout_run(view_context& ctx, const track_area& fr, std::ui
     run_spans_.push_back({ri, y, 0});
     if (fr.visible(y, y + sz_.header_h)) run_header(ctx, fr, ri, y);
     run_layout rl{rr, *doc.files[rr.file], display_offset(doc, rr, ctx.state.align_runs), y + (sz_.header_h + 2)};
-    for (auto ti : rr.workers) slice_track(ctx, fr, rl, ti, sz_.row_h);
-    const auto& tracks = rl.f.model.tracks;
-    const auto lines =
-        std::count_if(rr.lines.begin(), rr.lines.end(), [&](auto ti) { return track_has_content(tracks[ti]); });
-    if (lines > 0) {
-        lines_group(ctx, fr, ri, rl.y, static_cast<std::size_t>(lines));
-        if (ctx.state.lines_open[ri])
-            for (auto ti : rr.lines)
-                if (track_has_content(tracks[ti])) slice_track(ctx, fr, rl, ti, sz_.line_h);
+    bool lines_shown = false;   // the group's header goes before its first line track shown
+    for (const run_track& t : arrangement_.runs[ri].shown) {
+        if (!drawn(rl.f, t)) continue;
+        if (t.group == track_group::line) {
+            if (!lines_shown) lines_group(ctx, fr, ri, rl.y);
+            lines_shown = true;
+            if (!ctx.state.lines_open[ri]) continue;
+        }
+        if (t.group == track_group::counter) counter_track(ctx, fr, rl, t.track);
+        else slice_track(ctx, fr, rl, t.track, t.group == track_group::worker ? sz_.row_h : sz_.line_h);
     }
-    for (auto ti : rr.counters)
-        if (track_has_content(tracks[ti])) counter_track(ctx, fr, rl, ti);
-    for (auto ti : rr.others) slice_track(ctx, fr, rl, ti, sz_.line_h);
     run_spans_.back().end_y = rl.y;
     return rl.y + sz_.gap * 2;
+}
+
+// The pinned tracks (model/track_arrangement.hpp) in a band at the top of the track area, which the
+// other tracks scroll under, as Perfetto's pinned tracks; at most half the area high (the rest is
+// cut). Returns the band's height.
+float timeline_view::layout_pinned(view_context& ctx, const track_area& fr) {
+    if (arrangement_.pinned.empty()) return 0;
+    track_area band = fr;
+    band.clip_y1 = fr.clip_y0 + (fr.clip_y1 - fr.clip_y0) * 0.5f;
+    const std::size_t first_hit = hits_.size(), first_region = track_regions_.size();
+    fr.dl->PushClipRect(ImVec2(fr.x_labels, band.clip_y0), ImVec2(fr.x0 + fr.width, band.clip_y1), true);
+    float y = fr.clip_y0;
+    for (const pinned_track& p : arrangement_.pinned) {
+        const run_ref& rr = ctx.doc.runs[p.run];
+        run_layout rl{rr, *ctx.doc.files[p.file], display_offset(ctx.doc, rr, ctx.state.align_runs), y};
+        if (p.track.group == track_group::counter) counter_track(ctx, band, rl, p.track.track);
+        else slice_track(ctx, band, rl, p.track.track, p.track.group == track_group::worker ? sz_.row_h : sz_.line_h);
+        pinned_run_badge(ctx, band, p.run, y, rl.y);
+        y = rl.y;
+    }
+    const float bottom = std::min(y, band.clip_y1) + 2;
+    fr.dl->PopClipRect();
+    fr.dl->AddLine(ImVec2(fr.x_labels, bottom - 1), ImVec2(fr.x0 + fr.width, bottom - 1), IM_COL32(120, 150, 220, 255), 2);
+    clip_regions(hits_, first_hit, fr.clip_y0, bottom);
+    clip_regions(track_regions_, first_region, fr.clip_y0, bottom);
+    return bottom - fr.clip_y0;
 }
 
 // A track of slices (rows rh px high) and its instant lane, on the striped background, with its
@@ -598,32 +659,34 @@ void timeline_view::slice_track(view_context& ctx, const track_area& fr, run_lay
 
 // The header row of run ri's line tracks: a click opens or closes the group. Collapsed, the lines'
 // events (flows, a search hit) sit on the header row. Moves y under it.
-void timeline_view::lines_group(view_context& ctx, const track_area& fr, std::uint32_t ri, float& y, std::size_t shown) {
+void timeline_view::lines_group(view_context& ctx, const track_area& fr, std::uint32_t ri, float& y) {
     view_state& st = ctx.state;
     const run_ref& rr = ctx.doc.runs[ri];
+    const auto& shown = arrangement_.runs[ri].shown;   // the lines the filter and hiding leave
+    const loaded_file& f = *ctx.doc.files[rr.file];
+    const auto lines = std::count_if(shown.begin(), shown.end(),
+                                     [&](const run_track& t) { return t.group == track_group::line && drawn(f, t); });
     char gl[64];
-    *fmt::format_to_n(gl, sizeof gl - 1, "{} lines ({})", st.lines_open[ri] ? "v" : ">", shown).out = '\0';
+    *fmt::format_to_n(gl, sizeof gl - 1, "{} lines ({})", st.lines_open[ri] ? "v" : ">", lines).out = '\0';
     ImGui::SetCursorScreenPos(ImVec2(fr.x_labels, y));
     ImGui::PushID(static_cast<int>(ri));
-    if (ImGui::InvisibleButton("##lines", ImVec2(sz_.label_w, sz_.group_h))) st.lines_open[ri] = !st.lines_open[ri];
+    if (y >= fr.clip_y0 &&   // not under the pinned band
+        ImGui::InvisibleButton("##lines", ImVec2(sz_.label_w, sz_.group_h)))
+        st.lines_open[ri] = !st.lines_open[ri];
     ImGui::PopID();
     if (fr.visible(y, y + sz_.group_h)) {
         ImDrawList* dl = fr.dl;
         dl->AddRectFilled(ImVec2(fr.x_labels, y), ImVec2(fr.x0 + fr.width, y + sz_.group_h), IM_COL32(44, 46, 54, 255));
-        const float u = sz_.pad / 4, cy = y + sz_.group_h * 0.5f, cx = fr.x_labels + 6 * u;   // u: a pixel at scale 1
-        if (st.lines_open[ri])
-            dl->AddTriangleFilled(ImVec2(cx - 4 * u, cy - 2 * u), ImVec2(cx + 4 * u, cy - 2 * u), ImVec2(cx, cy + 3 * u),
-                                  IM_COL32(200, 200, 210, 255));
-        else
-            dl->AddTriangleFilled(ImVec2(cx - 2 * u, cy - 4 * u), ImVec2(cx - 2 * u, cy + 4 * u), ImVec2(cx + 3 * u, cy),
-                                  IM_COL32(200, 200, 210, 255));
-        *fmt::format_to_n(gl, sizeof gl - 1, "lines ({})", shown).out = '\0';
+        const float u = sz_.pad / 4;   // a pixel at scale 1
+        disclosure_triangle(dl, fr.x_labels + 6 * u, y + sz_.group_h * 0.5f, u, st.lines_open[ri]);
+        *fmt::format_to_n(gl, sizeof gl - 1, "lines ({})", lines).out = '\0';
         track_label(ctx, fr, y, sz_.group_h, gl, IM_COL32(180, 180, 190, 255));
     }
-    for (auto ti : rr.lines) {
-        track_y_[rr.file][ti] = y;
-        lane_y_[rr.file][ti] = y;
-    }
+    for (auto ti : rr.lines)
+        if (std::isnan(track_y_[rr.file][ti])) {   // (a pinned line keeps its place in the band)
+            track_y_[rr.file][ti] = y;
+            lane_y_[rr.file][ti] = y;
+        }
     y += sz_.group_h;
 }
 
@@ -654,7 +717,7 @@ void timeline_view::track_label(view_context& ctx, const track_area& fr, float l
 }
 
 // Over all tracks: the label column's separator, the flows, the time cursor and the sticky header.
-void timeline_view::draw_overlays(view_context& ctx, const track_area& fr) {
+void timeline_view::draw_overlays(view_context& ctx, const track_area& fr, float sticky_top) {
     ImDrawList* dl = fr.dl;
     const float x0 = fr.x0, clip_y0 = fr.clip_y0, clip_y1 = fr.clip_y1;
     // Label column separator, not across the run headers: their text runs on past the column.
@@ -673,11 +736,12 @@ void timeline_view::draw_overlays(view_context& ctx, const track_area& fr) {
             dl->AddLine(ImVec2(x0 + static_cast<float>(px), clip_y0), ImVec2(x0 + static_cast<float>(px), clip_y1),
                         col_time_cursor, 1.5f);
     }
+    draw_bookmark_lines(ctx, fr);
     // Sticky run header: the run whose tracks are under the top edge keeps its header there, pushed
     // up by the next run's header, so that every visible track's run is named.
     for (const run_span& r : run_spans_)
-        if (r.header_y < clip_y0 && r.end_y > clip_y0) {
-            const float hy = std::min(clip_y0, r.end_y - sz_.header_h);
+        if (r.header_y < sticky_top && r.end_y > sticky_top) {
+            const float hy = std::min(sticky_top, r.end_y - sz_.header_h);
             run_header(ctx, fr, r.run, hy);
             dl->AddLine(ImVec2(fr.x_labels, hy + sz_.header_h), ImVec2(x0 + fr.width, hy + sz_.header_h),
                         IM_COL32(0, 0, 0, 160), 2);
@@ -765,7 +829,10 @@ void timeline_view::scroll_to_selection(view_context& ctx, const track_area& fr)
     if (!st.scroll_to_selection || !st.sel.valid()) return;
     bool ok = false;
     const ImVec2 p = event_pos(ctx, st.sel.file, st.sel.ev, fr.x0, ok);
-    if (ok && (p.y < fr.clip_y0 + 20 || p.y > fr.clip_y1 - 20))
+    const bool pinned = std::any_of(arrangement_.pinned.begin(), arrangement_.pinned.end(), [&](const pinned_track& t) {
+        return t.file == st.sel.file && t.track.track == st.sel.ev.track;
+    });   // in the band: always in view
+    if (ok && !pinned && (p.y < fr.clip_y0 + 20 || p.y > fr.clip_y1 - 20))
         ImGui::SetScrollY(ImGui::GetScrollY() + (p.y - (fr.clip_y0 + fr.clip_y1) * 0.5f));
     st.scroll_to_selection = false;
 }

@@ -37,6 +37,9 @@ struct run_args {
     // --param NAME_ns=V values taken out of `params`.
     std::string costs_trace, cost_file;
     std::vector<std::string> cost_params;
+    // --progress json: JSON progress lines on stderr for a program that runs the command (the
+    // viewer's run panel; recording/src/progress_json.hpp says what they hold).
+    bool progress_json = false;
 };
 
 struct recorded_run {
