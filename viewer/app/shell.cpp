@@ -185,6 +185,8 @@ void shell::menus() {
             state.select(doc, {});
         }
         ImGui::Separator();
+        if (ImGui::MenuItem("Save screenshot...")) screenshot.wanted = true;   // after the next frame
+        ImGui::Separator();
         if (ImGui::MenuItem("Quit", "Ctrl+Q")) quit = true;
         ImGui::EndMenu();
     }
@@ -459,6 +461,7 @@ void shell::frame() {
     draw_run_panel(runs, ui_scale);
     view_context ctx{doc, state, mono};
     draw_help_overlay(ctx);
+    draw_screenshot_notice(screenshot);
     if (!state.view_request.empty()) {   // e.g. the scaling view's click: the run in the timeline
         set_view(state.view_request);
         state.view_request.clear();

@@ -2,6 +2,8 @@
 // browser, recent files, examples, error display, and the active view with the details panel.
 #pragma once
 
+#include "save_screenshot.hpp"
+
 #include "../model/document.hpp"
 #include "../model/file_state.hpp"
 #include "../model/lesson.hpp"
@@ -57,6 +59,7 @@ public:
     // Keep every file's arrangement and bookmarks (model/file_state.hpp; a user's window). Else only
     // of the files opened in the window, as the recent files (--script, --screenshot).
     bool keep_state_of_all_files = false;
+    screenshot_state screenshot;   // File > Save screenshot... (app/save_screenshot.hpp)
 
     const std::vector<std::filesystem::path>& recent_files() const { return recent_; }
     // UI scale: the monitor's content scale (GLFW), unless View > UI scale or --ui-scale overrides

@@ -127,6 +127,8 @@ json dump_state(const shell& sh, window_size win) {
     json recent = json::array();
     for (const auto& r : sh.recent_files()) recent.push_back(r.string());
     j["recent"] = std::move(recent);
+    j["clipboard"] = st.clipboard;                                                           // what Copy put there last
+    j["screenshot"] = {{"last", sh.screenshot.last_path}, {"error", sh.screenshot.error}};   // File > Save screenshot...
     return j;
 }
 

@@ -30,6 +30,7 @@ double run_frame(gl_app& g, shell& sh, const std::function<void()>& before_swap)
     if (g.fixed_frame_s > 0) ImGui::GetIO().DeltaTime = g.fixed_frame_s;
     g.input.feed(ImGui::GetIO());
     ImGui::NewFrame();
+    const bool screenshot_asked = sh.screenshot.wanted;   // in the last frame: its menu has closed since
     sh.frame();
     ImGui::Render();
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -40,6 +41,7 @@ double run_frame(gl_app& g, shell& sh, const std::function<void()>& before_swap)
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     if (before_swap) before_swap();
+    if (screenshot_asked) take_asked_screenshot(g.win, sh.screenshot);
     glfwSwapBuffers(g.win);
     return ms;
 }

@@ -162,6 +162,8 @@ void search_state::update(const document& d, std::string_view query, bool aligne
     aligned = aligned_axis;
     files.take(d);
     matches = find_matches(d, parse_query(text), aligned, max_search_matches, &total);
+    marks.build(d, matches);
+    ++revision;
     current = none;
 }
 

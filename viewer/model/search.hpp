@@ -12,6 +12,7 @@
 
 #include "document.hpp"
 #include "file_set.hpp"
+#include "search_marks.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -52,6 +53,13 @@ struct search_state {
     std::vector<search_match> matches;   // empty when there are more than max_search_matches
     std::size_t total = 0;               // how many matched
     std::size_t current = none;          // the match last stepped to
+    search_marks marks;                  // the matches by file, track and row, for drawing them
+    std::uint64_t revision = 0;          // counts the searches (a view caches what it derives from them)
+    // Drawn state (views/search_mark_painter.hpp, views/search_results.cpp), for the state dump:
+    std::size_t marked = 0;           // marks the timeline drew in the last frame
+    bool list_open = false;           // the results list is shown
+    std::size_t list_rows = 0;        // its rows
+    std::string list_sort = "time";   // "time" or "duration", then " descending" if so
 
     // Searches again if the text, the axis or the document's files changed (the current match is then forgotten).
     void update(const document& d, std::string_view query, bool aligned_axis);

@@ -96,6 +96,7 @@ struct view_state {
     std::vector<file_arrangement> arranged;
     std::string track_filter;
     std::optional<bookmark_ref> bookmark_edit, bookmark_current;
+    std::string clipboard;                    // what Copy put on the clipboard last (views/clipboard.hpp)
 
     void select(const document& d, const selection& s);
     // What the timeline's ruler counts from: the marked area's start, else display time 0 (the

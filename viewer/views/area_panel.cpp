@@ -1,8 +1,11 @@
 // The details panel's part for an area selection (Shift+drag or M in the timeline): the range's
 // length and position, then the aggregates of model/area_selection.hpp — time per state and per
 // stage, node counts and durations, steals, suspensions, wake-ups and lost events.
+#include "clipboard.hpp"
 #include "palette.hpp"
 #include "view.hpp"
+
+#include "../model/copy_text.hpp"
 
 #include "../model/file_set.hpp"
 
@@ -154,6 +157,9 @@ void draw_area_panel(view_context& ctx) {
         st.area.reset();
         return;
     }
+    ImGui::SameLine();
+    copy_button(st, "Copy as TSV##area", "Its tables (time by state, by stage) tab-separated, times in ns",
+                [&] { return area_tsv(s); });
     ImGui::Separator();
     ImGui::Text("length   %s", ns_text(s.length).c_str());
     ImGui::TextDisabled("from %s to %s", ns_text(st.area->t0).c_str(), ns_text(st.area->t1).c_str());

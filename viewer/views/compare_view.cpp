@@ -3,6 +3,7 @@
 // compactly (one row per worker, node slices by stage, idle/parked in grey, with the timeline's
 // level of detail) and its live-iterations counter; below, a table per run (model/compare.hpp):
 // makespan, speedup, steals, suspensions, peak live iterations, nodes, work share.
+#include "clipboard.hpp"
 #include "legend.hpp"
 #include "palette.hpp"
 #include "time_ruler.hpp"   // imgui_text_width
@@ -63,6 +64,7 @@ private:
     bool framed_ = false;
     document_key key_;
     std::vector<compare_row> rows_;
+    table_copy copy_;   // the table as drawn, for "Copy as TSV"
     track_painter painter_;
     bool dragging_ = false;
     float drag_x_ = 0;
@@ -184,6 +186,7 @@ void compare_view::table(view_context& ctx, float height) {
         ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit |
         ImGuiTableFlags_Resizable;   // every column as wide as its contents, scrolling sideways when narrower
     ImGui::PushStyleColor(ImGuiCol_TableHeaderBg, col_table_header);
+    copy_.begin();   // a right-click copies the table as TSV (clipboard.hpp)
     if (!ImGui::BeginTable("##compare", 12, flags, ImVec2(0, height))) {
         ImGui::PopStyleColor();
         return;
@@ -212,6 +215,7 @@ void compare_view::table(view_context& ctx, float height) {
     for (int c = 0; c < 12; ++c) {
         ImGui::TableSetColumnIndex(c);
         ImGui::TableHeader(ImGui::TableGetColumnName(c));
+        copy_.cell(ImGui::TableGetColumnName(c));
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tips[c]);
     }
     if (ctx.mono) ImGui::PushFont(ctx.mono);
@@ -222,10 +226,12 @@ void compare_view::table(view_context& ctx, float height) {
             if (avail > w) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + avail - w);
         }
         ImGui::TextUnformatted(s);
+        copy_.cell(s);
     };
     auto num = [&](std::uint64_t v) { cell(numbers::count(v).c_str()); };
     for (const compare_row& r : rows_) {
         ImGui::TableNextRow();
+        copy_.row();
         cell(r.name.c_str(), false);
         num(r.workers);
         if (r.K) num(r.K);
@@ -253,6 +259,7 @@ void compare_view::table(view_context& ctx, float height) {
     if (ctx.mono) ImGui::PopFont();
     ImGui::EndTable();
     ImGui::PopStyleColor();
+    copy_.context_menu(ctx.state, "##compare copy");
 }
 
 float compare_view::work_notes_height(float width) const {

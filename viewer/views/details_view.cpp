@@ -1,8 +1,11 @@
 // The details panel: everything about the selection (annotations, flows in and out with links
 // that jump to the other end), or a summary of the document when nothing is selected.
 #include "bookmarks_view.hpp"
+#include "clipboard.hpp"
 #include "palette.hpp"
 #include "view.hpp"
+
+#include "../model/copy_text.hpp"
 
 #include <pipescope/analysis/numbers.hpp>
 
@@ -176,6 +179,11 @@ void draw_details_panel(view_context& ctx) {
     if (ImGui::Button("Frame (F)")) st.frame_request = selection_range(d, st.sel, st.align_runs);
     ImGui::SameLine();
     if (ImGui::Button("Clear")) st.select(d, {});
+    // Copy (Ctrl+C outside a text field): the details as "key<TAB>value" lines (model/copy_text.hpp).
+    ImGui::SameLine();
+    const bool ctrl_c = ImGui::GetIO().KeyCtrl && !ImGui::GetIO().WantTextInput && ImGui::IsKeyPressed('C', false);
+    if (ImGui::Button("Copy") || ctrl_c) copy_to_clipboard(st, event_details_text(d, st.sel, st.align_runs));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Copy these details to the clipboard (Ctrl+C), tab-separated");
 }
 
 }   // namespace pipescope::viewer

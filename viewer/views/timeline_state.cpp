@@ -14,7 +14,11 @@ json search_json(const view_state& st) {
     return {{"text", s.text},
             {"matches", s.total},
             {"current", s.current < s.matches.size() ? json(s.current + 1) : json(nullptr)},
-            {"counter", s.counter()}};
+            {"counter", s.counter()},
+            {"marked", s.marked},
+            {"list_open", s.list_open},
+            {"list_rows", s.list_rows},
+            {"list_sort", s.list_sort}};
 }
 
 // The stage numbers in the area panel's table order (its headers sort it).

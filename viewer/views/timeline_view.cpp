@@ -6,6 +6,7 @@
 #include "legend.hpp"
 #include "palette.hpp"
 #include "search_box.hpp"
+#include "search_mark_painter.hpp"
 #include "time_ruler.hpp"
 #include "toolbar_flow.hpp"
 #include "timeline_overlays.hpp"
@@ -64,6 +65,7 @@ public:
 
 private:
     track_painter painter_;
+    search_mark_painter marks_;   // the search's matches over the tracks
     std::vector<hit_region> hits_;
     std::vector<track_region> track_regions_;
     std::vector<run_span> run_spans_;
@@ -161,19 +163,24 @@ void timeline_view::draw_slices(view_context& ctx, ImDrawList* dl, const loaded_
     p.width = width;
     ImFont* font = ImGui::GetFont();
     const float fs = ImGui::GetFontSize() * (rh < sz_.row_h ? 0.85f : 1.0f);
+    const std::uint32_t fi = search_mark_painter::active(ctx.state) ? file_index(ctx.doc, f) : 0;
     for (int d = 0; d < rows; ++d) {
         const row_view row = f.row(ti, static_cast<std::uint16_t>(d));
         const float ry0 = y + d * rh + 1, ry1 = y + (d + 1) * rh - 1;
-        // A slice drawn as itself gets a dark left edge, and its name when it is wide enough.
-        painter_.slice_row(dl, f, row, p, x0, ry0, ry1, [&](const lod_block& b, float bx0, float bx1, ImU32 c) {
-            if (!b.merged() && bx1 - bx0 > 3) dl->AddLine(ImVec2(bx0, ry0), ImVec2(bx0, ry1), IM_COL32(0, 0, 0, 90));
-            if (b.merged() || bx1 - bx0 <= 28) return;
-            const tm::slice& s = row[b.first];
+        // A slice's name when it is wide enough.
+        auto label = [&](const tm::slice& s, float bx0, float bx1, ImU32 c) {
+            if (bx1 - bx0 <= 28) return;
             std::string text = f.model.str(s.name);
             if (auto it = f.model.uint_arg(s, vocab::arg_key::iteration)) text += "  i" + std::to_string(*it);
             const float cx0 = std::max(bx0, x0) + 3, cx1 = std::min(bx1, x0 + width) - 2;
             if (cx1 - cx0 > 8) slice_label(dl, font, fs, text, cx0, cx1, ry0, ry1, text_colour_on(c));
+        };
+        // A slice drawn as itself gets a dark left edge, and its name.
+        painter_.slice_row(dl, f, row, p, x0, ry0, ry1, [&](const lod_block& b, float bx0, float bx1, ImU32 c) {
+            if (!b.merged() && bx1 - bx0 > 3) dl->AddLine(ImVec2(bx0, ry0), ImVec2(bx0, ry1), IM_COL32(0, 0, 0, 90));
+            if (!b.merged()) label(row[b.first], bx0, bx1, c);
         });
+        marks_.row(dl, ctx.state, fi, f, ti, static_cast<std::uint16_t>(d), p, x0, ry0, ry1, label);
     }
     // Selection outline.
     const selection& sel = ctx.state.sel;
@@ -215,6 +222,7 @@ void timeline_view::draw_instants(view_context& ctx, ImDrawList* dl, const loade
                               ImVec2(x0 + static_cast<float>(b.x1) - 0.5f, bottom), c);
         }
     }
+    if (search_mark_painter::active(ctx.state)) marks_.lane(dl, ctx.state, file_index(ctx.doc, f), f, ti, p, x0, y, bottom);
     const double tl = p.t_left, tr = tl + width * vp.npp;
     for (auto k : f.lost_instants[ti]) {   // always drawn
         const double t = static_cast<double>(v[k].ts);
