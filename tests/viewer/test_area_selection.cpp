@@ -111,6 +111,18 @@ document hand_built() {
 
 }   // namespace
 
+TEST_CASE("area stage table: ties keep the stage order, both ways", "[viewer][area]") {
+    std::vector<area_stage> st(4);
+    for (std::uint32_t i = 0; i < 4; ++i) st[i].stage = 10 + i;
+    st[0].ns = st[2].ns = 5;
+    st[1].ns = 9;
+    st[3].ns = 1;
+    using rows = std::vector<std::uint32_t>;
+    CHECK(sorted_stage_rows(st, {area_stage_column::time_in_area, true}) == rows{1, 0, 2, 3});
+    CHECK(sorted_stage_rows(st, {area_stage_column::time_in_area, false}) == rows{3, 0, 2, 1});
+    CHECK(sorted_stage_rows({}, {}).empty());
+}
+
 TEST_CASE("area selection of a hand-built run: exact aggregates", "[viewer][area]") {
     const document d = hand_built();
     REQUIRE(d.start == 0);
@@ -131,6 +143,22 @@ TEST_CASE("area selection of a hand-built run: exact aggregates", "[viewer][area
     CHECK(s.stages[1].ns == 17 + 5);   // stage 1 [43,60), the fold's [70,75)
     CHECK(s.stages[1].nodes.count == 2);
     CHECK(s.stages[1].nodes.max == 17);
+    // The stage table measures inside the area (issue 37, 6): the fold's node [70,80) counts its
+    // 5 ns inside [15,75), so the mean is 11, not the whole nodes' 13.5.
+    CHECK(s.stages[1].nodes.mean == Approx(13.5));
+    CHECK(s.stages[1].inside.count == 2);
+    CHECK(s.stages[1].inside.mean == Approx(11));
+    CHECK(s.stages[1].inside.max == 17);
+    CHECK(s.stages[0].inside.mean == Approx(10));
+    using col = area_stage_column;
+    using rows = std::vector<std::uint32_t>;
+    CHECK(sorted_stage_rows(s.stages, {}) == rows{0, 1});
+    CHECK(sorted_stage_rows(s.stages, {col::stage, true}) == rows{1, 0});
+    CHECK(sorted_stage_rows(s.stages, {col::time_in_area, true}) == rows{1, 0});
+    CHECK(sorted_stage_rows(s.stages, {col::nodes, false}) == rows{0, 1});
+    CHECK(sorted_stage_rows(s.stages, {col::mean_in_area, true}) == rows{1, 0});
+    CHECK(sorted_stage_rows(s.stages, {col::p95_in_area, false}) == rows{0, 1});
+    CHECK(std::string(area_stage_column_name(col::time_in_area)) == "in area");
     CHECK(s.nodes.count == 3);
     CHECK(s.nodes.mean == Approx(37.0 / 3));
     CHECK(s.nodes.p95 == 17);

@@ -6,6 +6,8 @@
 #include <model/compare.hpp>
 #include <model/document.hpp>
 
+#include <fmt/core.h>
+
 #include <filesystem>
 
 using namespace pipescope::viewer;
@@ -209,6 +211,8 @@ TEST_CASE("compare table of hand-built runs from two files", "[viewer][compare]"
         CHECK_FALSE(r.serial_ns);   // not in the metadata yet
         CHECK_FALSE(r.speedup);
         CHECK(r.work_fraction == Approx(0.245));
+        CHECK(r.threads == 2);
+        CHECK(work_note(r).empty());
     }
 }
 
@@ -249,6 +253,33 @@ TEST_CASE("breakdown and compare of the example traces", "[viewer][breakdown][co
     CHECK(rows[1].suspensions > 0);
 }
 
+// Issue 37, defect 5: six threads on one core, busy 147 % of the core's time in nodes — shown as
+// "work 147.0 %" before. Work is now the share of the threads' time, and a note says why.
+TEST_CASE("compare table: more threads than cores, work as the threads' share", "[viewer][compare]") {
+    tm::trace_model m = make_model(1);
+    m.runs[0].declared_workers = 1;
+    for (std::uint32_t copy = 1; copy < 3; ++copy)
+        for (std::uint32_t w : {1u, 2u}) {
+            tm::track t = m.tracks[w];
+            t.worker = static_cast<std::uint32_t>(m.runs[0].workers.size());
+            t.name = "worker " + std::to_string(t.worker);
+            m.runs[0].workers.push_back(static_cast<std::uint32_t>(m.tracks.size()));
+            m.runs[0].tracks.push_back(static_cast<std::uint32_t>(m.tracks.size()));
+            m.tracks.push_back(t);
+        }
+    document d;
+    d.add(prepare_file(std::move(m), "six.pftrace"));
+    const auto rows = compute_compare(d);
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].workers == 1);
+    CHECK(rows[0].threads == 6);
+    CHECK(rows[0].work_fraction == Approx(147.0 / 600));   // 3 x (27 + 22) of 6 x 100
+    CHECK(rows[0].busy_threads == Approx(1.47));
+    CHECK(work_note(rows[0]) == "6 threads on 1 core: work is the share of the threads' time in nodes; on average 1.47 of "
+                                "them were in a node at once, more than the 1 core: a thread in a node also waited for a "
+                                "core");
+}
+
 TEST_CASE("compare table: a bind-to-stage run's P is its workers, not its threads' tracks", "[viewer][compare]") {
     // Recorded by `pipescope scale` on 2 virtual cores: the pool's 2 workers and ferret's stage
     // threads (c = P = 2 per parallel stage: 4 x 2 + 2), 12 tracks.
@@ -260,9 +291,18 @@ TEST_CASE("compare table: a bind-to-stage run's P is its workers, not its thread
     const auto rows = compute_compare(d);
     REQUIRE(rows.size() == 1);
     CHECK(rows[0].workers == 2);
-    // work over 2 cores x makespan, not over the 12 tracks' time
+    // Work is the share of the 12 threads' time (issue 37, defect 5: over the 2 cores it read as more
+    // than 100 %), and a note says so, with how many threads were in a node at once.
     const run_breakdown b = compute_breakdown(*d.files[0], d.runs[0]);
-    CHECK(rows[0].work_fraction ==
-          Approx(static_cast<double>(b.total.time[time_category::work]) / (2.0 * static_cast<double>(rows[0].makespan))));
-    CHECK(rows[0].work_fraction > 3 * b.total.time.fraction(time_category::work));
+    const double work = static_cast<double>(b.total.time[time_category::work]);
+    CHECK(rows[0].threads == 12);
+    CHECK(rows[0].oversubscribed());
+    CHECK(rows[0].work_fraction == Approx(work / (12.0 * static_cast<double>(rows[0].makespan))));
+    CHECK(rows[0].work_fraction <= 1);
+    CHECK(rows[0].busy_threads == Approx(work / static_cast<double>(rows[0].makespan)));
+    INFO(rows[0].busy_threads);
+    CHECK(rows[0].busy_threads < 2);   // on 2 virtual cores: never more threads in a node than cores
+    CHECK(work_note(rows[0]) == fmt::format("12 threads on 2 cores: work is the share of the threads' time in nodes; on "
+                                            "average {:.2f} of them were in a node at once, of the 2 cores",
+                                            rows[0].busy_threads));
 }

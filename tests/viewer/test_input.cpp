@@ -44,6 +44,65 @@ TEST_CASE("input queue: different keys share a frame, in order", "[input]") {
     CHECK(f[1] == std::vector{ev::key(GLFW_KEY_O, false), ev::key(GLFW_KEY_LEFT_CONTROL, false)});
 }
 
+// The modifiers ImGui sees in each frame: those held once the frame's events are applied (it reads
+// io.KeyCtrl once per frame), and a key pressed in the frame is seen with them.
+namespace {
+struct chord_seen {
+    int key;
+    bool ctrl, shift;
+};
+std::vector<chord_seen> presses_seen(const std::vector<std::vector<ev>>& frames, bool ctrl = false, bool shift = false) {
+    std::vector<chord_seen> seen;
+    for (const auto& fr : frames) {
+        std::vector<int> pressed;
+        for (const auto& e : fr) {
+            if (e.what != ev::kind::key) continue;
+            if (e.code == GLFW_KEY_LEFT_CONTROL) ctrl = e.down;
+            else if (e.code == GLFW_KEY_LEFT_SHIFT) shift = e.down;
+            else if (e.down) pressed.push_back(e.code);
+        }
+        for (int k : pressed) seen.push_back({k, ctrl, shift});
+    }
+    return seen;
+}
+}   // namespace
+
+// xdotool's `key ctrl+o` on a real X server: Ctrl down, then (a frame later) O down, Ctrl up and
+// O up within microseconds. O's press and Ctrl's release must not share a frame.
+TEST_CASE("input queue: a key is seen with the modifiers it was pressed with (issue 37, 3)", "[input]") {
+    const int ctrl = ev::mod_ctrl, shift = ev::mod_shift;
+    input_queue q;
+    q.push(ev::key(GLFW_KEY_LEFT_CONTROL, true));
+    auto first = q.take_frame();
+    q.push(ev::key(GLFW_KEY_O, true, ctrl));
+    q.push(ev::key(GLFW_KEY_LEFT_CONTROL, false, ctrl));
+    q.push(ev::key(GLFW_KEY_O, false));
+    auto f = frames_of(q);
+    f.insert(f.begin(), first);
+    auto seen = presses_seen(f);
+    REQUIRE(seen.size() == 1);
+    CHECK(seen[0].key == GLFW_KEY_O);
+    CHECK(seen[0].ctrl);
+    // The whole chord in one batch, and Shift+Return the same way.
+    for (const auto& e : {ev::key(GLFW_KEY_LEFT_SHIFT, true), ev::key(GLFW_KEY_ENTER, true, shift),
+                          ev::key(GLFW_KEY_LEFT_SHIFT, false, shift), ev::key(GLFW_KEY_ENTER, false)})
+        q.push(e);
+    seen = presses_seen(frames_of(q));
+    REQUIRE(seen.size() == 1);
+    CHECK(seen[0].shift);
+    // A key pressed after the modifier's release is seen without it: `ctrl+f` then `i` typed.
+    for (const auto& e :
+         {ev::key(GLFW_KEY_LEFT_CONTROL, true), ev::key(GLFW_KEY_F, true, ctrl), ev::key(GLFW_KEY_LEFT_CONTROL, false, ctrl),
+          ev::key(GLFW_KEY_F, false), ev::key(GLFW_KEY_I, true), ev::text('i'), ev::key(GLFW_KEY_I, false)})
+        q.push(e);
+    seen = presses_seen(frames_of(q));
+    REQUIRE(seen.size() == 2);
+    CHECK((seen[0].key == GLFW_KEY_F && seen[0].ctrl));
+    CHECK((seen[1].key == GLFW_KEY_I && !seen[1].ctrl));
+    CHECK(is_modifier_key(GLFW_KEY_RIGHT_SUPER));
+    CHECK_FALSE(is_modifier_key(GLFW_KEY_MENU));
+}
+
 TEST_CASE("input queue: three taps of one key take six frames, none lost", "[input]") {
     input_queue q;
     for (int i = 0; i < 3; ++i)
@@ -145,6 +204,17 @@ TEST_CASE("script: a drag moves in steps, one frame each", "[input]") {
     CHECK(f[0].back() == ev::button(0, true));
     CHECK(f[4].front() == ev::move(40, 20));
     CHECK(f[8] == std::vector{ev::move(80, 40), ev::button(0, false)});
+}
+
+TEST_CASE("script: the real devices and a shell command (xdotool)", "[input]") {
+    using op = script_step::op;
+    const auto s = parse("devices on\nshell xdotool key 'ctrl+o'\ndevices off\n");
+    REQUIRE(s.size() == 3);
+    CHECK((s[0].what == op::devices && s[0].count == 1));
+    CHECK((s[1].what == op::shell && s[1].path == "xdotool key 'ctrl+o'"));
+    CHECK((s[2].what == op::devices && s[2].count == 0));
+    CHECK_THROWS_WITH(parse("devices maybe\n"), "t.txt:1: usage: devices on|off");
+    CHECK_THROWS_WITH(parse("shell\n"), "t.txt:1: usage: shell COMMAND");
 }
 
 TEST_CASE("script: mistakes name the file and the line", "[input]") {

@@ -13,8 +13,12 @@ struct input_callbacks {
     static input_router& of(GLFWwindow* w) { return *static_cast<input_router*>(glfwGetWindowUserPointer(w)); }
     static bool live(GLFWwindow* w) { return of(w).devices_; }
 
-    static void key(GLFWwindow* w, int k, int, int action, int) {
-        if (live(w) && action != GLFW_REPEAT && k >= 0) of(w).push(input_event::key(k, action == GLFW_PRESS));
+    static void key(GLFWwindow* w, int k, int, int action, int mods) {
+        static_assert(input_event::mod_ctrl == GLFW_MOD_CONTROL && input_event::mod_shift == GLFW_MOD_SHIFT &&
+                      input_event::mod_alt == GLFW_MOD_ALT && input_event::mod_super == GLFW_MOD_SUPER);
+        constexpr int chord_mods = GLFW_MOD_SHIFT | GLFW_MOD_CONTROL | GLFW_MOD_ALT | GLFW_MOD_SUPER;   // not the locks
+        if (live(w) && action != GLFW_REPEAT && k >= 0)
+            of(w).push(input_event::key(k, action == GLFW_PRESS, mods & chord_mods));
     }
     static void character(GLFWwindow* w, unsigned c) {
         if (live(w)) of(w).push(input_event::text(c));
@@ -74,17 +78,19 @@ void input_router::focus_lost() {
 
 bool input_router::key_held() const {
     for (std::size_t k = 0; k < keys_.size(); ++k)
-        if (keys_[k] && (k < GLFW_KEY_LEFT_SHIFT || k > GLFW_KEY_RIGHT_SUPER)) return true;
+        if (keys_[k] && !is_modifier_key(static_cast<int>(k))) return true;
     return false;
 }
 
 bool input_router::feed(ImGuiIO& io) {
     const std::vector<input_event> batch = queue_.take_frame();
     using k = input_event::kind;
+    int press_mods = 0;   // the modifiers the window system reported with the frame's key presses
     for (const input_event& e : batch) {
         switch (e.what) {
             case k::key:
                 if (e.code < static_cast<int>(keys_.size())) keys_[static_cast<std::size_t>(e.code)] = e.down;
+                if (e.down && !is_modifier_key(e.code)) press_mods |= e.mods;
                 break;
             case k::text: io.AddInputCharacter(static_cast<unsigned>(e.code)); break;
             case k::move:
@@ -107,10 +113,13 @@ bool input_router::feed(ImGuiIO& io) {
     // the buttons with its own polling.
     static_assert(sizeof(io.KeysDown) / sizeof(io.KeysDown[0]) >= 512);
     std::copy(keys_.begin(), keys_.end(), io.KeysDown);
-    io.KeyCtrl = keys_[GLFW_KEY_LEFT_CONTROL] || keys_[GLFW_KEY_RIGHT_CONTROL];
-    io.KeyShift = keys_[GLFW_KEY_LEFT_SHIFT] || keys_[GLFW_KEY_RIGHT_SHIFT];
-    io.KeyAlt = keys_[GLFW_KEY_LEFT_ALT] || keys_[GLFW_KEY_RIGHT_ALT];
-    io.KeySuper = keys_[GLFW_KEY_LEFT_SUPER] || keys_[GLFW_KEY_RIGHT_SUPER];
+    // A modifier is held if its key is down (the queue keeps its changes out of a frame after a key
+    // press) or if the window system reported it with a key pressed in this frame — Ctrl held since
+    // before the window had the keyboard has no press of its own here.
+    io.KeyCtrl = keys_[GLFW_KEY_LEFT_CONTROL] || keys_[GLFW_KEY_RIGHT_CONTROL] || (press_mods & GLFW_MOD_CONTROL);
+    io.KeyShift = keys_[GLFW_KEY_LEFT_SHIFT] || keys_[GLFW_KEY_RIGHT_SHIFT] || (press_mods & GLFW_MOD_SHIFT);
+    io.KeyAlt = keys_[GLFW_KEY_LEFT_ALT] || keys_[GLFW_KEY_RIGHT_ALT] || (press_mods & GLFW_MOD_ALT);
+    io.KeySuper = keys_[GLFW_KEY_LEFT_SUPER] || keys_[GLFW_KEY_RIGHT_SUPER] || (press_mods & GLFW_MOD_SUPER);
     for (std::size_t b = 0; b < buttons_.size(); ++b) io.MouseDown[b] = buttons_[b];
     // A drag that leaves the window keeps its pointer (X11 grabs it while a button is down).
     const bool dragging = std::any_of(buttons_.begin(), buttons_.end(), [](bool d) { return d; });

@@ -5,9 +5,14 @@
 #include <GLFW/glfw3.h>
 #include <fmt/core.h>
 
+#include <sys/wait.h>
+
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <thread>
 
 namespace pipescope::viewer {
 
@@ -85,7 +90,31 @@ private:
                 g_.input.drop(s.paths);
                 frames(settle_frames);
                 break;
+            case op::devices: g_.input.devices(s.count != 0); break;
+            case op::shell: shell_command(s); break;
         }
+    }
+
+    // The command runs beside the frame loop, as a user's hands beside a window: what it sends the
+    // X server (xdotool) arrives through the GLFW callbacks.
+    void shell_command(const script_step& s) {
+        std::atomic<bool> done = false;
+        int rc = 0;
+        std::thread t([&] {
+            rc = std::system(s.path.c_str());
+            done = true;
+        });
+        while (!done) {
+            // As the window a user drives: asleep until input comes (draw_until_closed, main.cpp),
+            // so the first event of a chord wakes it alone, and the rest arrive while it draws.
+            if (!g_.input.pending()) glfwWaitEventsTimeout(0.05);
+            frames(1);
+        }
+        t.join();
+        frames(settle_frames);   // the last events the command caused reach the queue
+        while (g_.input.pending()) frames(1);
+        frames(settle_frames);
+        if (rc != 0) fail(s, "exit status " + std::to_string(WIFEXITED(rc) ? WEXITSTATUS(rc) : rc));
     }
 
     void wait_loaded(const script_step& s) {

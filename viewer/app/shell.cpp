@@ -313,7 +313,8 @@ void shell::file_browser() {
         }
         ImGui::SameLine();
         ImGui::TextDisabled("%s", browser_dir_.string().c_str());
-        ImGui::BeginChild("##entries", ImVec2(0, 0), true);
+        // The list leaves a line for the Open and Cancel buttons under it.
+        ImGui::BeginChild("##entries", ImVec2(0, -ImGui::GetFrameHeightWithSpacing()), true);
         fs::path go;
         for (const auto& e : browser_entries_) {
             std::error_code ec;
@@ -324,17 +325,23 @@ void shell::file_browser() {
                 *fmt::format_to_n(b, sizeof b - 1, "   {:.1f} MB", static_cast<double>(e.file_size(ec)) / 1e6).out = '\0';
                 label += b;
             }
-            if (ImGui::Selectable(label.c_str(), false, ImGuiSelectableFlags_AllowDoubleClick) &&
-                (ImGui::IsMouseDoubleClicked(0) || dir))
-                go = e.path();
+            // A click chooses a file (its path goes into the field, Open opens it); a double click opens it.
+            const bool chosen = !dir && e.path().string() == browser_path_;
+            if (ImGui::Selectable(label.c_str(), chosen, ImGuiSelectableFlags_AllowDoubleClick)) {
+                if (dir || ImGui::IsMouseDoubleClicked(0)) go = e.path();
+                else *fmt::format_to_n(browser_path_, sizeof browser_path_ - 1, "{}", e.path().string()).out = '\0';
+            }
         }
         ImGui::EndChild();
+        if (ImGui::Button("Open")) go = fs::path(browser_path_);
+        ImGui::SameLine();
+        if (ImGui::Button("Cancel")) browser_open_ = false;
         if (!go.empty()) {
             std::error_code ec;
             if (fs::is_directory(go, ec)) {
                 browser_dir_ = go;
                 refresh_browser();
-            } else {
+            } else if (fs::exists(go, ec)) {
                 open(go);
                 browser_open_ = false;
             }

@@ -64,7 +64,7 @@ namespace {
 
 struct stage_acc {
     std::uint64_t ns = 0;
-    std::vector<std::uint64_t> durations;
+    std::vector<std::uint64_t> durations, inside;   // per node: whole, and inside the range
 };
 
 // The nodes of track t overlapping r: their time inside r by stage, and their durations.
@@ -94,6 +94,7 @@ void add_nodes(const loaded_file& f, std::uint32_t ti, time_range r, std::map<st
                 stage_acc& acc = by_stage[stage_of_node(x, j)];
                 acc.ns += clipped(b, e);
                 acc.durations.push_back(e - b);
+                acc.inside.push_back(clipped(b, e));
             }
         }
     }
@@ -159,10 +160,53 @@ area_stats compute_area_stats(const document& d, const area_selection& a, bool a
     std::vector<std::uint64_t> all;
     for (auto& [stage, acc] : by_stage) {
         all.insert(all.end(), acc.durations.begin(), acc.durations.end());
-        out.stages.push_back({stage, acc.ns, an::summarize(std::move(acc.durations))});
+        out.stages.push_back({stage, acc.ns, an::summarize(std::move(acc.durations)), an::summarize(std::move(acc.inside))});
     }
     out.nodes = an::summarize(std::move(all));
     return out;
+}
+
+const char* area_stage_column_name(area_stage_column c) {
+    switch (c) {
+        case area_stage_column::stage: return "stage";
+        case area_stage_column::time_in_area: return "in area";
+        case area_stage_column::nodes: return "nodes";
+        case area_stage_column::mean_in_area: return "mean";
+        case area_stage_column::p95_in_area: return "p95";
+    }
+    return "?";
+}
+
+const char* area_stage_column_tip(area_stage_column c) {
+    switch (c) {
+        case area_stage_column::stage: return "the stage (its colour in the timeline)";
+        case area_stage_column::time_in_area: return "node time inside the area (a node cut by its edge: the part inside)";
+        case area_stage_column::nodes: return "nodes overlapping the area";
+        case area_stage_column::mean_in_area: return "the mean of those nodes' time inside the area";
+        case area_stage_column::p95_in_area: return "the 95th percentile of those nodes' time inside the area";
+    }
+    return "";
+}
+
+std::vector<std::uint32_t> sorted_stage_rows(const std::vector<area_stage>& stages, area_stage_sort sort) {
+    auto key = [&](const area_stage& s) -> double {
+        switch (sort.column) {
+            case area_stage_column::stage: return static_cast<double>(s.stage);
+            case area_stage_column::time_in_area: return static_cast<double>(s.ns);
+            case area_stage_column::nodes: return static_cast<double>(s.nodes.count);
+            case area_stage_column::mean_in_area: return s.inside.mean;
+            case area_stage_column::p95_in_area: return static_cast<double>(s.inside.p95);
+        }
+        return 0;
+    };
+    std::vector<std::uint32_t> rows(stages.size());
+    for (std::uint32_t i = 0; i < rows.size(); ++i) rows[i] = i;
+    std::sort(rows.begin(), rows.end(), [&](std::uint32_t a, std::uint32_t b) {
+        const double ka = key(stages[a]), kb = key(stages[b]);
+        if (ka != kb) return sort.descending ? ka > kb : ka < kb;
+        return stages[a].stage < stages[b].stage;
+    });
+    return rows;
 }
 
 }   // namespace pipescope::viewer

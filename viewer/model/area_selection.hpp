@@ -7,7 +7,9 @@
 //                parked, blocked, queue, running, waiting, throttled, other), or to "between
 //                slices"; so the states of a track add up to the range's length.
 //   stage time   the part of each node slice inside the range, by stage; a folded run of nodes
-//                (analysis: node_extent) gives each node an equal share (node_share) to its stage.
+//                (analysis: node_extent) gives each node an equal share (node_share) to its stage;
+//                per stage also the nodes' time inside the range: count, mean, p95 (the stage
+//                table's columns all measure inside the range).
 //   nodes        the nodes whose time overlaps the range (a zero-length one: starts in it), with
 //                their whole durations (shares for folded nodes): count, mean, p50, p95, max.
 //   instants     steals, suspensions and wake-ups inside the range; events lost (the sum of the
@@ -45,8 +47,9 @@ const char* area_state_name(int state);
 
 struct area_stage {
     std::uint64_t stage = 0;
-    std::uint64_t ns = 0;            // node time inside the range
-    analysis::service_stats nodes;   // the nodes overlapping the range, whole durations
+    std::uint64_t ns = 0;             // node time inside the range
+    analysis::service_stats nodes;    // the nodes overlapping the range, whole durations
+    analysis::service_stats inside;   // the same nodes' time inside the range (the stage table's mean, p95)
 };
 
 struct area_stats {
@@ -64,5 +67,20 @@ std::uint64_t stage_of_node(const analysis::node_extent& x, std::uint64_t k);
 
 // O(log n) per row plus the events inside the range.
 area_stats compute_area_stats(const document& d, const area_selection& a, bool aligned);
+
+// The details panel's stage table (views/area_panel.cpp): every column measures inside the area —
+// node time, the nodes overlapping it, the mean and p95 of their time in it. (Its "time" was
+// clipped and its "mean" over whole nodes: issue 37, defect 6.)
+enum class area_stage_column : int { stage, time_in_area, nodes, mean_in_area, p95_in_area };
+inline constexpr int area_stage_column_count = 5;
+const char* area_stage_column_name(area_stage_column c);   // "in area", "mean", ...
+const char* area_stage_column_tip(area_stage_column c);    // what it measures, one line
+struct area_stage_sort {
+    area_stage_column column = area_stage_column::stage;
+    bool descending = false;
+    bool operator==(const area_stage_sort&) const = default;
+};
+// Indices into `stages` in the table's order: by the column, ties by stage number (ascending).
+std::vector<std::uint32_t> sorted_stage_rows(const std::vector<area_stage>& stages, area_stage_sort sort);
 
 }   // namespace pipescope::viewer

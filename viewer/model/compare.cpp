@@ -5,6 +5,8 @@
 #include <pipescope/analysis/metadata.hpp>
 #include <pipescope/analysis/stages.hpp>
 
+#include <fmt/core.h>
+
 #include <algorithm>
 
 namespace pipescope::viewer {
@@ -34,8 +36,9 @@ std::vector<compare_row> compute_compare(const document& d) {
         row.iterations = st.iterations;
         if (rr.run != tm::no_index) row.K = m.runs[rr.run].dag.K;
         const run_breakdown b = compute_breakdown(f, rr);
-        // Over P cores, as the tooltip says (for bind-to-stage the lesson's efficiency).
-        row.work_fraction = b.core_share(b.total.time[time_category::work], row.workers);
+        row.threads = b.workers.size();
+        row.work_fraction = b.total.time.fraction(time_category::work);
+        row.busy_threads = b.core_share(b.total.time[time_category::work], 1);
         if (const auto ref = meta.reference_seconds) row.serial_ns = static_cast<std::uint64_t>(*ref * 1e9);
         if (row.serial_ns && row.makespan)
             row.speedup = static_cast<double>(*row.serial_ns) / static_cast<double>(row.makespan);
@@ -46,6 +49,17 @@ std::vector<compare_row> compute_compare(const document& d) {
                            ? static_cast<double>(rows.front().makespan) / static_cast<double>(row.makespan)
                            : 0.0;
     return rows;
+}
+
+std::string work_note(const compare_row& r) {
+    if (!r.oversubscribed()) return {};
+    const bool over = r.busy_threads > static_cast<double>(r.workers);
+    const std::string cores = fmt::format("{} core{}", r.workers, r.workers == 1 ? "" : "s");
+    return fmt::format(
+        "{} threads on {}: work is the share of the threads' time in nodes; on average {:.2f} of them were in a node "
+        "at once, {} the {}{}",
+        r.threads, cores, r.busy_threads, over ? "more than" : "of", cores,
+        over ? ": a thread in a node also waited for a core" : "");
 }
 
 document_key document_key::of(const document& d) {

@@ -28,8 +28,19 @@ struct compare_row {
     std::optional<double> peak_live;   // max of the `live iterations` counter, if recorded
     std::uint64_t nodes = 0;           // nodes run (run_stats::nodes: a folded slice counts the nodes it holds)
     std::uint64_t iterations = 0;
-    double work_fraction = 0;   // work / (workers x makespan), from compute_breakdown
+    // Work (time in node and task slices, from compute_breakdown) as the share of the threads' time:
+    // work / (threads x makespan), never above 100 %. Over P cores it was 114.9 % for bind-to-stage's
+    // 12 threads on 2 cores (issue 37): a thread in a node is in it while it waits for a core too.
+    std::uint64_t threads = 0;   // the run's worker tracks: P for a pool, more for bind-to-stage
+    double work_fraction = 0;
+    double busy_threads = 0;   // work / makespan: how many threads were in a node at once, on average
+    bool oversubscribed() const { return threads > workers; }
 };
+
+// Says what the work column counts when the run has more threads than cores ("" otherwise), e.g.
+// "12 threads on 2 cores: work is the share of the threads' time in nodes; on average 2.30 of them
+// were in a node at once, more than the 2 cores: a thread in a node also waited for a core".
+std::string work_note(const compare_row& r);
 
 // O(events of the document); call when the document changes.
 std::vector<compare_row> compute_compare(const document& d);

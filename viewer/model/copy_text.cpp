@@ -66,9 +66,11 @@ std::string area_tsv(const area_stats& s) {
             states.push_back(
                 {area_state_name(k), ns(s.state_ns[k]),
                  fmt::format("{:.1f} %", total > 0 ? 100.0 * static_cast<double>(s.state_ns[k]) / total : 0.0)});
-    std::vector<std::vector<std::string>> stages{{"stage", "time (ns)", "nodes", "mean (ns)", "p95 (ns)"}};
+    // As the panel's stage table: every column inside the area (area_selection.hpp).
+    std::vector<std::vector<std::string>> stages{
+        {"stage", "in area (ns)", "nodes", "mean in area (ns)", "p95 in area (ns)"}};
     for (const area_stage& g : s.stages)
-        stages.push_back({ns(g.stage), ns(g.ns), ns(g.nodes.count), fmt::format("{:.1f}", g.nodes.mean), ns(g.nodes.p95)});
+        stages.push_back({ns(g.stage), ns(g.ns), ns(g.nodes.count), fmt::format("{:.1f}", g.inside.mean), ns(g.inside.p95)});
     return to_tsv(states) + "\n" + to_tsv(stages);
 }
 

@@ -342,10 +342,18 @@ script_step parse_line(const std::string& cmd, std::string_view args) {
         need(w, 1, "drop FILE...");
         s.what = script_step::op::drop;
         s.paths = w;
+    } else if (cmd == "devices") {
+        if (w.size() != 1 || (w[0] != "on" && w[0] != "off")) throw std::invalid_argument("usage: devices on|off");
+        s.what = script_step::op::devices;
+        s.count = w[0] == "on";
+    } else if (cmd == "shell") {
+        if (args.empty()) throw std::invalid_argument("usage: shell COMMAND");
+        s.what = script_step::op::shell;
+        s.path = std::string(args);
     } else {
         throw std::invalid_argument("unknown command '" + cmd +
                                     "' (key, keydown, keyup, text, move, click, drag, scroll, leave, frames, wait-loaded, "
-                                    "screenshot, dump, expect, resize, drop)");
+                                    "screenshot, dump, expect, resize, drop, devices, shell)");
     }
     return s;
 }

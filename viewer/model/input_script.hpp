@@ -29,13 +29,15 @@ struct script_step {
         expect,        // pointer, compare, value: check a field of the view state
         resize,        // width, height: resize the window
         drop,          // paths: drop files on the window (an interactive open)
+        devices,       // count 1 / 0: the real keyboard and mouse are let in / ignored again
+        shell,         // path: a shell command (xdotool...), run while frames are drawn; then the queue drains
     };
     op what = op::frames;
     int line = 0;       // 1-based, for messages
     std::string text;   // the line as written (trimmed), for messages
     std::vector<input_event> events;
     int count = 0, width = 0, height = 0;
-    std::string path;                 // screenshot, dump
+    std::string path;                 // screenshot, dump; shell: the command
     std::vector<std::string> paths;   // drop
     std::string pointer;              // expect: a JSON pointer into the state (e.g. /selection/stage)
     std::string compare = "==";       // expect: == != < <= > >=

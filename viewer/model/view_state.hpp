@@ -84,6 +84,7 @@ struct view_state {
     bool playing = false;
     search_state search;                      // the timeline's search box (/ or Ctrl+F)
     std::optional<area_selection> area;       // the marked time range over tracks (Shift+drag, M)
+    area_stage_sort area_sort;                // how the area's stage table is sorted (its headers)
     layout_audit layout;                      // the labels laid out this frame and their room (cleared every frame)
     std::optional<sweep> scaling;             // a scaling sweep opened (DIR or DIR/scale.json): the scaling view's
     std::string view_request;                 // a view asks to show another (the shell switches after the frame)

@@ -9,6 +9,7 @@
 
 #include "../model/file_set.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 namespace pipescope::viewer {
@@ -17,20 +18,28 @@ namespace {
 
 namespace an = pipescope::analysis;
 
-// The aggregates of the area last shown: computed when the area, the axis or the document changes.
+// The aggregates of the area last shown: computed when the area, the axis or the document changes;
+// the stage table's row order when they or its sort change.
 struct area_cache {
     area_selection area;
     bool aligned = false;
     file_set files;
     area_stats stats;
+    area_stage_sort sort;
+    std::vector<std::uint32_t> order;
     const area_stats& of(const document& d, const area_selection& a, bool align) {
         if (!(files.same_as(d) && aligned == align && area == a)) {
             stats = compute_area_stats(d, a, align);
             area = a;
             aligned = align;
             files.take(d);
+            order = sorted_stage_rows(stats.stages, sort);
         }
         return stats;
+    }
+    const std::vector<std::uint32_t>& rows(area_stage_sort by) {
+        if (!(by == sort)) order = sorted_stage_rows(stats.stages, sort = by);
+        return order;
     }
 };
 
@@ -73,20 +82,49 @@ void states_table(const area_stats& s) {
     ImGui::EndTable();
 }
 
-void stages_table(const area_stats& s) {
+// The headers: each names its measure (tooltip: how), and a click sorts by it (`sort` follows).
+void stage_headers(area_stage_sort& sort, layout_audit& audit) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (int c = 0; c < area_stage_column_count; ++c) {
+        const auto col = static_cast<area_stage_column>(c);
+        // Times and counts sort largest first on the first click: what one looks for.
+        const ImGuiTableColumnFlags f =
+            col == area_stage_column::stage ? ImGuiTableColumnFlags_DefaultSort : ImGuiTableColumnFlags_PreferSortDescending;
+        ImGui::TableSetupColumn(area_stage_column_name(col), f, 0, static_cast<ImGuiID>(c));
+    }
+    ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
+    for (int c = 0; c < area_stage_column_count; ++c) {
+        ImGui::TableSetColumnIndex(c);
+        const char* name = ImGui::TableGetColumnName(c);
+        // ImGui leaves room for the sort arrow beside a sortable header's label.
+        const float arrow = std::floor(ImGui::GetFontSize() * 0.65f + ImGui::GetStyle().FramePadding.x);
+        const float visible = ImGui::GetWindowDrawList()->GetClipRectMax().x - ImGui::GetCursorScreenPos().x;
+        audit.check("area stage table header", name, ImGui::CalcTextSize(name).x + arrow,
+                    std::min(ImGui::GetContentRegionAvail().x, visible));
+        ImGui::TableHeader(name);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("%s; click to sort", area_stage_column_tip(static_cast<area_stage_column>(c)));
+    }
+    if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs(); specs && specs->SpecsCount > 0) {
+        sort.column = static_cast<area_stage_column>(specs->Specs[0].ColumnUserID);
+        sort.descending = specs->Specs[0].SortDirection == ImGuiSortDirection_Descending;
+        specs->SpecsDirty = false;
+    }
+}
+
+void stages_table(const area_stats& s, area_cache& cache, area_stage_sort& sort, layout_audit& audit) {
     const float rows_h =
         ImGui::GetTextLineHeightWithSpacing() * static_cast<float>(std::min<std::size_t>(s.stages.size(), 10) + 1) + 6;
-    const ImGuiTableFlags flags =
-        ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg;
-    if (!ImGui::BeginTable("##stages", 5, flags, ImVec2(0, rows_h))) return;
-    ImGui::TableSetupScrollFreeze(0, 1);
-    for (const char* h : {"stage", "time", "nodes", "mean", "p95"}) ImGui::TableSetupColumn(h);
-    ImGui::TableHeadersRow();
+    const ImGuiTableFlags flags = ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_ScrollY |
+                                  ImGuiTableFlags_RowBg | ImGuiTableFlags_Sortable;
+    if (!ImGui::BeginTable("##stages", area_stage_column_count, flags, ImVec2(0, rows_h))) return;
+    stage_headers(sort, audit);
+    const std::vector<std::uint32_t>& order = cache.rows(sort);
     ImGuiListClipper clip;   // thousands of stages (pipe-fib): only the visible rows
-    clip.Begin(static_cast<int>(s.stages.size()));
+    clip.Begin(static_cast<int>(order.size()));
     while (clip.Step()) {
         for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i) {
-            const area_stage& st = s.stages[static_cast<std::size_t>(i)];
+            const area_stage& st = s.stages[order[static_cast<std::size_t>(i)]];
             ImGui::PushID(i);
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
@@ -97,9 +135,9 @@ void stages_table(const area_stats& s) {
             ImGui::TableNextColumn();
             ImGui::Text("%llu", static_cast<unsigned long long>(st.nodes.count));
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(ns_text(st.nodes.mean).c_str());
+            ImGui::TextUnformatted(ns_text(st.inside.mean).c_str());
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(ns_text(static_cast<double>(st.nodes.p95)).c_str());
+            ImGui::TextUnformatted(ns_text(static_cast<double>(st.inside.p95)).c_str());
             ImGui::PopID();
         }
     }
@@ -134,10 +172,13 @@ void draw_area_panel(view_context& ctx) {
     }
     if (s.nodes.count) {
         ImGui::Spacing();
-        ImGui::Text("nodes    %llu   mean %s   p95 %s", static_cast<unsigned long long>(s.nodes.count),
+        ImGui::Text("nodes    %llu   whole mean %s   p95 %s", static_cast<unsigned long long>(s.nodes.count),
                     ns_text(s.nodes.mean).c_str(), ns_text(static_cast<double>(s.nodes.p95)).c_str());
-        ImGui::TextDisabled("time by stage (nodes overlapping the range)");
-        stages_table(s);
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped(
+            "by stage, inside the area: node time, the nodes overlapping it, the mean and p95 of their time in it");
+        ImGui::PopStyleColor();
+        stages_table(s, cache, st.area_sort, st.layout);
     }
     ImGui::Spacing();
     ImGui::Text("steals %llu   suspensions %llu   wake-ups %llu", static_cast<unsigned long long>(s.steals),

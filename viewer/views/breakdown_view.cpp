@@ -5,6 +5,8 @@
 #include "palette.hpp"
 #include "view.hpp"
 
+#include <imgui_internal.h>   // ImGuiTable: the width its columns need, for the layout audit
+
 #include "../model/breakdown.hpp"
 #include "../model/compare.hpp"
 
@@ -13,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <string>
 
@@ -139,15 +142,33 @@ void breakdown_view::table(view_context& ctx, std::size_t ri, const run_breakdow
         if (avail > w) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + avail - w);
         ImGui::TextUnformatted(s);
     };
+    // A category's cell: its time and its share, each padded to the widest of its column in this
+    // table (monospaced), so that they line up without blank room (a fixed 9 + 8 characters made the
+    // table scroll sideways with room to spare: issue 37).
+    auto time_of = [](const worker_breakdown& w, int c) { return format_duration(static_cast<double>(w.time.ns[c]), 2); };
+    auto share_of = [](const worker_breakdown& w, int c) {
+        return pipescope::analysis::numbers::percent(w.time.fraction(static_cast<time_category>(c)), 1);
+    };
+    auto chars = [](const std::string& s) {   // code points: "µ" is one character in the mono font
+        return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
+    };
+    std::array<std::size_t, time_category_count> time_w{}, share_w{};
+    auto widen = [&](const worker_breakdown& w) {
+        for (int c = 0; c < time_category_count; ++c) {
+            time_w[c] = std::max(time_w[c], chars(time_of(w, c)));
+            share_w[c] = std::max(share_w[c], chars(share_of(w, c)));
+        }
+    };
+    for (const auto& w : b.workers) widen(w);
+    widen(b.total);
     auto row = [&](const worker_breakdown& w) {
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(w.name.c_str());
         for (int c = 0; c < time_category_count; ++c) {
-            const double f = w.time.span ? static_cast<double>(w.time.ns[c]) / static_cast<double>(w.time.span) : 0.0;
-            right(fmt::format("{:>9} {:>8}", format_duration(static_cast<double>(w.time.ns[c]), 2),
-                              pipescope::analysis::numbers::percent(f, 1))
-                      .c_str());
+            const std::string t = time_of(w, c), sh = share_of(w, c);
+            right(
+                (std::string(time_w[c] - chars(t), ' ') + t + "  " + std::string(share_w[c] - chars(sh), ' ') + sh).c_str());
         }
         for (std::uint64_t v : {w.nodes, w.steals, w.failed_steals}) {
             right(pipescope::analysis::numbers::count(v).c_str());
@@ -156,6 +177,10 @@ void breakdown_view::table(view_context& ctx, std::size_t ri, const run_breakdow
     for (const auto& w : b.workers) row(w);
     row(b.total);
     if (ctx.mono) ImGui::PopFont();
+    // Audited: a table wider than its view scrolls sideways (fine where the view is narrow, not at
+    // 1600 px beside the details panel: viewer.script.breakdown-fit).
+    const ImGuiTable* t = ImGui::GetCurrentTable();
+    ctx.state.layout.check("breakdown table", b.title, t->ColumnsAutoFitWidth, t->OuterRect.GetWidth());
     ImGui::EndTable();
     ImGui::PopID();
 }

@@ -86,6 +86,9 @@ private:
     void slice_tooltip(const document& doc, const band_hover& hover) const;
     void note(view_context& ctx) const;
     void table(view_context& ctx, float height);
+    // Under the table: what the work column counts for a run with more threads than cores.
+    float work_notes_height(float width) const;
+    void work_notes() const;
 };
 
 double compare_view::domain(const document& d) const {
@@ -205,7 +208,8 @@ void compare_view::table(view_context& ctx, float height) {
         "max of the live iterations counter",
         "nodes of the pipeline DAG",
         "iterations with nodes",
-        "work / (workers x makespan); see the breakdown view",
+        "work / (threads x makespan): the share of the workers' time in node and task slices (the breakdown\n"
+        "view's total); * more threads than cores (bind-to-stage): the note under the table says what that means",
     };
     ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
     for (int c = 0; c < 12; ++c) {
@@ -248,12 +252,28 @@ void compare_view::table(view_context& ctx, float height) {
         }
         num(r.nodes);
         num(r.iterations);
-        cell(numbers::percent(r.work_fraction, 1).c_str());
+        const std::string work = numbers::percent(r.work_fraction, 1);
+        cell(r.oversubscribed() ? (work + " *").c_str() : work.c_str());
+        if (r.oversubscribed() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", work_note(r).c_str());
     }
     if (ctx.mono) ImGui::PopFont();
     ImGui::EndTable();
     ImGui::PopStyleColor();
     copy_.context_menu(ctx.state, "##compare copy");
+}
+
+float compare_view::work_notes_height(float width) const {
+    float h = 0;
+    for (const compare_row& r : rows_)
+        if (r.oversubscribed())
+            h += ImGui::CalcTextSize(("* " + r.name + ": " + work_note(r)).c_str(), nullptr, false, width).y +
+                 ImGui::GetStyle().ItemSpacing.y;
+    return h;
+}
+
+void compare_view::work_notes() const {
+    for (const compare_row& r : rows_)
+        if (r.oversubscribed()) ImGui::TextWrapped("* %s: %s", r.name.c_str(), work_note(r).c_str());
 }
 
 // A frame of the compare view, in phases: the toolbar, the axis, the heights (the bands take what
@@ -273,7 +293,8 @@ void compare_view::draw(view_context& ctx) {
     update_viewport(ctx, width);
     const float row_text_h = ImGui::GetTextLineHeightWithSpacing() + 4;
     const float table_h = std::min(avail.y * 0.4f, row_text_h * (static_cast<float>(rows_.size()) + 1) + 8);
-    const float bands_h = bands_height(doc, avail.y, table_h);
+    const float notes_h = work_notes_height(avail.x);
+    const float bands_h = bands_height(doc, avail.y, table_h + notes_h);
     const ImVec2 ro = ImGui::GetCursorScreenPos();
     ruler(ImGui::GetWindowDrawList(), ro, width);
     ImGui::Dummy(ImVec2(sz_.label_w + width, sz_.ruler_h));
@@ -298,6 +319,7 @@ void compare_view::draw(view_context& ctx) {
 
     note(ctx);
     table(ctx, table_h);
+    work_notes();
 }
 
 // The viewport takes the time area's width (a resized window shows the same range over it), shows

@@ -21,7 +21,7 @@ const shortcut_group groups[] = {
     {"Everywhere",
      {{"? or H or F1", "this help (toggle)"},
       {"Esc", "close the help, a menu or the file browser; else clear the selection and the area"},
-      {"1 .. 6 or Ctrl+1 .. 6", "views: timeline, DAG, compare, breakdown, explain, stage graph"},
+      {"1 .. 7 or Ctrl+1 .. 7", "views: timeline, DAG, compare, breakdown, explain, stage graph, scaling"},
       {"Ctrl+O", "open a trace (or drop files on the window)"},
       {"Ctrl+R", "new run: record a workload (policy, workers, K, size) and open it beside the others"},
       {"Ctrl+Q", "quit"},

@@ -105,6 +105,43 @@ void runs(const lesson& l) {
     }
 }
 
+// Step k of n, a button per step, Prev / Next. Prev / Next are as wide as their words and go to a
+// line of their own, right-aligned, when the step buttons leave no room for them ("Next →" was cut
+// at the panel's edge: issue 37); the layout audit checks they fit.
+void step_buttons(view_context& ctx, const lesson& l, std::size_t step, std::size_t& go) {
+    const std::size_t n = l.steps.size();
+    ImGui::AlignTextToFramePadding();
+    ImGui::Text("Step %zu of %zu", step + 1, n);
+    ImGui::SameLine();
+    for (std::size_t k = 0; k < n; ++k) {
+        ImGui::PushID(static_cast<int>(k));
+        const bool current = k == step;
+        if (current) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+        if (ImGui::SmallButton(std::to_string(k + 1).c_str())) go = k;
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", l.steps[k].title.c_str());
+        if (current) ImGui::PopStyleColor();
+        ImGui::PopID();
+        ImGui::SameLine(0, 3);
+    }
+    const char* prev = "\xe2\x86\x90 Prev";
+    const char* next = "Next \xe2\x86\x92";
+    const float pad = ImGui::GetStyle().FramePadding.x * 2;
+    const float bw = std::max(ImGui::CalcTextSize(prev).x, ImGui::CalcTextSize(next).x) + pad, pair = 2 * bw + 4;
+    const float right = ImGui::GetWindowContentRegionMax().x;
+    if (ImGui::GetCursorPosX() + 6 + pair > right) ImGui::NewLine();
+    ImGui::SetCursorPosX(std::max(ImGui::GetCursorPosX() + 6, right - pair));
+    ctx.state.layout.check("lesson step buttons", next, ImGui::GetCursorPosX() + pair, right);
+    ImGui::BeginDisabled(step == 0);
+    if (ImGui::Button(prev, ImVec2(bw, 0))) go = step - 1;
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("Previous step (Page Up)");
+    ImGui::SameLine(0, 4);
+    ImGui::BeginDisabled(step + 1 >= n);
+    if (ImGui::Button(next, ImVec2(bw, 0))) go = step + 1;
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("Next step (Page Down)");
+}
+
 }   // namespace
 
 std::size_t draw_lesson_panel(view_context& ctx, const lesson& l, std::size_t step, const std::string& note) {
@@ -123,31 +160,7 @@ std::size_t draw_lesson_panel(view_context& ctx, const lesson& l, std::size_t st
     ImGui::PopTextWrapPos();
     ImGui::Separator();
 
-    // Step k of n, a button per step, Prev / Next. Page Up / Page Down: the arrow keys step the replay.
-    ImGui::AlignTextToFramePadding();
-    ImGui::Text("Step %zu of %zu", step + 1, n);
-    ImGui::SameLine();
-    for (std::size_t k = 0; k < n; ++k) {
-        ImGui::PushID(static_cast<int>(k));
-        const bool current = k == step;
-        if (current) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
-        if (ImGui::SmallButton(std::to_string(k + 1).c_str())) go = k;
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", l.steps[k].title.c_str());
-        if (current) ImGui::PopStyleColor();
-        ImGui::PopID();
-        ImGui::SameLine(0, 3);
-    }
-    const float bw = 72;
-    ImGui::SetCursorPosX(std::max(ImGui::GetCursorPosX() + 6, ImGui::GetWindowContentRegionMax().x - 2 * bw - 4));
-    ImGui::BeginDisabled(step == 0);
-    if (ImGui::Button("\xe2\x86\x90 Prev", ImVec2(bw, 0))) go = step - 1;
-    ImGui::EndDisabled();
-    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("Previous step (Page Up)");
-    ImGui::SameLine(0, 4);
-    ImGui::BeginDisabled(step + 1 >= n);
-    if (ImGui::Button("Next \xe2\x86\x92", ImVec2(bw, 0))) go = step + 1;
-    ImGui::EndDisabled();
-    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("Next step (Page Down)");
+    step_buttons(ctx, l, step, go);
     if (!ImGui::GetIO().WantTextInput) {
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageDown), false) && step + 1 < n) go = step + 1;
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageUp), false) && step > 0) go = step - 1;

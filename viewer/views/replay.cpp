@@ -62,12 +62,15 @@ void replay_control::buttons(view_state& st, double t0, double t1, const replay_
     // Speed: trace time per second, logarithmic.
     if (speed <= 0) speed = std::max(1.0, (t1 - t0) / 20);
     float lg = static_cast<float>(std::log10(speed));
-    const std::string fmt = format_duration(speed, 2) + " / s";   // no conversions: prints itself; '%' cannot occur in it
-    const float slider_w = ImGui::GetFontSize() * 8.7f;           // 130 px at scale 1
-    flow.next(slider_w, fmt);
-    st.layout.check("replay speed", fmt, toolbar_flow::text_width(fmt), slider_w - 2 * ImGui::GetStyle().FramePadding.x);
+    // The speed is written beside the slider, not in it: its grab covered the text (issue 37).
+    const std::string text = format_duration(speed, 2) + " / s";
+    const float slider_w = ImGui::GetFontSize() * 6, gap = ImGui::GetStyle().ItemInnerSpacing.x;   // 90 px at scale 1
+    flow.next(slider_w + gap + toolbar_flow::text_width(text), text);
     ImGui::SetNextItemWidth(slider_w);
-    if (ImGui::SliderFloat("##speed", &lg, 0.0f, 10.0f, fmt.c_str())) speed = std::pow(10.0, static_cast<double>(lg));
+    if (ImGui::SliderFloat("##speed", &lg, 0.0f, 10.0f, "")) speed = std::pow(10.0, static_cast<double>(lg));
+    tip("Playback speed: trace time per second");
+    ImGui::SameLine(0, gap);
+    ImGui::TextUnformatted(text.c_str());
     tip("Playback speed: trace time per second");
 }
 

@@ -21,6 +21,13 @@ json search_json(const view_state& st) {
             {"list_sort", s.list_sort}};
 }
 
+// The stage numbers in the area panel's table order (its headers sort it).
+json stage_order(const area_stats& s, area_stage_sort sort) {
+    json order = json::array();
+    for (std::uint32_t i : sorted_stage_rows(s.stages, sort)) order.push_back(s.stages[i].stage);
+    return order;
+}
+
 // The area selection and its aggregates (model/area_selection.hpp), or null.
 json area_json(const document& d, const view_state& st) {
     if (!st.area) return nullptr;
@@ -40,6 +47,8 @@ json area_json(const document& d, const view_state& st) {
             {"tracks_with_slices", s.tracks_with_slices},
             {"state_ns", std::move(states)},
             {"stages", std::move(stages)},
+            {"sort", {{"column", area_stage_column_name(st.area_sort.column)}, {"descending", st.area_sort.descending}}},
+            {"order", stage_order(s, st.area_sort)},
             {"nodes", {{"count", s.nodes.count}, {"mean", s.nodes.mean}, {"p95", s.nodes.p95}}},
             {"steals", s.steals},
             {"suspensions", s.suspensions},

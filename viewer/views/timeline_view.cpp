@@ -173,11 +173,7 @@ void timeline_view::draw_slices(view_context& ctx, ImDrawList* dl, const loaded_
             std::string text = f.model.str(s.name);
             if (auto it = f.model.uint_arg(s, vocab::arg_key::iteration)) text += "  i" + std::to_string(*it);
             const float cx0 = std::max(bx0, x0) + 3, cx1 = std::min(bx1, x0 + width) - 2;
-            if (cx1 - cx0 > 8) {
-                const ImVec4 clip(cx0, ry0, cx1, ry1);
-                dl->AddText(font, fs, ImVec2(cx0, ry0 + (ry1 - ry0 - fs) * 0.5f), text_colour_on(c), text.c_str(), nullptr,
-                            0, &clip);
-            }
+            if (cx1 - cx0 > 8) slice_label(dl, font, fs, text, cx0, cx1, ry0, ry1, text_colour_on(c));
         };
         // A slice drawn as itself gets a dark left edge, and its name.
         painter_.slice_row(dl, f, row, p, x0, ry0, ry1, [&](const lod_block& b, float bx0, float bx1, ImU32 c) {
@@ -587,6 +583,12 @@ void timeline_view::reset_layout(view_context& ctx) {
     if (ctx.state.lines_open.size() != doc.runs.size()) ctx.state.lines_open.resize(doc.runs.size(), 1);
 }
 
+// A line or counter track with nothing to draw (a stage-graph run's unused control line and live
+// iterations counter: an empty row, a flat "max 0") is left out (issue 37); workers always show.
+bool drawn(const loaded_file& f, const run_track& t) {
+    return (t.group != track_group::line && t.group != track_group::counter) || track_has_content(f.model.tracks[t.track]);
+}
+
 // Run ri from y down: its header, its workers, its line tracks (a collapsible group), its counters
 // and its other tracks. Draws what is visible, records where everything is; returns the y after it.
 float timeline_view::layout_run(view_context& ctx, const track_area& fr, std::uint32_t ri, float y) {
@@ -597,6 +599,7 @@ float timeline_view::layout_run(view_context& ctx, const track_area& fr, std::ui
     run_layout rl{rr, *doc.files[rr.file], display_offset(doc, rr, ctx.state.align_runs), y + (sz_.header_h + 2)};
     bool lines_shown = false;   // the group's header goes before its first line track shown
     for (const run_track& t : arrangement_.runs[ri].shown) {
+        if (!drawn(rl.f, t)) continue;
         if (t.group == track_group::line) {
             if (!lines_shown) lines_group(ctx, fr, ri, rl.y);
             lines_shown = true;
@@ -668,8 +671,9 @@ void timeline_view::lines_group(view_context& ctx, const track_area& fr, std::ui
     view_state& st = ctx.state;
     const run_ref& rr = ctx.doc.runs[ri];
     const auto& shown = arrangement_.runs[ri].shown;   // the lines the filter and hiding leave
-    const auto lines =
-        std::count_if(shown.begin(), shown.end(), [](const run_track& t) { return t.group == track_group::line; });
+    const loaded_file& f = *ctx.doc.files[rr.file];
+    const auto lines = std::count_if(shown.begin(), shown.end(),
+                                     [&](const run_track& t) { return t.group == track_group::line && drawn(f, t); });
     char gl[64];
     *fmt::format_to_n(gl, sizeof gl - 1, "{} lines ({})", st.lines_open[ri] ? "v" : ">", lines).out = '\0';
     ImGui::SetCursorScreenPos(ImVec2(fr.x_labels, y));

@@ -5,6 +5,8 @@
 
 #include "../model/text_fit.hpp"
 
+#include <cfloat>
+
 namespace pipescope::viewer {
 
 void run_header_title(const track_area& a, layout_audit& layout, const char* where, const std::string& title, float tx,
@@ -16,6 +18,18 @@ void run_header_title(const track_area& a, layout_audit& layout, const char* whe
     if (shown != title && ImGui::IsWindowHovered() && mp.x >= a.x_labels && mp.x < a.x0 + a.width && mp.y >= y &&
         mp.y < y + h)
         ImGui::SetTooltip("%s", title.c_str());
+}
+
+void slice_label(ImDrawList* dl, ImFont* font, float size, const std::string& text, float cx0, float cx1, float y0, float y1,
+                 ImU32 colour) {
+    auto width = [&](std::string_view s) {
+        return static_cast<double>(font->CalcTextSizeA(size, FLT_MAX, 0, s.data(), s.data() + s.size()).x);
+    };
+    const double room = cx1 - cx0;
+    const std::string shown = width(text) <= room ? text : elide_to_width(text, room, width);
+    if (shown.empty()) return;
+    const ImVec4 clip(cx0, y0, cx1, y1);
+    dl->AddText(font, size, ImVec2(cx0, y0 + (y1 - y0 - size) * 0.5f), colour, shown.c_str(), nullptr, 0, &clip);
 }
 
 void track_painter::counter(ImDrawList* dl, const loaded_file& f, std::uint32_t ti, const lod_params& p, float x0, float top,

@@ -44,6 +44,19 @@ struct track_area {
 void run_header_title(const track_area& a, layout_audit& layout, const char* where, const std::string& title, float tx,
                       float room, float y, float h);
 
+// Whether a track has anything to draw: a slice, an instant, or a counter sample other than 0. A
+// stage-graph run records a `control` line and a `live iterations` counter it never uses; drawn,
+// they were an empty row and a flat "max 0" (issue 37).
+inline bool track_has_content(const tm::track& t) {
+    return !t.slices.empty() || !t.instants.empty() ||
+           std::any_of(t.counters.begin(), t.counters.end(), [](const auto& c) { return c.value != 0; });
+}
+
+// A slice's name inside its block [cx0, cx1) x [y0, y1), in `font` at `size`: elided with "…" when
+// it does not fit ("stag…", not a bare "stag"), nothing when not even "…" does.
+void slice_label(ImDrawList* dl, ImFont* font, float size, const std::string& text, float cx0, float cx1, float y0, float y1,
+                 ImU32 colour);
+
 // The bar along the bottom of a run's header row (y, h px high): where the run lies on the axis,
 // from rx0 to rx1, cut to the time area.
 inline void run_extent_bar(const track_area& a, float y, float h, float rx0, float rx1) {
