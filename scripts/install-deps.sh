@@ -24,6 +24,8 @@ packages=(
     libcairo2-dev
     # viewer (GLFW + Dear ImGui + OpenGL) and its headless test environment
     libglfw3-dev libimgui-dev libgl-dev xvfb xauth mesa-utils libgl1-mesa-dri
+    # real keys through the X server for viewer.script.chords (quick modifier chords)
+    xdotool
     # the libFuzzer build of the trace reader (scripts/fuzz.sh): clang and its runtime libraries
     clang libclang-rt-14-dev
     # trace validation scripts (tests/perfetto): Python venv + pip, Node for the wasm trace processor

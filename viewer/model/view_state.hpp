@@ -97,8 +97,8 @@ struct view_state {
     std::vector<file_arrangement> arranged;
     std::string track_filter;
     std::optional<bookmark_ref> bookmark_edit, bookmark_current;
-    std::string clipboard;                    // what Copy put on the clipboard last (views/clipboard.hpp)
-    slice_stats_cache stats;                  // the statistics view's settings and results (model/slice_stats.hpp)
+    std::string clipboard;     // what Copy put on the clipboard last (views/clipboard.hpp)
+    slice_stats_cache stats;   // the statistics view's settings and results (model/slice_stats.hpp)
 
     void select(const document& d, const selection& s);
     // What the timeline's ruler counts from: the marked area's start, else display time 0 (the

@@ -21,7 +21,7 @@ const shortcut_group groups[] = {
     {"Everywhere",
      {{"? or H or F1", "this help (toggle)"},
       {"Esc", "close the help, a menu or the file browser; else clear the selection and the area"},
-      {"1 .. 7 or Ctrl+1 .. 7", "views: timeline, DAG, compare, breakdown, explain, stage graph, scaling"},
+      {"1 .. 8 or Ctrl+1 .. 8", "views: timeline, DAG, compare, breakdown, explain, stage graph, scaling, statistics"},
       {"Ctrl+O", "open a trace (or drop files on the window)"},
       {"Ctrl+R", "new run: record a workload (policy, workers, K, size) and open it beside the others"},
       {"Ctrl+Q", "quit"},
@@ -50,6 +50,10 @@ const shortcut_group groups[] = {
       {"Home / End", "the run's start (stage graph; DAG: show the whole DAG) / its end"},
       {"F", "DAG: frame the selected node"},
       {"wheel, drag", "DAG: zoom (Ctrl: rows only, Shift: columns only) and pan"}}},
+    {"Statistics (8)",
+     {{"click a column header", "sort by it (again: the other way)"},
+      {"click / double-click a row", "its histogram / its longest slice in the timeline"},
+      {"drag on the histogram", "count and time in that range, for both runs"}}},
     {"Lesson (--lesson)", {{"Page Down / Page Up", "next / previous step"}, {"L", "lesson panel: hide / show"}}},
 };
 
