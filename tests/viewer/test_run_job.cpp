@@ -9,6 +9,7 @@
 #include <model/run_launcher.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -96,7 +97,8 @@ TEST_CASE("run_job: a tiny pipe-fib run finishes and its trace loads", "[run_job
     const run_choice c = fib("tiny");
     const fs::path trace = new_trace_path(dir, c, 1764693300);
     CHECK(trace.filename().string().starts_with("pipe-fib-piper-P2-K2-tiny-"));
-    int changes = 0;
+    // Called on the job's reader thread, also after the state it publishes says finished: atomic.
+    std::atomic<int> changes = 0;
     run_job j(cli, c, trace, [&] { ++changes; });
     const run_job::snapshot s = wait_for(j, [](const auto& s) { return s.state != run_job::status::running; });
     INFO(s.messages);
@@ -105,7 +107,7 @@ TEST_CASE("run_job: a tiny pipe-fib run finishes and its trace loads", "[run_job
     CHECK(s.progress.phase == "done");
     CHECK(s.messages.empty());
     CHECK(s.output.find("pipe-fib · piper · P=2") != std::string::npos);
-    CHECK(changes >= 2);   // a progress line and the end at least
+    CHECK(changes.load() >= 2);   // a progress line and the end at least
     REQUIRE(fs::is_regular_file(trace));
     CHECK(files_in(dir) == 1);   // no temporary file beside it
     const load_result loaded = loader::load_now(trace);
