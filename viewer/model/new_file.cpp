@@ -10,11 +10,16 @@ namespace pipescope::viewer {
 
 namespace fs = std::filesystem;
 
-std::string screenshot_file_name(std::time_t when, int n) {
+std::string local_stamp(std::time_t when) {
     std::tm local{};
     localtime_r(&when, &local);
     char stamp[32];
     std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+    return stamp;
+}
+
+std::string screenshot_file_name(std::time_t when, int n) {
+    const std::string stamp = local_stamp(when);
     return n > 1 ? fmt::format("pipescope-{}-{}.png", stamp, n) : fmt::format("pipescope-{}.png", stamp);
 }
 

@@ -11,6 +11,9 @@
 
 namespace pipescope::viewer {
 
+// YYYYMMDD-HHMMSS in local time: the stamp of the files the viewer names (screenshots, run panel traces).
+std::string local_stamp(std::time_t when);
+
 // pipescope-YYYYMMDD-HHMMSS.png (local time), with -N before .png when n > 1.
 std::string screenshot_file_name(std::time_t when, int n);
 

@@ -1,6 +1,8 @@
 // Running `pipescope run` from the viewer (run_job.hpp): spawning, reading, cancelling.
 #include "run_job.hpp"
 
+#include "new_file.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -52,11 +54,7 @@ std::string file_safe(const std::string& s) {
 fs::path new_trace_path(const fs::path& dir, const run_choice& c, std::time_t now) {
     std::string stem = c.workload + "-" + c.policy + "-P" + std::to_string(c.workers) + (c.virtual_time ? "v" : "");
     for (const auto& [k, v] : c.params) stem += "-" + k + v;
-    std::tm local{};
-    localtime_r(&now, &local);
-    std::array<char, 32> when{};
-    std::strftime(when.data(), when.size(), "%Y%m%d-%H%M%S", &local);
-    stem = file_safe(stem + "-" + c.size + "-" + when.data());
+    stem = file_safe(stem + "-" + c.size + "-" + local_stamp(now));
     std::error_code ec;
     fs::path p = dir / (stem + ".pftrace");
     for (int n = 2; fs::exists(p, ec); ++n) p = dir / (stem + "-" + std::to_string(n) + ".pftrace");
