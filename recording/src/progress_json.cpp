@@ -16,6 +16,15 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 }   // namespace
 
+work_so_far work_counts(const pipescope::scheduler& sched) {
+    work_so_far w;
+    for (unsigned i = 0; i < sched.workers(); ++i) {
+        w.jobs += sched.counters(i).jobs_run;
+        w.steals += sched.counters(i).steals;
+    }
+    return w;
+}
+
 progress_json::progress_json(bool on, const pipescope::scheduler& sched) : on_(on), sched_(sched) { phase("reference"); }
 
 progress_json::~progress_json() { stop_ticker(); }
@@ -52,18 +61,13 @@ void progress_json::measured_start(double reference_seconds) {
     if (!ticker_.joinable()) ticker_ = std::thread([this] { tick(); });
 }
 
-// Every 200 ms: how long the measured run has taken and what the workers have done (relaxed reads
-// of counters they keep anyway).
+// Every 200 ms: how long the measured run has taken and what the workers have done (work_counts).
 void progress_json::tick() {
     std::unique_lock lock(mutex_);
     while (!wake_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stop_; })) {
-        std::uint64_t jobs = 0, steals = 0;
-        for (unsigned i = 0; i < sched_.workers(); ++i) {
-            jobs += sched_.counters(i).jobs_run;
-            steals += sched_.counters(i).steals;
-        }
-        print("measured",
-              fmt::format(",\"measured_s\":{:.3f},\"jobs\":{},\"steals\":{}", seconds_since(measured_at_), jobs, steals));
+        const work_so_far w = work_counts(sched_);
+        print("measured", fmt::format(",\"measured_s\":{:.3f},\"jobs\":{},\"steals\":{}", seconds_since(measured_at_),
+                                      w.jobs, w.steals));
     }
 }
 

@@ -9,6 +9,7 @@
 #include <pipescope/pipescope.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <mutex>
 #include <string>
@@ -16,6 +17,13 @@
 #include <thread>
 
 namespace pipescope::recording {
+
+// The jobs run and steals made so far by all workers: relaxed reads of counters the workers keep
+// anyway, safe while the run goes on (the terminal's progress line and the JSON lines both show them).
+struct work_so_far {
+    std::uint64_t jobs = 0, steals = 0;
+};
+work_so_far work_counts(const pipescope::scheduler& sched);
 
 class progress_json {
 public:

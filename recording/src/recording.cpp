@@ -166,14 +166,10 @@ void print_graph_stats(const pipescope::graph::run_stats& g) {
     }
 }
 
-// "1,204,331 jobs, 412 steals" so far (relaxed reads of counters the workers keep anyway).
+// "1,204,331 jobs, 412 steals" so far.
 std::string work_done(const pipescope::scheduler& sched) {
-    std::uint64_t jobs = 0, steals = 0;
-    for (unsigned i = 0; i < sched.workers(); ++i) {
-        jobs += sched.counters(i).jobs_run;
-        steals += sched.counters(i).steals;
-    }
-    return fmt::format("{} jobs, {} steals (Ctrl-C stops the run)", num::count(jobs), num::count(steals));
+    const work_so_far w = work_counts(sched);
+    return fmt::format("{} jobs, {} steals (Ctrl-C stops the run)", num::count(w.jobs), num::count(w.steals));
 }
 
 double cpu_seconds(clockid_t clock) {
